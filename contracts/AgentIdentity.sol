@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.28;
+
+import {ERC721} from "@openzeppelin/contracts/token/ERC721/ERC721.sol";
+import {ERC721URIStorage} from "@openzeppelin/contracts/token/ERC721/extensions/ERC721URIStorage.sol";
+import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
+import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
+import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/SignatureChecker.sol";
+import {IIdentityRegistry} from "./interfaces/IIdentityRegistry.sol";
+
+/**
+ * @title AgentIdentity
+ * @notice Vrai's own ERC-8004 Identity Registry, for local chains and tests. A plain (not upgradeable)
+ * contract with the function and event signatures of the canonical registry; on public networks the
+ * canonical deployment is used instead, so nothing else may depend on details of this implementation.
+ */
+contract AgentIdentity is ERC721URIStorage, EIP712, IIdentityRegistry {
+    /// @notice The metadata key `agentWallet` is reserved: set it with {setAgentWallet}.
+    error AgentIdentityReservedMetadataKey(string metadataKey);
+
+    /// @notice The agent wallet cannot be the zero address (use {unsetAgentWallet}).
+    error AgentIdentityInvalidAgentWallet(address newWallet);
+
+    /// @notice The signature deadline has passed.
+    error AgentIdentityExpiredDeadline(uint256 deadline);
+
+    /// @notice The signature deadline is further ahead than {MAX_DEADLINE_DELAY} allows.
+    error AgentIdentityDeadlineTooFar(uint256 deadline, uint256 maxDeadline);
+
+    /// @notice The signature is not `newWallet`'s (neither ECDSA nor ERC-1271).
+    error AgentIdentityInvalidWalletSignature(address newWallet);
+
+    /// @notice Longest time between a wallet signature's acceptance and its deadline (as the canonical registry).
+    uint256 public constant MAX_DEADLINE_DELAY = 5 minutes;
+
+    bytes32 private constant _AGENT_WALLET_SET_TYPEHASH =
+        keccak256("AgentWalletSet(uint256 agentId,address newWallet,address owner,uint256 deadline)");
+    string private constant _AGENT_WALLET_KEY = "agentWallet";
+    bytes32 private constant _AGENT_WALLET_KEY_HASH = keccak256(bytes(_AGENT_WALLET_KEY));
+
+    uint256 private _nextAgentId;
+    mapping(uint256 agentId => mapping(string metadataKey => bytes metadataValue)) private _metadata;
+    mapping(uint256 agentId => address wallet) private _agentWallets;
+
+    constructor() ERC721("AgentIdentity", "AGENT") EIP712("ERC8004IdentityRegistry", "1") {}
+
+    /// @inheritdoc IIdentityRegistry
+    function register() external returns (uint256 agentId) {
+        agentId = _register("", new MetadataEntry[](0));
+    }
+
+    /// @inheritdoc IIdentityRegistry
+    function register(string calldata agentURI) external returns (uint256 agentId) {
+        agentId = _register(agentURI, new MetadataEntry[](0));
+    }
+
+    /// @inheritdoc IIdentityRegistry
+    function register(string calldata agentURI, MetadataEntry[] calldata metadata) external returns (uint256 agentId) {
+        agentId = _register(agentURI, metadata);
+    }
+
+    /// @inheritdoc IIdentityRegistry
+    function setAgentURI(uint256 agentId, string calldata newURI) external {
+        _requireAuthorized(agentId);
+        _setTokenURI(agentId, newURI);
+        emit URIUpdated(agentId, newURI, msg.sender);
+    }
+
+    /// @inheritdoc IIdentityRegistry
+    function getMetadata(uint256 agentId, string calldata metadataKey) external view returns (bytes memory) {
+        if (keccak256(bytes(metadataKey)) == _AGENT_WALLET_KEY_HASH) return _packedWallet(_agentWallets[agentId]);
+        return _metadata[agentId][metadataKey];
+    }
+
+    /// @inheritdoc IIdentityRegistry
+    function setMetadata(uint256 agentId, string calldata metadataKey, bytes calldata metadataValue) external {
+        _requireAuthorized(agentId);
+        _setMetadata(agentId, metadataKey, metadataValue);
+    }
+
+    /// @inheritdoc IIdentityRegistry
+    function getAgentWallet(uint256 agentId) external view returns (address) {
+        _requireOwned(agentId);
+        return _agentWallets[agentId];
+    }
+
+    /// @inheritdoc IIdentityRegistry
+    function setAgentWallet(uint256 agentId, address newWallet, uint256 deadline, bytes calldata signature) external {
+        address owner = _requireAuthorized(agentId);
+        if (newWallet == address(0)) revert AgentIdentityInvalidAgentWallet(newWallet);
+        uint256 currentTime = _now();
+        if (deadline < currentTime) revert AgentIdentityExpiredDeadline(deadline);
+        if (deadline > currentTime + MAX_DEADLINE_DELAY) {
+            revert AgentIdentityDeadlineTooFar(deadline, currentTime + MAX_DEADLINE_DELAY);
+        }
+
+        bytes32 digest = _hashTypedDataV4(
+            keccak256(abi.encode(_AGENT_WALLET_SET_TYPEHASH, agentId, newWallet, owner, deadline))
+        );
+        // ECDSA first, so EIP-7702 delegated EOAs sign as EOAs; then ERC-1271 for contract wallets.
+        (address recovered, ECDSA.RecoverError recoverError, ) = ECDSA.tryRecoverCalldata(digest, signature);
+        if (
+            (recoverError != ECDSA.RecoverError.NoError || recovered != newWallet) &&
+            !SignatureChecker.isValidERC1271SignatureNow(newWallet, digest, signature)
+        ) {
+            revert AgentIdentityInvalidWalletSignature(newWallet);
+        }
+
+        _setAgentWallet(agentId, newWallet);
+    }
+
+    /// @inheritdoc IIdentityRegistry
+    function unsetAgentWallet(uint256 agentId) external {
+        _requireAuthorized(agentId);
+        _setAgentWallet(agentId, address(0));
+    }
+
+    /// @notice The implementation version (the canonical registry exposes one too).
+    /// @return The version string.
+    function getVersion() external pure returns (string memory) {
+        return "vrai-1.0.0";
+    }
+
+    /// @dev Clears the agent wallet on every transfer (not on mint), so control does not outlive ownership.
+    function _update(address to, uint256 tokenId, address auth) internal virtual override returns (address from) {
+        from = super._update(to, tokenId, auth);
+        if (from != address(0) && _agentWallets[tokenId] != address(0)) _setAgentWallet(tokenId, address(0));
+    }
+
+    /// @dev The block timestamp; a test subclass may override it.
+    function _now() internal view virtual returns (uint256) {
+        return block.timestamp;
+    }
+
+    function _register(string memory agentURI, MetadataEntry[] memory metadata) private returns (uint256 agentId) {
+        // Sequential ids from 0; 2^256 registrations cannot happen.
+        unchecked {
+            agentId = _nextAgentId++;
+        }
+        if (bytes(agentURI).length != 0) _setTokenURI(agentId, agentURI);
+        _setAgentWallet(agentId, msg.sender);
+        for (uint256 i = 0; i < metadata.length; ++i) {
+            _setMetadata(agentId, metadata[i].metadataKey, metadata[i].metadataValue);
+        }
+        emit Registered(agentId, agentURI, msg.sender);
+        // Last: the receiver hook of a contract caller runs once the agent is fully registered.
+        _safeMint(msg.sender, agentId);
+    }
+
+    function _setMetadata(uint256 agentId, string memory metadataKey, bytes memory metadataValue) private {
+        if (keccak256(bytes(metadataKey)) == _AGENT_WALLET_KEY_HASH) revert AgentIdentityReservedMetadataKey(metadataKey);
+        _metadata[agentId][metadataKey] = metadataValue;
+        emit MetadataSet(agentId, metadataKey, metadataKey, metadataValue);
+    }
+
+    function _setAgentWallet(uint256 agentId, address wallet) private {
+        _agentWallets[agentId] = wallet;
+        emit MetadataSet(agentId, _AGENT_WALLET_KEY, _AGENT_WALLET_KEY, _packedWallet(wallet));
+    }
+
+    /// @dev Reverts unless the caller is the owner of `agentId`, approved for it, or an operator; returns the owner.
+    function _requireAuthorized(uint256 agentId) private view returns (address owner) {
+        owner = _requireOwned(agentId);
+        if (!_isAuthorized(owner, msg.sender, agentId)) revert ERC721InsufficientApproval(msg.sender, agentId);
+    }
+
+    function _packedWallet(address wallet) private pure returns (bytes memory) {
+        return wallet == address(0) ? bytes("") : abi.encodePacked(wallet);
+    }
+}

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.28;
+
+/**
+ * @title IAnchorRegistry
+ * @notice Write-once timestamps for digests and for Merkle roots of batches (one transaction anchors a
+ * whole day of scores). An anchor is never changed or removed.
+ *
+ * Anchoring is open to holders of the anchorer role (the Vrai service) and of the verifier role. Each
+ * anchor records which of the two roles its submitter held, so that a proof record is *verified*
+ * (METHOD A6) exactly when its `traceRoot` is anchored with {AnchorRole.VERIFIER}.
+ *
+ * Storage: one slot per anchor ({Anchor}). The anchor's `kind` and a root's `leafCount` do not fit in that
+ * slot and are carried only by the {Anchored} and {RootAnchored} events: read them from the logs.
+ */
+interface IAnchorRegistry {
+    /// @notice The role its submitter held when a digest was anchored.
+    enum AnchorRole {
+        /// Anchored by an account holding the anchorer role and not the verifier role.
+        ANCHORER,
+        /// Anchored by an account holding the verifier role (METHOD A6: "verified").
+        VERIFIER
+    }
+
+    /// @notice What is stored for an anchored digest or root, packed in one storage slot.
+    struct Anchor {
+        /// Block timestamp of the anchoring transaction; 0 if the digest is not anchored.
+        uint48 anchoredAt;
+        /// The account that anchored it; `address(0)` if the digest is not anchored.
+        address submitter;
+        /// The role the submitter held (VERIFIER if it held the verifier role, even if it also held the anchorer role).
+        AnchorRole role;
+        /// True when anchored by {anchorRoot} as the Merkle root of a batch, false when anchored by {anchor}.
+        bool isRoot;
+    }
+
+    /// @notice The digest is already anchored; anchors are write-once.
+    error AnchorRegistryAlreadyAnchored(bytes32 digest);
+
+    /// @notice The caller holds neither the anchorer role nor the verifier role.
+    error AnchorRegistryUnauthorizedAnchorer(address account);
+
+    /// @notice The zero digest cannot be anchored (it is indistinguishable from "nothing").
+    error AnchorRegistryZeroDigest();
+
+    /// @notice A batch root must cover at least one leaf.
+    error AnchorRegistryEmptyBatch(bytes32 root);
+
+    /**
+     * @notice Emitted when `digest` is anchored by {anchor}.
+     * @param digest The anchored digest.
+     * @param submitter The account that anchored it.
+     * @param kind What the digest is (application-defined, e.g. `bytes32("vrai.score-inputs")`); stored only here.
+     * @param role The role `submitter` held.
+     */
+    event Anchored(bytes32 indexed digest, address indexed submitter, bytes32 kind, AnchorRole role);
+
+    /**
+     * @notice Emitted when the Merkle root of a batch is anchored by {anchorRoot}.
+     * @param root The anchored Merkle root.
+     * @param submitter The account that anchored it.
+     * @param kind What the leaves are; stored only here.
+     * @param leafCount The number of leaves in the batch; stored only here.
+     * @param role The role `submitter` held.
+     */
+    event RootAnchored(bytes32 indexed root, address indexed submitter, bytes32 kind, uint64 leafCount, AnchorRole role);
+
+    /**
+     * @notice Role allowed to anchor: `keccak256("ANCHORER_ROLE")`, held by the Vrai service.
+     * @return The role id.
+     */
+    function ANCHORER_ROLE() external view returns (bytes32);
+
+    /**
+     * @notice Role allowed to anchor as a verifier (METHOD A6): `keccak256("VERIFIER_ROLE")`.
+     * @return The role id.
+     */
+    function VERIFIER_ROLE() external view returns (bytes32);
+
+    /**
+     * @notice Anchors `digest` with the current block timestamp, the caller and the role it holds.
+     * @dev Emits {Anchored}.
+     *
+     * Requirements:
+     * - the caller holds the anchorer role or the verifier role;
+     * - `digest` is not zero;
+     * - `digest` is not already anchored (by {anchor} or {anchorRoot}).
+     *
+     * @param digest The digest to anchor.
+     * @param kind What the digest is; emitted, not stored.
+     */
+    function anchor(bytes32 digest, bytes32 kind) external;
+
+    /**
+     * @notice Anchors the Merkle root of a batch of `leafCount` leaves, built as an OpenZeppelin
+     * `StandardMerkleTree` (see {verify}).
+     * @dev Emits {RootAnchored}. Costs the same whatever `leafCount` is.
+     *
+     * Requirements:
+     * - the caller holds the anchorer role or the verifier role;
+     * - `root` is not zero and `leafCount` is not zero;
+     * - `root` is not already anchored (by {anchor} or {anchorRoot}).
+     *
+     * @param root The Merkle root.
+     * @param leafCount The number of leaves; emitted, not stored.
+     * @param kind What the leaves are; emitted, not stored.
+     */
+    function anchorRoot(bytes32 root, uint64 leafCount, bytes32 kind) external;
+
+    /**
+     * @notice Reads the anchor of `digest`.
+     * @param digest A digest or root.
+     * @return The stored anchor; all fields zero if `digest` is not anchored.
+     */
+    function anchorOf(bytes32 digest) external view returns (Anchor memory);
+
+    /**
+     * @notice Tells whether `digest` is anchored, by {anchor} or {anchorRoot}.
+     * @param digest A digest or root.
+     * @return True if anchored.
+     */
+    function isAnchored(bytes32 digest) external view returns (bool);
+
+    /**
+     * @notice Tells whether `digest` is anchored by an account holding the verifier role (METHOD A6).
+     * @param digest A digest or root.
+     * @return True if anchored with {AnchorRole.VERIFIER}.
+     */
+    function isVerified(bytes32 digest) external view returns (bool);
+
+    /**
+     * @notice Verifies that `leaf` belongs to the batch whose Merkle root `root` was anchored by {anchorRoot}.
+     * @dev Compatible with `@openzeppelin/merkle-tree`'s `StandardMerkleTree`: `leaf` is the tree's leaf hash
+     * `keccak256(bytes.concat(keccak256(abi.encode(values))))` (`tree.leafHash(values)`), and `proof` is
+     * `tree.getProof(...)`. For Vrai score batches the values are `[agent, day (YYYY-MM-DD), method, inputs
+     * sha256]` of types `["string", "string", "string", "bytes32"]`.
+     * @param root A Merkle root.
+     * @param leaf The leaf hash.
+     * @param proof The sibling hashes from the leaf up to the root.
+     * @return True only if `root` is anchored as a root by {anchorRoot} and `proof` proves `leaf` under it.
+     */
+    function verify(bytes32 root, bytes32 leaf, bytes32[] calldata proof) external view returns (bool);
+}
