@@ -1,0 +1,3 @@
+export * from "./record";
+export * from "./derive";
+export * from "./executor-id";

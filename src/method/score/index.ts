@@ -1,0 +1,5 @@
+export * from "./identity";
+export * from "./integrity";
+export * from "./methods";
+export * from "./inputs";
+export * from "./compute";

@@ -1,0 +1,81 @@
+import { InvalidInputError } from "../errors";
+
+/** V1: seconds in a UTC day `[00:00:00, 24:00:00)`. */
+export const DAY_S = 86_400;
+
+/** V1: the window is the 30 complete UTC days before the day of `at`. */
+export const WINDOW_DAYS = 30;
+
+const RFC3339_UTC = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})Z$/;
+const DAY_FORMAT = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+function pad2(n: number): string {
+  return n < 10 ? `0${n}` : `${n}`;
+}
+
+function assertSeconds(t: number, what: string): void {
+  if (!Number.isSafeInteger(t)) throw new InvalidInputError("invalid_time", `${what}: expected whole Unix seconds, got ${t}`);
+}
+
+/**
+ * UTC day of a Unix time (V1).
+ * @example utcDay(0) // "1970-01-01"
+ */
+export function utcDay(t: number): string {
+  assertSeconds(t, "time");
+  const d = new Date(Math.floor(t / DAY_S) * DAY_S * 1000);
+  return `${String(d.getUTCFullYear()).padStart(4, "0")}-${pad2(d.getUTCMonth() + 1)}-${pad2(d.getUTCDate())}`;
+}
+
+/**
+ * Unix time of `YYYY-MM-DD 00:00:00Z`; rejects anything that is not a real calendar day.
+ * @example dayStart("1970-01-02") // 86400
+ */
+export function dayStart(day: string): number {
+  const m = DAY_FORMAT.exec(day);
+  if (m === null) throw new InvalidInputError("invalid_day", `expected a day YYYY-MM-DD, got ${JSON.stringify(day)}`);
+  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  const t = ms / 1000;
+  if (!Number.isFinite(t) || utcDay(t) !== day) throw new InvalidInputError("invalid_day", `not a calendar day: ${day}`);
+  return t;
+}
+
+/** Index of the UTC day of `t` counted from 1970-01-01 (cheap day arithmetic for hot loops). */
+export function dayNumber(t: number): number {
+  return Math.floor(t / DAY_S);
+}
+
+/**
+ * RFC 3339 UTC form of a Unix time, whole seconds (V1).
+ * @example toRfc3339(86400) // "1970-01-02T00:00:00Z"
+ */
+export function toRfc3339(t: number): string {
+  assertSeconds(t, "time");
+  const d = new Date(t * 1000);
+  return `${utcDay(t)}T${pad2(d.getUTCHours())}:${pad2(d.getUTCMinutes())}:${pad2(d.getUTCSeconds())}Z`;
+}
+
+/**
+ * Parses the strict V1 form `YYYY-MM-DDTHH:MM:SSZ` (no offsets, no fractions) to Unix seconds.
+ * @throws InvalidInputError `invalid_time` for any other form or an impossible date.
+ * @example parseRfc3339("1970-01-02T00:00:00Z") // 86400
+ */
+export function parseRfc3339(s: string): number {
+  const m = typeof s === "string" ? RFC3339_UTC.exec(s) : null;
+  if (m === null) throw new InvalidInputError("invalid_time", `expected YYYY-MM-DDTHH:MM:SSZ, got ${JSON.stringify(s)}`);
+  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]));
+  const t = ms / 1000;
+  if (!Number.isFinite(t) || toRfc3339(t) !== s) throw new InvalidInputError("invalid_time", `not a valid UTC time: ${s}`);
+  return t;
+}
+
+/**
+ * V1: the 30 window days `D-30 … D-1` of a score computed at `at`, oldest first.
+ * @example windowDays(31 * 86400)[0] // "1970-01-02"
+ */
+export function windowDays(at: number): string[] {
+  const today = dayNumber(at);
+  const days: string[] = [];
+  for (let d = today - WINDOW_DAYS; d < today; d++) days.push(utcDay(d * DAY_S));
+  return days;
+}
