@@ -10,3 +10,4 @@ export * from "./days";
 export * from "./score";
 export * from "./avip";
 export * from "./verdict";
+export * from "./play";

@@ -11,6 +11,7 @@ export function shapeError(code: string, path: string, expected: string, suffix 
 
 /** Human form of what was found, for messages ("got a string"). */
 export function describe(value: unknown): string {
+  if (value === undefined) return "nothing";
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   if (typeof value === "string") return value.length > 40 ? "a string" : JSON.stringify(value);

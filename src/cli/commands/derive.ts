@@ -1,0 +1,13 @@
+import { deriveScores, validateRecords } from "../../method";
+import { readJsonInput, writeJson, type Command } from "../io";
+
+/** F1 `vrai derive [file]`: SDK Derived Scores of the executors in `{ "records": [...] }` (A1–A5). */
+export const command: Command = {
+  name: "derive",
+  summary: "derive [file]   SDK Derived Score of each executor from AVIP proof records (F1)",
+  async run(args, io) {
+    const records = validateRecords(await readJsonInput(args, io));
+    writeJson(io, { executors: deriveScores(records) });
+    return 0;
+  },
+};

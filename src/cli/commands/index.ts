@@ -1,0 +1,10 @@
+import type { Command } from "../io";
+
+/**
+ * Every `vrai` subcommand, loaded on first use so one command does not pay for the others.
+ * Adding a command is one line here and a module exporting `command`.
+ */
+export const COMMANDS: Readonly<Record<string, () => Command>> = {
+  derive: () => require("./derive").command,
+  score: () => require("./score").command,
+};

@@ -1,0 +1,47 @@
+import { expect } from "chai";
+import fc from "fast-check";
+import { canonicalJson, sha256Hex } from "./canonical";
+import { jcsVectors } from "../test-helpers/jcs";
+
+describe("canonical JSON and digests (V9)", () => {
+  const vectors = jcsVectors();
+
+  it("finds the RFC 8785 vectors", () => {
+    expect(vectors.map((v) => v.name)).to.include.members(["arrays.json", "french.json", "structures.json", "unicode.json", "values.json", "weird.json"]);
+  });
+
+  for (const v of vectors) {
+    it(`canonicalises the RFC 8785 vector ${v.name} byte for byte`, () => {
+      const bytes = Buffer.from(canonicalJson(JSON.parse(v.input)), "utf8");
+      expect(bytes.equals(v.output)).to.equal(true, `${bytes.toString()} != ${v.output.toString()}`);
+    });
+  }
+
+  it("hashes UTF-8 bytes with SHA-256 in lowercase hex", () => {
+    expect(sha256Hex("")).to.equal("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    expect(sha256Hex("é")).to.equal(sha256Hex(Buffer.from("é", "utf8")));
+  });
+
+  it("rejects values JSON cannot hold", () => {
+    expect(() => canonicalJson({ x: Number.NaN })).to.throw(/NaN/);
+    expect(() => canonicalJson(undefined)).to.throw(/no JSON form/);
+  });
+
+  it("gives a digest independent of key order (property)", () => {
+    const shuffle = (value: unknown, seed: number): unknown => {
+      if (Array.isArray(value)) return value.map((v, i) => shuffle(v, seed + i));
+      if (value !== null && typeof value === "object") {
+        const entries = Object.entries(value);
+        const rotated = entries.map((_, i) => entries[(i + seed) % entries.length]).reverse();
+        return Object.fromEntries(rotated.map(([k, v]) => [k, shuffle(v, seed + 1)]));
+      }
+      return value;
+    };
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.nat(50), (value, seed) => {
+        expect(sha256Hex(canonicalJson(shuffle(value, seed)))).to.equal(sha256Hex(canonicalJson(value)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

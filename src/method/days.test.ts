@@ -1,0 +1,51 @@
+import { expect } from "chai";
+import { applyCheckinToDays, coverageByDay, dayDigestPreimage, nextDayDigest, type DayAggregate } from "./days";
+import { sha256Hex } from "./canonical";
+import { parseRfc3339 } from "./time";
+import type { CountedCheckin } from "./checkin";
+
+const day2 = parseRfc3339("2026-11-02T00:00:00Z");
+
+describe("day aggregates (V5, V10)", () => {
+  it("splits coverage of (p, c] at UTC midnight", () => {
+    expect(coverageByDay(day2 - 400, day2 + 600)).to.deep.equal([
+      { day: "2026-11-01", seconds: 400 },
+      { day: "2026-11-02", seconds: 600 },
+    ]);
+  });
+
+  it("puts a check-in arriving exactly at midnight wholly in the day before", () => {
+    expect(coverageByDay(day2 - 3600, day2)).to.deep.equal([{ day: "2026-11-01", seconds: 3600 }]);
+  });
+
+  it("spreads a long excused interval over every day it covers", () => {
+    const parts = coverageByDay(day2 - 10, day2 + 2 * 86_400 + 10);
+    expect(parts.map((p) => p.seconds)).to.deep.equal([10, 86_400, 86_400, 10]);
+  });
+
+  it("chains a day's digest over the exact documented bytes", () => {
+    const c: CountedCheckin = { arrival: day2 + 5, nextHeartbeatS: 3600, onTime: null, excused: false, credit: 0 };
+    const d1 = nextDayDigest(null, c);
+    expect(dayDigestPreimage(null, c)).to.equal(`|${day2 + 5}|3600|null|false|0`);
+    expect(d1).to.equal(sha256Hex(`|${day2 + 5}|3600|null|false|0`));
+    const c2 = { arrival: day2 + 3605, nextHeartbeatS: 3600, onTime: true, excused: false, credit: 3600 };
+    expect(nextDayDigest(d1, c2)).to.equal(sha256Hex(`${d1}|${day2 + 3605}|3600|true|false|3600`));
+  });
+
+  it("credits the day of arrival and covers the days the interval spans", () => {
+    const days = new Map<string, DayAggregate>();
+    const first = { arrival: day2 - 1000, nextHeartbeatS: 3600, onTime: null, excused: false, credit: 0 };
+    applyCheckinToDays(days, first, null);
+    const second = { arrival: day2 + 2000, nextHeartbeatS: 3600, onTime: true, excused: false, credit: 3000 };
+    const written = applyCheckinToDays(days, second, first.arrival);
+    expect(written.map((d) => d.day)).to.deep.equal(["2026-11-01", "2026-11-02"]);
+    expect(days.get("2026-11-01")).to.include({ checkins: 1, onTime: 0, creditS: 0, coverageS: 1000 });
+    expect(days.get("2026-11-02")).to.include({ checkins: 1, onTime: 1, creditS: 3000, coverageS: 2000 });
+  });
+
+  it("gives a late check-in no coverage and no credit but counts it", () => {
+    const days = new Map<string, DayAggregate>();
+    applyCheckinToDays(days, { arrival: day2 + 9000, nextHeartbeatS: 3600, onTime: false, excused: false, credit: 0 }, day2);
+    expect(days.get("2026-11-02")).to.include({ checkins: 1, onTime: 0, creditS: 0, coverageS: 0 });
+  });
+});

@@ -1,0 +1,64 @@
+import { expect } from "chai";
+import { MAX_LATE_DECLARATION_S, mergeWindows, validateOutageClose, validateOutageDeclaration } from "./outage";
+
+const H = 3600;
+const NOW = 1_000_000;
+
+describe("outage declarations (V4.1)", () => {
+  it("accepts a window declared while it lasts, open or with a future end", () => {
+    expect(() => validateOutageDeclaration({ start: NOW - 100 * H, end: null, declaredAt: NOW })).not.to.throw();
+    expect(() => validateOutageDeclaration({ start: NOW - H, end: NOW + H, declaredAt: NOW })).not.to.throw();
+    expect(() => validateOutageDeclaration({ start: NOW - H, end: NOW, declaredAt: NOW })).not.to.throw();
+  });
+
+  it("accepts an ended window whose start is 47 h 59 min back", () => {
+    expect(() => validateOutageDeclaration({ start: NOW - (47 * H + 59 * 60), end: NOW - H, declaredAt: NOW })).not.to.throw();
+  });
+
+  it("accepts an ended window whose start is exactly 48 h back", () => {
+    expect(() => validateOutageDeclaration({ start: NOW - MAX_LATE_DECLARATION_S, end: NOW - H, declaredAt: NOW })).not.to.throw();
+  });
+
+  it("rejects an ended window whose start is 48 h 1 min back (outage_declared_too_late)", () => {
+    expect(() => validateOutageDeclaration({ start: NOW - (48 * H + 60), end: NOW - H, declaredAt: NOW }))
+      .to.throw(/48 h/).with.property("code", "outage_declared_too_late");
+  });
+
+  it("rejects a window that has not started yet (outage_not_started)", () => {
+    expect(() => validateOutageDeclaration({ start: NOW + 1, end: null, declaredAt: NOW })).to.throw().with.property("code", "outage_not_started");
+  });
+
+  it("rejects a window whose end is before its start (outage_end_before_start)", () => {
+    expect(() => validateOutageDeclaration({ start: NOW - H, end: NOW - H - 1, declaredAt: NOW })).to.throw().with.property("code", "outage_end_before_start");
+  });
+
+  it("closes an open window once, and never before its start", () => {
+    const open = { id: "w1", start: NOW - H, end: null, declaredAt: NOW - H };
+    expect(() => validateOutageClose(open, NOW)).not.to.throw();
+    expect(() => validateOutageClose(open, NOW - 2 * H)).to.throw().with.property("code", "outage_end_before_start");
+    expect(() => validateOutageClose({ ...open, end: NOW }, NOW + H)).to.throw().with.property("code", "outage_already_closed");
+  });
+});
+
+describe("merging windows (V4.2)", () => {
+  it("merges windows that touch into one", () => {
+    expect(mergeWindows([{ start: 10, end: 20 }, { start: 0, end: 10 }])).to.deep.equal([{ start: 0, end: 20 }]);
+  });
+
+  it("merges overlapping windows to [min start, max end] and keeps apart those with a gap", () => {
+    expect(mergeWindows([{ start: 0, end: 30 }, { start: 5, end: 10 }, { start: 31, end: 40 }])).to.deep.equal([
+      { start: 0, end: 30 },
+      { start: 31, end: 40 },
+    ]);
+  });
+
+  it("lets an open window absorb every later window", () => {
+    expect(mergeWindows([{ start: 5, end: null }, { start: 0, end: 6 }, { start: 100, end: 200 }])).to.deep.equal([{ start: 0, end: null }]);
+  });
+
+  it("does not change its input", () => {
+    const input = [{ start: 0, end: 10 }, { start: 5, end: 20 }];
+    mergeWindows(input);
+    expect(input).to.deep.equal([{ start: 0, end: 10 }, { start: 5, end: 20 }]);
+  });
+});

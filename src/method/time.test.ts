@@ -1,0 +1,34 @@
+import { expect } from "chai";
+import { dayStart, parseRfc3339, toRfc3339, utcDay, windowDays } from "./time";
+
+describe("time (V1)", () => {
+  it("names the UTC day of an instant, the last second of a day included", () => {
+    expect(utcDay(0)).to.equal("1970-01-01");
+    expect(utcDay(86_399)).to.equal("1970-01-01");
+    expect(utcDay(86_400)).to.equal("1970-01-02");
+    expect(utcDay(parseRfc3339("2026-10-24T23:59:59Z"))).to.equal("2026-10-24");
+  });
+
+  it("round-trips RFC 3339 UTC times with whole seconds", () => {
+    const t = parseRfc3339("2026-02-28T12:34:56Z");
+    expect(toRfc3339(t)).to.equal("2026-02-28T12:34:56Z");
+    expect(dayStart("2026-02-28")).to.equal(parseRfc3339("2026-02-28T00:00:00Z"));
+  });
+
+  for (const bad of ["2026-02-30T00:00:00Z", "2026-10-24T00:00:00+00:00", "2026-10-24T00:00:00.5Z", "2026-10-24 00:00:00Z", "2026-10-24T24:00:00Z"]) {
+    it(`rejects ${bad} as a V1 time`, () => {
+      expect(() => parseRfc3339(bad)).to.throw(/invalid|expected|not a valid/).with.property("code", "invalid_time");
+    });
+  }
+
+  it("makes the window the 30 complete days before the day of at, oldest first", () => {
+    const days = windowDays(parseRfc3339("2026-11-30T15:00:00Z"));
+    expect(days).to.have.length(30);
+    expect(days[0]).to.equal("2026-10-31");
+    expect(days[29]).to.equal("2026-11-29");
+  });
+
+  it("gives the daily recompute at D 00:00:00 the same window as any instant of D", () => {
+    expect(windowDays(parseRfc3339("2026-11-30T00:00:00Z"))).to.deep.equal(windowDays(parseRfc3339("2026-11-30T23:59:59Z")));
+  });
+});
