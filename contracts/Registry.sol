@@ -97,7 +97,8 @@ contract Registry is AccessControl, IRegistry {
 
     /**
      * @dev Reverts unless the caller controls agent `agentId`. Only standard ERC-721 reads and `getAgentWallet`
-     * are used, so any ERC-8004 identity registry works. Cheapest first: the owner needs one call.
+     * are used, so any ERC-8004 identity registry works. Commonest first: the owner costs one call, the agent
+     * wallet two, an operator three, an account approved for this token only four.
      */
     function _checkAgentController(uint256 agentId) private view {
         address owner;
@@ -109,8 +110,8 @@ contract Registry is AccessControl, IRegistry {
         if (
             msg.sender != owner &&
             msg.sender != _identityRegistry.getAgentWallet(agentId) &&
-            msg.sender != _identityRegistry.getApproved(agentId) &&
-            !_identityRegistry.isApprovedForAll(owner, msg.sender)
+            !_identityRegistry.isApprovedForAll(owner, msg.sender) &&
+            msg.sender != _identityRegistry.getApproved(agentId)
         ) {
             revert RegistryNotAgentController(msg.sender, agentId);
         }

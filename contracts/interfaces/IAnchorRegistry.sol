@@ -48,22 +48,23 @@ interface IAnchorRegistry {
 
     /**
      * @notice Emitted when `digest` is anchored by {anchor}.
+     * @dev The submitter is stored (see {anchorOf}), not emitted: leaving it out of the log keeps {anchorRoot}
+     * within its gas budget, and the role it held, which METHOD A6 needs, is here.
      * @param digest The anchored digest.
-     * @param submitter The account that anchored it.
      * @param kind What the digest is (application-defined, e.g. `bytes32("vrai.score-inputs")`); stored only here.
-     * @param role The role `submitter` held.
+     * @param role The role the submitter held.
      */
-    event Anchored(bytes32 indexed digest, address indexed submitter, bytes32 kind, AnchorRole role);
+    event Anchored(bytes32 indexed digest, bytes32 kind, AnchorRole role);
 
     /**
      * @notice Emitted when the Merkle root of a batch is anchored by {anchorRoot}.
+     * @dev The submitter is stored (see {anchorOf}), not emitted, as for {Anchored}.
      * @param root The anchored Merkle root.
-     * @param submitter The account that anchored it.
      * @param kind What the leaves are; stored only here.
      * @param leafCount The number of leaves in the batch; stored only here.
-     * @param role The role `submitter` held.
+     * @param role The role the submitter held.
      */
-    event RootAnchored(bytes32 indexed root, address indexed submitter, bytes32 kind, uint64 leafCount, AnchorRole role);
+    event RootAnchored(bytes32 indexed root, bytes32 kind, uint64 leafCount, AnchorRole role);
 
     /**
      * @notice Role allowed to anchor: `keccak256("ANCHORER_ROLE")`, held by the Vrai service.
