@@ -1,0 +1,245 @@
+import { expect } from "chai";
+import fc from "fast-check";
+import { buildScoreInputs, validateScoreInputs, type ScoreFacts } from "./inputs";
+import { computeScore, scoreFromInputs, bandOf } from "./compute";
+import { METHODS, methodRules } from "./methods";
+import { IDENTITY_MAX } from "./identity";
+import { playCheckins } from "../play";
+import { canonicalJson } from "../canonical";
+import { parseRfc3339 } from "../time";
+import type { DayAggregate } from "../days";
+
+const H = 3600;
+const D = 86_400;
+const AT = parseRfc3339("2026-12-01T00:00:00Z"); // window 2026-11-01 .. 2026-11-30
+const NOV1 = parseRfc3339("2026-11-01T00:00:00Z");
+const CLAIM = parseRfc3339("2026-10-25T12:00:00Z");
+
+function facts(over: Partial<ScoreFacts> = {}): ScoreFacts {
+  return { agent: "a1", method: "0.2", at: AT, claimedAt: CLAIM, proofs: [], penalties: [], days: [], ...over };
+}
+
+function score(over: Partial<ScoreFacts> = {}) {
+  return computeScore(buildScoreInputs(facts(over)));
+}
+
+/** Hourly arrivals from `from` (inclusive) to `to` (exclusive). */
+function hourly(from: number, to: number): Array<{ arrival: number }> {
+  const out: Array<{ arrival: number }> = [];
+  for (let t = from; t < to; t += H) out.push({ arrival: t });
+  return out;
+}
+
+/** One check-in at noon on each of `n` consecutive days from `firstDay`. */
+function dailyDays(firstDay: number, n: number): DayAggregate[] {
+  return playCheckins(Array.from({ length: n }, (_, i) => ({ arrival: firstDay + i * D + 12 * H }))).days;
+}
+
+describe("Vrai score (V5–V10)", () => {
+  it("scores a newly claimed agent with no proofs 100 + 0 + 100 = 200, provisional (V8)", () => {
+    for (const at of [CLAIM, CLAIM + 1, CLAIM + 40 * D]) {
+      const r = score({ at });
+      expect(r).to.include({ total: 200, band: "200-399", state: "provisional", scoreType: "vrai", method: "0.2" });
+      expect(r.components.identity).to.deep.equal({ value: 100, proofs: [] });
+      expect(r.components.reliability).to.deep.equal({ value: 0, creditS: 0 });
+      expect(r.components.integrity).to.deep.equal({ value: 100, penalties: [], shield: { active: false } });
+      expect(r.window).to.have.length(30);
+    }
+  });
+
+  it("gives Reliability 150 for 30 days of hourly on-time check-ins, in both methods (V5)", () => {
+    const { days } = playCheckins(hourly(NOV1 - H, AT));
+    for (const method of ["0.1", "0.2"] as const) {
+      const r = score({ method, days });
+      expect(r.components.reliability).to.deep.equal({ value: 150, creditS: 2_592_000 });
+      expect(r.window.every((d) => d.checkins === 24 && d.on_time === 24 && !d.before_claim)).to.equal(true);
+      // The interval (Nov 30 23:00, Dec 1 00:00] ends after `at`: the last day is covered 23 h so far (V10).
+      expect(r.window.map((d) => d.coverage_s)).to.deep.equal([...Array(29).fill(D), 23 * H]);
+    }
+  });
+
+  it("gives 149 under 0.1 and 150 under 0.2 when the sum is 5 s under 2,592,000 (V5)", () => {
+    const requests = hourly(NOV1 - H, AT);
+    requests[0] = { arrival: NOV1 - H + 5 }; // the last check-in before the window is 5 s late: first window credit 3,595
+    const { days } = playCheckins(requests);
+    expect(score({ method: "0.1", days }).components.reliability).to.deep.equal({ value: 149, creditS: 2_591_995 });
+    expect(score({ method: "0.2", days }).components.reliability).to.deep.equal({ value: 150, creditS: 2_591_995 });
+  });
+
+  it("rounds half up in 0.2 exactly at S = 8,640 (half a point) and down below it (V5)", () => {
+    expect(METHODS["0.2"].reliability(8640)).to.equal(1);
+    expect(METHODS["0.2"].reliability(8639)).to.equal(0);
+    expect(METHODS["0.1"].reliability(17_279)).to.equal(0);
+    expect(METHODS["0.1"].reliability(17_280)).to.equal(1);
+  });
+
+  it("leaves out check-ins of the day of at from Reliability and the window (V1)", () => {
+    const { days } = playCheckins(hourly(AT - 2 * H, AT + 10 * H));
+    const r = score({ at: AT + 12 * H, days });
+    expect(r.components.reliability.creditS).to.equal(3600); // Nov 30 22:00 (first, 0) and 23:00 (3,600) only
+    expect(r.window[29].checkins).to.equal(2);
+  });
+
+  it("becomes established on the 14th distinct day of check-ins since the claim, not the 13th (V8)", () => {
+    expect(score({ days: dailyDays(NOV1, 13) }).state).to.equal("provisional");
+    expect(score({ days: dailyDays(NOV1, 14) }).state).to.equal("established");
+    expect(score({ method: "0.1", days: dailyDays(NOV1, 14) }).state).to.equal("established");
+  });
+
+  it("(0.2) counts a check-in of the day of at that arrived before at towards established (V8)", () => {
+    const days = [...dailyDays(AT - 13 * D, 13), ...playCheckins([{ arrival: AT + 60 }]).days];
+    expect(score({ at: AT + 120, days }).state).to.equal("established");
+    expect(score({ at: AT + 120, days, method: "0.1" }).state).to.equal("provisional");
+  });
+
+  it("(0.2) stays established after silence while 0.1 falls back to provisional (V8)", () => {
+    const claim = parseRfc3339("2026-09-01T00:00:00Z");
+    const days = dailyDays(claim, 14);
+    const r2 = score({ claimedAt: claim, days });
+    const r1 = score({ claimedAt: claim, days, method: "0.1" });
+    expect(r2.state).to.equal("established");
+    expect(r2.components.reliability.value).to.equal(0);
+    expect(r1.state).to.equal("provisional");
+  });
+
+  it("marks days that ended at or before the claim as before_claim (V10)", () => {
+    const claim = parseRfc3339("2026-11-10T00:00:00Z");
+    const marks = score({ claimedAt: claim }).window.map((d) => d.before_claim);
+    expect(marks.slice(0, 9).every(Boolean)).to.equal(true); // Nov 1..9 ended at or before 00:00 on Nov 10
+    expect(marks.slice(9).some(Boolean)).to.equal(false);
+    const midday = score({ claimedAt: claim + 12 * H }).window;
+    expect(midday[9]).to.include({ day: "2026-11-10", before_claim: false });
+  });
+
+  it("subtracts a penalty until added_at + days * 86400 exactly, then not (V7)", () => {
+    const addedAt = AT - 30 * D + 1;
+    const penalties = [{ id: "x1", code: "rate_abuse" as const, points: 20, days: 30, addedAt, revokedAt: null }];
+    const active = score({ penalties });
+    expect(active.components.integrity.value).to.equal(80);
+    expect(active.components.integrity.penalties).to.deep.equal([
+      { id: "x1", code: "rate_abuse", points: 20, addedAt: "2026-11-01T00:00:01Z", expiresAt: "2026-12-01T00:00:01Z" },
+    ]);
+    expect(active.total).to.equal(180);
+    expect(score({ at: AT + 1, penalties }).components.integrity.value).to.equal(100);
+  });
+
+  it("does not subtract a penalty revoked by at, nor one added after at (V7)", () => {
+    const base = { code: "impersonation" as const, points: 50, days: 180 };
+    expect(score({ penalties: [{ id: "r", ...base, addedAt: AT - D, revokedAt: AT }] }).components.integrity.value).to.equal(100);
+    expect(score({ penalties: [{ id: "r", ...base, addedAt: AT - D, revokedAt: AT + 1 }] }).components.integrity.value).to.equal(50);
+    expect(score({ penalties: [{ id: "f", ...base, addedAt: AT + 1, revokedAt: null }] }).components.integrity.value).to.equal(100);
+  });
+
+  it("never takes Integrity below 0 and never shows Shield active (V7)", () => {
+    const penalties = ["a", "b", "c"].map((id) => ({ id, code: "rule_violation" as const, points: 50, days: 60, addedAt: AT - D, revokedAt: null }));
+    const integrity = score({ penalties }).components.integrity;
+    expect(integrity.value).to.equal(0);
+    expect(integrity.shield).to.deep.equal({ active: false });
+  });
+
+  it("counts each proof kind once, up to Identity 250 and a total of 500 (V6, V8)", () => {
+    const proofs = (["github", "github", "wallet", "domain", "erc8004", "erc8004"] as const).map((kind) => ({ kind }));
+    const { days } = playCheckins(hourly(NOV1 - H, AT));
+    const r = score({ proofs, days });
+    expect(r.components.identity).to.deep.equal({ value: IDENTITY_MAX, proofs: ["github", "wallet", "domain", "erc8004"] });
+    expect(IDENTITY_MAX).to.equal(250);
+    expect(r).to.include({ total: 500, band: "400-599", state: "established" });
+  });
+
+  it("names the five bands by their range (V8)", () => {
+    expect([0, 199, 200, 399, 400, 599, 600, 799, 800, 1000].map(bandOf)).to.deep.equal([
+      "0-199", "0-199", "200-399", "200-399", "400-599", "400-599", "600-799", "600-799", "800-1000", "800-1000",
+    ]);
+  });
+
+  it("keeps the credit of a check-in when a window is declared after the agent came back (V4.3)", () => {
+    const back = NOV1 + 6 * H;
+    const requests = [{ arrival: NOV1 }, { arrival: back }];
+    const before = playCheckins(requests).counted[1];
+    const window = { id: "w", start: NOV1 + 3000, end: NOV1 + 5 * H, declaredAt: back + 60 };
+    expect(playCheckins(requests, [window]).counted[1]).to.deep.equal(before);
+    expect(before).to.include({ onTime: false, credit: 0 });
+    expect(playCheckins(requests, [{ ...window, declaredAt: back }]).counted[1]).to.include({ excused: true, credit: 6 * H });
+  });
+
+  it("rejects an unknown method version with unknown_method (V9)", () => {
+    const inputs = { ...buildScoreInputs(facts()), method: "0.3" } as never;
+    expect(() => computeScore(inputs)).to.throw(/unknown method/).with.property("code", "unknown_method");
+    expect(() => validateScoreInputs(inputs)).to.throw().with.property("code", "unknown_method");
+    expect(() => methodRules("0.2")).not.to.throw();
+  });
+
+  it("recomputes a stored document byte for byte (V9)", () => {
+    const { days } = playCheckins(hourly(NOV1 + 7 * D, AT));
+    const first = scoreFromInputs(buildScoreInputs(facts({ days, proofs: [{ kind: "wallet" }] })));
+    const again = scoreFromInputs(validateScoreInputs(JSON.parse(first.canonical)));
+    expect(again.canonical).to.equal(first.canonical);
+    expect(again.sha256).to.equal(first.sha256);
+    expect(JSON.stringify(again.result)).to.equal(JSON.stringify(first.result));
+    expect(first.result.sha256).to.equal(first.sha256);
+  });
+
+  it("stays under 8 KB for an agent checking in every hour for 30 days (V9)", () => {
+    const { days } = playCheckins(hourly(CLAIM, AT + 5 * H));
+    const penalties = [{ id: "x1", code: "rate_abuse" as const, points: 20, days: 30, addedAt: AT - D, revokedAt: null }];
+    const { canonical } = scoreFromInputs(buildScoreInputs(facts({ days, penalties, proofs: [{ kind: "github" }, { kind: "erc8004" }] })));
+    expect(Buffer.byteLength(canonical)).to.be.below(8 * 1024);
+  });
+
+  describe("validating stored inputs documents", () => {
+    const good = () => JSON.parse(canonicalJson(buildScoreInputs(facts({ days: dailyDays(NOV1, 3), proofs: [{ kind: "domain" }] }))));
+
+    const cases: Array<[string, (doc: any) => void, RegExp]> = [
+      ["a day credit of the wrong type", (d) => (d.days[1].credit_s = "3600"), /^days\[1\]\.credit_s: expected a whole number >= 0, got "3600"$/],
+      ["an unknown field", (d) => (d.extra = 1), /^inputs\.extra: unknown field$/],
+      ["a day outside the window", (d) => (d.days[0].day = "2026-10-01"), /days\[0\]\.day: 2026-10-01 is not in the window/],
+      ["an unsorted proof list", (d) => (d.proofs = ["erc8004", "github"]), /^proofs\[1\]: expected distinct kinds/],
+      ["a malformed at", (d) => (d.at = "2026-12-01"), /^at: expected a time YYYY-MM-DDTHH:MM:SSZ/],
+      ["on_time above checkins", (d) => (d.days[0].on_time = 2), /^days\[0\]\.on_time: expected a whole number in 0\.\.1/],
+      ["a bad digest", (d) => (d.days[0].digest = "xyz"), /^days\[0\]\.digest: expected 64 lowercase hex digits/],
+      ["a missing field", (d) => delete d.other_checkin_days, /^other_checkin_days: missing/],
+    ];
+    for (const [what, mutate, message] of cases) {
+      it(`rejects ${what}, naming the field`, () => {
+        const doc = good();
+        mutate(doc);
+        expect(() => validateScoreInputs(doc)).to.throw(message);
+      });
+    }
+
+    it("accepts what buildScoreInputs produces", () => {
+      expect(() => validateScoreInputs(good())).not.to.throw();
+    });
+  });
+
+  describe("properties", () => {
+    it("keeps Reliability within 0..150 and monotone in the credit sum, in every method (V5)", () => {
+      fc.assert(
+        fc.property(fc.nat(10_000_000), fc.nat(200_000), (s, extra) => {
+          for (const rules of Object.values(METHODS)) {
+            const r = rules.reliability(s);
+            expect(r).to.be.within(0, 150);
+            expect(Number.isInteger(r)).to.equal(true);
+            expect(rules.reliability(s + extra)).to.be.at.least(r);
+          }
+        }),
+        { numRuns: 500 },
+      );
+    });
+
+    it("never lowers Reliability when a check-in earns more credit (V5)", () => {
+      fc.assert(
+        fc.property(fc.array(fc.integer({ min: 1200, max: 9000 }), { minLength: 1, maxLength: 60 }), fc.nat(59), (gaps, pick) => {
+          const arrivals = gaps.reduce<number[]>((acc, g) => [...acc, acc[acc.length - 1] + g], [NOV1 + 10 * D]);
+          const base = score({ days: playCheckins(arrivals.map((arrival) => ({ arrival }))).days }).components.reliability;
+          expect(base.value).to.be.within(0, 150);
+          const i = pick % gaps.length;
+          const longer = arrivals.map((t, j) => (j > i ? t + 1 : t));
+          const r = score({ days: playCheckins(longer.map((arrival) => ({ arrival }))).days }).components.reliability;
+          if (r.creditS >= base.creditS) expect(r.value).to.be.at.least(base.value);
+        }),
+        { numRuns: 100 },
+      );
+    });
+  });
+});
