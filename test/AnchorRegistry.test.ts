@@ -1,0 +1,311 @@
+import { expect } from "chai";
+import { ethers } from "hardhat";
+import { loadFixture, time } from "@nomicfoundation/hardhat-toolbox/network-helpers";
+import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
+
+const ANCHORER = 0n;
+const VERIFIER = 1n;
+const KIND = ethers.encodeBytes32String("vrai.score-inputs");
+const LEAF_TYPES = ["string", "string", "string", "bytes32"];
+
+async function fixture() {
+  const [admin, service, verifier, both, other] = await ethers.getSigners();
+  const anchors = await ethers.deployContract("AnchorRegistry", [admin.address]);
+  const anchorerRole = await anchors.ANCHORER_ROLE();
+  const verifierRole = await anchors.VERIFIER_ROLE();
+  await anchors.grantRole(anchorerRole, service.address);
+  await anchors.grantRole(verifierRole, verifier.address);
+  await anchors.grantRole(anchorerRole, both.address);
+  await anchors.grantRole(verifierRole, both.address);
+
+  // One day of scores: [agent, day, method, inputs sha256], as the service builds it.
+  const values = ["0", "1", "2", "3", "4"].map((agent) => [
+    `agent-${agent}`,
+    "2025-11-29",
+    "0.2",
+    ethers.sha256(ethers.toUtf8Bytes(`inputs of agent ${agent}`)),
+  ]);
+  const tree = StandardMerkleTree.of(values, LEAF_TYPES);
+  return { anchors, admin, service, verifier, both, other, anchorerRole, verifierRole, values, tree };
+}
+
+const digestOf = (label: string) => ethers.id(label);
+
+describe("AnchorRegistry", function () {
+  describe("roles", function () {
+    it("defines the role ids as keccak256 of their names", async function () {
+      const { anchors } = await loadFixture(fixture);
+      expect(await anchors.ANCHORER_ROLE()).to.equal(ethers.id("ANCHORER_ROLE"));
+      expect(await anchors.VERIFIER_ROLE()).to.equal(ethers.id("VERIFIER_ROLE"));
+    });
+
+    it("makes the constructor's admin the only DEFAULT_ADMIN_ROLE holder", async function () {
+      const { anchors, admin, service } = await loadFixture(fixture);
+      const adminRole = await anchors.DEFAULT_ADMIN_ROLE();
+      expect(await anchors.hasRole(adminRole, admin.address)).to.equal(true);
+      expect(await anchors.hasRole(adminRole, service.address)).to.equal(false);
+    });
+
+    it("lets only the admin grant and revoke the anchorer and verifier roles", async function () {
+      const { anchors, other, service, anchorerRole, verifierRole } = await loadFixture(fixture);
+      const adminRole = await anchors.DEFAULT_ADMIN_ROLE();
+      for (const role of [anchorerRole, verifierRole]) {
+        await expect(anchors.connect(other).grantRole(role, other.address))
+          .to.be.revertedWithCustomError(anchors, "AccessControlUnauthorizedAccount")
+          .withArgs(other.address, adminRole);
+        await expect(anchors.connect(service).revokeRole(role, service.address))
+          .to.be.revertedWithCustomError(anchors, "AccessControlUnauthorizedAccount")
+          .withArgs(service.address, adminRole);
+      }
+    });
+
+    it("stops an account anchoring once its role is revoked", async function () {
+      const { anchors, admin, service, anchorerRole } = await loadFixture(fixture);
+      await anchors.connect(admin).revokeRole(anchorerRole, service.address);
+      await expect(anchors.connect(service).anchor(digestOf("a"), KIND))
+        .to.be.revertedWithCustomError(anchors, "AnchorRegistryUnauthorizedAnchorer")
+        .withArgs(service.address);
+    });
+
+    it("stops an account anchoring once it renounces its role", async function () {
+      const { anchors, verifier, verifierRole } = await loadFixture(fixture);
+      await anchors.connect(verifier).renounceRole(verifierRole, verifier.address);
+      await expect(anchors.connect(verifier).anchorRoot(digestOf("r"), 1n, KIND))
+        .to.be.revertedWithCustomError(anchors, "AnchorRegistryUnauthorizedAnchorer")
+        .withArgs(verifier.address);
+    });
+
+    it("records ANCHORER once the verifier role of an account holding both is revoked", async function () {
+      const { anchors, admin, both, verifierRole } = await loadFixture(fixture);
+      await anchors.connect(admin).revokeRole(verifierRole, both.address);
+      await anchors.connect(both).anchor(digestOf("a"), KIND);
+      expect((await anchors.anchorOf(digestOf("a"))).role).to.equal(ANCHORER);
+    });
+
+    it("does not let the admin anchor without an anchoring role", async function () {
+      const { anchors, admin } = await loadFixture(fixture);
+      await expect(anchors.connect(admin).anchor(digestOf("a"), KIND))
+        .to.be.revertedWithCustomError(anchors, "AnchorRegistryUnauthorizedAnchorer")
+        .withArgs(admin.address);
+    });
+
+    it("does not treat an unrelated role as an anchoring role", async function () {
+      const { anchors, admin, other } = await loadFixture(fixture);
+      await anchors.connect(admin).grantRole(ethers.id("PLATFORM_ROLE"), other.address);
+      await expect(anchors.connect(other).anchor(digestOf("a"), KIND))
+        .to.be.revertedWithCustomError(anchors, "AnchorRegistryUnauthorizedAnchorer")
+        .withArgs(other.address);
+    });
+  });
+
+  describe("anchor", function () {
+    it("stores the timestamp, the submitter and the anchorer role, and emits Anchored", async function () {
+      const { anchors, service } = await loadFixture(fixture);
+      const digest = digestOf("score inputs");
+      const at = (await time.latest()) + 10;
+      await time.setNextBlockTimestamp(at);
+      await expect(anchors.connect(service).anchor(digest, KIND))
+        .to.emit(anchors, "Anchored")
+        .withArgs(digest, KIND, ANCHORER);
+      const stored = await anchors.anchorOf(digest);
+      expect(stored.anchoredAt).to.equal(at);
+      expect(stored.submitter).to.equal(service.address);
+      expect(stored.role).to.equal(ANCHORER);
+      expect(stored.isRoot).to.equal(false);
+      expect(await anchors.isAnchored(digest)).to.equal(true);
+      expect(await anchors.isVerified(digest)).to.equal(false);
+    });
+
+    it("records the verifier role, which makes the digest verified (A6)", async function () {
+      const { anchors, verifier } = await loadFixture(fixture);
+      const traceRoot = digestOf("trace root");
+      await expect(anchors.connect(verifier).anchor(traceRoot, KIND))
+        .to.emit(anchors, "Anchored")
+        .withArgs(traceRoot, KIND, VERIFIER);
+      expect((await anchors.anchorOf(traceRoot)).role).to.equal(VERIFIER);
+      expect(await anchors.isVerified(traceRoot)).to.equal(true);
+    });
+
+    it("records VERIFIER for an account holding both roles", async function () {
+      const { anchors, both } = await loadFixture(fixture);
+      await expect(anchors.connect(both).anchor(digestOf("a"), KIND))
+        .to.emit(anchors, "Anchored")
+        .withArgs(digestOf("a"), KIND, VERIFIER);
+      expect(await anchors.isVerified(digestOf("a"))).to.equal(true);
+    });
+
+    it("refuses an account holding neither role", async function () {
+      const { anchors, other } = await loadFixture(fixture);
+      await expect(anchors.connect(other).anchor(digestOf("a"), KIND))
+        .to.be.revertedWithCustomError(anchors, "AnchorRegistryUnauthorizedAnchorer")
+        .withArgs(other.address);
+    });
+
+    it("refuses the zero digest", async function () {
+      const { anchors, service } = await loadFixture(fixture);
+      await expect(anchors.connect(service).anchor(ethers.ZeroHash, KIND)).to.be.revertedWithCustomError(
+        anchors,
+        "AnchorRegistryZeroDigest",
+      );
+    });
+
+    it("refuses to anchor the same digest twice and keeps the first anchor", async function () {
+      const { anchors, service, verifier } = await loadFixture(fixture);
+      const digest = digestOf("once");
+      await anchors.connect(service).anchor(digest, KIND);
+      const first = await anchors.anchorOf(digest);
+      await expect(anchors.connect(service).anchor(digest, KIND))
+        .to.be.revertedWithCustomError(anchors, "AnchorRegistryAlreadyAnchored")
+        .withArgs(digest);
+      await expect(anchors.connect(verifier).anchor(digest, ethers.encodeBytes32String("other")))
+        .to.be.revertedWithCustomError(anchors, "AnchorRegistryAlreadyAnchored")
+        .withArgs(digest);
+      await expect(anchors.connect(verifier).anchorRoot(digest, 3n, KIND))
+        .to.be.revertedWithCustomError(anchors, "AnchorRegistryAlreadyAnchored")
+        .withArgs(digest);
+      expect(await anchors.anchorOf(digest)).to.deep.equal(first);
+    });
+
+    it("reads an unknown digest as all zeros", async function () {
+      const { anchors } = await loadFixture(fixture);
+      const stored = await anchors.anchorOf(digestOf("unknown"));
+      expect(stored.anchoredAt).to.equal(0n);
+      expect(stored.submitter).to.equal(ethers.ZeroAddress);
+      expect(stored.role).to.equal(ANCHORER);
+      expect(stored.isRoot).to.equal(false);
+      expect(await anchors.isAnchored(digestOf("unknown"))).to.equal(false);
+      expect(await anchors.isVerified(digestOf("unknown"))).to.equal(false);
+    });
+  });
+
+  describe("anchorRoot", function () {
+    it("stores the root as a root and emits RootAnchored with the leaf count", async function () {
+      const { anchors, service, tree } = await loadFixture(fixture);
+      const at = (await time.latest()) + 5;
+      await time.setNextBlockTimestamp(at);
+      await expect(anchors.connect(service).anchorRoot(tree.root, 5n, KIND))
+        .to.emit(anchors, "RootAnchored")
+        .withArgs(tree.root, KIND, 5n, ANCHORER);
+      const stored = await anchors.anchorOf(tree.root);
+      expect(stored.anchoredAt).to.equal(at);
+      expect(stored.submitter).to.equal(service.address);
+      expect(stored.role).to.equal(ANCHORER);
+      expect(stored.isRoot).to.equal(true);
+      expect(await anchors.isAnchored(tree.root)).to.equal(true);
+    });
+
+    it("records the verifier role for a root anchored by a verifier", async function () {
+      const { anchors, verifier, tree } = await loadFixture(fixture);
+      await expect(anchors.connect(verifier).anchorRoot(tree.root, 5n, KIND))
+        .to.emit(anchors, "RootAnchored")
+        .withArgs(tree.root, KIND, 5n, VERIFIER);
+      expect(await anchors.isVerified(tree.root)).to.equal(true);
+    });
+
+    it("accepts the largest leaf count", async function () {
+      const { anchors, service } = await loadFixture(fixture);
+      const max = 2n ** 64n - 1n;
+      await expect(anchors.connect(service).anchorRoot(digestOf("big"), max, KIND))
+        .to.emit(anchors, "RootAnchored")
+        .withArgs(digestOf("big"), KIND, max, ANCHORER);
+    });
+
+    it("refuses an empty batch", async function () {
+      const { anchors, service, tree } = await loadFixture(fixture);
+      await expect(anchors.connect(service).anchorRoot(tree.root, 0n, KIND))
+        .to.be.revertedWithCustomError(anchors, "AnchorRegistryEmptyBatch")
+        .withArgs(tree.root);
+    });
+
+    it("refuses the zero root", async function () {
+      const { anchors, service } = await loadFixture(fixture);
+      await expect(anchors.connect(service).anchorRoot(ethers.ZeroHash, 1n, KIND)).to.be.revertedWithCustomError(
+        anchors,
+        "AnchorRegistryZeroDigest",
+      );
+    });
+
+    it("refuses an account holding neither role, before looking at the arguments", async function () {
+      const { anchors, other, tree } = await loadFixture(fixture);
+      await expect(anchors.connect(other).anchorRoot(tree.root, 0n, KIND))
+        .to.be.revertedWithCustomError(anchors, "AnchorRegistryUnauthorizedAnchorer")
+        .withArgs(other.address);
+    });
+
+    it("refuses to anchor the same root twice, by either function", async function () {
+      const { anchors, service, tree } = await loadFixture(fixture);
+      await anchors.connect(service).anchorRoot(tree.root, 5n, KIND);
+      await expect(anchors.connect(service).anchorRoot(tree.root, 6n, KIND))
+        .to.be.revertedWithCustomError(anchors, "AnchorRegistryAlreadyAnchored")
+        .withArgs(tree.root);
+      await expect(anchors.connect(service).anchor(tree.root, KIND))
+        .to.be.revertedWithCustomError(anchors, "AnchorRegistryAlreadyAnchored")
+        .withArgs(tree.root);
+      expect((await anchors.anchorOf(tree.root)).isRoot).to.equal(true);
+    });
+  });
+
+  describe("verify", function () {
+    it("accepts every proof of a StandardMerkleTree whose root is anchored", async function () {
+      const { anchors, service, tree, values } = await loadFixture(fixture);
+      await anchors.connect(service).anchorRoot(tree.root, BigInt(values.length), KIND);
+      for (const [index, leaf] of tree.entries()) {
+        expect(await anchors.verify(tree.root, tree.leafHash(leaf), tree.getProof(index))).to.equal(true);
+      }
+    });
+
+    it("uses the StandardMerkleTree leaf hash keccak256(bytes.concat(keccak256(abi.encode(values))))", async function () {
+      const { tree, values } = await loadFixture(fixture);
+      const coder = ethers.AbiCoder.defaultAbiCoder();
+      const expected = ethers.keccak256(ethers.keccak256(coder.encode(LEAF_TYPES, values[0])));
+      expect(tree.leafHash(values[0])).to.equal(expected);
+    });
+
+    it("accepts a one-leaf batch with an empty proof", async function () {
+      const { anchors, service, values } = await loadFixture(fixture);
+      const single = StandardMerkleTree.of([values[0]], LEAF_TYPES);
+      await anchors.connect(service).anchorRoot(single.root, 1n, KIND);
+      expect(single.getProof(0)).to.deep.equal([]);
+      expect(await anchors.verify(single.root, single.leafHash(values[0]), [])).to.equal(true);
+    });
+
+    it("rejects a tampered leaf", async function () {
+      const { anchors, service, tree, values } = await loadFixture(fixture);
+      await anchors.connect(service).anchorRoot(tree.root, 5n, KIND);
+      const tampered = [values[1][0], "2025-11-30", values[1][2], values[1][3]];
+      expect(await anchors.verify(tree.root, tree.leafHash(tampered), tree.getProof(1))).to.equal(false);
+      // The inner hash alone (one keccak) is not a leaf.
+      const inner = ethers.keccak256(ethers.AbiCoder.defaultAbiCoder().encode(LEAF_TYPES, values[1]));
+      expect(await anchors.verify(tree.root, inner, tree.getProof(1))).to.equal(false);
+    });
+
+    it("rejects a tampered proof", async function () {
+      const { anchors, service, tree, values } = await loadFixture(fixture);
+      await anchors.connect(service).anchorRoot(tree.root, 5n, KIND);
+      const proof = tree.getProof(2);
+      const flipped = [...proof];
+      flipped[0] = ethers.toBeHex(BigInt(flipped[0]) ^ 1n, 32);
+      expect(await anchors.verify(tree.root, tree.leafHash(values[2]), flipped)).to.equal(false);
+      expect(await anchors.verify(tree.root, tree.leafHash(values[2]), proof.slice(1))).to.equal(false);
+      expect(await anchors.verify(tree.root, tree.leafHash(values[2]), tree.getProof(3))).to.equal(false);
+    });
+
+    it("rejects a valid proof under a root that is not anchored", async function () {
+      const { anchors, tree, values } = await loadFixture(fixture);
+      expect(await anchors.verify(tree.root, tree.leafHash(values[0]), tree.getProof(0))).to.equal(false);
+    });
+
+    it("rejects a valid proof under another anchored root", async function () {
+      const { anchors, service, tree, values } = await loadFixture(fixture);
+      const otherTree = StandardMerkleTree.of([values[0], values[1]], LEAF_TYPES);
+      await anchors.connect(service).anchorRoot(otherTree.root, 2n, KIND);
+      expect(await anchors.verify(otherTree.root, tree.leafHash(values[3]), tree.getProof(3))).to.equal(false);
+    });
+
+    it("rejects a root anchored by anchor() rather than anchorRoot()", async function () {
+      const { anchors, service, tree, values } = await loadFixture(fixture);
+      await anchors.connect(service).anchor(tree.root, KIND);
+      expect(await anchors.verify(tree.root, tree.leafHash(values[0]), tree.getProof(0))).to.equal(false);
+    });
+  });
+});
