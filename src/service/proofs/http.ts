@@ -1,0 +1,63 @@
+/**
+ * Bounded HTTP reads for proof sources: every request has a timeout and every body a size cap,
+ * and transport failures become `ProofSourceUnreachableError` so `withRetry` can retry them.
+ */
+import { ProofSourceUnreachableError } from './errors';
+
+/** The subset of `fetch` the verifiers use; the global `fetch` fits. */
+export type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
+
+export type BoundedResponse = {
+  status: number;
+  headers: Headers;
+  /** The body decoded as UTF-8, cut at `maxBytes`. */
+  text: string;
+  /** True when the body was longer than `maxBytes` (then `text` holds its first `maxBytes` bytes). */
+  cut: boolean;
+};
+
+/**
+ * GETs `url` with a timeout, reads at most `maxBytes` of its body (never buffering more), and maps
+ * network errors and timeouts to `ProofSourceUnreachableError`. HTTP statuses are left to the caller.
+ */
+export async function boundedGet(
+  fetchImpl: Fetch,
+  url: string,
+  options: { timeoutMs: number; maxBytes: number; headers?: Record<string, string>; redirect?: 'follow' | 'manual' | 'error' },
+): Promise<BoundedResponse> {
+  const signal = AbortSignal.timeout(options.timeoutMs);
+  try {
+    const response = await fetchImpl(url, { method: 'GET', headers: options.headers, redirect: options.redirect ?? 'follow', signal });
+    const { text, cut } = await readBounded(response, options.maxBytes);
+    return { status: response.status, headers: response.headers, text, cut };
+  } catch (error) {
+    const what = signal.aborted ? `timed out after ${options.timeoutMs} ms` : `failed: ${error instanceof Error ? error.message : String(error)}`;
+    throw new ProofSourceUnreachableError(`GET ${url} ${what}`, { cause: error });
+  }
+}
+
+async function readBounded(response: Response, maxBytes: number): Promise<{ text: string; cut: boolean }> {
+  if (!response.body) return { text: '', cut: false };
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let cut = false;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    const room = maxBytes - size;
+    chunks.push(value.byteLength > room ? value.subarray(0, room) : value);
+    size += Math.min(value.byteLength, room);
+    if (value.byteLength > room) {
+      cut = true;
+      await reader.cancel();
+      break;
+    }
+  }
+  return { text: Buffer.concat(chunks).toString('utf8'), cut };
+}
+
+/** 5xx and 429 mean "try again later": the source is unreachable for now, not proving anything. */
+export function isTransientStatus(status: number): boolean {
+  return status >= 500 || status === 429;
+}

@@ -1,0 +1,109 @@
+/**
+ * The identity-proof verifier (V6), pure of storage: `verify` checks a user's evidence against the
+ * challenge the server issued; `recheck` is what the scheduler runs on a stored proof. Sources are
+ * read for real (GitHub API, DNS, HTTPS, chain RPC); those that cannot be reached are retried
+ * (3 tries, backing off) before counting as a failed check.
+ */
+import { promises as dns } from 'node:dns';
+import { BaseError, InvalidInputError } from '../../errors';
+import { isExpired, type Challenge } from './challenge';
+import { proofError, ProofSourceUnreachableError } from './errors';
+import { DEFAULT_RETRY_POLICY, realSleep } from './retry';
+import { formatErc8004Subject, parseErc8004Subject, type ProofKind } from './subjects';
+import {
+  EVIDENCE_SCHEMAS,
+  type KindVerifier,
+  type ProofVerifierDeps,
+  type RecheckOutcome,
+  type ResolvedDeps,
+  type Verified,
+  type VerifiedProof,
+} from './types';
+import { createDomainVerifier, defaultWellKnownUrl } from './verifiers/domain';
+import { createErc8004Verifier } from './verifiers/erc8004';
+import { createGithubVerifier } from './verifiers/github';
+import { createWalletVerifier } from './verifiers/wallet';
+
+export type ProofVerifier = {
+  /**
+   * Verifies `evidence` (unknown JSON, validated here) for `challenge`. The caller consumes the
+   * challenge (single use) and keeps `binding` unique.
+   * @throws InvalidInputError with a `proof_*` code when the evidence does not prove the subject
+   * @throws ProofSourceUnreachableError (503, retryable) when the source could not be reached
+   */
+  verify(challenge: Challenge, evidence: unknown): Promise<Verified>;
+  /** Re-checks a stored proof (V6 scheduler); never throws for a failing proof, only reports it. */
+  recheck(proof: VerifiedProof): Promise<RecheckOutcome>;
+};
+
+/**
+ * Creates the verifier of all proof kinds.
+ * @example
+ * const verifier = createProofVerifier({ now: () => Math.floor(Date.now() / 1000), publicClientFor });
+ * const { binding, proof } = await verifier.verify(challenge, { domain: 'example.com' });
+ */
+export function createProofVerifier(deps: ProofVerifierDeps): ProofVerifier {
+  const resolved: ResolvedDeps = {
+    now: deps.now,
+    githubApiBaseUrl: deps.githubApiBaseUrl ?? 'https://api.github.com',
+    githubRawBaseUrl: deps.githubRawBaseUrl ?? 'https://gist.githubusercontent.com/',
+    githubToken: deps.githubToken,
+    fetch: deps.fetch ?? ((input, init) => fetch(input, init)),
+    resolveTxt: deps.resolveTxt ?? ((hostname) => dns.resolveTxt(hostname)),
+    wellKnownUrl: deps.wellKnownUrl ?? defaultWellKnownUrl,
+    publicClientFor: deps.publicClientFor ?? (() => undefined),
+    walletChainId: deps.walletChainId,
+    sleep: deps.sleep ?? realSleep,
+    retry: deps.retry ?? DEFAULT_RETRY_POLICY,
+    httpTimeoutMs: deps.httpTimeoutMs ?? 10_000,
+  };
+  // Each entry takes the evidence and proof of its own kind; the dispatch below pairs them by `kind`.
+  const kinds: { [K in ProofKind]: KindVerifier<any, Extract<VerifiedProof, { kind: K }>> } = {
+    wallet: createWalletVerifier(resolved),
+    github: createGithubVerifier(resolved),
+    domain: createDomainVerifier(resolved),
+    erc8004: createErc8004Verifier(resolved),
+  };
+
+  return {
+    async verify(challenge, evidence) {
+      if (isExpired(challenge, resolved.now())) {
+        throw proofError('proof_challenge_expired', `challenge ${challenge.id} expired at ${new Date(challenge.expiresAt * 1000).toISOString()}`);
+      }
+      const parsed = EVIDENCE_SCHEMAS[challenge.kind].safeParse(evidence);
+      if (!parsed.success) {
+        throw proofError('proof_evidence_invalid', `invalid ${challenge.kind} evidence: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`, parsed.error);
+      }
+      const proof = await kinds[challenge.kind].verify(challenge, parsed.data);
+      return { type: 'verified', kind: proof.kind, binding: bindingOf(proof), proof };
+    },
+    async recheck(proof) {
+      try {
+        const kind = kinds[proof.kind] as KindVerifier<unknown, VerifiedProof>;
+        return await kind.recheck(proof);
+      } catch (error) {
+        if (error instanceof ProofSourceUnreachableError) {
+          return { type: 'failed', reason: 'unreachable', code: error.code, message: error.message };
+        }
+        if (error instanceof InvalidInputError) return { type: 'failed', reason: 'rejected', code: error.code, message: error.message };
+        // A bug or an unexpected answer: still one failed check, never a crash of the scheduler.
+        const code = error instanceof BaseError ? error.code : 'proof_recheck_error';
+        return { type: 'failed', reason: 'rejected', code, message: error instanceof Error ? error.message : String(error) };
+      }
+    },
+  };
+}
+
+/** The uniqueness key of a proof (see `Verified.binding`). */
+export function bindingOf(proof: VerifiedProof): string {
+  switch (proof.kind) {
+    case 'wallet':
+      return `wallet:${proof.address.toLowerCase()}`;
+    case 'github':
+      return `github:${proof.username.toLowerCase()}`;
+    case 'domain':
+      return `domain:${proof.domain.toLowerCase()}`;
+    case 'erc8004':
+      return `erc8004:${formatErc8004Subject(parseErc8004Subject(proof.subject))}`;
+  }
+}

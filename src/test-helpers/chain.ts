@@ -1,0 +1,130 @@
+/**
+ * A real local EVM chain for mocha tests: the Hardhat network, in-process, driven through viem.
+ *
+ * Hardhat is loaded from the project root (mocha's working directory), compiles `contracts/`
+ * once per process, and exposes its EIP-1193 provider, which viem wraps with `custom(...)`.
+ * All `startTestChain()` calls in one process share that one chain; each call snapshots it on
+ * start and `close()` reverts to that snapshot, so test files do not see each other's state.
+ */
+import {
+  createPublicClient,
+  createWalletClient,
+  custom,
+  type Abi,
+  type Address,
+  type Chain,
+  type Hex,
+  type PublicClient,
+  type Transport,
+  type WalletClient,
+} from 'viem';
+import { mnemonicToAccount, type HDAccount } from 'viem/accounts';
+import { hardhat } from 'viem/chains';
+import type { HardhatRuntimeEnvironment } from 'hardhat/types';
+
+/** How many of the Hardhat network's funded accounts the helper exposes. */
+const ACCOUNT_COUNT = 5;
+
+/** A contract the helper deployed: its address and ABI, ready for viem's `readContract` / `writeContract`. */
+export type DeployedContract = { address: Address; abi: Abi };
+
+/** A funded signer on the test chain, as a viem wallet client bound to one local account. */
+export type TestWalletClient = WalletClient<Transport, Chain, HDAccount>;
+
+export type TestChain = {
+  /** The chain definition (Hardhat, id 31337). */
+  chain: Chain;
+  publicClient: PublicClient<Transport, Chain>;
+  /** Funded local accounts (Hardhat's default mnemonic): they sign messages and transactions locally. */
+  accounts: HDAccount[];
+  /** One wallet client per account, in the same order. */
+  walletClients: TestWalletClient[];
+  /** `walletClients[0]`. */
+  walletClient: TestWalletClient;
+  /**
+   * Deploys the compiled contract `name` (a Hardhat artifact name) and waits for its receipt.
+   * @param from index into `accounts` of the deployer (default 0)
+   */
+  deployContract(name: string, args?: readonly unknown[], options?: { from?: number }): Promise<DeployedContract>;
+  /** `evm_snapshot`: returns an id for `revert`. */
+  snapshot(): Promise<Hex>;
+  /** `evm_revert` to a snapshot id (each id can be reverted to once, as in Hardhat). */
+  revert(id: Hex): Promise<void>;
+  /** Mines `blocks` empty blocks. */
+  mine(blocks?: number): Promise<void>;
+  /** Reverts the chain to its state when this helper started. */
+  close(): Promise<void>;
+};
+
+let compiled: Promise<void> | undefined;
+
+/** The Hardhat runtime, loaded on first use so that importing this module stays cheap. */
+function loadHardhat(): HardhatRuntimeEnvironment {
+  // Loading Hardhat outside its runner selects the in-process `hardhat` network by default;
+  // an inherited HARDHAT_NETWORK (e.g. `localhost`) would point the tests at a live node instead.
+  delete process.env.HARDHAT_NETWORK;
+  return require('hardhat') as HardhatRuntimeEnvironment;
+}
+
+/**
+ * Starts (or joins) the in-process Hardhat chain, compiling `contracts/` first.
+ * @example
+ * const chain = await startTestChain();
+ * const wallet = await chain.deployContract('MockERC1271Wallet', [chain.accounts[0].address]);
+ * after(() => chain.close());
+ */
+export async function startTestChain(): Promise<TestChain> {
+  const hre = loadHardhat();
+  compiled ??= hre.run('compile', { quiet: true }) as Promise<void>;
+  await compiled;
+
+  const provider = hre.network.provider;
+  const transport = custom({ request: (args) => provider.request(args) });
+  const publicClient = createPublicClient({ chain: hardhat, transport });
+  const accounts = deriveAccounts(hre);
+  const walletClients = accounts.map((account) => createWalletClient({ chain: hardhat, transport, account }));
+
+  const snapshot = async (): Promise<Hex> => (await provider.request({ method: 'evm_snapshot' })) as Hex;
+  const revert = async (id: Hex): Promise<void> => {
+    const reverted = await provider.request({ method: 'evm_revert', params: [id] });
+    if (reverted !== true) throw new Error(`evm_revert(${id}) failed: unknown or already used snapshot`);
+  };
+  const initial = await snapshot();
+
+  return {
+    chain: hardhat,
+    publicClient,
+    accounts,
+    walletClients,
+    walletClient: walletClients[0],
+    async deployContract(name, args = [], options = {}) {
+      const artifact = await hre.artifacts.readArtifact(name);
+      const wallet = walletClients[options.from ?? 0];
+      if (!wallet) throw new Error(`no test account at index ${options.from}`);
+      const hash = await wallet.deployContract({ abi: artifact.abi as Abi, bytecode: artifact.bytecode as Hex, args });
+      const receipt = await publicClient.waitForTransactionReceipt({ hash });
+      if (receipt.status !== 'success' || !receipt.contractAddress) throw new Error(`deploying ${name} failed`);
+      return { address: receipt.contractAddress, abi: artifact.abi as Abi };
+    },
+    snapshot,
+    revert,
+    async mine(blocks = 1) {
+      await provider.request({ method: 'hardhat_mine', params: [`0x${blocks.toString(16)}`] });
+    },
+    close: () => revert(initial),
+  };
+}
+
+/** The funded accounts of the Hardhat network config, as local viem accounts. */
+function deriveAccounts(hre: HardhatRuntimeEnvironment): HDAccount[] {
+  const config = hre.network.config.accounts;
+  if (typeof config !== 'object' || Array.isArray(config) || !('mnemonic' in config)) {
+    throw new Error('startTestChain expects the hardhat network to use HD accounts (the default mnemonic)');
+  }
+  return Array.from({ length: Math.min(ACCOUNT_COUNT, config.count) }, (_, i) =>
+    mnemonicToAccount(config.mnemonic, {
+      path: `${config.path}/${config.initialIndex + i}` as `m/44'/60'/${string}`,
+      passphrase: config.passphrase || undefined,
+    }),
+  );
+}
