@@ -1,0 +1,102 @@
+import type { Clock } from "./clock";
+import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from "./errors";
+import type { AgentRow, OwnerRow, Store, StoreTx } from "./ports";
+import { generateId, generateSecret, hashSecret, secretMatches } from "./secrets";
+
+/** Owners and claims (METHOD V2). */
+export type Accounts = ReturnType<typeof createAccounts>;
+
+/** Who is calling, once a token or key has been checked. */
+export type Actor = { type: "owner"; ownerId: string } | { type: "operator" } | { type: "agent"; agentId: string };
+
+export type ClaimResult = { agentId: string; ownerId: string; agentKey: string; claimId: number; claimedAt: number };
+
+/**
+ * Creates owners, claims agents (new claim, re-claim by the owner, operator transfer) and checks
+ * the secrets that identify owners and agents.
+ * @param deps.onClaimed called inside the claim's transaction, to recompute the score at once (V9)
+ */
+export function createAccounts(deps: { store: Store; clock: Clock; onClaimed?: (tx: StoreTx, agentId: string, at: number) => Promise<void> }) {
+  const { store, clock } = deps;
+
+  /** Creates an owner; the token is returned here once and only its hash is stored. */
+  async function createOwner(options: { ownerId?: string } = {}): Promise<{ ownerId: string; token: string }> {
+    const ownerId = options.ownerId ?? generateId("own");
+    const token = `vo_${ownerId}.${generateSecret("t")}`;
+    const owner: OwnerRow = { id: ownerId, tokenHash: hashSecret(token), createdAt: clock.now() };
+    await store.transaction(async (tx) => {
+      if (await tx.getOwner(ownerId)) throw new ConflictError("owner_exists", `owner ${ownerId} already exists`);
+      await tx.insertOwner(owner);
+    });
+    return { ownerId, token };
+  }
+
+  /** The owner an owner token belongs to; 401 when it matches none. */
+  async function authenticateOwner(token: string): Promise<string> {
+    const match = /^vo_([A-Za-z0-9_-]{1,64})\./.exec(token);
+    const owner = match ? await store.read.getOwner(match[1]) : null;
+    if (!owner || !secretMatches(token, owner.tokenHash)) throw new UnauthorizedError("invalid_owner_token", "the owner token is not valid");
+    return owner.id;
+  }
+
+  /** Checks an agent key against the agent's stored key hash; 401 when it does not match. */
+  function checkAgentKey(agent: AgentRow | null, agentKey: string): asserts agent is AgentRow {
+    if (!agent || !secretMatches(agentKey, agent.keyHash)) throw new UnauthorizedError("invalid_agent_key", "the agent key is not valid for this agent");
+  }
+
+  async function startClaim(tx: StoreTx, agentId: string, ownerId: string, kind: "claim" | "reclaim" | "transfer"): Promise<ClaimResult> {
+    const agentKey = `va_${agentId}.${generateSecret("k")}`;
+    const claimedAt = clock.now();
+    const claimId = await tx.startClaim(agentId, { ownerId, keyHash: hashSecret(agentKey), claimedAt, kind });
+    await deps.onClaimed?.(tx, agentId, claimedAt);
+    return { agentId, ownerId, agentKey, claimId, claimedAt };
+  }
+
+  /**
+   * An owner claims a new agent (V2). The agent key is returned once.
+   * @param options.agentId an id of the caller's choosing (replay); a fresh one otherwise
+   */
+  async function claimNewAgent(ownerId: string, options: { agentId?: string; name?: string | null } = {}): Promise<ClaimResult> {
+    const agentId = options.agentId ?? generateId("agt");
+    return store.transaction(async (tx) => {
+      if (!(await tx.getOwner(ownerId))) throw new NotFoundError("owner_not_found", `owner ${ownerId} does not exist`);
+      if (await tx.getAgent(agentId, { lock: true })) throw new ConflictError("agent_exists", `agent ${agentId} is already claimed`);
+      await tx.insertAgent({
+        id: agentId, name: options.name ?? null, ownerId, claimId: 0, claimedAt: 0, keyHash: "", last: null, createdAt: clock.now(),
+      });
+      return startClaim(tx, agentId, ownerId, "claim");
+    });
+  }
+
+  /** The owner claims its own agent again: rotates the key and restarts everything V2 restarts. */
+  async function reclaim(ownerId: string, agentId: string): Promise<ClaimResult> {
+    return store.transaction(async (tx) => {
+      const agent = await tx.getAgent(agentId, { lock: true });
+      if (!agent) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
+      if (agent.ownerId !== ownerId) {
+        throw new ForbiddenError("agent_owned_by_another_owner", `agent ${agentId} belongs to another owner; only an operator's transfer can move it`);
+      }
+      return startClaim(tx, agentId, ownerId, "reclaim");
+    });
+  }
+
+  /**
+   * An operator transfers an agent to another owner: a new claim by that owner (V2), logged.
+   * The previous owner's agent-level proofs do not pass to the new owner.
+   */
+  async function transfer(agentId: string, toOwnerId: string, reason: string): Promise<ClaimResult> {
+    return store.transaction(async (tx) => {
+      const agent = await tx.getAgent(agentId, { lock: true });
+      if (!agent) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
+      if (!(await tx.getOwner(toOwnerId))) throw new NotFoundError("owner_not_found", `owner ${toOwnerId} does not exist`);
+      const at = clock.now();
+      for (const proof of await tx.proofsForAgentAt(agentId, agent.ownerId, at)) {
+        if (proof.agentId === agentId) await tx.removeProof(proof.id, at, "agent transferred to another owner");
+      }
+      await tx.audit({ at, actor: "operator", action: "agent.transfer", subject: agentId, details: { from: agent.ownerId, to: toOwnerId, reason } });
+      return startClaim(tx, agentId, toOwnerId, "transfer");
+    });
+  }
+
+  return { createOwner, authenticateOwner, checkAgentKey, claimNewAgent, reclaim, transfer };
+}

@@ -1,0 +1,152 @@
+/**
+ * What the service needs from storage. Two implementations: SQL (PostgreSQL and PGlite,
+ * `src/store/sql-store.ts`) and memory (`src/store/memory-store.ts`, used by `vrai replay`).
+ * The service code above this line is the same for both (METHOD F2: replay runs the service's code).
+ */
+import type { CountedCheckin, DayAggregate, OutageWindow, PenaltyCode, ProofKind } from "../method";
+
+export type { PenaltyCode, ProofKind };
+
+export type OwnerRow = { id: string; tokenHash: string; createdAt: number };
+
+export type AgentRow = {
+  id: string;
+  name: string | null;
+  ownerId: string;
+  claimId: number;
+  claimedAt: number;
+  keyHash: string;
+  /** V3.4: previous counted check-in since the latest claim. */
+  last: { arrival: number; nextHeartbeatS: number } | null;
+  createdAt: number;
+};
+
+export type StoredCheckin = CountedCheckin & { agentId: string; claimId: number; idempotencyKey: string };
+
+export type OutageRow = OutageWindow & { reason: string };
+
+export type PenaltyRow = {
+  id: string;
+  agentId: string;
+  code: PenaltyCode;
+  points: number;
+  days: number;
+  addedAt: number;
+  reason: string;
+  revokedAt: number | null;
+  revokeReason: string | null;
+};
+
+export type ChallengeRow = {
+  id: string;
+  kind: ProofKind;
+  ownerId: string;
+  agentId: string | null;
+  subject: string;
+  nonce: string;
+  message: string;
+  expiresAt: number;
+  usedAt: number | null;
+};
+
+export type ProofRow = {
+  id: string;
+  kind: ProofKind;
+  ownerId: string;
+  /** Null for owner-level proofs (github, wallet: V6 "belongs to the owner"). */
+  agentId: string | null;
+  subject: string;
+  binding: string | null;
+  evidence: unknown;
+  verifiedAt: number;
+  lastCheckedAt: number;
+  consecutiveFailures: number;
+  removedAt: number | null;
+  removedReason: string | null;
+};
+
+export type ScoreRow = {
+  id: number;
+  agentId: string;
+  method: string;
+  at: number;
+  trigger: "daily" | "change";
+  day: string | null;
+  inputs: string;
+  sha256: string;
+  result: unknown;
+  total: number;
+};
+
+export type AuditEntry = { at: number; actor: string; action: string; subject: string; details: unknown };
+
+/** One transaction's view of the store. */
+export type StoreTx = {
+  insertOwner(owner: OwnerRow): Promise<void>;
+  getOwner(id: string): Promise<OwnerRow | null>;
+
+  /** Reads an agent; `lock` serialises every writer of that agent until the transaction ends. */
+  getAgent(id: string, options?: { lock?: boolean }): Promise<AgentRow | null>;
+  insertAgent(agent: AgentRow): Promise<void>;
+  /** Starts a new claim (V2): new claim id, key, owner; forgets the previous counted check-in. Returns the claim id. */
+  startClaim(agentId: string, claim: { ownerId: string; keyHash: string; claimedAt: number; kind: "claim" | "reclaim" | "transfer" }): Promise<number>;
+  listClaimedAgentIds(): Promise<string[]>;
+  listAgentsOfOwner(ownerId: string): Promise<string[]>;
+
+  findCheckinByKey(agentId: string, idempotencyKey: string): Promise<StoredCheckin | null>;
+  /** Stores a counted check-in, moves the agent's previous counted check-in, and upserts the day aggregates. */
+  recordCheckin(checkin: StoredCheckin, days: readonly DayAggregate[]): Promise<void>;
+  getDays(agentId: string, claimId: number, days: readonly string[]): Promise<DayAggregate[]>;
+  /** Every day aggregate of the claim up to and including `lastDay`, oldest first. */
+  listDays(agentId: string, claimId: number, lastDay: string): Promise<DayAggregate[]>;
+  /** Whether a counted check-in of the claim arrived exactly at `at` (the one instant of day D inside `at = D 00:00:00`). */
+  countCheckinsAt(agentId: string, claimId: number, at: number): Promise<number>;
+
+  /** V4.3: windows declared by `arrival` that may still cover `deadline` (end unknown at `arrival`, or >= deadline). */
+  outagesFor(arrival: number, deadline: number): Promise<OutageRow[]>;
+  listOutages(): Promise<OutageRow[]>;
+  getOutage(id: string): Promise<OutageRow | null>;
+  insertOutage(outage: OutageRow): Promise<void>;
+  /** Sets an open window's end, remembering when it became known (`closedAt`, V4.3). */
+  closeOutage(id: string, end: number, closedAt: number): Promise<void>;
+
+  insertPenalty(penalty: PenaltyRow): Promise<void>;
+  getPenalty(id: string): Promise<PenaltyRow | null>;
+  revokePenalty(id: string, revokedAt: number, reason: string): Promise<void>;
+  listPenalties(agentId: string): Promise<PenaltyRow[]>;
+
+  insertChallenge(challenge: ChallengeRow): Promise<void>;
+  /** Marks the challenge used; false when it was already used (single use). */
+  useChallenge(id: string, at: number): Promise<boolean>;
+  getChallenge(id: string): Promise<ChallengeRow | null>;
+  insertProof(proof: ProofRow): Promise<void>;
+  getProof(id: string): Promise<ProofRow | null>;
+  /** The active proof holding `binding`, if any. */
+  findActiveBinding(binding: string): Promise<ProofRow | null>;
+  /** Proofs that count for an agent at `at`: its own and its owner's owner-level ones (V6). */
+  proofsForAgentAt(agentId: string, ownerId: string, at: number): Promise<ProofRow[]>;
+  listActiveProofs(): Promise<ProofRow[]>;
+  updateProofCheck(id: string, check: { lastCheckedAt: number; consecutiveFailures: number }): Promise<void>;
+  removeProof(id: string, at: number, reason: string): Promise<void>;
+
+  insertScore(score: Omit<ScoreRow, "id">): Promise<number>;
+  latestScore(agentId: string): Promise<ScoreRow | null>;
+  getScore(id: number): Promise<ScoreRow | null>;
+  listDailyScores(agentId: string, fromDay: string, toDay: string): Promise<ScoreRow[]>;
+  hasDailyScore(agentId: string, day: string): Promise<boolean>;
+  /** Every stored score, in id order, `limit` at a time after `afterId`. */
+  scoresAfter(afterId: number, limit: number): Promise<ScoreRow[]>;
+
+  audit(entry: AuditEntry): Promise<void>;
+  listAudit(options: { afterId: number; limit: number }): Promise<Array<AuditEntry & { id: number }>>;
+
+  getSetting<T>(key: string): Promise<T | null>;
+  setSetting(key: string, value: unknown): Promise<void>;
+};
+
+export type Store = {
+  /** Runs `fn` atomically; nothing it wrote is visible to others before it resolves. */
+  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  /** Reads outside an explicit transaction. */
+  read: StoreTx;
+};

@@ -1,0 +1,43 @@
+import fs from "node:fs";
+import path from "node:path";
+import type { Db } from "./db";
+
+const MIGRATIONS_DIR = path.join(__dirname, "migrations");
+// Any constant shared by every instance: concurrent starts apply migrations one at a time.
+const MIGRATION_LOCK_KEY = 7_264_000_001;
+
+/** Migration files, `NNN_name.sql`, in order. Append-only: an applied file is never edited. */
+export function listMigrations(dir = MIGRATIONS_DIR): Array<{ version: number; name: string; sql: string }> {
+  return fs
+    .readdirSync(dir)
+    .filter((file) => /^\d{3}_[a-z0-9_]+\.sql$/.test(file))
+    .sort()
+    .map((file) => ({ version: Number(file.slice(0, 3)), name: file, sql: fs.readFileSync(path.join(dir, file), "utf8") }));
+}
+
+/** Applies the migrations not applied yet, each in its own transaction; returns the names applied. */
+export async function migrate(db: Db): Promise<string[]> {
+  const applied: string[] = [];
+  await db.transaction(async (tx) => {
+    if (db.kind === "pg") await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK_KEY]);
+    await tx.query(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
+    );
+    const done = new Set((await tx.query<{ version: number }>("SELECT version FROM schema_migrations")).rows.map((r) => r.version));
+    for (const migration of listMigrations()) {
+      if (done.has(migration.version)) continue;
+      for (const statement of splitStatements(migration.sql)) await tx.query(statement);
+      await tx.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [migration.version, migration.name]);
+      applied.push(migration.name);
+    }
+  });
+  return applied;
+}
+
+// Migrations are plain SQL without functions or quoted semicolons, so a split on `;` at line ends is exact.
+function splitStatements(sql: string): string[] {
+  return sql
+    .split(/;\s*$/m)
+    .map((s) => s.replace(/^\s*--.*$/gm, "").trim())
+    .filter((s) => s.length > 0);
+}

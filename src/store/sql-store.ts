@@ -1,0 +1,251 @@
+import type { DayAggregate } from "../method";
+import type {
+  AgentRow, AuditEntry, ChallengeRow, OutageRow, OwnerRow, PenaltyRow, ProofRow, ScoreRow, Store, StoreTx, StoredCheckin,
+} from "../service/ports";
+import type { Db, Queryable } from "./db";
+
+type Row = Record<string, any>;
+
+const agentFrom = (r: Row): AgentRow => ({
+  id: r.id,
+  name: r.name,
+  ownerId: r.owner_id,
+  claimId: r.claim_id,
+  claimedAt: r.claimed_at,
+  keyHash: r.key_hash,
+  last: r.last_arrival === null ? null : { arrival: r.last_arrival, nextHeartbeatS: r.last_next_heartbeat_s },
+  createdAt: r.created_at,
+});
+
+const checkinFrom = (r: Row): StoredCheckin => ({
+  agentId: r.agent_id,
+  claimId: r.claim_id,
+  idempotencyKey: r.idempotency_key,
+  arrival: r.arrival,
+  nextHeartbeatS: r.next_heartbeat_s,
+  onTime: r.on_time,
+  excused: r.excused,
+  credit: r.credit,
+});
+
+const dayFrom = (r: Row): DayAggregate => ({
+  day: r.day,
+  checkins: r.checkins,
+  onTime: r.on_time,
+  creditS: r.credit_s,
+  coverageS: r.coverage_s,
+  digest: r.digest,
+});
+
+const outageFrom = (r: Row): OutageRow => ({
+  id: r.id, start: r.start_at, end: r.end_at, declaredAt: r.declared_at, closedAt: r.closed_at, reason: r.reason,
+});
+
+const penaltyFrom = (r: Row): PenaltyRow => ({
+  id: r.id, agentId: r.agent_id, code: r.code, points: r.points, days: r.days, addedAt: r.added_at,
+  reason: r.reason, revokedAt: r.revoked_at, revokeReason: r.revoke_reason,
+});
+
+const challengeFrom = (r: Row): ChallengeRow => ({
+  id: r.id, kind: r.kind, ownerId: r.owner_id, agentId: r.agent_id, subject: r.subject, nonce: r.nonce,
+  message: r.message, expiresAt: r.expires_at, usedAt: r.used_at,
+});
+
+const proofFrom = (r: Row): ProofRow => ({
+  id: r.id, kind: r.kind, ownerId: r.owner_id, agentId: r.agent_id, subject: r.subject, binding: r.binding,
+  evidence: r.evidence, verifiedAt: r.verified_at, lastCheckedAt: r.last_checked_at,
+  consecutiveFailures: r.consecutive_failures, removedAt: r.removed_at, removedReason: r.removed_reason,
+});
+
+const scoreFrom = (r: Row): ScoreRow => ({
+  id: r.id, agentId: r.agent_id, method: r.method, at: r.at, trigger: r.trigger, day: r.day,
+  inputs: r.inputs, sha256: r.sha256, result: r.result, total: r.total,
+});
+
+const SCORE_COLUMNS = "id, agent_id, method, at, trigger, day, inputs, sha256, result, total";
+
+/** The store on PostgreSQL or PGlite: all SQL of the service lives here. */
+export function createSqlStore(db: Db): Store {
+  const txFor = (q: Queryable): StoreTx => {
+    const one = async <T>(sql: string, params: unknown[], map: (r: Row) => T): Promise<T | null> => {
+      const { rows } = await q.query<Row>(sql, params);
+      return rows.length === 0 ? null : map(rows[0]);
+    };
+    const many = async <T>(sql: string, params: unknown[], map: (r: Row) => T): Promise<T[]> =>
+      (await q.query<Row>(sql, params)).rows.map(map);
+
+    return {
+      async insertOwner(o: OwnerRow) {
+        await q.query("INSERT INTO owners (id, token_hash, created_at) VALUES ($1, $2, $3)", [o.id, o.tokenHash, o.createdAt]);
+      },
+      getOwner: (id) => one("SELECT * FROM owners WHERE id = $1", [id], (r) => ({ id: r.id, tokenHash: r.token_hash, createdAt: r.created_at })),
+
+      getAgent: (id, options) =>
+        one(`SELECT * FROM agents WHERE id = $1${options?.lock ? " FOR UPDATE" : ""}`, [id], agentFrom),
+      async insertAgent(a) {
+        await q.query(
+          `INSERT INTO agents (id, name, owner_id, claim_id, claimed_at, key_hash, last_arrival, last_next_heartbeat_s, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, NULL, NULL, $7)`,
+          [a.id, a.name, a.ownerId, a.claimId, a.claimedAt, a.keyHash, a.createdAt],
+        );
+      },
+      async startClaim(agentId, c) {
+        const { rows } = await q.query<Row>(
+          "INSERT INTO claims (agent_id, owner_id, kind, claimed_at) VALUES ($1, $2, $3, $4) RETURNING id",
+          [agentId, c.ownerId, c.kind, c.claimedAt],
+        );
+        const claimId = rows[0].id as number;
+        await q.query(
+          `UPDATE agents SET owner_id = $2, claim_id = $3, claimed_at = $4, key_hash = $5, last_arrival = NULL, last_next_heartbeat_s = NULL
+           WHERE id = $1`,
+          [agentId, c.ownerId, claimId, c.claimedAt, c.keyHash],
+        );
+        return claimId;
+      },
+      listClaimedAgentIds: async () => (await q.query<Row>("SELECT id FROM agents ORDER BY id")).rows.map((r) => r.id),
+      listAgentsOfOwner: async (ownerId) =>
+        (await q.query<Row>("SELECT id FROM agents WHERE owner_id = $1 ORDER BY id", [ownerId])).rows.map((r) => r.id),
+
+      findCheckinByKey: (agentId, key) =>
+        one("SELECT * FROM checkins WHERE agent_id = $1 AND idempotency_key = $2", [agentId, key], checkinFrom),
+      async recordCheckin(c: StoredCheckin, days: readonly DayAggregate[]) {
+        await q.query(
+          `INSERT INTO checkins (agent_id, claim_id, idempotency_key, arrival, next_heartbeat_s, on_time, excused, credit)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+          [c.agentId, c.claimId, c.idempotencyKey, c.arrival, c.nextHeartbeatS, c.onTime, c.excused, c.credit],
+        );
+        await q.query("UPDATE agents SET last_arrival = $2, last_next_heartbeat_s = $3 WHERE id = $1", [
+          c.agentId, c.arrival, c.nextHeartbeatS,
+        ]);
+        for (const d of days) {
+          await q.query(
+            `INSERT INTO agent_days (agent_id, claim_id, day, checkins, on_time, credit_s, coverage_s, digest)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+             ON CONFLICT (agent_id, claim_id, day) DO UPDATE SET checkins = $4, on_time = $5, credit_s = $6, coverage_s = $7, digest = $8`,
+            [c.agentId, c.claimId, d.day, d.checkins, d.onTime, d.creditS, d.coverageS, d.digest],
+          );
+        }
+      },
+      getDays: (agentId, claimId, days) =>
+        many("SELECT * FROM agent_days WHERE agent_id = $1 AND claim_id = $2 AND day = ANY($3::text[])", [agentId, claimId, days], dayFrom),
+      listDays: (agentId, claimId, lastDay) =>
+        many("SELECT * FROM agent_days WHERE agent_id = $1 AND claim_id = $2 AND day <= $3 ORDER BY day", [agentId, claimId, lastDay], dayFrom),
+      countCheckinsAt: async (agentId, claimId, at) =>
+        (await q.query<Row>("SELECT count(*)::int AS n FROM checkins WHERE agent_id = $1 AND claim_id = $2 AND arrival = $3", [agentId, claimId, at]))
+          .rows[0].n,
+
+      outagesFor: (arrival, deadline) =>
+        many(
+          "SELECT * FROM outages WHERE declared_at <= $1 AND (end_at IS NULL OR end_at >= $2 OR closed_at > $1) ORDER BY start_at, id",
+          [arrival, deadline],
+          outageFrom,
+        ),
+      listOutages: () => many("SELECT * FROM outages ORDER BY start_at, id", [], outageFrom),
+      getOutage: (id) => one("SELECT * FROM outages WHERE id = $1", [id], outageFrom),
+      async insertOutage(o) {
+        await q.query("INSERT INTO outages (id, start_at, end_at, declared_at, closed_at, reason) VALUES ($1, $2, $3, $4, NULL, $5)", [
+          o.id, o.start, o.end, o.declaredAt, o.reason,
+        ]);
+      },
+      async closeOutage(id, end, closedAt) {
+        await q.query("UPDATE outages SET end_at = $2, closed_at = $3 WHERE id = $1", [id, end, closedAt]);
+      },
+
+      async insertPenalty(p: PenaltyRow) {
+        await q.query(
+          "INSERT INTO penalties (id, agent_id, code, points, days, added_at, reason) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+          [p.id, p.agentId, p.code, p.points, p.days, p.addedAt, p.reason],
+        );
+      },
+      getPenalty: (id) => one("SELECT * FROM penalties WHERE id = $1", [id], penaltyFrom),
+      async revokePenalty(id, revokedAt, reason) {
+        await q.query("UPDATE penalties SET revoked_at = $2, revoke_reason = $3 WHERE id = $1", [id, revokedAt, reason]);
+      },
+      listPenalties: (agentId) => many("SELECT * FROM penalties WHERE agent_id = $1 ORDER BY added_at, id", [agentId], penaltyFrom),
+
+      async insertChallenge(c: ChallengeRow) {
+        await q.query(
+          `INSERT INTO proof_challenges (id, kind, owner_id, agent_id, subject, nonce, message, expires_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+          [c.id, c.kind, c.ownerId, c.agentId, c.subject, c.nonce, c.message, c.expiresAt],
+        );
+      },
+      useChallenge: async (id, at) =>
+        (await q.query("UPDATE proof_challenges SET used_at = $2 WHERE id = $1 AND used_at IS NULL", [id, at])).rowCount === 1,
+      getChallenge: (id) => one("SELECT * FROM proof_challenges WHERE id = $1", [id], challengeFrom),
+      async insertProof(p: ProofRow) {
+        await q.query(
+          `INSERT INTO proofs (id, kind, owner_id, agent_id, subject, binding, evidence, verified_at, last_checked_at, consecutive_failures)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+          [p.id, p.kind, p.ownerId, p.agentId, p.subject, p.binding, JSON.stringify(p.evidence), p.verifiedAt, p.lastCheckedAt, p.consecutiveFailures],
+        );
+      },
+      getProof: (id) => one("SELECT * FROM proofs WHERE id = $1", [id], proofFrom),
+      findActiveBinding: (binding) =>
+        one("SELECT * FROM proofs WHERE binding = $1 AND removed_at IS NULL", [binding], proofFrom),
+      proofsForAgentAt: (agentId, ownerId, at) =>
+        many(
+          `SELECT * FROM proofs
+           WHERE (agent_id = $1 OR (agent_id IS NULL AND owner_id = $2))
+             AND verified_at <= $3 AND (removed_at IS NULL OR removed_at > $3)
+           ORDER BY verified_at, id`,
+          [agentId, ownerId, at],
+          proofFrom,
+        ),
+      listActiveProofs: () => many("SELECT * FROM proofs WHERE removed_at IS NULL ORDER BY id", [], proofFrom),
+      async updateProofCheck(id, check) {
+        await q.query("UPDATE proofs SET last_checked_at = $2, consecutive_failures = $3 WHERE id = $1", [
+          id, check.lastCheckedAt, check.consecutiveFailures,
+        ]);
+      },
+      async removeProof(id, at, reason) {
+        await q.query("UPDATE proofs SET removed_at = $2, removed_reason = $3 WHERE id = $1 AND removed_at IS NULL", [id, at, reason]);
+      },
+
+      insertScore: async (s) =>
+        (
+          await q.query<Row>(
+            `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+            [s.agentId, s.method, s.at, s.trigger, s.day, s.inputs, s.sha256, JSON.stringify(s.result), s.total],
+          )
+        ).rows[0].id,
+      latestScore: (agentId) =>
+        one(`SELECT ${SCORE_COLUMNS} FROM scores WHERE agent_id = $1 ORDER BY at DESC, id DESC LIMIT 1`, [agentId], scoreFrom),
+      getScore: (id) => one(`SELECT ${SCORE_COLUMNS} FROM scores WHERE id = $1`, [id], scoreFrom),
+      listDailyScores: (agentId, fromDay, toDay) =>
+        many(
+          `SELECT ${SCORE_COLUMNS} FROM scores WHERE agent_id = $1 AND trigger = 'daily' AND day >= $2 AND day <= $3 ORDER BY day`,
+          [agentId, fromDay, toDay],
+          scoreFrom,
+        ),
+      hasDailyScore: async (agentId, day) =>
+        (await q.query("SELECT 1 FROM scores WHERE agent_id = $1 AND trigger = 'daily' AND day = $2", [agentId, day])).rows.length > 0,
+      scoresAfter: (afterId, limit) =>
+        many(`SELECT ${SCORE_COLUMNS} FROM scores WHERE id > $1 ORDER BY id LIMIT $2`, [afterId, limit], scoreFrom),
+
+      async audit(e: AuditEntry) {
+        await q.query("INSERT INTO audit_log (at, actor, action, subject, details) VALUES ($1, $2, $3, $4, $5)", [
+          e.at, e.actor, e.action, e.subject, JSON.stringify(e.details),
+        ]);
+      },
+      listAudit: ({ afterId, limit }) =>
+        many("SELECT * FROM audit_log WHERE id > $1 ORDER BY id LIMIT $2", [afterId, limit], (r) => ({
+          id: r.id, at: r.at, actor: r.actor, action: r.action, subject: r.subject, details: r.details,
+        })),
+
+      getSetting: (key) => one("SELECT value FROM settings WHERE key = $1", [key], (r) => r.value),
+      async setSetting(key, value) {
+        await q.query(
+          "INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = $2",
+          [key, JSON.stringify(value)],
+        );
+      },
+    };
+  };
+
+  return {
+    transaction: (fn) => db.transaction((q) => fn(txFor(q))),
+    read: txFor(db),
+  };
+}

@@ -1,0 +1,44 @@
+import crypto from "node:crypto";
+import pg from "pg";
+import { createPgDb, createPgliteDb, type Db } from "../store/db";
+
+/** The PostgreSQL server tests use (trust auth on this machine and in CI). */
+export const TEST_PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+
+/** A fresh database for one test file, and how to drop it. */
+export type TestDb = { kind: "pg" | "pglite"; db: Db; url?: string; drop(): Promise<void> };
+
+/** Creates a new, empty PostgreSQL database with a random name; `drop()` closes and removes it. */
+export async function createTestPgDb(): Promise<TestDb> {
+  const name = `vrai_test_${crypto.randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: TEST_PG_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = TEST_PG_ADMIN_URL.replace(/\/[^/]*$/, `/${name}`);
+  const db = createPgDb(url);
+  return {
+    kind: "pg",
+    db,
+    url,
+    async drop() {
+      await db.close();
+      const a = new pg.Client({ connectionString: TEST_PG_ADMIN_URL });
+      await a.connect();
+      await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await a.end();
+    },
+  };
+}
+
+/** A PGlite database in memory. */
+export async function createTestPgliteDb(): Promise<TestDb> {
+  const db = await createPgliteDb("memory://");
+  return { kind: "pglite", db, drop: () => db.close() };
+}
+
+/** Both stores the service supports, for tests that must pass on each. */
+export const TEST_STORES: ReadonlyArray<{ name: "postgresql" | "pglite"; create: () => Promise<TestDb> }> = [
+  { name: "postgresql", create: createTestPgDb },
+  { name: "pglite", create: createTestPgliteDb },
+];
