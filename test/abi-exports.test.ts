@@ -1,0 +1,24 @@
+import fs from "node:fs";
+import path from "node:path";
+import { expect } from "chai";
+import { artifacts } from "hardhat";
+import { ABI_DIR, renderAbiModules } from "../scripts/export-abis";
+
+describe("src/chain/abi", function () {
+  it("matches the compiled artifacts (run `npx hardhat run scripts/export-abis.ts` after changing a contract)", async function () {
+    const modules = await renderAbiModules(artifacts);
+    expect(Object.keys(modules).sort()).to.deep.equal(["anchorRegistry.ts", "identityRegistry.ts", "registry.ts"]);
+    for (const [file, content] of Object.entries(modules)) {
+      expect(fs.readFileSync(path.join(ABI_DIR, file), "utf8"), file).to.equal(content);
+    }
+  });
+
+  it("keeps in the identity ABI only the ERC-8004 entries, none specific to AgentIdentity", async function () {
+    const { identityRegistryAbi } = await import("../src/chain/abi/identityRegistry");
+    const names = identityRegistryAbi.map((entry) => ("name" in entry ? entry.name : entry.type));
+    for (const name of ["register", "setAgentWallet", "getAgentWallet", "unsetAgentWallet", "Registered", "MetadataSet", "URIUpdated", "Transfer"]) {
+      expect(names, name).to.include(name);
+    }
+    expect(names.filter((name) => name.startsWith("AgentIdentity") || name === "MAX_DEADLINE_DELAY")).to.deep.equal([]);
+  });
+});

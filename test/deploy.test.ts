@@ -1,0 +1,118 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { expect } from "chai";
+import hre, { ethers } from "hardhat";
+import { DeployConfigError, DeploymentExistsError, deployOptionsFromEnv, deployVrai, type Deployment } from "../scripts/deploy";
+
+describe("scripts/deploy", function () {
+  let outDir: string;
+  beforeEach(function () {
+    outDir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-deploy-"));
+  });
+  afterEach(function () {
+    fs.rmSync(outDir, { recursive: true, force: true });
+  });
+
+  it("deploys the three contracts, grants every role to the deployer on a local network and writes the file", async function () {
+    const [deployer] = await ethers.getSigners();
+    const { deployment, file } = await deployVrai(hre, { outDir });
+    expect(file).to.equal(path.join(outDir, "hardhat.json"));
+    const written = JSON.parse(fs.readFileSync(file, "utf8")) as Deployment;
+    expect(written).to.deep.equal(deployment);
+    expect(written.network).to.equal("hardhat");
+    expect(written.chainId).to.equal(31337);
+    expect(Number.isNaN(Date.parse(written.deployedAt))).to.equal(false);
+    for (const name of ["IdentityRegistry", "AnchorRegistry", "Registry"] as const) {
+      const entry = written.contracts[name];
+      const receipt = await ethers.provider.getTransactionReceipt(entry.txHash!);
+      expect(receipt!.contractAddress, name).to.equal(entry.address);
+      expect(receipt!.blockNumber, name).to.equal(entry.blockNumber);
+      expect(entry.reused, name).to.equal(false);
+    }
+    expect(written.contracts.IdentityRegistry.contractName).to.equal("AgentIdentity");
+
+    const anchors = await ethers.getContractAt("AnchorRegistry", written.contracts.AnchorRegistry.address);
+    const registry = await ethers.getContractAt("Registry", written.contracts.Registry.address);
+    expect(await anchors.hasRole(await anchors.ANCHORER_ROLE(), deployer.address)).to.equal(true);
+    expect(await anchors.hasRole(await anchors.VERIFIER_ROLE(), deployer.address)).to.equal(true);
+    expect(await anchors.hasRole(await anchors.DEFAULT_ADMIN_ROLE(), deployer.address)).to.equal(true);
+    expect(await registry.hasRole(await registry.PLATFORM_ROLE(), deployer.address)).to.equal(true);
+    expect(await registry.identityRegistry()).to.equal(written.contracts.IdentityRegistry.address);
+    expect(written.roles).to.deep.equal({
+      AnchorRegistry: { DEFAULT_ADMIN_ROLE: [deployer.address], ANCHORER_ROLE: [deployer.address], VERIFIER_ROLE: [deployer.address] },
+      Registry: { DEFAULT_ADMIN_ROLE: [deployer.address], PLATFORM_ROLE: [deployer.address] },
+    });
+  });
+
+  it("refuses to overwrite an existing deployment file, before sending any transaction", async function () {
+    const { file } = await deployVrai(hre, { outDir });
+    const before = fs.readFileSync(file, "utf8");
+    const blockBefore = await ethers.provider.getBlockNumber();
+    await expect(deployVrai(hre, { outDir })).to.be.rejectedWith(DeploymentExistsError, "DEPLOY_OVERWRITE=1");
+    expect(await ethers.provider.getBlockNumber()).to.equal(blockBefore);
+    expect(fs.readFileSync(file, "utf8")).to.equal(before);
+  });
+
+  it("overwrites when told to", async function () {
+    const first = await deployVrai(hre, { outDir });
+    const second = await deployVrai(hre, { outDir, overwrite: true });
+    expect(second.deployment.contracts.Registry.address).to.not.equal(first.deployment.contracts.Registry.address);
+    expect(JSON.parse(fs.readFileSync(second.file, "utf8")).contracts.Registry.address).to.equal(second.deployment.contracts.Registry.address);
+  });
+
+  it("reuses an existing identity registry and grants the configured roles only", async function () {
+    const [deployer, anchorer, verifier, platform] = await ethers.getSigners();
+    const canonical = await ethers.deployContract("AgentIdentity");
+    const address = await canonical.getAddress();
+    const { deployment } = await deployVrai(hre, {
+      outDir,
+      identityRegistry: address.toLowerCase(),
+      anchorers: [anchorer.address],
+      verifiers: [verifier.address],
+      platform: [platform.address],
+    });
+    expect(deployment.contracts.IdentityRegistry).to.deep.equal({ address, blockNumber: null, txHash: null, reused: true });
+    const anchors = await ethers.getContractAt("AnchorRegistry", deployment.contracts.AnchorRegistry.address);
+    const registry = await ethers.getContractAt("Registry", deployment.contracts.Registry.address);
+    expect(await registry.identityRegistry()).to.equal(address);
+    expect(await anchors.hasRole(await anchors.ANCHORER_ROLE(), anchorer.address)).to.equal(true);
+    expect(await anchors.hasRole(await anchors.ANCHORER_ROLE(), deployer.address)).to.equal(false);
+    expect(await anchors.hasRole(await anchors.VERIFIER_ROLE(), verifier.address)).to.equal(true);
+    expect(await anchors.hasRole(await anchors.VERIFIER_ROLE(), deployer.address)).to.equal(false);
+    expect(await registry.hasRole(await registry.PLATFORM_ROLE(), platform.address)).to.equal(true);
+    expect(await registry.hasRole(await registry.PLATFORM_ROLE(), deployer.address)).to.equal(false);
+  });
+
+  it("refuses an identity registry address without code, and an invalid address", async function () {
+    const [, someone] = await ethers.getSigners();
+    await expect(deployVrai(hre, { outDir, identityRegistry: someone.address })).to.be.rejectedWith(DeployConfigError, "no contract");
+    await expect(deployVrai(hre, { outDir, anchorers: ["0x1234"] })).to.be.rejectedWith(DeployConfigError, "not an address");
+    expect(fs.existsSync(path.join(outDir, "hardhat.json"))).to.equal(false);
+  });
+
+  it("reads its options from the environment", function () {
+    expect(
+      deployOptionsFromEnv({
+        DEPLOY_IDENTITY_REGISTRY: " 0x8004A169FB4a3325136EB29fA0ceB6D2e539a432 ",
+        DEPLOY_ANCHORERS: "0x1, 0x2,",
+        DEPLOY_VERIFIERS: "",
+        DEPLOY_PLATFORM: "0x3",
+        DEPLOY_OVERWRITE: "1",
+      }),
+    ).to.deep.equal({
+      identityRegistry: "0x8004A169FB4a3325136EB29fA0ceB6D2e539a432",
+      anchorers: ["0x1", "0x2"],
+      verifiers: undefined,
+      platform: ["0x3"],
+      overwrite: true,
+    });
+    expect(deployOptionsFromEnv({})).to.deep.equal({
+      identityRegistry: undefined,
+      anchorers: undefined,
+      verifiers: undefined,
+      platform: undefined,
+      overwrite: false,
+    });
+  });
+});
