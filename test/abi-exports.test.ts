@@ -15,7 +15,7 @@ describe("src/chain/abi", function () {
 
   it("keeps in the identity ABI only the ERC-8004 entries, none specific to AgentIdentity", async function () {
     const { identityRegistryAbi } = await import("../src/chain/abi/identityRegistry");
-    const names = identityRegistryAbi.map((entry) => ("name" in entry ? entry.name : entry.type));
+    const names = identityRegistryAbi.map((entry) => (entry as { name?: string }).name ?? "");
     for (const name of ["register", "setAgentWallet", "getAgentWallet", "unsetAgentWallet", "Registered", "MetadataSet", "URIUpdated", "Transfer"]) {
       expect(names, name).to.include(name);
     }
