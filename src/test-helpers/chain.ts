@@ -79,7 +79,7 @@ export async function startTestChain(): Promise<TestChain> {
   await compiled;
 
   const provider = hre.network.provider;
-  const transport = custom({ request: (args) => provider.request(args) });
+  const transport = custom({ request: (args) => provider.request(args).catch((error: unknown) => Promise.reject(asNodeError(error))) });
   const publicClient = createPublicClient({ chain: hardhat, transport });
   const accounts = deriveAccounts(hre);
   const walletClients = accounts.map((account) => createWalletClient({ chain: hardhat, transport, account }));
@@ -113,6 +113,19 @@ export async function startTestChain(): Promise<TestChain> {
     },
     close: () => revert(initial),
   };
+}
+
+/**
+ * The in-process provider throws reverts as errors with `data` but no JSON-RPC `code`, so viem
+ * cannot tell them from transport failures. Real nodes answer code 3 ("execution reverted") with
+ * the revert data; this gives the same shape, so `ContractFunctionRevertedError` and decoded custom
+ * errors work here as they do against a node.
+ */
+function asNodeError(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const { code, data } = error as Error & { code?: unknown; data?: unknown };
+  if (code !== undefined || typeof data !== 'string' || !data.startsWith('0x')) return error;
+  return Object.assign(new Error(error.message, { cause: error }), { code: 3, data });
 }
 
 /** The funded accounts of the Hardhat network config, as local viem accounts. */
