@@ -2,6 +2,7 @@ import type { MethodVersion } from "../method";
 import type { Clock } from "./clock";
 import { createAccounts } from "./accounts";
 import { createCheckins } from "./checkins";
+import { createIdentity } from "./identity";
 import { createOperator } from "./operator";
 import type { Store } from "./ports";
 import { createScoring } from "./scoring";
@@ -19,5 +20,6 @@ export function createVraiService(deps: { store: Store; clock: Clock; busy: () =
   const accounts = createAccounts({ store, clock, onClaimed: scoring.onChange });
   const checkins = createCheckins({ store, clock, busy: deps.busy });
   const operator = createOperator({ store, clock, onPenaltyChanged: scoring.onChange, onBusyChanged: deps.onBusyChanged });
-  return { store, clock, scoring, accounts, checkins, operator };
+  const identity = createIdentity({ store, clock, onChanged: scoring.onChange });
+  return { store, clock, scoring, accounts, checkins, operator, identity };
 }

@@ -7,4 +7,5 @@ import type { Command } from "../io";
 export const COMMANDS: Readonly<Record<string, () => Command>> = {
   derive: () => require("./derive").command,
   score: () => require("./score").command,
+  replay: () => require("./replay").command,
 };

@@ -1,0 +1,128 @@
+import { expect } from "chai";
+import fc from "fast-check";
+import { runCli } from "../main";
+import { memoryIo } from "../io";
+
+const DAY = 86_400;
+const T0 = Date.UTC(2026, 9, 1) / 1000; // 2026-10-01T00:00:00Z
+
+async function replayLines(input: unknown): Promise<{ code: number; lines: any[]; out: string; err: string }> {
+  const io = memoryIo(JSON.stringify(input));
+  const code = await runCli(["replay"], io);
+  return { code, lines: io.out.split("\n").filter(Boolean).map((l) => JSON.parse(l)), out: io.out, err: io.err };
+}
+
+function hourlyAgent(agent: string, start: number, hours: number, owner = "o1") {
+  const events: any[] = [{ at: start, type: "claim", agent, owner }];
+  for (let h = 0; h < hours; h++) events.push({ at: start + 60 + h * 3600, type: "checkin", agent, key: `${agent}-${h}` });
+  return events;
+}
+
+describe("vrai replay (F2)", () => {
+  it("scores a newly claimed agent 200 (V8)", async () => {
+    const { code, lines } = await replayLines({ events: [{ at: T0, type: "claim", agent: "a1", owner: "o1" }, { at: T0 + 5, type: "score", agent: "a1" }] });
+    expect(code).to.equal(0);
+    expect(lines[1]).to.include({ i: 1, total: 200, band: "200-399", state: "provisional", method: "0.2" });
+    expect(lines[1].components.integrity.shield).to.deep.equal({ active: false });
+  });
+
+  it("gives Reliability 150 and an established state after 30 days of hourly on-time check-ins (V5, V8)", async () => {
+    const events = hourlyAgent("a1", T0, 31 * 24);
+    events.push({ at: T0 + 31 * DAY + 100, type: "score", agent: "a1" });
+    const { lines } = await replayLines({ method: "0.2", events });
+    const score = lines[lines.length - 1];
+    expect(score.components.reliability.value).to.equal(150);
+    expect(score.state).to.equal("established");
+    expect(score.window).to.have.length(30);
+    expect(lines.filter((l) => l.result === "counted")).to.have.length(31 * 24);
+  });
+
+  it("answers refused with retry_after_s and duplicates with the original check-in (V3.1, V3.2)", async () => {
+    const { lines } = await replayLines({
+      events: [
+        { at: T0, type: "claim", agent: "a1", owner: "o1" },
+        { at: T0 + 10, type: "checkin", agent: "a1", key: "k1" },
+        { at: T0 + 10 + 1199, type: "checkin", agent: "a1", key: "k2" },
+        { at: T0 + 10 + 1200, type: "checkin", agent: "a1", key: "k2" },
+        { at: T0 + 10 + 1300, type: "checkin", agent: "a1", key: "k2" },
+      ],
+    });
+    expect(lines[2]).to.deep.equal({ i: 2, result: "refused", retry_after_s: 1 });
+    expect(lines[3]).to.deep.equal({ i: 3, result: "counted", next_heartbeat_s: 3600, on_time: true, excused: false, credit: 1200 });
+    expect(lines[4]).to.deep.equal({ i: 4, result: "duplicate", next_heartbeat_s: 3600, on_time: true, excused: false, credit: 1200 });
+  });
+
+  it("applies busy, outages, proofs and penalties through the service's rules", async () => {
+    const { lines } = await replayLines({
+      events: [
+        { at: T0, type: "claim", agent: "a1", owner: "o1" },
+        { at: T0 + 1, type: "busy", on: true },
+        { at: T0 + 2, type: "checkin", agent: "a1", key: "k1" },
+        { at: T0 + 3, type: "busy", on: false },
+        // The deadline T0+2+7200+600 falls inside this window; the agent is back within 7200 s of its end (V4.3).
+        { at: T0 + 7000, type: "outage", id: "w1", start: T0 + 7000, end: null },
+        { at: T0 + 9000, type: "outage_end", id: "w1", end: T0 + 9000 },
+        { at: T0 + 12_000, type: "checkin", agent: "a1", key: "k2" },
+        { at: T0 + 12_001, type: "outage", id: "w2", start: T0 + 100_000, end: null },
+        { at: T0 + 12_002, type: "proof", id: "p1", owner: "o1", kind: "github" },
+        { at: T0 + 12_003, type: "proof", id: "p2", owner: "o1", agent: "a1", kind: "domain" },
+        { at: T0 + 12_004, type: "penalty", id: "x1", agent: "a1", code: "rule_violation", points: 30, days: 30 },
+        { at: T0 + 12_005, type: "score", agent: "a1" },
+        { at: T0 + 12_006, type: "proof_removed", id: "p2" },
+        { at: T0 + 12_007, type: "penalty_revoked", id: "x1" },
+        { at: T0 + 12_008, type: "penalty_revoked", id: "x1" },
+        { at: T0 + 12_009, type: "score", agent: "a1" },
+        { at: T0 + 12_010, type: "checkin", agent: "nobody", key: "k" },
+      ],
+    });
+    expect(lines[2].next_heartbeat_s).to.equal(7200);
+    expect(lines[6]).to.include({ result: "counted", on_time: true, excused: true, credit: 11_998 });
+    expect(lines[7]).to.include({ result: "rejected" });
+    expect(lines[7].error).to.contain("after it is declared");
+    expect(lines[11].components.identity.value).to.equal(100 + 30 + 40);
+    expect(lines[11].components.integrity.value).to.equal(70);
+    expect(lines[14]).to.include({ result: "rejected" });
+    expect(lines[15].components.identity.value).to.equal(130);
+    expect(lines[15].components.integrity.value).to.equal(100);
+    expect(lines[16]).to.include({ result: "rejected" });
+  });
+
+  it("refuses bad input with exit 2 and one line: unknown type, time order, wrong field type, malformed JSON", async () => {
+    const cases: Array<[string, string]> = [
+      [JSON.stringify({ events: [{ at: T0, type: "teleport" }] }), "events[0].type"],
+      [JSON.stringify({ events: [{ at: T0 + 5, type: "busy", on: true }, { at: T0, type: "busy", on: false }] }), "out of time order"],
+      [JSON.stringify({ events: [{ at: T0, type: "penalty", id: "x", agent: "a", code: "rate_abuse", points: "20", days: 30 }] }), "events[0].points"],
+      [JSON.stringify({ events: [{ at: "yesterday", type: "score", agent: "a" }] }), "events[0].at"],
+      ["{ nope", "malformed JSON"],
+    ];
+    for (const [stdin, expected] of cases) {
+      const io = memoryIo(stdin);
+      expect(await runCli(["replay"], io)).to.equal(2);
+      expect(io.out).to.equal("");
+      expect(io.err.trim().split("\n")).to.have.length(1);
+      expect(io.err).to.contain(expected);
+    }
+  });
+
+  it("is deterministic: the same timeline gives the same output bytes (property)", async () => {
+    const event = fc.oneof(
+      fc.record({ type: fc.constant("checkin"), agent: fc.constantFrom("a1", "a2"), key: fc.constantFrom("k1", "k2", "k3", "k4", "k5", "k6") }),
+      fc.record({ type: fc.constant("busy"), on: fc.boolean() }),
+      fc.record({ type: fc.constant("score"), agent: fc.constantFrom("a1", "a2") }),
+      fc.record({ type: fc.constant("penalty"), id: fc.constantFrom("x1", "x2"), agent: fc.constantFrom("a1", "a2"), code: fc.constant("rate_abuse"), points: fc.integer({ min: 10, max: 50 }), days: fc.integer({ min: 30, max: 180 }) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.tuple(fc.integer({ min: 0, max: 20_000 }), event), { maxLength: 25 }), async (steps) => {
+        let at = T0 + 10;
+        const events: any[] = [{ at: T0, type: "claim", agent: "a1", owner: "o1" }, { at: T0, type: "claim", agent: "a2", owner: "o2" }];
+        for (const [gap, e] of steps) events.push({ at: (at += gap), ...e });
+        const first = await replayLines({ events });
+        const second = await replayLines({ events });
+        expect(first.code).to.equal(0);
+        expect(second.out).to.equal(first.out);
+        expect(first.lines).to.have.length(events.length);
+      }),
+      { numRuns: 40 },
+    );
+  });
+});

@@ -1,0 +1,85 @@
+import { IDENTITY_PROOFS, type ProofKind } from "../method";
+import { InvalidInputError } from "../errors";
+import type { Clock } from "./clock";
+import { ConflictError, ForbiddenError, NotFoundError } from "./errors";
+import type { ProofRow, Store, StoreTx } from "./ports";
+
+export type Identity = ReturnType<typeof createIdentity>;
+
+/** A proof that passed its check, ready to be recorded (V6). */
+export type VerifiedProofInput = {
+  id: string;
+  kind: ProofKind;
+  ownerId: string;
+  /** Required for agent-level kinds (domain, erc8004); absent for owner-level ones (github, wallet). */
+  agentId: string | null;
+  subject: string;
+  /** Unique across agents while active, for domain and erc8004 (V6); null for owner-level kinds. */
+  binding: string | null;
+  evidence: unknown;
+};
+
+/**
+ * Records and removes identity proofs (V6) and recomputes the scores they count for, at once (V6, V9).
+ * Verification against the outside world happens before (src/service/proofs); this module keeps
+ * the rules that hold whatever the source: who a proof belongs to and the one-agent bindings.
+ */
+export function createIdentity(deps: { store: Store; clock: Clock; onChanged: (tx: StoreTx, agentId: string, at: number) => Promise<void> }) {
+  const { store, clock } = deps;
+
+  /** The agents a proof counts for: its agent, or every agent of its owner (V6 "belongs to"). */
+  async function agentsCountedBy(tx: StoreTx, proof: Pick<ProofRow, "agentId" | "ownerId">): Promise<string[]> {
+    return proof.agentId !== null ? [proof.agentId] : tx.listAgentsOfOwner(proof.ownerId);
+  }
+
+  /** Records a verified proof and recomputes the agents it counts for. */
+  async function recordProof(input: VerifiedProofInput): Promise<ProofRow> {
+    const belongsTo = IDENTITY_PROOFS[input.kind].belongsTo;
+    if (belongsTo === "agent" && input.agentId === null) {
+      throw new InvalidInputError("proof_agent_required", `a ${input.kind} proof belongs to one agent: name the agent`);
+    }
+    if (belongsTo === "owner" && input.agentId !== null) {
+      throw new InvalidInputError("proof_agent_not_allowed", `a ${input.kind} proof belongs to the owner and counts for all its agents: name no agent`);
+    }
+    return store.transaction(async (tx) => {
+      if (!(await tx.getOwner(input.ownerId))) throw new NotFoundError("owner_not_found", `owner ${input.ownerId} does not exist`);
+      if (input.agentId !== null) {
+        const agent = await tx.getAgent(input.agentId, { lock: true });
+        if (!agent) throw new NotFoundError("agent_not_found", `agent ${input.agentId} does not exist`);
+        if (agent.ownerId !== input.ownerId) throw new ForbiddenError("agent_owned_by_another_owner", `agent ${input.agentId} belongs to another owner`);
+      }
+      if (await tx.getProof(input.id)) throw new ConflictError("proof_exists", `proof ${input.id} already exists`);
+      if (input.binding !== null) {
+        const holder = await tx.findActiveBinding(input.binding);
+        if (holder) {
+          throw new ConflictError("proof_bound_to_another_agent", `${input.subject} is already proven by ${holder.agentId === input.agentId ? "this" : "another"} agent`);
+        }
+      }
+      const at = clock.now();
+      const proof: ProofRow = { ...input, verifiedAt: at, lastCheckedAt: at, consecutiveFailures: 0, removedAt: null, removedReason: null };
+      await tx.insertProof(proof);
+      for (const agentId of await agentsCountedBy(tx, proof)) await deps.onChanged(tx, agentId, at);
+      return proof;
+    });
+  }
+
+  /**
+   * Removes a proof (by its owner, or after failed checks) and recomputes the agents it counted for.
+   * @param ownerId when given, only this owner's proof may be removed
+   */
+  async function removeProof(id: string, reason: string, options: { ownerId?: string; actor?: string } = {}): Promise<ProofRow> {
+    return store.transaction(async (tx) => {
+      const proof = await tx.getProof(id);
+      if (!proof) throw new NotFoundError("proof_not_found", `proof ${id} does not exist`);
+      if (options.ownerId !== undefined && proof.ownerId !== options.ownerId) throw new ForbiddenError("proof_owned_by_another_owner", `proof ${id} belongs to another owner`);
+      if (proof.removedAt !== null) throw new ConflictError("proof_already_removed", `proof ${id} was already removed`);
+      const at = clock.now();
+      await tx.removeProof(id, at, reason);
+      await tx.audit({ at, actor: options.actor ?? "owner", action: "proof.remove", subject: id, details: { reason, kind: proof.kind, agentId: proof.agentId } });
+      for (const agentId of await agentsCountedBy(tx, proof)) await deps.onChanged(tx, agentId, at);
+      return { ...proof, removedAt: at, removedReason: reason };
+    });
+  }
+
+  return { recordProof, removeProof, agentsCountedBy };
+}
