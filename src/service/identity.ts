@@ -32,8 +32,11 @@ export function createIdentity(deps: { store: Store; clock: Clock; onChanged: (t
     return proof.agentId !== null ? [proof.agentId] : tx.listAgentsOfOwner(proof.ownerId);
   }
 
-  /** Records a verified proof and recomputes the agents it counts for. */
-  async function recordProof(input: VerifiedProofInput): Promise<ProofRow> {
+  /**
+   * Records a verified proof and recomputes the agents it counts for.
+   * @param options.challengeId the challenge it answers, used up in the same transaction (single use)
+   */
+  async function recordProof(input: VerifiedProofInput, options: { challengeId?: string } = {}): Promise<ProofRow> {
     const belongsTo = IDENTITY_PROOFS[input.kind].belongsTo;
     if (belongsTo === "agent" && input.agentId === null) {
       throw new InvalidInputError("proof_agent_required", `a ${input.kind} proof belongs to one agent: name the agent`);
@@ -56,6 +59,9 @@ export function createIdentity(deps: { store: Store; clock: Clock; onChanged: (t
         }
       }
       const at = clock.now();
+      if (options.challengeId !== undefined && !(await tx.useChallenge(options.challengeId, at))) {
+        throw new ConflictError("proof_challenge_used", `challenge ${options.challengeId} was already used`);
+      }
       const proof: ProofRow = { ...input, verifiedAt: at, lastCheckedAt: at, consecutiveFailures: 0, removedAt: null, removedReason: null };
       await tx.insertProof(proof);
       for (const agentId of await agentsCountedBy(tx, proof)) await deps.onChanged(tx, agentId, at);

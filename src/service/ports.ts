@@ -44,7 +44,9 @@ export type ChallengeRow = {
   agentId: string | null;
   subject: string;
   nonce: string;
+  token: string;
   message: string;
+  issuedAt: number;
   expiresAt: number;
   usedAt: number | null;
 };

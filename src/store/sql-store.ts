@@ -2,6 +2,7 @@ import type { DayAggregate } from "../method";
 import type {
   AgentRow, AuditEntry, ChallengeRow, OutageRow, OwnerRow, PenaltyRow, ProofRow, ScoreRow, Store, StoreTx, StoredCheckin,
 } from "../service/ports";
+import type { AgentFactRows, DailyBatchTx } from "../service/scoring";
 import type { Db, Queryable } from "./db";
 
 type Row = Record<string, any>;
@@ -47,8 +48,8 @@ const penaltyFrom = (r: Row): PenaltyRow => ({
 });
 
 const challengeFrom = (r: Row): ChallengeRow => ({
-  id: r.id, kind: r.kind, ownerId: r.owner_id, agentId: r.agent_id, subject: r.subject, nonce: r.nonce,
-  message: r.message, expiresAt: r.expires_at, usedAt: r.used_at,
+  id: r.id, kind: r.kind, ownerId: r.owner_id, agentId: r.agent_id, subject: r.subject, nonce: r.nonce, token: r.token,
+  message: r.message, issuedAt: r.issued_at, expiresAt: r.expires_at, usedAt: r.used_at,
 });
 
 const proofFrom = (r: Row): ProofRow => ({
@@ -66,7 +67,7 @@ const SCORE_COLUMNS = "id, agent_id, method, at, trigger, day, inputs, sha256, r
 
 /** The store on PostgreSQL or PGlite: all SQL of the service lives here. */
 export function createSqlStore(db: Db): Store {
-  const txFor = (q: Queryable): StoreTx => {
+  const txFor = (q: Queryable): StoreTx & DailyBatchTx => {
     const one = async <T>(sql: string, params: unknown[], map: (r: Row) => T): Promise<T | null> => {
       const { rows } = await q.query<Row>(sql, params);
       return rows.length === 0 ? null : map(rows[0]);
@@ -165,9 +166,9 @@ export function createSqlStore(db: Db): Store {
 
       async insertChallenge(c: ChallengeRow) {
         await q.query(
-          `INSERT INTO proof_challenges (id, kind, owner_id, agent_id, subject, nonce, message, expires_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-          [c.id, c.kind, c.ownerId, c.agentId, c.subject, c.nonce, c.message, c.expiresAt],
+          `INSERT INTO proof_challenges (id, kind, owner_id, agent_id, subject, nonce, token, message, issued_at, expires_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+          [c.id, c.kind, c.ownerId, c.agentId, c.subject, c.nonce, c.token, c.message, c.issuedAt, c.expiresAt],
         );
       },
       useChallenge: async (id, at) =>
@@ -219,6 +220,66 @@ export function createSqlStore(db: Db): Store {
           [agentId, fromDay, toDay],
           scoreFrom,
         ),
+      // The daily recompute's bulk path (DailyBatchTx): the same rows, in the same order, as
+      // getAgent + hasDailyScore + listDays + countCheckinsAt + proofsForAgentAt + listPenalties per agent.
+      async dailyFactRows(agentIds: readonly string[], day: string, at: number): Promise<AgentFactRows[]> {
+        const ids = [...agentIds];
+        const agents = await many(
+          `SELECT * FROM agents a WHERE a.id = ANY($1::text[]) AND a.claimed_at <= $2
+             AND NOT EXISTS (SELECT 1 FROM scores s WHERE s.agent_id = a.id AND s.trigger = 'daily' AND s.day = $3)`,
+          [ids, at, day],
+          agentFrom,
+        );
+        if (agents.length === 0) return [];
+        const found = agents.map((a) => a.id);
+        const owners = agents.map((a) => a.ownerId);
+        const [days, midnight, proofs, penalties] = [
+          await q.query<Row>("SELECT * FROM agent_days WHERE agent_id = ANY($1::text[]) AND day <= $2 ORDER BY agent_id, day", [found, day]),
+          await q.query<Row>(
+            "SELECT agent_id, claim_id, count(*)::int AS n FROM checkins WHERE agent_id = ANY($1::text[]) AND arrival = $2 GROUP BY agent_id, claim_id",
+            [found, at],
+          ),
+          await q.query<Row>(
+            `SELECT * FROM (
+               SELECT p.*, p.agent_id AS for_agent FROM proofs p WHERE p.agent_id = ANY($1::text[])
+               UNION ALL
+               SELECT p.*, a.id AS for_agent FROM unnest($1::text[], $2::text[]) AS a (id, owner_id)
+                 JOIN proofs p ON p.agent_id IS NULL AND p.owner_id = a.owner_id
+             ) x
+             WHERE verified_at <= $3 AND (removed_at IS NULL OR removed_at > $3)
+             ORDER BY for_agent, verified_at, id`,
+            [found, owners, at],
+          ),
+          await q.query<Row>("SELECT * FROM penalties WHERE agent_id = ANY($1::text[]) ORDER BY agent_id, added_at, id", [found]),
+        ];
+        const byAgent = new Map<string, AgentFactRows>(agents.map((agent) => [agent.id, { agent, days: [], atMidnight: 0, proofs: [], penalties: [] }]));
+        for (const r of days.rows) {
+          const a = byAgent.get(r.agent_id);
+          if (a && a.agent.claimId === r.claim_id) a.days.push(dayFrom(r));
+        }
+        for (const r of midnight.rows) {
+          const a = byAgent.get(r.agent_id);
+          if (a && a.agent.claimId === r.claim_id) a.atMidnight = r.n;
+        }
+        for (const r of proofs.rows) byAgent.get(r.for_agent)?.proofs.push(proofFrom(r));
+        for (const r of penalties.rows) byAgent.get(r.agent_id)?.penalties.push(penaltyFrom(r));
+        return ids.flatMap((id) => byAgent.get(id) ?? []);
+      },
+      async insertScores(scores) {
+        if (scores.length === 0) return;
+        await q.query(
+          `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total)
+           SELECT agent_id, method, at, trigger, day, inputs, sha256, result::jsonb, total
+           FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[])
+             WITH ORDINALITY AS s (agent_id, method, at, trigger, day, inputs, sha256, result, total, n)
+           ORDER BY n`,
+          [
+            scores.map((s) => s.agentId), scores.map((s) => s.method), scores.map((s) => s.at), scores.map((s) => s.trigger),
+            scores.map((s) => s.day), scores.map((s) => s.inputs), scores.map((s) => s.sha256),
+            scores.map((s) => JSON.stringify(s.result)), scores.map((s) => s.total),
+          ],
+        );
+      },
       hasDailyScore: async (agentId, day) =>
         (await q.query("SELECT 1 FROM scores WHERE agent_id = $1 AND trigger = 'daily' AND day = $2", [agentId, day])).rows.length > 0,
       scoresAfter: (afterId, limit) =>

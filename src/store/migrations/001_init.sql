@@ -91,7 +91,9 @@ CREATE TABLE proof_challenges (
   agent_id    text REFERENCES agents (id),
   subject     text NOT NULL,
   nonce       text NOT NULL,
+  token       text NOT NULL,
   message     text NOT NULL,
+  issued_at   bigint NOT NULL,
   expires_at  bigint NOT NULL,
   used_at     bigint
 );

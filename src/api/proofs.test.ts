@@ -1,0 +1,131 @@
+import { Resolver } from "node:dns/promises";
+import { expect } from "chai";
+import pino from "pino";
+import { privateKeyToAccount } from "viem/accounts";
+import { createManualClock } from "../service/clock";
+import { TEST_STORES, type TestDb } from "../test-helpers/db";
+import { startDnsServer, type TestDnsServer } from "../test-helpers/dns-server";
+import { startApiServer, type ApiServer } from "./server";
+
+const OPERATOR_TOKEN = "operator-test-token-proofs-0123";
+const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
+const WALLET = privateKeyToAccount("0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d");
+const OTHER = privateKeyToAccount("0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a");
+
+for (const { name, create } of TEST_STORES) {
+  describe(`identity proofs and schedules over HTTP on ${name}`, function () {
+    let testDb: TestDb;
+    let server: ApiServer;
+    let dns: TestDnsServer;
+    const clock = createManualClock(T0);
+
+    async function call(method: string, path: string, token?: string, body?: unknown) {
+      const res = await fetch(server.url + path, {
+        method,
+        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, json: (await res.json()) as any };
+    }
+    async function ownerWithAgent() {
+      const owner = (await call("POST", "/v1/owners", undefined, {})).json;
+      const agent = (await call("POST", "/v1/agents", owner.token, {})).json;
+      return { owner, agent };
+    }
+    const total = async (agentId: string) => (await call("GET", `/v1/agents/${agentId}/score`)).json.total as number;
+
+    before(async () => {
+      testDb = await create();
+      dns = await startDnsServer();
+      const resolver = new Resolver();
+      resolver.setServers([dns.address]);
+      server = await startApiServer({
+        db: testDb.db, operatorToken: OPERATOR_TOKEN, clock, logger: pino({ level: "silent" }),
+        proofSources: { resolveTxt: (n) => resolver.resolveTxt(n), sleep: async () => undefined, retry: { tries: 3, baseDelayMs: 1 } },
+      });
+    });
+    after(async () => {
+      await server.close();
+      await dns.close();
+      await testDb.drop();
+    });
+
+    it("verifies a wallet proof signed with EIP-191, counts it for every agent of the owner, and uses the challenge once", async () => {
+      const { owner, agent } = await ownerWithAgent();
+      const second = (await call("POST", "/v1/agents", owner.token, {})).json;
+      const challenge = await call("POST", "/v1/proofs/challenges", owner.token, { kind: "wallet", subject: WALLET.address });
+      expect(challenge.status).to.equal(201);
+      const signature = await WALLET.signMessage({ message: challenge.json.message });
+      const evidence = { address: WALLET.address, signature, signatureType: "eip191" };
+      const byAnother = await OTHER.signMessage({ message: challenge.json.message });
+      const forged = await call("POST", "/v1/proofs", owner.token, { challengeId: challenge.json.id, evidence: { ...evidence, signature: byAnother } });
+      expect(forged.status).to.be.oneOf([400, 422]);
+      expect(await total(agent.agentId)).to.equal(200);
+      const ok = await call("POST", "/v1/proofs", owner.token, { challengeId: challenge.json.id, evidence });
+      expect(ok.status).to.equal(201);
+      expect(ok.json.kind).to.equal("wallet");
+      expect(await total(agent.agentId)).to.equal(230);
+      expect(await total(second.agentId)).to.equal(230);
+      const reused = await call("POST", "/v1/proofs", owner.token, { challengeId: challenge.json.id, evidence });
+      expect(reused.status).to.equal(409);
+      const listed = await call("GET", `/v1/agents/${second.agentId}/proofs`);
+      expect(listed.json.proofs.map((p: any) => p.kind)).to.deep.equal(["wallet"]);
+    });
+
+    it("refuses a challenge answered after it expired, and another owner's challenge", async () => {
+      const { owner } = await ownerWithAgent();
+      const other = (await call("POST", "/v1/owners", undefined, {})).json;
+      const challenge = await call("POST", "/v1/proofs/challenges", owner.token, { kind: "wallet", subject: WALLET.address });
+      const signature = await WALLET.signMessage({ message: challenge.json.message });
+      const evidence = { address: WALLET.address, signature, signatureType: "eip191" };
+      expect((await call("POST", "/v1/proofs", other.token, { challengeId: challenge.json.id, evidence })).status).to.equal(404);
+      clock.set(T0 + 3600);
+      const late = await call("POST", "/v1/proofs", owner.token, { challengeId: challenge.json.id, evidence });
+      expect(late.status).to.equal(422);
+      expect(late.json.error.code).to.equal("proof_challenge_expired");
+      clock.set(T0);
+    });
+
+    it("binds a domain to one agent at a time and removes it after two failed weekly checks (V6)", async () => {
+      clock.set(T0);
+      const a = await ownerWithAgent();
+      const b = await ownerWithAgent();
+      const challenge = await call("POST", "/v1/proofs/challenges", a.owner.token, { kind: "domain", subject: "agents.example.org", agentId: a.agent.agentId });
+      expect(challenge.status).to.equal(201);
+      dns.setTxt("_vrai.agents.example.org", [challenge.json.token]);
+      const proved = await call("POST", "/v1/proofs", a.owner.token, { challengeId: challenge.json.id, evidence: { domain: "agents.example.org", method: "dns" } });
+      expect(proved.status).to.equal(201);
+      expect(await total(a.agent.agentId)).to.equal(240);
+
+      const rival = await call("POST", "/v1/proofs/challenges", b.owner.token, { kind: "domain", subject: "agents.example.org", agentId: b.agent.agentId });
+      dns.setTxt("_vrai.agents.example.org", [rival.json.token]);
+      const taken = await call("POST", "/v1/proofs", b.owner.token, { challengeId: rival.json.id, evidence: { domain: "agents.example.org", method: "dns" } });
+      expect(taken.status).to.equal(409);
+      expect(taken.json.error.code).to.equal("proof_bound_to_another_agent");
+
+      // The record now holds another token: the weekly check fails; twice in a row removes the proof.
+      clock.set(T0 + 7 * 86400);
+      await server.proofs.recheckDue();
+      expect(await total(a.agent.agentId)).to.equal(240);
+      clock.set(T0 + 14 * 86400);
+      await server.proofs.recheckDue();
+      const listed = await call("GET", `/v1/agents/${a.agent.agentId}/proofs`);
+      expect(listed.json.proofs).to.deep.equal([]);
+      expect(await total(a.agent.agentId)).to.equal(200);
+      clock.set(T0);
+    });
+
+    it("computes the daily scores of days missed while the service was down (V9)", async () => {
+      clock.set(T0);
+      const { agent } = await ownerWithAgent();
+      expect(await server.scheduler.catchUpDaily()).to.deep.equal(["2026-11-02"]);
+      clock.set(T0 + 3 * 86400);
+      expect(await server.scheduler.catchUpDaily()).to.deep.equal(["2026-11-03", "2026-11-04", "2026-11-05"]);
+      const history = await call("GET", `/v1/agents/${agent.agentId}/scores?from=2026-11-01&to=2026-11-30`);
+      expect(history.json.scores.map((s: any) => s.day)).to.deep.equal(["2026-11-03", "2026-11-04", "2026-11-05"]);
+      for (const s of history.json.scores) expect(s.at).to.equal(`${s.day}T00:00:00Z`);
+      expect(await server.scheduler.catchUpDaily()).to.deep.equal([]);
+      clock.set(T0);
+    });
+  });
+}

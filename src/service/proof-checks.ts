@@ -1,0 +1,96 @@
+import type { Logger } from "pino";
+import type { Clock } from "./clock";
+import { ConflictError, ForbiddenError, NotFoundError } from "./errors";
+import type { Identity } from "./identity";
+import type { ChallengeRow, ProofKind, ProofRow, Store } from "./ports";
+import { createChallenge, isExpired } from "./proofs/challenge";
+import { proofError } from "./proofs/errors";
+import { applyRecheckOutcome, dueForRecheck } from "./proofs/recheck-policy";
+import type { VerifiedProof } from "./proofs/types";
+import type { ProofVerifier } from "./proofs/verifiers";
+import { generateId } from "./secrets";
+
+/** How long a proof challenge may be answered (V6: challenges expire). */
+export const CHALLENGE_TTL_S = 3600;
+
+export type ProofChecks = ReturnType<typeof createProofChecks>;
+
+/**
+ * The life of an identity proof (V6): a challenge issued and remembered (single use, expiring),
+ * its verification against the real source, and the scheduled re-checks that keep or remove it.
+ */
+export function createProofChecks(deps: { store: Store; clock: Clock; identity: Identity; verifier: ProofVerifier; logger?: Logger }) {
+  const { store, clock, identity, verifier } = deps;
+
+  /** Issues a challenge for `ownerId` to prove `subject` of `kind` (for `agentId` when the kind belongs to one agent). */
+  async function issueChallenge(ownerId: string, input: { kind: ProofKind; subject: string; agentId?: string | null }): Promise<ChallengeRow> {
+    if (input.agentId) {
+      const agent = await store.read.getAgent(input.agentId);
+      if (!agent) throw new NotFoundError("agent_not_found", `agent ${input.agentId} does not exist`);
+      if (agent.ownerId !== ownerId) throw new ForbiddenError("agent_owned_by_another_owner", `agent ${input.agentId} belongs to another owner`);
+    }
+    const c = createChallenge({ kind: input.kind, subject: input.subject, ownerId, agentId: input.agentId ?? null, now: clock.now(), ttlS: CHALLENGE_TTL_S });
+    const row: ChallengeRow = {
+      id: c.id, kind: c.kind, ownerId, agentId: c.agentId, subject: c.subject, nonce: c.nonce, token: c.token, message: c.message,
+      issuedAt: c.issuedAt, expiresAt: c.expiresAt, usedAt: null,
+    };
+    await store.transaction((tx) => tx.insertChallenge(row));
+    return row;
+  }
+
+  /** Verifies `evidence` against challenge `challengeId` of `ownerId`, and records the proof (using the challenge up). */
+  async function submitProof(ownerId: string, challengeId: string, evidence: unknown): Promise<ProofRow> {
+    const challenge = await store.read.getChallenge(challengeId);
+    if (!challenge || challenge.ownerId !== ownerId) throw new NotFoundError("proof_challenge_not_found", `challenge ${challengeId} does not exist for this owner`);
+    if (challenge.usedAt !== null) throw new ConflictError("proof_challenge_used", `challenge ${challengeId} was already used`);
+    if (isExpired(challenge, clock.now())) throw proofError("proof_challenge_expired", `challenge ${challengeId} has expired`);
+    const verified = await verifier.verify(challenge, evidence);
+    return identity.recordProof(
+      {
+        id: generateId("prf"), kind: challenge.kind, ownerId, agentId: challenge.agentId, subject: challenge.subject,
+        binding: verified.binding, evidence: verified.proof,
+      },
+      { challengeId },
+    );
+  }
+
+  /** Re-checks one proof now (the schedule, or an ERC-8004 token move); removes it when V6 says so. */
+  async function recheck(proof: ProofRow): Promise<"kept" | "removed"> {
+    const outcome = await verifier.recheck(proof.evidence as VerifiedProof);
+    const decision = applyRecheckOutcome(proof, outcome);
+    const at = clock.now();
+    if (decision.action === "keep") {
+      await store.transaction((tx) => tx.updateProofCheck(proof.id, { lastCheckedAt: at, consecutiveFailures: decision.consecutiveFailures }));
+      if (outcome.type === "failed") deps.logger?.warn({ proof: proof.id, kind: proof.kind, code: outcome.code }, "proof check failed");
+      return "kept";
+    }
+    const reason = decision.reason === "moved" ? "the identity token moved to another wallet" : "failed two checks in a row";
+    await identity.removeProof(proof.id, reason, { actor: "scheduler" });
+    deps.logger?.info({ proof: proof.id, kind: proof.kind, reason }, "proof removed");
+    return "removed";
+  }
+
+  /** Re-checks every proof whose time has come (V6 table); returns how many were checked and removed. */
+  async function recheckDue(): Promise<{ checked: number; removed: number }> {
+    const now = clock.now();
+    let checked = 0;
+    let removed = 0;
+    for (const proof of await store.read.listActiveProofs()) {
+      if (!dueForRecheck(proof, now)) continue;
+      checked++;
+      if ((await recheck(proof)) === "removed") removed++;
+    }
+    return { checked, removed };
+  }
+
+  /** Re-checks at once the active ERC-8004 proofs of one identity token (V6: when the token moves). */
+  async function recheckErc8004(chainId: number, registry: string, agentId: bigint): Promise<number> {
+    const binding = `erc8004:${chainId}:${registry.toLowerCase()}:${agentId}`;
+    const proof = await store.read.findActiveBinding(binding);
+    if (!proof) return 0;
+    await recheck(proof);
+    return 1;
+  }
+
+  return { issueChallenge, submitProof, recheck, recheckDue, recheckErc8004 };
+}

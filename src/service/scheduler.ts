@@ -1,0 +1,74 @@
+import type { Logger } from "pino";
+import { DAY_S, dayStart, utcDay } from "../method";
+import type { Clock } from "./clock";
+import type { Store } from "./ports";
+import type { ProofChecks } from "./proof-checks";
+import type { Scoring } from "./scoring";
+
+const LAST_DAILY_SETTING = "daily_recompute_last_day";
+
+/**
+ * The service's timed work: the daily recompute at 00:00 UTC (V9), with every day missed while
+ * the service was down computed when it comes back, and the proof re-checks (V6).
+ */
+export function createScheduler(deps: { store: Store; clock: Clock; scoring: Scoring; proofs?: ProofChecks; logger: Logger }) {
+  const { store, clock, scoring, logger } = deps;
+  let running: Promise<void> | null = null;
+  let timer: NodeJS.Timeout | null = null;
+
+  /** Computes each day from the one after the last completed up to today; returns the days computed. */
+  async function catchUpDaily(): Promise<string[]> {
+    const today = utcDay(clock.now());
+    const last = await store.read.getSetting<string>(LAST_DAILY_SETTING);
+    const done: string[] = [];
+    // A new store starts with today: there is nothing to catch up before its first day.
+    for (let day = last === null ? today : utcDay(dayStart(last) + DAY_S); day <= today; day = utcDay(dayStart(day) + DAY_S)) {
+      const started = Date.now();
+      const stored = await scoring.recomputeDay(day, (n, total) => {
+        if (n % 1000 === 0 || n === total) logger.info({ day, done: n, total }, "daily recompute progress");
+      });
+      await store.transaction((tx) => tx.setSetting(LAST_DAILY_SETTING, day));
+      logger.info({ day, stored, ms: Date.now() - started }, "daily recompute done");
+      done.push(day);
+    }
+    return done;
+  }
+
+  /** One pass of everything due now. Passes never overlap. */
+  async function tick(): Promise<void> {
+    if (running) return running;
+    running = (async () => {
+      try {
+        await catchUpDaily();
+        if (deps.proofs) {
+          const { checked, removed } = await deps.proofs.recheckDue();
+          if (checked > 0) logger.info({ checked, removed }, "proof re-checks done");
+        }
+      } catch (error) {
+        logger.error({ err: error }, "scheduled work failed; retrying at the next tick");
+      } finally {
+        running = null;
+      }
+    })();
+    return running;
+  }
+
+  return {
+    catchUpDaily,
+    tick,
+    /** Runs `tick` now and every `intervalMs` (default one minute) until `stop`. */
+    start(intervalMs = 60_000): void {
+      void tick();
+      timer = setInterval(() => void tick(), intervalMs);
+      timer.unref();
+    },
+    /** Stops the timer and waits for a pass in progress. */
+    async stop(): Promise<void> {
+      if (timer) clearInterval(timer);
+      timer = null;
+      await running;
+    },
+  };
+}
+
+export type Scheduler = ReturnType<typeof createScheduler>;
