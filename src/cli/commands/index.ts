@@ -8,4 +8,5 @@ export const COMMANDS: Readonly<Record<string, () => Command>> = {
   derive: () => require("./derive").command,
   score: () => require("./score").command,
   replay: () => require("./replay").command,
+  recompute: () => require("./recompute").command,
 };
