@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { dayStart, parseRfc3339, toRfc3339, utcDay, windowDays } from "./time";
+import { dayName, dayStart, parseRfc3339, toRfc3339, utcDay, windowDays } from "./time";
 
 describe("time (V1)", () => {
   it("names the UTC day of an instant, the last second of a day included", () => {
@@ -30,5 +30,13 @@ describe("time (V1)", () => {
 
   it("gives the daily recompute at D 00:00:00 the same window as any instant of D", () => {
     expect(windowDays(parseRfc3339("2026-11-30T00:00:00Z"))).to.deep.equal(windowDays(parseRfc3339("2026-11-30T23:59:59Z")));
+  });
+});
+
+describe("day names by calendar arithmetic (V1)", () => {
+  it("agrees with Date on every day from 1900 to 2200", () => {
+    const wrong: number[] = [];
+    for (let d = -25_567; d < 84_000; d++) if (dayName(d) !== new Date(d * 86_400_000).toISOString().slice(0, 10)) wrong.push(d);
+    expect(wrong).to.deep.equal([]);
   });
 });

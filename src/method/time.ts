@@ -23,8 +23,24 @@ function assertSeconds(t: number, what: string): void {
  */
 export function utcDay(t: number): string {
   assertSeconds(t, "time");
-  const d = new Date(Math.floor(t / DAY_S) * DAY_S * 1000);
-  return `${String(d.getUTCFullYear()).padStart(4, "0")}-${pad2(d.getUTCMonth() + 1)}-${pad2(d.getUTCDate())}`;
+  return dayName(Math.floor(t / DAY_S));
+}
+
+/**
+ * `YYYY-MM-DD` of a day number (days since 1970-01-01), by integer civil-calendar arithmetic
+ * (H. Hinnant's `civil_from_days`): no Date allocation on the check-in path.
+ */
+export function dayName(dayNumber: number): string {
+  const z = dayNumber + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  return `${String(y).padStart(4, "0")}-${pad2(m)}-${pad2(d)}`;
 }
 
 /**
@@ -76,6 +92,6 @@ export function parseRfc3339(s: string): number {
 export function windowDays(at: number): string[] {
   const today = dayNumber(at);
   const days: string[] = [];
-  for (let d = today - WINDOW_DAYS; d < today; d++) days.push(utcDay(d * DAY_S));
+  for (let d = today - WINDOW_DAYS; d < today; d++) days.push(dayName(d));
   return days;
 }

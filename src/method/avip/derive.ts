@@ -134,22 +134,27 @@ function inChainOrder(records: ProofRecord[]): ProofRecord[] {
 
 /**
  * A2 and the counts of A3–A4 for one executor: selection (on-chain over self-reported), order,
- * dedup by txHash compared case-insensitively (first in order wins).
+ * dedup by txHash compared case-insensitively (first in order wins). One pass, no copies.
+ * @param records the executor's records in the order given
+ * @param onchainCount how many of them are on-chain
  */
-export function countRecords(onchain: ProofRecord[], selfReported: ProofRecord[]): RecordCounts {
-  const selected = onchain.length > 0 ? inChainOrder(onchain) : selfReported;
-  const seen = new Set<string>();
-  const kept: ProofRecord[] = [];
+export function countRecords(records: ProofRecord[], onchainCount: number): RecordCounts {
+  let selected = records;
+  if (onchainCount > 0 && onchainCount < records.length) selected = records.filter((r) => r.source === "onchain");
+  if (onchainCount > 0) selected = inChainOrder(selected);
+  const seen = selected.length > 1 ? new Set<string>() : null;
+  // A4 RECENT_FAILURES: success of the last RECENT_RECORDS kept records, as a ring.
+  const recentRing: boolean[] = [];
+  let total = 0, successes = 0, highRiskSuccesses = 0, withViolations = 0, verified = 0, allLow = true;
   for (let i = 0; i < selected.length; i++) {
     const r = selected[i];
-    const key = r.txHash.toLowerCase();
-    if (seen.has(key)) continue;
-    seen.add(key);
-    kept.push(r);
-  }
-  let successes = 0, highRiskSuccesses = 0, withViolations = 0, verified = 0, allLow = true;
-  for (let i = 0; i < kept.length; i++) {
-    const r = kept[i];
+    if (seen !== null) {
+      const key = r.txHash.toLowerCase();
+      if (seen.has(key)) continue;
+      seen.add(key);
+    }
+    recentRing[total % RECENT_RECORDS] = r.success;
+    total++;
     if (r.success) {
       successes++;
       if (r.riskLevel === "high" || r.riskLevel === "critical") highRiskSuccesses++;
@@ -158,10 +163,9 @@ export function countRecords(onchain: ProofRecord[], selfReported: ProofRecord[]
     if (r.policyViolations > 0) withViolations++;
     if (r.verified && r.source === "onchain") verified++;
   }
-  const recent = Math.min(RECENT_RECORDS, kept.length);
   let recentFailures = 0;
-  for (let i = kept.length - recent; i < kept.length; i++) if (!kept[i].success) recentFailures++;
-  return { total: kept.length, successes, highRiskSuccesses, withViolations, verified, allLow, recentFailures, recent };
+  for (const success of recentRing) if (!success) recentFailures++;
+  return { total, successes, highRiskSuccesses, withViolations, verified, allLow, recentFailures, recent: recentRing.length };
 }
 
 /**
@@ -170,18 +174,22 @@ export function countRecords(onchain: ProofRecord[], selfReported: ProofRecord[]
  * @example deriveScores(validateRecords(json))["did:erc8004:1:0x…:7"].score
  */
 export function deriveScores(records: readonly ProofRecord[]): Record<string, DerivedResult> {
-  const groups = new Map<string, { onchain: ProofRecord[]; selfReported: ProofRecord[] }>();
+  const groups = new Map<string, { records: ProofRecord[]; onchain: number }>();
+  let lastExecutor = "";
+  let last: { records: ProofRecord[]; onchain: number } | undefined;
   for (let i = 0; i < records.length; i++) {
     const r = records[i];
-    let g = groups.get(r.executor);
+    let g = r.executor === lastExecutor ? last : groups.get(r.executor);
     if (g === undefined) {
-      g = { onchain: [], selfReported: [] };
+      g = { records: [], onchain: 0 };
       groups.set(r.executor, g);
     }
-    if (r.source === "onchain") g.onchain.push(r);
-    else g.selfReported.push(r);
+    lastExecutor = r.executor;
+    last = g;
+    g.records.push(r);
+    if (r.source === "onchain") g.onchain++;
   }
   const out: Record<string, DerivedResult> = {};
-  for (const [executor, g] of groups) out[executor] = scoreCounts(countRecords(g.onchain, g.selfReported));
+  for (const [executor, g] of groups) out[executor] = scoreCounts(countRecords(g.records, g.onchain));
   return out;
 }

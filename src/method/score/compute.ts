@@ -1,5 +1,6 @@
-import { canonicalJson, sha256Hex } from "../canonical";
-import { DAY_S, dayStart, parseRfc3339, toRfc3339, windowDays } from "../time";
+import { sha256Hex } from "../canonical";
+import { canonicalScoreInputs } from "./canonical-inputs";
+import { DAY_S, WINDOW_DAYS, dayNumber, parseRfc3339, toRfc3339, windowDays } from "../time";
 import { identityValue, type ProofKind } from "./identity";
 import { integrityValue, isPenaltyActive, penaltyExpiry, type PenaltyCode } from "./integrity";
 import { methodRules, type MethodVersion } from "./methods";
@@ -49,10 +50,11 @@ function evaluate(inputs: ScoreInputs, sha256: string): ScoreResult {
   const byDay = new Map(inputs.days.map((d) => [d.day, d]));
   let creditS = 0;
   let checkinDays = 0;
-  const window: WindowDay[] = windowDays(at).map((day) => {
+  const firstDayStart = (dayNumber(at) - WINDOW_DAYS) * DAY_S;
+  const window: WindowDay[] = windowDays(at).map((day, i) => {
     const d = byDay.get(day);
     // V2, V10: days that ended at or before the latest claim are shown, marked, never counted.
-    const beforeClaim = dayStart(day) + DAY_S <= claimedAt;
+    const beforeClaim = firstDayStart + (i + 1) * DAY_S <= claimedAt;
     if (d === undefined || beforeClaim) return { day, checkins: 0, on_time: 0, coverage_s: 0, before_claim: beforeClaim };
     creditS += d.credit_s;
     if (d.checkins > 0) checkinDays++;
@@ -96,7 +98,7 @@ function evaluate(inputs: ScoreInputs, sha256: string): ScoreResult {
  */
 export function scoreFromInputs(inputs: ScoreInputs): { result: ScoreResult; canonical: string; sha256: string } {
   methodRules(inputs.method);
-  const canonical = canonicalJson(inputs);
+  const canonical = canonicalScoreInputs(inputs);
   const sha256 = sha256Hex(canonical);
   return { result: evaluate(inputs, sha256), canonical, sha256 };
 }

@@ -3,3 +3,4 @@ export * from "./integrity";
 export * from "./methods";
 export * from "./inputs";
 export * from "./compute";
+export * from "./canonical-inputs";

@@ -6,6 +6,7 @@ import { METHODS, methodRules } from "./methods";
 import { IDENTITY_MAX } from "./identity";
 import { playCheckins } from "../play";
 import { canonicalJson } from "../canonical";
+import { canonicalScoreInputs } from "./canonical-inputs";
 import { parseRfc3339 } from "../time";
 import type { DayAggregate } from "../days";
 
@@ -241,5 +242,34 @@ describe("Vrai score (V5–V10)", () => {
         { numRuns: 100 },
       );
     });
+  });
+});
+
+describe("canonical inputs documents (V9)", () => {
+  it("writes exactly the bytes of the generic RFC 8785 serialiser (property)", () => {
+    const arb = fc.record({
+      agent: fc.string(),
+      method: fc.constantFrom("0.1" as const, "0.2" as const),
+      hours: fc.array(fc.integer({ min: 1200, max: 20_000 }), { maxLength: 200 }),
+      penalties: fc.array(fc.record({ id: fc.string({ minLength: 1 }), points: fc.integer({ min: 10, max: 50 }), days: fc.integer({ min: 30, max: 180 }), ago: fc.nat(40 * D) }), { maxLength: 3 }),
+      proofs: fc.subarray(["github", "wallet", "domain", "erc8004"] as const),
+    });
+    fc.assert(
+      fc.property(arb, (a) => {
+        const arrivals = a.hours.reduce<number[]>((acc, g) => [...acc, acc[acc.length - 1] + g], [NOV1 + 3 * D]);
+        const inputs = buildScoreInputs(facts({
+          agent: a.agent, method: a.method, days: playCheckins(arrivals.filter((t) => t < AT).map((arrival) => ({ arrival }))).days,
+          penalties: a.penalties.map((p, i) => ({ id: `${p.id}${i}`, code: "rule_violation", points: p.points, days: p.days, addedAt: AT - p.ago, revokedAt: null })),
+          proofs: a.proofs.map((kind) => ({ kind })),
+        }));
+        expect(canonicalScoreInputs(inputs)).to.equal(canonicalJson(inputs));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("falls back to the generic serialiser for a document off its shape", () => {
+    const inputs = { ...buildScoreInputs(facts()), extra: { b: 1, a: 2 } } as never;
+    expect(canonicalScoreInputs(inputs)).to.equal(canonicalJson(inputs));
   });
 });

@@ -1,0 +1,136 @@
+/**
+ * `npm run bench:method`: single-threaded throughput of the method engine, each figure printed
+ * beside its target from the issue. Inputs are generated in memory before timing; each benchmark
+ * runs a few times and reports its best run.
+ */
+import { performance } from "node:perf_hooks";
+import {
+  buildScoreInputs, canonicalScoreInputs, deriveScores, scoreFromInputs, sha256Hex, validateRecords, nextDayDigest, utcDay, parseRfc3339,
+  type DayAggregate, type ProofRecord, type ScoreFacts,
+} from "../../src/method";
+
+type Benchmark = { name: string; unit: string; target: number; items: number; prepare(): () => void };
+
+/** Deterministic generator (no Math.random: runs are comparable). */
+function lcg(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => ((s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0) / 2 ** 32);
+}
+
+function bestOf(runs: number, items: number, work: () => void): number {
+  let best = Infinity;
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    work();
+    best = Math.min(best, performance.now() - t0);
+  }
+  return (items / best) * 1000;
+}
+
+const RECORDS = 1_000_000;
+const EXECUTORS = 20_000;
+
+/** F1 derive over 1,000,000 parsed records: 20,000 executors, 1 in 10 self-reported-only, ~3 % duplicate txHashes. */
+const derive: Benchmark = {
+  name: "derive (validate + select + order + dedup + A3)",
+  unit: "records/s",
+  target: 1_000_000,
+  items: RECORDS,
+  prepare() {
+    const rand = lcg(1);
+    const levels = ["low", "medium", "high", "critical"] as const;
+    const records: ProofRecord[] = [];
+    for (let i = 0; i < RECORDS; i++) {
+      const e = i % EXECUTORS;
+      const selfOnly = e % 10 === 0;
+      const dup = rand() < 0.03 && i > EXECUTORS;
+      const n = dup ? i - EXECUTORS : i;
+      records.push({
+        txHash: `0x${n.toString(16).padStart(64, "0")}`,
+        executor: `did:erc8004:8453:0x00000000000000000000000000000000000000aa:${e}`,
+        success: rand() < 0.8,
+        riskLevel: levels[Math.floor(rand() * 4)],
+        policyViolations: rand() < 0.05 ? 1 : 0,
+        verified: !selfOnly && rand() < 0.7,
+        traceRoot: "0x5f3a9c0e7b1d4a2c8e6f0b9d3c7a1e5f2b8d4c6a0e9f7b3d1c5a8e2f4b6d0c9a",
+        source: selfOnly ? "self-reported" : "onchain",
+        ...(selfOnly ? {} : { blockNumber: 1_000_000 + Math.floor(n / 50), logIndex: n % 50 }),
+      });
+    }
+    const input = { records };
+    return () => void deriveScores(validateRecords(input));
+  },
+};
+
+const AGENTS = 100_000;
+const AT = parseRfc3339("2026-12-01T00:00:00Z");
+
+/** Facts of an agent checking in every hour for 30 days, with proofs and a penalty. */
+function hourlyFacts(i: number): ScoreFacts {
+  const days: DayAggregate[] = [];
+  for (let d = 31; d >= 1; d--) {
+    const start = AT - d * 86_400;
+    let digest: string | null = null;
+    for (let h = 0; h < 24; h++) {
+      const arrival = start + h * 3600 + (i % 600);
+      digest = nextDayDigest(digest, { arrival, nextHeartbeatS: 3600, onTime: true, excused: false, credit: 3600 });
+    }
+    days.push({ day: utcDay(start), checkins: 24, onTime: 24, creditS: 86_400, coverageS: 86_400, digest: digest as string });
+  }
+  return {
+    agent: `agent-${i}`, method: "0.2", at: AT, claimedAt: AT - 40 * 86_400,
+    proofs: [{ kind: "github" }, { kind: "erc8004" }],
+    penalties: i % 10 === 0 ? [{ id: `x${i}`, code: "rate_abuse", points: 20, days: 30, addedAt: AT - 86_400, revokedAt: null }] : [],
+    days,
+  };
+}
+
+let sampleFacts: ScoreFacts[] | null = null;
+function agentFacts(): ScoreFacts[] {
+  // Day aggregates repeat across agents (only the digests would differ): 1,000 distinct agents reused.
+  sampleFacts ??= Array.from({ length: 1000 }, (_, i) => hourlyFacts(i));
+  return sampleFacts;
+}
+
+/** V9: build, canonicalise (RFC 8785) and hash the inputs of 100,000 hourly agents. */
+const inputs: Benchmark = {
+  name: "score inputs (build + RFC 8785 + SHA-256)",
+  unit: "documents/s",
+  target: 10_000,
+  items: AGENTS,
+  prepare() {
+    const facts = agentFacts();
+    return () => {
+      for (let i = 0; i < AGENTS; i++) sha256Hex(canonicalScoreInputs(buildScoreInputs({ ...facts[i % facts.length], agent: `agent-${i}` })));
+    };
+  },
+};
+
+/** The same plus computing the result (what the daily recompute does per agent). */
+const fullScore: Benchmark = {
+  name: "full score (build + canonicalise + hash + compute)",
+  unit: "scores/s",
+  target: 10_000,
+  items: AGENTS,
+  prepare() {
+    const facts = agentFacts();
+    return () => {
+      for (let i = 0; i < AGENTS; i++) scoreFromInputs(buildScoreInputs({ ...facts[i % facts.length], agent: `agent-${i}` }));
+    };
+  },
+};
+
+/** Benchmarks run in this order. Add new ones (the replay benchmark) to this list. */
+const BENCHMARKS: Benchmark[] = [derive, inputs, fullScore];
+
+function main(): void {
+  console.log(`method benchmarks, one thread, node ${process.version}`);
+  for (const b of BENCHMARKS) {
+    const work = b.prepare();
+    const rate = bestOf(3, b.items, work);
+    const verdict = rate >= b.target ? "ok" : "BELOW TARGET";
+    console.log(`${b.name.padEnd(52)} ${Math.round(rate).toLocaleString("en-US").padStart(12)} ${b.unit.padEnd(12)} target ${b.target.toLocaleString("en-US").padStart(10)}  ${verdict}`);
+  }
+}
+
+main();
