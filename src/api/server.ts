@@ -9,6 +9,7 @@ import { hashSecret } from "../service/secrets";
 import type { Db } from "../store/db";
 import { migrate } from "../store/migrate";
 import { createSqlStore } from "../store/sql-store";
+import { agentPageRouter } from "../web/agent-route";
 import { createApp, type AppOptions } from "./app";
 
 export type ApiServerOptions = {
@@ -50,9 +51,14 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const busyTimer = setInterval(refreshBusy, BUSY_SWITCH_REFRESH_MS);
   busyTimer.unref();
 
+  const extraMount = options.mount?.(service);
   const app = createApp({
     service, logger, load, operatorTokenHash: hashSecret(options.operatorToken), rateLimit: options.rateLimit,
-    extraRoutes: options.extraRoutes?.(service), mount: options.mount?.(service),
+    extraRoutes: options.extraRoutes?.(service),
+    mount: (expressApp) => {
+      expressApp.use(agentPageRouter(service.store.read));
+      extraMount?.(expressApp);
+    },
   });
   const server = http.createServer(app);
   server.keepAliveTimeout = 5000;

@@ -1,0 +1,197 @@
+import { expect } from "chai";
+import { windowDays, type ScoreResult, type WindowDay } from "../method";
+import { renderAgentNotFoundPage, renderAgentPage, type AgentPageView } from "./agent-page";
+import { html } from "./html";
+
+const AT = Date.UTC(2026, 10, 30, 10, 0, 0) / 1000; // 2026-11-30T10:00:00Z
+const SHA = "3f".repeat(32);
+const HOSTILE = "<script>alert(1)</script>";
+
+/** A window whose first `beforeClaim` days lie before the claim and the rest have hourly check-ins. */
+function windowOf(beforeClaim: number): WindowDay[] {
+  return windowDays(AT).map((day, i) =>
+    i < beforeClaim
+      ? { day, checkins: 0, on_time: 0, coverage_s: 0, before_claim: true }
+      : { day, checkins: 24, on_time: i === beforeClaim ? 23 : 24, coverage_s: i === beforeClaim ? 82_800 : 86_400, before_claim: false },
+  );
+}
+
+function resultOf(overrides: Partial<ScoreResult> = {}): ScoreResult {
+  return {
+    scoreType: "vrai", method: "0.2", agent: "ag_1", at: "2026-11-30T10:00:00Z", total: 227, band: "200-399", state: "provisional",
+    components: {
+      identity: { value: 130, proofs: ["github"] },
+      reliability: { value: 17, creditS: 298_800 },
+      integrity: {
+        value: 80,
+        penalties: [{ id: "pen_1", code: "rate_abuse", points: 20, addedAt: "2026-11-29T12:00:00Z", expiresAt: "2026-12-29T12:00:00Z" }],
+        shield: { active: false },
+      },
+    },
+    window: windowOf(26),
+    sha256: SHA,
+    ...overrides,
+  };
+}
+
+function viewOf(overrides: Partial<AgentPageView> = {}): AgentPageView {
+  return {
+    agent: { id: "ag_1", name: "Weather bot" },
+    score: { id: 42, result: resultOf(), links: { inputs: "/v1/scores/42/inputs", self: "/v1/scores/42" } },
+    outages: [
+      { start: "2026-11-28T03:00:00Z", end: "2026-11-28T05:00:00Z", declared_at: "2026-11-28T03:10:00Z", reason: "daily allowance used up" },
+      { start: "2026-11-30T08:00:00Z", end: null, declared_at: "2026-11-30T08:05:00Z", reason: "host maintenance" },
+    ],
+    panels: [],
+    ...overrides,
+  };
+}
+
+/** The text of the page with tags removed, for checks on what a reader sees. */
+function textOf(page: string): string {
+  return page.replace(/<style>[\s\S]*?<\/style>/g, "").replace(/<[^>]+>/g, " ").replace(/\s+/g, " ");
+}
+
+describe("renderAgentPage", () => {
+  it("shows the agent, the total, the band as a range, the state, the method, the score type and when it was computed", () => {
+    const page = renderAgentPage(viewOf());
+    expect(page).to.match(/^<!doctype html>/);
+    expect(page).to.contain("<title>Weather bot: Vrai Score 227 — Vrai</title>");
+    expect(page).to.contain("<h1>Weather bot</h1>");
+    expect(page).to.contain('<code id="agent-id">ag_1</code>');
+    expect(page).to.contain('<p class="total" id="total">227</p>');
+    const text = textOf(page);
+    expect(text).to.contain("200–399 : the range of 200 points the total falls in");
+    expect(text).to.contain("it is not a grade");
+    expect(text).to.contain("Provisional . The agent has not yet checked in on 14 different UTC days since its latest claim.");
+    expect(page).to.contain('<dd id="method">0.2</dd>');
+    expect(page).to.contain('<code>vrai</code>');
+    expect(page).to.contain('<time datetime="2026-11-30T10:00:00Z">2026-11-30 10:00:00 UTC</time>');
+  });
+
+  it("says what established means once the state is established", () => {
+    const text = textOf(renderAgentPage(viewOf({ score: { id: 42, result: resultOf({ state: "established" }), links: { inputs: "/i", self: "/s" } } })));
+    expect(text).to.contain("Established . The agent has checked in on 14 different UTC days since its latest claim, and stays established until its next claim.");
+  });
+
+  it("shows each component with its value and maximum, the proofs that count and the active penalties", () => {
+    const text = textOf(renderAgentPage(viewOf()));
+    expect(text).to.contain("Identity 0–250 130 of 250");
+    expect(text).to.contain("Claim: 100");
+    expect(text).to.contain("GitHub proof: 30");
+    expect(text).to.contain("Reliability 0–150 17 of 150");
+    expect(text).to.contain("298,800 s of the 2,592,000 s");
+    expect(text).to.contain("Integrity 0–100 80 of 100");
+    expect(text).to.contain("rate_abuse −20, added 2026-11-29 12:00:00 UTC , active until 2026-12-29 12:00:00 UTC");
+  });
+
+  it("shows Shield as not active, with no value (V7)", () => {
+    const page = renderAgentPage(viewOf());
+    const shield = /<div class="component inactive" data-component="shield">([\s\S]*?)<\/div>/.exec(page)?.[1] ?? "";
+    expect(shield).to.contain("Not active");
+    expect(shield).not.to.match(/\d+\s*of\s*\d+/);
+    expect(shield).not.to.contain("component-value");
+  });
+
+  it("draws the 30 window days as SVG bars and marks the days before the claim (V10)", () => {
+    const page = renderAgentPage(viewOf());
+    const days = [...page.matchAll(/<g class="day( before-claim)?" data-day="([\d-]+)" data-before-claim="(true|false)"/g)];
+    expect(days).to.have.length(30);
+    expect(days.map((m) => m[2])).to.deep.equal(windowDays(AT));
+    expect(days.filter((m) => m[3] === "true")).to.have.length(26);
+    for (const m of days) expect(m[1] === " before-claim").to.equal(m[3] === "true");
+    expect(page.match(/<rect class="bar"/g)).to.have.length(30);
+    expect(page).to.contain("Before the latest claim: shown, not counted");
+    expect(page).to.match(/<svg class="window-chart" role="img" aria-labelledby="window-chart-title window-chart-desc"/);
+    expect(page).to.contain('<title id="window-chart-title">');
+  });
+
+  it("draws a bar's height as the share of 86,400 s covered and a day before the claim with no bar", () => {
+    const page = renderAgentPage(viewOf());
+    const bar = (day: string) => new RegExp(`data-day="${day}"[^>]*>[\\s\\S]*?<rect class="bar"[^>]* height="([\\d.]+)"`).exec(page)?.[1];
+    expect(bar("2026-10-31")).to.equal("0");
+    expect(bar("2026-11-26")).to.equal("115");
+    expect(bar("2026-11-27")).to.equal("120");
+  });
+
+  it("publishes no count of missed check-ins anywhere (V10)", () => {
+    for (const page of [renderAgentPage(viewOf()), renderAgentPage(viewOf({ score: null })), renderAgentNotFoundPage({ reason: "unknown", id: "x" })]) {
+      expect(page.toLowerCase()).not.to.contain("missed");
+      expect(page.toLowerCase()).not.to.contain("missing");
+      expect(page).not.to.match(/of 24\b/);
+    }
+  });
+
+  it("lists the declared outages with start, end or open, and declared_at (V4.4)", () => {
+    const text = textOf(renderAgentPage(viewOf()));
+    expect(text).to.contain("2026-11-28 03:00:00 UTC 2026-11-28 05:00:00 UTC 2026-11-28 03:10:00 UTC daily allowance used up");
+    expect(text).to.contain("2026-11-30 08:00:00 UTC open 2026-11-30 08:05:00 UTC host maintenance");
+  });
+
+  it("links the score's inputs and JSON and shows the SHA-256 digest in full", () => {
+    const page = renderAgentPage(viewOf());
+    expect(page).to.contain('<a id="inputs-link" href="/v1/scores/42/inputs">');
+    expect(page).to.contain('<a id="score-link" href="/v1/scores/42">');
+    expect(page).to.contain(`<code class="digest" id="sha256">${SHA}</code>`);
+  });
+
+  it("escapes every value it puts into the page", () => {
+    const result = resultOf({ agent: HOSTILE });
+    result.components.integrity.penalties[0].code = HOSTILE as never;
+    const page = renderAgentPage(viewOf({
+      agent: { id: `ag_1"><script>alert(2)</script>`, name: HOSTILE },
+      score: { id: 42, result, links: { inputs: `/x" onclick="alert(3)`, self: "/v1/scores/42" } },
+      outages: [{ start: "2026-11-28T03:00:00Z", end: null, declared_at: "2026-11-28T03:10:00Z", reason: HOSTILE }],
+    }));
+    expect(page).not.to.contain("<script");
+    expect(page).not.to.contain('" onclick="');
+    expect(page).to.contain("<title>&lt;script&gt;alert(1)&lt;/script&gt;: Vrai Score 227 — Vrai</title>");
+    expect(page).to.contain("<h1>&lt;script&gt;alert(1)&lt;/script&gt;</h1>");
+    expect(page).to.contain("&lt;script&gt;alert(2)&lt;/script&gt;");
+    expect(page).to.contain('href="/x&quot; onclick=&quot;alert(3)"');
+  });
+
+  it("uses the agent id when the agent has no name", () => {
+    const page = renderAgentPage(viewOf({ agent: { id: "ag_7", name: null } }));
+    expect(page).to.contain("<h1>ag_7</h1>");
+  });
+
+  it("says so when the agent has no score yet", () => {
+    const page = renderAgentPage(viewOf({ score: null }));
+    expect(page).to.contain("<title>Weather bot: no score yet — Vrai</title>");
+    expect(page).to.contain("No score yet");
+    expect(page).not.to.contain('id="total"');
+  });
+
+  it("shows other score types only in their own labelled panels, after the Vrai score", () => {
+    const plain = renderAgentPage(viewOf());
+    expect(plain).not.to.contain("Other scores");
+    const page = renderAgentPage(viewOf({
+      panels: [{ scoreType: "sdk-derived", heading: "AVIP-TRU Execution Score", scale: "0 to 100", body: html`<p class="panel-total">${"88<"}</p>` }],
+    }));
+    expect(page).to.contain('<section class="panel" data-score-type="sdk-derived" aria-labelledby="panel-sdk-derived">');
+    expect(page).to.contain('<h3 id="panel-sdk-derived">AVIP-TRU Execution Score</h3>');
+    expect(page).to.contain('<p class="panel-total">88&lt;</p>');
+    expect(page.indexOf("Other scores")).to.be.greaterThan(page.indexOf('id="sha256"'));
+    expect(page).to.contain('<p class="total" id="total">227</p>');
+  });
+
+  it("is a pure function of its view", () => {
+    expect(renderAgentPage(viewOf())).to.equal(renderAgentPage(viewOf()));
+  });
+});
+
+describe("renderAgentNotFoundPage", () => {
+  it("says that no agent has the id, escaped", () => {
+    const page = renderAgentNotFoundPage({ reason: "unknown", id: HOSTILE });
+    expect(page).to.contain("<title>Agent not found — Vrai</title>");
+    expect(page).to.contain("Vrai has no agent with the id <code>&lt;script&gt;alert(1)&lt;/script&gt;</code>.");
+  });
+
+  it("says why an invalid id cannot name an agent, and shortens a very long one", () => {
+    const page = renderAgentNotFoundPage({ reason: "invalid", id: "x".repeat(5000) });
+    expect(page).to.contain("is not a valid agent id");
+    expect(page).to.contain(`${"x".repeat(80)}…`);
+    expect(page).not.to.contain("x".repeat(81));
+  });
+});

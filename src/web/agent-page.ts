@@ -1,0 +1,202 @@
+/**
+ * The agent page (V10): one agent's latest Vrai score as a server-rendered HTML page a person
+ * reads at a glance. Rendering is a pure function of plain data; `agent-route.ts` loads that data.
+ */
+import {
+  CLAIM_POINTS, ESTABLISHED_DAYS, IDENTITY_MAX, IDENTITY_PROOFS, INTEGRITY_BASE, RELIABILITY_FULL_S, RELIABILITY_MAX,
+  type ProofKind, type ScoreResult,
+} from "../method";
+import { formatBand, formatCount, formatTime } from "./format";
+import { html, type Html } from "./html";
+import { renderDocument } from "./layout";
+import { renderWindowChart, renderWindowTable } from "./window-chart";
+
+/** A declared outage window (V4.4) as the API publishes it. */
+export type AgentPageOutage = { start: string; end: string | null; declared_at: string; reason: string };
+
+/** The stored score the page shows (V9): its id, its result, and where its inputs and JSON are served. */
+export type AgentPageScore = { id: number; result: ScoreResult; links: { inputs: string; self: string } };
+
+/**
+ * A separate, labelled panel for another score type. The three score types are never mixed
+ * (METHOD, "Three scores"): a panel has its own heading and scale and never feeds the Vrai figures.
+ * `body` is built with `html`, so whoever renders the panel escapes its own values.
+ */
+export type ScorePanel = { scoreType: "sdk-derived" | "platform-network"; heading: string; scale: string; body: Html };
+
+/** Everything the agent page shows. */
+export type AgentPageView = {
+  agent: { id: string; name: string | null };
+  /** Null while the agent has no stored score. */
+  score: AgentPageScore | null;
+  /** Declared outage windows that touch the score's window. */
+  outages: readonly AgentPageOutage[];
+  /** Slots for the `sdk-derived` and `platform-network` panels, shown after the Vrai score and apart from it. */
+  panels: readonly ScorePanel[];
+};
+
+const PROOF_NAMES: Readonly<Record<ProofKind, string>> = { github: "GitHub", wallet: "Wallet", domain: "Domain", erc8004: "ERC-8004 identity" };
+
+// V8, V7: the reachable maximum while Shield is not active.
+const REACHABLE_MAX = IDENTITY_MAX + RELIABILITY_MAX + INTEGRITY_BASE;
+
+function stateSentence(result: ScoreResult): string {
+  if (result.method === "0.1") {
+    return result.state === "established"
+      ? `${ESTABLISHED_DAYS} or more of the 30 days in the window had a counted check-in (method 0.1).`
+      : `Fewer than ${ESTABLISHED_DAYS} of the 30 days in the window had a counted check-in (method 0.1).`;
+  }
+  return result.state === "established"
+    ? `The agent has checked in on ${ESTABLISHED_DAYS} different UTC days since its latest claim, and stays established until its next claim.`
+    : `The agent has not yet checked in on ${ESTABLISHED_DAYS} different UTC days since its latest claim.`;
+}
+
+function meter(value: number, max: number): Html {
+  const share = max === 0 ? 0 : Math.max(0, Math.min(1, value / max));
+  return html`<svg class="meter" viewBox="0 0 100 8" preserveAspectRatio="none" aria-hidden="true" focusable="false"><rect class="meter-track" width="100" height="8" rx="4"/><rect class="meter-fill" width="${Math.round(share * 1000) / 10}" height="8" rx="4"/></svg>`;
+}
+
+function component(key: string, name: string, value: number, max: number, details: Html): Html {
+  return html`<div class="component" data-component="${key}">
+<h3>${name} <span class="muted">0–${max}</span></h3>
+<p class="value"><span class="component-value">${value}</span> <span class="max">of ${max}</span></p>
+${meter(value, max)}
+${details}
+</div>`;
+}
+
+function renderComponents(result: ScoreResult): Html {
+  const { identity, reliability, integrity } = result.components;
+  const proofs = [
+    html`<li>Claim: ${CLAIM_POINTS}</li>`,
+    ...identity.proofs.map((kind) => html`<li>${PROOF_NAMES[kind] ?? kind} proof: ${IDENTITY_PROOFS[kind]?.points ?? 0}</li>`),
+  ];
+  const penalties = integrity.penalties.length === 0
+    ? html`<p>No active penalties.</p>`
+    : html`<p>Active penalties, subtracted from 100:</p><ul class="penalties">${integrity.penalties.map(
+        (p) => html`<li><code>${p.code}</code> −${p.points}, added ${formatTime(p.addedAt)}, active until ${formatTime(p.expiresAt)}</li>`,
+      )}</ul>`;
+  return html`<section aria-labelledby="components-heading">
+<h2 id="components-heading">Components</h2>
+<p class="muted">The total is the sum of the active components.</p>
+<div class="components">
+${component("identity", "Identity", identity.value, IDENTITY_MAX, html`<p>Proofs that count:</p><ul class="proofs">${proofs}</ul>`)}
+${component("reliability", "Reliability", reliability.value, RELIABILITY_MAX, html`<p>Credit in the window: ${formatCount(reliability.creditS)} s of the ${formatCount(RELIABILITY_FULL_S)} s (30 days) that earn full Reliability.</p>`)}
+${component("integrity", "Integrity", integrity.value, INTEGRITY_BASE, penalties)}
+<div class="component inactive" data-component="shield">
+<h3>Shield</h3>
+<p class="value">Not active</p>
+<p>Shield has no value under method ${result.method} and never counts against an agent. It would open the 50 points of Integrity above 100.</p>
+</div>
+</div>
+</section>`;
+}
+
+function renderSummary(score: AgentPageScore): Html {
+  const r = score.result;
+  return html`<section class="summary" aria-labelledby="score-heading">
+<div>
+<h2 id="score-heading" class="eyebrow">Vrai Score</h2>
+<p class="total" id="total">${r.total}</p>
+<p class="total-scale">on a scale of 0 to 1,000; with Shield not active, at most ${REACHABLE_MAX} can be reached.</p>
+</div>
+<dl class="facts">
+<dt>Band</dt><dd id="band"><strong>${formatBand(r.band)}</strong>: the range of 200 points the total falls in. A band names a range, nothing more: it is not a grade.</dd>
+<dt>State</dt><dd id="state"><strong>${r.state === "established" ? "Established" : "Provisional"}</strong>. ${stateSentence(r)}</dd>
+<dt>Method</dt><dd id="method">${r.method}</dd>
+<dt>Score type</dt><dd id="score-type"><code>${r.scoreType}</code></dd>
+<dt>Computed at</dt><dd id="computed-at">${formatTime(r.at)}</dd>
+</dl>
+</section>`;
+}
+
+function renderWindow(result: ScoreResult): Html {
+  return html`<section aria-labelledby="window-heading">
+<h2 id="window-heading">The 30 days of the window</h2>
+<p>The 30 complete UTC days before the day the score was computed. For each day: how many check-ins arrived, how many were on time, and how much of the day's 86,400 seconds on-time check-ins covered.</p>
+<div class="chart-wrap">${renderWindowChart(result.window)}</div>
+<ul class="legend">
+<li><span class="swatch bar" aria-hidden="true"></span>Share of the day covered by on-time check-ins</li>
+<li><span class="swatch hatch" aria-hidden="true"></span>Before the agent's latest claim: shown, not counted</li>
+</ul>
+<details><summary>The 30 days as a table</summary>${renderWindowTable(result.window)}</details>
+</section>`;
+}
+
+function renderOutages(outages: readonly AgentPageOutage[]): Html {
+  const body = outages.length === 0
+    ? html`<p>Vrai declared no outage during these days.</p>`
+    : html`<table class="outages"><thead><tr><th scope="col">Start</th><th scope="col">End</th><th scope="col">Declared at</th><th scope="col">Reason</th></tr></thead><tbody>${outages.map(
+        (o) => html`<tr><td>${formatTime(o.start)}</td><td>${o.end === null ? "open" : formatTime(o.end)}</td><td>${formatTime(o.declared_at)}</td><td>${o.reason}</td></tr>`,
+      )}</tbody></table>`;
+  return html`<section aria-labelledby="outages-heading">
+<h2 id="outages-heading">Declared outages</h2>
+<p>Windows in which Vrai itself could not take check-ins. A check-in that was due inside one and came back in time is excused and counts as on time. <a href="/v1/outages">Every declared window</a>.</p>
+${body}
+</section>`;
+}
+
+function renderVerify(score: AgentPageScore): Html {
+  return html`<section aria-labelledby="verify-heading">
+<h2 id="verify-heading">Recompute this score</h2>
+<p>The score is a pure function of its stored inputs: no clock, no randomness, no outside data.</p>
+<ul>
+<li><a id="inputs-link" href="${score.links.inputs}">The exact inputs</a> (canonical JSON, RFC 8785)</li>
+<li><a id="score-link" href="${score.links.self}">The stored score</a> (JSON)</li>
+</ul>
+<p>SHA-256 of the inputs:</p>
+<code class="digest" id="sha256">${score.result.sha256}</code>
+</section>`;
+}
+
+function renderPanels(panels: readonly ScorePanel[]): Html | null {
+  if (panels.length === 0) return null;
+  return html`<section aria-labelledby="other-scores-heading">
+<h2 id="other-scores-heading">Other scores</h2>
+<p class="muted">Separate scores with their own scales and sources. They are never combined with the Vrai Score above.</p>
+${panels.map((p) => html`<section class="panel" data-score-type="${p.scoreType}" aria-labelledby="panel-${p.scoreType}">
+<h3 id="panel-${p.scoreType}">${p.heading}</h3>
+<p class="muted">Score type <code>${p.scoreType}</code>, ${p.scale}</p>
+${p.body}
+</section>`)}
+</section>`;
+}
+
+/**
+ * The agent page as a complete HTML document. Pure: the same view gives the same bytes.
+ * @example renderAgentPage({ agent: { id: "ag_1", name: null }, score: null, outages: [], panels: [] })
+ */
+export function renderAgentPage(view: AgentPageView): string {
+  const { agent, score } = view;
+  const label = agent.name ?? agent.id;
+  const header = html`<header>
+<p class="eyebrow">Agent</p>
+<h1>${label}</h1>
+<p class="muted">Agent id <code id="agent-id">${agent.id}</code></p>
+</header>`;
+  const vrai = score === null
+    ? html`<section aria-labelledby="score-heading"><h2 id="score-heading">No score yet</h2><p>Vrai has not computed a score for this agent yet. Every claimed agent gets one at its claim and every day after.</p></section>`
+    : html`${renderSummary(score)}${renderComponents(score.result)}${renderWindow(score.result)}${renderOutages(view.outages)}${renderVerify(score)}`;
+  return renderDocument({
+    title: score === null ? `${label}: no score yet — Vrai` : `${label}: Vrai Score ${score.result.total} — Vrai`,
+    main: html`${header}${vrai}${renderPanels(view.panels)}`,
+  });
+}
+
+/** Why there is no page: no agent has the id, or the id cannot be one. */
+export type AgentNotFound = { reason: "unknown" | "invalid"; id: string };
+
+// Long enough for any valid id (64), short enough that a hostile path cannot flood the page.
+const SHOWN_ID_MAX = 80;
+
+/** The 404 page for an agent id that names no agent. */
+export function renderAgentNotFoundPage(notFound: AgentNotFound): string {
+  const shown = notFound.id.length > SHOWN_ID_MAX ? `${notFound.id.slice(0, SHOWN_ID_MAX)}…` : notFound.id;
+  const message = notFound.reason === "invalid"
+    ? html`<p><code>${shown}</code> is not a valid agent id: an agent id is 1 to 64 letters, digits, <code>_</code> or <code>-</code>.</p>`
+    : html`<p>Vrai has no agent with the id <code>${shown}</code>.</p>`;
+  return renderDocument({
+    title: "Agent not found — Vrai",
+    main: html`<header><p class="eyebrow">Agent</p><h1>Agent not found</h1></header>${message}`,
+  });
+}
