@@ -10,7 +10,12 @@ import type { Db } from "../store/db";
 import { migrate } from "../store/migrate";
 import { createSqlStore } from "../store/sql-store";
 import { agentPageRouter } from "../web/agent-route";
+import { createProofChecks, type ProofChecks } from "../service/proof-checks";
+import { createProofVerifier } from "../service/proofs/verifiers";
+import type { ProofVerifierDeps } from "../service/proofs/types";
+import { createScheduler, type Scheduler } from "../service/scheduler";
 import { createApp, type AppOptions } from "./app";
+import { proofRoutes } from "./proof-routes";
 
 export type ApiServerOptions = {
   db: Db;
@@ -24,9 +29,13 @@ export type ApiServerOptions = {
   rateLimit?: AppOptions["rateLimit"];
   extraRoutes?: (service: VraiService) => AppOptions["extraRoutes"];
   mount?: (service: VraiService) => AppOptions["mount"];
+  /** Where identity proofs are checked (GitHub API, DNS, chains); the clock is the server's. */
+  proofSources?: Omit<ProofVerifierDeps, "now">;
+  /** Run the daily recompute and proof re-checks every `intervalMs` (off when absent: tests drive `scheduler.tick`). */
+  schedule?: { intervalMs: number };
 };
 
-export type ApiServer = { url: string; service: VraiService; close(): Promise<void> };
+export type ApiServer = { url: string; service: VraiService; proofs: ProofChecks; scheduler: Scheduler; close(): Promise<void> };
 
 // The operator's busy switch is read from the store at most this often, so several API instances agree within it.
 const BUSY_SWITCH_REFRESH_MS = 2000;
@@ -51,10 +60,16 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const busyTimer = setInterval(refreshBusy, BUSY_SWITCH_REFRESH_MS);
   busyTimer.unref();
 
+  const clock = options.clock ?? systemClock;
+  const proofs = createProofChecks({
+    store, clock, identity: service.identity, logger, verifier: createProofVerifier({ ...options.proofSources, now: () => clock.now() }),
+  });
+  const scheduler = createScheduler({ store, clock, scoring: service.scoring, proofs, logger });
+  if (options.schedule) scheduler.start(options.schedule.intervalMs);
   const extraMount = options.mount?.(service);
   const app = createApp({
     service, logger, load, operatorTokenHash: hashSecret(options.operatorToken), rateLimit: options.rateLimit,
-    extraRoutes: options.extraRoutes?.(service),
+    extraRoutes: [...proofRoutes(service, proofs), ...(options.extraRoutes?.(service) ?? [])],
     mount: (expressApp) => {
       expressApp.use(agentPageRouter(service.store.read));
       extraMount?.(expressApp);
@@ -73,8 +88,11 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   return {
     url,
     service,
+    proofs,
+    scheduler,
     async close() {
       clearInterval(busyTimer);
+      await scheduler.stop();
       load.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

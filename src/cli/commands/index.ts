@@ -9,4 +9,5 @@ export const COMMANDS: Readonly<Record<string, () => Command>> = {
   score: () => require("./score").command,
   replay: () => require("./replay").command,
   recompute: () => require("./recompute").command,
+  serve: () => require("./serve").command,
 };

@@ -1,0 +1,93 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
+import { expect } from "chai";
+import { createTestPgDb, type TestDb } from "../../test-helpers/db";
+
+const BIN = path.resolve(__dirname, "../../../bin/vrai.js");
+const OPERATOR_TOKEN = "operator-token-for-the-serve-test";
+
+/** Starts `vrai serve` as a user would and resolves with the process and its API URL once it is ready. */
+function startServe(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, "serve"], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout!.on("data", (chunk) => {
+      out += chunk;
+      const match = /api (http:\/\/[^\s]+)\/v1/.exec(out);
+      if (match) resolve({ child, url: match[1] });
+    });
+    child.stderr!.on("data", (chunk) => (err += chunk));
+    child.once("exit", (code) => reject(new Error(`vrai serve exited with ${code}: ${err}`)));
+  });
+}
+
+describe("vrai serve", function () {
+  let testDb: TestDb;
+  before(async () => {
+    testDb = await createTestPgDb();
+  });
+  after(() => testDb.drop());
+
+  it("stops with a message naming a missing or invalid variable (exit 2)", async () => {
+    const result = await new Promise<{ code: number | null; err: string }>((resolve) => {
+      const child = spawn(process.execPath, [BIN, "serve"], { env: { ...process.env, OPERATOR_TOKEN: "", PORT: "99999" }, stdio: ["ignore", "pipe", "pipe"] });
+      let err = "";
+      child.stderr!.on("data", (c) => (err += c));
+      child.once("exit", (code) => resolve({ code, err }));
+    });
+    expect(result.code).to.equal(2);
+    expect(result.err.trim().split("\n")).to.have.length(1);
+    expect(result.err).to.contain("OPERATOR_TOKEN");
+    expect(result.err).to.contain("PORT");
+  });
+
+  it("loses no acknowledged check-in when killed with SIGKILL in the middle of a load", async () => {
+    const env = { DATABASE_URL: testDb.url!, PORT: "0", OPERATOR_TOKEN, LOG_LEVEL: "silent", RATE_LIMIT_PER_MINUTE: "100000" };
+    let { child, url } = await startServe(env);
+    const post = (base: string, p: string, token: string | undefined, headers: Record<string, string> = {}) =>
+      fetch(base + p, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers }, body: "{}" });
+    const owner = (await (await post(url, "/v1/owners", undefined)).json()) as { token: string };
+    const agents: Array<{ agentId: string; agentKey: string }> = [];
+    for (let i = 0; i < 150; i++) agents.push((await (await post(url, "/v1/agents", owner.token)).json()) as { agentId: string; agentKey: string });
+
+    const acknowledged: Array<{ agentId: string; key: string; body: unknown }> = [];
+    let next = 0;
+    let killed = false;
+    const worker = async () => {
+      while (next < agents.length) {
+        const agent = agents[next++];
+        const key = `load-${agent.agentId}`;
+        try {
+          const res = await post(url, `/v1/agents/${agent.agentId}/checkins`, agent.agentKey, { "idempotency-key": key });
+          if (res.status === 201) acknowledged.push({ agentId: agent.agentId, key, body: await res.json() });
+        } catch {
+          // The connection died with the process: not acknowledged, so nothing is owed.
+        }
+        if (!killed && acknowledged.length >= 40) {
+          killed = true;
+          child.kill("SIGKILL");
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, worker));
+    expect(killed).to.equal(true);
+    await new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(null) : child.once("exit", resolve)));
+
+    ({ child, url } = await startServe(env));
+    try {
+      const { rows } = await testDb.db.query<{ agent_id: string; idempotency_key: string }>("SELECT agent_id, idempotency_key FROM checkins");
+      const stored = new Set(rows.map((r) => `${r.agent_id}/${r.idempotency_key}`));
+      for (const a of acknowledged) expect(stored.has(`${a.agentId}/${a.key}`), `${a.agentId} acknowledged but lost`).to.equal(true);
+      // The same request after the restart gets its original response (V3.1).
+      const first = acknowledged[0];
+      const agent = agents.find((x) => x.agentId === first.agentId)!;
+      const again = await post(url, `/v1/agents/${first.agentId}/checkins`, agent.agentKey, { "idempotency-key": first.key });
+      expect(again.status).to.equal(201);
+      expect(await again.json()).to.deep.equal(first.body);
+    } finally {
+      child.kill("SIGTERM");
+      await new Promise((resolve) => child.once("exit", resolve));
+    }
+  });
+});

@@ -1,0 +1,44 @@
+import pino from "pino";
+import { InvalidInputError } from "../../errors";
+import { startApiServer } from "../../api/server";
+import { parseServeConfig } from "../../config";
+import { openDb } from "../../store/db";
+import type { Command } from "../io";
+
+/**
+ * `vrai serve`: the API, the schedulers and the store, configured from environment variables.
+ * Stops cleanly on SIGINT/SIGTERM: no new connections, in-flight requests finish, the store closes.
+ */
+export const command: Command = {
+  name: "serve",
+  summary: "serve           run the Vrai service from environment variables (DATABASE_URL, PORT, OPERATOR_TOKEN, ...)",
+  async run(args, io) {
+    if (args.length > 0) throw new InvalidInputError("usage", `serve takes no arguments, got ${args.join(" ")}`);
+    let config;
+    try {
+      config = parseServeConfig(process.env);
+    } catch (error) {
+      throw new InvalidInputError("invalid_configuration", (error as Error).message);
+    }
+    const logger = pino({ level: config.LOG_LEVEL });
+    const db = await openDb({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+    const server = await startApiServer({
+      db, logger, operatorToken: config.OPERATOR_TOKEN, port: config.PORT, host: config.HOST,
+      overload: { maxInFlight: config.OVERLOAD_MAX_IN_FLIGHT, maxLoopDelayMs: config.OVERLOAD_MAX_LOOP_DELAY_MS },
+      rateLimit: { perMinute: config.RATE_LIMIT_PER_MINUTE, burst: Math.max(10, Math.ceil(config.RATE_LIMIT_PER_MINUTE / 5)) },
+      proofSources: { githubApiBaseUrl: config.GITHUB_API_BASE_URL },
+      schedule: { intervalMs: config.SCHEDULE_INTERVAL_MS },
+    });
+    io.stdout(`vrai ready: api ${server.url}/v1 · agent pages ${server.url}/agents/{id} · store ${config.DATABASE_URL ? "postgresql" : `pglite ${config.DATA_DIR}`}\n`);
+    await new Promise<void>((resolve) => {
+      const stop = () => resolve();
+      process.once("SIGINT", stop);
+      process.once("SIGTERM", stop);
+    });
+    logger.info("stopping: finishing in-flight requests");
+    await server.close();
+    await db.close();
+    io.stdout("vrai stopped\n");
+    return 0;
+  },
+};
