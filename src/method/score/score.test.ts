@@ -273,3 +273,14 @@ describe("canonical inputs documents (V9)", () => {
     expect(canonicalScoreInputs(inputs)).to.equal(canonicalJson(inputs));
   });
 });
+
+describe("docs/inputs.md", () => {
+  it("shows an example document that recomputes to the SHA-256 and total it states", () => {
+    const text = require("node:fs").readFileSync(require("node:path").resolve(__dirname, "../../../docs/inputs.md"), "utf8") as string;
+    const example = JSON.parse(/```json\n([\s\S]*?)\n```/.exec(text)![1]);
+    const { result, sha256, canonical } = scoreFromInputs(validateScoreInputs(example));
+    expect(text).to.include(sha256);
+    expect(text).to.include(`${Buffer.byteLength(canonical).toLocaleString("en-US")} bytes`);
+    expect(text).to.include(`total ${result.total}`);
+  });
+});
