@@ -233,13 +233,13 @@ export function createSqlStore(db: Db): Store {
         if (agents.length === 0) return [];
         const found = agents.map((a) => a.id);
         const owners = agents.map((a) => a.ownerId);
-        const [days, midnight, proofs, penalties] = [
-          await q.query<Row>("SELECT * FROM agent_days WHERE agent_id = ANY($1::text[]) AND day <= $2 ORDER BY agent_id, day", [found, day]),
-          await q.query<Row>(
+        const [days, midnight, proofs, penalties] = await Promise.all([
+          q.query<Row>("SELECT * FROM agent_days WHERE agent_id = ANY($1::text[]) AND day <= $2 ORDER BY agent_id, day", [found, day]),
+          q.query<Row>(
             "SELECT agent_id, claim_id, count(*)::int AS n FROM checkins WHERE agent_id = ANY($1::text[]) AND arrival = $2 GROUP BY agent_id, claim_id",
             [found, at],
           ),
-          await q.query<Row>(
+          q.query<Row>(
             `SELECT * FROM (
                SELECT p.*, p.agent_id AS for_agent FROM proofs p WHERE p.agent_id = ANY($1::text[])
                UNION ALL
@@ -250,8 +250,8 @@ export function createSqlStore(db: Db): Store {
              ORDER BY for_agent, verified_at, id`,
             [found, owners, at],
           ),
-          await q.query<Row>("SELECT * FROM penalties WHERE agent_id = ANY($1::text[]) ORDER BY agent_id, added_at, id", [found]),
-        ];
+          q.query<Row>("SELECT * FROM penalties WHERE agent_id = ANY($1::text[]) ORDER BY agent_id, added_at, id", [found]),
+        ]);
         const byAgent = new Map<string, AgentFactRows>(agents.map((agent) => [agent.id, { agent, days: [], atMidnight: 0, proofs: [], penalties: [] }]));
         for (const r of days.rows) {
           const a = byAgent.get(r.agent_id);
@@ -267,18 +267,14 @@ export function createSqlStore(db: Db): Store {
       },
       async insertScores(scores) {
         if (scores.length === 0) return;
-        await q.query(
-          `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total)
-           SELECT agent_id, method, at, trigger, day, inputs, sha256, result::jsonb, total
-           FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[])
-             WITH ORDINALITY AS s (agent_id, method, at, trigger, day, inputs, sha256, result, total, n)
-           ORDER BY n`,
-          [
-            scores.map((s) => s.agentId), scores.map((s) => s.method), scores.map((s) => s.at), scores.map((s) => s.trigger),
-            scores.map((s) => s.day), scores.map((s) => s.inputs), scores.map((s) => s.sha256),
-            scores.map((s) => JSON.stringify(s.result)), scores.map((s) => s.total),
-          ],
-        );
+        // One multi-row INSERT: rows get ids in the order given.
+        const params: unknown[] = [];
+        const tuples = scores.map((s) => {
+          const b = params.length;
+          params.push(s.agentId, s.method, s.at, s.trigger, s.day, s.inputs, s.sha256, JSON.stringify(s.result), s.total);
+          return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, $${b + 7}, $${b + 8}, $${b + 9})`;
+        });
+        await q.query(`INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total) VALUES ${tuples.join(", ")}`, params);
       },
       hasDailyScore: async (agentId, day) =>
         (await q.query("SELECT 1 FROM scores WHERE agent_id = $1 AND trigger = 'daily' AND day = $2", [agentId, day])).rows.length > 0,
