@@ -10,4 +10,5 @@ export const COMMANDS: Readonly<Record<string, () => Command>> = {
   replay: () => require("./replay").command,
   recompute: () => require("./recompute").command,
   serve: () => require("./serve").command,
+  dev: () => require("./dev").command,
 };
