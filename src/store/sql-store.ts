@@ -110,22 +110,27 @@ export function createSqlStore(db: Db): Store {
       findCheckinByKey: (agentId, key) =>
         one("SELECT * FROM checkins WHERE agent_id = $1 AND idempotency_key = $2", [agentId, key], checkinFrom),
       async recordCheckin(c: StoredCheckin, days: readonly DayAggregate[]) {
+        // One statement (one round trip inside the check-in's transaction): the check-in, the agent's
+        // previous counted check-in, and the day aggregates upserted.
         await q.query(
-          `INSERT INTO checkins (agent_id, claim_id, idempotency_key, arrival, next_heartbeat_s, on_time, excused, credit)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-          [c.agentId, c.claimId, c.idempotencyKey, c.arrival, c.nextHeartbeatS, c.onTime, c.excused, c.credit],
-        );
-        await q.query("UPDATE agents SET last_arrival = $2, last_next_heartbeat_s = $3 WHERE id = $1", [
-          c.agentId, c.arrival, c.nextHeartbeatS,
-        ]);
-        for (const d of days) {
-          await q.query(
-            `INSERT INTO agent_days (agent_id, claim_id, day, checkins, on_time, credit_s, coverage_s, digest)
+          `WITH checkin AS (
+             INSERT INTO checkins (agent_id, claim_id, idempotency_key, arrival, next_heartbeat_s, on_time, excused, credit)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-             ON CONFLICT (agent_id, claim_id, day) DO UPDATE SET checkins = $4, on_time = $5, credit_s = $6, coverage_s = $7, digest = $8`,
-            [c.agentId, c.claimId, d.day, d.checkins, d.onTime, d.creditS, d.coverageS, d.digest],
-          );
-        }
+           ), agent AS (
+             UPDATE agents SET last_arrival = $4, last_next_heartbeat_s = $5 WHERE id = $1
+           )
+           INSERT INTO agent_days (agent_id, claim_id, day, checkins, on_time, credit_s, coverage_s, digest)
+           SELECT $1, $2, d.day, d.checkins, d.on_time, d.credit_s, d.coverage_s, d.digest
+           FROM unnest($9::text[], $10::integer[], $11::integer[], $12::bigint[], $13::integer[], $14::text[])
+             AS d (day, checkins, on_time, credit_s, coverage_s, digest)
+           ON CONFLICT (agent_id, claim_id, day) DO UPDATE SET checkins = EXCLUDED.checkins, on_time = EXCLUDED.on_time,
+             credit_s = EXCLUDED.credit_s, coverage_s = EXCLUDED.coverage_s, digest = EXCLUDED.digest`,
+          [
+            c.agentId, c.claimId, c.idempotencyKey, c.arrival, c.nextHeartbeatS, c.onTime, c.excused, c.credit,
+            days.map((d) => d.day), days.map((d) => d.checkins), days.map((d) => d.onTime), days.map((d) => d.creditS),
+            days.map((d) => d.coverageS), days.map((d) => d.digest),
+          ],
+        );
       },
       getDays: (agentId, claimId, days) =>
         many("SELECT * FROM agent_days WHERE agent_id = $1 AND claim_id = $2 AND day = ANY($3::text[])", [agentId, claimId, days], dayFrom),
