@@ -1,0 +1,446 @@
+/**
+ * `npm run bench:service`: the Vrai service against real PostgreSQL on this machine, each figure
+ * printed beside its target from the issue.
+ *
+ * 1. Daily recompute of 100,000 agents with 30 days of history (bulk-loaded with SQL), timed
+ *    through `scoring.recomputeDay`, then a sample re-derived one agent at a time to check the stored digests.
+ * 2. `GET /v1/agents/<id>/score` at a fixed 2,000 requests/s (autocannon, random agents).
+ * 3. Check-ins with autocannon: every request is for the next agent in a ring of 20,000, with a
+ *    fresh Idempotency-Key, and the server's manual clock moves forward as the ring turns, so every
+ *    request is counted (V3.2); afterwards the database must hold exactly one row per 2xx.
+ * 4. `pgbench` with the comparable transaction (lock the agent row, insert the check-in, upsert
+ *    the day aggregate, update the agent) on the same tables, same client count, same server.
+ *
+ * The API server runs in a child process (this file with `--serve`), so the load generator's CPU
+ * is not the server's; both share the machine's cores with PostgreSQL, as pgbench does.
+ * Environment: BENCH_AGENTS (100000), BENCH_RING (20000), BENCH_CHECKIN_S (20), BENCH_GET_S (15),
+ * BENCH_PGBENCH_S (20), BENCH_CONNECTIONS (16), TEST_PG_ADMIN_URL.
+ */
+import { execFile, fork, type ChildProcess } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { promisify } from "node:util";
+import autocannon from "autocannon";
+import pg from "pg";
+import pino from "pino";
+import { buildScoreInputs, dayStart, scoreFromInputs } from "../../src/method";
+import { startApiServer } from "../../src/api/server";
+import { createVraiService } from "../../src/service";
+import { createManualClock } from "../../src/service/clock";
+import { createPgDb } from "../../src/store/db";
+import { migrate } from "../../src/store/migrate";
+import { createSqlStore } from "../../src/store/sql-store";
+
+const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const envInt = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
+
+const AGENTS = envInt("BENCH_AGENTS", 100_000);
+const HISTORY_DAYS = 30;
+const RING = Math.min(AGENTS, envInt("BENCH_RING", 20_000));
+const CONNECTIONS = envInt("BENCH_CONNECTIONS", 16);
+const CHECKIN_S = envInt("BENCH_CHECKIN_S", 20);
+const GET_S = envInt("BENCH_GET_S", 15);
+const PGBENCH_S = envInt("BENCH_PGBENCH_S", 20);
+const WARMUP_S = 3;
+/** BENCH_PHASES: any of recompute,get,checkins,pgbench (default all; get needs recompute). */
+const PHASES = new Set((process.env.BENCH_PHASES ?? "recompute,get,checkins,pgbench").split(","));
+const GET_RATE = 2_000;
+const OPERATOR_TOKEN = "operator-bench-token-0123456789";
+/** The recomputed day; the history is the 30 days before it. */
+const DAY = "2026-11-02";
+const AT = dayStart(DAY);
+/** Check-ins start at 00:20 of that day; every agent's previous check-in was at 23:50 the day before. */
+const CHECKIN_T0 = AT + 1200;
+const PREVIOUS_ARRIVAL = AT - 600;
+/** The clock moves this much every quarter turn of the ring: 2,400 s between one agent's check-ins. */
+const CLOCK_STEP_S = 600;
+
+const agentId = (i: number) => `agt_bench${String(i).padStart(8, "0")}`;
+const agentKey = (i: number) => `va_${agentId(i)}.k_bench_secret_${i}`;
+const SQL_AGENT_ID = (expr: string) => `'agt_bench' || lpad((${expr})::text, 8, '0')`;
+
+type Row = { figure: string; value: string; target: string; verdict: "PASS" | "FAIL" | "" };
+
+// ---------------------------------------------------------------------------------------------
+// Child process: the API server with a clock the parent sets.
+
+async function serve(): Promise<void> {
+  const db = createPgDb(process.env.BENCH_DB_URL as string, { max: 20 });
+  const clock = createManualClock(Number(process.env.BENCH_T0));
+  const server = await startApiServer({
+    db, operatorToken: OPERATOR_TOKEN, clock, logger: pino({ level: "silent" }),
+    rateLimit: { perMinute: 1_000_000_000, burst: 1_000_000_000 },
+  });
+  process.on("message", async (m: { clock?: number; stop?: true; cpu?: true }) => {
+    if (m.clock !== undefined) clock.set(Math.max(clock.now(), m.clock));
+    if (m.cpu) process.send?.({ cpuS: (process.cpuUsage().user + process.cpuUsage().system) / 1e6 });
+    if (m.stop) {
+      await server.close();
+      await db.close();
+      process.exit(0);
+    }
+  });
+  process.send?.({ url: server.url });
+}
+
+function startServerChild(dbUrl: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = fork(__filename, ["--serve"], { env: { ...process.env, BENCH_DB_URL: dbUrl, BENCH_T0: String(CHECKIN_T0) }, stdio: "inherit" });
+  return new Promise((resolve, reject) => {
+    child.once("message", (m: { url: string }) => resolve({ child, url: m.url }));
+    child.once("exit", (code) => reject(new Error(`server child exited with ${code}`)));
+  });
+}
+
+/** CPU seconds the server child has used so far. */
+function serverCpu(child: ChildProcess): Promise<number> {
+  return new Promise((resolve) => {
+    const on = (m: { cpuS?: number }) => {
+      if (m.cpuS === undefined) return;
+      child.off("message", on);
+      resolve(m.cpuS);
+    };
+    child.on("message", on);
+    child.send({ cpu: true });
+  });
+}
+
+/** CPU seconds used by every PostgreSQL process so far (from /proc; 0 when unreadable). */
+function postgresCpu(): number {
+  let ticks = 0;
+  for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      if (!comm.startsWith("postgres") && !comm.startsWith("postmaster")) continue;
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      // utime, stime, and cutime, cstime (the postmaster's ended backends)
+      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+    } catch {
+      // the process ended
+    }
+  }
+  return ticks / 100;
+}
+
+type CpuMark = { wall: number; server: number; postgres: number; driver: number };
+const cpuNow = (): number => (process.cpuUsage().user + process.cpuUsage().system) / 1e6;
+
+async function cpuMark(child: ChildProcess | null): Promise<CpuMark> {
+  return { wall: performance.now() / 1000, server: child ? await serverCpu(child) : 0, postgres: postgresCpu(), driver: cpuNow() };
+}
+
+/** Where the cores went between two marks, as a share of one core each. */
+function cpuReport(a: CpuMark, b: CpuMark): string {
+  const wall = b.wall - a.wall;
+  const pct = (x: number) => `${Math.round((x / wall) * 100)}%`;
+  return `CPU over ${wall.toFixed(1)} s: server ${pct(b.server - a.server)}, postgres ${pct(b.postgres - a.postgres)}, load generator ${pct(b.driver - a.driver)} of one core`;
+}
+
+async function stopServerChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.send({ stop: true });
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+  if (child.exitCode === null) child.kill("SIGKILL");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data
+
+export async function bulkLoad(db: pg.Client): Promise<void> {
+  const owners = Math.ceil(AGENTS / 10);
+  const q = (sql: string) => db.query(sql);
+  await q(`INSERT INTO owners (id, token_hash, created_at)
+           SELECT 'own_bench' || lpad(o::text, 8, '0'), md5(o::text) || md5(o::text), ${AT - 50 * 86400} FROM generate_series(1, ${owners}) o`);
+  // Agent i belongs to owner ceil(i/10); claim i; claimed 40 days before the recomputed day.
+  await q(`INSERT INTO agents (id, name, owner_id, claim_id, claimed_at, key_hash, last_arrival, last_next_heartbeat_s, created_at)
+           SELECT ${SQL_AGENT_ID("i")}, 'bench agent ' || i, 'own_bench' || lpad(((i + 9) / 10)::text, 8, '0'), i, ${AT - 40 * 86400},
+                  encode(sha256(convert_to('va_' || ${SQL_AGENT_ID("i")} || '.k_bench_secret_' || i, 'UTF8')), 'hex'),
+                  ${PREVIOUS_ARRIVAL}, 3600, ${AT - 40 * 86400}
+           FROM generate_series(1, ${AGENTS}) i`);
+  await q(`INSERT INTO claims (id, agent_id, owner_id, kind, claimed_at)
+           SELECT i, ${SQL_AGENT_ID("i")}, 'own_bench' || lpad(((i + 9) / 10)::text, 8, '0'), 'claim', ${AT - 40 * 86400}
+           FROM generate_series(1, ${AGENTS}) i`);
+  await q(`SELECT setval('claims_id_seq', ${AGENTS})`);
+  // 30 days of aggregates per agent; one day in seven is a partial day.
+  await q(`INSERT INTO agent_days (agent_id, claim_id, day, checkins, on_time, credit_s, coverage_s, digest)
+           SELECT ${SQL_AGENT_ID("i")}, i, to_char(date '${DAY}' - d, 'YYYY-MM-DD'),
+                  CASE WHEN (i + d) % 7 = 0 THEN 12 ELSE 24 END,
+                  CASE WHEN (i + d) % 7 = 0 THEN 11 ELSE 24 END,
+                  CASE WHEN (i + d) % 7 = 0 THEN 39600 ELSE 86400 END,
+                  CASE WHEN (i + d) % 7 = 0 THEN 43200 ELSE 86400 END,
+                  md5(i::text || '/' || d) || md5(d::text || '/' || i)
+           FROM generate_series(1, ${AGENTS}) i, generate_series(1, ${HISTORY_DAYS}) d`);
+  // Proofs: a github proof for one owner in five (owner-level), a domain proof for one agent in twenty.
+  await q(`INSERT INTO proofs (id, kind, owner_id, agent_id, subject, binding, evidence, verified_at, last_checked_at)
+           SELECT 'prf_gh' || o, 'github', 'own_bench' || lpad(o::text, 8, '0'), NULL, 'user' || o, NULL, '{}', ${AT - 45 * 86400}, ${AT - 86400}
+           FROM generate_series(5, ${owners}, 5) o`);
+  await q(`INSERT INTO proofs (id, kind, owner_id, agent_id, subject, binding, evidence, verified_at, last_checked_at)
+           SELECT 'prf_dn' || i, 'domain', 'own_bench' || lpad(((i + 9) / 10)::text, 8, '0'), ${SQL_AGENT_ID("i")}, 'a' || i || '.example',
+                  'domain:a' || i || '.example', '{}', ${AT - 20 * 86400}, ${AT - 86400}
+           FROM generate_series(20, ${AGENTS}, 20) i`);
+  // Penalties: one agent in fifty, added 5 days ago for 30 days; every other one revoked.
+  await q(`INSERT INTO penalties (id, agent_id, code, points, days, added_at, reason, revoked_at, revoke_reason)
+           SELECT 'pen_' || i, ${SQL_AGENT_ID("i")}, 'rate_abuse', 10, 30, ${AT - 5 * 86400}, 'bench',
+                  CASE WHEN i % 100 = 0 THEN ${AT - 86400} END, CASE WHEN i % 100 = 0 THEN 'appeal' END
+           FROM generate_series(50, ${AGENTS}, 50) i`);
+  // Edge cases the recompute must get right: one agent in a thousand claimed after the midnight
+  // scored (skipped), one in five hundred with a check-in at that very second (V8), one in three
+  // hundred with day aggregates left from an earlier claim (ignored).
+  await q(`UPDATE agents SET claimed_at = ${AT + 100} WHERE right(id, 3) = '007'`);
+  await q(`INSERT INTO checkins (agent_id, claim_id, idempotency_key, arrival, next_heartbeat_s, on_time, excused, credit)
+           SELECT ${SQL_AGENT_ID("i")}, i, 'midnight', ${AT}, 3600, true, false, 600 FROM generate_series(3, ${AGENTS}, 500) i`);
+  await q(`INSERT INTO agent_days (agent_id, claim_id, day, checkins, on_time, credit_s, coverage_s, digest)
+           SELECT ${SQL_AGENT_ID("i")}, 0, to_char(date '${DAY}' - 2, 'YYYY-MM-DD'), 5, 5, 9000, 9000, repeat('ab', 32)
+           FROM generate_series(1, ${AGENTS}, 300) i`);
+  await q("VACUUM ANALYZE");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+function run(opts: autocannon.Options): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    autocannon(opts, (err, result) => (err ? reject(err) : resolve(result)));
+  });
+}
+
+const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const log = (...args: unknown[]) => console.log(...args);
+const loadavg = () => os.loadavg().map((l) => l.toFixed(1)).join(" / ");
+
+async function count(db: pg.Client, sql: string): Promise<number> {
+  return Number((await db.query(sql)).rows[0].n);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Phases
+
+async function recomputePhase(dbUrl: string, admin: pg.Client, rows: Row[]): Promise<void> {
+  const db = createPgDb(dbUrl);
+  try {
+    const store = createSqlStore(db);
+    const service = createVraiService({ store, clock: createManualClock(AT + 3600), busy: () => false });
+    log(`recompute: ${fmt(AGENTS)} agents, ${fmt(AGENTS * HISTORY_DAYS)} day aggregates, day ${DAY} ...`);
+    const m0 = await cpuMark(null);
+    const t0 = performance.now();
+    const stored = await service.scoring.recomputeDay(DAY);
+    log(`recompute: ${cpuReport(m0, await cpuMark(null)).replace("load generator", "recompute (node)")}`);
+    const seconds = (performance.now() - t0) / 1000;
+    const inTable = await count(admin, `SELECT count(*) AS n FROM scores WHERE trigger = 'daily' AND day = '${DAY}'`);
+    const expected = await count(admin, `SELECT count(*) AS n FROM agents WHERE claimed_at <= ${AT}`);
+    log(`recompute: ${fmt(stored)} scores stored (${fmt(inTable)} in the table) in ${fmt(seconds, 1)} s = ${fmt(stored / seconds)} agents/s`);
+
+    // Re-derive a sample one agent at a time (the per-agent facts path) and compare with what was stored.
+    const special = [1, 3, 7, 20, 50, 100, 301, 503, 1007, 2003].filter((i) => i <= AGENTS);
+    const sample = [...special, ...Array.from({ length: 300 }, (_, k) => 1 + ((k * 7919) % AGENTS))];
+    let mismatches = 0;
+    await store.transaction(async (tx) => {
+      for (const i of sample) {
+        const agent = await tx.getAgent(agentId(i));
+        if (agent!.claimedAt > AT) {
+          if (await tx.hasDailyScore(agent!.id, DAY)) mismatches++;
+          continue;
+        }
+        const { sha256, result } = scoreFromInputs(buildScoreInputs(await service.scoring.factsAt(tx, agent!, AT)));
+        const row = (await admin.query("SELECT sha256, total FROM scores WHERE agent_id = $1 AND trigger = 'daily' AND day = $2", [agentId(i), DAY])).rows[0];
+        if (!row || row.sha256 !== sha256 || Number(row.total) !== result.total) mismatches++;
+      }
+    });
+    const again = await service.scoring.recomputeDay(DAY);
+    log(`recompute: ${sample.length} sampled agents re-derived one by one, ${mismatches} mismatches; a rerun stored ${again}`);
+    const totals = (await admin.query(`SELECT total, count(*)::int AS n FROM scores WHERE day = '${DAY}' GROUP BY total ORDER BY total`)).rows;
+    log(`recompute: totals ${totals.map((r) => `${r.total}×${r.n}`).join(", ")}`);
+
+    rows.push({ figure: `daily recompute, ${fmt(AGENTS)} agents × ${HISTORY_DAYS} days`, value: `${fmt(seconds, 1)} s`, target: "<= 60 s", verdict: seconds <= 60 ? "PASS" : "FAIL" });
+    rows.push({ figure: "  recompute throughput", value: `${fmt(stored / seconds)} agents/s`, target: `>= ${fmt(AGENTS / 60)} agents/s`, verdict: "" });
+    rows.push({
+      figure: "  scores = agents claimed by then; sample re-derived; rerun", value: `${fmt(stored)}; ${mismatches} mismatches; ${again}`,
+      target: `${fmt(expected)}; 0 mismatches; 0`, verdict: stored === expected && inTable === expected && mismatches === 0 && again === 0 ? "PASS" : "FAIL",
+    });
+  } finally {
+    await db.close();
+  }
+}
+
+/** A random agent with a score (those claimed after the recomputed midnight have none). */
+function scoredAgent(): number {
+  const i = 1 + Math.floor(Math.random() * AGENTS);
+  return i % 1000 === 7 ? i - 1 : i;
+}
+
+async function getScorePhase(url: string, child: ChildProcess, rows: Row[]): Promise<void> {
+  const opts = (duration: number): autocannon.Options => ({
+    url, connections: 20, duration, overallRate: GET_RATE,
+    requests: [{ method: "GET", setupRequest: (req: any) => ({ ...req, path: `/v1/agents/${agentId(scoredAgent())}/score` }) }],
+  });
+  log(`GET score: warm-up ${WARMUP_S} s, then ${GET_S} s at ${fmt(GET_RATE)} requests/s over ${fmt(AGENTS)} agents ...`);
+  await run(opts(WARMUP_S));
+  const m0 = await cpuMark(child);
+  const r = await run(opts(GET_S));
+  log(`GET score: ${cpuReport(m0, await cpuMark(child))}`);
+  const rate = r["2xx"] / r.duration;
+  log(`GET score: ${fmt(r["2xx"])} 2xx, ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts; ${fmt(rate)} req/s; latency p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, max ${r.latency.max} ms`);
+  rows.push({ figure: "GET score rate achieved (2xx/s)", value: `${fmt(rate)} req/s`, target: `>= ${fmt(GET_RATE * 0.98)} (2,000 offered)`, verdict: rate >= GET_RATE * 0.98 && r.non2xx === 0 && r.errors === 0 ? "PASS" : "FAIL" });
+  rows.push({ figure: "GET score p99 at 2,000 req/s", value: `${r.latency.p99} ms`, target: "< 10 ms", verdict: r.latency.p99 < 10 ? "PASS" : "FAIL" });
+}
+
+async function checkinPhase(url: string, child: ChildProcess, admin: pg.Client): Promise<{ rate: number; p99: number; ok: boolean }> {
+  const quarter = Math.max(1, Math.floor(RING / 4));
+  let issued = 0;
+  let step = 0;
+  const setupRequest = (req: any) => {
+    const k = issued++;
+    // Move the server's clock one step each quarter turn: one agent's consecutive requests are
+    // four steps (2,400 s) apart, so even a request racing a clock message is >= 1,200 s after its previous one.
+    const s = Math.floor(k / quarter);
+    if (s > step) {
+      step = s;
+      child.send({ clock: CHECKIN_T0 + step * CLOCK_STEP_S });
+    }
+    const i = 1 + (k % RING);
+    return {
+      ...req,
+      path: `/v1/agents/${agentId(i)}/checkins`,
+      headers: { ...req.headers, authorization: `Bearer ${agentKey(i)}`, "idempotency-key": crypto.randomUUID() },
+    };
+  };
+  const base = { url, connections: CONNECTIONS, method: "POST" as const, requests: [{ method: "POST" as const, setupRequest }] };
+  log(`check-ins: warm-up ${WARMUP_S} s, then ~${CHECKIN_S} s, ${CONNECTIONS} connections, ring of ${fmt(RING)} agents ...`);
+  // The warm-up runs for a duration (its last requests may still be in flight when it stops); the
+  // measured run is a fixed number of requests sized from the warm-up, so every one is answered and counted here.
+  const warm = await run({ ...base, duration: WARMUP_S });
+  await new Promise((r) => setTimeout(r, 1000));
+  const amount = Math.max(CONNECTIONS * 50, Math.round(((warm["2xx"] / warm.duration) * CHECKIN_S) / CONNECTIONS) * CONNECTIONS);
+  const before = await count(admin, "SELECT count(*) AS n FROM checkins");
+  const m0 = await cpuMark(child);
+  const r = await run({ ...base, amount });
+  log(`check-ins: ${cpuReport(m0, await cpuMark(child))}`);
+  const after = await count(admin, "SELECT count(*) AS n FROM checkins");
+  const counted = after - before;
+  const bad = r.non2xx + r.errors + r.timeouts + warm.non2xx + warm.errors + warm.timeouts;
+  const rate = r["2xx"] / r.duration;
+  log(`check-ins: warm-up ${fmt(warm["2xx"])} 2xx (${fmt(warm["2xx"] / warm.duration)} /s), non-2xx ${warm.non2xx}, errors ${warm.errors}`);
+  log(`check-ins: ${fmt(r["2xx"])} of ${fmt(amount)} requests 2xx in ${r.duration.toFixed(1)} s = ${fmt(rate)} /s; non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts}; latency p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, max ${r.latency.max} ms`);
+  log(`check-ins: rows added during the measured run ${fmt(counted)} vs its 2xx ${fmt(r["2xx"])}; ${fmt(issued)} requests built in all; server clock moved ${step} steps of ${CLOCK_STEP_S} s`);
+  return { rate, p99: r.latency.p99, ok: counted === r["2xx"] && r["2xx"] === amount && bad === 0 };
+}
+
+async function pgbenchPhase(dbName: string): Promise<{ tps: number; p99: number | null; command: string }> {
+  const bin = ["/usr/lib/postgresql/15/bin/pgbench"].find((p) => fs.existsSync(p)) ?? "pgbench";
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-pgbench-"));
+  const script = path.join(dir, "checkin.sql");
+  const id = SQL_AGENT_ID(":aid");
+  fs.writeFileSync(
+    script,
+    `\\set aid random(1, ${RING})
+BEGIN;
+SELECT * FROM agents WHERE id = ${id} FOR UPDATE;
+INSERT INTO checkins (agent_id, claim_id, idempotency_key, arrival, next_heartbeat_s, on_time, excused, credit)
+  VALUES (${id}, :aid, gen_random_uuid()::text, extract(epoch FROM clock_timestamp())::bigint, 3600, true, false, 2400);
+INSERT INTO agent_days (agent_id, claim_id, day, checkins, on_time, credit_s, coverage_s, digest)
+  VALUES (${id}, :aid, '${DAY}', 1, 1, 2400, 2400, md5(random()::text) || md5(random()::text))
+  ON CONFLICT (agent_id, claim_id, day) DO UPDATE SET checkins = agent_days.checkins + 1, on_time = agent_days.on_time + 1,
+    credit_s = agent_days.credit_s + 2400, coverage_s = least(86400, agent_days.coverage_s + 2400), digest = EXCLUDED.digest;
+UPDATE agents SET last_arrival = extract(epoch FROM clock_timestamp())::bigint, last_next_heartbeat_s = 3600 WHERE id = ${id};
+END;
+`,
+  );
+  const logPrefix = path.join(dir, "lat");
+  const args = ["-h", "127.0.0.1", "-U", "postgres", "-n", "-c", String(CONNECTIONS), "-j", "2", "-T", String(PGBENCH_S), "-f", script, "-l", "--log-prefix", logPrefix, dbName];
+  const command = `pgbench -n -c ${CONNECTIONS} -j 2 -T ${PGBENCH_S} -f checkin.sql (simple protocol)`;
+  log(`pgbench: ${command} ...`);
+  const m0 = await cpuMark(null);
+  const { stdout } = await promisify(execFile)(bin, args, { maxBuffer: 1 << 24 });
+  log(`pgbench: ${cpuReport(m0, await cpuMark(null)).replace(", load generator", " (pgbench itself not counted), driver")}`);
+  const tps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(stdout)?.[1] ?? /tps = ([\d.]+)/.exec(stdout)?.[1]);
+  // Per-transaction log lines: client_id transaction_no time_us script_no time_epoch time_us
+  const latencies: number[] = [];
+  for (const f of fs.readdirSync(dir).filter((n) => n.startsWith("lat"))) {
+    for (const line of fs.readFileSync(path.join(dir, f), "utf8").split("\n")) {
+      const us = Number(line.split(" ")[2]);
+      if (Number.isFinite(us) && line) latencies.push(us / 1000);
+    }
+  }
+  latencies.sort((a, b) => a - b);
+  const p99 = latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] : null;
+  log(`pgbench: ${fmt(tps)} TPS, ${fmt(latencies.length)} transactions logged, p99 ${p99?.toFixed(2)} ms`);
+  fs.rmSync(dir, { recursive: true, force: true });
+  return { tps, p99, command };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const loadAtStart = loadavg();
+  const dbName = `vrai_bench_${crypto.randomBytes(4).toString("hex")}`;
+  const dbUrl = ADMIN_URL.replace(/\/[^/]*$/, `/${dbName}`);
+  const root = new pg.Client({ connectionString: ADMIN_URL });
+  await root.connect();
+  await root.query(`CREATE DATABASE ${dbName}`);
+  log(`database ${dbName} on ${new URL(ADMIN_URL).host}; ${os.cpus().length} cores; node ${process.version}`);
+  const admin = new pg.Client({ connectionString: dbUrl });
+  let child: ChildProcess | null = null;
+  const rows: Row[] = [];
+  try {
+    await admin.connect();
+    const migrateDb = createPgDb(dbUrl, { max: 1 });
+    await migrate(migrateDb);
+    await migrateDb.close();
+    const t = performance.now();
+    await bulkLoad(admin);
+    log(`loaded ${fmt(AGENTS)} agents, ${fmt(AGENTS * HISTORY_DAYS)} day aggregates in ${fmt((performance.now() - t) / 1000, 1)} s`);
+
+    if (PHASES.has("recompute")) await recomputePhase(dbUrl, admin, rows);
+
+    const server = await startServerChild(dbUrl);
+    child = server.child;
+    log(`server (child process ${child.pid}) at ${server.url}`);
+    if (PHASES.has("get")) await getScorePhase(server.url, child, rows);
+    const checkins = PHASES.has("checkins") ? await checkinPhase(server.url, child, admin) : { rate: NaN, p99: NaN, ok: false };
+    await stopServerChild(child);
+    child = null;
+
+    await admin.query("CHECKPOINT");
+    const pgb = PHASES.has("pgbench") ? await pgbenchPhase(dbName) : { tps: NaN, p99: null };
+    const ratio = checkins.rate / pgb.tps;
+    rows.unshift(
+      { figure: "check-ins counted/s (service, autocannon)", value: `${fmt(checkins.rate)} /s`, target: `>= ${fmt(pgb.tps / 2)} (half of pgbench)`, verdict: ratio >= 0.5 ? "PASS" : "FAIL" },
+      { figure: "pgbench TPS, comparable transaction", value: `${fmt(pgb.tps)} TPS`, target: "reference (~3,300 in the issue)", verdict: "" },
+      { figure: "  ratio service / pgbench", value: ratio.toFixed(2), target: ">= 0.50", verdict: ratio >= 0.5 ? "PASS" : "FAIL" },
+      { figure: "check-in p99 (service)", value: `${checkins.p99} ms`, target: "< 50 ms", verdict: checkins.p99 < 50 ? "PASS" : "FAIL" },
+      { figure: "  pgbench p99 (for reference)", value: `${pgb.p99?.toFixed(1)} ms`, target: "", verdict: "" },
+      { figure: "  every 2xx counted once, no non-2xx", value: checkins.ok ? "yes" : "no", target: "yes", verdict: checkins.ok ? "PASS" : "FAIL" },
+    );
+  } finally {
+    if (child) await stopServerChild(child);
+    await admin.end().catch(() => undefined);
+    await root.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    await root.end();
+  }
+
+  const w = [Math.max(...rows.map((r) => r.figure.length), 6), Math.max(...rows.map((r) => r.value.length), 5), Math.max(...rows.map((r) => r.target.length), 6)];
+  log("");
+  log(`Vrai service benchmark — ${os.cpus().length} cores, PostgreSQL on 127.0.0.1, ${CONNECTIONS} connections/clients, total ${fmt((performance.now() - started) / 1000)} s`);
+  log(`load average at start ${loadAtStart}, at end ${loadavg()} (other work on the machine shares its cores)`);
+  log(`${"figure".padEnd(w[0])}  ${"value".padStart(w[1])}  ${"target".padEnd(w[2])}  result`);
+  log(`${"-".repeat(w[0])}  ${"-".repeat(w[1])}  ${"-".repeat(w[2])}  ------`);
+  for (const r of rows) log(`${r.figure.padEnd(w[0])}  ${r.value.padStart(w[1])}  ${r.target.padEnd(w[2])}  ${r.verdict}`);
+  if (rows.some((r) => r.verdict === "FAIL")) process.exitCode = 1;
+}
+
+if (process.argv.includes("--serve")) {
+  serve().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+} else if (require.main === module) {
+  main().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
