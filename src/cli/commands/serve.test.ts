@@ -31,7 +31,7 @@ describe("vrai serve", function () {
 
   it("stops with a message naming a missing or invalid variable (exit 2)", async () => {
     const result = await new Promise<{ code: number | null; err: string }>((resolve) => {
-      const child = spawn(process.execPath, [BIN, "serve"], { env: { ...process.env, OPERATOR_TOKEN: "", PORT: "99999" }, stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(process.execPath, [BIN, "serve"], { env: { ...process.env, OPERATOR_TOKEN: "short", PORT: "99999" }, stdio: ["ignore", "pipe", "pipe"] });
       let err = "";
       child.stderr!.on("data", (c) => (err += c));
       child.once("exit", (code) => resolve({ code, err }));

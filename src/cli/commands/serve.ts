@@ -1,4 +1,5 @@
 import pino from "pino";
+import { createPublicClient, http, type PublicClient } from "viem";
 import { InvalidInputError } from "../../errors";
 import { startApiServer } from "../../api/server";
 import { parseServeConfig } from "../../config";
@@ -21,12 +22,22 @@ export const command: Command = {
       throw new InvalidInputError("invalid_configuration", (error as Error).message);
     }
     const logger = pino({ level: config.LOG_LEVEL });
+    let publicClient: PublicClient | undefined;
+    let chainId: number | undefined;
+    if (config.RPC_URL) {
+      publicClient = createPublicClient({ transport: http(config.RPC_URL) }) as PublicClient;
+      chainId = await publicClient.getChainId();
+    }
     const db = await openDb({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
     const server = await startApiServer({
       db, logger, operatorToken: config.OPERATOR_TOKEN, port: config.PORT, host: config.HOST,
       overload: { maxInFlight: config.OVERLOAD_MAX_IN_FLIGHT, maxLoopDelayMs: config.OVERLOAD_MAX_LOOP_DELAY_MS },
       rateLimit: { perMinute: config.RATE_LIMIT_PER_MINUTE, burst: Math.max(10, Math.ceil(config.RATE_LIMIT_PER_MINUTE / 5)) },
-      proofSources: { githubApiBaseUrl: config.GITHUB_API_BASE_URL },
+      proofSources: {
+        githubApiBaseUrl: config.GITHUB_API_BASE_URL,
+        walletChainId: chainId,
+        publicClientFor: (id) => (id === chainId ? publicClient : undefined),
+      },
       schedule: { intervalMs: config.SCHEDULE_INTERVAL_MS },
     });
     io.stdout(`vrai ready: api ${server.url}/v1 · agent pages ${server.url}/agents/{id} · store ${config.DATABASE_URL ? "postgresql" : `pglite ${config.DATA_DIR}`}\n`);
