@@ -31,6 +31,19 @@ export function utcDay(t: number): string {
  * (H. Hinnant's `civil_from_days`): no Date allocation on the check-in path.
  */
 export function dayName(dayNumber: number): string {
+  let name = dayNames.get(dayNumber);
+  if (name === undefined) {
+    if (dayNames.size >= DAY_NAME_CACHE) dayNames.clear();
+    dayNames.set(dayNumber, (name = civilDayName(dayNumber)));
+  }
+  return name;
+}
+
+// Day names are asked for over and over on the check-in path; a bounded memo of the pure function.
+const DAY_NAME_CACHE = 4096;
+const dayNames = new Map<number, string>();
+
+function civilDayName(dayNumber: number): string {
   const z = dayNumber + 719_468;
   const era = Math.floor(z / 146_097);
   const doe = z - era * 146_097;

@@ -1,4 +1,6 @@
-import { applyCheckinToDays, coverageByDay, decideCheckin, deadlineOf, utcDay, type CountedCheckin, type DayAggregate } from "../method";
+import { applyCheckinToDays, dayName, dayNumber, decideCheckin, deadlineOf, type CountedCheckin, type DayAggregate, type OutageWindow } from "../method";
+
+const NO_WINDOWS: readonly OutageWindow[] = [];
 import type { Clock } from "./clock";
 import { NotFoundError } from "./errors";
 import type { AgentRow, Store } from "./ports";
@@ -35,16 +37,22 @@ export function createCheckins(deps: { store: Store; clock: Clock; busy: () => b
       // V1: the arrival is read once the agent is locked, so arrivals of one agent are in commit order.
       const arrival = clock.now();
       const duplicate = await tx.findCheckinByKey(agentId, idempotencyKey);
-      const previous: CountedCheckin | null = agent.last && { ...agent.last, onTime: null, excused: false, credit: 0 };
-      const windows = previous ? await tx.outagesFor(arrival, deadlineOf(previous)) : [];
+      const last = agent.last;
+      const previous: CountedCheckin | null = last === null ? null : { arrival: last.arrival, nextHeartbeatS: last.nextHeartbeatS, onTime: null, excused: false, credit: 0 };
+      const windows = previous === null ? NO_WINDOWS : await tx.outagesFor(arrival, deadlineOf(previous));
       const decision = decideCheckin({ arrival, previous, duplicateOf: duplicate, windows, busy: deps.busy() });
       if (decision.type !== "counted") return decision;
 
-      const { type: _counted, ...counted } = decision;
-      const touched = previous && counted.onTime ? coverageByDay(previous.arrival, arrival).map((p) => p.day) : [];
+      const counted: CountedCheckin = {
+        arrival, nextHeartbeatS: decision.nextHeartbeatS, onTime: decision.onTime, excused: decision.excused, credit: decision.credit,
+      };
+      // V10: an on-time check-in covers the days from the previous arrival's to its own; otherwise only its own day changes.
+      const firstDay = previous !== null && counted.onTime ? dayNumber(previous.arrival) : dayNumber(arrival);
+      const wanted: string[] = [];
+      for (let d = firstDay, lastDay = dayNumber(arrival); d <= lastDay; d++) wanted.push(dayName(d));
       const days = new Map<string, DayAggregate>();
-      for (const d of await tx.getDays(agentId, agent.claimId, [...touched, utcDay(arrival)])) days.set(d.day, d);
-      const written = applyCheckinToDays(days, counted, previous?.arrival ?? null);
+      for (const d of await tx.getDays(agentId, agent.claimId, wanted)) days.set(d.day, d);
+      const written = applyCheckinToDays(days, counted, previous === null ? null : previous.arrival);
       await tx.recordCheckin({ ...counted, agentId, claimId: agent.claimId, idempotencyKey }, written);
       return decision;
     });

@@ -10,9 +10,20 @@ export function createMemoryStore(): Store {
   const owners = new Map<string, OwnerRow>();
   const agents = new Map<string, AgentRow>();
   let nextClaimId = 1;
-  const checkinsByKey = new Map<string, StoredCheckin>();
-  const checkinArrivals = new Map<string, number[]>(); // `${agent}:${claim}` -> arrivals
-  const days = new Map<string, Map<string, DayAggregate>>(); // `${agent}:${claim}` -> day -> aggregate
+  // Per agent: its counted check-ins by idempotency key (keys are scoped per agent, V3.1), and per
+  // claim the arrivals and day aggregates. Nested maps keep the check-in path to a few lookups.
+  const checkinsOf = new Map<string, { byKey: Map<string, StoredCheckin>; claims: Map<number, { arrivals: number[]; days: Map<string, DayAggregate> }> }>();
+  const stateOf = (agentId: string) => {
+    let state = checkinsOf.get(agentId);
+    if (!state) checkinsOf.set(agentId, (state = { byKey: new Map(), claims: new Map() }));
+    return state;
+  };
+  const claimStateOf = (agentId: string, claimId: number) => {
+    const claims = stateOf(agentId).claims;
+    let claim = claims.get(claimId);
+    if (!claim) claims.set(claimId, (claim = { arrivals: [], days: new Map() }));
+    return claim;
+  };
   const outages = new Map<string, OutageRow>();
   const penalties = new Map<string, PenaltyRow>();
   const challenges = new Map<string, ChallengeRow>();
@@ -22,7 +33,6 @@ export function createMemoryStore(): Store {
   const settings = new Map<string, unknown>();
 
   const copy = <T>(value: T | undefined): T | null => (value === undefined ? null : { ...value });
-  const claimKey = (agentId: string, claimId: number) => `${agentId}:${claimId}`;
 
   const tx: StoreTx = {
     insertOwner: async (o: OwnerRow) => void owners.set(o.id, { ...o }),
@@ -39,37 +49,35 @@ export function createMemoryStore(): Store {
     listClaimedAgentIds: async () => [...agents.keys()].sort(),
     listAgentsOfOwner: async (ownerId) => [...agents.values()].filter((a) => a.ownerId === ownerId).map((a) => a.id).sort(),
 
-    findCheckinByKey: async (agentId, key) => copy(checkinsByKey.get(`${agentId}\u0000${key}`)),
+    findCheckinByKey: async (agentId, key) => copy(checkinsOf.get(agentId)?.byKey.get(key)),
     async recordCheckin(c: StoredCheckin, updated: readonly DayAggregate[]) {
-      checkinsByKey.set(`${c.agentId}\u0000${c.idempotencyKey}`, { ...c });
-      const k = claimKey(c.agentId, c.claimId);
-      let arrivals = checkinArrivals.get(k);
-      if (!arrivals) checkinArrivals.set(k, (arrivals = []));
-      arrivals.push(c.arrival);
+      stateOf(c.agentId).byKey.set(c.idempotencyKey, { ...c });
+      const claim = claimStateOf(c.agentId, c.claimId);
+      claim.arrivals.push(c.arrival);
       agents.get(c.agentId)!.last = { arrival: c.arrival, nextHeartbeatS: c.nextHeartbeatS };
-      let byDay = days.get(k);
-      if (!byDay) days.set(k, (byDay = new Map()));
-      for (const d of updated) byDay.set(d.day, { ...d });
+      for (const d of updated) claim.days.set(d.day, { ...d });
     },
     async getDays(agentId, claimId, wanted) {
-      const byDay = days.get(claimKey(agentId, claimId));
+      const byDay = checkinsOf.get(agentId)?.claims.get(claimId)?.days;
       const found: DayAggregate[] = [];
+      if (!byDay) return found;
       for (const day of wanted) {
-        const d = byDay?.get(day);
+        const d = byDay.get(day);
         if (d) found.push({ ...d });
       }
       return found;
     },
     async listDays(agentId, claimId, lastDay) {
-      const byDay = days.get(claimKey(agentId, claimId));
+      const byDay = checkinsOf.get(agentId)?.claims.get(claimId)?.days;
       if (!byDay) return [];
       return [...byDay.values()].filter((d) => d.day <= lastDay).sort((a, b) => (a.day < b.day ? -1 : 1)).map((d) => ({ ...d }));
     },
     countCheckinsAt: async (agentId, claimId, at) =>
-      (checkinArrivals.get(claimKey(agentId, claimId)) ?? []).filter((arrival) => arrival === at).length,
+      (checkinsOf.get(agentId)?.claims.get(claimId)?.arrivals ?? []).filter((arrival) => arrival === at).length,
 
     async outagesFor(arrival, deadline) {
       const found: OutageRow[] = [];
+      if (outages.size === 0) return found;
       for (const o of outages.values()) if (o.declaredAt <= arrival && (o.end === null || o.end >= deadline || (o.closedAt ?? 0) > arrival)) found.push({ ...o });
       return found;
     },
