@@ -101,19 +101,37 @@ contract Registry is AccessControl, IRegistry {
      * wallet two, an operator three, an account approved for this token only four.
      */
     function _checkAgentController(uint256 agentId) private view {
-        address owner;
-        try _identityRegistry.ownerOf(agentId) returns (address tokenOwner) {
-            owner = tokenOwner;
-        } catch {
-            revert RegistryNonexistentAgent(agentId);
-        }
-        if (
-            msg.sender != owner &&
-            msg.sender != _identityRegistry.getAgentWallet(agentId) &&
-            !_identityRegistry.isApprovedForAll(owner, msg.sender) &&
-            msg.sender != _identityRegistry.getApproved(agentId)
-        ) {
-            revert RegistryNotAgentController(msg.sender, agentId);
+        (bool found, uint256 owner) = _read(IERC8004IdentityRegistry.ownerOf.selector, agentId, 0, false);
+        if (!found) revert RegistryNonexistentAgent(agentId);
+        uint256 caller = uint256(uint160(msg.sender));
+        if (caller == owner) return;
+        (, uint256 agentWallet) = _read(IERC8004IdentityRegistry.getAgentWallet.selector, agentId, 0, false);
+        if (caller == agentWallet) return;
+        (, uint256 approvedForAll) = _read(IERC8004IdentityRegistry.isApprovedForAll.selector, owner, caller, true);
+        if (approvedForAll == 1) return;
+        (, uint256 approved) = _read(IERC8004IdentityRegistry.getApproved.selector, agentId, 0, false);
+        if (caller == approved) return;
+        revert RegistryNotAgentController(msg.sender, agentId);
+    }
+
+    /**
+     * @dev One view call to the identity registry, returning its first return word: the standard
+     * ERC-721 calls and `getAgentWallet` without the ABI encoder's memory and copy overhead (the
+     * controller check runs on every `submitProof`). `found` is false when the call reverted or
+     * returned less than one word (e.g. `ownerOf` of a token that does not exist).
+     */
+    function _read(bytes4 selector, uint256 arg0, uint256 arg1, bool twoArgs) private view returns (bool found, uint256 word) {
+        address registry = address(_identityRegistry);
+        assembly ("memory-safe") {
+            let ptr := mload(0x40)
+            mstore(ptr, selector)
+            mstore(add(ptr, 0x04), arg0)
+            mstore(add(ptr, 0x24), arg1)
+            let ok := staticcall(gas(), registry, ptr, add(0x24, mul(twoArgs, 0x20)), 0x00, 0x20)
+            found := and(ok, iszero(lt(returndatasize(), 0x20)))
+            if found {
+                word := mload(0x00)
+            }
         }
     }
 
