@@ -1,0 +1,228 @@
+/**
+ * The agent side of V3: check-ins with idempotency keys, retries and a heartbeat loop that
+ * follows the service's `next_heartbeat_s` and never comes back sooner than allowed.
+ */
+import crypto from "node:crypto";
+import { BaseError } from "../errors";
+
+/** V3.2: a check-in less than 1,200 s after the previous counted one is refused. */
+export const MIN_CHECKIN_INTERVAL_S = 1200;
+
+/** The body of a counted check-in (`201`), as the service sends it, plus whether it was a replay of an earlier attempt. */
+export type CheckInResult = {
+  agentId: string;
+  result: "counted";
+  /** Arrival time on the service's clock (RFC 3339, whole seconds). */
+  arrival: string;
+  /** V3.3: when to come back, 3600 normally, 7200 while the service is busy. */
+  next_heartbeat_s: number;
+  on_time: boolean | null;
+  excused: boolean;
+  credit: number;
+  /** True when the service answered `Idempotent-Replayed: true` (an earlier attempt with the same key was counted). */
+  replayed: boolean;
+};
+
+/** Retry policy of one check-in: full-jitter exponential backoff on network errors, 5xx and 409. */
+export type RetryPolicy = {
+  /** Attempts of one check-in in all (network errors, 5xx, 409 and 429 together). Default 8. */
+  maxAttempts: number;
+  /** First backoff ceiling. Default 1,000 ms. */
+  baseDelayMs: number;
+  /** Largest backoff ceiling. Default 60,000 ms. */
+  maxDelayMs: number;
+};
+
+export type VraiAgentOptions = {
+  /** The service, e.g. `http://127.0.0.1:8080` (no `/v1`). */
+  baseUrl: string;
+  agentId: string;
+  /** The agent key returned once by the claim. */
+  agentKey: string;
+  retry?: Partial<RetryPolicy>;
+  /** Seconds the heartbeat comes back before `next_heartbeat_s` (still at least 1,200 s after the previous check-in). Default 30. */
+  safetyMarginS?: number;
+  /** Abandon one HTTP attempt after this long (it is then retried with the same key). Default 30,000 ms. */
+  requestTimeoutMs?: number;
+  /** Defaults to the global `fetch`. */
+  fetch?: typeof fetch;
+  /** Waits `ms`; rejects when `signal` aborts. Defaults to a timer. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Uniform in [0, 1); defaults to `Math.random`. */
+  random?: () => number;
+  /** Milliseconds since the epoch; defaults to `Date.now`. */
+  now?: () => number;
+};
+
+export type HeartbeatOptions = {
+  /** Called after each counted check-in. */
+  onCheckIn?: (result: CheckInResult) => void;
+  /** Called when a check-in fails for good; the loop goes on after `errorDelayMs` unless the error is not retryable. */
+  onError?: (error: VraiAgentError) => void;
+  /** Wait after a failed check-in before the next attempt sequence. Default 60,000 ms. */
+  errorDelayMs?: number;
+};
+
+export type Heartbeat = {
+  /** Stops the loop: a pending wait ends at once, a request in flight finishes first. Resolves when the loop has ended. */
+  stop(): Promise<void>;
+};
+
+export type VraiAgent = {
+  /**
+   * One check-in with a fresh idempotency key, retried with the same key until counted (or replayed).
+   * Waits first when the previous counted check-in of this agent object was under 1,200 s ago.
+   * `signal` ends those waits (the promise rejects with its reason); a request in flight still finishes.
+   * @throws VraiAgentError `retryable: false` on 400/401/403/404, `retryable: true` after the last attempt
+   */
+  checkIn(options?: { signal?: AbortSignal }): Promise<CheckInResult>;
+  /** Checks in now and then every `next_heartbeat_s` (less the safety margin) until stopped. */
+  startHeartbeat(options?: HeartbeatOptions): Heartbeat;
+};
+
+/** A check-in that failed: `retryable` false for answers that retrying cannot change (401, 400, 404). */
+export class VraiAgentError extends BaseError {
+  constructor(code: string, message: string, options: { status?: number; retryable: boolean; cause?: unknown }) {
+    super(code, message, options);
+  }
+}
+
+const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 8, baseDelayMs: 1000, maxDelayMs: 60_000 };
+
+/** A timer that rejects with the signal's reason when aborted. */
+export function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+type Attempt =
+  | { type: "counted"; result: CheckInResult }
+  | { type: "retry"; error: VraiAgentError; waitMs?: number }
+  | { type: "fail"; error: VraiAgentError };
+
+/**
+ * Creates the check-in client of one agent.
+ * @example
+ * const agent = createVraiAgent({ baseUrl: "http://127.0.0.1:8080", agentId, agentKey });
+ * const first = await agent.checkIn(); // { result: "counted", next_heartbeat_s: 3600, ... }
+ * const heartbeat = agent.startHeartbeat({ onError: (e) => console.error(e.message) });
+ * process.once("SIGTERM", () => heartbeat.stop());
+ */
+export function createVraiAgent(options: VraiAgentOptions): VraiAgent {
+  const retry: RetryPolicy = { ...DEFAULT_RETRY, ...options.retry };
+  const doFetch = options.fetch ?? fetch;
+  const sleep = options.sleep ?? defaultSleep;
+  const random = options.random ?? Math.random;
+  const now = options.now ?? Date.now;
+  const safetyMarginS = options.safetyMarginS ?? 30;
+  const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+  const url = `${options.baseUrl.replace(/\/+$/, "")}/v1/agents/${encodeURIComponent(options.agentId)}/checkins`;
+  // Local time (ms) the last counted answer was received: the arrival was at or before it.
+  let lastCountedAt: number | undefined;
+
+  const backoffMs = (failures: number) => random() * Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** failures);
+
+  // A request in flight is never aborted by the caller's signal (only by its timeout), so its outcome is always known.
+  async function attempt(key: string): Promise<Attempt> {
+    let response: Response;
+    let text: string;
+    try {
+      response = await doFetch(url, {
+        method: "POST",
+        headers: { authorization: `Bearer ${options.agentKey}`, "idempotency-key": key, "content-type": "application/json" },
+        body: "{}",
+        signal: AbortSignal.timeout(requestTimeoutMs),
+      });
+      text = await response.text();
+    } catch (error) {
+      return { type: "retry", error: new VraiAgentError("network_error", `check-in request failed: ${(error as Error).message}`, { retryable: true, cause: error }) };
+    }
+    let body: Record<string, unknown> = {};
+    try {
+      body = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      // A proxy's HTML error page: the status decides.
+    }
+    const served = body.error as { code?: string; message?: string } | undefined;
+    const what = `${response.status}${served?.message ? `: ${served.message}` : ""}`;
+    if (response.status === 201) {
+      return { type: "counted", result: { ...(body as Omit<CheckInResult, "replayed">), replayed: response.headers.get("idempotent-replayed") === "true" } };
+    }
+    if (response.status === 429) {
+      const header = Number(response.headers.get("retry-after"));
+      const waitS = Number.isFinite(header) && header >= 0 ? header : typeof body.retry_after_s === "number" ? body.retry_after_s : 1;
+      return { type: "retry", waitMs: waitS * 1000, error: new VraiAgentError(served?.code ?? "checkin_refused", `check-in refused (${what})`, { status: 429, retryable: true }) };
+    }
+    if (response.status === 409 || response.status >= 500) {
+      return { type: "retry", error: new VraiAgentError(served?.code ?? "server_error", `check-in failed (${what})`, { status: response.status, retryable: true }) };
+    }
+    return { type: "fail", error: new VraiAgentError(served?.code ?? "checkin_rejected", `check-in rejected (${what})`, { status: response.status, retryable: false }) };
+  }
+
+  async function checkIn(callOptions: { signal?: AbortSignal } = {}): Promise<CheckInResult> {
+    const { signal } = callOptions;
+    if (lastCountedAt !== undefined) {
+      const allowedAt = lastCountedAt + MIN_CHECKIN_INTERVAL_S * 1000;
+      if (now() < allowedAt) await sleep(allowedAt - now(), signal);
+    }
+    // One key for this check-in and all its retries: a retry after a lost answer is a duplicate, never a second check-in (V3.1).
+    const key = crypto.randomUUID();
+    let failures = 0;
+    for (let tries = 1; ; tries++) {
+      const outcome = await attempt(key);
+      if (outcome.type === "counted") {
+        lastCountedAt = now();
+        return outcome.result;
+      }
+      if (outcome.type === "fail") throw outcome.error;
+      if (tries >= retry.maxAttempts) {
+        throw new VraiAgentError(outcome.error.code, `${outcome.error.message}; gave up after ${tries} attempts`, { status: outcome.error.status, retryable: true, cause: outcome.error });
+      }
+      await sleep(outcome.waitMs ?? backoffMs(failures++), signal);
+    }
+  }
+
+  function startHeartbeat(heartbeatOptions: HeartbeatOptions = {}): Heartbeat {
+    const controller = new AbortController();
+    const errorDelayMs = heartbeatOptions.errorDelayMs ?? 60_000;
+    const loop = (async () => {
+      while (!controller.signal.aborted) {
+        let waitMs: number;
+        try {
+          const result = await checkIn({ signal: controller.signal });
+          heartbeatOptions.onCheckIn?.(result);
+          waitMs = Math.max(result.next_heartbeat_s - safetyMarginS, MIN_CHECKIN_INTERVAL_S) * 1000;
+        } catch (error) {
+          if (error === controller.signal.reason) return;
+          const failure = error instanceof VraiAgentError ? error : new VraiAgentError("heartbeat_error", (error as Error).message, { retryable: true, cause: error });
+          heartbeatOptions.onError?.(failure);
+          if (!failure.retryable) return;
+          waitMs = errorDelayMs;
+        }
+        try {
+          await sleep(waitMs, controller.signal);
+        } catch {
+          return;
+        }
+      }
+    })();
+    return {
+      async stop() {
+        controller.abort(new VraiAgentError("heartbeat_stopped", "the heartbeat was stopped", { retryable: false }));
+        await loop;
+      },
+    };
+  }
+
+  return { checkIn, startHeartbeat };
+}

@@ -1,0 +1,13 @@
+import { deriveScores, validateRecords, type DerivedResult, type ProofRecord } from "../method";
+
+/**
+ * The AVIP-TRU SDK Derived Score (METHOD part A) of every executor in a set of A1 records, by the
+ * method engine itself. Records are validated first: a malformed one throws `invalid_record` naming it (A1).
+ * The result is `sdk-derived`: it is never written to the Registry's network score (part N).
+ * @returns one result per executor DID
+ * @example
+ * const { score, flags, interpretation } = deriveScore(records)["did:erc8004:31337:0x5fbd…:0"];
+ */
+export function deriveScore(records: readonly ProofRecord[] | readonly unknown[]): Record<string, DerivedResult> {
+  return deriveScores(validateRecords({ records }));
+}
