@@ -57,8 +57,11 @@ export function createApp(options: AppOptions): express.Express {
     res.on("close", () => {
       leave();
       const route = (req.route?.path as string | undefined) ?? "unmatched";
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       requests.inc({ method: req.method, route, status: String(res.statusCode) });
-      duration.observe({ method: req.method, route }, Number(process.hrtime.bigint() - started) / 1e9);
+      duration.observe({ method: req.method, route }, seconds);
+      // Never the headers, body or URL query: they carry tokens, keys and idempotency keys.
+      logger.debug({ method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, "request");
     });
     next();
   });
