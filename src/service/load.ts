@@ -4,8 +4,8 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
  * Detects overload for V3.3's automatic busy state. The service counts as overloaded while
  * either holds:
  * - more than `maxInFlight` requests are being served at once, or
- * - the event loop's mean delay over the last sample exceeds `maxLoopDelayMs` (the process
- *   cannot keep up with its work; sampled every `sampleMs`).
+ * - the event loop was held up longer than `maxLoopDelayMs` at some point of the last sample
+ *   period (`sampleMs`): the process cannot keep up with its work.
  * Agents then get `next_heartbeat_s = 7200`, halving the check-in load without costing them credit.
  */
 export function createLoadMonitor(options: { maxInFlight: number; maxLoopDelayMs: number; sampleMs?: number }) {
@@ -14,7 +14,7 @@ export function createLoadMonitor(options: { maxInFlight: number; maxLoopDelayMs
   const histogram = monitorEventLoopDelay({ resolution: 10 });
   histogram.enable();
   const timer = setInterval(() => {
-    loopDelayMs = histogram.mean / 1e6;
+    loopDelayMs = histogram.max / 1e6;
     histogram.reset();
   }, options.sampleMs ?? 1000);
   timer.unref();

@@ -1,0 +1,47 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { expect } from "chai";
+import pino from "pino";
+import { createVraiService } from "../service";
+import { createManualClock } from "../service/clock";
+import { createLoadMonitor } from "../service/load";
+import type { Store } from "../service/ports";
+import { hashSecret } from "../service/secrets";
+import { createMemoryStore } from "../store/memory-store";
+import { createApp } from "./app";
+
+describe("a check-in whose Idempotency-Key is still in flight", () => {
+  it("answers 409 to the second request and 201 to the first once it commits", async () => {
+    const memory = createMemoryStore();
+    let gate: Promise<void> | null = null;
+    // The same store, with transactions held at a gate so that the first request stays in flight.
+    const store: Store = { read: memory.read, transaction: async (fn) => { if (gate) await gate; return memory.transaction(fn); } };
+    const load = createLoadMonitor({ maxInFlight: 100, maxLoopDelayMs: 10_000 });
+    const service = createVraiService({ store, clock: createManualClock(Date.UTC(2026, 10, 2) / 1000), busy: () => false });
+    const app = createApp({ service, logger: pino({ level: "silent" }), load, operatorTokenHash: hashSecret("operator-token-in-flight-test") });
+    const server = http.createServer(app).listen(0, "127.0.0.1");
+    await new Promise((resolve) => server.once("listening", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const { ownerId } = await service.accounts.createOwner();
+      const { agentId, agentKey } = await service.accounts.claimNewAgent(ownerId);
+      const send = () => fetch(`${url}/v1/agents/${agentId}/checkins`, { method: "POST", headers: { authorization: `Bearer ${agentKey}`, "idempotency-key": "same" } });
+      let open!: () => void;
+      gate = new Promise((resolve) => (open = resolve));
+      const first = send();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const second = await send();
+      expect(second.status).to.equal(409);
+      expect(((await second.json()) as { error: { code: string } }).error.code).to.equal("checkin_in_flight");
+      gate = null;
+      open();
+      expect((await first).status).to.equal(201);
+      const again = await send();
+      expect(again.status).to.equal(201);
+      expect(again.headers.get("idempotent-replayed")).to.equal("true");
+    } finally {
+      load.stop();
+      server.close();
+    }
+  });
+});
