@@ -13,3 +13,26 @@ describe("per-key rate limits", () => {
     expect(limiter.take("a").ok).to.equal(false);
   });
 });
+
+describe("rate limits over HTTP", () => {
+  it("answer 429 rate_limited with Retry-After once a credential's burst is spent, other credentials unaffected", async () => {
+    const { createTestPgliteDb } = await import("../test-helpers/db");
+    const { startApiServer } = await import("./server");
+    const pino = (await import("pino")).default;
+    const testDb = await createTestPgliteDb();
+    const server = await startApiServer({ db: testDb.db, operatorToken: "operator-token-rate-limit-test", logger: pino({ level: "silent" }), rateLimit: { perMinute: 1, burst: 2 } });
+    try {
+      const get = (token: string) => fetch(`${server.url}/v1/owners/me`, { headers: { authorization: `Bearer ${token}` } });
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push((await get("vo_x.token-a")).status);
+      expect(statuses).to.deep.equal([401, 401, 429]);
+      const limited = await get("vo_x.token-a");
+      expect(limited.headers.get("retry-after")).to.match(/^\d+$/);
+      expect(((await limited.json()) as { error: { code: string } }).error.code).to.equal("rate_limited");
+      expect((await get("vo_x.token-b")).status).to.equal(401);
+    } finally {
+      await server.close();
+      await testDb.drop();
+    }
+  });
+});
