@@ -4,7 +4,10 @@ import { InvalidInputError } from "../../errors";
 import { startApiServer } from "../../api/server";
 import { parseServeConfig } from "../../config";
 import { openDb } from "../../store/db";
-import type { Command } from "../io";
+import type { CliIo, Command } from "../io";
+
+/** What `vrai dev` adds around the service: more on the ready line, and what to stop after the store closed. */
+export type ServeHooks = { readyNote?: string; afterStop?: () => Promise<void> };
 
 /**
  * `vrai serve`: the API, the schedulers and the store, configured from environment variables.
@@ -15,41 +18,47 @@ export const command: Command = {
   summary: "serve           run the Vrai service from environment variables (DATABASE_URL, PORT, OPERATOR_TOKEN, ...)",
   async run(args, io) {
     if (args.length > 0) throw new InvalidInputError("usage", `serve takes no arguments, got ${args.join(" ")}`);
-    let config;
-    try {
-      config = parseServeConfig(process.env);
-    } catch (error) {
-      throw new InvalidInputError("invalid_configuration", (error as Error).message);
-    }
-    const logger = pino({ level: config.LOG_LEVEL });
-    let publicClient: PublicClient | undefined;
-    let chainId: number | undefined;
-    if (config.RPC_URL) {
-      publicClient = createPublicClient({ transport: http(config.RPC_URL) }) as PublicClient;
-      chainId = await publicClient.getChainId();
-    }
-    const db = await openDb({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
-    const server = await startApiServer({
-      db, logger, operatorToken: config.OPERATOR_TOKEN, port: config.PORT, host: config.HOST,
-      overload: { maxInFlight: config.OVERLOAD_MAX_IN_FLIGHT, maxLoopDelayMs: config.OVERLOAD_MAX_LOOP_DELAY_MS },
-      rateLimit: { perMinute: config.RATE_LIMIT_PER_MINUTE, burst: Math.max(10, Math.ceil(config.RATE_LIMIT_PER_MINUTE / 5)) },
-      proofSources: {
-        githubApiBaseUrl: config.GITHUB_API_BASE_URL,
-        walletChainId: chainId,
-        publicClientFor: (id) => (id === chainId ? publicClient : undefined),
-      },
-      schedule: { intervalMs: config.SCHEDULE_INTERVAL_MS },
-    });
-    io.stdout(`vrai ready: api ${server.url}/v1 · agent pages ${server.url}/agents/{id} · store ${config.DATABASE_URL ? "postgresql" : `pglite ${config.DATA_DIR}`}\n`);
-    await new Promise<void>((resolve) => {
-      const stop = () => resolve();
-      process.once("SIGINT", stop);
-      process.once("SIGTERM", stop);
-    });
-    logger.info("stopping: finishing in-flight requests");
-    await server.close();
-    await db.close();
-    io.stdout("vrai stopped\n");
-    return 0;
+    return runService(io);
   },
 };
+
+/** Runs the service from the environment until SIGINT/SIGTERM, then stops it cleanly; returns the exit code. */
+export async function runService(io: CliIo, hooks: ServeHooks = {}): Promise<number> {
+  let config;
+  try {
+    config = parseServeConfig(process.env);
+  } catch (error) {
+    throw new InvalidInputError("invalid_configuration", (error as Error).message);
+  }
+  const logger = pino({ level: config.LOG_LEVEL });
+  let publicClient: PublicClient | undefined;
+  let chainId: number | undefined;
+  if (config.RPC_URL) {
+    publicClient = createPublicClient({ transport: http(config.RPC_URL) }) as PublicClient;
+    chainId = await publicClient.getChainId();
+  }
+  const db = await openDb({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  const server = await startApiServer({
+    db, logger, operatorToken: config.OPERATOR_TOKEN, port: config.PORT, host: config.HOST,
+    overload: { maxInFlight: config.OVERLOAD_MAX_IN_FLIGHT, maxLoopDelayMs: config.OVERLOAD_MAX_LOOP_DELAY_MS },
+    rateLimit: { perMinute: config.RATE_LIMIT_PER_MINUTE, burst: Math.max(10, Math.ceil(config.RATE_LIMIT_PER_MINUTE / 5)) },
+    proofSources: {
+      githubApiBaseUrl: config.GITHUB_API_BASE_URL,
+      walletChainId: chainId,
+      publicClientFor: (id) => (id === chainId ? publicClient : undefined),
+    },
+    schedule: { intervalMs: config.SCHEDULE_INTERVAL_MS },
+  });
+  io.stdout(`vrai ready: api ${server.url}/v1 · agent pages ${server.url}/agents/{id}${hooks.readyNote ? ` · ${hooks.readyNote}` : ""} · store ${config.DATABASE_URL ? "postgresql" : `pglite ${config.DATA_DIR}`}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+  logger.info("stopping: finishing in-flight requests");
+  await server.close();
+  await db.close();
+  await hooks.afterStop?.();
+  io.stdout("vrai stopped\n");
+  return 0;
+}

@@ -1,0 +1,105 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { expect } from "chai";
+import { createPublicClient, http } from "viem";
+import { createVraiAgent, readDeployment, readNetworkScore, registryAddressOf } from "../../sdk";
+
+const BIN = path.resolve(__dirname, "../../../bin/vrai.js");
+
+type Running = { child: ChildProcess; api: string; chain: string; out: () => string; exited: Promise<number | null> };
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Runs `vrai dev` as `npm start` does, in `cwd`, and resolves once its ready line is out. */
+function startDev(cwd: string, chainPort: number): Promise<Running> {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: "0", CHAIN_PORT: String(chainPort), LOG_LEVEL: "warn" };
+  for (const name of ["DATABASE_URL", "OPERATOR_TOKEN", "RPC_URL", "DATA_DIR", "DEPLOYMENTS_DIR", "HARDHAT_NETWORK", "HARDHAT_CONFIG"]) delete env[name];
+  const child = spawn(process.execPath, [BIN, "dev"], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  return new Promise((resolve, reject) => {
+    child.stdout!.on("data", (chunk) => {
+      out += chunk;
+      const ready = /vrai ready: api (\S+)\/v1 .* chain (\S+) \(/.exec(out);
+      if (ready) resolve({ child, api: ready[1], chain: ready[2], out: () => out, exited });
+    });
+    child.stderr!.on("data", (chunk) => (err += chunk));
+    void exited.then((code) => reject(new Error(`vrai dev exited with ${code} before ready: ${out}${err}`)));
+  });
+}
+
+async function rpc(url: string, method: string, params: unknown[] = []): Promise<unknown> {
+  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) });
+  return ((await res.json()) as { result: unknown }).result;
+}
+
+describe("vrai dev (npm start)", function () {
+  this.timeout(180_000);
+  let dir: string;
+  let running: Running | undefined;
+
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-dev-"));
+  });
+  after(async () => {
+    if (running && running.child.exitCode === null) {
+      running.child.kill("SIGKILL");
+      await running.exited;
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("runs the chain with the contracts and the service on PGlite in ./data, stops on SIGTERM and keeps the data on restart", async () => {
+    const chainPort = await freePort();
+    running = await startDev(dir, chainPort);
+    expect(running.out()).to.contain("chain started: contracts deployed (deployments/localhost.json)");
+    expect(running.chain).to.equal(`http://127.0.0.1:${chainPort}`);
+    expect(running.out()).to.match(/agent pages http:\/\/127\.0\.0\.1:\d+\/agents\/\{id\}/);
+
+    // The chain answers, and the deployment file describes contracts that exist on it.
+    expect(await rpc(running.chain, "eth_chainId")).to.equal("0x7a69");
+    const deployment = readDeployment(path.join(dir, "deployments", "localhost.json"));
+    expect(deployment).to.include({ network: "localhost", chainId: 31337 });
+    const registry = registryAddressOf(deployment);
+    expect(await rpc(running.chain, "eth_getCode", [registry, "latest"])).to.not.equal("0x");
+    const publicClient = createPublicClient({ transport: http(running.chain) });
+    expect(await readNetworkScore(publicClient, registry, 0n)).to.include({ scoreType: "platform-network", score: 0, settlements: 0 });
+
+    // The API answers; an owner, an agent and a check-in through the SDK.
+    const owner = (await (await fetch(`${running.api}/v1/owners`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json()) as { ownerId: string; token: string };
+    const claim = (await (await fetch(`${running.api}/v1/agents`, {
+      method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${owner.token}` }, body: "{}",
+    })).json()) as { agentId: string; agentKey: string };
+    const checkIn = await createVraiAgent({ baseUrl: running.api, agentId: claim.agentId, agentKey: claim.agentKey }).checkIn();
+    expect(checkIn).to.include({ result: "counted", next_heartbeat_s: 3600 });
+    const page = await fetch(`${running.api}/agents/${claim.agentId}`);
+    expect(page.status).to.equal(200);
+    const operatorToken = fs.readFileSync(path.join(dir, "data", "operator-token"), "utf8");
+
+    running.child.kill("SIGTERM");
+    expect(await running.exited).to.equal(0);
+    expect(running.out()).to.contain("vrai stopped");
+    expect(await rpc(running.chain, "eth_chainId").catch(() => "closed")).to.equal("closed");
+
+    running = await startDev(dir, chainPort);
+    expect(running.out()).to.contain("chain restarted empty: contracts redeployed (deployments/localhost.json rewritten); Vrai data in ./data kept");
+    const me = await fetch(`${running.api}/v1/owners/me`, { headers: { authorization: `Bearer ${owner.token}` } });
+    expect(me.status).to.equal(200);
+    expect(await me.json()).to.deep.equal({ ownerId: owner.ownerId, agents: [claim.agentId] });
+    expect(fs.readFileSync(path.join(dir, "data", "operator-token"), "utf8")).to.equal(operatorToken);
+    expect(await rpc(running.chain, "eth_getCode", [registryAddressOf(readDeployment(path.join(dir, "deployments", "localhost.json"))), "latest"])).to.not.equal("0x");
+
+    running.child.kill("SIGINT");
+    expect(await running.exited).to.equal(0);
+  });
+});
