@@ -1,5 +1,8 @@
 import { expect } from "chai";
+import pino from "pino";
+import { createTestPgliteDb } from "../test-helpers/db";
 import { createRateLimiter } from "./rate-limit";
+import { startApiServer } from "./server";
 
 describe("per-key rate limits", () => {
   it("allows a burst, then refuses with the seconds until the next token, per key", () => {
@@ -16,9 +19,6 @@ describe("per-key rate limits", () => {
 
 describe("rate limits over HTTP", () => {
   it("answer 429 rate_limited with Retry-After once a credential's burst is spent, other credentials unaffected", async () => {
-    const { createTestPgliteDb } = await import("../test-helpers/db");
-    const { startApiServer } = await import("./server");
-    const pino = (await import("pino")).default;
     const testDb = await createTestPgliteDb();
     const server = await startApiServer({ db: testDb.db, operatorToken: "operator-token-rate-limit-test", logger: pino({ level: "silent" }), rateLimit: { perMinute: 1, burst: 2 } });
     try {
