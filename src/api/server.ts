@@ -16,6 +16,8 @@ import type { ProofVerifierDeps } from "../service/proofs/types";
 import { createScheduler, type Scheduler } from "../service/scheduler";
 import { createApp, type AppOptions } from "./app";
 import { proofRoutes } from "./proof-routes";
+import { createAnchoring, type Anchoring, type AnchorWriter } from "../service/anchoring";
+import { anchorRoutes } from "./anchor-routes";
 
 export type ApiServerOptions = {
   db: Db;
@@ -33,9 +35,11 @@ export type ApiServerOptions = {
   proofSources?: Omit<ProofVerifierDeps, "now">;
   /** Run the daily recompute and proof re-checks every `intervalMs` (off when absent: tests drive `scheduler.tick`). */
   schedule?: { intervalMs: number };
+  /** Anchors each day's score root on chain after the daily recompute; off when absent (trees and proofs are still stored). */
+  anchorWriter?: AnchorWriter;
 };
 
-export type ApiServer = { url: string; service: VraiService; proofs: ProofChecks; scheduler: Scheduler; close(): Promise<void> };
+export type ApiServer = { url: string; service: VraiService; proofs: ProofChecks; scheduler: Scheduler; anchoring: Anchoring; close(): Promise<void> };
 
 // The operator's busy switch is read from the store at most this often, so several API instances agree within it.
 const BUSY_SWITCH_REFRESH_MS = 2000;
@@ -64,12 +68,16 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const proofs = createProofChecks({
     store, clock, identity: service.identity, logger, verifier: createProofVerifier({ ...options.proofSources, now: () => clock.now() }),
   });
-  const scheduler = createScheduler({ store, clock, scoring: service.scoring, proofs, logger });
-  if (options.schedule) scheduler.start(options.schedule.intervalMs);
+  const anchoring = createAnchoring({ db: options.db, clock, logger, writer: options.anchorWriter });
+  const scheduler = createScheduler({ store, clock, scoring: service.scoring, proofs, logger, afterDaily: anchoring.afterDaily });
+  if (options.schedule) {
+    anchoring.start();
+    scheduler.start(options.schedule.intervalMs);
+  }
   const extraMount = options.mount?.(service);
   const app = createApp({
     service, logger, load, operatorTokenHash: hashSecret(options.operatorToken), rateLimit: options.rateLimit,
-    extraRoutes: [...proofRoutes(service, proofs), ...(options.extraRoutes?.(service) ?? [])],
+    extraRoutes: [...proofRoutes(service, proofs), ...anchorRoutes(anchoring), ...(options.extraRoutes?.(service) ?? [])],
     mount: (expressApp) => {
       expressApp.use(agentPageRouter(service.store.read));
       extraMount?.(expressApp);
@@ -90,9 +98,11 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     service,
     proofs,
     scheduler,
+    anchoring,
     async close() {
       clearInterval(busyTimer);
       await scheduler.stop();
+      await anchoring.stop();
       load.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -11,7 +11,11 @@ const LAST_DAILY_SETTING = "daily_recompute_last_day";
  * The service's timed work: the daily recompute at 00:00 UTC (V9), with every day missed while
  * the service was down computed when it comes back, and the proof re-checks (V6).
  */
-export function createScheduler(deps: { store: Store; clock: Clock; scoring: Scoring; proofs?: ProofChecks; logger: Logger }) {
+export function createScheduler(deps: {
+  store: Store; clock: Clock; scoring: Scoring; proofs?: ProofChecks; logger: Logger;
+  /** Runs after each day's recompute, before the day counts as done (the daily anchoring: its failure retries the day). */
+  afterDaily?: (day: string) => Promise<void>;
+}) {
   const { store, clock, scoring, logger } = deps;
   let running: Promise<void> | null = null;
   let timer: NodeJS.Timeout | null = null;
@@ -27,6 +31,7 @@ export function createScheduler(deps: { store: Store; clock: Clock; scoring: Sco
       const stored = await scoring.recomputeDay(day, (n, total) => {
         if (n % 1000 === 0 || n === total) logger.info({ day, done: n, total }, "daily recompute progress");
       });
+      await deps.afterDaily?.(day);
       await store.transaction((tx) => tx.setSetting(LAST_DAILY_SETTING, day));
       logger.info({ day, stored, ms: Date.now() - started }, "daily recompute done");
       done.push(day);
