@@ -1,0 +1,247 @@
+/**
+ * The chain indexer: follows one chain from the deployment block, reads the followed contracts' logs in block
+ * ranges that adapt to the node, writes each range with its checkpoint in one transaction, detects reorgs by block
+ * hash and rolls back to the common ancestor, keeps the SDK Derived Scores and the Network Score mirror current,
+ * and reports ERC-8004 identity transfers at once.
+ *
+ * Invariant: what is stored for a chain always equals a fresh index of the canonical chain up to the checkpoint.
+ * Every range is read as logs then headers of its blocks (one batch); a log whose block hash is not its block's
+ * hash means the chain moved while reading, and the range is read again. The next range's header batch includes
+ * the block before it, whose hash must be the stored checkpoint's: otherwise the chain reorganised, and the
+ * indexer walks its stored block hashes back to the newest one the chain still has.
+ */
+import type { Address } from "viem";
+import type { Logger } from "pino";
+import { BaseError } from "../errors";
+import { executorId } from "../method";
+import type { Clock } from "../service/clock";
+import { ChainMovedError, IndexerConfigError, RpcRangeError } from "./errors";
+import { decodeChainEvent, FOLLOWED_TOPICS, type ChainEvent } from "./events";
+import type { FollowedDeployment } from "./deployment";
+import type { BlockHeader, ChainRpc } from "./rpc";
+import type { Checkpoint, IndexedRange, IndexerStore } from "./store";
+
+/** Block range sizes for `eth_getLogs`: start, smallest and largest. Halved on a range error, doubled after a full range. */
+export type RangePolicy = { initial: number; max: number };
+export const DEFAULT_RANGE: RangePolicy = { initial: 1_000, max: 10_000 };
+
+export type IndexerDeps = {
+  store: IndexerStore;
+  rpc: ChainRpc;
+  deployment: FollowedDeployment;
+  /** Blocks behind the head considered final enough to index (0 on a local chain). */
+  confirmations: number;
+  clock: Clock;
+  logger: Logger;
+  /** V6: an ERC-8004 identity token moved; re-check the proof it backs (the server wires `proofs.recheckErc8004`). */
+  onIdentityTransfer?: (chainId: number, registry: Address, agentId: bigint) => Promise<unknown>;
+  range?: RangePolicy;
+  /** Wait between polls once at the head. */
+  pollIntervalMs?: number;
+  /** Longest wait between retries of a failing loop. */
+  maxBackoffMs?: number;
+  /** Recompute dirty derived scores at least this often during a long backfill (seconds of `clock`). */
+  derivedEverySeconds?: number;
+};
+
+/** What one pass towards the head did. */
+export type SyncResult = { type: "synced"; ranges: number; events: number; checkpoint: number } | { type: "reorg"; from: number; ancestor: number };
+
+export type Indexer = {
+  /** Indexes from the checkpoint to the head (minus confirmations) and recomputes the derived scores it touched. */
+  syncToHead(signal?: AbortSignal): Promise<SyncResult>;
+  /** Follows the chain until `signal` aborts; retryable errors are logged and retried with backoff, others thrown. */
+  run(signal: AbortSignal): Promise<void>;
+};
+
+type Fetched =
+  | { type: "range"; range: IndexedRange; size: number }
+  | { type: "reorg"; at: number };
+
+/** Creates the indexer of one chain. @example await createIndexer({ store, rpc, deployment, confirmations: 0, clock, logger }).syncToHead() */
+export function createIndexer(deps: IndexerDeps): Indexer {
+  const { store, rpc, deployment, logger, clock } = deps;
+  const { chainId, contracts } = deployment;
+  const policy = deps.range ?? DEFAULT_RANGE;
+  const addresses = [contracts.registry, contracts.anchorRegistry, contracts.identityRegistry];
+  const registry = contracts.registry.toLowerCase();
+  let rangeSize = policy.initial;
+
+  const executors = new Map<bigint, string>();
+  const executorOf = (agentId: bigint) => {
+    let id = executors.get(agentId);
+    if (id === undefined) executors.set(agentId, (id = executorId(chainId, contracts.identityRegistry, agentId)));
+    return id;
+  };
+
+  async function checkpoint(): Promise<Checkpoint> {
+    const stored = await store.getCheckpoint(chainId);
+    if (stored) {
+      if (stored.registry !== registry) throw new IndexerConfigError(`chain ${chainId} was indexed for Registry ${stored.registry}, not ${registry}`);
+      return stored;
+    }
+    const start = deployment.startBlock - 1;
+    const header = start >= 0 ? (await rpc.getHeaders([start])).get(start) : null;
+    if (start >= 0 && !header) throw new IndexerConfigError(`chain ${chainId} has no block ${start}: is the deployment file for this chain?`);
+    const initial = { chainId, registry, blockNumber: start, blockHash: header?.hash ?? "" };
+    await store.initCheckpoint(initial, clock.now());
+    return initial;
+  }
+
+  /** Reads one range from `from`, at most `maxTo`, shrinking it on range errors. */
+  async function fetchRange(from: number, maxTo: number, parent: { number: number; hash: string }): Promise<Fetched> {
+    let size = rangeSize;
+    for (;;) {
+      const to = Math.min(from + size - 1, maxTo);
+      let logs;
+      try {
+        logs = await rpc.getLogs({ fromBlock: from, toBlock: to, addresses, topic0s: FOLLOWED_TOPICS });
+      } catch (error) {
+        if (!(error instanceof RpcRangeError) || to === from) throw error;
+        size = Math.max(1, Math.floor((to - from + 1) / 2));
+        rangeSize = size;
+        logger.info({ from, to, size }, "log range refused by the node, halving");
+        continue;
+      }
+      const wanted = new Set<number>([to]);
+      if (parent.number >= 0) wanted.add(parent.number);
+      for (const log of logs) wanted.add(Number(log.blockNumber));
+      const headers = await rpc.getHeaders([...wanted].sort((a, b) => a - b));
+      if (parent.number >= 0 && headers.get(parent.number)?.hash !== parent.hash) return { type: "reorg", at: parent.number };
+      const toHeader = headers.get(to);
+      if (!toHeader) throw new ChainMovedError(`block ${to} disappeared while reading ${from}-${to}`);
+      const events: ChainEvent[] = [];
+      for (const log of logs) {
+        if (log.removed) continue;
+        if (headers.get(Number(log.blockNumber))?.hash !== log.blockHash) throw new ChainMovedError(`block ${Number(log.blockNumber)} changed while reading ${from}-${to}`);
+        const event = decodeChainEvent(log, contracts);
+        if (event) events.push(event);
+      }
+      events.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
+      if (to - from + 1 === size) rangeSize = Math.min(policy.max, size * 2);
+      const kept = [...headers.values()].filter((h): h is BlockHeader => h !== null && h.number >= from);
+      return { type: "range", size, range: { chainId, registry, executorOf, events, headers: kept, to: toHeader } };
+    }
+  }
+
+  /** Finds the newest stored block the chain still has and deletes everything above it. */
+  async function rollBack(at: number): Promise<number> {
+    const stored = await store.recentBlocks(chainId, 2_000);
+    let ancestor: { number: number; hash: string } | null = null;
+    for (let i = 0; i < stored.length && ancestor === null; i += 100) {
+      const chunk = stored.slice(i, i + 100);
+      const canonical = await rpc.getHeaders(chunk.map((b) => b.number));
+      ancestor = chunk.find((b) => canonical.get(b.number)?.hash === b.hash) ?? null;
+    }
+    if (ancestor === null) {
+      const start = deployment.startBlock - 1;
+      const header = start >= 0 ? (await rpc.getHeaders([start])).get(start) : null;
+      ancestor = { number: start, hash: header?.hash ?? "" };
+    }
+    await store.rollbackTo(chainId, registry, ancestor, clock.now());
+    logger.warn({ chainId, at, ancestor: ancestor.number }, "reorg: rolled back to the common ancestor");
+    return ancestor.number;
+  }
+
+  /** After a committed range: the Network Score mirror checked against the Registry, and moved identities reported. */
+  async function afterCommit(range: IndexedRange, settled: readonly string[]): Promise<void> {
+    if (settled.length > 0) {
+      try {
+        const agentIds = settled.map((e) => BigInt(e.slice(e.lastIndexOf(":") + 1)));
+        const onchain = await rpc.networkScores(contracts.registry, agentIds, range.to.number);
+        const compared = await Promise.all(
+          settled.map(async (executor, i) => ({ executor, mirrored: (await store.getNetworkScore(executor))?.score ?? 0, onchain: onchain.get(agentIds[i]) ?? 0 })),
+        );
+        for (const c of compared) {
+          if (c.mirrored !== c.onchain) logger.error({ chainId, block: range.to.number, ...c }, "network score mirror disagrees with Registry.networkScoreOf");
+        }
+        await store.recordComparison(chainId, range.to.number, compared, clock.now());
+      } catch (error) {
+        logger.warn({ err: error, block: range.to.number }, "network score check skipped: networkScoreOf unavailable at this block");
+      }
+    }
+    for (const e of range.events) {
+      if (e.type !== "transfer" || /^0x0{40}$/i.test(e.from) || !deps.onIdentityTransfer) continue;
+      try {
+        await deps.onIdentityTransfer(chainId, contracts.identityRegistry, e.agentId);
+      } catch (error) {
+        logger.error({ err: error, agentId: e.agentId.toString() }, "identity transfer check failed");
+      }
+    }
+  }
+
+  async function recomputeAllDirty(): Promise<void> {
+    while ((await store.recomputeDirty(clock.now())) > 0);
+  }
+
+  async function syncToHead(signal?: AbortSignal): Promise<SyncResult> {
+    let cp = await checkpoint();
+    const target = (await rpc.blockNumber()) - deps.confirmations;
+    let ranges = 0;
+    let events = 0;
+    let lastDerived = clock.now();
+    if (cp.blockNumber >= target) {
+      // At the head: the checkpoint must still be on the chain (a reorg may have made it shorter or different).
+      if (cp.blockNumber >= 0 && (await rpc.getHeaders([cp.blockNumber])).get(cp.blockNumber)?.hash !== cp.blockHash) {
+        return { type: "reorg", from: cp.blockNumber, ancestor: await rollBack(cp.blockNumber) };
+      }
+    }
+    let parent = { number: cp.blockNumber, hash: cp.blockHash };
+    let next: Promise<Fetched> | null = cp.blockNumber < target ? fetchRange(cp.blockNumber + 1, target, parent) : null;
+    while (next !== null) {
+      const fetched = await next;
+      next = null;
+      if (fetched.type === "reorg") return { type: "reorg", from: fetched.at, ancestor: await rollBack(fetched.at) };
+      const { range } = fetched;
+      // Read the following range while this one is written.
+      parent = { number: range.to.number, hash: range.to.hash };
+      if (range.to.number < target && !signal?.aborted) {
+        next = fetchRange(range.to.number + 1, target, parent);
+        next.catch(() => undefined);
+      }
+      const settled = await store.writeRange(range, clock.now());
+      cp = { ...cp, blockNumber: range.to.number, blockHash: range.to.hash };
+      ranges++;
+      events += range.events.length;
+      await afterCommit(range, settled);
+      if (clock.now() - lastDerived >= (deps.derivedEverySeconds ?? 10)) {
+        await recomputeAllDirty();
+        lastDerived = clock.now();
+      }
+    }
+    await recomputeAllDirty();
+    return { type: "synced", ranges, events, checkpoint: cp.blockNumber };
+  }
+
+  async function run(signal: AbortSignal): Promise<void> {
+    let failures = 0;
+    while (!signal.aborted) {
+      try {
+        const result = await syncToHead(signal);
+        failures = 0;
+        if (result.type === "synced" && result.ranges === 0) await abortableSleep(deps.pollIntervalMs ?? 1_000, signal);
+      } catch (error) {
+        if (!(error instanceof BaseError) || !error.retryable) throw error;
+        failures++;
+        const waitMs = Math.min(deps.maxBackoffMs ?? 30_000, 250 * 2 ** Math.min(failures, 10));
+        logger.warn({ err: error.message, code: error.code, failures, waitMs }, "indexer pass failed, retrying");
+        await abortableSleep(waitMs, signal);
+      }
+    }
+  }
+
+  return { syncToHead, run };
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done);
+  });
+}

@@ -1,0 +1,397 @@
+/**
+ * The indexer's repository: every SQL statement over the tables of migration 002, parameterised, bulk writes as
+ * `unnest` of arrays (one statement per table per batch). Works on PostgreSQL and PGlite.
+ */
+import { deriveScores, applyVerdict, countRecords, scoreCounts, type DerivedResult, type ProofRecord, type Verdict } from "../method";
+import type { Db, Queryable } from "../store/db";
+import type { ChainEvent } from "./events";
+import type { BlockHeader } from "./rpc";
+
+export type Checkpoint = { chainId: number; registry: string; blockNumber: number; blockHash: string };
+
+/** One range of the chain, decoded and checked, ready to be written with its checkpoint. */
+export type IndexedRange = {
+  chainId: number;
+  registry: string;
+  /** Executor DID of an agent id of this chain's identity registry. */
+  executorOf(agentId: bigint): string;
+  events: readonly ChainEvent[];
+  /** Headers of the blocks with events and of the range's last block. */
+  headers: readonly BlockHeader[];
+  /** The range's last block: the new checkpoint. */
+  to: BlockHeader;
+};
+
+/** A stored A1 record as the API lists it: in A2 order, `duplicate` for a later record of an already counted txHash. */
+export type StoredRecord = ProofRecord & { duplicate: boolean };
+
+export type NetworkScoreRow = { executor: string; score: number; settlements: number; lastSettledAt: number };
+export type MismatchRow = { executor: string; blockNumber: number; mirrored: number; onchain: number; detectedAt: number };
+
+/** Blocks kept for reorg detection: a reorg deeper than this re-indexes from the deployment block. */
+export const RETAINED_BLOCKS = 10_000;
+
+const CHAIN_TABLES = ["chain_proof_records", "chain_anchors", "chain_settlements", "chain_score_adjustments", "chain_identity_transfers"] as const;
+
+export type IndexerStore = ReturnType<typeof createIndexerStore>;
+
+/** The repository of the indexer's tables on `db`. */
+export function createIndexerStore(db: Db) {
+  async function getCheckpoint(chainId: number): Promise<Checkpoint | null> {
+    const { rows } = await db.query<{ registry: string; block_number: number; block_hash: string }>(
+      "SELECT registry, block_number, block_hash FROM indexer_checkpoints WHERE chain_id = $1",
+      [chainId],
+    );
+    return rows[0] ? { chainId, registry: rows[0].registry, blockNumber: rows[0].block_number, blockHash: rows[0].block_hash } : null;
+  }
+
+  async function setCheckpoint(tx: Queryable, cp: Checkpoint, at: number): Promise<void> {
+    await tx.query(
+      `INSERT INTO indexer_checkpoints (chain_id, registry, block_number, block_hash, updated_at) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (chain_id) DO UPDATE SET registry = EXCLUDED.registry, block_number = EXCLUDED.block_number, block_hash = EXCLUDED.block_hash, updated_at = EXCLUDED.updated_at`,
+      [cp.chainId, cp.registry, cp.blockNumber, cp.blockHash, at],
+    );
+  }
+
+  /** The first checkpoint of a chain, before its deployment block: written once, before anything else for the chain. */
+  async function initCheckpoint(cp: Checkpoint, at: number): Promise<void> {
+    await setCheckpoint(db, cp, at);
+  }
+
+  async function markDirty(tx: Queryable, executors: Iterable<string>): Promise<void> {
+    const list = [...new Set(executors)];
+    if (list.length > 0) await tx.query("INSERT INTO derived_dirty (executor) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING", [list]);
+  }
+
+  /** Executors with on-chain records whose traceRoot is one of `digests` (A6: their verified flag follows the anchor). */
+  async function markDirtyByTraceRoots(tx: Queryable, chainId: number, digests: readonly string[]): Promise<void> {
+    if (digests.length === 0) return;
+    await tx.query(
+      `INSERT INTO derived_dirty (executor) SELECT DISTINCT executor FROM chain_proof_records WHERE chain_id = $1 AND trace_root = ANY($2::text[])
+       ON CONFLICT DO NOTHING`,
+      [chainId, digests],
+    );
+  }
+
+  /**
+   * Writes one range in one transaction: its rows, the block hashes seen, the network score mirror of the agents it
+   * settled, the executors whose derived score changed, and the checkpoint. All or nothing, so a restart resumes
+   * right after the last committed range with no gap and no duplicate.
+   * @returns the executors whose network score changed
+   */
+  async function writeRange(range: IndexedRange, at: number): Promise<string[]> {
+    const { chainId } = range;
+    const proofs: Array<ChainEvent & { type: "proof" }> = [];
+    const anchors: Array<ChainEvent & { type: "anchor" }> = [];
+    const settlements: Array<ChainEvent & { type: "settlement" }> = [];
+    const adjustments: Array<ChainEvent & { type: "scoreAdjusted" }> = [];
+    const transfers: Array<ChainEvent & { type: "transfer" }> = [];
+    for (const e of range.events) {
+      if (e.type === "proof") proofs.push(e);
+      else if (e.type === "anchor") anchors.push(e);
+      else if (e.type === "settlement") settlements.push(e);
+      else if (e.type === "scoreAdjusted") adjustments.push(e);
+      else transfers.push(e);
+    }
+    const timestampOf = new Map(range.headers.map((h) => [h.number, h.timestamp]));
+    const col = <T, V>(rows: readonly T[], f: (row: T) => V) => rows.map(f);
+    return db.transaction(async (tx) => {
+      if (proofs.length > 0) {
+        const executors = col(proofs, (p) => range.executorOf(p.agentId));
+        await tx.query(
+          `INSERT INTO chain_proof_records (chain_id, block_number, log_index, tx_hash, executor, agent_id, submitter, trace_root, success, risk_level, policy_violations)
+           SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::boolean[], $10::text[], $11::bigint[])`,
+          [
+            chainId, col(proofs, (p) => p.blockNumber), col(proofs, (p) => p.logIndex), col(proofs, (p) => p.txHash.toLowerCase()), executors,
+            col(proofs, (p) => p.agentId.toString()), col(proofs, (p) => p.submitter.toLowerCase()), col(proofs, (p) => p.traceRoot.toLowerCase()),
+            col(proofs, (p) => p.success), col(proofs, (p) => p.riskLevel), col(proofs, (p) => p.policyViolations),
+          ],
+        );
+        await markDirty(tx, executors);
+      }
+      if (anchors.length > 0) {
+        await tx.query(
+          `INSERT INTO chain_anchors (chain_id, block_number, log_index, tx_hash, digest, kind, is_root, leaf_count, role)
+           SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::bigint[], $9::text[])`,
+          [
+            chainId, col(anchors, (a) => a.blockNumber), col(anchors, (a) => a.logIndex), col(anchors, (a) => a.txHash.toLowerCase()),
+            col(anchors, (a) => a.digest.toLowerCase()), col(anchors, (a) => a.kind.toLowerCase()), col(anchors, (a) => a.isRoot),
+            col(anchors, (a) => a.leafCount), col(anchors, (a) => a.role),
+          ],
+        );
+        const verifierDigests = anchors.filter((a) => a.role === "verifier").map((a) => a.digest.toLowerCase());
+        await markDirtyByTraceRoots(tx, chainId, verifierDigests);
+      }
+      if (settlements.length > 0) {
+        await tx.query(
+          `INSERT INTO chain_settlements (chain_id, block_number, log_index, tx_hash, order_id, executor, requester, verdict, settled_at)
+           SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[])`,
+          [
+            chainId, col(settlements, (s) => s.blockNumber), col(settlements, (s) => s.logIndex), col(settlements, (s) => s.txHash.toLowerCase()),
+            col(settlements, (s) => s.orderId.toLowerCase()), col(settlements, (s) => range.executorOf(s.executorId)),
+            col(settlements, (s) => range.executorOf(s.requesterId)), col(settlements, (s) => s.verdict),
+            col(settlements, (s) => timestampOf.get(s.blockNumber) ?? 0),
+          ],
+        );
+      }
+      if (adjustments.length > 0) {
+        await tx.query(
+          `INSERT INTO chain_score_adjustments (chain_id, block_number, log_index, executor, order_id, party, delta, score)
+           SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::int[], $8::int[])`,
+          [
+            chainId, col(adjustments, (a) => a.blockNumber), col(adjustments, (a) => a.logIndex), col(adjustments, (a) => range.executorOf(a.agentId)),
+            col(adjustments, (a) => a.orderId.toLowerCase()), col(adjustments, (a) => a.party), col(adjustments, (a) => a.delta), col(adjustments, (a) => a.score),
+          ],
+        );
+      }
+      if (transfers.length > 0) {
+        await tx.query(
+          `INSERT INTO chain_identity_transfers (chain_id, block_number, log_index, tx_hash, executor, from_address, to_address)
+           SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[])`,
+          [
+            chainId, col(transfers, (t) => t.blockNumber), col(transfers, (t) => t.logIndex), col(transfers, (t) => t.txHash.toLowerCase()),
+            col(transfers, (t) => range.executorOf(t.agentId)), col(transfers, (t) => t.from.toLowerCase()), col(transfers, (t) => t.to.toLowerCase()),
+          ],
+        );
+      }
+      const settled = [...new Set(settlements.flatMap((s) => [range.executorOf(s.executorId), range.executorOf(s.requesterId)]))];
+      await replayNetworkScores(tx, chainId, settled);
+      await tx.query(
+        `INSERT INTO indexer_blocks (chain_id, block_number, block_hash, parent_hash, timestamp)
+         SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[])
+         ON CONFLICT (chain_id, block_number) DO UPDATE SET block_hash = EXCLUDED.block_hash, parent_hash = EXCLUDED.parent_hash, timestamp = EXCLUDED.timestamp`,
+        [chainId, col(range.headers, (h) => h.number), col(range.headers, (h) => h.hash), col(range.headers, (h) => h.parentHash), col(range.headers, (h) => h.timestamp)],
+      );
+      await tx.query("DELETE FROM indexer_blocks WHERE chain_id = $1 AND block_number < $2", [chainId, range.to.number - RETAINED_BLOCKS]);
+      await setCheckpoint(tx, { chainId, registry: range.registry, blockNumber: range.to.number, blockHash: range.to.hash }, at);
+      return settled;
+    });
+  }
+
+  /**
+   * Part N mirror: the network score of each of `executors` replayed from its stored settlements in chain order
+   * with the method engine's verdict arithmetic (clamping after each adjustment, as the Registry does).
+   */
+  async function replayNetworkScores(tx: Queryable, chainId: number, executors: readonly string[]): Promise<void> {
+    if (executors.length === 0) return;
+    const { rows } = await tx.query<{ executor: string; requester: string; verdict: Verdict; settled_at: number }>(
+      `SELECT executor, requester, verdict, settled_at FROM chain_settlements
+       WHERE chain_id = $1 AND (executor = ANY($2::text[]) OR requester = ANY($2::text[])) ORDER BY block_number, log_index`,
+      [chainId, executors],
+    );
+    const wanted = new Set(executors);
+    const scores = new Map<string, NetworkScoreRow>();
+    for (const s of rows) {
+      const updated = applyVerdict((agent) => scores.get(agent)?.score ?? 0, { executor: s.executor, requester: s.requester, verdict: s.verdict });
+      for (const [agent, score] of updated) {
+        const before = scores.get(agent);
+        scores.set(agent, { executor: agent, score, settlements: (before?.settlements ?? 0) + 1, lastSettledAt: s.settled_at });
+      }
+    }
+    const kept = [...scores.values()].filter((s) => wanted.has(s.executor));
+    await tx.query("DELETE FROM network_scores WHERE executor = ANY($1::text[])", [executors]);
+    if (kept.length > 0) {
+      await tx.query(
+        `INSERT INTO network_scores (executor, chain_id, score, settlements, last_settled_at)
+         SELECT u.executor, $1, u.score, u.settlements, u.last_settled_at FROM unnest($2::text[], $3::int[], $4::bigint[], $5::bigint[]) AS u(executor, score, settlements, last_settled_at)`,
+        [chainId, kept.map((s) => s.executor), kept.map((s) => s.score), kept.map((s) => s.settlements), kept.map((s) => s.lastSettledAt)],
+      );
+    }
+  }
+
+  /** Stored block hashes, newest first, for finding the common ancestor after a reorg. */
+  async function recentBlocks(chainId: number, limit: number): Promise<Array<{ number: number; hash: string }>> {
+    const { rows } = await db.query<{ block_number: number; block_hash: string }>(
+      "SELECT block_number, block_hash FROM indexer_blocks WHERE chain_id = $1 ORDER BY block_number DESC LIMIT $2",
+      [chainId, limit],
+    );
+    return rows.map((r) => ({ number: r.block_number, hash: r.block_hash }));
+  }
+
+  /**
+   * Deletes everything above block `ancestor` (a reorg's common ancestor) and sets the checkpoint there, in one
+   * transaction; the executors whose records, anchors or settlements went are re-derived and re-mirrored.
+   */
+  async function rollbackTo(chainId: number, registry: string, ancestor: { number: number; hash: string }, at: number): Promise<void> {
+    await db.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO derived_dirty (executor) SELECT DISTINCT executor FROM chain_proof_records WHERE chain_id = $1 AND block_number > $2
+         ON CONFLICT DO NOTHING`,
+        [chainId, ancestor.number],
+      );
+      const { rows: gone } = await tx.query<{ digest: string }>(
+        "SELECT digest FROM chain_anchors WHERE chain_id = $1 AND block_number > $2 AND role = 'verifier'",
+        [chainId, ancestor.number],
+      );
+      await markDirtyByTraceRoots(tx, chainId, gone.map((g) => g.digest));
+      const { rows: settled } = await tx.query<{ executor: string; requester: string }>(
+        "SELECT executor, requester FROM chain_settlements WHERE chain_id = $1 AND block_number > $2",
+        [chainId, ancestor.number],
+      );
+      for (const table of [...CHAIN_TABLES, "indexer_blocks"]) {
+        await tx.query(`DELETE FROM ${table} WHERE chain_id = $1 AND block_number > $2`, [chainId, ancestor.number]);
+      }
+      await tx.query("DELETE FROM network_score_mismatches WHERE chain_id = $1 AND block_number > $2", [chainId, ancestor.number]);
+      await replayNetworkScores(tx, chainId, [...new Set(settled.flatMap((s) => [s.executor, s.requester]))]);
+      await setCheckpoint(tx, { chainId, registry, blockNumber: ancestor.number, blockHash: ancestor.hash }, at);
+    });
+  }
+
+  /** A1 records of `executors` as the method engine takes them: on-chain ones with `verified` per A6, then self-reported ones. */
+  async function loadRecords(q: Queryable, executors: readonly string[]): Promise<ProofRecord[]> {
+    const { rows: onchain } = await q.query<{
+      executor: string; tx_hash: string; block_number: number; log_index: number; success: boolean; risk_level: ProofRecord["riskLevel"];
+      policy_violations: number; trace_root: string; verified: boolean;
+    }>(
+      `SELECT r.executor, r.tx_hash, r.block_number, r.log_index, r.success, r.risk_level, r.policy_violations, r.trace_root,
+              EXISTS (SELECT 1 FROM chain_anchors a WHERE a.chain_id = r.chain_id AND a.digest = r.trace_root AND a.role = 'verifier') AS verified
+       FROM chain_proof_records r WHERE r.executor = ANY($1::text[]) ORDER BY r.executor, r.block_number, r.log_index`,
+      [executors],
+    );
+    const records: ProofRecord[] = onchain.map((r) => ({
+      txHash: r.tx_hash, executor: r.executor, success: r.success, riskLevel: r.risk_level, policyViolations: Number(r.policy_violations),
+      verified: r.verified, traceRoot: r.trace_root, source: "onchain", blockNumber: Number(r.block_number), logIndex: r.log_index,
+    }));
+    const withOnchain = new Set(records.map((r) => r.executor));
+    const selfReportedOnly = executors.filter((e) => !withOnchain.has(e));
+    if (selfReportedOnly.length > 0) {
+      const { rows } = await q.query<{ executor: string; tx_hash: string; success: boolean; risk_level: ProofRecord["riskLevel"]; policy_violations: number; trace_root: string }>(
+        "SELECT executor, tx_hash, success, risk_level, policy_violations, trace_root FROM self_reported_records WHERE executor = ANY($1::text[]) ORDER BY executor, id",
+        [selfReportedOnly],
+      );
+      for (const r of rows) {
+        records.push({
+          txHash: r.tx_hash, executor: r.executor, success: r.success, riskLevel: r.risk_level, policyViolations: Number(r.policy_violations),
+          verified: false, traceRoot: r.trace_root, source: "self-reported",
+        });
+      }
+    }
+    return records;
+  }
+
+  /**
+   * Recomputes and stores the SDK Derived Score (`sdk-derived`, METHOD F1) of `executors` from their records with the
+   * method engine, in `tx`. An executor left without records has no stored score (as in a fresh index).
+   */
+  async function recomputeDerived(tx: Queryable, executors: readonly string[], at: number): Promise<void> {
+    if (executors.length === 0) return;
+    const sorted = [...new Set(executors)].sort();
+    // Serialises recomputes of the same executor (the indexer and a self-reported summary), in one order: no deadlock.
+    if (db.kind === "pg") await tx.query("SELECT pg_advisory_xact_lock(hashtext('vrai.derived'), hashtext(e)) FROM unnest($1::text[]) AS e", [sorted]);
+    const records = await loadRecords(tx, sorted);
+    const results = deriveScores(records);
+    const sourceOf = new Map(records.map((r) => [r.executor, r.source]));
+    const kept = sorted.filter((e) => results[e] !== undefined);
+    await tx.query("DELETE FROM derived_scores WHERE executor = ANY($1::text[])", [sorted]);
+    if (kept.length > 0) {
+      await tx.query(
+        `INSERT INTO derived_scores (executor, result, source, computed_at)
+         SELECT u.executor, u.result::jsonb, u.source, $1 FROM unnest($2::text[], $3::text[], $4::text[]) AS u(executor, result, source)`,
+        [at, kept, kept.map((e) => JSON.stringify(results[e])), kept.map((e) => sourceOf.get(e) as string)],
+      );
+    }
+  }
+
+  /** Recomputes up to `limit` executors marked dirty; returns how many. */
+  async function recomputeDirty(at: number, limit = 1000): Promise<number> {
+    return db.transaction(async (tx) => {
+      const { rows } = await tx.query<{ executor: string }>(
+        "DELETE FROM derived_dirty WHERE executor IN (SELECT executor FROM derived_dirty ORDER BY executor LIMIT $1) RETURNING executor",
+        [limit],
+      );
+      await recomputeDerived(tx, rows.map((r) => r.executor), at);
+      return rows.length;
+    });
+  }
+
+  async function getDerived(executor: string): Promise<{ result: DerivedResult; source: string; computedAt: number } | null> {
+    const { rows } = await db.query<{ result: DerivedResult; source: string; computed_at: number }>(
+      "SELECT result, source, computed_at FROM derived_scores WHERE executor = $1",
+      [executor],
+    );
+    return rows[0] ? { result: rows[0].result, source: rows[0].source, computedAt: rows[0].computed_at } : null;
+  }
+
+  /** A2.4: the result of an executor without records. */
+  function emptyDerived(): DerivedResult {
+    return scoreCounts(countRecords([], 0));
+  }
+
+  /** The records of an executor in A2 order (selected source), `limit` from `offset`, and how many there are. */
+  async function listRecords(executor: string, page: { limit: number; offset: number }): Promise<{ records: StoredRecord[]; count: number }> {
+    const all = await loadRecords(db, [executor]);
+    const seen = new Set<string>();
+    const marked = all.map((r) => {
+      const key = r.txHash.toLowerCase();
+      const duplicate = seen.has(key);
+      seen.add(key);
+      return { ...r, duplicate };
+    });
+    return { records: marked.slice(page.offset, page.offset + page.limit), count: marked.length };
+  }
+
+  async function insertSelfReported(tx: Queryable, agentId: string, records: readonly ProofRecord[], at: number): Promise<void> {
+    await tx.query(
+      `INSERT INTO self_reported_records (executor, agent_id, tx_hash, success, risk_level, policy_violations, trace_root, received_at)
+       SELECT u.executor, $1, u.tx_hash, u.success, u.risk_level, u.policy_violations, u.trace_root, $2
+       FROM unnest($3::text[], $4::text[], $5::boolean[], $6::text[], $7::bigint[], $8::text[]) WITH ORDINALITY AS u(executor, tx_hash, success, risk_level, policy_violations, trace_root, n)
+       ORDER BY u.n`,
+      [
+        agentId, at, records.map((r) => r.executor), records.map((r) => r.txHash), records.map((r) => r.success), records.map((r) => r.riskLevel),
+        records.map((r) => r.policyViolations), records.map((r) => r.traceRoot),
+      ],
+    );
+  }
+
+  async function getNetworkScore(executor: string): Promise<NetworkScoreRow | null> {
+    const { rows } = await db.query<{ score: number; settlements: number; last_settled_at: number }>(
+      "SELECT score, settlements, last_settled_at FROM network_scores WHERE executor = $1",
+      [executor],
+    );
+    return rows[0] ? { executor, score: rows[0].score, settlements: rows[0].settlements, lastSettledAt: rows[0].last_settled_at } : null;
+  }
+
+  /** Records the comparison of mirrored and on-chain scores: a disagreement is kept until the next agreement. */
+  async function recordComparison(chainId: number, blockNumber: number, compared: ReadonlyArray<{ executor: string; mirrored: number; onchain: number }>, at: number) {
+    await db.transaction(async (tx) => {
+      for (const c of compared) {
+        if (c.mirrored === c.onchain) await tx.query("DELETE FROM network_score_mismatches WHERE executor = $1", [c.executor]);
+        else {
+          await tx.query(
+            `INSERT INTO network_score_mismatches (executor, chain_id, block_number, mirrored, onchain, detected_at) VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (executor) DO UPDATE SET block_number = EXCLUDED.block_number, mirrored = EXCLUDED.mirrored, onchain = EXCLUDED.onchain, detected_at = EXCLUDED.detected_at`,
+            [c.executor, chainId, blockNumber, c.mirrored, c.onchain, at],
+          );
+        }
+      }
+    });
+  }
+
+  async function listMismatches(): Promise<MismatchRow[]> {
+    const { rows } = await db.query<{ executor: string; block_number: number; mirrored: number; onchain: number; detected_at: number }>(
+      "SELECT executor, block_number, mirrored, onchain, detected_at FROM network_score_mismatches ORDER BY executor",
+    );
+    return rows.map((r) => ({ executor: r.executor, blockNumber: r.block_number, mirrored: r.mirrored, onchain: r.onchain, detectedAt: r.detected_at }));
+  }
+
+  async function listCheckpoints(): Promise<Array<Checkpoint & { updatedAt: number }>> {
+    const { rows } = await db.query<{ chain_id: number; registry: string; block_number: number; block_hash: string; updated_at: number }>(
+      "SELECT chain_id, registry, block_number, block_hash, updated_at FROM indexer_checkpoints ORDER BY chain_id",
+    );
+    return rows.map((r) => ({ chainId: r.chain_id, registry: r.registry, blockNumber: r.block_number, blockHash: r.block_hash, updatedAt: r.updated_at }));
+  }
+
+  /** The ERC-8004 executor a Vrai agent is linked to by its active `erc8004` proof (binding `erc8004:<chain>:<registry>:<agentId>`). */
+  async function linkedExecutor(agentId: string): Promise<string | null> {
+    const { rows } = await db.query<{ binding: string }>(
+      "SELECT binding FROM proofs WHERE agent_id = $1 AND kind = 'erc8004' AND removed_at IS NULL AND binding IS NOT NULL ORDER BY verified_at DESC LIMIT 1",
+      [agentId],
+    );
+    return rows[0] ? `did:${rows[0].binding}` : null;
+  }
+
+  return {
+    getCheckpoint, initCheckpoint, writeRange, recentBlocks, rollbackTo, recomputeDerived, recomputeDirty, getDerived, emptyDerived, listRecords,
+    insertSelfReported, getNetworkScore, recordComparison, listMismatches, listCheckpoints, linkedExecutor, markDirty,
+  };
+}
