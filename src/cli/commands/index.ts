@@ -11,4 +11,5 @@ export const COMMANDS: Readonly<Record<string, () => Command>> = {
   recompute: () => require("./recompute").command,
   serve: () => require("./serve").command,
   dev: () => require("./dev").command,
+  verify: () => require("./verify").command,
 };

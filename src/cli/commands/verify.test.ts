@@ -1,0 +1,200 @@
+import { expect } from "chai";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import pino from "pino";
+import { getAddress, toHex, type Address } from "viem";
+import { startApiServer, type ApiServer } from "../../api/server";
+import { anchorRegistryAbi } from "../../chain/abi/anchorRegistry";
+import { anchorWriterFromConfig, buildScoreTree, proofElements, scoreLeafHash, type ScoreLeafValues } from "../../service/anchoring";
+import { createManualClock } from "../../service/clock";
+import { startTestChain, type TestChain } from "../../test-helpers/chain";
+import { createTestPgDb, type TestDb } from "../../test-helpers/db";
+import { serveTestChainRpc, type ChainRpcServer } from "../../test-helpers/hardhat-node";
+import { memoryIo } from "../io";
+import { runCli } from "../main";
+
+const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
+const DAY = "2026-11-03";
+
+/** What the tampering proxy may change in an API answer before the verifier sees it. */
+type Answer = { status: number; headers: Record<string, string>; body: Buffer };
+type Tamper = (path: string, answer: Answer) => Answer;
+
+/** A local HTTP proxy in front of the real API that serves its answers, altered by `tamper`. */
+async function startTamperingProxy(upstream: string): Promise<{ url: string; tamper: Tamper | null; close(): Promise<void> }> {
+  const proxy = { url: "", tamper: null as Tamper | null, close: async () => {} };
+  const server = http.createServer(async (req, res) => {
+    const response = await fetch(upstream + req.url);
+    const headers: Record<string, string> = {};
+    response.headers.forEach((value, name) => {
+      if (name !== "content-length" && name !== "transfer-encoding" && name !== "connection" && name !== "keep-alive") headers[name] = value;
+    });
+    let answer: Answer = { status: response.status, headers, body: Buffer.from(await response.arrayBuffer()) };
+    if (proxy.tamper) answer = proxy.tamper(req.url!.split("?")[0], answer);
+    res.writeHead(answer.status, { ...answer.headers, "content-length": String(answer.body.length) });
+    res.end(answer.body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  proxy.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  return proxy;
+}
+
+/** Rewrites the JSON body of answers to `path` (a regex). */
+const editJson = (path: RegExp, edit: (body: any) => void): Tamper => (p, answer) => {
+  if (!path.test(p)) return answer;
+  const body = JSON.parse(answer.body.toString("utf8"));
+  edit(body);
+  return { ...answer, body: Buffer.from(JSON.stringify(body)) };
+};
+
+describe("vrai verify (real PostgreSQL, real local chain over JSON-RPC)", () => {
+  let testDb: TestDb;
+  let chain: TestChain;
+  let rpc: ChainRpcServer;
+  let server: ApiServer;
+  let proxy: Awaited<ReturnType<typeof startTamperingProxy>>;
+  let registry: Address;
+  let agent: string;
+
+  const verify = async (...extra: string[]) => {
+    const io = memoryIo();
+    const code = await runCli(["verify", agent, "--day", DAY, "--api", proxy.url, "--rpc", rpc.url, ...extra], io);
+    return { code, out: io.out, err: io.err, failures: io.out.split("\n").filter((l) => l.startsWith("✘")) };
+  };
+
+  before(async () => {
+    [testDb, chain] = await Promise.all([createTestPgDb(), startTestChain()]);
+    rpc = await serveTestChainRpc();
+    registry = getAddress((await chain.deployContract("AnchorRegistry", [chain.accounts[0].address])).address);
+    const role = await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "ANCHORER_ROLE" });
+    await chain.publicClient.waitForTransactionReceipt({
+      hash: await chain.walletClient.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "grantRole", args: [role, chain.accounts[1].address] }),
+    });
+    // The service anchors over HTTP JSON-RPC with a key from configuration, as `vrai serve` does.
+    const writer = anchorWriterFromConfig({ privateKey: toHex(chain.accounts[1].getHdKey().privateKey!), rpcUrl: rpc.url, registry });
+    const clock = createManualClock(T0);
+    server = await startApiServer({ db: testDb.db, operatorToken: "op-token-verify-test-000000", clock, logger: pino({ level: "silent" }), anchorWriter: writer });
+    const post = (path: string, token: string | undefined, body: unknown, headers: Record<string, string> = {}) =>
+      fetch(server.url + path, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
+    const owner = await post("/v1/owners", undefined, {});
+    const agents = [];
+    for (let a = 0; a < 3; a++) agents.push(await post("/v1/agents", owner.token, {}));
+    for (let h = 1; h <= 6; h++) {
+      for (const [a, created] of agents.entries()) {
+        clock.set(T0 + a + h * 1800);
+        await post(`/v1/agents/${created.agentId}/checkins`, created.agentKey, {}, { "idempotency-key": `k${h}` });
+      }
+    }
+    agent = agents[1].agentId;
+    await server.scheduler.catchUpDaily();
+    clock.set(T0 + 86400 + 60);
+    await server.scheduler.catchUpDaily();
+    proxy = await startTamperingProxy(server.url);
+  });
+  after(async () => {
+    await proxy?.close();
+    await server?.close();
+    await rpc?.close();
+    await Promise.all([testDb?.drop(), chain?.close()]);
+  });
+  beforeEach(() => {
+    proxy.tamper = null;
+  });
+
+  it("passes every step on a real anchored score and exits 0", async () => {
+    const { code, out } = await verify("--contract", registry);
+    expect(code, out).to.equal(0);
+    const lines = out.trim().split("\n");
+    expect(lines.filter((l) => l.startsWith("✘"))).to.deep.equal([]);
+    expect(lines.some((l) => /^✔ inputs fetched \(\d+ bytes\)$/.test(l)), out).to.equal(true);
+    expect(lines.some((l) => /^✔ score recomputed: total \d+ equals the stored result/.test(l)), out).to.equal(true);
+    expect(lines.some((l) => /^✔ digest sha256 [0-9a-f]{64} matches/.test(l)), out).to.equal(true);
+    expect(lines.some((l) => /^✔ Merkle proof leads to root 0x[0-9a-f]{64}/.test(l)), out).to.equal(true);
+    expect(lines.some((l) => /^✔ root anchored on chain at block \d+ .* by an anchorer 0x[0-9a-fA-F]{40}, 3 scores, tx 0x/.test(l)), out).to.equal(true);
+    expect(lines[lines.length - 1]).to.equal("verified");
+  });
+
+  it("names altered inputs bytes and exits 1", async () => {
+    proxy.tamper = (path, answer) => {
+      if (!path.endsWith("/inputs")) return answer;
+      const text = answer.body.toString("utf8").replace(/"claimed_at":"(\d{4}-\d\d-\d\dT\d\d:\d\d:)(\d\d)Z"/, (_m, head: string, s: string) => `"claimed_at":"${head}${String((Number(s) + 1) % 60).padStart(2, "0")}Z"`);
+      return { ...answer, body: Buffer.from(text) };
+    };
+    const { code, failures, out } = await verify();
+    expect(code, out).to.equal(1);
+    expect(failures.some((l) => /^✘ inputs altered: the served inputs hash to [0-9a-f]{64}, the published digest is [0-9a-f]{64}$/.test(l)), out).to.equal(true);
+  });
+
+  it("names an altered X-Vrai-Sha256 header", async () => {
+    proxy.tamper = (path, answer) => (path.endsWith("/inputs") ? { ...answer, headers: { ...answer.headers, "x-vrai-sha256": "0".repeat(64) } } : answer);
+    const { code, failures, out } = await verify();
+    expect(code).to.equal(1);
+    expect(failures, out).to.deep.equal([`✘ digest: the X-Vrai-Sha256 header is ${"0".repeat(64)}, the inputs hash to ${out.match(/hash to ([0-9a-f]{64})/)![1]}`]);
+  });
+
+  it("names an altered digest of the stored score", async () => {
+    proxy.tamper = editJson(/^\/v1\/scores\/\d+$/, (body) => void (body.sha256 = "f".repeat(64)));
+    const { code, failures, out } = await verify();
+    expect(code).to.equal(1);
+    expect(failures, out).to.have.length(1);
+    expect(failures[0]).to.match(/^✘ digest: the stored score's sha256 is f{64}, the inputs hash to [0-9a-f]{64}$/);
+  });
+
+  it("names an altered stored result", async () => {
+    proxy.tamper = editJson(/^\/v1\/scores\/\d+$/, (body) => void (body.result.total += 50));
+    const { code, failures, out } = await verify();
+    expect(code).to.equal(1);
+    expect(failures, out).to.have.length(1);
+    expect(failures[0]).to.match(/^✘ score recomputed: total (\d+), the stored result has total \d+; they differ in total$/);
+  });
+
+  it("names an altered Merkle proof element", async () => {
+    proxy.tamper = editJson(/\/proof$/, (body) => void (body.proof[0] = `0x${"ab".repeat(32)}`));
+    const { code, failures, out } = await verify();
+    expect(code).to.equal(1);
+    expect(failures, out).to.have.length(1);
+    expect(failures[0]).to.match(/^✘ Merkle proof altered: it leads to 0x[0-9a-f]{64}, not to the root 0x[0-9a-f]{64}$/);
+  });
+
+  it("names an altered root when the proof still leads to the anchored one", async () => {
+    proxy.tamper = editJson(/\/proof$/, (body) => void (body.root = `0x${"cd".repeat(32)}`));
+    const { code, failures, out } = await verify();
+    expect(code).to.equal(1);
+    expect(failures[0], out).to.match(/^✘ root altered: the proof leads to 0x[0-9a-f]{64}, anchored on chain, but the API gives root 0x(cd){32}$/);
+    expect(failures.at(-1)).to.equal(`✘ root 0x${"cd".repeat(32)} is not anchored on chain (AnchorRegistry ${registry}, chain 31337)`);
+  });
+
+  it("names a root that is not anchored when leaf, proof and root are consistent but made up", async () => {
+    let fakeRoot = "";
+    proxy.tamper = editJson(/\/proof$/, (body) => {
+      const values: ScoreLeafValues[] = [body.leafValues, ["agt_made_up", DAY, body.leafValues[2], `0x${"12".repeat(32)}`]];
+      const tree = buildScoreTree(values);
+      body.proof = proofElements(tree.proof(0));
+      body.root = fakeRoot = tree.root;
+      body.leaf = scoreLeafHash(values[0]);
+    });
+    const { code, failures, out } = await verify();
+    expect(code).to.equal(1);
+    expect(out).to.contain(`✔ Merkle proof leads to root ${fakeRoot}`);
+    expect(failures, out).to.deep.equal([`✘ root ${fakeRoot} is not anchored on chain (AnchorRegistry ${registry}, chain 31337)`]);
+  });
+
+  it("names an anchoring contract other than the one expected", async () => {
+    const { code, failures, out } = await verify("--contract", "0x000000000000000000000000000000000000dEaD");
+    expect(code).to.equal(1);
+    expect(failures, out).to.deep.equal([
+      `✘ anchor contract: the API names ${registry}, the expected AnchorRegistry is 0x000000000000000000000000000000000000dEaD`,
+      `✘ no contract at 0x000000000000000000000000000000000000dEaD on chain 31337 (${rpc.url})`,
+    ]);
+  });
+
+  it("refuses bad arguments with exit 2 and one line", async () => {
+    for (const args of [["verify"], ["verify", "agt_1", "--day", "3 Nov"], ["verify", "agt_1", "--frobnicate", "x"], ["verify", "agt_1", "--rpc", "nope"]]) {
+      const io = memoryIo();
+      expect(await runCli(args, io), args.join(" ")).to.equal(2);
+      expect(io.err.trim().split("\n"), args.join(" ")).to.have.length(1);
+      expect(io.out).to.equal("");
+    }
+  });
+});
