@@ -19,6 +19,19 @@ export const serveConfigSchema = z.object({
   OVERLOAD_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
   OVERLOAD_MAX_LOOP_DELAY_MS: z.coerce.number().int().min(1).default(200),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /** Key of the account that anchors each day's score root (it needs AnchorRegistry's anchorer role); unset: anchoring is off. */
+  ANCHOR_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected 0x and 64 hex digits").optional(),
+  /** JSON-RPC of the anchoring chain; RPC_URL when unset. */
+  ANCHOR_RPC_URL: z.url().optional(),
+  /** The AnchorRegistry address, or a deployments/<network>.json file naming it. */
+  ANCHOR_REGISTRY: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "expected an address").optional(),
+  ANCHOR_DEPLOYMENT: z.string().min(1).optional(),
+}).superRefine((config, ctx) => {
+  if (config.ANCHOR_PRIVATE_KEY === undefined) return;
+  if (config.ANCHOR_RPC_URL === undefined && config.RPC_URL === undefined) ctx.addIssue({ code: "custom", path: ["ANCHOR_RPC_URL"], message: "anchoring needs ANCHOR_RPC_URL or RPC_URL" });
+  if ((config.ANCHOR_REGISTRY === undefined) === (config.ANCHOR_DEPLOYMENT === undefined)) {
+    ctx.addIssue({ code: "custom", path: ["ANCHOR_REGISTRY"], message: "anchoring needs exactly one of ANCHOR_REGISTRY and ANCHOR_DEPLOYMENT" });
+  }
 });
 
 export type ServeConfig = z.infer<typeof serveConfigSchema>;

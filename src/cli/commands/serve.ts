@@ -3,6 +3,7 @@ import { createPublicClient, http, type PublicClient } from "viem";
 import { InvalidInputError } from "../../errors";
 import { startApiServer } from "../../api/server";
 import { parseServeConfig } from "../../config";
+import { anchorWriterFromConfig, type AnchorWriter } from "../../service/anchoring";
 import { openDb } from "../../store/db";
 import type { CliIo, Command } from "../io";
 
@@ -37,6 +38,15 @@ export async function runService(io: CliIo, hooks: ServeHooks = {}): Promise<num
     publicClient = createPublicClient({ transport: http(config.RPC_URL) }) as PublicClient;
     chainId = await publicClient.getChainId();
   }
+  let anchorWriter: AnchorWriter | undefined;
+  if (config.ANCHOR_PRIVATE_KEY) {
+    const rpcUrl = (config.ANCHOR_RPC_URL ?? config.RPC_URL) as string;
+    try {
+      anchorWriter = anchorWriterFromConfig({ privateKey: config.ANCHOR_PRIVATE_KEY as `0x${string}`, rpcUrl, registry: config.ANCHOR_REGISTRY, deploymentFile: config.ANCHOR_DEPLOYMENT });
+    } catch (error) {
+      throw new InvalidInputError("invalid_configuration", `invalid configuration: ANCHOR_DEPLOYMENT: ${(error as Error).message}`);
+    }
+  }
   const db = await openDb({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
   const server = await startApiServer({
     db, logger, operatorToken: config.OPERATOR_TOKEN, port: config.PORT, host: config.HOST,
@@ -48,6 +58,7 @@ export async function runService(io: CliIo, hooks: ServeHooks = {}): Promise<num
       publicClientFor: (id) => (id === chainId ? publicClient : undefined),
     },
     schedule: { intervalMs: config.SCHEDULE_INTERVAL_MS },
+    anchorWriter,
   });
   io.stdout(`vrai ready: api ${server.url}/v1 · agent pages ${server.url}/agents/{id}${hooks.readyNote ? ` · ${hooks.readyNote}` : ""} · store ${config.DATABASE_URL ? "postgresql" : `pglite ${config.DATA_DIR}`}\n`);
   await new Promise<void>((resolve) => {
