@@ -18,6 +18,9 @@ import { createApp, type AppOptions } from "./app";
 import { proofRoutes } from "./proof-routes";
 import { createAnchoring, type Anchoring, type AnchorWriter } from "../service/anchoring";
 import { anchorRoutes } from "./anchor-routes";
+import { createIndexerStore } from "../indexer/store";
+import { createScorePanels } from "../indexer/panels";
+import { indexerRoutes } from "./indexer-routes";
 
 export type ApiServerOptions = {
   db: Db;
@@ -30,6 +33,8 @@ export type ApiServerOptions = {
   overload?: { maxInFlight: number; maxLoopDelayMs: number };
   rateLimit?: AppOptions["rateLimit"];
   extraRoutes?: (service: VraiService) => AppOptions["extraRoutes"];
+  /** Serve the indexer's scores (derived and network score routes, self-reported summaries, agent page panels); on by default. */
+  indexerApi?: boolean;
   mount?: (service: VraiService) => AppOptions["mount"];
   /** Where identity proofs are checked (GitHub API, DNS, chains); the clock is the server's. */
   proofSources?: Omit<ProofVerifierDeps, "now">;
@@ -75,11 +80,13 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     scheduler.start(options.schedule.intervalMs);
   }
   const extraMount = options.mount?.(service);
+  const indexerStore = options.indexerApi === false ? undefined : createIndexerStore(options.db);
+  const indexerApiRoutes = indexerStore ? indexerRoutes({ service, db: options.db, store: indexerStore, clock }) : [];
   const app = createApp({
     service, logger, load, operatorTokenHash: hashSecret(options.operatorToken), rateLimit: options.rateLimit,
-    extraRoutes: [...proofRoutes(service, proofs), ...anchorRoutes(anchoring), ...(options.extraRoutes?.(service) ?? [])],
+    extraRoutes: [...proofRoutes(service, proofs), ...anchorRoutes(anchoring), ...indexerApiRoutes, ...(options.extraRoutes?.(service) ?? [])],
     mount: (expressApp) => {
-      expressApp.use(agentPageRouter(service.store.read));
+      expressApp.use(agentPageRouter(service.store.read, { panels: indexerStore && createScorePanels(indexerStore) }));
       extraMount?.(expressApp);
     },
   });

@@ -15,6 +15,8 @@ import { readDeployment } from "./deployment";
 import { createIndexer, type RangePolicy } from "./indexer";
 import { createChainRpc } from "./rpc";
 import { createIndexerStore } from "./store";
+import { startApiServer } from "../api/server";
+import { createPublicClient, http as viemHttp, type PublicClient } from "viem";
 import { dumpIndexedState } from "./test-support";
 
 const silent = pino({ level: "silent" });
@@ -54,6 +56,11 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     const d = await freshDb();
     await indexerFor(d, { range }).indexer.syncToHead();
     return dumpIndexedState(d.db);
+  }
+
+  /** Sends `txs` one after the other (a JSON-RPC batch may be run in any order), each mined in its own block. */
+  async function sendInOrder(txs: readonly Tx[]): Promise<void> {
+    for (const tx of txs) await chain.send([tx]);
   }
 
   /** Sends `txs` with automine off, `perBlock` to a block. */
@@ -182,7 +189,7 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
       type: "function", name: "submitMany", stateMutability: "nonpayable", outputs: [],
       inputs: ["address", "uint256", "bool", "uint8", "uint32", "bytes32", "uint256"].map((type, i) => ({ name: `a${i}`, type })),
     }] as const;
-    await chain.send([
+    await sendInOrder([
       chain.callTx(batcher, submitMany as never, "submitMany", [chain.deployment.contracts.Registry.address, agent, true, 2, 0, traceRoot("dup"), 3n], owner),
       chain.proofTx(owner, agent, { success: false, riskLevel: 0, policyViolations: 0, traceRoot: traceRoot("single") }),
     ]);
@@ -199,7 +206,7 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     const [admin, verifier, owner] = chain.accounts;
     const [agent] = await chain.register(owner);
     const roots = [traceRoot(`late-${agent}`), traceRoot(`anchorer-${agent}`)];
-    await chain.send(roots.map((root) => chain.proofTx(owner, agent, { success: true, riskLevel: 2, policyViolations: 0, traceRoot: root })));
+    for (const root of roots) await chain.send([chain.proofTx(owner, agent, { success: true, riskLevel: 2, policyViolations: 0, traceRoot: root })]);
     const d = await freshDb();
     const { indexer, store } = indexerFor(d);
     await indexer.syncToHead();
@@ -224,5 +231,83 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     await chain.send([chain.transferTx(owner, buyer, agent)]);
     await indexer.syncToHead();
     expect(seen).to.deep.equal([`${chain.deployment.chainId}:${getAddress(chain.deployment.contracts.IdentityRegistry.address)}:${agent}`]);
+  });
+
+  it("serves an ERC-8004-linked agent's derived and network scores apart, takes self-reported summaries, reports a mirror mismatch, and a token transfer removes the proof at once", async () => {
+    const d = await freshDb();
+    const publicClient = createPublicClient({ transport: viemHttp(node.url) }) as PublicClient;
+    const server = await startApiServer({
+      db: d.db, operatorToken: "op-token", logger: silent, proofSources: { publicClientFor: (id) => (id === chain.deployment.chainId ? publicClient : undefined) },
+    });
+    try {
+      const { indexer } = indexerFor(d, { onIdentityTransfer: (chainId, registry, agentId) => server.proofs.recheckErc8004(chainId, registry, agentId) });
+      const [, , owner, buyer] = chain.accounts;
+      const [token, quietToken, other] = await chain.register(owner, 3);
+      const registry = chain.deployment.contracts.IdentityRegistry.address.toLowerCase();
+      const { ownerId } = await server.service.accounts.createOwner();
+      const linked = await server.service.accounts.claimNewAgent(ownerId);
+      const quiet = await server.service.accounts.claimNewAgent(ownerId);
+      const unlinked = await server.service.accounts.claimNewAgent(ownerId);
+      for (const [agent, id] of [[linked.agentId, token], [quiet.agentId, quietToken]] as const) {
+        const subject = `${chain.deployment.chainId}:${registry}:${id}`;
+        await server.service.identity.recordProof({
+          id: `prf_${agent}`, kind: "erc8004", ownerId, agentId: agent, subject, binding: `erc8004:${subject}`,
+          evidence: { kind: "erc8004", subject, chainId: chain.deployment.chainId, registry, agentId: id.toString(), owner: owner.toLowerCase() },
+        });
+      }
+      await sendInOrder([
+        chain.proofTx(owner, token, { success: true, riskLevel: 2, policyViolations: 0, traceRoot: traceRoot("api-1") }),
+        chain.proofTx(owner, token, { success: false, riskLevel: 0, policyViolations: 1, traceRoot: traceRoot("api-2") }),
+        chain.settleTx(keccak256(toHex(`api-order-1-${token}`)), token, other, 1),
+      ]);
+      await indexer.syncToHead();
+      const get = async (p: string) => {
+        const r = await fetch(`${server.url}${p}`);
+        return { status: r.status, body: (r.headers.get("content-type") ?? "").includes("json") ? ((await r.json()) as Record<string, any>) : await r.text() };
+      };
+
+      const derived = await get(`/v1/agents/${linked.agentId}/derived-score`);
+      expect(derived.status).to.equal(200);
+      expect(derived.body).to.deep.include({ scoreType: "sdk-derived", executor: executorOf(token), source: "onchain", recordCount: 2 });
+      expect((derived.body as any).result).to.include({ scoreType: "sdk-derived", total: 2 });
+      expect((derived.body as any).records.map((r: any) => r.success)).to.deep.equal([true, false]);
+      const network = await get(`/v1/agents/${linked.agentId}/network-score`);
+      expect(network.body).to.deep.include({ scoreType: "platform-network", executor: executorOf(token), tenths: 30, score: 3, settlements: 1, mismatch: null });
+      expect((await get(`/v1/executors/${executorOf(token)}/derived-score`)).body).to.deep.include({ executor: executorOf(token), recordCount: 2 });
+      expect((await get(`/v1/agents/${unlinked.agentId}/derived-score`)).body).to.deep.equal({ error: { code: "agent_not_linked", message: `agent ${unlinked.agentId} has no ERC-8004 identity: prove one (kind erc8004) to link its on-chain records` } });
+      const page = (await get(`/agents/${linked.agentId}`)).body as string;
+      expect(page).to.include('data-score-type="sdk-derived"').and.include('data-score-type="platform-network"');
+
+      const post = (agentId: string, key: string, records: unknown[]) =>
+        fetch(`${server.url}/v1/agents/${agentId}/summaries`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify({ records }) });
+      const summary = (i: number) => ({ txHash: `0xself${i}`, success: true, riskLevel: "high", policyViolations: 0, traceRoot: `0xroot${i}` });
+      const bad = await post(quiet.agentId, quiet.agentKey, [summary(1), { ...summary(2), riskLevel: "extreme" }]);
+      expect(bad.status).to.equal(400);
+      expect(((await bad.json()) as any).error.message).to.match(/^records\[1\]\.riskLevel: expected low\|medium\|high\|critical/);
+      expect((await post(quiet.agentId, linked.agentKey, [summary(1)])).status).to.equal(401);
+      const stored = await post(quiet.agentId, quiet.agentKey, [summary(1), summary(2), summary(2)]);
+      expect(stored.status).to.equal(201);
+      expect(await stored.json()).to.deep.include({ scoreType: "sdk-derived", source: "self-reported", accepted: 3 });
+      expect(((await get(`/v1/agents/${quiet.agentId}/derived-score`)).body as any).result).to.include({ total: 2, verifiedCount: 0 });
+      expect((await post(linked.agentId, linked.agentKey, [summary(3)])).status).to.equal(201);
+      expect(((await get(`/v1/agents/${linked.agentId}/derived-score`)).body as any)).to.deep.include({ source: "onchain", recordCount: 2 });
+
+      expect((await get("/v1/indexer/health")).status).to.equal(200);
+      await d.db.query("UPDATE chain_settlements SET verdict = 'VIOLATED' WHERE executor = $1", [executorOf(token)]);
+      await chain.send([chain.settleTx(keccak256(toHex(`api-order-2-${token}`)), token, other, 2)]);
+      await indexer.syncToHead();
+      const health = await get("/v1/indexer/health");
+      expect(health.status).to.equal(503);
+      expect((health.body as any).mismatches.map((m: any) => m.executor)).to.include(executorOf(token));
+
+      await chain.send([chain.transferTx(owner, buyer, token)]);
+      await indexer.syncToHead();
+      const { rows } = await d.db.query<{ removed_at: number | null; removed_reason: string | null }>("SELECT removed_at, removed_reason FROM proofs WHERE id = $1", [`prf_${linked.agentId}`]);
+      expect(rows[0].removed_at).to.be.a("number");
+      expect(rows[0].removed_reason).to.equal("the identity token moved to another wallet");
+      expect((await get(`/v1/agents/${linked.agentId}/derived-score`)).status).to.equal(404);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -108,8 +108,8 @@ export type NodeDriver = {
   deployment: NodeDeployment;
   /** Where the deployment file was written. */
   file: string;
-  /** Sends transactions (one batch) and, with automine on, waits for nothing else: each is mined as it arrives. */
-  send(txs: readonly Tx[]): Promise<Hex[]>;
+  /** Sends transactions (one batch) and, with automine on, waits for nothing else: each is mined as it arrives. `gas` per transaction, 200,000 by default. */
+  send(txs: readonly Tx[], options?: { gas?: number }): Promise<Hex[]>;
   /** Mints identity tokens to `owner` and returns their agent ids. */
   register(owner: Address, count?: number): Promise<bigint[]>;
   proofTx(from: Address, agentId: bigint, record: { success: boolean; riskLevel: RiskLevelIndex; policyViolations: number; traceRoot: Hex }): Tx;
@@ -145,6 +145,8 @@ export const traceRoot = (label: string): Hex => keccak256(toHex(label));
  */
 export async function deployToNode(url: string, dir: string, network = "localhost"): Promise<NodeDriver> {
   const accounts = await rpc<Address[]>(url, "eth_accounts");
+  // The node prints every call and transaction otherwise, which costs more than running them.
+  await rpc(url, "hardhat_setLoggingEnabled", [false]);
   const [admin, verifier] = accounts;
   const GAS = "0xf42400"; // 16,000,000: deployments (under the node's transaction gas cap)
   const receipt = async (hash: Hex) => rpc<{ contractAddress: Address; blockNumber: Hex; status: Hex }>(url, "eth_getTransactionReceipt", [hash]);
@@ -165,8 +167,8 @@ export async function deployToNode(url: string, dir: string, network = "localhos
   });
   const chainId = Number(await rpc<Hex>(url, "eth_chainId"));
 
-  const send = async (txs: readonly Tx[]) =>
-    rpcBatch<Hex>(url, txs.map((t) => ({ method: "eth_sendTransaction", params: [{ ...t, gas: "0x30d40" }] })));
+  const send = async (txs: readonly Tx[], options: { gas?: number } = {}) =>
+    rpcBatch<Hex>(url, txs.map((t) => ({ method: "eth_sendTransaction", params: [{ ...t, gas: toHex(options.gas ?? 200_000) }] })));
   await send([
     call(anchors.address, anchorRegistryAbi as Abi, "grantRole", [role("ANCHORER_ROLE"), admin]),
     call(anchors.address, anchorRegistryAbi as Abi, "grantRole", [role("VERIFIER_ROLE"), verifier]),

@@ -31,13 +31,15 @@ export async function loadAgentPageView(read: StoreTx, id: string, panels: reado
 
 /**
  * The agent page router: `GET /agents/:id` as HTML, and a 404 HTML page for an unknown or invalid id.
+ * @param options.panels the agent's `sdk-derived` and `platform-network` panels (src/indexer/panels.ts)
  * @example app.use(agentPageRouter(service.store.read))
  */
-export function agentPageRouter(read: StoreTx): express.Router {
+export function agentPageRouter(read: StoreTx, options: { panels?: (agentId: string) => Promise<ScorePanel[]> } = {}): express.Router {
   const router = express.Router();
   router.get("/agents/:id", async (req, res, next) => {
     try {
-      const view = await loadAgentPageView(read, req.params.id);
+      const panels = options.panels && idSchema.safeParse(req.params.id).success ? await options.panels(req.params.id) : [];
+      const view = await loadAgentPageView(read, req.params.id, panels);
       res.set(PAGE_HEADERS);
       if ("reason" in view) res.status(404).send(renderAgentNotFoundPage(view));
       else res.status(200).send(renderAgentPage(view));
