@@ -4,8 +4,11 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { createPublicClient, http } from "viem";
-import { createVraiAgent, readDeployment, readNetworkScore, registryAddressOf } from "../../sdk";
+import { createPublicClient, createWalletClient, http } from "viem";
+import { mnemonicToAccount } from "viem/accounts";
+import { hardhat } from "viem/chains";
+import { identityRegistryAbi } from "../../chain/abi/identityRegistry";
+import { createVraiAgent, readDeployment, readNetworkScore, registryAddressOf, submitProof } from "../../sdk";
 
 const BIN = path.resolve(__dirname, "../../../bin/vrai.js");
 
@@ -47,21 +50,25 @@ describe("vrai dev (npm start)", function () {
   this.timeout(180_000);
   let dir: string;
   let running: Running | undefined;
+  const started: Running[] = [];
 
   before(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-dev-"));
   });
-  after(async () => {
-    if (running && running.child.exitCode === null) {
-      running.child.kill("SIGKILL");
-      await running.exited;
+  afterEach(async () => {
+    for (const leftover of started.splice(0)) {
+      if (leftover.child.exitCode === null && leftover.child.signalCode === null) {
+        leftover.child.kill("SIGKILL");
+        await leftover.exited;
+      }
     }
-    fs.rmSync(dir, { recursive: true, force: true });
   });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it("runs the chain with the contracts and the service on PGlite in ./data, stops on SIGTERM and keeps the data on restart", async () => {
+  it("runs the chain with the contracts and the service on PGlite in ./data, stops on SIGTERM, and on restart keeps the data and the chain", async () => {
     const chainPort = await freePort();
     running = await startDev(dir, chainPort);
+    started.push(running);
     expect(running.out()).to.contain("chain started: contracts deployed (deployments/localhost.json)");
     expect(running.chain).to.equal(`http://127.0.0.1:${chainPort}`);
     expect(running.out()).to.match(/agent pages http:\/\/127\.0\.0\.1:\d+\/agents\/\{id\}/);
@@ -72,8 +79,15 @@ describe("vrai dev (npm start)", function () {
     expect(deployment).to.include({ network: "localhost", chainId: 31337 });
     const registry = registryAddressOf(deployment);
     expect(await rpc(running.chain, "eth_getCode", [registry, "latest"])).to.not.equal("0x");
-    const publicClient = createPublicClient({ transport: http(running.chain) });
+    const publicClient = createPublicClient({ chain: hardhat, transport: http(running.chain) });
     expect(await readNetworkScore(publicClient, registry, 0n)).to.include({ scoreType: "platform-network", score: 0, settlements: 0 });
+
+    // An ERC-8004 identity and a proof record, signed locally (eth_sendRawTransaction) by Hardhat's second account.
+    const wallet = createWalletClient({ chain: hardhat, transport: http(running.chain), account: mnemonicToAccount("test test test test test test test test test test test junk", { addressIndex: 1 }) });
+    const identity = deployment.contracts.IdentityRegistry.address as `0x${string}`;
+    await publicClient.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: identity, abi: identityRegistryAbi, functionName: "register", args: ["ipfs://dev-agent"] }) });
+    const proof = await submitProof({ wallet, publicClient }, { registry, agentId: 0n, success: true, riskLevel: "low", policyViolations: 0, traceRoot: `0x${"ab".repeat(32)}` });
+    const proofBlock = await publicClient.getBlock({ blockNumber: BigInt(proof.blockNumber) });
 
     // The API answers; an owner, an agent and a check-in through the SDK.
     const owner = (await (await fetch(`${running.api}/v1/owners`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json()) as { ownerId: string; token: string };
@@ -91,15 +105,42 @@ describe("vrai dev (npm start)", function () {
     expect(running.out()).to.contain("vrai stopped");
     expect(await rpc(running.chain, "eth_chainId").catch(() => "closed")).to.equal("closed");
 
+    const restartedAt = Math.floor(Date.now() / 1000);
     running = await startDev(dir, chainPort);
-    expect(running.out()).to.contain("chain restarted empty: contracts redeployed (deployments/localhost.json rewritten); Vrai data in ./data kept");
+    started.push(running);
+    expect(running.out()).to.match(/chain restored: \d+ calls replayed from data\/chain\.jsonl/);
+    // The same blocks, so the same identity and proof record, as before the restart.
+    const restored = createPublicClient({ chain: hardhat, transport: http(running.chain) });
+    expect((await restored.getBlock({ blockNumber: BigInt(proof.blockNumber) })).hash).to.equal(proofBlock.hash);
+    expect(await restored.readContract({ address: identity, abi: identityRegistryAbi, functionName: "ownerOf", args: [0n] })).to.equal(wallet.account.address);
+    expect((await restored.getTransactionReceipt({ hash: proof.txHash })).status).to.equal("success");
+    // Chain time goes on from now, not from the last block before the restart.
+    expect(Number((await restored.getBlock()).timestamp)).to.be.at.least(restartedAt);
     const me = await fetch(`${running.api}/v1/owners/me`, { headers: { authorization: `Bearer ${owner.token}` } });
     expect(me.status).to.equal(200);
     expect(await me.json()).to.deep.equal({ ownerId: owner.ownerId, agents: [claim.agentId] });
     expect(fs.readFileSync(path.join(dir, "data", "operator-token"), "utf8")).to.equal(operatorToken);
-    expect(await rpc(running.chain, "eth_getCode", [registryAddressOf(readDeployment(path.join(dir, "deployments", "localhost.json"))), "latest"])).to.not.equal("0x");
 
     running.child.kill("SIGINT");
+    expect(await running.exited).to.equal(0);
+  });
+
+  it("redeploys on an empty chain, and says so, when the chain journal cannot be replayed", async () => {
+    const chainPort = await freePort();
+    const journal = path.join(dir, "data", "chain.jsonl");
+    const lines = fs.readFileSync(journal, "utf8").trimEnd().split("\n");
+    const last = JSON.parse(lines[lines.length - 1]) as { head: string };
+    lines[lines.length - 1] = JSON.stringify({ ...last, head: `0x${"00".repeat(32)}` });
+    fs.writeFileSync(journal, `${lines.join("\n")}\n`);
+
+    running = await startDev(dir, chainPort);
+    started.push(running);
+    expect(running.out()).to.match(/chain restarted empty \(call \d+ \(evm_mine\) led to block \d+ 0x[0-9a-f]{64}, not 0x0{64}; journal kept in data\/chain\.jsonl\.unreplayable-\d+\): contracts redeployed \(deployments\/localhost\.json rewritten\); Vrai data in \.\/data kept/);
+    const deployment = readDeployment(path.join(dir, "deployments", "localhost.json"));
+    expect(await rpc(running.chain, "eth_getCode", [registryAddressOf(deployment), "latest"])).to.not.equal("0x");
+    expect(await rpc(running.chain, "eth_blockNumber")).to.equal("0x6"); // three deployments and three role grants, nothing else
+
+    running.child.kill("SIGTERM");
     expect(await running.exited).to.equal(0);
   });
 });

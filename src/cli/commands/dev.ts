@@ -1,59 +1,11 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import type { HardhatRuntimeEnvironment } from "hardhat/types";
-import { deployVrai } from "../../../scripts/deploy";
 import { InvalidInputError } from "../../errors";
 import { parseServeConfig } from "../../config";
 import type { CliIo, Command } from "../io";
+import { startLocalChain, type ChainStart } from "../local-chain";
 import { runService } from "./serve";
-
-/** The repository root: Hardhat's config, `contracts/` and `artifacts/` are resolved from it whatever the working directory. */
-const PROJECT_ROOT = path.resolve(__dirname, "..", "..", "..");
-
-/** The local chain of `vrai dev`: the Hardhat network behind its JSON-RPC server, in this process. */
-export type LocalChain = { url: string; chainId: number; deploymentFile: string; close(): Promise<void> };
-
-/** The pieces of Hardhat's JSON-RPC server this command uses (hardhat/internal/hardhat-network/jsonrpc/server). */
-type JsonRpcServer = { listen(): Promise<{ address: string; port: number }>; close(): Promise<void> };
-
-/**
- * Starts the Hardhat network's JSON-RPC server on `hostname:port` in this process, compiles the contracts
- * (offline solc, see hardhat.config.ts) and deploys them, writing `<deploymentsDir>/localhost.json`.
- * The Hardhat network lives in memory, so every start is an empty chain with a fresh deployment.
- * @example const chain = await startLocalChain({ hostname: "127.0.0.1", port: 8545, deploymentsDir: "deployments" });
- */
-export async function startLocalChain(options: { hostname: string; port: number; deploymentsDir: string }): Promise<LocalChain> {
-  const url = `http://${options.hostname}:${options.port}`;
-  // Hardhat reads these once, when it is first loaded: its config from the repository, and the `localhost`
-  // network (hardhat.config.ts: RPC_URL) pointing at the server started below, which the deployment talks to.
-  process.env.HARDHAT_CONFIG = path.join(PROJECT_ROOT, "hardhat.config.ts");
-  process.env.HARDHAT_NETWORK = "localhost";
-  process.env.RPC_URL = url;
-  const hre = require("hardhat") as HardhatRuntimeEnvironment;
-  if (hre.network.name !== "localhost" || (hre.network.config as { url?: string }).url !== url) {
-    throw new Error(`Hardhat was loaded before vrai dev configured it (network ${hre.network.name})`);
-  }
-  const { TASK_COMPILE, TASK_NODE_CREATE_SERVER, TASK_NODE_GET_PROVIDER } = require("hardhat/builtin-tasks/task-names") as Record<string, string>;
-  await hre.run(TASK_COMPILE, { quiet: true });
-  // On a network other than `hardhat`, this subtask creates a fresh in-memory Hardhat network provider.
-  const provider = (await hre.run(TASK_NODE_GET_PROVIDER, {})) as { request(args: { method: string; params?: unknown[] }): Promise<unknown> };
-  await provider.request({ method: "hardhat_setLoggingEnabled", params: [false] });
-  const server = (await hre.run(TASK_NODE_CREATE_SERVER, { hostname: options.hostname, port: options.port, provider })) as JsonRpcServer;
-  try {
-    await server.listen();
-  } catch (error) {
-    const inUse = (error as { code?: string }).code === "EADDRINUSE";
-    throw new InvalidInputError("chain_port_in_use", inUse ? `${url} is in use: stop what listens there or set CHAIN_PORT` : `cannot start the chain on ${url}: ${(error as Error).message}`, { cause: error });
-  }
-  try {
-    const { deployment, file } = await deployVrai(hre, { overwrite: true, outDir: options.deploymentsDir });
-    return { url, chainId: deployment.chainId, deploymentFile: file, close: () => server.close() };
-  } catch (error) {
-    await server.close();
-    throw error;
-  }
-}
 
 /** `CHAIN_PORT`, default 8545. */
 function chainPort(env: NodeJS.ProcessEnv): number {
@@ -74,7 +26,7 @@ function hasData(dataDir: string): boolean {
  * `DEPLOYMENTS_DIR/localhost.json` (default `./deployments`), then the service as `vrai serve` runs it on the
  * embedded PGlite store in `DATA_DIR` (default `./data`), with `RPC_URL` set to that chain. The operator token
  * is generated on first start and kept in `./data/operator-token` (mode 0600). Any variable of `vrai serve` applies.
- * The chain is in memory: a restart redeploys the contracts and says so; the data in `./data` is kept.
+ * The chain's journal is `./data/chain.jsonl`: a restart replays it, so the chain keeps its state too.
  */
 export const command: Command = {
   name: "dev",
@@ -104,14 +56,26 @@ export const command: Command = {
   },
 };
 
+/** The line saying where this start's chain came from. */
+function chainStartLine(start: ChainStart, deployment: string, journal: string, dataDir: string, hadData: boolean): string {
+  switch (start.type) {
+    case "restored":
+      return `chain restored: ${start.calls} calls replayed from ${journal} (${start.blocks} blocks, same hashes); contracts as in ${deployment}\n`;
+    case "redeployed":
+      return `chain restarted empty (${start.reason}): contracts redeployed (${deployment} rewritten); Vrai data in ${dataDir} kept\n`;
+    case "deployed":
+      return hadData
+        ? `chain started empty (no chain journal in ${dataDir}): contracts deployed (${deployment} rewritten); Vrai data in ${dataDir} kept\n`
+        : `chain started: contracts deployed (${deployment})\n`;
+  }
+}
+
 async function runWithChain(io: CliIo, options: { hostname: string; port: number; deploymentsDir: string; dataDir: string; restarted: boolean }): Promise<number> {
-  const chain = await startLocalChain(options);
-  const deployment = path.relative(process.cwd(), chain.deploymentFile) || chain.deploymentFile;
-  io.stdout(
-    options.restarted
-      ? `chain restarted empty: contracts redeployed (${deployment} rewritten); Vrai data in ${options.dataDir} kept\n`
-      : `chain started: contracts deployed (${deployment})\n`,
-  );
+  const journalFile = path.join(options.dataDir, "chain.jsonl");
+  const chain = await startLocalChain({ ...options, journalFile });
+  const relative = (file: string) => path.relative(process.cwd(), file) || file;
+  const deployment = relative(chain.deploymentFile);
+  io.stdout(chainStartLine(chain.start, deployment, relative(journalFile), options.dataDir, options.restarted));
   let chainClosed = false;
   const closeChain = async () => {
     if (chainClosed) return;
