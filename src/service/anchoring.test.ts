@@ -8,7 +8,7 @@ import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
 import { startTestChain, type TestChain } from "../test-helpers/chain";
 import { createTestPgDb, type TestDb } from "../test-helpers/db";
 import {
-  buildScoreTree, createAnchoring, proofElements, processScoreProof, SCORE_DAY_KIND, SCORE_LEAF_TYPES, scoreLeafHash,
+  buildScoreTree, buildScoreTreeParallel, createAnchoring, proofElements, processScoreProof, SCORE_DAY_KIND, SCORE_LEAF_TYPES, scoreLeafHash,
   type AnchorWriter, type ScoreLeafValues,
 } from "./anchoring";
 import { createManualClock } from "./clock";
@@ -46,6 +46,17 @@ describe("score trees", () => {
       const oz = StandardMerkleTree.of(values, [...SCORE_LEAF_TYPES]);
       expect(ours.root).to.equal(oz.root);
       values.forEach((v, i) => expect(proofElements(ours.proof(i))).to.deep.equal(oz.getProof(v)));
+    }
+  });
+
+  it("are the same when their leaves are hashed on worker threads (25,000 leaves)", async () => {
+    const values = randomValues(25_000);
+    const parallel = await buildScoreTreeParallel(values, 2);
+    const single = buildScoreTree(values);
+    expect(parallel.root).to.equal(single.root);
+    for (let i = 0; i < values.length; i += 499) {
+      expect(parallel.leaf(i).equals(single.leaf(i))).to.equal(true);
+      expect(parallel.proof(i).equals(single.proof(i))).to.equal(true);
     }
   });
 

@@ -1,0 +1,114 @@
+/**
+ * The anchoring benchmark (part of `npm run bench:indexer`; alone: `tsx scripts/bench/anchoring.ts`).
+ *
+ * 1. A fresh PostgreSQL database holds 1,000,000 daily scores of one day (synthetic agents and digests,
+ *    bulk-loaded with SQL, not timed).
+ * 2. The daily anchoring's own code builds that day's tree (leaf hashes on one worker thread per core) and
+ *    stores it with every score's leaf and proof: reading the leaves, building the tree, storing root and
+ *    proofs, each timed, and together (target ≤ 60 s).
+ * 3. Roots of 1, 1,000 and 1,000,000 leaves are anchored with `anchorRoot` on the in-process Hardhat
+ *    chain: gas per anchored score = the transaction's gas / the leaves it covers.
+ *
+ * Environment: BENCH_ANCHOR_LEAVES (1000000), TEST_PG_ADMIN_URL.
+ */
+import crypto from "node:crypto";
+import os from "node:os";
+import { performance } from "node:perf_hooks";
+import pg from "pg";
+import pino from "pino";
+import type { Hex } from "viem";
+import { anchorRegistryAbi } from "../../src/chain/abi/anchorRegistry";
+import { buildScoreTree, buildScoreTreeParallel, createAnchorRepository, createAnchoring, SCORE_DAY_KIND, type AnchorWriter } from "../../src/service/anchoring";
+import { createManualClock } from "../../src/service/clock";
+import { createPgDb } from "../../src/store/db";
+import { migrate } from "../../src/store/migrate";
+import { startTestChain } from "../../src/test-helpers/chain";
+
+const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const LEAVES = process.env.BENCH_ANCHOR_LEAVES ? Number(process.env.BENCH_ANCHOR_LEAVES) : 1_000_000;
+const TARGET_S = 60;
+const DAY = "2026-11-29";
+const AT = Date.UTC(2026, 10, 29) / 1000;
+
+const seconds = (from: number, to: number) => (to - from) / 1000;
+const fmt = (n: number) => n.toLocaleString("en");
+
+/** Runs the anchoring benchmark and prints its figures beside the targets of the issue. */
+export async function benchAnchoring(): Promise<void> {
+  const name = `vrai_bench_anchoring_${crypto.randomBytes(4).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const db = createPgDb(ADMIN_URL.replace(/\/[^/]*$/, `/${name}`), { max: 4 });
+  const chain = await startTestChain();
+  try {
+    await migrate(db);
+    let t = performance.now();
+    await db.query("INSERT INTO owners (id, token_hash, created_at) VALUES ('own_bench', 'x', $1)", [AT - 86400]);
+    await db.query(
+      `INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at)
+       SELECT 'agt_' || lpad(i::text, 7, '0'), 'own_bench', 1, $1, 'x', $1 FROM generate_series(1, $2) AS i`,
+      [AT - 86400, LEAVES],
+    );
+    await db.query(
+      `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total)
+       SELECT 'agt_' || lpad(i::text, 7, '0'), '0.2', $1, 'daily', $2, '{}', encode(sha256(i::text::bytea), 'hex'), '{}', 0 FROM generate_series(1, $3) AS i`,
+      [AT, DAY, LEAVES],
+    );
+    await db.query("ANALYZE scores");
+    console.log(`anchoring: ${fmt(LEAVES)} daily scores of ${DAY} loaded in ${seconds(t, performance.now()).toFixed(1)} s (setup, not timed)`);
+
+    const repo = createAnchorRepository(db);
+    const t0 = performance.now();
+    const { ids, values } = await repo.dayLeaves(DAY);
+    const t1 = performance.now();
+    const tree = await buildScoreTreeParallel(values);
+    const t2 = performance.now();
+    await repo.insertTree(DAY, ids, tree, AT);
+    const t3 = performance.now();
+    const total = seconds(t0, t3);
+    const { rows } = await db.query<{ n: number; bytes: string }>("SELECT count(*)::int AS n, pg_size_pretty(pg_total_relation_size('score_proofs')) AS bytes FROM score_proofs");
+    if (rows[0].n !== LEAVES) throw new Error(`stored ${rows[0].n} proofs, expected ${LEAVES}`);
+    console.log(`anchoring: read ${fmt(LEAVES)} leaves ${seconds(t0, t1).toFixed(1)} s · build tree ${seconds(t1, t2).toFixed(1)} s · store root and ${fmt(rows[0].n)} proofs ${seconds(t2, t3).toFixed(1)} s (score_proofs ${rows[0].bytes})`);
+    console.log(
+      `anchoring: tree and proofs of ${fmt(LEAVES)} scores built and stored in ${total.toFixed(1)} s (target ≤ ${TARGET_S} s: ${total <= TARGET_S ? "met" : "NOT met"}; ` +
+        `${os.availableParallelism()} cores, load average ${os.loadavg()[0].toFixed(1)})`,
+    );
+
+    // Gas: anchorRoot costs the same whatever the leaf count; per anchored score it shrinks with the batch.
+    const registry = (await chain.deployContract("AnchorRegistry", [chain.accounts[0].address])).address;
+    const role = await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "ANCHORER_ROLE" });
+    await chain.publicClient.waitForTransactionReceipt({
+      hash: await chain.walletClient.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "grantRole", args: [role, chain.accounts[1].address] }),
+    });
+    const writer = { publicClient: chain.publicClient, walletClient: chain.walletClients[1], contract: registry } as unknown as AnchorWriter;
+    const small = (n: number) => buildScoreTree(Array.from({ length: n }, (_, i) => [`agt_${i}`, DAY, "0.2", `0x${crypto.createHash("sha256").update(`${n}:${i}`).digest("hex")}` as Hex]));
+    const gasOf = async (root: Hex, leaves: number) => {
+      const hash = await chain.walletClients[1].writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchorRoot", args: [root, BigInt(leaves), SCORE_DAY_KIND] });
+      return (await chain.publicClient.waitForTransactionReceipt({ hash })).gasUsed;
+    };
+    for (const n of [1, 1_000]) {
+      const gas = await gasOf(small(n).root, n);
+      console.log(`anchoring gas: ${fmt(n)} leaves: anchorRoot ${fmt(Number(gas))} gas = ${(Number(gas) / n).toLocaleString("en", { maximumFractionDigits: 2 })} gas per anchored score`);
+    }
+    // The 1,000,000-leaf root goes through the service's own anchoring (signed, stored, sent, mined).
+    const anchoring = createAnchoring({ db, clock: createManualClock(AT + 60), logger: pino({ level: "silent" }), writer });
+    const [outcome] = await anchoring.anchorDue();
+    await anchoring.stop();
+    if (outcome?.type !== "mined") throw new Error(`anchoring the ${fmt(LEAVES)}-leaf root: ${JSON.stringify(outcome)}`);
+    const gas = (await chain.publicClient.getTransactionReceipt({ hash: outcome.txHash })).gasUsed;
+    console.log(`anchoring gas: ${fmt(LEAVES)} leaves: anchorRoot ${fmt(Number(gas))} gas = ${(Number(gas) / LEAVES).toLocaleString("en", { maximumFractionDigits: 4 })} gas per anchored score`);
+  } finally {
+    await chain.close();
+    await db.close();
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+if (require.main === module) {
+  benchAnchoring().catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}
