@@ -132,11 +132,16 @@ async function cpuMark(child: ChildProcess | null): Promise<CpuMark> {
   return { wall: performance.now() / 1000, server: child ? await serverCpu(child) : 0, postgres: postgresCpu(), driver: cpuNow() };
 }
 
-/** Where the cores went between two marks, as a share of one core each. */
-function cpuReport(a: CpuMark, b: CpuMark): string {
+/**
+ * Where the cores went between two marks, as a share of one core each; with `ops`, also the CPU
+ * milliseconds per operation (steadier than rates when other work shares the machine).
+ */
+function cpuReport(a: CpuMark, b: CpuMark, ops?: number): string {
   const wall = b.wall - a.wall;
   const pct = (x: number) => `${Math.round((x / wall) * 100)}%`;
-  return `CPU over ${wall.toFixed(1)} s: server ${pct(b.server - a.server)}, postgres ${pct(b.postgres - a.postgres)}, load generator ${pct(b.driver - a.driver)} of one core`;
+  const per = (x: number) => ((x * 1000) / (ops as number)).toFixed(2);
+  const perOp = ops ? `; per operation: server ${per(b.server - a.server)} ms, postgres ${per(b.postgres - a.postgres)} ms CPU` : "";
+  return `CPU over ${wall.toFixed(1)} s: server ${pct(b.server - a.server)}, postgres ${pct(b.postgres - a.postgres)}, load generator ${pct(b.driver - a.driver)} of one core${perOp}`;
 }
 
 async function stopServerChild(child: ChildProcess): Promise<void> {
@@ -281,7 +286,7 @@ async function getScorePhase(url: string, child: ChildProcess, rows: Row[]): Pro
   await run(opts(WARMUP_S));
   const m0 = await cpuMark(child);
   const r = await run(opts(GET_S));
-  log(`GET score: ${cpuReport(m0, await cpuMark(child))}`);
+  log(`GET score: ${cpuReport(m0, await cpuMark(child), r["2xx"] + r.non2xx)}`);
   const rate = r["2xx"] / r.duration;
   log(`GET score: ${fmt(r["2xx"])} 2xx, ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts; ${fmt(rate)} req/s; latency p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, max ${r.latency.max} ms`);
   rows.push({ figure: "GET score rate achieved (2xx/s)", value: `${fmt(rate)} req/s`, target: `>= ${fmt(GET_RATE * 0.98)} (2,000 offered)`, verdict: rate >= GET_RATE * 0.98 && r.non2xx === 0 && r.errors === 0 ? "PASS" : "FAIL" });
@@ -318,7 +323,7 @@ async function checkinPhase(url: string, child: ChildProcess, admin: pg.Client):
   const before = await count(admin, "SELECT count(*) AS n FROM checkins");
   const m0 = await cpuMark(child);
   const r = await run({ ...base, amount });
-  log(`check-ins: ${cpuReport(m0, await cpuMark(child))}`);
+  log(`check-ins: ${cpuReport(m0, await cpuMark(child), r["2xx"] + r.non2xx)}`);
   const after = await count(admin, "SELECT count(*) AS n FROM checkins");
   const counted = after - before;
   const bad = r.non2xx + r.errors + r.timeouts + warm.non2xx + warm.errors + warm.timeouts;
@@ -355,7 +360,7 @@ END;
   log(`pgbench: ${command} ...`);
   const m0 = await cpuMark(null);
   const { stdout } = await promisify(execFile)(bin, args, { maxBuffer: 1 << 24 });
-  log(`pgbench: ${cpuReport(m0, await cpuMark(null)).replace(", load generator", " (pgbench itself not counted), driver")}`);
+  const m1 = await cpuMark(null);
   const tps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(stdout)?.[1] ?? /tps = ([\d.]+)/.exec(stdout)?.[1]);
   // Per-transaction log lines: client_id transaction_no time_us script_no time_epoch time_us
   const latencies: number[] = [];
@@ -367,6 +372,7 @@ END;
   }
   latencies.sort((a, b) => a - b);
   const p99 = latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] : null;
+  log(`pgbench: ${cpuReport(m0, m1, latencies.length).replace(", load generator", " (pgbench itself not counted), driver")}`);
   log(`pgbench: ${fmt(tps)} TPS, ${fmt(latencies.length)} transactions logged, p99 ${p99?.toFixed(2)} ms`);
   fs.rmSync(dir, { recursive: true, force: true });
   return { tps, p99, command };

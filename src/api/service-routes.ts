@@ -4,6 +4,7 @@ import { CLAIM_POINTS, CURRENT_METHOD, IDENTITY_PROOFS, METHOD_VERSIONS, METHODS
 import type { VraiService } from "../service";
 import { ConflictError, NotFoundError } from "../service/errors";
 import type { ScoreRow } from "../service/ports";
+import type { LatestScoreSummaryRead } from "../store/sql-store";
 import { errorSchema, idSchema, type Reply, type RouteSpec } from "./routes";
 
 const rfc3339 = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/, "expected YYYY-MM-DDTHH:MM:SSZ");
@@ -26,7 +27,7 @@ const outageResponse = z.object({ id: z.string(), start: z.string(), end: z.stri
 const e = (description: string) => ({ description, schema: errorSchema });
 
 /** The JSON of a stored score (V9): what it is, when, its digest and its result. */
-export function scoreJson(s: ScoreRow) {
+export function scoreJson(s: Omit<ScoreRow, "inputs">) {
   return {
     id: s.id, scoreType: "vrai" as const, agentId: s.agentId, method: s.method, at: toRfc3339(s.at), trigger: s.trigger,
     day: s.day, sha256: s.sha256, total: s.total, result: s.result as Record<string, unknown>,
@@ -47,7 +48,17 @@ export function serviceRoutes(service: VraiService, metrics: { checkinResults: c
   const { accounts, checkins, operator, store } = service;
   const inFlight = new Set<string>();
 
-  async function latestScoreOf(agentId: string): Promise<ScoreRow> {
+  // The SQL store answers "does the agent exist, and its latest score without the inputs" in one statement.
+  const summaryRead = store.read as Partial<LatestScoreSummaryRead>;
+  const latestScoreSummary = typeof summaryRead.latestScoreSummary === "function" ? summaryRead.latestScoreSummary.bind(summaryRead) : null;
+
+  async function latestScoreOf(agentId: string): Promise<Omit<ScoreRow, "inputs">> {
+    if (latestScoreSummary) {
+      const { agentExists, score } = await latestScoreSummary(agentId);
+      if (!agentExists) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
+      if (!score) throw new NotFoundError("score_not_found", `agent ${agentId} has no score yet`);
+      return score;
+    }
     if (!(await store.read.getAgent(agentId))) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
     const score = await store.read.latestScore(agentId);
     if (!score) throw new NotFoundError("score_not_found", `agent ${agentId} has no score yet`);

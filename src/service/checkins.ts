@@ -32,11 +32,12 @@ export function createCheckins(deps: { store: Store; clock: Clock; busy: () => b
     authenticate: (agent: AgentRow | null) => asserts agent is AgentRow,
   ): Promise<CheckinOutcome> {
     return store.transaction(async (tx) => {
-      const agent = await tx.getAgent(agentId, { lock: true });
+      // Issued together (one round trip on a pipelining store); the key is looked up by a statement of
+      // its own that runs once the lock is held. Its answer is not used unless the caller authenticates.
+      const [agent, duplicate] = await Promise.all([tx.getAgent(agentId, { lock: true }), tx.findCheckinByKey(agentId, idempotencyKey)]);
       authenticate(agent);
       // V1: the arrival is read once the agent is locked, so arrivals of one agent are in commit order.
       const arrival = clock.now();
-      const duplicate = await tx.findCheckinByKey(agentId, idempotencyKey);
       const last = agent.last;
       const previous: CountedCheckin | null = last === null ? null : { arrival: last.arrival, nextHeartbeatS: last.nextHeartbeatS, onTime: null, excused: false, credit: 0 };
       const windows = previous === null ? NO_WINDOWS : await tx.outagesFor(arrival, deadlineOf(previous));

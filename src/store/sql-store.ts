@@ -64,10 +64,26 @@ const scoreFrom = (r: Row): ScoreRow => ({
 });
 
 const SCORE_COLUMNS = "id, agent_id, method, at, trigger, day, inputs, sha256, result, total";
+// Explicit column lists on the hot paths: their statements are prepared once per connection (db.ts).
+const AGENT_COLUMNS = "id, name, owner_id, claim_id, claimed_at, key_hash, last_arrival, last_next_heartbeat_s, created_at";
+const CHECKIN_COLUMNS = "agent_id, claim_id, idempotency_key, arrival, next_heartbeat_s, on_time, excused, credit";
+const DAY_COLUMNS = "day, checkins, on_time, credit_s, coverage_s, digest";
+const OUTAGE_COLUMNS = "id, start_at, end_at, declared_at, closed_at, reason";
+
+/** A stored score without its inputs document: what `GET /v1/agents/:id/score` answers with. */
+export type ScoreSummary = Omit<ScoreRow, "inputs">;
+
+/**
+ * Offered by the SQL store's `read`: an agent's latest score without its inputs, and whether the
+ * agent exists, in one statement (the score routes use it when present).
+ */
+export type LatestScoreSummaryRead = {
+  latestScoreSummary(agentId: string): Promise<{ agentExists: boolean; score: ScoreSummary | null }>;
+};
 
 /** The store on PostgreSQL or PGlite: all SQL of the service lives here. */
 export function createSqlStore(db: Db): Store {
-  const txFor = (q: Queryable): StoreTx & DailyBatchTx => {
+  const txFor = (q: Queryable): StoreTx & DailyBatchTx & LatestScoreSummaryRead => {
     const one = async <T>(sql: string, params: unknown[], map: (r: Row) => T): Promise<T | null> => {
       const { rows } = await q.query<Row>(sql, params);
       return rows.length === 0 ? null : map(rows[0]);
@@ -82,7 +98,7 @@ export function createSqlStore(db: Db): Store {
       getOwner: (id) => one("SELECT * FROM owners WHERE id = $1", [id], (r) => ({ id: r.id, tokenHash: r.token_hash, createdAt: r.created_at })),
 
       getAgent: (id, options) =>
-        one(`SELECT * FROM agents WHERE id = $1${options?.lock ? " FOR UPDATE" : ""}`, [id], agentFrom),
+        one(`SELECT ${AGENT_COLUMNS} FROM agents WHERE id = $1${options?.lock ? " FOR UPDATE" : ""}`, [id], agentFrom),
       async insertAgent(a) {
         await q.query(
           `INSERT INTO agents (id, name, owner_id, claim_id, claimed_at, key_hash, last_arrival, last_next_heartbeat_s, created_at)
@@ -108,7 +124,7 @@ export function createSqlStore(db: Db): Store {
         (await q.query<Row>("SELECT id FROM agents WHERE owner_id = $1 ORDER BY id", [ownerId])).rows.map((r) => r.id),
 
       findCheckinByKey: (agentId, key) =>
-        one("SELECT * FROM checkins WHERE agent_id = $1 AND idempotency_key = $2", [agentId, key], checkinFrom),
+        one(`SELECT ${CHECKIN_COLUMNS} FROM checkins WHERE agent_id = $1 AND idempotency_key = $2`, [agentId, key], checkinFrom),
       async recordCheckin(c: StoredCheckin, days: readonly DayAggregate[]) {
         // One statement (one round trip inside the check-in's transaction): the check-in, the agent's
         // previous counted check-in, and the day aggregates upserted.
@@ -133,7 +149,7 @@ export function createSqlStore(db: Db): Store {
         );
       },
       getDays: (agentId, claimId, days) =>
-        many("SELECT * FROM agent_days WHERE agent_id = $1 AND claim_id = $2 AND day = ANY($3::text[])", [agentId, claimId, days], dayFrom),
+        many(`SELECT ${DAY_COLUMNS} FROM agent_days WHERE agent_id = $1 AND claim_id = $2 AND day = ANY($3::text[])`, [agentId, claimId, days], dayFrom),
       listDays: (agentId, claimId, lastDay) =>
         many("SELECT * FROM agent_days WHERE agent_id = $1 AND claim_id = $2 AND day <= $3 ORDER BY day", [agentId, claimId, lastDay], dayFrom),
       countCheckinsAt: async (agentId, claimId, at) =>
@@ -142,7 +158,7 @@ export function createSqlStore(db: Db): Store {
 
       outagesFor: (arrival, deadline) =>
         many(
-          "SELECT * FROM outages WHERE declared_at <= $1 AND (end_at IS NULL OR end_at >= $2 OR closed_at > $1) ORDER BY start_at, id",
+          `SELECT ${OUTAGE_COLUMNS} FROM outages WHERE declared_at <= $1 AND (end_at IS NULL OR end_at >= $2 OR closed_at > $1) ORDER BY start_at, id`,
           [arrival, deadline],
           outageFrom,
         ),
@@ -219,6 +235,24 @@ export function createSqlStore(db: Db): Store {
       latestScore: (agentId) =>
         one(`SELECT ${SCORE_COLUMNS} FROM scores WHERE agent_id = $1 ORDER BY at DESC, id DESC LIMIT 1`, [agentId], scoreFrom),
       getScore: (id) => one(`SELECT ${SCORE_COLUMNS} FROM scores WHERE id = $1`, [id], scoreFrom),
+      // getAgent + latestScore in one statement, without the (large) inputs column.
+      async latestScoreSummary(agentId: string) {
+        const { rows } = await q.query<Row>(
+          `SELECT s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.sha256, s.result, s.total
+           FROM agents a LEFT JOIN LATERAL (
+             SELECT id, agent_id, method, at, trigger, day, sha256, result, total FROM scores
+             WHERE agent_id = a.id ORDER BY at DESC, id DESC LIMIT 1
+           ) s ON true
+           WHERE a.id = $1`,
+          [agentId],
+        );
+        if (rows.length === 0) return { agentExists: false, score: null };
+        const r = rows[0];
+        return {
+          agentExists: true,
+          score: r.id === null ? null : { id: r.id, agentId: r.agent_id, method: r.method, at: r.at, trigger: r.trigger, day: r.day, sha256: r.sha256, result: r.result, total: r.total },
+        };
+      },
       listDailyScores: (agentId, fromDay, toDay) =>
         many(
           `SELECT ${SCORE_COLUMNS} FROM scores WHERE agent_id = $1 AND trigger = 'daily' AND day >= $2 AND day <= $3 ORDER BY day`,
@@ -229,9 +263,14 @@ export function createSqlStore(db: Db): Store {
       // getAgent + hasDailyScore + listDays + countCheckinsAt + proofsForAgentAt + listPenalties per agent.
       async dailyFactRows(agentIds: readonly string[], day: string, at: number): Promise<AgentFactRows[]> {
         const ids = [...agentIds];
+        // Each agent found by primary key, its daily score of `day` by a (left) join: planned as one
+        // pass over that day's scores, not a merge over the whole daily-score index per batch.
         const agents = await many(
-          `SELECT * FROM agents a WHERE a.id = ANY($1::text[]) AND a.claimed_at <= $2
-             AND NOT EXISTS (SELECT 1 FROM scores s WHERE s.agent_id = a.id AND s.trigger = 'daily' AND s.day = $3)`,
+          `SELECT ${AGENT_COLUMNS.split(", ").map((c) => `a.${c}`).join(", ")}
+           FROM unnest($1::text[]) AS i (id)
+             JOIN agents a ON a.id = i.id
+             LEFT JOIN scores s ON s.agent_id = i.id AND s.trigger = 'daily' AND s.day = $3
+           WHERE a.claimed_at <= $2 AND s.id IS NULL`,
           [ids, at, day],
           agentFrom,
         );
@@ -239,7 +278,15 @@ export function createSqlStore(db: Db): Store {
         const found = agents.map((a) => a.id);
         const owners = agents.map((a) => a.ownerId);
         const [days, midnight, proofs, penalties] = await Promise.all([
-          q.query<Row>("SELECT * FROM agent_days WHERE agent_id = ANY($1::text[]) AND day <= $2 ORDER BY agent_id, day", [found, day]),
+          q.query<Row>(
+            // Joined on the whole key prefix (agent, claim) so each agent is one primary-key range scan;
+            // `agent_id = ANY(...)` alone was planned as a scan of the whole table for every batch.
+            `SELECT d.agent_id, d.claim_id, d.day, d.checkins, d.on_time, d.credit_s, d.coverage_s, d.digest
+             FROM unnest($1::text[], $2::bigint[]) AS a (id, claim_id)
+               JOIN agent_days d ON d.agent_id = a.id AND d.claim_id = a.claim_id AND d.day <= $3
+             ORDER BY d.agent_id, d.day`,
+            [found, agents.map((a) => a.claimId), day],
+          ),
           q.query<Row>(
             "SELECT agent_id, claim_id, count(*)::int AS n FROM checkins WHERE agent_id = ANY($1::text[]) AND arrival = $2 GROUP BY agent_id, claim_id",
             [found, at],
