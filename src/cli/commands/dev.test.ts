@@ -8,6 +8,7 @@ import { createPublicClient, createWalletClient, http } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 import { identityRegistryAbi } from "../../chain/abi/identityRegistry";
+import { executorId } from "../../method";
 import { createVraiAgent, readDeployment, readNetworkScore, registryAddressOf, submitProof } from "../../sdk";
 
 const BIN = path.resolve(__dirname, "../../../bin/vrai.js");
@@ -38,6 +39,25 @@ function startDev(cwd: string, chainPort: number): Promise<Running> {
     });
     child.stderr!.on("data", (chunk) => (err += chunk));
     void exited.then((code) => reject(new Error(`vrai dev exited with ${code} before ready: ${out}${err}`)));
+  });
+}
+
+/** Polls `read` until it returns a value, for at most `ms`. */
+async function eventually<T>(read: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error("timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** The indexer's view of an executor, once it holds `records` on-chain records. */
+async function indexedDerived(api: string, did: string, records: number): Promise<{ recordCount: number; result: { total: number }; source: string }> {
+  return eventually(async () => {
+    const body = (await (await fetch(`${api}/v1/executors/${encodeURIComponent(did)}/derived-score`)).json()) as { recordCount: number; result: { total: number }; source: string };
+    return body.recordCount === records && body.result.total === records ? body : undefined;
   });
 }
 
@@ -88,6 +108,9 @@ describe("vrai dev (npm start)", function () {
     await publicClient.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: identity, abi: identityRegistryAbi, functionName: "register", args: ["ipfs://dev-agent"] }) });
     const proof = await submitProof({ wallet, publicClient }, { registry, agentId: 0n, success: true, riskLevel: "low", policyViolations: 0, traceRoot: `0x${"ab".repeat(32)}` });
     const proofBlock = await publicClient.getBlock({ blockNumber: BigInt(proof.blockNumber) });
+    // The indexer, beside the API on the same store, picks the record up.
+    const did = executorId(31337, identity, 0n);
+    expect(await indexedDerived(running.api, did, 1)).to.include({ source: "onchain" });
 
     // The API answers; an owner, an agent and a check-in through the SDK.
     const owner = (await (await fetch(`${running.api}/v1/owners`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json()) as { ownerId: string; token: string };
@@ -114,6 +137,9 @@ describe("vrai dev (npm start)", function () {
     expect((await restored.getBlock({ blockNumber: BigInt(proof.blockNumber) })).hash).to.equal(proofBlock.hash);
     expect(await restored.readContract({ address: identity, abi: identityRegistryAbi, functionName: "ownerOf", args: [0n] })).to.equal(wallet.account.address);
     expect((await restored.getTransactionReceipt({ hash: proof.txHash })).status).to.equal("success");
+    // The indexer goes on from its checkpoint on the restored chain.
+    await submitProof({ wallet, publicClient: restored }, { registry, agentId: 0n, success: false, riskLevel: "high", policyViolations: 1, traceRoot: `0x${"cd".repeat(32)}` });
+    expect(await indexedDerived(running.api, did, 2)).to.include({ source: "onchain" });
     // Chain time goes on from now, not from the last block before the restart.
     expect(Number((await restored.getBlock()).timestamp)).to.be.at.least(restartedAt);
     const me = await fetch(`${running.api}/v1/owners/me`, { headers: { authorization: `Bearer ${owner.token}` } });
@@ -125,6 +151,7 @@ describe("vrai dev (npm start)", function () {
     expect(await running.exited).to.equal(0);
   });
 
+  // Goes on from the ./data the previous test left: its chain journal, tampered with here.
   it("redeploys on an empty chain, and says so, when the chain journal cannot be replayed", async () => {
     const chainPort = await freePort();
     const journal = path.join(dir, "data", "chain.jsonl");
@@ -135,10 +162,16 @@ describe("vrai dev (npm start)", function () {
 
     running = await startDev(dir, chainPort);
     started.push(running);
-    expect(running.out()).to.match(/chain restarted empty \(call \d+ \(evm_mine\) led to block \d+ 0x[0-9a-f]{64}, not 0x0{64}; journal kept in data\/chain\.jsonl\.unreplayable-\d+\): contracts redeployed \(deployments\/localhost\.json rewritten\); Vrai data in \.\/data kept/);
+    expect(running.out()).to.match(/chain restarted empty \(call \d+ \(\w+\) led to block \d+ 0x[0-9a-f]{64}, not 0x0{64}; journal kept in data\/chain\.jsonl\.unreplayable-\d+\): contracts redeployed \(deployments\/localhost\.json rewritten\); Vrai data in \.\/data kept/);
     const deployment = readDeployment(path.join(dir, "deployments", "localhost.json"));
     expect(await rpc(running.chain, "eth_getCode", [registryAddressOf(deployment), "latest"])).to.not.equal("0x");
     expect(await rpc(running.chain, "eth_blockNumber")).to.equal("0x6"); // three deployments and three role grants, nothing else
+    // The indexer finds the chain it had indexed gone and follows the new one.
+    const health = await eventually(async () => {
+      const body = (await (await fetch(`${running!.api}/v1/indexer/health`)).json()) as { status: string; checkpoints: Array<{ chainId: number; blockNumber: number }> };
+      return body.checkpoints.some((c) => c.chainId === 31337 && c.blockNumber === 6) ? body : undefined;
+    });
+    expect(health.status).to.equal("ok");
 
     running.child.kill("SIGTERM");
     expect(await running.exited).to.equal(0);

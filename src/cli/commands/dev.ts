@@ -3,9 +3,14 @@ import fs from "node:fs";
 import path from "node:path";
 import { InvalidInputError } from "../../errors";
 import { parseServeConfig } from "../../config";
+import { readDeployment } from "../../indexer/deployment";
+import { createIndexer } from "../../indexer/indexer";
+import { createChainRpc } from "../../indexer/rpc";
+import { createIndexerStore } from "../../indexer/store";
+import { systemClock } from "../../service/clock";
 import type { CliIo, Command } from "../io";
 import { startLocalChain, type ChainStart } from "../local-chain";
-import { runService } from "./serve";
+import { runService, type ServeHooks } from "./serve";
 
 /** `CHAIN_PORT`, default 8545. */
 function chainPort(env: NodeJS.ProcessEnv): number {
@@ -26,11 +31,12 @@ function hasData(dataDir: string): boolean {
  * `DEPLOYMENTS_DIR/localhost.json` (default `./deployments`), then the service as `vrai serve` runs it on the
  * embedded PGlite store in `DATA_DIR` (default `./data`), with `RPC_URL` set to that chain. The operator token
  * is generated on first start and kept in `./data/operator-token` (mode 0600). Any variable of `vrai serve` applies.
- * The chain's journal is `./data/chain.jsonl`: a restart replays it, so the chain keeps its state too.
+ * The chain indexer runs beside the API on the same store. The chain's journal is `./data/chain.jsonl`:
+ * a restart replays it, so the chain keeps its state too.
  */
 export const command: Command = {
   name: "dev",
-  summary: "dev             run everything locally: a chain on :8545 with the contracts, the service on PGlite in ./data",
+  summary: "dev             run everything locally: a chain on :8545 with the contracts, the service and the indexer on PGlite in ./data",
   async run(args, io) {
     if (args.length > 0) throw new InvalidInputError("usage", `dev takes no arguments, got ${args.join(" ")}`);
     const dataDir = process.env.DATA_DIR || "./data";
@@ -70,6 +76,28 @@ function chainStartLine(start: ChainStart, deployment: string, journal: string, 
   }
 }
 
+/**
+ * The chain indexer on the service's own store, following the local chain from its deployment file
+ * (as `src/indexer/main.ts` runs it against PostgreSQL; one process here, so no standby lock).
+ */
+function indexerAlongside(rpcUrl: string, deploymentFile: string): NonNullable<ServeHooks["alongside"]> {
+  return async ({ db, logger, server }) => {
+    const controller = new AbortController();
+    const indexer = createIndexer({
+      store: createIndexerStore(db), rpc: createChainRpc({ url: rpcUrl, logger }), deployment: readDeployment(deploymentFile),
+      confirmations: 0, clock: systemClock, logger, pollIntervalMs: 1000,
+      onIdentityTransfer: (chainId, registry, agentId) => server.proofs.recheckErc8004(chainId, registry, agentId),
+    });
+    const running = indexer.run(controller.signal).catch((error: unknown) => logger.error({ err: (error as Error).message }, "indexer stopped"));
+    return {
+      async stop() {
+        controller.abort();
+        await running;
+      },
+    };
+  };
+}
+
 async function runWithChain(io: CliIo, options: { hostname: string; port: number; deploymentsDir: string; dataDir: string; restarted: boolean }): Promise<number> {
   const journalFile = path.join(options.dataDir, "chain.jsonl");
   const chain = await startLocalChain({ ...options, journalFile });
@@ -83,7 +111,11 @@ async function runWithChain(io: CliIo, options: { hostname: string; port: number
     await chain.close();
   };
   try {
-    return await runService(io, { readyNote: `chain ${chain.url} (id ${chain.chainId}, ${deployment})`, afterStop: closeChain });
+    return await runService(io, {
+      readyNote: `chain ${chain.url} (id ${chain.chainId}, ${deployment}, indexed)`,
+      alongside: indexerAlongside(chain.url, chain.deploymentFile),
+      afterStop: closeChain,
+    });
   } finally {
     await closeChain();
   }

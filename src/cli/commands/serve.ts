@@ -1,14 +1,21 @@
-import pino from "pino";
+import pino, { type Logger } from "pino";
 import { createPublicClient, http, type PublicClient } from "viem";
 import { InvalidInputError } from "../../errors";
-import { startApiServer } from "../../api/server";
+import { startApiServer, type ApiServer } from "../../api/server";
 import { parseServeConfig } from "../../config";
 import { anchorWriterFromConfig, type AnchorWriter } from "../../service/anchoring";
-import { openDb } from "../../store/db";
+import { openDb, type Db } from "../../store/db";
 import type { CliIo, Command } from "../io";
 
-/** What `vrai dev` adds around the service: more on the ready line, and what to stop after the store closed. */
-export type ServeHooks = { readyNote?: string; afterStop?: () => Promise<void> };
+/**
+ * What `vrai dev` adds around the service: more on the ready line, work started beside the API on the same
+ * store (stopped before it), and what to stop after the store closed.
+ */
+export type ServeHooks = {
+  readyNote?: string;
+  alongside?: (context: { db: Db; logger: Logger; server: ApiServer }) => Promise<{ stop(): Promise<void> }>;
+  afterStop?: () => Promise<void>;
+};
 
 /**
  * `vrai serve`: the API, the schedulers and the store, configured from environment variables.
@@ -60,6 +67,14 @@ export async function runService(io: CliIo, hooks: ServeHooks = {}): Promise<num
     schedule: { intervalMs: config.SCHEDULE_INTERVAL_MS },
     anchorWriter,
   });
+  let companion: { stop(): Promise<void> } | undefined;
+  try {
+    companion = await hooks.alongside?.({ db, logger, server });
+  } catch (error) {
+    await server.close();
+    await db.close();
+    throw error;
+  }
   io.stdout(`vrai ready: api ${server.url}/v1 · agent pages ${server.url}/agents/{id}${hooks.readyNote ? ` · ${hooks.readyNote}` : ""} · store ${config.DATABASE_URL ? "postgresql" : `pglite ${config.DATA_DIR}`}\n`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
@@ -67,6 +82,7 @@ export async function runService(io: CliIo, hooks: ServeHooks = {}): Promise<num
     process.once("SIGTERM", stop);
   });
   logger.info("stopping: finishing in-flight requests");
+  await companion?.stop();
   await server.close();
   await db.close();
   await hooks.afterStop?.();
