@@ -196,4 +196,34 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
       await chain.publicClient.request({ method: "evm_setAutomine" as never, params: [true] as never });
     }
   });
+
+  it("sends a new transaction when the stored one lost its nonce to another transaction, and anchors the day once", async () => {
+    clock.set(T0 + 4 * 86400);
+    await server.service.scoring.recomputeDay("2026-11-06");
+    const anchorer = chain.accounts[1].address;
+    await chain.publicClient.request({ method: "evm_setAutomine" as never, params: [false] as never });
+    let lost: Hex;
+    try {
+      const first = createAnchoring({ db: testDb.db, clock, logger: silent, writer, receiptTimeoutMs: 300 });
+      await first.buildDay("2026-11-06");
+      const [waiting] = await first.anchorDue();
+      await first.stop();
+      lost = (waiting as { txHash: Hex }).txHash;
+      // The pending transaction is dropped and its nonce used by another transaction of the same account.
+      await chain.publicClient.request({ method: "hardhat_dropTransaction" as never, params: [lost] as never });
+      await chain.walletClients[1].sendTransaction({ to: anchorer, value: 0n });
+      await chain.mine(1);
+    } finally {
+      await chain.publicClient.request({ method: "evm_setAutomine" as never, params: [true] as never });
+    }
+    const restarted = createAnchoring({ db: testDb.db, clock, logger: silent, writer });
+    const [outcome] = await restarted.anchorDue();
+    await restarted.stop();
+    expect(outcome.type).to.equal("mined");
+    expect((outcome as { txHash: Hex }).txHash).not.to.equal(lost);
+    const { rows } = await testDb.db.query<{ root: Hex; status: string }>("SELECT root, status FROM score_anchors WHERE day = '2026-11-06'");
+    expect(rows[0].status).to.equal("mined");
+    const logs = await chain.publicClient.getContractEvents({ address: registry, abi: anchorRegistryAbi, eventName: "RootAnchored", args: { root: rows[0].root }, fromBlock: 0n });
+    expect(logs).to.have.length(1);
+  });
 });

@@ -542,9 +542,17 @@ export function createAnchoring(deps: { db: Db; clock: Clock; logger: Logger; wr
         logger.warn({ day: row.day, txHash }, "anchoring transaction reverted; sending a new one");
         txHash = rawTx = null;
       } else if (!receipt) {
-        await w.publicClient.sendRawTransaction({ serializedTransaction: rawTx }).catch((error: unknown) => {
-          logger.info({ day: row.day, txHash, err: (error as Error).message.split("\n")[0] }, "rebroadcast refused (already known or replaced)");
-        });
+        const replaced = await w.publicClient.sendRawTransaction({ serializedTransaction: rawTx }).then(
+          () => false,
+          (error: unknown) => {
+            // "already known": still in the pool, wait for it. "nonce too low": another transaction of this
+            // account took its nonce, so it can never be mined (the root is not on chain): send a new one.
+            const message = (error as Error).message;
+            logger.info({ day: row.day, txHash, err: message.split("\n")[0] }, "rebroadcast refused");
+            return /nonce too low|nonce has already been used/i.test(message);
+          },
+        );
+        if (replaced) txHash = rawTx = null;
       }
       if (!txHash && !(await repo.setPendingTx(row.day, row.txHash, null))) return { type: "waiting", day: row.day, txHash: row.txHash as Hex };
     }
@@ -574,7 +582,12 @@ export function createAnchoring(deps: { db: Db; clock: Clock; logger: Logger; wr
 
   /** Anchors every day not yet mined, oldest first; a failure schedules a retry and stops this pass. */
   async function anchorDue(): Promise<AnchorOutcome[]> {
-    if (running) return running;
+    if (stopped) return [];
+    if (running) {
+      // A pass in progress may have listed the days before the caller's day was built: run one more after it.
+      await running;
+      return anchorDue();
+    }
     running = (async () => {
       const outcomes: AnchorOutcome[] = [];
       try {
