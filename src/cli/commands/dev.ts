@@ -12,6 +12,12 @@ import type { CliIo, Command } from "../io";
 import { startLocalChain, type ChainStart } from "../local-chain";
 import { runService, type ServeHooks } from "./serve";
 
+/**
+ * Private key of the first account of Hardhat's default mnemonic ("test test ... junk"), public knowledge and
+ * funded only on local chains: the local deployment gives it every role, the anchorer role included.
+ */
+const LOCAL_DEPLOYER_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+
 /** `CHAIN_PORT`, default 8545. */
 function chainPort(env: NodeJS.ProcessEnv): number {
   const given = env.CHAIN_PORT === undefined || env.CHAIN_PORT === "" ? "8545" : env.CHAIN_PORT;
@@ -31,7 +37,8 @@ function hasData(dataDir: string): boolean {
  * `DEPLOYMENTS_DIR/localhost.json` (default `./deployments`), then the service as `vrai serve` runs it on the
  * embedded PGlite store in `DATA_DIR` (default `./data`), with `RPC_URL` set to that chain. The operator token
  * is generated on first start and kept in `./data/operator-token` (mode 0600). Any variable of `vrai serve` applies.
- * The chain indexer runs beside the API on the same store. The chain's journal is `./data/chain.jsonl`:
+ * The chain indexer runs beside the API on the same store; daily anchoring uses the local deployer account
+ * unless `ANCHOR_*` variables are set. The chain's journal is `./data/chain.jsonl`:
  * a restart replays it, so the chain keeps its state too.
  */
 export const command: Command = {
@@ -52,6 +59,11 @@ export const command: Command = {
       io.stdout(`operator token: in ${tokenFile}\n`);
     }
     process.env.DATA_DIR = dataDir;
+    // Daily anchoring on the local chain, unless anchoring was configured by hand.
+    if (!["ANCHOR_PRIVATE_KEY", "ANCHOR_RPC_URL", "ANCHOR_REGISTRY", "ANCHOR_DEPLOYMENT"].some((name) => process.env[name])) {
+      process.env.ANCHOR_PRIVATE_KEY = LOCAL_DEPLOYER_KEY;
+      process.env.ANCHOR_DEPLOYMENT = path.join(deploymentsDir, "localhost.json");
+    }
     // The service's configuration is checked before the chain starts, so a bad variable costs no compile.
     try {
       parseServeConfig({ ...process.env, RPC_URL: `http://${hostname}:${port}` });
