@@ -110,11 +110,17 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     expect(await dumpIndexedState(d.db)).to.deep.equal(await freshIndex({ initial: 5_000, max: 5_000 }));
   });
 
-  it("halves its range when the node refuses wide log queries, and indexes the same rows", async () => {
+  it("halves its range when the node refuses wide log queries, retries transport failures with backoff, and indexes the same rows", async () => {
     let refused = 0;
+    let failuresLeft = 2;
     const proxy = http.createServer(async (req, res) => {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
+      if (failuresLeft > 0) {
+        failuresLeft--;
+        res.statusCode = 502;
+        return void res.end("bad gateway");
+      }
       const body = JSON.parse(Buffer.concat(chunks).toString()) as unknown;
       const calls = (Array.isArray(body) ? body : [body]) as Array<{ id: number; method: string; params: Array<{ fromBlock: Hex; toBlock: Hex }> }>;
       const tooWide = (c: (typeof calls)[number]) => c.method === "eth_getLogs" && Number(c.params[0].toBlock) - Number(c.params[0].fromBlock) + 1 > 8;
@@ -138,6 +144,7 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
       const result = await indexerFor(d, { url, range: { initial: 1_000, max: 1_000 } }).indexer.syncToHead();
       expect(result.type).to.equal("synced");
       expect(refused).to.be.greaterThan(0);
+      expect(failuresLeft).to.equal(0);
       expect(await dumpIndexedState(d.db)).to.deep.equal(await freshIndex());
     } finally {
       proxy.close();
@@ -177,6 +184,21 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     const { rows } = await d.db.query<{ score: number }>("SELECT score FROM network_scores WHERE executor = $1", [executorOf(agent)]);
     const onchain = await createChainRpc({ url: node.url }).networkScores(chain.deployment.contracts.Registry.address, [agent], await chain.blockNumber());
     expect(rows[0].score).to.equal(onchain.get(agent));
+  });
+
+  it("refuses to write a range that does not start right after the checkpoint, leaving the state as it was", async () => {
+    const d = await freshDb();
+    const { indexer, store } = indexerFor(d);
+    await indexer.syncToHead();
+    const before = await dumpIndexedState(d.db);
+    const cp = await store.getCheckpoint(chain.deployment.chainId);
+    if (!cp) throw new Error("no checkpoint");
+    const again = { number: cp.blockNumber, hash: cp.blockHash as Hex, parentHash: cp.blockHash as Hex, timestamp: 0 };
+    const error = await store
+      .writeRange({ chainId: cp.chainId, registry: cp.registry, executorOf: () => "did:x", events: [], from: cp.blockNumber, headers: [again], to: again }, 0)
+      .then(() => null, (e: unknown) => e);
+    expect(error).to.include({ code: "checkpoint_moved", retryable: true });
+    expect(await dumpIndexedState(d.db)).to.deep.equal(before);
   });
 
   it("counts records of one transaction once (A2 dedup by txHash)", async () => {

@@ -120,7 +120,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
       events.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
       if (to - from + 1 === size) rangeSize = Math.min(policy.max, size * 2);
       const kept = [...headers.values()].filter((h): h is BlockHeader => h !== null && h.number >= from);
-      return { type: "range", size, range: { chainId, registry, executorOf, events, headers: kept, to: toHeader } };
+      return { type: "range", size, range: { chainId, registry, executorOf, events, from, headers: kept, to: toHeader } };
     }
   }
 

@@ -4,6 +4,7 @@
  */
 import { deriveScores, applyVerdict, countRecords, scoreCounts, type DerivedResult, type ProofRecord, type Verdict } from "../method";
 import type { Db, Queryable } from "../store/db";
+import { CheckpointMovedError } from "./errors";
 import type { ChainEvent } from "./events";
 import type { BlockHeader } from "./rpc";
 
@@ -16,6 +17,8 @@ export type IndexedRange = {
   /** Executor DID of an agent id of this chain's identity registry. */
   executorOf(agentId: bigint): string;
   events: readonly ChainEvent[];
+  /** The range's first block: the checkpoint must be the block before it. */
+  from: number;
   /** Headers of the blocks with events and of the range's last block. */
   headers: readonly BlockHeader[];
   /** The range's last block: the new checkpoint. */
@@ -96,6 +99,12 @@ export function createIndexerStore(db: Db) {
     const timestampOf = new Map(range.headers.map((h) => [h.number, h.timestamp]));
     const col = <T, V>(rows: readonly T[], f: (row: T) => V) => rows.map(f);
     return db.transaction(async (tx) => {
+      // The range must start right after the checkpoint: a range read by an instance that lost the lock (or before
+      // a rollback) is refused here, inside the transaction, instead of being written twice or over a gap.
+      const { rows: current } = await tx.query<{ block_number: number }>("SELECT block_number FROM indexer_checkpoints WHERE chain_id = $1 FOR UPDATE", [chainId]);
+      if (current[0]?.block_number !== range.from - 1) {
+        throw new CheckpointMovedError(`range ${range.from}-${range.to.number} does not follow checkpoint ${current[0]?.block_number ?? "(none)"} of chain ${chainId}`);
+      }
       if (proofs.length > 0) {
         const executors = col(proofs, (p) => range.executorOf(p.agentId));
         await tx.query(
