@@ -501,9 +501,13 @@ export function createAnchoring(deps: { db: Db; clock: Clock; logger: Logger; wr
     const { ids, values } = await repo.dayLeaves(day);
     if (ids.length === 0) return null;
     const tree = await buildScoreTreeParallel(values);
-    await repo.insertTree(day, ids, tree, clock.now());
-    logger.info({ day, root: tree.root, leaves: tree.leafCount, ms: Date.now() - started }, "score tree stored");
-    return { root: tree.root, leafCount: tree.leafCount };
+    if (await repo.insertTree(day, ids, tree, clock.now())) {
+      logger.info({ day, root: tree.root, leaves: tree.leafCount, ms: Date.now() - started }, "score tree stored");
+      return { root: tree.root, leafCount: tree.leafCount };
+    }
+    // Another instance stored the day's tree first: the same scores, so the same tree.
+    const stored = await repo.getDay(day);
+    return stored && { root: stored.root, leafCount: stored.leafCount };
   }
 
   /** Where the root is anchored on chain, if it is: the `RootAnchored` log's transaction and block. */
