@@ -31,7 +31,11 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
   before(async () => {
     node = await startHardhatNode();
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-indexer-"));
-    chain = await deployToNode(node.url, dir);
+  });
+  // Each test deploys its own contracts, so each index starts at its own deployment block and reads only its events.
+  let deployments = 0;
+  beforeEach(async () => {
+    chain = await deployToNode(node.url, dir, `test-${++deployments}`);
   });
   after(async () => {
     await Promise.all(dbs.map((d) => d.drop()));
@@ -138,6 +142,10 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
       res.end(JSON.stringify(Array.isArray(body) ? answers : answers[0]));
     });
     await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    const [, , owner] = chain.accounts;
+    const agents = await chain.register(owner, 2);
+    await sendInOrder(agents.flatMap((agent, i) => [chain.proofTx(owner, agent, record(i)), chain.proofTx(owner, agent, record(i + 2))]));
+    await chain.mine(30);
     try {
       const d = await freshDb();
       const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;

@@ -34,7 +34,7 @@ describe("the indexer process (src/indexer/main.ts)", function () {
     const [, , owner] = chain.accounts;
     const agents = await chain.register(owner, 4);
     await chain.setAutomine(false);
-    for (let block = 0; block < 100; block++) {
+    for (let block = 0; block < 60; block++) {
       const txs: Tx[] = [];
       for (let i = 0; i < 12; i++) {
         const n = block * 12 + i;
