@@ -194,6 +194,20 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     expect(rows[0].score).to.equal(onchain.get(agent));
   });
 
+  it("stays the configured number of confirmations behind the head", async () => {
+    const [, , owner] = chain.accounts;
+    const [agent] = await chain.register(owner);
+    await sendInOrder([0, 1, 2].map((i) => chain.proofTx(owner, agent, record(i))));
+    const d = await freshDb();
+    const store = createIndexerStore(d.db);
+    const indexer = createIndexer({
+      store, rpc: createChainRpc({ url: node.url }), deployment: readDeployment(chain.file), confirmations: 2, clock: systemClock, logger: silent,
+    });
+    await indexer.syncToHead();
+    expect((await store.getCheckpoint(chain.deployment.chainId))?.blockNumber).to.equal((await chain.blockNumber()) - 2);
+    expect((await store.listRecords(executorOf(agent), { limit: 10, offset: 0 })).count).to.equal(1);
+  });
+
   it("refuses to write a range that does not start right after the checkpoint, leaving the state as it was", async () => {
     const d = await freshDb();
     const { indexer, store } = indexerFor(d);
