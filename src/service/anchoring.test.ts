@@ -22,7 +22,7 @@ const randomValues = (n: number): ScoreLeafValues[] =>
   Array.from({ length: n }, (_, i) => [`agt_${crypto.randomBytes(4).toString("hex")}${i}`, "2026-11-29", i % 3 === 0 ? "0.1" : "0.2", `0x${crypto.randomBytes(32).toString("hex")}`]);
 
 describe("score trees", () => {
-  it("have the root, leaf hashes and proofs of StandardMerkleTree.of for 1 to 33 and 257 leaves", () => {
+  it("have the root, leaf hashes and proofs (one by one and in batches) of StandardMerkleTree.of for 1 to 33 and 257 leaves", () => {
     for (const n of [...Array.from({ length: 33 }, (_, i) => i + 1), 257]) {
       const values = randomValues(n);
       const ours = buildScoreTree(values);
@@ -32,6 +32,12 @@ describe("score trees", () => {
         expect(`0x${ours.leaf(i).toString("hex")}`).to.equal(oz.leafHash(values[i]));
         expect(scoreLeafHash(values[i])).to.equal(oz.leafHash(values[i]));
         expect(proofElements(ours.proof(i))).to.deep.equal(oz.getProof(values[i]));
+      }
+      const from = Math.floor(n / 3);
+      const batch = ours.proofBatch(from, n);
+      for (let i = from; i < n; i++) {
+        expect(batch.leaves.subarray(32 * (i - from), 32 * (i - from + 1)).equals(ours.leaf(i))).to.equal(true);
+        expect(batch.proofs.subarray(batch.offsets[i - from], batch.offsets[i - from] + batch.lengths[i - from]).equals(ours.proof(i))).to.equal(true);
       }
     }
   });

@@ -135,6 +135,8 @@ export type ScoreTree = {
   leaf(i: number): Buffer;
   /** Proof of the `i`-th value given: sibling hashes concatenated, 32 bytes each, from the leaf up. */
   proof(i: number): Buffer;
+  /** Leaf hashes and proofs of values `from` to `to`, each kind in one buffer, with each proof's byte offset and length. */
+  proofBatch(from: number, to: number): { leaves: Buffer; proofs: Buffer; offsets: number[]; lengths: number[] };
 };
 
 /**
@@ -223,7 +225,9 @@ function treeOfLeafHashes(leaves: Buffer): ScoreTree {
 
   // The package's array layout: node i has children 2i+1 and 2i+2; sorted leaf k sits at size-1-k.
   const size = 2 * n - 1;
-  const nodes = Buffer.allocUnsafe(32 * size);
+  const nodes = Buffer.from(new ArrayBuffer(32 * size));
+  // The same bytes as 32-bit words (8 per node): proofs are copied word by word, not node by node as buffers.
+  const words = new Uint32Array(nodes.buffer);
   const treeIndexOf = new Uint32Array(n);
   for (let k = 0; k < n; k++) {
     nodes.set(leafAt(order[k]), 32 * (size - 1 - k));
@@ -240,6 +244,31 @@ function treeOfLeafHashes(leaves: Buffer): ScoreTree {
       const siblings: Buffer[] = [];
       for (let j = treeIndexOf[i]; j > 0; j = (j - 1) >> 1) siblings.push(node(j % 2 === 1 ? j + 1 : j - 1));
       return Buffer.concat(siblings);
+    },
+    proofBatch(from, to) {
+      const offsets: number[] = [];
+      const lengths: number[] = [];
+      let total = 0;
+      for (let i = from; i < to; i++) {
+        let depth = 0;
+        for (let j = treeIndexOf[i]; j > 0; j = (j - 1) >> 1) depth++;
+        offsets.push(total);
+        lengths.push(32 * depth);
+        total += 32 * depth;
+      }
+      const leafBytes = Buffer.from(new ArrayBuffer(32 * (to - from)));
+      const proofBytes = Buffer.from(new ArrayBuffer(total));
+      const leafWords = new Uint32Array(leafBytes.buffer);
+      const proofWords = new Uint32Array(proofBytes.buffer);
+      let w = 0;
+      for (let i = from; i < to; i++) {
+        leafWords.set(words.subarray(8 * treeIndexOf[i], 8 * treeIndexOf[i] + 8), 8 * (i - from));
+        for (let j = treeIndexOf[i]; j > 0; j = (j - 1) >> 1) {
+          const sibling = 8 * (j % 2 === 1 ? j + 1 : j - 1);
+          for (let k = 0; k < 8; k++) proofWords[w++] = words[sibling + k];
+        }
+      }
+      return { leaves: leafBytes, proofs: proofBytes, offsets, lengths };
     },
   };
 }
@@ -408,20 +437,8 @@ const INSERT_PROOFS = `INSERT INTO score_proofs (score_id, day, leaf, proof)
 
 /** The parameters of `INSERT_PROOFS` for leaves `from` to `to`. */
 function proofBatchParams(day: string, ids: readonly number[], tree: ScoreTree, from: number, to: number): unknown[] {
-  const leaves: Buffer[] = [];
-  const proofs: Buffer[] = [];
-  const offsets: number[] = [];
-  const lengths: number[] = [];
-  let offset = 0;
-  for (let i = from; i < to; i++) {
-    const proof = tree.proof(i);
-    leaves.push(tree.leaf(i));
-    proofs.push(proof);
-    offsets.push(offset);
-    lengths.push(proof.length);
-    offset += proof.length;
-  }
-  return [day, ids.slice(from, to), Buffer.concat(leaves), Buffer.concat(proofs), offsets, lengths];
+  const { leaves, proofs, offsets, lengths } = tree.proofBatch(from, to);
+  return [day, ids.slice(from, to), leaves, proofs, offsets, lengths];
 }
 
 // ---------------------------------------------------------------------------------------------------
