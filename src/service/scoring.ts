@@ -35,6 +35,8 @@ export type DailyBatchTx = {
 
 /** Agents per batch (one insert transaction) in the batched daily recompute. */
 const DAILY_BATCH = 1000;
+/** Batches read and computed ahead of the one being written. */
+const DAILY_READ_AHEAD = 2;
 
 const isDailyBatchTx = (tx: StoreTx): tx is StoreTx & DailyBatchTx =>
   typeof (tx as Partial<DailyBatchTx>).dailyFactRows === "function" && typeof (tx as Partial<DailyBatchTx>).insertScores === "function";
@@ -113,14 +115,22 @@ export function createScoring(deps: { store: Store; clock: Clock; method?: Metho
     if (isDailyBatchTx(bulk)) {
       // Batched when the store offers it: the facts of DAILY_BATCH agents read in a few statements, their
       // scores inserted in one transaction per batch, batches committed in order (score ids follow agent order).
-      // The next batch is read and computed while the previous one is being written.
+      // The next batches are read and computed while the previous one is being written.
       const prepare = async (from: number) =>
         (await bulk.dailyFactRows(agentIds.slice(from, from + DAILY_BATCH), day, at)).map((r) => scoreRowOf(r.agent.id, factsFrom(r, at), at, "daily"));
-      let next = agentIds.length > 0 ? prepare(0) : null;
-      for (let i = 0; next; i += DAILY_BATCH) {
-        const rows = await next;
-        next = i + DAILY_BATCH < agentIds.length ? prepare(i + DAILY_BATCH) : null;
-        next?.catch(() => undefined);
+      const ahead: Array<Promise<Array<Omit<ScoreRow, "id">>>> = [];
+      let from = 0;
+      const readAhead = () => {
+        for (; ahead.length < DAILY_READ_AHEAD && from < agentIds.length; from += DAILY_BATCH) {
+          const batch = prepare(from);
+          batch.catch(() => undefined);
+          ahead.push(batch);
+        }
+      };
+      readAhead();
+      for (let i = 0; ahead.length > 0; i += DAILY_BATCH) {
+        const rows = await ahead.shift()!;
+        readAhead();
         if (rows.length > 0) await store.transaction((tx) => (tx as StoreTx & DailyBatchTx).insertScores(rows));
         stored += rows.length;
         for (let k = i; k < Math.min(i + DAILY_BATCH, agentIds.length); k++) onProgress?.(k + 1, agentIds.length);
