@@ -10,6 +10,7 @@ import { hardhat } from "viem/chains";
 import { identityRegistryAbi } from "../../chain/abi/identityRegistry";
 import { executorId } from "../../method";
 import { createVraiAgent, readDeployment, readNetworkScore, registryAddressOf, submitProof } from "../../sdk";
+import { launchBrowser } from "../../test-helpers/browser";
 
 const BIN = path.resolve(__dirname, "../../../bin/vrai.js");
 
@@ -86,7 +87,7 @@ describe("vrai dev (npm start)", function () {
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it("runs the chain with the contracts and the service on PGlite in ./data, stops on SIGTERM, and on restart keeps the data and the chain", async () => {
+  it("end to end: chain, contracts and service from one command; owner, claim, SDK check-in, wallet proof, on-chain record indexed, Vrai score, agent page in Chromium; SIGTERM and restart keep everything", async () => {
     const chainPort = await freePort();
     running = await startDev(dir, chainPort);
     started.push(running);
@@ -120,8 +121,33 @@ describe("vrai dev (npm start)", function () {
     })).json()) as { agentId: string; agentKey: string };
     const checkIn = await createVraiAgent({ baseUrl: running.api, agentId: claim.agentId, agentKey: claim.agentKey }).checkIn();
     expect(checkIn).to.include({ result: "counted", next_heartbeat_s: 3600 });
-    const page = await fetch(`${running.api}/agents/${claim.agentId}`);
-    expect(page.status).to.equal(200);
+    // A wallet proof (V6): the owner signs the server's challenge with its wallet.
+    const ownerAuth = { "content-type": "application/json", authorization: `Bearer ${owner.token}` };
+    const challenge = (await (await fetch(`${running.api}/v1/proofs/challenges`, {
+      method: "POST", headers: ownerAuth, body: JSON.stringify({ kind: "wallet", subject: wallet.account.address }),
+    })).json()) as { id: string; message: string };
+    const signature = await wallet.account.signMessage({ message: challenge.message });
+    const proved = await fetch(`${running.api}/v1/proofs`, {
+      method: "POST", headers: ownerAuth,
+      body: JSON.stringify({ challengeId: challenge.id, evidence: { address: wallet.account.address, signature, signatureType: "eip191" } }),
+    });
+    expect(proved.status).to.equal(201);
+    // The Vrai score (claim 100 + wallet 30 + integrity 100), apart from the derived score read above.
+    const score = (await (await fetch(`${running.api}/v1/agents/${claim.agentId}/score`)).json()) as { scoreType: string; total: number };
+    expect(score).to.include({ scoreType: "vrai", total: 230 });
+    // The agent page, as a person sees it in a browser.
+    const browser = await launchBrowser();
+    try {
+      const tab = await browser.newPage();
+      const response = await tab.goto(`${running.api}/agents/${claim.agentId}`);
+      expect(response?.status()).to.equal(200);
+      const text = await tab.locator("body").innerText();
+      expect(text).to.contain("230");
+      expect(text).to.contain("200–399");
+      await tab.screenshot({ path: path.join(dir, "agent-page.png") });
+    } finally {
+      await browser.close();
+    }
     const operatorToken = fs.readFileSync(path.join(dir, "data", "operator-token"), "utf8");
 
     running.child.kill("SIGTERM");
@@ -146,6 +172,8 @@ describe("vrai dev (npm start)", function () {
     const me = await fetch(`${running.api}/v1/owners/me`, { headers: { authorization: `Bearer ${owner.token}` } });
     expect(me.status).to.equal(200);
     expect(await me.json()).to.deep.equal({ ownerId: owner.ownerId, agents: [claim.agentId] });
+    const scoreAfter = (await (await fetch(`${running.api}/v1/agents/${claim.agentId}/score`)).json()) as { total: number };
+    expect(scoreAfter.total).to.equal(230);
     expect(fs.readFileSync(path.join(dir, "data", "operator-token"), "utf8")).to.equal(operatorToken);
 
     running.child.kill("SIGINT");
