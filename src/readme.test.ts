@@ -1,0 +1,55 @@
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { promisify } from "node:util";
+import { expect } from "chai";
+import pino from "pino";
+import { startApiServer, type ApiServer } from "./api/server";
+import { createTestPgliteDb, type TestDb } from "./test-helpers/db";
+
+const ROOT = path.resolve(__dirname, "..");
+const README = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
+
+/** The ```sh blocks of the README section headed `heading`. */
+function shellBlocks(heading: string): string[] {
+  const start = README.indexOf(`## ${heading}`);
+  const section = README.slice(start, README.indexOf("\n## ", start + 3));
+  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
+}
+
+describe("README", () => {
+  let testDb: TestDb;
+  let server: ApiServer;
+  before(async () => {
+    testDb = await createTestPgliteDb();
+    server = await startApiServer({ db: testDb.db, operatorToken: "operator-token-readme-walkthrough", logger: pino({ level: "silent" }) });
+  });
+  after(async () => {
+    await server.close();
+    await testDb.drop();
+  });
+
+  it("five-minute walkthrough runs as written: owner, claim, check-in, wallet proof, score 230, inputs, agent page", async () => {
+    const [walkthrough] = shellBlocks("Five minutes with curl");
+    const { stdout } = await promisify(execFile)("bash", ["-euo", "pipefail", "-c", walkthrough], { cwd: ROOT, env: { ...process.env, API: server.url } });
+    const lines = stdout.trim().split("\n");
+    expect(JSON.parse(lines[0])).to.include({ result: "counted", next_heartbeat_s: 3600 });
+    expect(lines[1]).to.equal("wallet");
+    expect(lines[2]).to.equal("230");
+    const latest = (await (await fetch(`${server.url}/v1/agents/${JSON.parse(lines[0]).agentId}/score`)).json()) as { sha256: string };
+    expect(lines[3]).to.equal(`${latest.sha256}  -`);
+    expect(lines[4]).to.equal("agent page: 200");
+  });
+
+  it("names only commands that exist: every `vrai <command>` it shows is a registered command, and every npm script it shows exists", () => {
+    const { COMMANDS } = require("./cli/commands") as { COMMANDS: Record<string, unknown> };
+    const shown = new Set([...README.matchAll(/`vrai ([a-z]+)/g)].map((m) => m[1]));
+    expect(shown.size).to.be.greaterThan(5);
+    for (const name of shown) expect(COMMANDS, `vrai ${name}`).to.have.property(name);
+    const scripts = (JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
+    for (const [, name] of README.matchAll(/npm (?:run )?([a-z:]+)/g)) {
+      if (name === "install") continue;
+      expect(scripts, `npm ${name}`).to.have.property(name);
+    }
+  });
+});
