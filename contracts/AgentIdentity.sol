@@ -2,6 +2,7 @@
 pragma solidity 0.8.28;
 
 import {ERC721} from "@openzeppelin/contracts/token/ERC721/ERC721.sol";
+import {IERC721} from "@openzeppelin/contracts/token/ERC721/IERC721.sol";
 import {ERC721URIStorage} from "@openzeppelin/contracts/token/ERC721/extensions/ERC721URIStorage.sol";
 import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
 import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
@@ -80,8 +81,20 @@ contract AgentIdentity is ERC721URIStorage, EIP712, IIdentityRegistry {
 
     /// @inheritdoc IIdentityRegistry
     function getAgentWallet(uint256 agentId) external view returns (address) {
-        _requireOwned(agentId);
-        return _agentWallets[agentId];
+        address wallet = _agentWallets[agentId];
+        // A wallet is cleared whenever its token moves or burns, so a set wallet proves the token exists.
+        if (wallet == address(0)) _requireOwned(agentId);
+        return wallet;
+    }
+
+    /**
+     * @dev As ERC-721's, one storage read cheaper when an approval is set: approvals are cleared
+     * whenever the token moves or burns, so a set approval proves the token exists.
+     */
+    function getApproved(uint256 tokenId) public view virtual override(ERC721, IERC721) returns (address) {
+        address approved = _getApproved(tokenId);
+        if (approved == address(0)) _requireOwned(tokenId);
+        return approved;
     }
 
     /// @inheritdoc IIdentityRegistry
