@@ -40,7 +40,7 @@ export type IndexerDeps = {
   pollIntervalMs?: number;
   /** Longest wait between retries of a failing loop. */
   maxBackoffMs?: number;
-  /** Recompute dirty derived scores at least this often during a long backfill (seconds of `clock`). */
+  /** Recompute dirty derived scores at least this often during a long backfill (seconds of `clock`; each pass reads every record of the executors touched, so not too often). */
   derivedEverySeconds?: number;
 };
 
@@ -204,7 +204,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
       ranges++;
       events += range.events.length;
       await afterCommit(range, settled);
-      if (clock.now() - lastDerived >= (deps.derivedEverySeconds ?? 10)) {
+      if (clock.now() - lastDerived >= (deps.derivedEverySeconds ?? 60)) {
         await recomputeAllDirty();
         lastDerived = clock.now();
       }
