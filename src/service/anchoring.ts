@@ -10,6 +10,7 @@
  *
  * Three parts, one job each: the tree (pure), the repository (SQL), the anchoring service (chain).
  */
+import { keccak256 as keccak256Bytes } from "js-sha3";
 import {
   createPublicClient,
   createWalletClient,
@@ -58,18 +59,11 @@ export type ScoreLeafValues = [agentId: string, day: string, method: string, sha
 type Keccak = (data: Uint8Array) => Uint8Array;
 
 /**
- * keccak256 over bytes. js-sha3 (installed with Hardhat) hashes about three times faster than the
- * pure-JS noble implementation viem uses, which decides whether a 1,000,000-leaf tree builds in time;
- * viem's is the fallback where js-sha3 is not installed. Both are the same function.
+ * keccak256 over bytes with js-sha3 (a dependency of its own): about three times faster than the
+ * pure-JS implementation viem uses, which decides whether a 1,000,000-leaf tree builds in time.
+ * A test checks the tree against `@openzeppelin/merkle-tree`'s.
  */
-const keccak: Keccak = (() => {
-  try {
-    const jsSha3 = require("js-sha3") as { keccak256: { arrayBuffer(data: Uint8Array): ArrayBuffer } };
-    return (data: Uint8Array) => new Uint8Array(jsSha3.keccak256.arrayBuffer(data));
-  } catch {
-    return (data: Uint8Array) => viemKeccak256(data, "bytes");
-  }
-})();
+const keccak: Keccak = (data) => new Uint8Array(keccak256Bytes.arrayBuffer(data));
 
 const hex = (bytes: Uint8Array): Hex => `0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex")}`;
 const bytesOf = (value: Hex): Buffer => Buffer.from(value.slice(2), "hex");
@@ -155,11 +149,11 @@ const PARALLEL_MIN_LEAVES = 20_000;
 
 /**
  * `buildScoreTree` with the leaf hashes (four fifths of the hashing) computed on worker threads, one per
- * core: the same tree. Falls back to the calling thread for small trees or without js-sha3.
+ * core: the same tree. Small trees are built on the calling thread.
  */
 export async function buildScoreTreeParallel(values: readonly ScoreLeafValues[], threads = os.availableParallelism()): Promise<ScoreTree> {
-  const jsSha3Path = resolveJsSha3();
-  if (values.length < PARALLEL_MIN_LEAVES || threads < 2 || jsSha3Path === null) return buildScoreTree(values);
+  if (values.length < PARALLEL_MIN_LEAVES || threads < 2) return buildScoreTree(values);
+  const jsSha3Path = require.resolve("js-sha3");
   const n = values.length;
   const offsets = new Uint32Array(new SharedArrayBuffer(4 * (n + 1)));
   for (let i = 0; i < n; i++) offsets[i + 1] = offsets[i] + encodedLeafSize(values[i]);
@@ -194,14 +188,6 @@ for (let i = workerData.from; i < workerData.to; i++) {
   leaves.set(new Uint8Array(keccak256.arrayBuffer(inner)), 32 * i);
 }
 `;
-
-function resolveJsSha3(): string | null {
-  try {
-    return require.resolve("js-sha3");
-  } catch {
-    return null;
-  }
-}
 
 /** The tree over leaf hashes given in value order (32 bytes each): sorted, laid out and hashed as the package does. */
 function treeOfLeafHashes(leaves: Buffer): ScoreTree {
