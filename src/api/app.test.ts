@@ -52,7 +52,9 @@ for (const { name, create } of TEST_STORES) {
 
     before(async () => {
       testDb = await create();
-      server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR_TOKEN, clock, logger: pino({ level: "silent" }), rateLimit: { perMinute: 100_000, burst: 10_000 } });
+      server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR_TOKEN, clock, logger: pino({ level: "silent" }), rateLimit: { perMinute: 100_000, burst: 10_000 },
+        // Automatic busy is tested on its own (src/service/load.test.ts); here only the operator switch sets it.
+        overload: { maxInFlight: 100_000, maxLoopDelayMs: 60_000 } });
     });
     after(async () => {
       await server.close();

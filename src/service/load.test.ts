@@ -18,18 +18,28 @@ describe("overload detection (V3.3 automatic busy)", () => {
     }
   });
 
-  it("is overloaded after the event loop was held up longer than allowed", async () => {
-    const load = createLoadMonitor({ maxInFlight: 1000, maxLoopDelayMs: 50, sampleMs: 100 });
-    try {
-      await new Promise((resolve) => setTimeout(resolve, 120));
-      expect(load.overloaded()).to.equal(false);
-      const until = Date.now() + 400;
+  it("is overloaded while the event loop is late all the time, not after one pause", async () => {
+    const load = createLoadMonitor({ maxInFlight: 1000, maxLoopDelayMs: 5, sampleMs: 200 });
+    const hold = (ms: number) => {
+      const until = Date.now() + ms;
       while (Date.now() < until) {
         // hold the event loop, as a process that cannot keep up would
       }
-      await new Promise((resolve) => setTimeout(resolve, 30));
-      expect(load.snapshot().loopDelayMs).to.be.greaterThan(50);
+    };
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      expect(load.overloaded()).to.equal(false);
+      // Sustained: the loop is busy 30 ms out of every 31 ms for 700 ms.
+      const until = Date.now() + 700;
+      while (Date.now() < until) {
+        hold(30);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      expect(load.snapshot().loopDelayMs).to.be.greaterThan(5);
       expect(load.overloaded()).to.equal(true);
+      // Quiet again: the next samples bring it back.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(load.overloaded()).to.equal(false);
     } finally {
       load.stop();
     }
