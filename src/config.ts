@@ -15,6 +15,10 @@ export const serveConfigSchema = z.object({
   GITHUB_API_BASE_URL: z.url().default("https://api.github.com"),
   /** JSON-RPC of the chain where ERC-8004 identities and ERC-1271 wallets are checked (V6); unset: those proofs are refused. */
   RPC_URL: z.url().optional(),
+  /** deployments/<network>.json of the chain at RPC_URL: with it, the chain indexer runs beside the API. */
+  DEPLOYMENT: z.string().min(1).optional(),
+  /** Blocks the indexer stays behind the head (0 on a local chain). */
+  CONFIRMATIONS: z.coerce.number().int().min(0).max(1000).default(2),
   SCHEDULE_INTERVAL_MS: z.coerce.number().int().min(1000).default(60_000),
   OVERLOAD_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
   OVERLOAD_MAX_LOOP_DELAY_MS: z.coerce.number().int().min(1).default(200),
@@ -41,7 +45,10 @@ export function parseServeConfig(env: Record<string, string | undefined>): Serve
   // An empty variable (`RPC_URL=` as in .env.example) means unset.
   const given = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ""));
   const parsed = serveConfigSchema.safeParse(given);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    if (parsed.data.DEPLOYMENT && !parsed.data.RPC_URL) throw new Error("invalid configuration: RPC_URL: required with DEPLOYMENT (the chain the indexer follows)");
+    return parsed.data;
+  }
   const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
   throw new Error(`invalid configuration: ${problems.join("; ")}`);
 }

@@ -3,11 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { InvalidInputError } from "../../errors";
 import { parseServeConfig } from "../../config";
-import { readDeployment } from "../../indexer/deployment";
-import { createIndexer } from "../../indexer/indexer";
-import { createChainRpc } from "../../indexer/rpc";
-import { createIndexerStore } from "../../indexer/store";
-import { systemClock } from "../../service/clock";
+import { startIndexerAlongside } from "../../indexer/alongside";
 import type { CliIo, Command } from "../io";
 import { startLocalChain, type ChainStart } from "../local-chain";
 import { runService, type ServeHooks } from "./serve";
@@ -88,28 +84,6 @@ function chainStartLine(start: ChainStart, deployment: string, journal: string, 
   }
 }
 
-/**
- * The chain indexer on the service's own store, following the local chain from its deployment file
- * (as `src/indexer/main.ts` runs it against PostgreSQL; one process here, so no standby lock).
- */
-function indexerAlongside(rpcUrl: string, deploymentFile: string): NonNullable<ServeHooks["alongside"]> {
-  return async ({ db, logger, server }) => {
-    const controller = new AbortController();
-    const indexer = createIndexer({
-      store: createIndexerStore(db), rpc: createChainRpc({ url: rpcUrl, logger }), deployment: readDeployment(deploymentFile),
-      confirmations: 0, clock: systemClock, logger, pollIntervalMs: 1000,
-      onIdentityTransfer: (chainId, registry, agentId) => server.proofs.recheckErc8004(chainId, registry, agentId),
-    });
-    const running = indexer.run(controller.signal).catch((error: unknown) => logger.error({ err: (error as Error).message }, "indexer stopped"));
-    return {
-      async stop() {
-        controller.abort();
-        await running;
-      },
-    };
-  };
-}
-
 async function runWithChain(io: CliIo, options: { hostname: string; port: number; deploymentsDir: string; dataDir: string; restarted: boolean }): Promise<number> {
   const journalFile = path.join(options.dataDir, "chain.jsonl");
   const chain = await startLocalChain({ ...options, journalFile });
@@ -125,7 +99,8 @@ async function runWithChain(io: CliIo, options: { hostname: string; port: number
   try {
     return await runService(io, {
       readyNote: `chain ${chain.url} (id ${chain.chainId}, ${deployment}, indexed)`,
-      alongside: indexerAlongside(chain.url, chain.deploymentFile),
+      alongside: ({ db, logger, server }) =>
+        startIndexerAlongside({ db, logger, server, rpcUrl: chain.url, deploymentFile: chain.deploymentFile, confirmations: 0 }),
       afterStop: closeChain,
     });
   } finally {

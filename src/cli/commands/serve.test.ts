@@ -1,7 +1,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { expect } from "chai";
+import fs from "node:fs";
+import os from "node:os";
+import { executorId } from "../../method";
 import { createTestPgDb, type TestDb } from "../../test-helpers/db";
+import { deployToNode, startHardhatNode, traceRoot, type HardhatNode } from "../../test-helpers/node";
 
 const BIN = path.resolve(__dirname, "../../../bin/vrai.js");
 const OPERATOR_TOKEN = "operator-token-for-the-serve-test";
@@ -88,6 +92,44 @@ describe("vrai serve", function () {
     } finally {
       child.kill("SIGTERM");
       await new Promise((resolve) => child.once("exit", resolve));
+    }
+  });
+
+  it("runs the chain indexer beside the API with DEPLOYMENT and RPC_URL: one instance indexes, a second stands by and takes over", async function () {
+    this.timeout(180_000);
+    const node: HardhatNode = await startHardhatNode();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-serve-"));
+    const indexDb = await createTestPgDb();
+    try {
+      const chain = await deployToNode(node.url, dir);
+      const [agentId] = await chain.register(chain.accounts[2]);
+      await chain.send([chain.proofTx(chain.accounts[2], agentId, { success: true, riskLevel: 2, policyViolations: 0, traceRoot: traceRoot("serve-1") })]);
+      const env = {
+        DATABASE_URL: indexDb.url!, PORT: "0", OPERATOR_TOKEN, LOG_LEVEL: "silent", RPC_URL: node.url, DEPLOYMENT: chain.file, CONFIRMATIONS: "0",
+      };
+      const did = executorId(chain.deployment.chainId, chain.deployment.contracts.IdentityRegistry.address, agentId);
+      const recordsSeen = async (url: string, n: number) => {
+        for (const until = Date.now() + 60_000; Date.now() < until; await new Promise((r) => setTimeout(r, 250))) {
+          const res = await fetch(`${url}/v1/executors/${encodeURIComponent(did)}/derived-score`);
+          if (res.status === 200 && ((await res.json()) as { recordCount: number }).recordCount === n) return true;
+        }
+        return false;
+      };
+      const first = await startServe(env);
+      const second = await startServe(env);
+      try {
+        expect(await recordsSeen(first.url, 1)).to.equal(true);
+        // The active instance dies; the standby takes the chain's lock and indexes what comes next.
+        first.child.kill("SIGKILL");
+        await chain.send([chain.proofTx(chain.accounts[2], agentId, { success: false, riskLevel: 0, policyViolations: 1, traceRoot: traceRoot("serve-2") })]);
+        expect(await recordsSeen(second.url, 2)).to.equal(true);
+      } finally {
+        for (const s of [first, second]) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill("SIGTERM");
+      }
+    } finally {
+      await node.close();
+      await indexDb.drop();
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });

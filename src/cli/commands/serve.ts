@@ -2,6 +2,7 @@ import pino, { type Logger } from "pino";
 import { createPublicClient, http, type PublicClient } from "viem";
 import { InvalidInputError } from "../../errors";
 import { startApiServer, type ApiServer } from "../../api/server";
+import { startIndexerAlongside } from "../../indexer/alongside";
 import { parseServeConfig } from "../../config";
 import { anchorWriterFromConfig, type AnchorWriter } from "../../service/anchoring";
 import { openDb, type Db } from "../../store/db";
@@ -69,13 +70,21 @@ export async function runService(io: CliIo, hooks: ServeHooks = {}): Promise<num
   });
   let companion: { stop(): Promise<void> } | undefined;
   try {
-    companion = await hooks.alongside?.({ db, logger, server });
+    companion = hooks.alongside
+      ? await hooks.alongside({ db, logger, server })
+      : config.RPC_URL && config.DEPLOYMENT
+        ? await startIndexerAlongside({
+            db, logger, server, databaseUrl: config.DATABASE_URL, rpcUrl: config.RPC_URL, deploymentFile: config.DEPLOYMENT,
+            confirmations: config.CONFIRMATIONS,
+          })
+        : undefined;
   } catch (error) {
     await server.close();
     await db.close();
     throw error;
   }
-  io.stdout(`vrai ready: api ${server.url}/v1 · agent pages ${server.url}/agents/{id}${hooks.readyNote ? ` · ${hooks.readyNote}` : ""} · store ${config.DATABASE_URL ? "postgresql" : `pglite ${config.DATA_DIR}`}\n`);
+  const indexed = !hooks.alongside && config.RPC_URL && config.DEPLOYMENT ? ` · chain ${config.RPC_URL} (indexed from ${config.DEPLOYMENT})` : "";
+  io.stdout(`vrai ready: api ${server.url}/v1 · agent pages ${server.url}/agents/{id}${hooks.readyNote ? ` · ${hooks.readyNote}` : ""}${indexed} · store ${config.DATABASE_URL ? "postgresql" : `pglite ${config.DATA_DIR}`}\n`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once("SIGINT", stop);
