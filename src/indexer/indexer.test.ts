@@ -1,3 +1,4 @@
+import { Writable } from "node:stream";
 import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
@@ -96,8 +97,20 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     expect((await chain.blockNumber()) - before).to.equal(120);
 
     const d = await freshDb();
-    const { indexer, store } = indexerFor(d, { range: { initial: 16, max: 64 } });
+    const { store } = indexerFor(d, { range: { initial: 16, max: 64 } });
+    let logged = "";
+    const logger = pino({ level: "info" }, new Writable({ write: (chunk, _e, done) => ((logged += chunk.toString()), done()) }));
+    const indexer = createIndexer({
+      store, rpc: createChainRpc({ url: node.url }), deployment: readDeployment(chain.file), confirmations: 0, clock: systemClock, logger,
+      range: { initial: 16, max: 64 }, progressEveryMs: 0,
+    });
     const result = await indexer.syncToHead();
+    // The operator sees the backfill move: blocks done and to do, and events/s.
+    const progress = logged.trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.msg === "backfill progress");
+    expect(progress.length).to.be.greaterThan(3);
+    expect(progress[progress.length - 1]).to.include({ blocksToDo: 0 });
+    expect(progress[0].blocksDone).to.be.greaterThan(0);
+    expect(progress[0].eventsPerSecond).to.be.a("number");
     expect(result).to.include({ type: "synced", checkpoint: await chain.blockNumber() });
     if (result.type !== "synced") throw new Error("unreachable");
     expect(result.ranges).to.be.greaterThan(3);

@@ -42,6 +42,8 @@ export type IndexerDeps = {
   maxBackoffMs?: number;
   /** Recompute dirty derived scores at least this often during a long backfill (seconds of `clock`; each pass reads every record of the executors touched, so not too often). */
   derivedEverySeconds?: number;
+  /** Log backfill progress (blocks done and to do, events/s) at most this often; default 5,000 ms. */
+  progressEveryMs?: number;
 };
 
 /** What one pass towards the head did. */
@@ -57,6 +59,8 @@ export type Indexer = {
 type Fetched =
   | { type: "range"; range: IndexedRange; size: number }
   | { type: "reorg"; at: number };
+
+const PROGRESS_EVERY_MS = 5_000;
 
 /** Creates the indexer of one chain. @example await createIndexer({ store, rpc, deployment, confirmations: 0, clock, logger }).syncToHead() */
 export function createIndexer(deps: IndexerDeps): Indexer {
@@ -187,6 +191,17 @@ export function createIndexer(deps: IndexerDeps): Indexer {
       }
     }
     let parent = { number: cp.blockNumber, hash: cp.blockHash };
+    // Backfill progress for the operator: blocks done and to do, events/s, every few seconds.
+    const startedMs = Date.now();
+    const firstBlock = cp.blockNumber;
+    let lastProgressMs = startedMs;
+    const progress = (message: string) => {
+      const seconds = (Date.now() - startedMs) / 1000;
+      logger.info(
+        { chainId, block: cp.blockNumber, target, blocksDone: cp.blockNumber - firstBlock, blocksToDo: target - cp.blockNumber, events, eventsPerSecond: Math.round(events / Math.max(seconds, 0.001)) },
+        message,
+      );
+    };
     let next: Promise<Fetched> | null = cp.blockNumber < target ? fetchRange(cp.blockNumber + 1, target, parent) : null;
     while (next !== null) {
       const fetched = await next;
@@ -204,12 +219,17 @@ export function createIndexer(deps: IndexerDeps): Indexer {
       ranges++;
       events += range.events.length;
       await afterCommit(range, settled);
+      if (Date.now() - lastProgressMs >= (deps.progressEveryMs ?? PROGRESS_EVERY_MS)) {
+        lastProgressMs = Date.now();
+        progress("backfill progress");
+      }
       if (clock.now() - lastDerived >= (deps.derivedEverySeconds ?? 60)) {
         await recomputeAllDirty();
         lastDerived = clock.now();
       }
     }
     await recomputeAllDirty();
+    if (lastProgressMs !== startedMs) progress("backfill done");
     return { type: "synced", ranges, events, checkpoint: cp.blockNumber };
   }
 
