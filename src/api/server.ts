@@ -59,8 +59,9 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const store = createSqlStore(options.db);
   const load = createLoadMonitor(options.overload ?? { maxInFlight: 256, maxLoopDelayMs: 200 });
   let busySwitch = false;
+  const clock = options.clock ?? systemClock;
   const service = createVraiService({
-    store, clock: options.clock ?? systemClock, busy: () => busySwitch || load.overloaded(), onBusyChanged: (on) => void (busySwitch = on),
+    store, clock, busy: () => busySwitch || load.overloaded(), onBusyChanged: (on) => void (busySwitch = on),
   });
   const refreshBusy = async () => {
     busySwitch = await service.operator.isBusySwitchOn().catch(() => busySwitch);
@@ -69,7 +70,6 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const busyTimer = setInterval(refreshBusy, BUSY_SWITCH_REFRESH_MS);
   busyTimer.unref();
 
-  const clock = options.clock ?? systemClock;
   const proofs = createProofChecks({
     store, clock, identity: service.identity, logger, verifier: createProofVerifier({ ...options.proofSources, now: () => clock.now() }),
   });

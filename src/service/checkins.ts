@@ -2,7 +2,6 @@ import { applyCheckinToDays, dayName, dayNumber, decideCheckin, deadlineOf, type
 
 const NO_WINDOWS: readonly OutageWindow[] = [];
 import type { Clock } from "./clock";
-import { NotFoundError } from "./errors";
 import type { AgentRow, Store } from "./ports";
 
 /** What a check-in request gets back (V3). */
@@ -59,12 +58,5 @@ export function createCheckins(deps: { store: Store; clock: Clock; busy: () => b
     });
   }
 
-  /** The previous counted check-in of an agent, for `GET` of its state. */
-  async function lastCheckin(agentId: string): Promise<AgentRow["last"]> {
-    const agent = await store.read.getAgent(agentId);
-    if (!agent) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
-    return agent.last;
-  }
-
-  return { checkIn, lastCheckin };
+  return { checkIn };
 }

@@ -1,4 +1,4 @@
-import { IDENTITY_PROOFS, type ProofKind } from "../method";
+import { IDENTITY_PROOFS } from "../method";
 import { InvalidInputError } from "../errors";
 import type { Clock } from "./clock";
 import { ConflictError, ForbiddenError, NotFoundError } from "./errors";
@@ -7,17 +7,7 @@ import type { ProofRow, Store, StoreTx } from "./ports";
 export type Identity = ReturnType<typeof createIdentity>;
 
 /** A proof that passed its check, ready to be recorded (V6). */
-export type VerifiedProofInput = {
-  id: string;
-  kind: ProofKind;
-  ownerId: string;
-  /** Required for agent-level kinds (domain, erc8004); absent for owner-level ones (github, wallet). */
-  agentId: string | null;
-  subject: string;
-  /** Unique across agents while active, for domain and erc8004 (V6); null for owner-level kinds. */
-  binding: string | null;
-  evidence: unknown;
-};
+export type VerifiedProofInput = Pick<ProofRow, "id" | "kind" | "ownerId" | "agentId" | "subject" | "binding" | "evidence">;
 
 /**
  * Records and removes identity proofs (V6) and recomputes the scores they count for, at once (V6, V9).

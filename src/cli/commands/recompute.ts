@@ -6,25 +6,10 @@ import { createScoring } from "../../service/scoring";
 import { openDb } from "../../store/db";
 import { migrate } from "../../store/migrate";
 import { createSqlStore } from "../../store/sql-store";
+import { parseFlags } from "../flags";
 import type { Command } from "../io";
 
 const USAGE = "recompute [--verify] [--day YYYY-MM-DD] [--database-url URL] [--data-dir DIR]";
-
-/** Parses `--flag value` pairs and bare `--flags`; unknown ones are bad input. */
-export function parseFlags(args: readonly string[], valued: readonly string[], bare: readonly string[]): Record<string, string | true> {
-  const flags: Record<string, string | true> = {};
-  for (let i = 0; i < args.length; i++) {
-    const name = args[i].replace(/^--/, "");
-    if (!args[i].startsWith("--") || (!valued.includes(name) && !bare.includes(name))) throw new InvalidInputError("usage", `unknown argument ${args[i]} (usage: vrai ${USAGE})`);
-    if (bare.includes(name)) flags[name] = true;
-    else {
-      const value = args[++i];
-      if (value === undefined) throw new InvalidInputError("usage", `--${name} needs a value`);
-      flags[name] = value;
-    }
-  }
-  return flags;
-}
 
 /**
  * `vrai recompute`: the daily recompute of a day (default today) on the configured store, or with
@@ -34,7 +19,8 @@ export const command: Command = {
   name: "recompute",
   summary: `${USAGE}   recompute a day's scores, or --verify every stored score against its inputs (V9)`,
   async run(args, io) {
-    const flags = parseFlags(args, ["day", "database-url", "data-dir"], ["verify"]);
+    const { flags, positional } = parseFlags(args, { valued: ["day", "database-url", "data-dir"], bare: ["verify"], usage: USAGE });
+    if (positional.length > 0) throw new InvalidInputError("usage", `unknown argument ${positional[0]} (usage: vrai ${USAGE})`);
     const day = typeof flags.day === "string" ? flags.day : utcDay(systemClock.now());
     if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw new InvalidInputError("usage", `--day: expected YYYY-MM-DD, got ${day}`);
     const db = await openDb({

@@ -4,6 +4,7 @@ import { anchorRegistryAbi } from "../../chain/abi/anchorRegistry";
 import { InvalidInputError } from "../../errors";
 import { canonicalJson, scoreFromInputs, sha256Hex, toRfc3339, validateScoreInputs } from "../../method";
 import { processScoreProof, rootAnchoredLogs, SCORE_DAY_KIND, scoreLeafHash, type ScoreLeafValues } from "../../service/anchoring";
+import { parseFlags } from "../flags";
 import type { Command } from "../io";
 
 const USAGE = "verify <agent> [--day YYYY-MM-DD] [--api URL] [--rpc URL] [--contract ADDRESS | --deployment FILE]";
@@ -17,20 +18,9 @@ type Options = { agent: string; day?: string; api: string; rpc: string; contract
 
 /** Reads `vrai verify`'s arguments; anything else is bad input (exit 2). */
 function parseArgs(args: readonly string[]): Options {
-  const valued = ["day", "api", "rpc", "contract", "deployment"];
-  const flags: Record<string, string> = {};
-  const positional: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    if (!args[i].startsWith("--")) {
-      positional.push(args[i]);
-      continue;
-    }
-    const name = args[i].slice(2);
-    if (!valued.includes(name)) throw new InvalidInputError("usage", `unknown argument ${args[i]} (usage: vrai ${USAGE})`);
-    const value = args[++i];
-    if (value === undefined) throw new InvalidInputError("usage", `--${name} needs a value`);
-    flags[name] = value;
-  }
+  const parsed = parseFlags(args, { valued: ["day", "api", "rpc", "contract", "deployment"], usage: USAGE });
+  const flags = parsed.flags as Record<string, string>;
+  const positional = parsed.positional;
   if (positional.length !== 1) throw new InvalidInputError("usage", `expected one agent id, got ${positional.length} (usage: vrai ${USAGE})`);
   const [agent] = positional;
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(agent)) throw new InvalidInputError("usage", `not an agent id: ${JSON.stringify(agent)}`);
