@@ -14,7 +14,7 @@
  * The API server runs in a child process (this file with `--serve`), so the load generator's CPU
  * is not the server's; both share the machine's cores with PostgreSQL, as pgbench does.
  * Environment: BENCH_AGENTS (100000), BENCH_RING (20000), BENCH_CHECKIN_S (20), BENCH_GET_S (15),
- * BENCH_PGBENCH_S (20), BENCH_CONNECTIONS (16), TEST_PG_ADMIN_URL.
+ * BENCH_PGBENCH_S (20), BENCH_CONNECTIONS (16), BENCH_PHASES, BENCH_SERVER_PROFILE, TEST_PG_ADMIN_URL.
  */
 import { execFile, fork, type ChildProcess } from "node:child_process";
 import crypto from "node:crypto";
@@ -87,7 +87,11 @@ async function serve(): Promise<void> {
 }
 
 function startServerChild(dbUrl: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = fork(__filename, ["--serve"], { env: { ...process.env, BENCH_DB_URL: dbUrl, BENCH_T0: String(CHECKIN_T0) }, stdio: "inherit" });
+  // BENCH_SERVER_PROFILE=<dir>: the server child writes a V8 CPU profile there when it stops.
+  const profile = process.env.BENCH_SERVER_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_SERVER_PROFILE}`] : [];
+  const child = fork(__filename, ["--serve"], {
+    env: { ...process.env, BENCH_DB_URL: dbUrl, BENCH_T0: String(CHECKIN_T0) }, stdio: "inherit", execArgv: [...process.execArgv, ...profile],
+  });
   return new Promise((resolve, reject) => {
     child.once("message", (m: { url: string }) => resolve({ child, url: m.url }));
     child.once("exit", (code) => reject(new Error(`server child exited with ${code}`)));
