@@ -87,6 +87,40 @@ describe("vrai replay (F2)", () => {
     expect(lines[16]).to.include({ result: "rejected" });
   });
 
+  it("writes every kind of line with the bytes of JSON.stringify, i first and the fields in F2's order", async () => {
+    const { out } = await replayLines({
+      events: [
+        { at: T0, type: "claim", agent: "a1", owner: "o1" },
+        { at: T0 + 10, type: "checkin", agent: "a1", key: "k1" },
+        { at: T0 + 1209, type: "checkin", agent: "a1", key: "k2" },
+        { at: T0 + 1300, type: "checkin", agent: "a1", key: "k1" },
+        { at: T0 + 3000, type: "checkin", agent: "a1", key: "k3" },
+        { at: T0 + 20_000, type: "checkin", agent: "a1", key: "k4" },
+        { at: T0 + 20_001, type: "busy", on: true },
+        { at: T0 + 20_002, type: "outage", id: "w1", start: T0 + 20_002, end: null },
+        { at: T0 + 20_003, type: "outage", id: "w2", start: T0 + 90_000, end: null },
+        { at: T0 + 20_004, type: "checkin", agent: 'no"body\\', key: "k" },
+        { at: T0 + 20_005, type: "score", agent: "a1" },
+      ],
+    });
+    const { i: scoreIndex, ...score } = JSON.parse(out.split("\n")[10]);
+    expect(scoreIndex).to.equal(10);
+    const expected = [
+      { i: 0, result: "ok" },
+      { i: 1, result: "counted", next_heartbeat_s: 3600, on_time: null, excused: false, credit: 0 },
+      { i: 2, result: "refused", retry_after_s: 1 },
+      { i: 3, result: "duplicate", next_heartbeat_s: 3600, on_time: null, excused: false, credit: 0 },
+      { i: 4, result: "counted", next_heartbeat_s: 3600, on_time: true, excused: false, credit: 2990 },
+      { i: 5, result: "counted", next_heartbeat_s: 3600, on_time: false, excused: false, credit: 0 },
+      { i: 6, result: "ok" },
+      { i: 7, result: "declared" },
+      { i: 8, result: "rejected", error: `outage starts at ${T0 + 90_000}, after it is declared (${T0 + 20_003})` },
+      { i: 9, result: "rejected", error: 'agent no"body\\ is not claimed' },
+      { i: 10, ...score },
+    ];
+    expect(out).to.equal(expected.map((line) => `${JSON.stringify(line)}\n`).join(""));
+  });
+
   it("refuses bad input with exit 2 and one line: unknown type, time order, wrong field type, malformed JSON", async () => {
     const cases: Array<[string, string]> = [
       [JSON.stringify({ events: [{ at: T0, type: "teleport" }] }), "events[0].type"],
