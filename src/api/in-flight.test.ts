@@ -14,8 +14,14 @@ describe("a check-in whose Idempotency-Key is still in flight", () => {
   it("answers 409 to the second request and 201 to the first once it commits", async () => {
     const memory = createMemoryStore();
     let gate: Promise<void> | null = null;
-    // The same store, with transactions held at a gate so that the first request stays in flight.
-    const store: Store = { read: memory.read, transaction: async (fn) => { if (gate) await gate; return memory.transaction(fn); } };
+    // The same store, with check-in reads held at a gate so that the first request stays in flight.
+    const store: Store = {
+      ...memory,
+      checkinState: async (agentId, key) => {
+        if (gate) await gate;
+        return memory.checkinState(agentId, key);
+      },
+    };
     const load = createLoadMonitor({ maxInFlight: 100, maxLoopDelayMs: 10_000 });
     const service = createVraiService({ store, clock: createManualClock(Date.UTC(2026, 10, 2) / 1000), busy: () => false });
     const app = createApp({ service, logger: pino({ level: "silent" }), load, operatorTokenHash: hashSecret("operator-token-in-flight-test") });

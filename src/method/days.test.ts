@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { applyCheckinToDays, coverageByDay, dayDigestPreimage, nextDayDigest, type DayAggregate } from "./days";
+import { applyCheckinToDays, applyDayDeltas, checkinDayDeltas, coverageByDay, dayDigestPreimage, nextDayDigest, type DayAggregate } from "./days";
 import { sha256Hex } from "./canonical";
 import { parseRfc3339 } from "./time";
 import type { CountedCheckin } from "./checkin";
@@ -47,5 +47,32 @@ describe("day aggregates (V5, V10)", () => {
     const days = new Map<string, DayAggregate>();
     applyCheckinToDays(days, { arrival: day2 + 9000, nextHeartbeatS: 3600, onTime: false, excused: false, credit: 0 }, day2);
     expect(days.get("2026-11-02")).to.include({ checkins: 1, onTime: 0, creditS: 0, coverageS: 0 });
+  });
+
+  it("expresses a check-in as deltas: coverage for the days before, everything else on the day of arrival", () => {
+    const second = { arrival: day2 + 2000, nextHeartbeatS: 3600, onTime: true, excused: false, credit: 3000 };
+    const link = "cd".repeat(32);
+    expect(checkinDayDeltas(second, day2 - 1000, link)).to.deep.equal([
+      { day: "2026-11-01", checkins: 0, onTime: 0, creditS: 0, coverageS: 1000, digest: null },
+      { day: "2026-11-02", checkins: 1, onTime: 1, creditS: 3000, coverageS: 2000, digest: nextDayDigest(link, second) },
+    ]);
+    // A late check-in: only its own day, no coverage; the chain starts afresh on a day with no link yet.
+    const late = { arrival: day2 + 9000, nextHeartbeatS: 3600, onTime: false, excused: false, credit: 0 };
+    expect(checkinDayDeltas(late, day2 - 1000, "")).to.deep.equal([
+      { day: "2026-11-02", checkins: 1, onTime: 0, creditS: 0, coverageS: 0, digest: nextDayDigest(null, late) },
+    ]);
+  });
+
+  it("adds deltas to what a day holds and keeps its digest when a delta carries none", () => {
+    const days = new Map<string, DayAggregate>([["2026-11-01", { day: "2026-11-01", checkins: 3, onTime: 2, creditS: 7200, coverageS: 5000, digest: "ef".repeat(32) }]]);
+    const written = applyDayDeltas(days, [
+      { day: "2026-11-01", checkins: 0, onTime: 0, creditS: 0, coverageS: 100, digest: null },
+      { day: "2026-11-02", checkins: 1, onTime: 1, creditS: 3600, coverageS: 50, digest: "12".repeat(32) },
+    ]);
+    expect(written).to.deep.equal([
+      { day: "2026-11-01", checkins: 3, onTime: 2, creditS: 7200, coverageS: 5100, digest: "ef".repeat(32) },
+      { day: "2026-11-02", checkins: 1, onTime: 1, creditS: 3600, coverageS: 50, digest: "12".repeat(32) },
+    ]);
+    expect(days.get("2026-11-01")!.coverageS).to.equal(5100);
   });
 });

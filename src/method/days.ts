@@ -68,35 +68,70 @@ export type DayStore = {
 };
 
 /**
- * Applies one counted check-in to the day aggregates, the same way for the service and replay:
- * the day of arrival gains the check-in, its credit and a digest link; when it is on time or
- * excused, coverage of `(previousArrival, arrival]` is added to each day it covers (V10).
- * Aggregates are replaced, never mutated, so a caller can diff what changed.
+ * What one counted check-in adds to one day's aggregate: `checkins`, `onTime`, `creditS` and
+ * `coverageS` are added to the day's values; `digest`, when not null, replaces the day's digest
+ * (only the day of arrival gets a new link). A store applies deltas to whatever the day holds at
+ * commit, so it never has to read the aggregates first.
+ */
+export type DayDelta = { day: string; checkins: number; onTime: number; creditS: number; coverageS: number; digest: string | null };
+
+/**
+ * The changes one counted check-in makes to the day aggregates, the same for the service and
+ * replay: the day of arrival gains the check-in, its credit and a digest link; when it is on time
+ * or excused, coverage of `(previousArrival, arrival]` is added to each day it covers (V10).
+ * @param previousArrival arrival of the previous counted check-in since the claim, or null for the first
+ * @param arrivalDayDigest the digest of the day of arrival so far ("" when no check-in of the claim arrived that day yet)
+ * @returns one delta per day touched, oldest first; the last is the day of arrival
+ */
+export function checkinDayDeltas(counted: CountedCheckin, previousArrival: number | null, arrivalDayDigest: string): DayDelta[] {
+  const deltas: DayDelta[] = [];
+  const arrivalDay = utcDay(counted.arrival);
+  let ownCoverage = 0;
+  if (counted.onTime === true && previousArrival !== null) {
+    for (const part of coverageByDay(previousArrival, counted.arrival)) {
+      if (part.day === arrivalDay) ownCoverage = part.seconds;
+      else deltas.push({ day: part.day, checkins: 0, onTime: 0, creditS: 0, coverageS: part.seconds, digest: null });
+    }
+  }
+  deltas.push({
+    day: arrivalDay,
+    checkins: 1,
+    onTime: counted.onTime === true ? 1 : 0,
+    creditS: counted.credit,
+    coverageS: ownCoverage,
+    digest: nextDayDigest(arrivalDayDigest, counted),
+  });
+  return deltas;
+}
+
+/**
+ * Applies day deltas to aggregates held in memory. Aggregates are replaced, never mutated, so a
+ * caller can diff what changed.
+ * @returns the days written, in the deltas' order
+ */
+export function applyDayDeltas(days: DayStore, deltas: readonly DayDelta[]): DayAggregate[] {
+  const written: DayAggregate[] = [];
+  for (const delta of deltas) {
+    const current = days.get(delta.day) ?? emptyDay(delta.day);
+    const next: DayAggregate = {
+      day: delta.day,
+      checkins: current.checkins + delta.checkins,
+      onTime: current.onTime + delta.onTime,
+      creditS: current.creditS + delta.creditS,
+      coverageS: current.coverageS + delta.coverageS,
+      digest: delta.digest ?? current.digest,
+    };
+    days.set(delta.day, next);
+    written.push(next);
+  }
+  return written;
+}
+
+/**
+ * Applies one counted check-in to day aggregates held in memory (`checkinDayDeltas` then `applyDayDeltas`).
  * @param previousArrival arrival of the previous counted check-in since the claim, or null for the first
  * @returns the days written, in order
  */
 export function applyCheckinToDays(days: DayStore, counted: CountedCheckin, previousArrival: number | null): DayAggregate[] {
-  const written: DayAggregate[] = [];
-  const covered = counted.onTime === true && previousArrival !== null ? coverageByDay(previousArrival, counted.arrival) : [];
-  const arrivalDay = utcDay(counted.arrival);
-  for (const part of covered) {
-    if (part.day === arrivalDay) continue;
-    const current = days.get(part.day) ?? emptyDay(part.day);
-    const next = { ...current, coverageS: current.coverageS + part.seconds };
-    days.set(part.day, next);
-    written.push(next);
-  }
-  const current = days.get(arrivalDay) ?? emptyDay(arrivalDay);
-  const ownCoverage = covered.length > 0 && covered[covered.length - 1].day === arrivalDay ? covered[covered.length - 1].seconds : 0;
-  const next: DayAggregate = {
-    day: arrivalDay,
-    checkins: current.checkins + 1,
-    onTime: current.onTime + (counted.onTime === true ? 1 : 0),
-    creditS: current.creditS + counted.credit,
-    coverageS: current.coverageS + ownCoverage,
-    digest: nextDayDigest(current.digest, counted),
-  };
-  days.set(arrivalDay, next);
-  written.push(next);
-  return written;
+  return applyDayDeltas(days, checkinDayDeltas(counted, previousArrival, days.get(utcDay(counted.arrival))?.digest ?? ""));
 }

@@ -1,7 +1,6 @@
-import { applyCheckinToDays, dayName, dayNumber, decideCheckin, deadlineOf, type CountedCheckin, type DayAggregate, type OutageWindow } from "../method";
-
-const NO_WINDOWS: readonly OutageWindow[] = [];
+import { checkinDayDeltas, dayNumber, decideCheckin, type CountedCheckin } from "../method";
 import type { Clock } from "./clock";
+import { ConflictError } from "./errors";
 import type { AgentRow, Store } from "./ports";
 
 /** What a check-in request gets back (V3). */
@@ -13,49 +12,56 @@ export type CheckinOutcome =
 export type Checkins = ReturnType<typeof createCheckins>;
 
 /**
- * Takes check-ins (V3–V4): the agent's row is locked for the whole decision, so two requests of
- * one agent are decided one after the other, and the answer is given only after the commit.
+ * Attempts before a request gives up with a 409. Every failed write means another request of the
+ * agent was counted, after which the rest are refused (V3.2) or duplicates, so two attempts are
+ * the most a request needs in practice; the bound only keeps a fault from looping.
+ */
+const MAX_ATTEMPTS = 16;
+
+/**
+ * Takes check-ins (V3–V4). Each request reads its agent's state, decides with the method's rules,
+ * and writes only if the agent is still in the state it decided on: the write locks the agent's
+ * row and checks its claim and previous counted check-in, so two requests of one agent are counted
+ * one after the other, never both on the same previous one (V3.2), and one idempotency key counts
+ * once (V3.1). A request that finds the agent changed decides again on the new state. The answer
+ * is given only after the commit.
  * @param deps.busy whether the service is busy now (V3.3: operator switch or overload)
- * @param deps.authenticate checks the caller may check in for this agent, on the locked row
  */
 export function createCheckins(deps: { store: Store; clock: Clock; busy: () => boolean }) {
   const { store, clock } = deps;
 
   /**
    * Decides and records one check-in request of `agentId` arriving now.
-   * @param authenticate throws when the caller may not check in for the agent (given the locked row)
+   * @param authenticate throws when the caller may not check in for the agent
    */
   async function checkIn(
     agentId: string,
     idempotencyKey: string,
     authenticate: (agent: AgentRow | null) => asserts agent is AgentRow,
   ): Promise<CheckinOutcome> {
-    return store.transaction(async (tx) => {
-      // Issued together (one round trip on a pipelining store); the key is looked up by a statement of
-      // its own that runs once the lock is held. Its answer is not used unless the caller authenticates.
-      const [agent, duplicate] = await Promise.all([tx.getAgent(agentId, { lock: true }), tx.findCheckinByKey(agentId, idempotencyKey)]);
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      const state = await store.checkinState(agentId, idempotencyKey);
+      const agent = state.agent;
       authenticate(agent);
-      // V1: the arrival is read once the agent is locked, so arrivals of one agent are in commit order.
+      // V1: the arrival is read after the state it is decided on; a write on a state that has
+      // changed since is refused, so the counted arrivals of one agent are in commit order.
       const arrival = clock.now();
       const last = agent.last;
       const previous: CountedCheckin | null = last === null ? null : { arrival: last.arrival, nextHeartbeatS: last.nextHeartbeatS, onTime: null, excused: false, credit: 0 };
-      const windows = previous === null ? NO_WINDOWS : await tx.outagesFor(arrival, deadlineOf(previous));
-      const decision = decideCheckin({ arrival, previous, duplicateOf: duplicate, windows, busy: deps.busy() });
+      const decision = decideCheckin({ arrival, previous, duplicateOf: state.duplicate, windows: state.windows, busy: deps.busy() });
       if (decision.type !== "counted") return decision;
 
       const counted: CountedCheckin = {
         arrival, nextHeartbeatS: decision.nextHeartbeatS, onTime: decision.onTime, excused: decision.excused, credit: decision.credit,
       };
-      // V10: an on-time check-in covers the days from the previous arrival's to its own; otherwise only its own day changes.
-      const firstDay = previous !== null && counted.onTime ? dayNumber(previous.arrival) : dayNumber(arrival);
-      const wanted: string[] = [];
-      for (let d = firstDay, lastDay = dayNumber(arrival); d <= lastDay; d++) wanted.push(dayName(d));
-      const days = new Map<string, DayAggregate>();
-      for (const d of await tx.getDays(agentId, agent.claimId, wanted)) days.set(d.day, d);
-      const written = applyCheckinToDays(days, counted, previous === null ? null : previous.arrival);
-      await tx.recordCheckin({ ...counted, agentId, claimId: agent.claimId, idempotencyKey }, written);
-      return decision;
-    });
+      // The day of arrival chains from the previous check-in's link when that arrived the same day (docs/inputs.md).
+      const arrivalDayDigest = last !== null && dayNumber(last.arrival) === dayNumber(arrival) ? last.dayDigest : "";
+      const deltas = checkinDayDeltas(counted, last === null ? null : last.arrival, arrivalDayDigest);
+      const expected = { claimId: agent.claimId, lastArrival: last === null ? null : last.arrival };
+      if (await store.commitCheckin(expected, { ...counted, agentId, claimId: agent.claimId, idempotencyKey }, deltas)) return decision;
+      // Another request of this agent was counted (or the agent re-claimed) in between: decide again.
+    }
+    throw new ConflictError("checkin_contended", `the agent changed under ${MAX_ATTEMPTS} attempts to count this check-in; retry with the same Idempotency-Key`);
   }
 
   return { checkIn };

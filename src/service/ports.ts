@@ -3,7 +3,7 @@
  * `src/store/sql-store.ts`) and memory (`src/store/memory-store.ts`, used by `vrai replay`).
  * The service code above this line is the same for both (METHOD F2: replay runs the service's code).
  */
-import type { CountedCheckin, DayAggregate, OutageWindow, PenaltyCode, ProofKind } from "../method";
+import type { CountedCheckin, DayAggregate, DayDelta, OutageWindow, PenaltyCode, ProofKind } from "../method";
 
 export type { PenaltyCode, ProofKind };
 
@@ -16,8 +16,11 @@ export type AgentRow = {
   claimId: number;
   claimedAt: number;
   keyHash: string;
-  /** V3.4: previous counted check-in since the latest claim. */
-  last: { arrival: number; nextHeartbeatS: number } | null;
+  /**
+   * V3.4: previous counted check-in since the latest claim, with the digest of its day after it
+   * (the link the next check-in of that day chains from, docs/inputs.md "Day digest").
+   */
+  last: { arrival: number; nextHeartbeatS: number; dayDigest: string } | null;
   createdAt: number;
 };
 
@@ -95,17 +98,11 @@ export type StoreTx = {
   listClaimedAgentIds(): Promise<string[]>;
   listAgentsOfOwner(ownerId: string): Promise<string[]>;
 
-  findCheckinByKey(agentId: string, idempotencyKey: string): Promise<StoredCheckin | null>;
-  /** Stores a counted check-in, moves the agent's previous counted check-in, and upserts the day aggregates. */
-  recordCheckin(checkin: StoredCheckin, days: readonly DayAggregate[]): Promise<void>;
-  getDays(agentId: string, claimId: number, days: readonly string[]): Promise<DayAggregate[]>;
   /** Every day aggregate of the claim up to and including `lastDay`, oldest first. */
   listDays(agentId: string, claimId: number, lastDay: string): Promise<DayAggregate[]>;
   /** Whether a counted check-in of the claim arrived exactly at `at` (the one instant of day D inside `at = D 00:00:00`). */
   countCheckinsAt(agentId: string, claimId: number, at: number): Promise<number>;
 
-  /** V4.3: windows declared by `arrival` that may still cover `deadline` (end unknown at `arrival`, or >= deadline). */
-  outagesFor(arrival: number, deadline: number): Promise<OutageRow[]>;
   listOutages(): Promise<OutageRow[]>;
   getOutage(id: string): Promise<OutageRow | null>;
   insertOutage(outage: OutageRow): Promise<void>;
@@ -146,9 +143,36 @@ export type StoreTx = {
   setSetting(key: string, value: unknown): Promise<void>;
 };
 
+/** What deciding one check-in needs about its agent (V3–V4), read together in one go. */
+export type CheckinState = {
+  agent: AgentRow | null;
+  /** The agent's counted check-in with the request's idempotency key (V3.1), if any. */
+  duplicate: StoredCheckin | null;
+  /**
+   * Windows that may excuse the next check-in: at least every window that is open, ends at or
+   * after the deadline following `agent.last` (V3.5), or had its end set after `agent.last`. The
+   * rules ignore windows declared, or ended, after the arrival (V4.3), so extra windows are harmless.
+   */
+  windows: readonly OutageWindow[];
+};
+
+/** Where `commitCheckin` expects the agent to be: as `checkinState` saw it. */
+export type CheckinExpectation = { claimId: number; lastArrival: number | null };
+
 export type Store = {
   /** Runs `fn` atomically; nothing it wrote is visible to others before it resolves. */
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
   /** Reads outside an explicit transaction. */
   read: StoreTx;
+  /** V3: the agent, the duplicate of `idempotencyKey` and the declared windows, read together (no lock is taken). */
+  checkinState(agentId: string, idempotencyKey: string): Promise<CheckinState>;
+  /**
+   * Stores a counted check-in atomically if the agent is still as expected (same claim, same
+   * previous counted check-in): the check-in, the agent's new previous one (with `dayDigest`, the
+   * arrival day's new digest) and the day deltas. The agent's row is locked for the write, so two
+   * writers of one agent go one after the other and the second finds the agent changed.
+   * Resolves after the commit.
+   * @returns false, writing nothing, when the agent changed since `checkinState` (decide again)
+   */
+  commitCheckin(expected: CheckinExpectation, checkin: StoredCheckin, deltas: readonly DayDelta[]): Promise<boolean>;
 };

@@ -1,4 +1,4 @@
-import type { DayAggregate } from "../method";
+import { applyDayDeltas, GRACE_S, type DayAggregate, type OutageWindow } from "../method";
 import type { AgentRow, AuditEntry, ChallengeRow, OutageRow, OwnerRow, PenaltyRow, ProofRow, ScoreRow, Store, StoreTx, StoredCheckin } from "../service/ports";
 
 /**
@@ -49,24 +49,6 @@ export function createMemoryStore(): Store {
     listClaimedAgentIds: async () => [...agents.keys()].sort(),
     listAgentsOfOwner: async (ownerId) => [...agents.values()].filter((a) => a.ownerId === ownerId).map((a) => a.id).sort(),
 
-    findCheckinByKey: async (agentId, key) => copy(checkinsOf.get(agentId)?.byKey.get(key)),
-    async recordCheckin(c: StoredCheckin, updated: readonly DayAggregate[]) {
-      stateOf(c.agentId).byKey.set(c.idempotencyKey, { ...c });
-      const claim = claimStateOf(c.agentId, c.claimId);
-      claim.arrivals.push(c.arrival);
-      agents.get(c.agentId)!.last = { arrival: c.arrival, nextHeartbeatS: c.nextHeartbeatS };
-      for (const d of updated) claim.days.set(d.day, { ...d });
-    },
-    async getDays(agentId, claimId, wanted) {
-      const byDay = checkinsOf.get(agentId)?.claims.get(claimId)?.days;
-      const found: DayAggregate[] = [];
-      if (!byDay) return found;
-      for (const day of wanted) {
-        const d = byDay.get(day);
-        if (d) found.push({ ...d });
-      }
-      return found;
-    },
     async listDays(agentId, claimId, lastDay) {
       const byDay = checkinsOf.get(agentId)?.claims.get(claimId)?.days;
       if (!byDay) return [];
@@ -75,12 +57,6 @@ export function createMemoryStore(): Store {
     countCheckinsAt: async (agentId, claimId, at) =>
       (checkinsOf.get(agentId)?.claims.get(claimId)?.arrivals ?? []).filter((arrival) => arrival === at).length,
 
-    async outagesFor(arrival, deadline) {
-      const found: OutageRow[] = [];
-      if (outages.size === 0) return found;
-      for (const o of outages.values()) if (o.declaredAt <= arrival && (o.end === null || o.end >= deadline || (o.closedAt ?? 0) > arrival)) found.push({ ...o });
-      return found;
-    },
     listOutages: async () => [...outages.values()].map((o) => ({ ...o })).sort((a, b) => a.start - b.start || (a.id < b.id ? -1 : 1)),
     getOutage: async (id) => copy(outages.get(id)),
     insertOutage: async (o) => void outages.set(o.id, { ...o }),
@@ -136,5 +112,33 @@ export function createMemoryStore(): Store {
     setSetting: async (key, value) => void settings.set(key, value),
   };
 
-  return { transaction: (fn) => fn(tx), read: tx };
+  /** V4.3 windows that may excuse the check-in after `last` (the SQL store's filter, `checkinState`). */
+  const windowsAfter = (last: AgentRow["last"]): OutageWindow[] => {
+    const found: OutageWindow[] = [];
+    if (last === null || outages.size === 0) return found;
+    const deadline = last.arrival + last.nextHeartbeatS + GRACE_S;
+    for (const o of outages.values()) if (o.end === null || o.end >= deadline || (o.closedAt ?? -Infinity) > last.arrival) found.push({ ...o });
+    return found;
+  };
+
+  return {
+    transaction: (fn) => fn(tx),
+    read: tx,
+    async checkinState(agentId, key) {
+      const agent = agents.get(agentId);
+      if (!agent) return { agent: null, duplicate: null, windows: [] };
+      // The agent is copied (claims change the stored row in place); stored check-ins never change, so the duplicate is shared.
+      return { agent: { ...agent }, duplicate: checkinsOf.get(agentId)?.byKey.get(key) ?? null, windows: windowsAfter(agent.last) };
+    },
+    async commitCheckin(expected, c, deltas) {
+      const agent = agents.get(c.agentId);
+      if (!agent || agent.claimId !== expected.claimId || (agent.last === null ? null : agent.last.arrival) !== expected.lastArrival) return false;
+      stateOf(c.agentId).byKey.set(c.idempotencyKey, c); // built by the service for this call only
+      const claim = claimStateOf(c.agentId, c.claimId);
+      claim.arrivals.push(c.arrival);
+      agent.last = { arrival: c.arrival, nextHeartbeatS: c.nextHeartbeatS, dayDigest: deltas[deltas.length - 1].digest as string };
+      applyDayDeltas(claim.days, deltas);
+      return true;
+    },
+  };
 }

@@ -1,4 +1,4 @@
-import type { DayAggregate } from "../method";
+import { GRACE_S, type DayAggregate, type OutageWindow } from "../method";
 import type {
   AgentRow, AuditEntry, ChallengeRow, OutageRow, OwnerRow, PenaltyRow, ProofRow, ScoreRow, Store, StoreTx, StoredCheckin,
 } from "../service/ports";
@@ -14,19 +14,8 @@ const agentFrom = (r: Row): AgentRow => ({
   claimId: r.claim_id,
   claimedAt: r.claimed_at,
   keyHash: r.key_hash,
-  last: r.last_arrival === null ? null : { arrival: r.last_arrival, nextHeartbeatS: r.last_next_heartbeat_s },
+  last: r.last_arrival === null ? null : { arrival: r.last_arrival, nextHeartbeatS: r.last_next_heartbeat_s, dayDigest: r.last_day_digest },
   createdAt: r.created_at,
-});
-
-const checkinFrom = (r: Row): StoredCheckin => ({
-  agentId: r.agent_id,
-  claimId: r.claim_id,
-  idempotencyKey: r.idempotency_key,
-  arrival: r.arrival,
-  nextHeartbeatS: r.next_heartbeat_s,
-  onTime: r.on_time,
-  excused: r.excused,
-  credit: r.credit,
 });
 
 const dayFrom = (r: Row): DayAggregate => ({
@@ -65,10 +54,8 @@ const scoreFrom = (r: Row): ScoreRow => ({
 
 const SCORE_COLUMNS = "id, agent_id, method, at, trigger, day, inputs, sha256, result, total";
 // Explicit column lists on the hot paths: their statements are prepared once per connection (db.ts).
-const AGENT_COLUMNS = "id, name, owner_id, claim_id, claimed_at, key_hash, last_arrival, last_next_heartbeat_s, created_at";
-const CHECKIN_COLUMNS = "agent_id, claim_id, idempotency_key, arrival, next_heartbeat_s, on_time, excused, credit";
+const AGENT_COLUMNS = "id, name, owner_id, claim_id, claimed_at, key_hash, last_arrival, last_next_heartbeat_s, last_day_digest, created_at";
 const DAY_COLUMNS = "day, checkins, on_time, credit_s, coverage_s, digest";
-const OUTAGE_COLUMNS = "id, start_at, end_at, declared_at, closed_at, reason";
 
 /** A stored score without its inputs document: what `GET /v1/agents/:id/score` answers with. */
 export type ScoreSummary = Omit<ScoreRow, "inputs">;
@@ -113,7 +100,7 @@ export function createSqlStore(db: Db): Store {
         );
         const claimId = rows[0].id as number;
         await q.query(
-          `UPDATE agents SET owner_id = $2, claim_id = $3, claimed_at = $4, key_hash = $5, last_arrival = NULL, last_next_heartbeat_s = NULL
+          `UPDATE agents SET owner_id = $2, claim_id = $3, claimed_at = $4, key_hash = $5, last_arrival = NULL, last_next_heartbeat_s = NULL, last_day_digest = ''
            WHERE id = $1`,
           [agentId, c.ownerId, claimId, c.claimedAt, c.keyHash],
         );
@@ -123,45 +110,12 @@ export function createSqlStore(db: Db): Store {
       listAgentsOfOwner: async (ownerId) =>
         (await q.query<Row>("SELECT id FROM agents WHERE owner_id = $1 ORDER BY id", [ownerId])).rows.map((r) => r.id),
 
-      findCheckinByKey: (agentId, key) =>
-        one(`SELECT ${CHECKIN_COLUMNS} FROM checkins WHERE agent_id = $1 AND idempotency_key = $2`, [agentId, key], checkinFrom),
-      async recordCheckin(c: StoredCheckin, days: readonly DayAggregate[]) {
-        // One statement (one round trip inside the check-in's transaction): the check-in, the agent's
-        // previous counted check-in, and the day aggregates upserted.
-        await q.query(
-          `WITH checkin AS (
-             INSERT INTO checkins (agent_id, claim_id, idempotency_key, arrival, next_heartbeat_s, on_time, excused, credit)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-           ), agent AS (
-             UPDATE agents SET last_arrival = $4, last_next_heartbeat_s = $5 WHERE id = $1
-           )
-           INSERT INTO agent_days (agent_id, claim_id, day, checkins, on_time, credit_s, coverage_s, digest)
-           SELECT $1, $2, d.day, d.checkins, d.on_time, d.credit_s, d.coverage_s, d.digest
-           FROM unnest($9::text[], $10::integer[], $11::integer[], $12::bigint[], $13::integer[], $14::text[])
-             AS d (day, checkins, on_time, credit_s, coverage_s, digest)
-           ON CONFLICT (agent_id, claim_id, day) DO UPDATE SET checkins = EXCLUDED.checkins, on_time = EXCLUDED.on_time,
-             credit_s = EXCLUDED.credit_s, coverage_s = EXCLUDED.coverage_s, digest = EXCLUDED.digest`,
-          [
-            c.agentId, c.claimId, c.idempotencyKey, c.arrival, c.nextHeartbeatS, c.onTime, c.excused, c.credit,
-            days.map((d) => d.day), days.map((d) => d.checkins), days.map((d) => d.onTime), days.map((d) => d.creditS),
-            days.map((d) => d.coverageS), days.map((d) => d.digest),
-          ],
-        );
-      },
-      getDays: (agentId, claimId, days) =>
-        many(`SELECT ${DAY_COLUMNS} FROM agent_days WHERE agent_id = $1 AND claim_id = $2 AND day = ANY($3::text[])`, [agentId, claimId, days], dayFrom),
       listDays: (agentId, claimId, lastDay) =>
-        many("SELECT * FROM agent_days WHERE agent_id = $1 AND claim_id = $2 AND day <= $3 ORDER BY day", [agentId, claimId, lastDay], dayFrom),
+        many(`SELECT ${DAY_COLUMNS} FROM agent_days WHERE agent_id = $1 AND claim_id = $2 AND day <= $3 ORDER BY day`, [agentId, claimId, lastDay], dayFrom),
       countCheckinsAt: async (agentId, claimId, at) =>
         (await q.query<Row>("SELECT count(*)::int AS n FROM checkins WHERE agent_id = $1 AND claim_id = $2 AND arrival = $3", [agentId, claimId, at]))
           .rows[0].n,
 
-      outagesFor: (arrival, deadline) =>
-        many(
-          `SELECT ${OUTAGE_COLUMNS} FROM outages WHERE declared_at <= $1 AND (end_at IS NULL OR end_at >= $2 OR closed_at > $1) ORDER BY start_at, id`,
-          [arrival, deadline],
-          outageFrom,
-        ),
       listOutages: () => many("SELECT * FROM outages ORDER BY start_at, id", [], outageFrom),
       getOutage: (id) => one("SELECT * FROM outages WHERE id = $1", [id], outageFrom),
       async insertOutage(o) {
@@ -356,5 +310,65 @@ export function createSqlStore(db: Db): Store {
   return {
     transaction: (fn) => db.transaction((q) => fn(txFor(q))),
     read: txFor(db),
+
+    // One statement: the agent, the duplicate of the key, and the windows that may excuse the next
+    // check-in (open, ending at or after the deadline after the previous check-in, or ended later than it).
+    async checkinState(agentId, key) {
+      const { rows } = await db.query<Row>(
+        `SELECT ${AGENT_COLUMNS.replace(/(\w+)/g, "a.$1")},
+                c.arrival AS dup_arrival, c.next_heartbeat_s AS dup_next_heartbeat_s, c.on_time AS dup_on_time,
+                c.excused AS dup_excused, c.credit AS dup_credit, c.claim_id AS dup_claim_id,
+                (SELECT json_agg(json_build_array(o.id, o.start_at, o.end_at, o.declared_at, o.closed_at)) FROM outages o
+                 WHERE a.last_arrival IS NOT NULL
+                   AND (o.end_at IS NULL OR o.end_at >= a.last_arrival + a.last_next_heartbeat_s + $3::integer OR o.closed_at > a.last_arrival)) AS windows
+         FROM agents a LEFT JOIN checkins c ON c.agent_id = a.id AND c.idempotency_key = $2
+         WHERE a.id = $1`,
+        [agentId, key, GRACE_S],
+      );
+      if (rows.length === 0) return { agent: null, duplicate: null, windows: [] };
+      const r = rows[0];
+      const duplicate: StoredCheckin | null = r.dup_arrival === null ? null : {
+        agentId, claimId: r.dup_claim_id, idempotencyKey: key, arrival: r.dup_arrival, nextHeartbeatS: r.dup_next_heartbeat_s,
+        onTime: r.dup_on_time, excused: r.dup_excused, credit: r.dup_credit,
+      };
+      const windows: OutageWindow[] = r.windows === null ? [] : (r.windows as Array<[string, number, number | null, number, number | null]>)
+        .map(([id, start, end, declaredAt, closedAt]) => ({ id, start: Number(start), end: end === null ? null : Number(end), declaredAt: Number(declaredAt), closedAt: closedAt === null ? null : Number(closedAt) }));
+      return { agent: agentFrom(r), duplicate, windows };
+    },
+
+    // One statement, committed on its own: the UPDATE locks the agent's row and matches only if the
+    // claim and the previous counted check-in are still the expected ones (a writer that waited for
+    // the lock re-checks against the row as committed); the check-in and the day deltas are written
+    // only when it matched.
+    async commitCheckin(expected, c, deltas) {
+      const { rows } = await db.query<Row>(
+        `WITH agent AS (
+           UPDATE agents SET last_arrival = $4::bigint, last_next_heartbeat_s = $5::integer, last_day_digest = $15::text
+           WHERE id = $1::text AND claim_id = $17::bigint AND last_arrival IS NOT DISTINCT FROM $16::bigint
+           RETURNING id
+         ), checkin AS (
+           INSERT INTO checkins (agent_id, claim_id, idempotency_key, arrival, next_heartbeat_s, on_time, excused, credit)
+           SELECT $1::text, $2::bigint, $3::text, $4::bigint, $5::integer, $6::boolean, $7::boolean, $8::integer FROM agent
+         ), days AS (
+           INSERT INTO agent_days (agent_id, claim_id, day, checkins, on_time, credit_s, coverage_s, digest)
+           SELECT $1::text, $2::bigint, d.day, d.checkins, d.on_time, d.credit_s, d.coverage_s, d.digest
+           FROM unnest($9::text[], $10::integer[], $11::integer[], $12::bigint[], $13::integer[], $14::text[])
+             AS d (day, checkins, on_time, credit_s, coverage_s, digest)
+           WHERE EXISTS (SELECT 1 FROM agent)
+           ON CONFLICT (agent_id, claim_id, day) DO UPDATE SET checkins = agent_days.checkins + EXCLUDED.checkins,
+             on_time = agent_days.on_time + EXCLUDED.on_time, credit_s = agent_days.credit_s + EXCLUDED.credit_s,
+             coverage_s = agent_days.coverage_s + EXCLUDED.coverage_s,
+             digest = CASE WHEN EXCLUDED.digest = '' THEN agent_days.digest ELSE EXCLUDED.digest END
+         )
+         SELECT count(*)::integer AS n FROM agent`,
+        [
+          c.agentId, c.claimId, c.idempotencyKey, c.arrival, c.nextHeartbeatS, c.onTime, c.excused, c.credit,
+          deltas.map((d) => d.day), deltas.map((d) => d.checkins), deltas.map((d) => d.onTime), deltas.map((d) => d.creditS),
+          deltas.map((d) => d.coverageS), deltas.map((d) => d.digest ?? ""),
+          deltas[deltas.length - 1].digest, expected.lastArrival, expected.claimId,
+        ],
+      );
+      return rows[0].n === 1;
+    },
   };
 }

@@ -1,0 +1,193 @@
+import { expect } from "chai";
+import { GRACE_S, playCheckins, utcDay, type DayAggregate } from "../method";
+import { createVraiService, type VraiService } from "../service";
+import { createManualClock } from "../service/clock";
+import type { AgentRow, Store } from "../service/ports";
+import { TEST_STORES } from "../test-helpers/db";
+import type { Db } from "./db";
+import { createMemoryStore } from "./memory-store";
+import { migrate } from "./migrate";
+import { createSqlStore } from "./sql-store";
+
+const T0 = Date.UTC(2026, 10, 2, 22, 0, 0) / 1000; // 2026-11-02T22:00:00Z: the hourly run below crosses midnight
+const agentKnown = (agent: AgentRow | null): asserts agent is AgentRow => {
+  if (!agent) throw new Error("no such agent");
+};
+
+type Setup = { name: string; open(): Promise<{ store: Store; db: Db | null; close(): Promise<void> }> };
+
+const SETUPS: Setup[] = [
+  ...TEST_STORES.map(({ name, create }) => ({
+    name,
+    async open() {
+      const testDb = await create();
+      await migrate(testDb.db);
+      return { store: createSqlStore(testDb.db), db: testDb.db, close: () => testDb.drop() };
+    },
+  })),
+  { name: "memory", open: async () => ({ store: createMemoryStore(), db: null, close: async () => undefined }) },
+];
+
+/**
+ * The check-in write path (src/service/checkins.ts over `checkinState` and `commitCheckin`) on
+ * every store: a decision made on a state that changed before its write is never stored, and day
+ * aggregates written as deltas equal the method's own replay of the same requests.
+ */
+for (const setup of SETUPS) {
+  describe(`check-in writes on ${setup.name}`, function () {
+    let store: Store;
+    let close: () => Promise<void>;
+    let service: VraiService;
+    const clock = createManualClock(T0);
+
+    before(async () => {
+      ({ store, close } = await setup.open());
+      service = createVraiService({ store, clock, busy: () => false });
+    });
+    after(() => close());
+
+    async function newAgent(): Promise<string> {
+      clock.set(T0);
+      const { ownerId } = await service.accounts.createOwner();
+      return (await service.accounts.claimNewAgent(ownerId)).agentId;
+    }
+
+    it("refuses to store a check-in decided on a stale state, and writes nothing", async () => {
+      const agentId = await newAgent();
+      const first = await service.checkins.checkIn(agentId, "k1", agentKnown);
+      expect(first.type).to.equal("counted");
+      const agent = (await store.read.getAgent(agentId))!;
+      const checkin = { agentId, claimId: agent.claimId, idempotencyKey: "k2", arrival: T0 + 3600, nextHeartbeatS: 3600, onTime: true, excused: false, credit: 3600 };
+      const deltas = [{ day: utcDay(T0), checkins: 1, onTime: 1, creditS: 3600, coverageS: 3600, digest: "ab".repeat(32) }];
+      // The previous counted check-in is not the expected one, then the claim is not.
+      expect(await store.commitCheckin({ claimId: agent.claimId, lastArrival: null }, checkin, deltas)).to.equal(false);
+      expect(await store.commitCheckin({ claimId: agent.claimId + 1000, lastArrival: T0 }, checkin, deltas)).to.equal(false);
+      const after = (await store.read.getAgent(agentId))!;
+      expect(after.last).to.deep.equal(agent.last);
+      expect(await store.read.listDays(agentId, agent.claimId, "9999-12-31")).to.have.length(1);
+      expect((await store.checkinState(agentId, "k2")).duplicate).to.equal(null);
+      // The expected state does write.
+      expect(await store.commitCheckin({ claimId: agent.claimId, lastArrival: T0 }, checkin, deltas)).to.equal(true);
+      expect((await store.checkinState(agentId, "k2")).duplicate).to.include({ arrival: T0 + 3600, credit: 3600 });
+    });
+
+    it("decides again when another check-in of the agent is counted between its read and its write (V3.2)", async () => {
+      const agentId = await newAgent();
+      await service.checkins.checkIn(agentId, "first", agentKnown);
+      clock.set(T0 + 3600);
+      // Request A reads the state, then request B is counted before A writes.
+      let interleaved = false;
+      const racing: Store = {
+        ...store,
+        checkinState: async (id, key) => {
+          const state = await store.checkinState(id, key);
+          if (key === "A" && !interleaved) {
+            interleaved = true;
+            const b = await service.checkins.checkIn(agentId, "B", agentKnown);
+            expect(b.type).to.equal("counted");
+          }
+          return state;
+        },
+      };
+      const racingService = createVraiService({ store: racing, clock, busy: () => false });
+      const a = await racingService.checkins.checkIn(agentId, "A", agentKnown);
+      expect(interleaved).to.equal(true);
+      // A's first decision (counted on "first") was not stored: decided again after B, it is refused.
+      expect(a).to.deep.equal({ type: "refused", retryAfterS: 1200 });
+      expect((await store.checkinState(agentId, "A")).duplicate).to.equal(null);
+      const agent = (await store.read.getAgent(agentId))!;
+      const today = await store.read.listDays(agentId, agent.claimId, "9999-12-31");
+      expect(today.reduce((n, d) => n + d.checkins, 0)).to.equal(2);
+    });
+
+    it("answers the original when the same key is counted between its read and its write (V3.1)", async () => {
+      const agentId = await newAgent();
+      let interleaved = false;
+      const racing: Store = {
+        ...store,
+        checkinState: async (id, key) => {
+          const state = await store.checkinState(id, key);
+          if (!interleaved) {
+            interleaved = true;
+            await service.checkins.checkIn(agentId, "same", agentKnown);
+          }
+          return state;
+        },
+      };
+      const racingService = createVraiService({ store: racing, clock, busy: () => false });
+      const again = await racingService.checkins.checkIn(agentId, "same", agentKnown);
+      expect(again.type).to.equal("duplicate");
+      const agent = (await store.read.getAgent(agentId))!;
+      expect((await store.read.listDays(agentId, agent.claimId, "9999-12-31"))[0].checkins).to.equal(1);
+    });
+
+    it("keeps day aggregates equal to the method's own replay: hourly across midnight, late, refused and excused (V4, V5, V10)", async () => {
+      const agentId = await newAgent();
+      const arrivals = [T0, T0 + 3600, T0 + 7200, T0 + 7200 + 3601, T0 + 7200 + 3601 + 4000, T0 + 20 * 3600, T0 + 20 * 3600 + 1199, T0 + 21 * 3600];
+      // A window declared before the long gap excuses the check-in at 20 h (V4).
+      clock.set(T0 + 7200 + 3601 + 4000 + 60);
+      await service.operator.declareOutage({ id: `w-${setup.name}-${agentId}`, start: T0 + 7200 + 3601 + 4000 + 60, end: T0 + 19 * 3600, reason: "test" });
+      const windows = (await store.read.listOutages()).filter((o) => o.id === `w-${setup.name}-${agentId}`);
+      for (const [i, arrival] of arrivals.entries()) {
+        clock.set(arrival);
+        await service.checkins.checkIn(agentId, `h${i}`, agentKnown);
+      }
+      const expected = playCheckins(arrivals.map((arrival, i) => ({ arrival, key: `h${i}` })), windows);
+      const agent = (await store.read.getAgent(agentId))!;
+      const stored: DayAggregate[] = await store.read.listDays(agentId, agent.claimId, "9999-12-31");
+      expect(stored).to.deep.equal(expected.days);
+      expect(expected.decisions.map((d) => d.type)).to.include("refused");
+      expect(expected.counted.some((c) => c.excused)).to.equal(true);
+      expect(stored.length).to.be.greaterThan(1);
+      const last = expected.counted[expected.counted.length - 1];
+      expect(agent.last).to.deep.equal({ arrival: last.arrival, nextHeartbeatS: last.nextHeartbeatS, dayDigest: expected.days[expected.days.length - 1].digest });
+    });
+
+    it("reads only windows that may excuse the next check-in", async () => {
+      const agentId = await newAgent();
+      clock.set(T0 + 10);
+      await service.checkins.checkIn(agentId, "x", agentKnown);
+      const deadline = T0 + 10 + 3600 + GRACE_S;
+      clock.set(T0 + 20);
+      const id = (s: string) => `${s}-${setup.name}-${agentId}`;
+      await service.operator.declareOutage({ id: id("ended-before"), start: T0 + 20, end: deadline - 1, reason: "test" });
+      await service.operator.declareOutage({ id: id("ends-at-deadline"), start: T0 + 20, end: deadline, reason: "test" });
+      await service.operator.declareOutage({ id: id("open"), start: T0 + 20, end: null, reason: "test" });
+      const ids = (await store.checkinState(agentId, "y")).windows.map((w) => w.id).filter((w) => w.endsWith(`-${setup.name}-${agentId}`));
+      expect(ids.sort()).to.deep.equal([id("ends-at-deadline"), id("open")].sort());
+      await service.operator.closeOutage(id("open"), T0 + 30);
+    });
+  });
+}
+
+describe("migration 004 (last_day_digest)", () => {
+  for (const { name, create } of TEST_STORES) {
+    it(`fills the digest of each agent's last check-in day from its aggregates on ${name}`, async () => {
+      const testDb = await create();
+      try {
+        await migrate(testDb.db);
+        const store = createSqlStore(testDb.db);
+        const clock = createManualClock(T0);
+        const service = createVraiService({ store, clock, busy: () => false });
+        const { ownerId } = await service.accounts.createOwner();
+        const { agentId } = await service.accounts.claimNewAgent(ownerId);
+        for (let h = 0; h < 3; h++) {
+          clock.set(T0 + h * 3600);
+          await service.checkins.checkIn(agentId, `m${h}`, agentKnown);
+        }
+        const before = (await store.read.getAgent(agentId))!;
+        expect(before.last!.dayDigest).to.match(/^[0-9a-f]{64}$/);
+        // Back to the schema before 004, then migrate again.
+        await testDb.db.query("ALTER TABLE agents DROP COLUMN last_day_digest");
+        await testDb.db.query("DELETE FROM schema_migrations WHERE version = 4");
+        expect(await migrate(testDb.db)).to.deep.equal(["004_checkin_day_digest.sql"]);
+        const after = (await createSqlStore(testDb.db).read.getAgent(agentId))!;
+        expect(after.last).to.deep.equal(before.last);
+        const days = await store.read.listDays(agentId, before.claimId, "9999-12-31");
+        expect(days.find((d) => d.day === utcDay(T0 + 2 * 3600))!.digest).to.equal(after.last!.dayDigest);
+      } finally {
+        await testDb.drop();
+      }
+    });
+  }
+});
