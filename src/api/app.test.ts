@@ -271,6 +271,45 @@ for (const { name, create } of TEST_STORES) {
       expect(badScoreId.status).to.equal(400);
     });
 
+    it("answers the same through the route table as through Express's router (case, trailing slash, escapes, HEAD), and counts both", async () => {
+      const owner = await newOwner();
+      const agent = await newAgent(owner.token);
+      const direct = await call("GET", `/v1/agents/${agent.agentId}/score`);
+      expect(direct.status).to.equal(200);
+      for (const path of [`/V1/AGENTS/${agent.agentId}/Score`, `/v1/agents/${agent.agentId}/score/`, `/v1/agents/${encodeURIComponent(agent.agentId).replace("_", "%5F")}/score`]) {
+        const routed = await call("GET", path);
+        expect(routed.status, path).to.equal(200);
+        expect(routed.text, path).to.equal(direct.text);
+        expect(routed.headers.get("etag"), path).to.equal(direct.headers.get("etag"));
+      }
+      const head = await fetch(`${server.url}/v1/agents/${agent.agentId}/score`, { method: "HEAD" });
+      expect(head.status).to.equal(200);
+      expect(head.headers.get("content-length")).to.equal(direct.headers.get("content-length"));
+      const invalid = await call("GET", "/v1/agents/bad!id/score");
+      expect(invalid.status).to.equal(400);
+      expect(invalid.json.error.message).to.equal("path.id: expected 1 to 64 letters, digits, _ or -");
+      expect((await call("GET", "/v1/agents/bad%21id/score")).json).to.deep.equal(invalid.json);
+      const missing = await call("GET", "/v1/agents/agt_missing/score/");
+      expect(missing.status).to.equal(404);
+      expect(missing.json.error.code).to.equal("agent_not_found");
+      const metrics = (await call("GET", "/metrics")).text;
+      const count = (status: number) => Number(new RegExp(`vrai_http_requests_total\\{method="GET",route="/v1/agents/:id/score",status="${status}"\\} (\\d+)`).exec(metrics)?.[1]);
+      expect(count(200)).to.be.at.least(4);
+      expect(count(400)).to.be.at.least(2);
+      expect(count(404)).to.be.at.least(1);
+    });
+
+    it("validates the body of a route that declares one, wherever the request was routed", async () => {
+      const owner = await newOwner();
+      for (const path of ["/v1/agents", "/V1/Agents", "/v1/agents/"]) {
+        const malformed = await call("POST", path, { token: owner.token, rawBody: "{not json" });
+        expect(malformed.json.error.code, path).to.equal("malformed_json");
+        const extra = await call("POST", path, { token: owner.token, body: { name: "ok", admin: true } });
+        expect(extra.status, path).to.equal(400);
+        expect(extra.json.error.message, path).to.match(/^body/);
+      }
+    });
+
     it("describes every route in the OpenAPI document and exposes Prometheus metrics", async () => {
       const doc = (await call("GET", "/v1/openapi.json")).json;
       expect(doc.openapi).to.equal("3.1.0");

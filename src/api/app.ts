@@ -1,13 +1,14 @@
-import express, { type Request, type Response } from "express";
+import crypto from "node:crypto";
+import express, { type NextFunction, type Request, type Response } from "express";
 import type { Logger } from "pino";
 import client from "prom-client";
 import type { VraiService } from "../service";
 import { UnauthorizedError } from "../service/errors";
-import { hashSecret, secretMatches } from "../service/secrets";
+import { hashSecret } from "../service/secrets";
 import type { LoadMonitor } from "../service/load";
-import { errorHandler, parseWith, sendError } from "./http";
+import { createPartParser, errorHandler, sendError, sendJson } from "./http";
 import { createRateLimiter } from "./rate-limit";
-import { openApiDocument, type RouteSpec } from "./routes";
+import { createRouteTable, openApiDocument, type RouteSpec } from "./routes";
 import { serviceRoutes } from "./service-routes";
 
 export type AppOptions = {
@@ -51,33 +52,20 @@ export function createApp(options: AppOptions): express.Express {
   const routes: RouteSpec[] = [...serviceRoutes(service, { checkinResults }), ...(options.extraRoutes ?? [])];
   const openApi = openApiDocument(routes, { version: options.version ?? "0.1.0" });
 
-  app.use((req, res, next) => {
-    const leave = load.enter();
-    const started = process.hrtime.bigint();
-    res.on("close", () => {
-      leave();
-      const route = (req.route?.path as string | undefined) ?? "unmatched";
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      requests.inc({ method: req.method, route, status: String(res.statusCode) });
-      duration.observe({ method: req.method, route }, seconds);
-      // Never the headers, body or URL query: they carry tokens, keys and idempotency keys.
-      logger.debug({ method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, "request");
-    });
-    next();
-  });
-  app.use(express.json({ limit: BODY_LIMIT, strict: true, type: ["application/json", "application/*+json"] }));
+  const operatorTokenHash = Buffer.from(options.operatorTokenHash, "hex");
 
-  app.get("/metrics", async (_req, res) => {
-    res.set("Content-Type", registry.contentType).send(await registry.metrics());
-  });
-  app.get("/v1/openapi.json", (_req, res) => void res.json(openApi));
-
-  for (const route of routes) {
-    app[route.method](route.path, async (req: Request, res: Response, next) => {
+  /** Serves one route: rate limit, authentication, validation (each part parsed as declared), the handler and its reply. */
+  function createRouteHandler(route: RouteSpec) {
+    const parseParams = route.params && createPartParser(route.params, "path");
+    const parseQuery = route.query && createPartParser(route.query, "query");
+    const parseHeaders = route.headers && createPartParser(route.headers, "header");
+    const parseBody = route.body && createPartParser(route.body, "body");
+    return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
       try {
         const credential = bearer(req);
-        const limitKey = credential ? `c:${hashSecret(credential)}` : `ip:${req.ip}`;
-        const allowed = limiter.take(limitKey);
+        // The credential's SHA-256, computed once: the limiter's key and the operator check both use it.
+        const credentialHash = credential ? hashSecret(credential) : "";
+        const allowed = limiter.take(credential ? `c:${credentialHash}` : `ip:${req.ip}`);
         if (!allowed.ok) {
           res.set("Retry-After", String(allowed.retryAfterS));
           return sendError(res, 429, "rate_limited", `too many requests; retry in ${allowed.retryAfterS} s`);
@@ -85,29 +73,77 @@ export function createApp(options: AppOptions): express.Express {
         let ownerId = "";
         if (route.auth !== "none" && !credential) throw new UnauthorizedError("missing_credentials", "an Authorization: Bearer header is required");
         if (route.auth === "owner") ownerId = await service.accounts.authenticateOwner(credential);
-        if (route.auth === "operator" && !secretMatches(credential, options.operatorTokenHash)) {
+        if (route.auth === "operator" && !hashesEqual(credentialHash, operatorTokenHash)) {
           throw new UnauthorizedError("invalid_operator_token", "the operator token is not valid");
         }
-        const params = route.params ? parseWith(route.params, req.params, "path") : {};
-        const query = route.query ? parseWith(route.query, req.query, "query") : {};
-        const headers = route.headers ? parseWith(route.headers, req.headers, "header") : {};
-        const body = route.body ? parseWith(route.body, req.body ?? {}, "body") : undefined;
+        const params = parseParams ? parseParams(req.params) : {};
+        const query = parseQuery ? parseQuery(req.query) : {};
+        const headers = parseHeaders ? parseHeaders(req.headers) : {};
+        const body = parseBody ? parseBody(req.body ?? {}) : undefined;
         const reply = await route.handler({ params, query, headers, body, ownerId, credential, req, res } as never);
         if (reply.headers) res.set(reply.headers);
-        res.status(reply.status);
+        res.statusCode = reply.status;
         if (reply.raw) res.type(reply.raw.contentType).send(reply.raw.text);
         else if (reply.body === undefined) res.end();
-        else res.json(reply.body);
+        else sendJson(res, reply.body);
       } catch (error) {
         next(error);
       }
+    };
+  }
+
+  const table = createRouteTable(routes);
+  // The table answers before Express's router does, so it must not take a path registered ahead of the routes.
+  for (const path of ["/metrics", "/v1/openapi.json"]) {
+    const shadowing = table.match("GET", path);
+    if (shadowing) throw new Error(`route ${shadowing.route.path} would shadow ${path}`);
+  }
+  // Only routes with a body schema read one: the others never pay for body parsing.
+  const jsonBody = express.json({ limit: BODY_LIMIT, strict: true, type: ["application/json", "application/*+json"] });
+  const handlers = new Map(routes.map((route) => [route, createRouteHandler(route)]));
+
+  app.use((req, res, next) => {
+    const leave = load.enter();
+    const started = process.hrtime.bigint();
+    const match = table.match(req.method, req.url);
+    res.on("close", () => {
+      leave();
+      const route = match?.route.path ?? (req.route?.path as string | undefined) ?? "unmatched";
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      requests.inc({ method: req.method, route, status: String(res.statusCode) });
+      duration.observe({ method: req.method, route }, seconds);
+      // Never the headers, body or URL query: they carry tokens, keys and idempotency keys.
+      if (logger.isLevelEnabled("debug")) logger.debug({ method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, "request");
     });
+    if (!match) return next();
+    req.params = match.params;
+    const handle = handlers.get(match.route)!;
+    if (match.route.body) jsonBody(req, res, (error) => (error ? next(error) : void handle(req, res, next)));
+    else void handle(req, res, next);
+  });
+
+  app.get("/metrics", async (_req, res) => {
+    res.set("Content-Type", registry.contentType).send(await registry.metrics());
+  });
+  app.get("/v1/openapi.json", (_req, res) => void res.json(openApi));
+
+  // The same routes through Express's router, for the requests the table leaves to it (HEAD, OPTIONS, escapes).
+  for (const route of routes) {
+    const handle = handlers.get(route)!;
+    if (route.body) app[route.method](route.path, jsonBody, handle);
+    else app[route.method](route.path, handle);
   }
   options.mount?.(app);
 
   app.use((_req, res) => sendError(res, 404, "not_found", "no such route"));
   app.use(errorHandler((error) => logger.error({ err: error }, "request failed")));
   return app;
+}
+
+/** Whether a lowercase hex SHA-256 is `stored`, compared in constant time. */
+function hashesEqual(hash: string, stored: Buffer): boolean {
+  const given = Buffer.from(hash, "hex");
+  return given.length === stored.length && crypto.timingSafeEqual(given, stored);
 }
 
 function bearer(req: Request): string {

@@ -7,7 +7,34 @@ export type ErrorBody = { error: { code: string; message: string } };
 
 /** Sends `{ error: { code, message } }` with `status`. */
 export function sendError(res: Response, status: number, code: string, message: string): void {
-  res.status(status).json({ error: { code, message } } satisfies ErrorBody);
+  res.status(status);
+  sendJson(res, { error: { code, message } } satisfies ErrorBody);
+}
+
+/**
+ * `res.json(body)`, byte for byte, without Express's send pipeline: the same Content-Type,
+ * Content-Length and ETag headers in the same order, and the body written with the headers in one
+ * piece. What that pipeline does beyond this (304 to a conditional request, no body for HEAD, 204,
+ * 205 or 304, JSON settings, headers already set) is left to `res.json`.
+ */
+export function sendJson(res: Response, body: unknown): void {
+  const { req, app } = res;
+  const etagOf = app.get("etag fn") as ((body: string, encoding: "utf8") => string | undefined) | undefined;
+  const plain =
+    typeof etagOf === "function" && req.method !== "HEAD" && req.headers["if-none-match"] === undefined && req.headers["if-modified-since"] === undefined &&
+    res.statusCode !== 204 && res.statusCode !== 205 && res.statusCode !== 304 &&
+    !res.hasHeader("content-type") && !res.hasHeader("etag") && !res.hasHeader("transfer-encoding") &&
+    app.get("json replacer") === undefined && app.get("json spaces") === undefined && !app.get("json escape");
+  if (!plain) {
+    res.json(body);
+    return;
+  }
+  const text = JSON.stringify(body);
+  res.setHeader("Content-Type", "application/json; charset=utf-8");
+  res.setHeader("Content-Length", String(Buffer.byteLength(text, "utf8")));
+  const etag = etagOf(text, "utf8");
+  if (etag) res.setHeader("ETag", etag);
+  res.end(text, "utf8");
 }
 
 /** A zod failure as one readable line naming the field, e.g. `body.points: expected a number`. */
@@ -29,6 +56,32 @@ export function parseWith<T extends z.ZodType>(schema: T, value: unknown, where:
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw new RequestValidationError(describeZodError(where, parsed.error));
   return parsed.data;
+}
+
+/**
+ * `parseWith` for one part of a route's requests, prepared once. A plain object schema (unknown
+ * keys stripped, no checks on the whole object) is parsed key by key: no copy of the request part
+ * is walked, and the result and the first issue's message are those of the whole-object parse.
+ * Any other schema is parsed whole.
+ */
+export function createPartParser(schema: z.ZodType, where: string): (value: unknown) => Record<string, unknown> {
+  const def = (schema as z.ZodObject)._zod.def;
+  if (def.type !== "object" || def.catchall !== undefined || (def.checks?.length ?? 0) > 0) {
+    return (value) => parseWith(schema, value, where) as Record<string, unknown>;
+  }
+  const fields = Object.entries((schema as z.ZodObject).shape as Record<string, z.ZodType>).map(([key, field]) => ({ key, field, where: `${where}.${key}` }));
+  return (value) => {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return parseWith(schema, value, where) as Record<string, unknown>;
+    const input = value as Record<string, unknown>;
+    const parsed: Record<string, unknown> = {};
+    for (const { key, field, where: at } of fields) {
+      const result = field.safeParse(input[key]);
+      if (!result.success) throw new RequestValidationError(describeZodError(at, result.error));
+      // As the object parse does: an absent optional key stays absent; a default is filled in.
+      if (result.data !== undefined || key in input) parsed[key] = result.data;
+    }
+    return parsed;
+  };
 }
 
 /**

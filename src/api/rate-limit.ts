@@ -7,6 +7,8 @@ export function createRateLimiter(options: { perMinute: number; burst: number; n
   const ratePerMs = options.perMinute / 60_000;
   const buckets = new Map<string, { tokens: number; at: number }>();
   let lastSweep = now();
+  // One answer object for every allowed request: the hot path allocates nothing for it.
+  const allowed = Object.freeze({ ok: true as const });
 
   function sweep(t: number): void {
     if (t - lastSweep < 60_000) return;
@@ -15,7 +17,7 @@ export function createRateLimiter(options: { perMinute: number; burst: number; n
   }
 
   /** Takes one token for `key`: `{ ok: true }`, or how many seconds until one is available. */
-  function take(key: string): { ok: true } | { ok: false; retryAfterS: number } {
+  function take(key: string): { readonly ok: true } | { ok: false; retryAfterS: number } {
     const t = now();
     sweep(t);
     const b = buckets.get(key) ?? { tokens: options.burst, at: t };
@@ -24,7 +26,7 @@ export function createRateLimiter(options: { perMinute: number; burst: number; n
     buckets.set(key, b);
     if (b.tokens >= 1) {
       b.tokens -= 1;
-      return { ok: true };
+      return allowed;
     }
     return { ok: false, retryAfterS: Math.max(1, Math.ceil((1 - b.tokens) / ratePerMs / 1000)) };
   }

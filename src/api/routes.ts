@@ -39,6 +39,65 @@ export type RouteSpec = {
   handler(ctx: RouteContext): Promise<Reply>;
 };
 
+/** A request's route and its path parameters, found by `createRouteTable`. */
+export type RouteMatch = { route: RouteSpec; params: Record<string, string> };
+
+// Paths the table answers for: one or more non-empty segments of unreserved and sub-delimiter
+// characters. No trailing slash, no percent-escape (a parameter is then its own decoded value),
+// no absolute-form URL: parseurl's fast path reads such a URL the same way.
+const PLAIN_PATH = /^(?:\/[A-Za-z0-9._~!$&'()*+,;=:@-]+)+$/;
+const PARAM_SEGMENT = /^:([A-Za-z_$][A-Za-z0-9_$]*)$/;
+// Route path literals free of path-to-regexp syntax (`:`, `*`, `{}`, `()` and the like).
+const LITERAL_SEGMENT = /^[A-Za-z0-9._~-]+$/;
+
+/**
+ * Finds the route of a request without walking Express's router, for the common request only: its
+ * exact method and a plain path (see `PLAIN_PATH`). Anything else (HEAD, OPTIONS, a trailing slash,
+ * escapes) returns null and is left to Express, where the same routes are registered too; on the
+ * requests it answers, the table agrees with Express: literal segments compare case-insensitively,
+ * a parameter is one whole segment, and the first route declared wins.
+ * @throws when a route path uses syntax beyond literal and `:name` segments.
+ */
+export function createRouteTable(routes: readonly RouteSpec[]) {
+  const byMethod = new Map<string, { route: RouteSpec; segments: (string | { param: string })[] }[]>();
+  for (const route of routes) {
+    const segments = route.path.split("/").slice(1).map((segment) => {
+      const param = PARAM_SEGMENT.exec(segment);
+      if (param) return { param: param[1] };
+      if (!LITERAL_SEGMENT.test(segment)) throw new Error(`route path ${route.path}: only literal and :name segments are supported`);
+      return segment.toLowerCase();
+    });
+    const method = route.method.toUpperCase();
+    const list = byMethod.get(method) ?? [];
+    list.push({ route, segments });
+    byMethod.set(method, list);
+  }
+
+  /** The route for `method` and `url` (path and query), or null when Express's router must decide. */
+  function match(method: string, url: string): RouteMatch | null {
+    const candidates = byMethod.get(method);
+    if (!candidates) return null;
+    const queryAt = url.indexOf("?");
+    const path = queryAt === -1 ? url : url.slice(0, queryAt);
+    if (!PLAIN_PATH.test(path)) return null;
+    const parts = path.split("/");
+    next: for (const { route, segments } of candidates) {
+      if (segments.length !== parts.length - 1) continue;
+      const params: Record<string, string> = {};
+      for (let i = 0; i < segments.length; i++) {
+        const segment = segments[i];
+        const part = parts[i + 1];
+        if (typeof segment !== "string") params[segment.param] = part;
+        else if (part !== segment && part.toLowerCase() !== segment) continue next;
+      }
+      return { route, params };
+    }
+    return null;
+  }
+
+  return { match };
+}
+
 /** The JSON error shape, for the OpenAPI document. */
 export const errorSchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
 
