@@ -25,12 +25,15 @@ export type CheckinDecision =
   | { type: "refused"; retryAfterS: number }
   | { type: "duplicate"; original: CountedCheckin };
 
+/** What V3.5 uses of the previous counted check-in. */
+export type PreviousCheckin = Pick<CountedCheckin, "arrival" | "nextHeartbeatS">;
+
 /** Everything `decideCheckin` needs about one agent at the instant a request arrives. */
 export type CheckinInput = {
   /** Arrival time from the service's clock (V1), Unix seconds. */
   arrival: number;
-  /** Previous counted check-in of this agent since its latest claim (V3.4), or null. */
-  previous: CountedCheckin | null;
+  /** Previous counted check-in of this agent since its latest claim (V3.4), or null; only its arrival and `next_heartbeat_s` matter. */
+  previous: PreviousCheckin | null;
   /** Counted check-in of this agent with the same idempotency key since its latest claim (V3.1), or null. */
   duplicateOf: CountedCheckin | null;
   /**
@@ -43,7 +46,7 @@ export type CheckinInput = {
 };
 
 /** `p.arrival + p.next_heartbeat_s + 600` (V3.5). */
-export function deadlineOf(previous: CountedCheckin): number {
+export function deadlineOf(previous: PreviousCheckin): number {
   return previous.arrival + previous.nextHeartbeatS + GRACE_S;
 }
 

@@ -1,5 +1,5 @@
 import type { CountedCheckin } from "./checkin";
-import { DAY_S, dayNumber, utcDay } from "./time";
+import { DAY_S, dayName, dayNumber, utcDay } from "./time";
 import { sha256Hex } from "./canonical";
 
 /**
@@ -85,16 +85,20 @@ export type DayDelta = { day: string; checkins: number; onTime: number; creditS:
  */
 export function checkinDayDeltas(counted: CountedCheckin, previousArrival: number | null, arrivalDayDigest: string): DayDelta[] {
   const deltas: DayDelta[] = [];
-  const arrivalDay = utcDay(counted.arrival);
+  const { arrival } = counted;
+  const arrivalDay = dayNumber(arrival);
   let ownCoverage = 0;
-  if (counted.onTime === true && previousArrival !== null) {
-    for (const part of coverageByDay(previousArrival, counted.arrival)) {
-      if (part.day === arrivalDay) ownCoverage = part.seconds;
-      else deltas.push({ day: part.day, checkins: 0, onTime: 0, creditS: 0, coverageS: part.seconds, digest: null });
+  if (counted.onTime === true && previousArrival !== null && arrival > previousArrival) {
+    // coverageByDay(previousArrival, arrival), without building the parts.
+    for (let d = dayNumber(previousArrival); d * DAY_S < arrival; d++) {
+      const seconds = Math.min(arrival, (d + 1) * DAY_S) - Math.max(previousArrival, d * DAY_S);
+      if (seconds <= 0) continue;
+      if (d === arrivalDay) ownCoverage = seconds;
+      else deltas.push({ day: dayName(d), checkins: 0, onTime: 0, creditS: 0, coverageS: seconds, digest: null });
     }
   }
   deltas.push({
-    day: arrivalDay,
+    day: dayName(arrivalDay),
     checkins: 1,
     onTime: counted.onTime === true ? 1 : 0,
     creditS: counted.credit,

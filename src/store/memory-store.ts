@@ -6,24 +6,34 @@ import type { AgentRow, AuditEntry, ChallengeRow, OutageRow, OwnerRow, PenaltyRo
  * One process, one event at a time: a transaction is the call itself. The service validates
  * before it writes, so a rejected operation leaves nothing behind here either.
  */
+const NO_WINDOWS: readonly OutageWindow[] = Object.freeze([]);
+
 export function createMemoryStore(): Store {
   const owners = new Map<string, OwnerRow>();
   const agents = new Map<string, AgentRow>();
   let nextClaimId = 1;
-  // Per agent: its counted check-ins by idempotency key (keys are scoped per agent, V3.1), and per
-  // claim the arrivals and day aggregates. Nested maps keep the check-in path to a few lookups.
-  const checkinsOf = new Map<string, { byKey: Map<string, StoredCheckin>; claims: Map<number, { arrivals: number[]; days: Map<string, DayAggregate> }> }>();
-  const stateOf = (agentId: string) => {
+  // Per agent, every counted check-in as numbers in one array (no object per check-in: replay keeps
+  // hundreds of thousands), its offset by idempotency key (keys are scoped per agent, V3.1), and per claim the
+  // day aggregates. Agent rows are replaced, never changed in place, so they can be handed out as they are.
+  type AgentCheckins = {
+    byKey: Map<string, number>;
+    /** CHECKIN_FIELDS numbers per check-in: claim id, arrival, next_heartbeat_s, flags, credit. */
+    fields: number[];
+    days: Map<number, Map<string, DayAggregate>>;
+  };
+  const CHECKIN_FIELDS = 5;
+  const checkinsOf = new Map<string, AgentCheckins>();
+  const checkinsFor = (agentId: string): AgentCheckins => {
     let state = checkinsOf.get(agentId);
-    if (!state) checkinsOf.set(agentId, (state = { byKey: new Map(), claims: new Map() }));
+    if (!state) checkinsOf.set(agentId, (state = { byKey: new Map(), fields: [], days: new Map() }));
     return state;
   };
-  const claimStateOf = (agentId: string, claimId: number) => {
-    const claims = stateOf(agentId).claims;
-    let claim = claims.get(claimId);
-    if (!claim) claims.set(claimId, (claim = { arrivals: [], days: new Map() }));
-    return claim;
-  };
+  // Flags: 0 late, 1 on time, 2 null (first after a claim); + 4 when excused.
+  const storedCheckin = (agentId: string, key: string, c: AgentCheckins, at: number): StoredCheckin => ({
+    agentId, claimId: c.fields[at], idempotencyKey: key, arrival: c.fields[at + 1], nextHeartbeatS: c.fields[at + 2],
+    onTime: (c.fields[at + 3] & 3) === 2 ? null : (c.fields[at + 3] & 3) === 1, excused: (c.fields[at + 3] & 4) !== 0, credit: c.fields[at + 4],
+  });
+  const daysOf = (agentId: string, claimId: number) => checkinsOf.get(agentId)?.days.get(claimId);
   const outages = new Map<string, OutageRow>();
   const penalties = new Map<string, PenaltyRow>();
   const challenges = new Map<string, ChallengeRow>();
@@ -41,21 +51,24 @@ export function createMemoryStore(): Store {
     getAgent: async (id) => copy(agents.get(id)),
     insertAgent: async (a) => void agents.set(a.id, { ...a }),
     async startClaim(agentId, c) {
-      const agent = agents.get(agentId)!;
       const claimId = nextClaimId++;
-      Object.assign(agent, { ownerId: c.ownerId, claimId, claimedAt: c.claimedAt, keyHash: c.keyHash, last: null });
+      agents.set(agentId, { ...agents.get(agentId)!, ownerId: c.ownerId, claimId, claimedAt: c.claimedAt, keyHash: c.keyHash, last: null });
       return claimId;
     },
     listClaimedAgentIds: async () => [...agents.keys()].sort(),
     listAgentsOfOwner: async (ownerId) => [...agents.values()].filter((a) => a.ownerId === ownerId).map((a) => a.id).sort(),
 
     async listDays(agentId, claimId, lastDay) {
-      const byDay = checkinsOf.get(agentId)?.claims.get(claimId)?.days;
+      const byDay = daysOf(agentId, claimId);
       if (!byDay) return [];
       return [...byDay.values()].filter((d) => d.day <= lastDay).sort((a, b) => (a.day < b.day ? -1 : 1)).map((d) => ({ ...d }));
     },
-    countCheckinsAt: async (agentId, claimId, at) =>
-      (checkinsOf.get(agentId)?.claims.get(claimId)?.arrivals ?? []).filter((arrival) => arrival === at).length,
+    async countCheckinsAt(agentId, claimId, at) {
+      const c = checkinsOf.get(agentId);
+      let n = 0;
+      if (c) for (let i = 0; i < c.fields.length; i += CHECKIN_FIELDS) if (c.fields[i + 1] === at && c.fields[i] === claimId) n++;
+      return n;
+    },
 
     listOutages: async () => [...outages.values()].map((o) => ({ ...o })).sort((a, b) => a.start - b.start || (a.id < b.id ? -1 : 1)),
     getOutage: async (id) => copy(outages.get(id)),
@@ -113,9 +126,9 @@ export function createMemoryStore(): Store {
   };
 
   /** V4.3 windows that may excuse the check-in after `last` (the SQL store's filter, `checkinState`). */
-  const windowsAfter = (last: AgentRow["last"]): OutageWindow[] => {
+  const windowsAfter = (last: AgentRow["last"]): readonly OutageWindow[] => {
+    if (last === null || outages.size === 0) return NO_WINDOWS;
     const found: OutageWindow[] = [];
-    if (last === null || outages.size === 0) return found;
     const deadline = last.arrival + last.nextHeartbeatS + GRACE_S;
     for (const o of outages.values()) if (o.end === null || o.end >= deadline || (o.closedAt ?? -Infinity) > last.arrival) found.push({ ...o });
     return found;
@@ -126,18 +139,25 @@ export function createMemoryStore(): Store {
     read: tx,
     async checkinState(agentId, key) {
       const agent = agents.get(agentId);
-      if (!agent) return { agent: null, duplicate: null, windows: [] };
-      // The agent is copied (claims change the stored row in place); stored check-ins never change, so the duplicate is shared.
-      return { agent: { ...agent }, duplicate: checkinsOf.get(agentId)?.byKey.get(key) ?? null, windows: windowsAfter(agent.last) };
+      if (!agent) return { agent: null, duplicate: null, windows: NO_WINDOWS };
+      const c = checkinsOf.get(agentId);
+      const i = c?.byKey.get(key);
+      return { agent, duplicate: i === undefined ? null : storedCheckin(agentId, key, c!, i), windows: windowsAfter(agent.last) };
     },
     async commitCheckin(expected, c, deltas) {
       const agent = agents.get(c.agentId);
       if (!agent || agent.claimId !== expected.claimId || (agent.last === null ? null : agent.last.arrival) !== expected.lastArrival) return false;
-      stateOf(c.agentId).byKey.set(c.idempotencyKey, c); // built by the service for this call only
-      const claim = claimStateOf(c.agentId, c.claimId);
-      claim.arrivals.push(c.arrival);
-      agent.last = { arrival: c.arrival, nextHeartbeatS: c.nextHeartbeatS, dayDigest: deltas[deltas.length - 1].digest as string };
-      applyDayDeltas(claim.days, deltas);
+      const all = checkinsFor(c.agentId);
+      all.byKey.set(c.idempotencyKey, all.fields.length);
+      all.fields.push(c.claimId, c.arrival, c.nextHeartbeatS, (c.onTime === null ? 2 : c.onTime ? 1 : 0) + (c.excused ? 4 : 0), c.credit);
+      // Spelled out: an object spread with extra keys is several times slower than a literal here.
+      agents.set(c.agentId, {
+        id: agent.id, name: agent.name, ownerId: agent.ownerId, claimId: agent.claimId, claimedAt: agent.claimedAt, keyHash: agent.keyHash,
+        last: { arrival: c.arrival, nextHeartbeatS: c.nextHeartbeatS, dayDigest: deltas[deltas.length - 1].digest as string }, createdAt: agent.createdAt,
+      });
+      let days = all.days.get(c.claimId);
+      if (!days) all.days.set(c.claimId, (days = new Map()));
+      applyDayDeltas(days, deltas);
       return true;
     },
   };
