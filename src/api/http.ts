@@ -13,13 +13,13 @@ export function sendError(res: Response, status: number, code: string, message: 
 
 /**
  * `res.json(body)`, byte for byte, without Express's send pipeline: the same Content-Type,
- * Content-Length and ETag headers in the same order, and the body written with the headers in one
- * piece. What that pipeline does beyond this (304 to a conditional request, no body for HEAD, 204,
- * 205 or 304, JSON settings, headers already set) is left to `res.json`.
+ * Content-Length and ETag headers in the same order, and the same body. What that pipeline does
+ * beyond this (304 to a conditional request, no body for HEAD, 204, 205 or 304, JSON settings,
+ * headers already set) is left to `res.json`.
  */
 export function sendJson(res: Response, body: unknown): void {
   const { req, app } = res;
-  const etagOf = app.get("etag fn") as ((body: string, encoding: "utf8") => string | undefined) | undefined;
+  const etagOf = app.get("etag fn") as ((body: Buffer) => string | undefined) | undefined;
   const plain =
     typeof etagOf === "function" && req.method !== "HEAD" && req.headers["if-none-match"] === undefined && req.headers["if-modified-since"] === undefined &&
     res.statusCode !== 204 && res.statusCode !== 205 && res.statusCode !== 304 &&
@@ -29,12 +29,13 @@ export function sendJson(res: Response, body: unknown): void {
     res.json(body);
     return;
   }
-  const text = JSON.stringify(body);
+  // Encoded once: its length, its ETag and the bytes written all come from this buffer.
+  const bytes = Buffer.from(JSON.stringify(body), "utf8");
   res.setHeader("Content-Type", "application/json; charset=utf-8");
-  res.setHeader("Content-Length", String(Buffer.byteLength(text, "utf8")));
-  const etag = etagOf(text, "utf8");
+  res.setHeader("Content-Length", String(bytes.length));
+  const etag = etagOf(bytes);
   if (etag) res.setHeader("ETag", etag);
-  res.end(text, "utf8");
+  res.end(bytes);
 }
 
 /** A zod failure as one readable line naming the field, e.g. `body.points: expected a number`. */
