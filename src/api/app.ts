@@ -102,6 +102,8 @@ export function createApp(options: AppOptions): express.Express {
   const jsonBody = express.json({ limit: BODY_LIMIT, strict: true, type: ["application/json", "application/*+json"] });
   const handlers = new Map(routes.map((route) => [route, createRouteHandler(route)]));
 
+  // Every request is counted, timed and logged here; one the table recognises is also served here,
+  // without walking the router's layers.
   app.use((req, res, next) => {
     const leave = load.enter();
     const started = process.hrtime.bigint();
