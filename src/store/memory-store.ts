@@ -1,4 +1,4 @@
-import { applyDayDeltas, GRACE_S, type DayAggregate, type OutageWindow } from "../method";
+import { GRACE_S, type DayAggregate, type OutageWindow } from "../method";
 import type { AgentRow, AuditEntry, ChallengeRow, OutageRow, OwnerRow, PenaltyRow, ProofRow, ScoreRow, Store, StoreTx, StoredCheckin } from "../service/ports";
 
 /**
@@ -140,6 +140,7 @@ export function createMemoryStore(): Store {
     async checkinState(agentId, key) {
       const agent = agents.get(agentId);
       if (!agent) return { agent: null, duplicate: null, windows: NO_WINDOWS };
+      // The live row, not a copy: the service reads it before its write, and commitCheckin only replaces its `last`.
       const c = checkinsOf.get(agentId);
       const i = c?.byKey.get(key);
       return { agent, duplicate: i === undefined ? null : storedCheckin(agentId, key, c!, i), windows: windowsAfter(agent.last) };
@@ -150,14 +151,23 @@ export function createMemoryStore(): Store {
       const all = checkinsFor(c.agentId);
       all.byKey.set(c.idempotencyKey, all.fields.length);
       all.fields.push(c.claimId, c.arrival, c.nextHeartbeatS, (c.onTime === null ? 2 : c.onTime ? 1 : 0) + (c.excused ? 4 : 0), c.credit);
-      // Spelled out: an object spread with extra keys is several times slower than a literal here.
-      agents.set(c.agentId, {
-        id: agent.id, name: agent.name, ownerId: agent.ownerId, claimId: agent.claimId, claimedAt: agent.claimedAt, keyHash: agent.keyHash,
-        last: { arrival: c.arrival, nextHeartbeatS: c.nextHeartbeatS, dayDigest: deltas[deltas.length - 1].digest as string }, createdAt: agent.createdAt,
-      });
+      // The row keeps its identity; only `last` is replaced (rows handed out by checkinState are read at once).
+      agent.last = { arrival: c.arrival, nextHeartbeatS: c.nextHeartbeatS, dayDigest: deltas[deltas.length - 1].digest as string };
       let days = all.days.get(c.claimId);
       if (!days) all.days.set(c.claimId, (days = new Map()));
-      applyDayDeltas(days, deltas);
+      // The aggregates live here only (listDays hands out copies), so deltas are added in place.
+      for (const delta of deltas) {
+        const day = days.get(delta.day);
+        if (day === undefined) {
+          days.set(delta.day, { day: delta.day, checkins: delta.checkins, onTime: delta.onTime, creditS: delta.creditS, coverageS: delta.coverageS, digest: delta.digest ?? "" });
+        } else {
+          day.checkins += delta.checkins;
+          day.onTime += delta.onTime;
+          day.creditS += delta.creditS;
+          day.coverageS += delta.coverageS;
+          if (delta.digest !== null) day.digest = delta.digest;
+        }
+      }
       return true;
     },
   };
