@@ -6,7 +6,7 @@ import type { VraiService } from "../service";
 import { UnauthorizedError } from "../service/errors";
 import { hashSecret } from "../service/secrets";
 import type { LoadMonitor } from "../service/load";
-import { createPartParser, errorHandler, sendError, sendJson } from "./http";
+import { createPartParser, errorHandler, sendError, sendJson, sendJsonText } from "./http";
 import { createRateLimiter } from "./rate-limit";
 import { createRouteTable, openApiDocument, type RouteSpec } from "./routes";
 import { serviceRoutes } from "./service-routes";
@@ -84,6 +84,7 @@ export function createApp(options: AppOptions): express.Express {
         if (reply.headers) res.set(reply.headers);
         res.statusCode = reply.status;
         if (reply.raw) res.type(reply.raw.contentType).send(reply.raw.text);
+        else if (reply.json !== undefined) sendJsonText(res, reply.json);
         else if (reply.body === undefined) res.end();
         else sendJson(res, reply.body);
       } catch (error) {

@@ -18,23 +18,44 @@ export function sendError(res: Response, status: number, code: string, message: 
  * headers already set) is left to `res.json`.
  */
 export function sendJson(res: Response, body: unknown): void {
-  const { req, app } = res;
-  const etagOf = app.get("etag fn") as ((body: Buffer) => string | undefined) | undefined;
-  const plain =
-    typeof etagOf === "function" && req.method !== "HEAD" && req.headers["if-none-match"] === undefined && req.headers["if-modified-since"] === undefined &&
-    res.statusCode !== 204 && res.statusCode !== 205 && res.statusCode !== 304 &&
-    !res.hasHeader("content-type") && !res.hasHeader("etag") && !res.hasHeader("transfer-encoding") &&
-    app.get("json replacer") === undefined && app.get("json spaces") === undefined && !app.get("json escape");
-  if (!plain) {
+  if (!plainJsonReply(res) || res.hasHeader("etag")) {
     res.json(body);
     return;
   }
+  sendPlainJson(res, JSON.stringify(body));
+}
+
+/**
+ * Sends JSON that is already text, as `sendJson` sends a body. An ETag set beforehand is kept (no
+ * hashing of the body); conditional and HEAD requests go through Express's `res.send`, which
+ * answers 304 when the request's validator matches.
+ */
+export function sendJsonText(res: Response, json: string): void {
+  if (!plainJsonReply(res)) {
+    res.type("application/json; charset=utf-8").send(json);
+    return;
+  }
+  sendPlainJson(res, json);
+}
+
+/** Whether a JSON reply needs nothing of Express's send pipeline (see `sendJson`). */
+function plainJsonReply(res: Response): boolean {
+  const { req, app } = res;
+  return typeof app.get("etag fn") === "function" && req.method !== "HEAD" && req.headers["if-none-match"] === undefined && req.headers["if-modified-since"] === undefined &&
+    res.statusCode !== 204 && res.statusCode !== 205 && res.statusCode !== 304 &&
+    !res.hasHeader("content-type") && !res.hasHeader("transfer-encoding") &&
+    app.get("json replacer") === undefined && app.get("json spaces") === undefined && !app.get("json escape");
+}
+
+function sendPlainJson(res: Response, json: string): void {
   // Encoded once: its length, its ETag and the bytes written all come from this buffer.
-  const bytes = Buffer.from(JSON.stringify(body), "utf8");
+  const bytes = Buffer.from(json, "utf8");
   res.setHeader("Content-Type", "application/json; charset=utf-8");
   res.setHeader("Content-Length", String(bytes.length));
-  const etag = etagOf(bytes);
-  if (etag) res.setHeader("ETag", etag);
+  if (!res.hasHeader("etag")) {
+    const etag = (res.app.get("etag fn") as (body: Buffer) => string | undefined)(bytes);
+    if (etag) res.setHeader("ETag", etag);
+  }
   res.end(bytes);
 }
 

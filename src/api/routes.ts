@@ -4,8 +4,8 @@ import { z } from "zod";
 /** Who may call a route. */
 export type Auth = "none" | "owner" | "agent" | "operator";
 
-/** What a handler returns: status, JSON body (or raw text) and extra headers. */
-export type Reply = { status: number; body?: unknown; raw?: { contentType: string; text: string }; headers?: Record<string, string> };
+/** What a handler returns: status, JSON body (or JSON already serialised, or raw text) and extra headers. */
+export type Reply = { status: number; body?: unknown; json?: string; raw?: { contentType: string; text: string }; headers?: Record<string, string> };
 
 export type RouteContext = {
   params: Record<string, string>;

@@ -4,7 +4,7 @@ import { CLAIM_POINTS, CURRENT_METHOD, IDENTITY_PROOFS, METHOD_VERSIONS, METHODS
 import type { VraiService } from "../service";
 import { ConflictError, NotFoundError } from "../service/errors";
 import type { ScoreRow } from "../service/ports";
-import type { LatestScoreSummaryRead } from "../store/sql-store";
+import type { LatestScoreSummaryRead, ScoreSummary } from "../store/sql-store";
 import { errorSchema, idSchema, type Reply, type RouteSpec } from "./routes";
 
 const rfc3339 = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/, "expected YYYY-MM-DDTHH:MM:SSZ");
@@ -26,14 +26,33 @@ const scoreResponse = z.object({
 const outageResponse = z.object({ id: z.string(), start: z.string(), end: z.string().nullable(), declared_at: z.string(), reason: z.string() });
 const e = (description: string) => ({ description, schema: errorSchema });
 
+const scoreLinks = (id: number) => ({ inputs: `/v1/scores/${id}/inputs`, self: `/v1/scores/${id}` });
+
 /** The JSON of a stored score (V9): what it is, when, its digest and its result. */
 export function scoreJson(s: Omit<ScoreRow, "inputs">) {
   return {
     id: s.id, scoreType: "vrai" as const, agentId: s.agentId, method: s.method, at: toRfc3339(s.at), trigger: s.trigger,
-    day: s.day, sha256: s.sha256, total: s.total, result: s.result as Record<string, unknown>,
-    links: { inputs: `/v1/scores/${s.id}/inputs`, self: `/v1/scores/${s.id}` },
+    day: s.day, sha256: s.sha256, total: s.total, result: s.result as Record<string, unknown>, links: scoreLinks(s.id),
   };
 }
+
+/**
+ * `scoreJson` as JSON text, with the result's JSON text put in as the database holds it (not
+ * parsed and written again): the same fields in the same order.
+ */
+export function scoreJsonText(s: ScoreSummary): string {
+  const head = JSON.stringify({
+    id: s.id, scoreType: "vrai", agentId: s.agentId, method: s.method, at: toRfc3339(s.at), trigger: s.trigger, day: s.day, sha256: s.sha256, total: s.total,
+  });
+  return `${head.slice(0, -1)},"result":${s.resultJson},"links":${JSON.stringify(scoreLinks(s.id))}}`;
+}
+
+/**
+ * A stored score's representation never changes, so its id and digest make a validator without
+ * hashing the body; `SCORE_FORMAT` changes with the representation.
+ */
+const SCORE_FORMAT = 1;
+const scoreEtag = (s: ScoreSummary) => `W/"score-${SCORE_FORMAT}-${s.id}-${s.sha256.slice(0, 16)}"`;
 
 export function outageJson(o: { id: string; start: number; end: number | null; declaredAt: number; reason: string }) {
   return { id: o.id, start: toRfc3339(o.start), end: o.end === null ? null : toRfc3339(o.end), declared_at: toRfc3339(o.declaredAt), reason: o.reason };
@@ -52,7 +71,7 @@ export function serviceRoutes(service: VraiService, metrics: { checkinResults: c
   const summaryRead = store.read as Partial<LatestScoreSummaryRead>;
   const latestScoreSummary = typeof summaryRead.latestScoreSummary === "function" ? summaryRead.latestScoreSummary.bind(summaryRead) : null;
 
-  async function latestScoreOf(agentId: string): Promise<Omit<ScoreRow, "inputs">> {
+  async function latestScoreOf(agentId: string): Promise<ScoreSummary> {
     if (latestScoreSummary) {
       const { agentExists, score } = await latestScoreSummary(agentId);
       if (!agentExists) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
@@ -62,7 +81,8 @@ export function serviceRoutes(service: VraiService, metrics: { checkinResults: c
     if (!(await store.read.getAgent(agentId))) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
     const score = await store.read.latestScore(agentId);
     if (!score) throw new NotFoundError("score_not_found", `agent ${agentId} has no score yet`);
-    return score;
+    const { inputs: _inputs, result, ...rest } = score;
+    return { ...rest, resultJson: JSON.stringify(result) };
   }
 
   return [
@@ -137,7 +157,10 @@ export function serviceRoutes(service: VraiService, metrics: { checkinResults: c
       summary: "The latest Vrai score of an agent (scoreType vrai), with its method and inputs digest.",
       params: idParams,
       responses: { 200: { description: "ok", schema: scoreResponse }, 404: e("no such agent or no score yet") },
-      handler: async ({ params }) => ({ status: 200, body: scoreJson(await latestScoreOf(params.id)) }),
+      handler: async ({ params }) => {
+        const score = await latestScoreOf(params.id);
+        return { status: 200, json: scoreJsonText(score), headers: { ETag: scoreEtag(score) } };
+      },
     },
     {
       method: "get", path: "/v1/agents/:id/window", tag: "scores", auth: "none",
@@ -146,7 +169,7 @@ export function serviceRoutes(service: VraiService, metrics: { checkinResults: c
       responses: { 200: { description: "ok" }, 404: e("no such agent or no score yet") },
       handler: async ({ params }) => {
         const score = await latestScoreOf(params.id);
-        const result = score.result as { window: unknown; at: string };
+        const result = JSON.parse(score.resultJson) as { window: unknown; at: string };
         return { status: 200, body: { agentId: params.id, scoreId: score.id, at: result.at, window: result.window } };
       },
     },

@@ -57,20 +57,77 @@ const SCORE_COLUMNS = "id, agent_id, method, at, trigger, day, inputs, sha256, r
 const AGENT_COLUMNS = "id, name, owner_id, claim_id, claimed_at, key_hash, last_arrival, last_next_heartbeat_s, last_day_digest, created_at";
 const DAY_COLUMNS = "day, checkins, on_time, credit_s, coverage_s, digest";
 
-/** A stored score without its inputs document: what `GET /v1/agents/:id/score` answers with. */
-export type ScoreSummary = Omit<ScoreRow, "inputs">;
+/**
+ * A stored score without its inputs document, its result as the JSON text the database holds:
+ * what `GET /v1/agents/:id/score` answers with (the text goes into the response as it is).
+ */
+export type ScoreSummary = Omit<ScoreRow, "inputs" | "result"> & { resultJson: string };
 
 /**
  * Offered by the SQL store's `read`: an agent's latest score without its inputs, and whether the
- * agent exists, in one statement (the score routes use it when present).
+ * agent exists. Reads asked for in the same turn of the event loop share one statement.
  */
 export type LatestScoreSummaryRead = {
   latestScoreSummary(agentId: string): Promise<{ agentExists: boolean; score: ScoreSummary | null }>;
 };
 
+type SummaryAnswer = { agentExists: boolean; score: ScoreSummary | null };
+
+/**
+ * `latestScoreSummary` batched: the agents asked for while the event loop handles one round of
+ * I/O are looked up together, once that round is over (setImmediate), in one statement.
+ */
+function createSummaryReader(db: Queryable): LatestScoreSummaryRead {
+  let pending = new Map<string, Array<{ resolve(answer: SummaryAnswer): void; reject(error: unknown): void }>>();
+  let scheduled = false;
+
+  async function flush(): Promise<void> {
+    const batch = pending;
+    pending = new Map();
+    scheduled = false;
+    try {
+      const { rows } = await db.query<Row>(
+        `SELECT q.id AS asked, a.id IS NOT NULL AS agent_exists, s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.sha256, s.result::text AS result_json, s.total
+         FROM unnest($1::text[]) AS q (id)
+         LEFT JOIN agents a ON a.id = q.id
+         LEFT JOIN LATERAL (
+           SELECT id, agent_id, method, at, trigger, day, sha256, result, total FROM scores
+           WHERE agent_id = a.id ORDER BY at DESC, id DESC LIMIT 1
+         ) s ON true`,
+        [[...batch.keys()]],
+      );
+      for (const r of rows) {
+        const answer: SummaryAnswer = {
+          agentExists: r.agent_exists,
+          score: r.id === null ? null : {
+            id: r.id, agentId: r.agent_id, method: r.method, at: r.at, trigger: r.trigger, day: r.day, sha256: r.sha256, resultJson: r.result_json, total: r.total,
+          },
+        };
+        for (const waiter of batch.get(r.asked) ?? []) waiter.resolve(answer);
+      }
+    } catch (error) {
+      for (const waiters of batch.values()) for (const waiter of waiters) waiter.reject(error);
+    }
+  }
+
+  return {
+    latestScoreSummary(agentId) {
+      return new Promise((resolve, reject) => {
+        let waiters = pending.get(agentId);
+        if (!waiters) pending.set(agentId, (waiters = []));
+        waiters.push({ resolve, reject });
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(() => void flush());
+        }
+      });
+    },
+  };
+}
+
 /** The store on PostgreSQL or PGlite: all SQL of the service lives here. */
 export function createSqlStore(db: Db): Store {
-  const txFor = (q: Queryable): StoreTx & DailyBatchTx & LatestScoreSummaryRead => {
+  const txFor = (q: Queryable): StoreTx & DailyBatchTx => {
     const one = async <T>(sql: string, params: unknown[], map: (r: Row) => T): Promise<T | null> => {
       const { rows } = await q.query<Row>(sql, params);
       return rows.length === 0 ? null : map(rows[0]);
@@ -190,23 +247,6 @@ export function createSqlStore(db: Db): Store {
         one(`SELECT ${SCORE_COLUMNS} FROM scores WHERE agent_id = $1 ORDER BY at DESC, id DESC LIMIT 1`, [agentId], scoreFrom),
       getScore: (id) => one(`SELECT ${SCORE_COLUMNS} FROM scores WHERE id = $1`, [id], scoreFrom),
       // getAgent + latestScore in one statement, without the (large) inputs column.
-      async latestScoreSummary(agentId: string) {
-        const { rows } = await q.query<Row>(
-          `SELECT s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.sha256, s.result, s.total
-           FROM agents a LEFT JOIN LATERAL (
-             SELECT id, agent_id, method, at, trigger, day, sha256, result, total FROM scores
-             WHERE agent_id = a.id ORDER BY at DESC, id DESC LIMIT 1
-           ) s ON true
-           WHERE a.id = $1`,
-          [agentId],
-        );
-        if (rows.length === 0) return { agentExists: false, score: null };
-        const r = rows[0];
-        return {
-          agentExists: true,
-          score: r.id === null ? null : { id: r.id, agentId: r.agent_id, method: r.method, at: r.at, trigger: r.trigger, day: r.day, sha256: r.sha256, result: r.result, total: r.total },
-        };
-      },
       listDailyScores: (agentId, fromDay, toDay) =>
         many(
           `SELECT ${SCORE_COLUMNS} FROM scores WHERE agent_id = $1 AND trigger = 'daily' AND day >= $2 AND day <= $3 ORDER BY day`,
@@ -309,7 +349,7 @@ export function createSqlStore(db: Db): Store {
 
   return {
     transaction: (fn) => db.transaction((q) => fn(txFor(q))),
-    read: txFor(db),
+    read: { ...txFor(db), ...createSummaryReader(db) },
 
     // One statement: the agent, the duplicate of the key, and the windows that may excuse the next
     // check-in (open, ending at or after the deadline after the previous check-in, or ended later than it).
