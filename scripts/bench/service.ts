@@ -24,7 +24,7 @@ import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import { performance } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { promisify } from "node:util";
 import autocannon from "autocannon";
 import pg from "pg";
@@ -77,9 +77,15 @@ async function serve(): Promise<void> {
     db, operatorToken: OPERATOR_TOKEN, clock, logger: pino({ level: "silent" }),
     rateLimit: { perMinute: 1_000_000_000, burst: 1_000_000_000 },
   });
+  // How late the server's event loop runs (GC pauses, long tasks): reported with each CPU mark, then reset.
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
   process.on("message", async (m: { clock?: number; stop?: true; cpu?: true }) => {
     if (m.clock !== undefined) clock.set(Math.max(clock.now(), m.clock));
-    if (m.cpu) process.send?.({ cpuS: (process.cpuUsage().user + process.cpuUsage().system) / 1e6 });
+    if (m.cpu) {
+      process.send?.({ cpuS: (process.cpuUsage().user + process.cpuUsage().system) / 1e6, loopP99Ms: loop.percentile(99) / 1e6, loopMaxMs: loop.max / 1e6 });
+      loop.reset();
+    }
     if (m.stop) {
       await server.close();
       await db.close();
@@ -101,12 +107,13 @@ function startServerChild(dbUrl: string): Promise<{ child: ChildProcess; url: st
   });
 }
 
-/** CPU seconds the server child has used so far. */
+/** CPU seconds the server child has used so far, and its event-loop delay since the previous call. */
 function serverCpu(child: ChildProcess): Promise<number> {
   return new Promise((resolve) => {
-    const on = (m: { cpuS?: number }) => {
+    const on = (m: { cpuS?: number; loopP99Ms: number; loopMaxMs: number }) => {
       if (m.cpuS === undefined) return;
       child.off("message", on);
+      lastLoopDelay = `server event-loop delay p99 ${m.loopP99Ms.toFixed(1)} ms, max ${m.loopMaxMs.toFixed(1)} ms`;
       resolve(m.cpuS);
     };
     child.on("message", on);
@@ -132,6 +139,8 @@ function postgresCpu(): number {
   return ticks / 100;
 }
 
+let lastLoopDelay = "";
+
 type CpuMark = { wall: number; server: number; postgres: number; driver: number };
 const cpuNow = (): number => (process.cpuUsage().user + process.cpuUsage().system) / 1e6;
 
@@ -148,7 +157,8 @@ function cpuReport(a: CpuMark, b: CpuMark, ops?: number): string {
   const pct = (x: number) => `${Math.round((x / wall) * 100)}%`;
   const per = (x: number) => ((x * 1000) / (ops as number)).toFixed(2);
   const perOp = ops ? `; per operation: server ${per(b.server - a.server)} ms, postgres ${per(b.postgres - a.postgres)} ms CPU` : "";
-  return `CPU over ${wall.toFixed(1)} s: server ${pct(b.server - a.server)}, postgres ${pct(b.postgres - a.postgres)}, load generator ${pct(b.driver - a.driver)} of one core${perOp}`;
+  const loop = b.server > 0 ? `; ${lastLoopDelay}` : "";
+  return `CPU over ${wall.toFixed(1)} s: server ${pct(b.server - a.server)}, postgres ${pct(b.postgres - a.postgres)}, load generator ${pct(b.driver - a.driver)} of one core${perOp}${loop}`;
 }
 
 async function stopServerChild(child: ChildProcess): Promise<void> {
