@@ -140,7 +140,7 @@ export function createMemoryStore(): Store {
     async checkinState(agentId, key) {
       const agent = agents.get(agentId);
       if (!agent) return { agent: null, duplicate: null, windows: NO_WINDOWS };
-      // The live row, not a copy: the service reads it before its write, and commitCheckin only replaces its `last`.
+      // Rows are replaced, never changed in place (startClaim, commitCheckin): the stored row is a snapshot.
       const c = checkinsOf.get(agentId);
       const i = c?.byKey.get(key);
       return { agent, duplicate: i === undefined ? null : storedCheckin(agentId, key, c!, i), windows: windowsAfter(agent.last) };
@@ -151,8 +151,12 @@ export function createMemoryStore(): Store {
       const all = checkinsFor(c.agentId);
       all.byKey.set(c.idempotencyKey, all.fields.length);
       all.fields.push(c.claimId, c.arrival, c.nextHeartbeatS, (c.onTime === null ? 2 : c.onTime ? 1 : 0) + (c.excused ? 4 : 0), c.credit);
-      // The row keeps its identity; only `last` is replaced (rows handed out by checkinState are read at once).
-      agent.last = { arrival: c.arrival, nextHeartbeatS: c.nextHeartbeatS, dayDigest: deltas[deltas.length - 1].digest as string };
+      // A new row (rows are never changed in place, so checkinState hands them out as they are),
+      // spelled out: an object spread with extra keys is several times slower than a literal here.
+      agents.set(c.agentId, {
+        id: agent.id, name: agent.name, ownerId: agent.ownerId, claimId: agent.claimId, claimedAt: agent.claimedAt, keyHash: agent.keyHash,
+        last: { arrival: c.arrival, nextHeartbeatS: c.nextHeartbeatS, dayDigest: deltas[deltas.length - 1].digest as string }, createdAt: agent.createdAt,
+      });
       let days = all.days.get(c.claimId);
       if (!days) all.days.set(c.claimId, (days = new Map()));
       // The aggregates live here only (listDays hands out copies), so deltas are added in place.
