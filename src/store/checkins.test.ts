@@ -160,6 +160,22 @@ for (const setup of SETUPS) {
   });
 }
 
+describe("a check-in whose write keeps being refused", () => {
+  it("gives up with 409 checkin_contended after a bounded number of attempts, having written nothing", async () => {
+    const memory = createMemoryStore();
+    let attempts = 0;
+    const store: Store = { ...memory, commitCheckin: async () => (attempts++, false) };
+    const service = createVraiService({ store, clock: createManualClock(T0), busy: () => false });
+    const { ownerId } = await service.accounts.createOwner();
+    const { agentId } = await service.accounts.claimNewAgent(ownerId);
+    const error = await service.checkins.checkIn(agentId, "k", agentKnown).then(() => null, (e: unknown) => e);
+    expect(error).to.include({ code: "checkin_contended", status: 409 });
+    expect(attempts).to.equal(16);
+    expect((await memory.checkinState(agentId, "k")).duplicate).to.equal(null);
+    expect((await memory.read.getAgent(agentId))!.last).to.equal(null);
+  });
+});
+
 describe("migration 004 (last_day_digest)", () => {
   for (const { name, create } of TEST_STORES) {
     it(`fills the digest of each agent's last check-in day from its aggregates on ${name}`, async () => {
