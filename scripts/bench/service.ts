@@ -108,13 +108,12 @@ function startServerChild(dbUrl: string): Promise<{ child: ChildProcess; url: st
 }
 
 /** CPU seconds the server child has used so far, and its event-loop delay since the previous call. */
-function serverCpu(child: ChildProcess): Promise<number> {
+function serverCpu(child: ChildProcess): Promise<{ cpuS: number; loopDelay: string }> {
   return new Promise((resolve) => {
     const on = (m: { cpuS?: number; loopP99Ms: number; loopMaxMs: number }) => {
       if (m.cpuS === undefined) return;
       child.off("message", on);
-      lastLoopDelay = `server event-loop delay p99 ${m.loopP99Ms.toFixed(1)} ms, max ${m.loopMaxMs.toFixed(1)} ms`;
-      resolve(m.cpuS);
+      resolve({ cpuS: m.cpuS, loopDelay: `server event-loop delay p99 ${m.loopP99Ms.toFixed(1)} ms, max ${m.loopMaxMs.toFixed(1)} ms` });
     };
     child.on("message", on);
     child.send({ cpu: true });
@@ -139,13 +138,13 @@ function postgresCpu(): number {
   return ticks / 100;
 }
 
-let lastLoopDelay = "";
-
-type CpuMark = { wall: number; server: number; postgres: number; driver: number };
+/** `loopDelay`: the server's event-loop delay since the previous mark ("" without a server). */
+type CpuMark = { wall: number; server: number; loopDelay: string; postgres: number; driver: number };
 const cpuNow = (): number => (process.cpuUsage().user + process.cpuUsage().system) / 1e6;
 
 async function cpuMark(child: ChildProcess | null): Promise<CpuMark> {
-  return { wall: performance.now() / 1000, server: child ? await serverCpu(child) : 0, postgres: postgresCpu(), driver: cpuNow() };
+  const server = child ? await serverCpu(child) : { cpuS: 0, loopDelay: "" };
+  return { wall: performance.now() / 1000, server: server.cpuS, loopDelay: server.loopDelay, postgres: postgresCpu(), driver: cpuNow() };
 }
 
 /**
@@ -157,7 +156,7 @@ function cpuReport(a: CpuMark, b: CpuMark, ops?: number): string {
   const pct = (x: number) => `${Math.round((x / wall) * 100)}%`;
   const per = (x: number) => ((x * 1000) / (ops as number)).toFixed(2);
   const perOp = ops ? `; per operation: server ${per(b.server - a.server)} ms, postgres ${per(b.postgres - a.postgres)} ms CPU` : "";
-  const loop = b.server > 0 ? `; ${lastLoopDelay}` : "";
+  const loop = b.loopDelay ? `; ${b.loopDelay}` : "";
   return `CPU over ${wall.toFixed(1)} s: server ${pct(b.server - a.server)}, postgres ${pct(b.postgres - a.postgres)}, load generator ${pct(b.driver - a.driver)} of one core${perOp}${loop}`;
 }
 

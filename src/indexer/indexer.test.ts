@@ -9,8 +9,7 @@ import pino from "pino";
 import { getAddress, keccak256, toHex, type Address, type Hex } from "viem";
 import { deriveScores, executorId } from "../method";
 import { systemClock } from "../service/clock";
-import { migrate } from "../store/migrate";
-import { createTestPgDb, type TestDb } from "../test-helpers/db";
+import { createMigratedTestDb, type TestDb } from "../test-helpers/db";
 import { deployToNode, startHardhatNode, traceRoot, type HardhatNode, type NodeDriver, type Tx } from "../test-helpers/node";
 import { readDeployment } from "./deployment";
 import { createIndexer, type RangePolicy } from "./indexer";
@@ -45,9 +44,8 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
   });
 
   async function freshDb(): Promise<TestDb> {
-    const d = await createTestPgDb();
+    const d = await createMigratedTestDb();
     dbs.push(d);
-    await migrate(d.db);
     return d;
   }
 

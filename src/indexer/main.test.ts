@@ -5,8 +5,7 @@ import path from "node:path";
 import { expect } from "chai";
 import pino from "pino";
 import { systemClock } from "../service/clock";
-import { migrate } from "../store/migrate";
-import { createTestPgDb, type TestDb } from "../test-helpers/db";
+import { createMigratedTestDb, type TestDb } from "../test-helpers/db";
 import { deployToNode, startHardhatNode, traceRoot, type HardhatNode, type NodeDriver, type Tx } from "../test-helpers/node";
 import { readDeployment } from "./deployment";
 import { createIndexer } from "./indexer";
@@ -54,9 +53,8 @@ describe("the indexer process (src/indexer/main.ts)", function () {
   });
 
   async function freshDb(): Promise<TestDb> {
-    const d = await createTestPgDb();
+    const d = await createMigratedTestDb();
     dbs.push(d);
-    await migrate(d.db);
     return d;
   }
 

@@ -33,13 +33,16 @@ export function emptyDay(day: string): DayAggregate {
  */
 export function coverageByDay(prevArrival: number, arrival: number): Array<{ day: string; seconds: number }> {
   const parts: Array<{ day: string; seconds: number }> = [];
-  if (arrival <= prevArrival) return parts;
-  for (let d = dayNumber(prevArrival); d * DAY_S < arrival; d++) {
-    const from = Math.max(prevArrival, d * DAY_S);
-    const to = Math.min(arrival, (d + 1) * DAY_S);
-    if (to > from) parts.push({ day: utcDay(d * DAY_S), seconds: to - from });
-  }
+  forEachCoveredDay(prevArrival, arrival, (day, seconds) => void parts.push({ day: dayName(day), seconds }));
   return parts;
+}
+
+/** `coverageByDay` without building the parts: calls `visit(dayNumber, seconds)` for each day, oldest first. */
+function forEachCoveredDay(prevArrival: number, arrival: number, visit: (day: number, seconds: number) => void): void {
+  for (let d = dayNumber(prevArrival); d * DAY_S < arrival; d++) {
+    const seconds = Math.min(arrival, (d + 1) * DAY_S) - Math.max(prevArrival, d * DAY_S);
+    if (seconds > 0) visit(d, seconds);
+  }
 }
 
 /**
@@ -88,14 +91,11 @@ export function checkinDayDeltas(counted: CountedCheckin, previousArrival: numbe
   const { arrival } = counted;
   const arrivalDay = dayNumber(arrival);
   let ownCoverage = 0;
-  if (counted.onTime === true && previousArrival !== null && arrival > previousArrival) {
-    // coverageByDay(previousArrival, arrival), without building the parts.
-    for (let d = dayNumber(previousArrival); d * DAY_S < arrival; d++) {
-      const seconds = Math.min(arrival, (d + 1) * DAY_S) - Math.max(previousArrival, d * DAY_S);
-      if (seconds <= 0) continue;
+  if (counted.onTime === true && previousArrival !== null) {
+    forEachCoveredDay(previousArrival, arrival, (d, seconds) => {
       if (d === arrivalDay) ownCoverage = seconds;
       else deltas.push({ day: dayName(d), checkins: 0, onTime: 0, creditS: 0, coverageS: seconds, digest: null });
-    }
+    });
   }
   deltas.push({
     day: dayName(arrivalDay),

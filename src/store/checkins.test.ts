@@ -3,7 +3,7 @@ import { GRACE_S, playCheckins, utcDay, type DayAggregate } from "../method";
 import { createVraiService, type VraiService } from "../service";
 import { createManualClock } from "../service/clock";
 import type { AgentRow, Store } from "../service/ports";
-import { TEST_STORES } from "../test-helpers/db";
+import { createMigratedTestDb, TEST_STORES } from "../test-helpers/db";
 import type { Db } from "./db";
 import { createMemoryStore } from "./memory-store";
 import { migrate } from "./migrate";
@@ -20,8 +20,7 @@ const SETUPS: Setup[] = [
   ...TEST_STORES.map(({ name, create }) => ({
     name,
     async open() {
-      const testDb = await create();
-      await migrate(testDb.db);
+      const testDb = await createMigratedTestDb(create);
       return { store: createSqlStore(testDb.db), db: testDb.db, close: () => testDb.drop() };
     },
   })),
@@ -179,9 +178,8 @@ describe("a check-in whose write keeps being refused", () => {
 describe("migration 004 (last_day_digest)", () => {
   for (const { name, create } of TEST_STORES) {
     it(`fills the digest of each agent's last check-in day from its aggregates on ${name}`, async () => {
-      const testDb = await create();
+      const testDb = await createMigratedTestDb(create);
       try {
-        await migrate(testDb.db);
         const store = createSqlStore(testDb.db);
         const clock = createManualClock(T0);
         const service = createVraiService({ store, clock, busy: () => false });

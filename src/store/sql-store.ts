@@ -55,6 +55,7 @@ const scoreFrom = (r: Row): ScoreRow => ({
 const SCORE_COLUMNS = "id, agent_id, method, at, trigger, day, inputs, sha256, result, total";
 // Explicit column lists on the hot paths: their statements are prepared once per connection (db.ts).
 const AGENT_COLUMNS = "id, name, owner_id, claim_id, claimed_at, key_hash, last_arrival, last_next_heartbeat_s, last_day_digest, created_at";
+const AGENT_COLUMNS_OF_A = AGENT_COLUMNS.replace(/(\w+)/g, "a.$1");
 const DAY_COLUMNS = "day, checkins, on_time, credit_s, coverage_s, digest";
 
 /**
@@ -355,7 +356,7 @@ export function createSqlStore(db: Db): Store {
     // check-in (open, ending at or after the deadline after the previous check-in, or ended later than it).
     async checkinState(agentId, key) {
       const { rows } = await db.query<Row>(
-        `SELECT ${AGENT_COLUMNS.replace(/(\w+)/g, "a.$1")},
+        `SELECT ${AGENT_COLUMNS_OF_A},
                 c.arrival AS dup_arrival, c.next_heartbeat_s AS dup_next_heartbeat_s, c.on_time AS dup_on_time,
                 c.excused AS dup_excused, c.credit AS dup_credit, c.claim_id AS dup_claim_id,
                 (SELECT json_agg(json_build_array(o.id, o.start_at, o.end_at, o.declared_at, o.closed_at)) FROM outages o

@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import pg from "pg";
 import { createPgDb, createPgliteDb, type Db } from "../store/db";
+import { migrate } from "../store/migrate";
 
 /** The PostgreSQL server tests use (trust auth on this machine and in CI). */
 export const TEST_PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -42,3 +43,10 @@ export const TEST_STORES: ReadonlyArray<{ name: "postgresql" | "pglite"; create:
   { name: "postgresql", create: createTestPgDb },
   { name: "pglite", create: createTestPgliteDb },
 ];
+
+/** `create()` (a new PostgreSQL database by default) with every migration applied. */
+export async function createMigratedTestDb(create: () => Promise<TestDb> = createTestPgDb): Promise<TestDb> {
+  const testDb = await create();
+  await migrate(testDb.db);
+  return testDb;
+}
