@@ -1,12 +1,15 @@
 import crypto from "node:crypto";
-import express, { type NextFunction, type Request, type Response } from "express";
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import querystring from "node:querystring";
+import express, { type Request, type Response } from "express";
+import proxyaddr from "proxy-addr";
 import type { Logger } from "pino";
 import client from "prom-client";
 import type { VraiService } from "../service";
 import { UnauthorizedError } from "../service/errors";
 import { hashSecret } from "../service/secrets";
 import type { LoadMonitor } from "../service/load";
-import { createPartParser, errorHandler, sendError, sendJson, sendJsonText } from "./http";
+import { createPartParser, errorHandler, sendError, sendErrorOf, writeReply } from "./http";
 import { createRateLimiter } from "./rate-limit";
 import { createRouteTable, openApiDocument, type RouteSpec } from "./routes";
 import { serviceRoutes } from "./service-routes";
@@ -28,8 +31,11 @@ export type AppOptions = {
 
 const BODY_LIMIT = "32kb";
 
-/** The Express application: routes, validation, auth, rate limits, metrics and the error shape. */
-export function createApp(options: AppOptions): express.Express {
+/**
+ * The API's request listener: routes, validation, auth, rate limits, metrics and the error shape.
+ * Requests to body-less routes are served on node's http API; Express serves the rest.
+ */
+export function createApp(options: AppOptions): RequestListener {
   const { service, logger, load } = options;
   const app = express();
   app.disable("x-powered-by");
@@ -54,20 +60,27 @@ export function createApp(options: AppOptions): express.Express {
 
   const operatorTokenHash = Buffer.from(options.operatorTokenHash, "hex");
 
-  /** Serves one route: rate limit, authentication, validation (each part parsed as declared), the handler and its reply. */
+  const trustProxy = proxyaddr.compile("loopback");
+  const log = (error: unknown) => logger.error({ err: error }, "request failed");
+
+  /**
+   * Serves one route on node's request and response: rate limit, authentication, validation (each
+   * part parsed as declared), the handler and its reply, or the error's JSON shape.
+   */
   function createRouteHandler(route: RouteSpec) {
     const parseParams = route.params && createPartParser(route.params, "path");
     const parseQuery = route.query && createPartParser(route.query, "query");
     const parseHeaders = route.headers && createPartParser(route.headers, "header");
     const parseBody = route.body && createPartParser(route.body, "body");
-    return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    return async (req: IncomingMessage, res: ServerResponse, params: Record<string, string>, body: unknown): Promise<void> => {
       try {
         const credential = bearer(req);
         // The credential's SHA-256, computed once: the limiter's key and the operator check both use it.
         const credentialHash = credential ? hashSecret(credential) : "";
-        const allowed = limiter.take(credential ? `c:${credentialHash}` : `ip:${req.ip}`);
+        // The client's address as Express's req.ip gives it with "trust proxy" set to loopback.
+        const allowed = limiter.take(credential ? `c:${credentialHash}` : `ip:${proxyaddr(req, trustProxy)}`);
         if (!allowed.ok) {
-          res.set("Retry-After", String(allowed.retryAfterS));
+          res.setHeader("Retry-After", String(allowed.retryAfterS));
           return sendError(res, 429, "rate_limited", `too many requests; retry in ${allowed.retryAfterS} s`);
         }
         let ownerId = "";
@@ -76,19 +89,16 @@ export function createApp(options: AppOptions): express.Express {
         if (route.auth === "operator" && !hashesEqual(credentialHash, operatorTokenHash)) {
           throw new UnauthorizedError("invalid_operator_token", "the operator token is not valid");
         }
-        const params = parseParams ? parseParams(req.params) : {};
-        const query = parseQuery ? parseQuery(req.query) : {};
+        const parsedParams = parseParams ? parseParams(params) : {};
+        // Express 5's default ("simple") query parser is node's querystring.
+        const queryAt = parseQuery ? req.url!.indexOf("?") : -1;
+        const query = parseQuery ? parseQuery(queryAt === -1 ? {} : { ...querystring.parse(req.url!.slice(queryAt + 1)) }) : {};
         const headers = parseHeaders ? parseHeaders(req.headers) : {};
-        const body = parseBody ? parseBody(req.body ?? {}) : undefined;
-        const reply = await route.handler({ params, query, headers, body, ownerId, credential, req, res } as never);
-        if (reply.headers) res.set(reply.headers);
-        res.statusCode = reply.status;
-        if (reply.raw) res.type(reply.raw.contentType).send(reply.raw.text);
-        else if (reply.json !== undefined) sendJsonText(res, reply.json);
-        else if (reply.body === undefined) res.end();
-        else sendJson(res, reply.body);
+        const parsedBody = parseBody ? parseBody(body ?? {}) : undefined;
+        const reply = await route.handler({ params: parsedParams, query, headers, body: parsedBody, ownerId, credential } as never);
+        writeReply(req, res, reply);
       } catch (error) {
-        next(error);
+        sendErrorOf(res, error, log);
       }
     };
   }
@@ -103,26 +113,13 @@ export function createApp(options: AppOptions): express.Express {
   const jsonBody = express.json({ limit: BODY_LIMIT, strict: true, type: ["application/json", "application/*+json"] });
   const handlers = new Map(routes.map((route) => [route, createRouteHandler(route)]));
 
-  // Every request is counted, timed and logged here; one the table recognises is also served here,
+  // A route the table recognises that takes a body is served here, after Express's JSON parser,
   // without walking the router's layers.
   app.use((req, res, next) => {
-    const leave = load.enter();
-    const started = process.hrtime.bigint();
     const match = table.match(req.method, req.url);
-    res.on("close", () => {
-      leave();
-      const route = match?.route.path ?? (req.route?.path as string | undefined) ?? "unmatched";
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      requests.inc({ method: req.method, route, status: String(res.statusCode) });
-      duration.observe({ method: req.method, route }, seconds);
-      // Never the headers, body or URL query: they carry tokens, keys and idempotency keys.
-      if (logger.isLevelEnabled("debug")) logger.debug({ method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, "request");
-    });
     if (!match) return next();
-    req.params = match.params;
     const handle = handlers.get(match.route)!;
-    if (match.route.body) jsonBody(req, res, (error) => (error ? next(error) : void handle(req, res, next)));
-    else void handle(req, res, next);
+    jsonBody(req, res, (error) => (error ? next(error) : void handle(req, res, match.params, req.body)));
   });
 
   app.get("/metrics", async (_req, res) => {
@@ -133,14 +130,36 @@ export function createApp(options: AppOptions): express.Express {
   // The same routes through Express's router, for the requests the table leaves to it (HEAD, OPTIONS, escapes).
   for (const route of routes) {
     const handle = handlers.get(route)!;
-    if (route.body) app[route.method](route.path, jsonBody, handle);
-    else app[route.method](route.path, handle);
+    const serve = (req: Request, res: Response) => void handle(req, res, req.params as Record<string, string>, req.body);
+    if (route.body) app[route.method](route.path, jsonBody, serve);
+    else app[route.method](route.path, serve);
   }
   options.mount?.(app);
 
   app.use((_req, res) => sendError(res, 404, "not_found", "no such route"));
-  app.use(errorHandler((error) => logger.error({ err: error }, "request failed")));
-  return app;
+  app.use(errorHandler(log));
+
+  /**
+   * The server's request listener. Every request is counted, timed and logged here. A request the
+   * route table recognises whose route takes no body is served right here on node's request and
+   * response; Express gets the rest (bodies, HEAD and OPTIONS, escapes, metrics, OpenAPI, pages, 404).
+   */
+  return (req, res) => {
+    const leave = load.enter();
+    const started = process.hrtime.bigint();
+    const match = table.match(req.method!, req.url!);
+    res.on("close", () => {
+      leave();
+      const route = match?.route.path ?? ((req as Request).route?.path as string | undefined) ?? "unmatched";
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      requests.inc({ method: req.method, route, status: String(res.statusCode) });
+      duration.observe({ method: req.method, route }, seconds);
+      // Never the headers, body or URL query: they carry tokens, keys and idempotency keys.
+      if (logger.isLevelEnabled("debug")) logger.debug({ method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, "request");
+    });
+    if (match && !match.route.body) void handlers.get(match.route)!(req, res, match.params, undefined);
+    else app(req, res);
+  };
 }
 
 /** Whether a lowercase hex SHA-256 is `stored`, compared in constant time. */
@@ -149,7 +168,7 @@ function hashesEqual(hash: string, stored: Buffer): boolean {
   return given.length === stored.length && crypto.timingSafeEqual(given, stored);
 }
 
-function bearer(req: Request): string {
+function bearer(req: IncomingMessage): string {
   const header = req.headers.authorization;
   if (!header) return "";
   const match = /^Bearer ([\x21-\x7e]{1,512})$/.exec(header);

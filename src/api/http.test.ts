@@ -3,7 +3,8 @@ import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import express from "express";
 import { z } from "zod";
-import { createPartParser, parseWith, sendJson } from "./http";
+import { createPartParser, parseWith, writeReply } from "./http";
+import type { Reply } from "./routes";
 
 /** The raw status line, headers (without Date) and body of one request. */
 function rawExchange(url: string, headers: Record<string, string> = {}, method = "GET"): Promise<string> {
@@ -22,39 +23,64 @@ function rawExchange(url: string, headers: Record<string, string> = {}, method =
   });
 }
 
-describe("sendJson", () => {
+describe("writeReply", () => {
   const body = { id: 7, name: "é\u2028agent", result: { window: Array.from({ length: 30 }, (_, i) => ({ day: i, credit: i * 1.5 })) } };
-  let server: http.Server;
-  let url: string;
+  const text = JSON.stringify(body);
+  // Each case: what Express's response API does, and the same reply written by writeReply on a plain node server.
+  const cases: Record<string, { express: (res: express.Response) => void; reply: Reply }> = {
+    body: { express: (res) => void res.status(201).set("Retry-After", "3").json(body), reply: { status: 201, headers: { "Retry-After": "3" }, body } },
+    json: {
+      express: (res) => void res.status(200).set({ ETag: 'W/"score-1-7"' }).type("application/json; charset=utf-8").send(text),
+      reply: { status: 200, headers: { ETag: 'W/"score-1-7"' }, json: text },
+    },
+    raw: {
+      express: (res) => void res.status(200).set({ "X-Vrai-Sha256": "ab" }).type("application/json").send(text),
+      reply: { status: 200, headers: { "X-Vrai-Sha256": "ab" }, raw: { contentType: "application/json", text } },
+    },
+    error: { express: (res) => void res.status(404).json({ error: { code: "not_found", message: "no such route" } }), reply: { status: 404, body: { error: { code: "not_found", message: "no such route" } } } },
+    empty: { express: (res) => void res.status(204).end(), reply: { status: 204 } },
+  };
+  let expressServer: http.Server;
+  let plainServer: http.Server;
+  let expressUrl: string;
+  let plainUrl: string;
+  const listen = async (server: http.Server) => {
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  };
 
   before(async () => {
-    const app = express();
-    app.get("/express", (_req, res) => void res.status(201).set("Retry-After", "3").json(body));
-    app.get("/lean", (_req, res) => {
-      res.status(201).set("Retry-After", "3");
-      sendJson(res, body);
-    });
-    server = http.createServer(app);
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const app = express().disable("x-powered-by");
+    for (const [name, c] of Object.entries(cases)) app.all(`/${name}`, (_req, res) => c.express(res));
+    expressServer = http.createServer(app);
+    plainServer = http.createServer((req, res) => writeReply(req, res, cases[req.url!.slice(1)].reply));
+    expressUrl = await listen(expressServer);
+    plainUrl = await listen(plainServer);
   });
-  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
-
-  it("answers with the bytes res.json answers with: status, headers in order, ETag and body", async () => {
-    const expected = await rawExchange(`${url}/express`);
-    expect(expected).to.contain("ETag: W/");
-    expect(await rawExchange(`${url}/lean`)).to.equal(expected);
+  after(async () => {
+    await new Promise<void>((resolve) => expressServer.close(() => resolve()));
+    await new Promise<void>((resolve) => plainServer.close(() => resolve()));
   });
 
-  it("answers conditional and HEAD requests as res.json does", async () => {
-    const etag = /ETag: (.*)/.exec(await rawExchange(`${url}/express`))![1];
-    const conditions: Record<string, string>[] = [{ "if-none-match": etag }, { "if-none-match": "W/\"other\"" }, { "if-modified-since": new Date().toUTCString() }];
-    for (const headers of conditions) {
-      const expected = await rawExchange(`${url}/express`, headers);
-      expect(await rawExchange(`${url}/lean`, headers)).to.equal(expected);
+  it("answers with the bytes Express answers with: status, headers in order, ETag and body", async () => {
+    for (const name of Object.keys(cases)) {
+      const expected = await rawExchange(`${expressUrl}/${name}`);
+      if (name !== "empty") expect(expected, name).to.contain("ETag: W/");
+      expect(await rawExchange(`${plainUrl}/${name}`), name).to.equal(expected);
     }
-    expect(await rawExchange(`${url}/express`, { "if-none-match": etag })).to.match(/^304/);
-    expect(await rawExchange(`${url}/lean`, {}, "HEAD")).to.equal(await rawExchange(`${url}/express`, {}, "HEAD"));
+  });
+
+  it("answers conditional and HEAD requests as Express does", async () => {
+    for (const name of Object.keys(cases)) {
+      const etag = /ETag: (.*)/.exec(await rawExchange(`${expressUrl}/${name}`))?.[1] ?? 'W/"none"';
+      const conditions: Record<string, string>[] = [{ "if-none-match": etag }, { "if-none-match": "W/\"other\"" }, { "if-modified-since": new Date().toUTCString() }, { "if-none-match": etag, "cache-control": "no-cache" }];
+      for (const headers of conditions) {
+        expect(await rawExchange(`${plainUrl}/${name}`, headers), `${name} ${JSON.stringify(headers)}`).to.equal(await rawExchange(`${expressUrl}/${name}`, headers));
+      }
+      expect(await rawExchange(`${plainUrl}/${name}`, {}, "HEAD"), `${name} HEAD`).to.equal(await rawExchange(`${expressUrl}/${name}`, {}, "HEAD"));
+    }
+    expect(await rawExchange(`${plainUrl}/body`, { "if-none-match": /ETag: (.*)/.exec(await rawExchange(`${plainUrl}/body`))![1] })).to.match(/^304/);
+    expect(await rawExchange(`${plainUrl}/error`, { "if-none-match": /ETag: (.*)/.exec(await rawExchange(`${plainUrl}/error`))![1] })).to.match(/^404/);
   });
 });
 

@@ -1,4 +1,3 @@
-import type { Request, Response } from "express";
 import { z } from "zod";
 
 /** Who may call a route. */
@@ -16,8 +15,6 @@ export type RouteContext = {
   ownerId: string;
   /** The presented bearer credential (agent key for `agent` routes). */
   credential: string;
-  req: Request;
-  res: Response;
 };
 
 /**
