@@ -1,7 +1,8 @@
 import { checkinDayDeltas, dayNumber, decideCheckin, type CountedCheckin } from "../method";
 import type { Clock } from "./clock";
 import { ConflictError } from "./errors";
-import type { AgentRow, Store, StoredCheckin } from "./ports";
+import { then, type Awaitable } from "./awaitable";
+import type { AgentRow, CheckinState, Store, StoredCheckin } from "./ports";
 
 /** What a check-in request gets back (V3). */
 export type CheckinOutcome =
@@ -10,6 +11,9 @@ export type CheckinOutcome =
   | { type: "refused"; retryAfterS: number };
 
 export type Checkins = ReturnType<typeof createCheckins>;
+
+/** One check-in request: its agent, its Idempotency-Key and who may send it. */
+type CheckinRequest = { agentId: string; idempotencyKey: string; authenticate: (agent: AgentRow | null) => asserts agent is AgentRow };
 
 /**
  * Attempts before a request gives up with a 409. Every failed write means another request of the
@@ -31,37 +35,49 @@ export function createCheckins(deps: { store: Store; clock: Clock; busy: () => b
   const { store, clock } = deps;
 
   /**
-   * Decides and records one check-in request of `agentId` arriving now.
+   * Decides and records one check-in request of `agentId` arriving now. With a store that answers
+   * at once (the memory store of `vrai replay`), the whole check-in runs synchronously: no promise,
+   * no turn of the event loop; with PostgreSQL it resolves after the commit.
    * @param authenticate throws when the caller may not check in for the agent
    */
-  async function checkIn(
+  function checkIn(
     agentId: string,
     idempotencyKey: string,
     authenticate: (agent: AgentRow | null) => asserts agent is AgentRow,
-  ): Promise<CheckinOutcome> {
-    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-      const state = await store.checkinState(agentId, idempotencyKey);
-      const agent = state.agent;
-      authenticate(agent);
-      // V1: the arrival is read after the state it is decided on; a write on a state that has
-      // changed since is refused, so the counted arrivals of one agent are in commit order.
-      const arrival = clock.now();
-      const last = agent.last;
-      const decision = decideCheckin({ arrival, previous: last, duplicateOf: state.duplicate, windows: state.windows, busy: deps.busy() });
-      if (decision.type !== "counted") return decision;
+  ): Awaitable<CheckinOutcome> {
+    return attempt({ agentId, idempotencyKey, authenticate }, 1);
+  }
 
-      // The day of arrival chains from the previous check-in's link when that arrived the same day (docs/inputs.md).
-      const arrivalDayDigest = last !== null && dayNumber(last.arrival) === dayNumber(arrival) ? last.dayDigest : "";
-      const deltas = checkinDayDeltas(decision, last === null ? null : last.arrival, arrivalDayDigest);
-      const expected = { claimId: agent.claimId, lastArrival: last === null ? null : last.arrival };
-      // A literal, not `{ ...counted, ... }`: an object spread with extra keys costs more than the rest of the check-in.
-      const stored: StoredCheckin = {
-        agentId, claimId: agent.claimId, idempotencyKey, arrival, nextHeartbeatS: decision.nextHeartbeatS, onTime: decision.onTime, excused: decision.excused, credit: decision.credit,
-      };
-      if (await store.commitCheckin(expected, stored, deltas)) return decision;
-      // Another request of this agent was counted (or the agent re-claimed) in between: decide again.
+  // The steps are functions of the factory, not closures made per check-in: tsx names every named
+  // closure as it is made (Object.defineProperty), which costs more than the rest of a replayed check-in.
+  function attempt(request: CheckinRequest, n: number): Awaitable<CheckinOutcome> {
+    if (n > MAX_ATTEMPTS) {
+      throw new ConflictError("checkin_contended", `the agent changed under ${MAX_ATTEMPTS} attempts to count this check-in; retry with the same Idempotency-Key`);
     }
-    throw new ConflictError("checkin_contended", `the agent changed under ${MAX_ATTEMPTS} attempts to count this check-in; retry with the same Idempotency-Key`);
+    return then(store.checkinState(request.agentId, request.idempotencyKey), (state) => decide(request, n, state));
+  }
+
+  function decide(request: CheckinRequest, n: number, state: CheckinState): Awaitable<CheckinOutcome> {
+    const agent = state.agent;
+    request.authenticate(agent);
+    // V1: the arrival is read after the state it is decided on; a write on a state that has
+    // changed since is refused, so the counted arrivals of one agent are in commit order.
+    const arrival = clock.now();
+    const last = agent.last;
+    const decision = decideCheckin({ arrival, previous: last, duplicateOf: state.duplicate, windows: state.windows, busy: deps.busy() });
+    if (decision.type !== "counted") return decision;
+
+    // The day of arrival chains from the previous check-in's link when that arrived the same day (docs/inputs.md).
+    const arrivalDayDigest = last !== null && dayNumber(last.arrival) === dayNumber(arrival) ? last.dayDigest : "";
+    const deltas = checkinDayDeltas(decision, last === null ? null : last.arrival, arrivalDayDigest);
+    const expected = { claimId: agent.claimId, lastArrival: last === null ? null : last.arrival };
+    // A literal, not `{ ...counted, ... }`: an object spread with extra keys costs more than the rest of the check-in.
+    const stored: StoredCheckin = {
+      agentId: request.agentId, claimId: agent.claimId, idempotencyKey: request.idempotencyKey, arrival,
+      nextHeartbeatS: decision.nextHeartbeatS, onTime: decision.onTime, excused: decision.excused, credit: decision.credit,
+    };
+    // When the write finds the agent changed (another request of it was counted, or it was re-claimed), decide again.
+    return then(store.commitCheckin(expected, stored, deltas), (written) => (written ? decision : attempt(request, n + 1)));
   }
 
   return { checkIn };

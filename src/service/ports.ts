@@ -4,6 +4,7 @@
  * The service code above this line is the same for both (METHOD F2: replay runs the service's code).
  */
 import type { CountedCheckin, DayAggregate, DayDelta, OutageWindow, PenaltyCode, ProofKind } from "../method";
+import type { Awaitable } from "./awaitable";
 
 export type { PenaltyCode, ProofKind };
 
@@ -164,15 +165,18 @@ export type Store = {
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
   /** Reads outside an explicit transaction. */
   read: StoreTx;
-  /** V3: the agent, the duplicate of `idempotencyKey` and the declared windows, read together (no lock is taken). */
-  checkinState(agentId: string, idempotencyKey: string): Promise<CheckinState>;
+  /**
+   * V3: the agent, the duplicate of `idempotencyKey` and the declared windows, read together (no
+   * lock is taken). These two check-in calls may answer at once, without a promise (the memory store).
+   */
+  checkinState(agentId: string, idempotencyKey: string): Awaitable<CheckinState>;
   /**
    * Stores a counted check-in atomically if the agent is still as expected (same claim, same
    * previous counted check-in): the check-in, the agent's new previous one (with `dayDigest`, the
    * arrival day's new digest) and the day deltas. The agent's row is locked for the write, so two
    * writers of one agent go one after the other and the second finds the agent changed.
-   * Resolves after the commit.
+   * Answers after the commit.
    * @returns false, writing nothing, when the agent changed since `checkinState` (decide again)
    */
-  commitCheckin(expected: CheckinExpectation, checkin: StoredCheckin, deltas: readonly DayDelta[]): Promise<boolean>;
+  commitCheckin(expected: CheckinExpectation, checkin: StoredCheckin, deltas: readonly DayDelta[]): Awaitable<boolean>;
 };

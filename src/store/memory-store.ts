@@ -137,7 +137,8 @@ export function createMemoryStore(): Store {
   return {
     transaction: (fn) => fn(tx),
     read: tx,
-    async checkinState(agentId, key) {
+    // The check-in calls answer at once, without a promise: replay plays a check-in synchronously.
+    checkinState(agentId, key) {
       const agent = agents.get(agentId);
       if (!agent) return { agent: null, duplicate: null, windows: NO_WINDOWS };
       // Rows are replaced, never changed in place (startClaim, commitCheckin): the stored row is a snapshot.
@@ -145,7 +146,7 @@ export function createMemoryStore(): Store {
       const i = c?.byKey.get(key);
       return { agent, duplicate: i === undefined ? null : storedCheckin(agentId, key, c!, i), windows: windowsAfter(agent.last) };
     },
-    async commitCheckin(expected, c, deltas) {
+    commitCheckin(expected, c, deltas) {
       const agent = agents.get(c.agentId);
       if (!agent || agent.claimId !== expected.claimId || (agent.last === null ? null : agent.last.arrival) !== expected.lastArrival) return false;
       const all = checkinsFor(c.agentId);
