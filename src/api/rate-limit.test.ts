@@ -35,4 +35,22 @@ describe("rate limits over HTTP", () => {
       await testDb.drop();
     }
   });
+
+  it("limit requests without a credential per client address, taken from X-Forwarded-For when a loopback proxy sent them", async () => {
+    const testDb = await createTestPgliteDb();
+    const server = await startApiServer({ db: testDb.db, operatorToken: "operator-token-rate-limit-test", logger: pino({ level: "silent" }), rateLimit: { perMinute: 1, burst: 2 } });
+    try {
+      // The test connects from 127.0.0.1, a trusted proxy ("trust proxy": loopback), so the forwarded address is the client's.
+      const get = (client: string) => fetch(`${server.url}/v1/method`, { headers: { "x-forwarded-for": client } });
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push((await get("203.0.113.7")).status);
+      expect(statuses).to.deep.equal([200, 200, 429]);
+      expect((await get("203.0.113.8")).status).to.equal(200);
+      // A forwarded chain ending in a loopback hop names the client before it.
+      expect((await get("203.0.113.7, 127.0.0.1")).status).to.equal(429);
+    } finally {
+      await server.close();
+      await testDb.drop();
+    }
+  });
 });
