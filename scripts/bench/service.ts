@@ -393,7 +393,8 @@ async function getScorePhase(url: string, child: ChildProcess, rows: Row[]): Pro
   rows.push({ figure: "GET score rate achieved (2xx/s), steady schedule", value: `${fmt(rate)} req/s`, target: `>= ${fmt(GET_RATE * 0.98)} (2,000 offered)`, verdict: rate >= GET_RATE * 0.98 && steady.other === 0 && steady.errors === 0 ? "PASS" : "FAIL" });
   rows.push({ figure: "GET score p99 at 2,000 req/s, steady (autocannon)", value: ms(p99), target: "< 10 ms", verdict: p99 < 10 ? "PASS" : "FAIL" });
   rows.push({ figure: "  empty Node server, same steady schedule", value: `p99 ${ms(floor.get(STEADY)!)}`, target: "", verdict: "" });
-  rows.push({ figure: "GET score p99, 2,000 req/s as bursts (autocannon -R)", value: ms(quantile(burst.latencies, 0.99)), target: "(not a steady rate)", verdict: "" });
+  const burstP99 = quantile(burst.latencies, 0.99);
+  rows.push({ figure: "GET score p99 at 2,000 req/s, bursts (autocannon -R)", value: ms(burstP99), target: "< 10 ms", verdict: burstP99 < 10 ? "PASS" : "FAIL" });
   rows.push({ figure: "  empty Node server, same bursts", value: `p99 ${ms(floor.get(BURST)!)}`, target: "", verdict: "" });
   rows.push({ figure: "  GET score, steady, measured by h2load (C client)", value: second, target: "", verdict: "" });
 }
@@ -582,6 +583,10 @@ async function main(): Promise<void> {
     log(`loaded ${fmt(AGENTS)} agents, ${fmt(AGENTS * HISTORY_DAYS)} day aggregates in ${fmt((performance.now() - t) / 1000, 1)} s`);
 
     if (PHASES.has("recompute")) await recomputePhase(dbUrl, admin, rows);
+    // The recompute wrote 100,000 scores: vacuum, analyze and checkpoint them now, so that
+    // autovacuum and the checkpointer do not run under the GET measurement.
+    await admin.query("VACUUM ANALYZE");
+    await admin.query("CHECKPOINT");
 
     const server = await startServerChild(dbUrl);
     child = server.child;
