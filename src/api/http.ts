@@ -2,9 +2,9 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import etag from "etag";
 import type { NextFunction, Request, Response } from "express";
 import fresh from "fresh";
-import type { Reply } from "./routes";
 import { z } from "zod";
 import { BaseError } from "../errors";
+import type { Reply } from "./routes";
 
 /** The one JSON error shape of the API. */
 export type ErrorBody = { error: { code: string; message: string } };
@@ -114,7 +114,7 @@ export function createPartParser(schema: z.ZodType, where: string): (value: unkn
  * The status and error code of any error: known errors keep theirs; body-parser errors (malformed
  * JSON, too large) are 4xx; anything else is a 500 whose detail is only logged.
  */
-export function errorReply(error: unknown, log: (error: unknown) => void): { status: number; code: string; message: string } {
+function errorReply(error: unknown, log: (error: unknown) => void): { status: number; code: string; message: string } {
   if (error instanceof BaseError) {
     if (error.status >= 500) log(error);
     return { status: error.status, code: error.code, message: error.message };
