@@ -463,10 +463,11 @@ async function h2loadGet(url: string): Promise<string> {
     // Log lines: start time (µs), status, elapsed (µs).
     const lines = fs.readFileSync(path.join(dir, "log"), "utf8").trim().split("\n").map((l) => l.split("\t"));
     const ok = lines.filter((f) => f[1] === "200").length;
-    const ms = lines.map((f) => Number(f[2]) / 1000).sort((a, b) => a - b);
-    const shape = sendShape(lines.map((f) => Number(f[0]) / 1000));
-    const seconds = (Math.max(...lines.map((f) => Number(f[0]))) - Math.min(...lines.map((f) => Number(f[0])))) / 1e6;
-    const at = (q: number) => quantile(ms, q).toFixed(1);
+    const latencies = lines.map((f) => Number(f[2]) / 1000).sort((a, b) => a - b);
+    const startsMs = lines.map((f) => Number(f[0]) / 1000);
+    const shape = sendShape(startsMs);
+    const seconds = (Math.max(...startsMs) - Math.min(...startsMs)) / 1000;
+    const at = (q: number) => quantile(latencies, q).toFixed(1);
     log(`GET score (h2load, steady): ${fmt(ok)} of ${fmt(lines.length)} requests 200 over ${seconds.toFixed(1)} s; latency p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms; at most ${shape.max10ms} sent in 10 ms`);
     return `p50 ${at(0.5)} ms, p99 ${at(0.99)} ms (${fmt(ok / seconds)} 200/s)`;
   } finally {
@@ -552,7 +553,7 @@ END;
     }
   }
   latencies.sort((a, b) => a - b);
-  const p99 = latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] : null;
+  const p99 = latencies.length ? quantile(latencies, 0.99) : null;
   log(`pgbench: ${cpuReport(m0, m1, latencies.length).replace(", load generator", " (pgbench itself not counted), driver")}`);
   log(`pgbench: ${fmt(tps)} TPS, ${fmt(latencies.length)} transactions logged, p99 ${p99?.toFixed(2)} ms`);
   fs.rmSync(dir, { recursive: true, force: true });

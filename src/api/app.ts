@@ -1,4 +1,3 @@
-import crypto from "node:crypto";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import querystring from "node:querystring";
 import express, { type Request, type Response } from "express";
@@ -7,7 +6,7 @@ import type { Logger } from "pino";
 import client from "prom-client";
 import type { VraiService } from "../service";
 import { UnauthorizedError } from "../service/errors";
-import { hashSecret } from "../service/secrets";
+import { hashMatches, hashSecret } from "../service/secrets";
 import type { LoadMonitor } from "../service/load";
 import { createPartParser, errorHandler, sendError, sendErrorOf, writeReply } from "./http";
 import { createRateLimiter } from "./rate-limit";
@@ -33,7 +32,7 @@ const BODY_LIMIT = "32kb";
 
 /**
  * The API's request listener: routes, validation, auth, rate limits, metrics and the error shape.
- * Requests to body-less routes are served on node's http API; Express serves the rest.
+ * The route table's requests are served on node's http API; Express serves the rest.
  */
 export function createApp(options: AppOptions): RequestListener {
   const { service, logger, load } = options;
@@ -57,8 +56,6 @@ export function createApp(options: AppOptions): RequestListener {
   const limiter = createRateLimiter(options.rateLimit ?? { perMinute: 600, burst: 120 });
   const routes: RouteSpec[] = [...serviceRoutes(service, { checkinResults }), ...(options.extraRoutes ?? [])];
   const openApi = openApiDocument(routes, { version: options.version ?? "0.1.0" });
-
-  const operatorTokenHash = Buffer.from(options.operatorTokenHash, "hex");
 
   const trustProxy = proxyaddr.compile("loopback");
   const log = (error: unknown) => logger.error({ err: error }, "request failed");
@@ -86,7 +83,7 @@ export function createApp(options: AppOptions): RequestListener {
         let ownerId = "";
         if (route.auth !== "none" && !credential) throw new UnauthorizedError("missing_credentials", "an Authorization: Bearer header is required");
         if (route.auth === "owner") ownerId = await service.accounts.authenticateOwner(credential);
-        if (route.auth === "operator" && !hashesEqual(credentialHash, operatorTokenHash)) {
+        if (route.auth === "operator" && !hashMatches(credentialHash, options.operatorTokenHash)) {
           throw new UnauthorizedError("invalid_operator_token", "the operator token is not valid");
         }
         const parsedParams = parseParams ? parseParams(params) : {};
@@ -109,18 +106,10 @@ export function createApp(options: AppOptions): RequestListener {
     const shadowing = table.match("GET", path);
     if (shadowing) throw new Error(`route ${shadowing.route.path} would shadow ${path}`);
   }
-  // Only routes with a body schema read one: the others never pay for body parsing.
+  // Only routes with a body schema read one: the others never pay for body parsing. express.json
+  // needs nothing of Express, so the listener runs it on node's request too.
   const jsonBody = express.json({ limit: BODY_LIMIT, strict: true, type: ["application/json", "application/*+json"] });
   const handlers = new Map(routes.map((route) => [route, createRouteHandler(route)]));
-
-  // A route the table recognises that takes a body is served here, after Express's JSON parser,
-  // without walking the router's layers.
-  app.use((req, res, next) => {
-    const match = table.match(req.method, req.url);
-    if (!match) return next();
-    const handle = handlers.get(match.route)!;
-    jsonBody(req, res, (error) => (error ? next(error) : void handle(req, res, match.params, req.body)));
-  });
 
   app.get("/metrics", async (_req, res) => {
     res.set("Content-Type", registry.contentType).send(await registry.metrics());
@@ -141,8 +130,9 @@ export function createApp(options: AppOptions): RequestListener {
 
   /**
    * The server's request listener. Every request is counted, timed and logged here. A request the
-   * route table recognises whose route takes no body is served right here on node's request and
-   * response; Express gets the rest (bodies, HEAD and OPTIONS, escapes, metrics, OpenAPI, pages, 404).
+   * route table recognises is served right here on node's request and response (a body first goes
+   * through the JSON parser); Express gets the rest (HEAD and OPTIONS, escapes, metrics, OpenAPI,
+   * pages, 404).
    */
   return (req, res) => {
     const leave = load.enter();
@@ -157,15 +147,11 @@ export function createApp(options: AppOptions): RequestListener {
       // Never the headers, body or URL query: they carry tokens, keys and idempotency keys.
       if (logger.isLevelEnabled("debug")) logger.debug({ method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, "request");
     });
-    if (match && !match.route.body) void handlers.get(match.route)!(req, res, match.params, undefined);
-    else app(req, res);
+    if (!match) return app(req, res);
+    const handle = handlers.get(match.route)!;
+    if (!match.route.body) return void handle(req, res, match.params, undefined);
+    jsonBody(req, res, (error) => (error ? sendErrorOf(res, error, log) : void handle(req, res, match.params, (req as Request).body)));
   };
-}
-
-/** Whether a lowercase hex SHA-256 is `stored`, compared in constant time. */
-function hashesEqual(hash: string, stored: Buffer): boolean {
-  const given = Buffer.from(hash, "hex");
-  return given.length === stored.length && crypto.timingSafeEqual(given, stored);
 }
 
 function bearer(req: IncomingMessage): string {

@@ -15,7 +15,12 @@ export function hashSecret(secret: string): string {
 
 /** Whether `secret` hashes to `storedHash`, compared in constant time. */
 export function secretMatches(secret: string, storedHash: string): boolean {
-  const given = Buffer.from(hashSecret(secret), "hex");
+  return hashMatches(hashSecret(secret), storedHash);
+}
+
+/** Whether a secret's hash (`hashSecret`) is `storedHash`, compared in constant time. */
+export function hashMatches(hash: string, storedHash: string): boolean {
+  const given = Buffer.from(hash, "hex");
   const stored = Buffer.from(storedHash, "hex");
   return given.length === stored.length && crypto.timingSafeEqual(given, stored);
 }

@@ -247,7 +247,6 @@ export function createSqlStore(db: Db): Store {
       latestScore: (agentId) =>
         one(`SELECT ${SCORE_COLUMNS} FROM scores WHERE agent_id = $1 ORDER BY at DESC, id DESC LIMIT 1`, [agentId], scoreFrom),
       getScore: (id) => one(`SELECT ${SCORE_COLUMNS} FROM scores WHERE id = $1`, [id], scoreFrom),
-      // getAgent + latestScore in one statement, without the (large) inputs column.
       listDailyScores: (agentId, fromDay, toDay) =>
         many(
           `SELECT ${SCORE_COLUMNS} FROM scores WHERE agent_id = $1 AND trigger = 'daily' AND day >= $2 AND day <= $3 ORDER BY day`,
