@@ -1,7 +1,7 @@
 import { checkinDayDeltas, dayNumber, decideCheckin, type CountedCheckin } from "../method";
 import type { Clock } from "./clock";
 import { ConflictError } from "./errors";
-import { then, type Awaitable } from "./awaitable";
+import type { Awaitable } from "./awaitable";
 import type { AgentRow, CheckinState, Store, StoredCheckin } from "./ports";
 
 /** What a check-in request gets back (V3). */
@@ -12,15 +12,15 @@ export type CheckinOutcome =
 
 export type Checkins = ReturnType<typeof createCheckins>;
 
-/** One check-in request: its agent, its Idempotency-Key and who may send it. */
-type CheckinRequest = { agentId: string; idempotencyKey: string; authenticate: (agent: AgentRow | null) => asserts agent is AgentRow };
-
 /**
  * Attempts before a request gives up with a 409. Every failed write means another request of the
  * agent was counted, after which the rest are refused (V3.2) or duplicates, so two attempts are
  * the most a request needs in practice; the bound only keeps a fault from looping.
  */
 const MAX_ATTEMPTS = 16;
+
+/** Throws when the caller may not check in for the agent (the API checks its key, replay only that it exists). */
+type Authenticate = (agent: AgentRow | null) => asserts agent is AgentRow;
 
 /**
  * Takes check-ins (V3–V4). Each request reads its agent's state, decides with the method's rules,
@@ -43,23 +43,26 @@ export function createCheckins(deps: { store: Store; clock: Clock; busy: () => b
   function checkIn(
     agentId: string,
     idempotencyKey: string,
-    authenticate: (agent: AgentRow | null) => asserts agent is AgentRow,
+    authenticate: Authenticate,
   ): Awaitable<CheckinOutcome> {
-    return attempt({ agentId, idempotencyKey, authenticate }, 1);
+    return attempt(agentId, idempotencyKey, authenticate, 1);
   }
 
-  // The steps are functions of the factory, not closures made per check-in: tsx names every named
-  // closure as it is made (Object.defineProperty), which costs more than the rest of a replayed check-in.
-  function attempt(request: CheckinRequest, n: number): Awaitable<CheckinOutcome> {
+  // The steps are functions of the factory taking the request's parts as arguments, and a closure is
+  // made only when a store answers with a promise: replay plays hundreds of thousands of check-ins a
+  // second, where an object or a closure per check-in is most of the garbage (and tsx names every
+  // named closure as it is made, with Object.defineProperty).
+  function attempt(agentId: string, key: string, authenticate: Authenticate, n: number): Awaitable<CheckinOutcome> {
     if (n > MAX_ATTEMPTS) {
       throw new ConflictError("checkin_contended", `the agent changed under ${MAX_ATTEMPTS} attempts to count this check-in; retry with the same Idempotency-Key`);
     }
-    return then(store.checkinState(request.agentId, request.idempotencyKey), (state) => decide(request, n, state));
+    const state = store.checkinState(agentId, key);
+    return state instanceof Promise ? state.then((s) => decide(agentId, key, authenticate, n, s)) : decide(agentId, key, authenticate, n, state);
   }
 
-  function decide(request: CheckinRequest, n: number, state: CheckinState): Awaitable<CheckinOutcome> {
+  function decide(agentId: string, key: string, authenticate: Authenticate, n: number, state: CheckinState): Awaitable<CheckinOutcome> {
     const agent = state.agent;
-    request.authenticate(agent);
+    authenticate(agent);
     // V1: the arrival is read after the state it is decided on; a write on a state that has
     // changed since is refused, so the counted arrivals of one agent are in commit order.
     const arrival = clock.now();
@@ -73,11 +76,13 @@ export function createCheckins(deps: { store: Store; clock: Clock; busy: () => b
     const expected = { claimId: agent.claimId, lastArrival: last === null ? null : last.arrival };
     // A literal, not `{ ...counted, ... }`: an object spread with extra keys costs more than the rest of the check-in.
     const stored: StoredCheckin = {
-      agentId: request.agentId, claimId: agent.claimId, idempotencyKey: request.idempotencyKey, arrival,
+      agentId, claimId: agent.claimId, idempotencyKey: key, arrival,
       nextHeartbeatS: decision.nextHeartbeatS, onTime: decision.onTime, excused: decision.excused, credit: decision.credit,
     };
     // When the write finds the agent changed (another request of it was counted, or it was re-claimed), decide again.
-    return then(store.commitCheckin(expected, stored, deltas), (written) => (written ? decision : attempt(request, n + 1)));
+    const written = store.commitCheckin(expected, stored, deltas);
+    if (written instanceof Promise) return written.then((ok) => (ok ? decision : attempt(agentId, key, authenticate, n + 1)));
+    return written ? decision : attempt(agentId, key, authenticate, n + 1);
   }
 
   return { checkIn };
