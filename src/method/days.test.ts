@@ -1,7 +1,8 @@
 import { expect } from "chai";
+import fc from "fast-check";
 import { applyCheckinToDays, applyDayDeltas, checkinDayDeltas, coverageByDay, dayDigestPreimage, nextDayDigest, type DayAggregate } from "./days";
 import { sha256Hex } from "./canonical";
-import { parseRfc3339 } from "./time";
+import { parseRfc3339, utcDay } from "./time";
 import type { CountedCheckin } from "./checkin";
 
 const day2 = parseRfc3339("2026-11-02T00:00:00Z");
@@ -30,6 +31,35 @@ describe("day aggregates (V5, V10)", () => {
     expect(d1).to.equal(sha256Hex(`|${day2 + 5}|3600|null|false|0`));
     const c2 = { arrival: day2 + 3605, nextHeartbeatS: 3600, onTime: true, excused: false, credit: 3600 };
     expect(nextDayDigest(d1, c2)).to.equal(sha256Hex(`${d1}|${day2 + 3605}|3600|true|false|3600`));
+  });
+
+  it("hashes the documented bytes whatever the fields hold: digests, empty or null, odd numbers, non-ASCII (property)", () => {
+    const prevArb = fc.oneof(fc.constant(null), fc.constant(""), fc.string({ unit: fc.constantFrom(..."0123456789abcdef"), minLength: 64, maxLength: 64 }), fc.string({ unit: "binary", maxLength: 300 }));
+    const numberArb = fc.oneof(fc.integer(), fc.maxSafeInteger(), fc.maxSafeNat(), fc.constant(-0), fc.double());
+    const checkinArb = fc.record({ arrival: numberArb, nextHeartbeatS: numberArb, onTime: fc.constantFrom(null, true, false), excused: fc.boolean(), credit: numberArb });
+    fc.assert(
+      fc.property(prevArb, checkinArb, (prev, c) => {
+        expect(nextDayDigest(prev, c)).to.equal(sha256Hex(dayDigestPreimage(prev === "" ? null : prev, c)));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("gives each day the coverage coverageByDay gives it, the day of arrival last, at midnight too (property)", () => {
+    const arrivalArb = fc.integer({ min: day2, max: day2 + 5 * 86_400 });
+    fc.assert(
+      fc.property(arrivalArb, fc.integer({ min: 1, max: 4 * 86_400 }), fc.boolean(), (arrival, elapsed, atMidnight) => {
+        const at = atMidnight ? arrival - (arrival % 86_400) : arrival;
+        const c = { arrival: at, nextHeartbeatS: 3600, onTime: true, excused: false, credit: elapsed };
+        const deltas = checkinDayDeltas(c, at - elapsed, "");
+        const arrivalDay = deltas[deltas.length - 1];
+        expect(arrivalDay).to.include({ day: utcDay(at), checkins: 1 });
+        const covered = new Map(coverageByDay(at - elapsed, at).map((p) => [p.day, p.seconds]));
+        expect(deltas.filter((d) => d.coverageS > 0).map((d) => [d.day, d.coverageS])).to.deep.equal([...covered]);
+        expect(deltas.slice(0, -1).every((d) => d.checkins === 0 && d.digest === null && covered.has(d.day))).to.equal(true);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it("credits the day of arrival and covers the days the interval spans", () => {

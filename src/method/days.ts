@@ -33,16 +33,16 @@ export function emptyDay(day: string): DayAggregate {
  */
 export function coverageByDay(prevArrival: number, arrival: number): Array<{ day: string; seconds: number }> {
   const parts: Array<{ day: string; seconds: number }> = [];
-  forEachCoveredDay(prevArrival, arrival, (day, seconds) => void parts.push({ day: dayName(day), seconds }));
+  for (let d = dayNumber(prevArrival); d * DAY_S < arrival; d++) {
+    const seconds = secondsOfDayIn(d, prevArrival, arrival);
+    if (seconds > 0) parts.push({ day: dayName(d), seconds });
+  }
   return parts;
 }
 
-/** `coverageByDay` without building the parts: calls `visit(dayNumber, seconds)` for each day, oldest first. */
-function forEachCoveredDay(prevArrival: number, arrival: number, visit: (day: number, seconds: number) => void): void {
-  for (let d = dayNumber(prevArrival); d * DAY_S < arrival; d++) {
-    const seconds = Math.min(arrival, (d + 1) * DAY_S) - Math.max(prevArrival, d * DAY_S);
-    if (seconds > 0) visit(d, seconds);
-  }
+/** V10: `|(prevArrival, arrival] ∩ [d 00:00, d+1 00:00)|` for day number `d`, negative when they do not meet. */
+function secondsOfDayIn(d: number, prevArrival: number, arrival: number): number {
+  return Math.min(arrival, (d + 1) * DAY_S) - Math.max(prevArrival, d * DAY_S);
 }
 
 /**
@@ -61,7 +61,59 @@ export function dayDigestPreimage(prev: string | null, c: CountedCheckin): strin
  * // sha256Hex("|0|3600|null|false|0")
  */
 export function nextDayDigest(prev: string | null, checkin: CountedCheckin): string {
-  return sha256Hex(dayDigestPreimage(prev === "" ? null : prev, checkin));
+  const length = writePreimage(prev ?? "", checkin);
+  return length < 0 ? sha256Hex(dayDigestPreimage(prev === "" ? null : prev, checkin)) : sha256Hex(preimageView(length));
+}
+
+// Every counted check-in hashes a preimage (replay: hundreds of thousands a second). Joined as a
+// string, its parts and the string were a quarter of the garbage of a replayed check-in, so the
+// bytes of `dayDigestPreimage` are written into one buffer and hashed from a view of it. 256 bytes
+// hold a 64-character digest and five fields of up to 17 characters (a negative safe integer).
+const PREIMAGE = new Uint8Array(256);
+/** `PREIMAGE_VIEWS[n]`: the first n bytes of PREIMAGE, made once per length. */
+const PREIMAGE_VIEWS: Uint8Array[] = [];
+const PIPE = 0x7c;
+
+function preimageView(length: number): Uint8Array {
+  return (PREIMAGE_VIEWS[length] ??= PREIMAGE.subarray(0, length));
+}
+
+/** Writes `dayDigestPreimage(prev, c)` into PREIMAGE; -1 when a part is not ASCII or does not fit (never for a hex digest). */
+function writePreimage(prev: string, c: CountedCheckin): number {
+  let at = putAscii(0, prev);
+  if (at >= 0) at = putNumber(at, c.arrival);
+  if (at >= 0) at = putNumber(at, c.nextHeartbeatS);
+  if (at >= 0) at = putAscii(at, c.onTime === null ? "|null" : c.onTime ? "|true" : "|false");
+  if (at >= 0) at = putAscii(at, c.excused ? "|true" : "|false");
+  if (at >= 0) at = putNumber(at, c.credit);
+  return at;
+}
+
+/** Writes `text` at `at` if it is ASCII (a byte a character, as in UTF-8) and fits; returns the end, or -1. */
+function putAscii(at: number, text: string): number {
+  if (at + text.length > PREIMAGE.length) return -1;
+  for (let k = 0; k < text.length; k++) {
+    const code = text.charCodeAt(k);
+    if (code > 0x7f) return -1;
+    PREIMAGE[at + k] = code;
+  }
+  return at + text.length;
+}
+
+/** Writes `|` and `n` in decimal as a template literal prints it; returns the end, or -1. */
+function putNumber(at: number, n: number): number {
+  if (at + 18 > PREIMAGE.length) return -1;
+  if (!Number.isSafeInteger(n)) return putAscii(at, `|${n}`);
+  PREIMAGE[at++] = PIPE;
+  if (n < 0) PREIMAGE[at++] = 0x2d;
+  let rest = Math.abs(n);
+  let end = at;
+  for (let tens = rest; tens >= 10; tens = Math.floor(tens / 10)) end++;
+  for (let k = end; k >= at; k--) {
+    PREIMAGE[k] = 0x30 + (rest % 10);
+    rest = Math.floor(rest / 10);
+  }
+  return end + 1;
 }
 
 /** Read/write access to an agent's day aggregates (a Map, or a repository's rows loaded for the update). */
@@ -87,24 +139,30 @@ export type DayDelta = { day: string; checkins: number; onTime: number; creditS:
  * @returns one delta per day touched, oldest first; the last is the day of arrival
  */
 export function checkinDayDeltas(counted: CountedCheckin, previousArrival: number | null, arrivalDayDigest: string): DayDelta[] {
-  const deltas: DayDelta[] = [];
   const { arrival } = counted;
   const arrivalDay = dayNumber(arrival);
-  let ownCoverage = 0;
-  if (counted.onTime === true && previousArrival !== null) {
-    forEachCoveredDay(previousArrival, arrival, (d, seconds) => {
-      if (d === arrivalDay) ownCoverage = seconds;
-      else deltas.push({ day: dayName(d), checkins: 0, onTime: 0, creditS: 0, coverageS: seconds, digest: null });
-    });
+  const covers = counted.onTime === true && previousArrival !== null;
+  // The days before the day of arrival that the interval covers; usually none (an hourly check-in
+  // rarely spans midnight), so the array is made only when one is found: replay decides hundreds of
+  // thousands of check-ins a second, where each allocation counts.
+  let deltas: DayDelta[] | null = null;
+  if (covers) {
+    for (let d = dayNumber(previousArrival); d < arrivalDay; d++) {
+      const seconds = secondsOfDayIn(d, previousArrival, arrival);
+      if (seconds > 0) (deltas ??= []).push({ day: dayName(d), checkins: 0, onTime: 0, creditS: 0, coverageS: seconds, digest: null });
+    }
   }
-  deltas.push({
+  const arrivalDelta: DayDelta = {
     day: dayName(arrivalDay),
     checkins: 1,
     onTime: counted.onTime === true ? 1 : 0,
     creditS: counted.credit,
-    coverageS: ownCoverage,
+    // Never negative: previousArrival < arrival. Zero for an arrival exactly at midnight, whose interval ends the day before.
+    coverageS: covers ? secondsOfDayIn(arrivalDay, previousArrival, arrival) : 0,
     digest: nextDayDigest(arrivalDayDigest, counted),
-  });
+  };
+  if (deltas === null) return [arrivalDelta];
+  deltas.push(arrivalDelta);
   return deltas;
 }
 
