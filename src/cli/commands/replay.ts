@@ -116,8 +116,22 @@ const CHUNK_CHARS = 1 << 16;
 function checkinLine(i: number, outcome: CheckinOutcome): string {
   if (outcome.type === "refused") return `{"i":${i},"result":"refused","retry_after_s":${outcome.retryAfterS}}\n`;
   const c = outcome.type === "duplicate" ? outcome.original : outcome;
-  return `{"i":${i},"result":"${outcome.type}","next_heartbeat_s":${c.nextHeartbeatS},"on_time":${c.onTime},"excused":${c.excused},"credit":${c.credit}}\n`;
+  // next_heartbeat_s is whole seconds, so the key tells every combination apart.
+  const key = c.nextHeartbeatS * 16 + (outcome.type === "duplicate" ? 8 : 0) + (c.excused ? 4 : 0) + (c.onTime === null ? 2 : c.onTime ? 1 : 0);
+  let middle = lineMiddles.get(key);
+  if (middle === undefined) {
+    middle = `,"result":"${outcome.type}","next_heartbeat_s":${c.nextHeartbeatS},"on_time":${c.onTime},"excused":${c.excused},"credit":`;
+    lineMiddles.set(key, middle);
+  }
+  return `{"i":${i}${middle}${c.credit}}\n`;
 }
+
+/**
+ * The text of a counted or duplicate line between its index and its credit, by type, flags and
+ * `next_heartbeat_s` (one of V3.3's two values): a handful of strings serve a whole timeline, where
+ * joining those fields line by line made a sixth of the garbage of a replayed check-in.
+ */
+const lineMiddles = new Map<number, string>();
 
 /** Any other event's output line: its index, then its fields. */
 function objectLine(i: number, fields: Record<string, unknown>): string {
