@@ -97,6 +97,13 @@ async function serve(): Promise<void> {
       process.exit(0);
     }
   });
+  // The server fills its latest-score cache from the table at start; requests are measured once it has.
+  const warmStarted = performance.now();
+  await server.scoreCache?.warmed;
+  const cache = server.scoreCache?.stats();
+  if (cache) {
+    console.log(`server: latest-score cache filled with ${fmt(cache.entries)} agents (${fmt(cache.bytes / 2 ** 20)} MiB of ${fmt(cache.maxBytes / 2 ** 20)} MiB) in ${fmt(performance.now() - warmStarted)} ms; heap ${fmt(process.memoryUsage().heapUsed / 2 ** 20)} MiB, RSS ${fmt(process.memoryUsage().rss / 2 ** 20)} MiB`);
+  }
   process.send?.({ url: server.url });
 }
 

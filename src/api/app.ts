@@ -4,6 +4,7 @@ import express, { type Request, type Response } from "express";
 import proxyaddr from "proxy-addr";
 import type { Logger } from "pino";
 import client from "prom-client";
+import type { ScoreCacheStats } from "../store/score-cache";
 import type { VraiService } from "../service";
 import { UnauthorizedError } from "../service/errors";
 import { hashMatches, hashSecret } from "../service/secrets";
@@ -26,6 +27,8 @@ export type AppOptions = {
   /** Plain express routers mounted before the 404 handler (agent page). */
   mount?: (app: express.Express) => void;
   version?: string;
+  /** Figures of the latest-score cache, when there is one, for /metrics. */
+  scoreCacheStats?: () => ScoreCacheStats;
 };
 
 const BODY_LIMIT = "32kb";
@@ -52,6 +55,8 @@ export function createApp(options: AppOptions): RequestListener {
     name: "vrai_busy", help: "1 while the service asks agents for 7200 s heartbeats (V3.3)", registers: [registry],
     collect() { this.set(load.overloaded() ? 1 : 0); },
   });
+
+  if (options.scoreCacheStats) registerScoreCacheMetrics(registry, options.scoreCacheStats);
 
   const limiter = createRateLimiter(options.rateLimit ?? { perMinute: 600, burst: 120 });
   const routes: RouteSpec[] = [...serviceRoutes(service, { checkinResults }), ...(options.extraRoutes ?? [])];
@@ -160,4 +165,21 @@ function bearer(req: IncomingMessage): string {
   const match = /^Bearer ([\x21-\x7e]{1,512})$/.exec(header);
   if (!match) throw new UnauthorizedError("malformed_authorization", "the Authorization header must be: Bearer <token>");
   return match[1];
+}
+
+/** The latest-score cache's size, and its hits and misses as counters (read from the cache's own counts). */
+function registerScoreCacheMetrics(registry: client.Registry, stats: () => ScoreCacheStats): void {
+  new client.Gauge({ name: "vrai_score_cache_entries", help: "Agents whose latest score is cached", registers: [registry], collect() { this.set(stats().entries); } });
+  new client.Gauge({ name: "vrai_score_cache_bytes", help: "Memory charged to the latest-score cache", registers: [registry], collect() { this.set(stats().bytes); } });
+  const counted = { hits: 0, misses: 0 };
+  for (const kind of ["hits", "misses"] as const) {
+    new client.Counter({
+      name: `vrai_score_cache_${kind}_total`, help: `Latest-score reads answered ${kind === "hits" ? "from" : "without"} the cache`, registers: [registry],
+      collect() {
+        const now = stats()[kind];
+        this.inc(now - counted[kind]);
+        counted[kind] = now;
+      },
+    });
+  }
 }

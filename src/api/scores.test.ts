@@ -79,9 +79,12 @@ for (const { name, create } of TEST_STORES) {
     });
 
     it("answers many agents asked at once, each with its own score or 404", async () => {
-      const agents = await Promise.all(Array.from({ length: 6 }, () => newAgent()));
-      // One agent without a score: its score row removed.
-      await testDb.db.query("DELETE FROM scores WHERE agent_id = $1", [agents[5]]);
+      const agents = await Promise.all(Array.from({ length: 5 }, () => newAgent()));
+      // One agent without a score: claimed beside the server (its cache never saw it), its score row removed.
+      const beside = createVraiService({ store: createSqlStore(testDb.db), clock: createManualClock(T0), busy: () => false });
+      const { agentId: unscored } = await beside.accounts.claimNewAgent((await beside.accounts.createOwner()).ownerId);
+      await testDb.db.query("DELETE FROM scores WHERE agent_id = $1", [unscored]);
+      agents.push(unscored);
       const asked = [...agents, agents[0], "agt_doesnotexist000", agents[3]];
       const answers = await Promise.all(asked.map((id) => fetch(`${server.url}/v1/agents/${id}/score`)));
       const bodies = (await Promise.all(answers.map((r) => r.json()))) as Array<Record<string, any>>;

@@ -8,7 +8,8 @@ import { createLoadMonitor } from "../service/load";
 import { hashSecret } from "../service/secrets";
 import type { Db } from "../store/db";
 import { migrate } from "../store/migrate";
-import { createSqlStore } from "../store/sql-store";
+import { createScoreCache, type ScoreCache, type ScoreCacheStats } from "../store/score-cache";
+import { createSqlStore, warmScoreCache } from "../store/sql-store";
 import { agentPageRouter } from "../web/agent-route";
 import { createProofChecks, type ProofChecks } from "../service/proof-checks";
 import { createProofVerifier } from "../service/proofs/verifiers";
@@ -42,9 +43,50 @@ export type ApiServerOptions = {
   schedule?: { intervalMs: number };
   /** Anchors each day's score root on chain after the daily recompute; off when absent (trees and proofs are still stored). */
   anchorWriter?: AnchorWriter;
+  /** Memory for the latest-score cache (default 512 MiB); 0 turns it off. */
+  scoreCacheBytes?: number;
 };
 
-export type ApiServer = { url: string; service: VraiService; proofs: ProofChecks; scheduler: Scheduler; anchoring: Anchoring; close(): Promise<void> };
+/** The latest-score cache of a running server: its figures, and the first fill from the database. */
+export type ServerScoreCache = { stats(): ScoreCacheStats; warmed: Promise<void> };
+
+export type ApiServer = {
+  url: string; service: VraiService; proofs: ProofChecks; scheduler: Scheduler; anchoring: Anchoring; scoreCache: ServerScoreCache | undefined; close(): Promise<void>;
+};
+
+const DEFAULT_SCORE_CACHE_BYTES = 512 * 2 ** 20;
+/** Channel of migration 005's notifications: agents whose scores changed, or "*". */
+const SCORES_CHANNEL = "vrai_scores";
+
+/**
+ * The latest-score cache of one server over `db`. On PostgreSQL other processes may write scores:
+ * the cache is used only while this process listens for their notifications, and refilled after
+ * a lost connection (whatever was missed meanwhile was dropped with everything else).
+ * PGlite belongs to this process alone, so its cache is always on.
+ */
+function startScoreCache(db: Db, maxBytes: number, logger: Logger): { cache: ScoreCache; server: ServerScoreCache; stop(): Promise<void> } {
+  const cache = createScoreCache({ maxBytes, enabled: db.listen === undefined });
+  let firstWarm: () => void = () => undefined;
+  const warmed = new Promise<void>((resolve) => (firstWarm = resolve));
+  const warm = () =>
+    warmScoreCache(db, cache).then(
+      (agents) => logger.info({ agents, ...cache.stats() }, "score cache filled"),
+      (error: unknown) => logger.warn({ err: error }, "score cache not filled; scores are read from the database until they are cached"),
+    ).finally(firstWarm);
+  const listener = db.listen?.(SCORES_CHANNEL, {
+    notify(payload, fromThisDb) {
+      // This process's own writes reached the cache as they committed.
+      if (!fromThisDb) cache.invalidate(payload === "*" ? "all" : payload.split(","));
+    },
+    listening(on) {
+      cache.setEnabled(on);
+      if (on) void warm();
+      else logger.warn("score change notifications lost; the score cache is off until they are heard again");
+    },
+  });
+  if (!listener) void warm();
+  return { cache, server: { stats: () => cache.stats(), warmed }, stop: async () => listener?.close() };
+}
 
 // The operator's busy switch is read from the store at most this often, so several API instances agree within it.
 const BUSY_SWITCH_REFRESH_MS = 2000;
@@ -56,7 +98,8 @@ const BUSY_SWITCH_REFRESH_MS = 2000;
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
   const logger = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? "info" });
   await migrate(options.db);
-  const store = createSqlStore(options.db);
+  const scoreCache = options.scoreCacheBytes === 0 ? undefined : startScoreCache(options.db, options.scoreCacheBytes ?? DEFAULT_SCORE_CACHE_BYTES, logger);
+  const store = createSqlStore(options.db, { scoreCache: scoreCache?.cache });
   const load = createLoadMonitor(options.overload ?? { maxInFlight: 256, maxLoopDelayMs: 200 });
   let busySwitch = false;
   const clock = options.clock ?? systemClock;
@@ -83,7 +126,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const indexerStore = options.indexerApi === false ? undefined : createIndexerStore(options.db);
   const indexerApiRoutes = indexerStore ? indexerRoutes({ service, db: options.db, store: indexerStore, clock }) : [];
   const app = createApp({
-    service, logger, load, operatorTokenHash: hashSecret(options.operatorToken), rateLimit: options.rateLimit,
+    service, logger, load, operatorTokenHash: hashSecret(options.operatorToken), rateLimit: options.rateLimit, scoreCacheStats: scoreCache?.server.stats,
     extraRoutes: [...proofRoutes(service, proofs), ...anchorRoutes(anchoring), ...indexerApiRoutes, ...(options.extraRoutes?.(service) ?? [])],
     mount: (expressApp) => {
       expressApp.use(agentPageRouter(service.store.read, { panels: indexerStore && createScorePanels(indexerStore) }));
@@ -106,6 +149,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     proofs,
     scheduler,
     anchoring,
+    scoreCache: scoreCache?.server,
     async close() {
       clearInterval(busyTimer);
       await scheduler.stop();
@@ -115,6 +159,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      await scoreCache?.stop();
     },
   };
 }

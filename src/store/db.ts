@@ -14,8 +14,23 @@ export type Db = Queryable & {
   readonly kind: "pg" | "pglite";
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * PostgreSQL only (PGlite belongs to one process, so nothing else can change it): listens on
+   * `channel` on a connection of its own, reconnecting after a loss.
+   */
+  listen?(channel: string, handlers: ListenHandlers): { close(): Promise<void> };
   close(): Promise<void>;
 };
+
+export type ListenHandlers = {
+  /** A notification; `fromThisDb` when one of this Db's own connections sent it. */
+  notify(payload: string, fromThisDb: boolean): void;
+  /** True once listening; false when the connection is lost (notifications sent meanwhile are missed). */
+  listening(on: boolean): void;
+};
+
+/** How long a lost listening connection waits before it connects again. */
+const RELISTEN_DELAY_MS = 1000;
 
 // int8 (OID 20) and numeric (OID 1700) as JS numbers: every bigint column here holds Unix seconds or counts
 // well inside Number.MAX_SAFE_INTEGER. PGlite already returns numbers.
@@ -59,7 +74,13 @@ export function createPgDb(connectionString: string, options: { max?: number } =
   pool.on("error", () => {
     // An idle client lost its connection; the pool replaces it. Queries in flight get their own error.
   });
+  // Backend process ids of the pool's connections: a notification names the backend that sent it.
+  const ownBackends = new Set<number>();
+  const backendOf = (client: pg.PoolClient) => (client as unknown as { processID: number | null }).processID;
+  pool.on("remove", (client) => void ownBackends.delete(backendOf(client) as number));
   pool.on("connect", (client) => {
+    const backend = backendOf(client);
+    if (backend !== null) ownBackends.add(backend);
     // Large values (score inputs and results, 3-5 kB each) are compressed with LZ4 instead of pglz:
     // several times cheaper to write and read; the values are the same. Servers without LZ4 (or
     // before PostgreSQL 14) refuse the setting and keep pglz. Queued ahead of the client's first query.
@@ -91,6 +112,43 @@ export function createPgDb(connectionString: string, options: { max?: number } =
       } finally {
         client.release();
       }
+    },
+    listen(channel, handlers) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
+      let current: pg.Client | null = null;
+      let closed = false;
+      let retry: NodeJS.Timeout | undefined;
+      const lost = (client: pg.Client) => {
+        if (current !== client) return;
+        current = null;
+        handlers.listening(false);
+        client.end().catch(() => undefined);
+        if (!closed) retry = setTimeout(connect, RELISTEN_DELAY_MS).unref();
+      };
+      const connect = async () => {
+        const client = new pg.Client({ connectionString });
+        current = client;
+        client.on("notification", (n) => handlers.notify(n.payload ?? "", ownBackends.has(n.processId)));
+        client.on("error", () => lost(client));
+        client.on("end", () => lost(client));
+        try {
+          await client.connect();
+          await client.query(`LISTEN ${channel}`);
+          if (current === client) handlers.listening(true);
+        } catch {
+          lost(client);
+        }
+      };
+      void connect();
+      return {
+        async close() {
+          closed = true;
+          clearTimeout(retry);
+          const client = current;
+          current = null;
+          if (client) await client.end().catch(() => undefined);
+        },
+      };
     },
     close: () => pool.end(),
   };

@@ -34,10 +34,23 @@ export async function migrate(db: Db): Promise<string[]> {
   return applied;
 }
 
-// Migrations are plain SQL without functions or quoted semicolons, so a split on `;` at line ends is exact.
-function splitStatements(sql: string): string[] {
-  return sql
-    .split(/;\s*$/m)
-    .map((s) => s.replace(/^\s*--.*$/gm, "").trim())
-    .filter((s) => s.length > 0);
+/**
+ * A migration's statements: split at each `;` that ends a line, except inside a dollar-quoted
+ * body (`$$ ... $$`, as in a function), whose own statements end lines too.
+ */
+export function splitStatements(sql: string): string[] {
+  const statements: string[] = [];
+  let current: string[] = [];
+  let inBody = false;
+  for (const line of sql.split("\n")) {
+    if (!inBody && /^\s*--/.test(line)) continue;
+    current.push(line);
+    if ((line.match(/\$\$/g)?.length ?? 0) % 2 === 1) inBody = !inBody;
+    if (!inBody && /;\s*$/.test(line)) {
+      statements.push(current.join("\n").replace(/;\s*$/, "").trim());
+      current = [];
+    }
+  }
+  statements.push(current.join("\n").trim());
+  return statements.filter((s) => s.length > 0);
 }

@@ -4,6 +4,9 @@ import type {
 } from "../service/ports";
 import type { AgentFactRows, DailyBatchTx } from "../service/scoring";
 import type { Db, Queryable } from "./db";
+import type { ScoreCache, ScoreSummary } from "./score-cache";
+
+export type { ScoreSummary } from "./score-cache";
 
 type Row = Record<string, any>;
 
@@ -59,14 +62,9 @@ const AGENT_COLUMNS_OF_A = AGENT_COLUMNS.replace(/(\w+)/g, "a.$1");
 const DAY_COLUMNS = "day, checkins, on_time, credit_s, coverage_s, digest";
 
 /**
- * A stored score without its inputs document, its result as the JSON text the database holds:
- * what `GET /v1/agents/:id/score` answers with (the text goes into the response as it is).
- */
-export type ScoreSummary = Omit<ScoreRow, "inputs" | "result"> & { resultJson: string };
-
-/**
  * Offered by the SQL store's `read`: an agent's latest score without its inputs, and whether the
- * agent exists. Reads asked for in the same turn of the event loop share one statement.
+ * agent exists. Reads asked for in the same turn of the event loop share one statement; with a
+ * score cache, cached agents are answered without one.
  */
 export type LatestScoreSummaryRead = {
   latestScoreSummary(agentId: string): Promise<{ agentExists: boolean; score: ScoreSummary | null }>;
@@ -74,11 +72,17 @@ export type LatestScoreSummaryRead = {
 
 type SummaryAnswer = { agentExists: boolean; score: ScoreSummary | null };
 
+const SUMMARY_COLUMNS = "s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.sha256, s.result::text AS result_json, s.total";
+
+const summaryFrom = (r: Row): ScoreSummary => ({
+  id: r.id, agentId: r.agent_id, method: r.method, at: r.at, trigger: r.trigger, day: r.day, sha256: r.sha256, resultJson: r.result_json, total: r.total,
+});
+
 /**
  * `latestScoreSummary` batched: the agents asked for while the event loop handles one round of
  * I/O are looked up together, once that round is over (setImmediate), in one statement.
  */
-function createSummaryReader(db: Queryable): LatestScoreSummaryRead {
+function createSummaryReader(db: Queryable, cache: ScoreCache | undefined): LatestScoreSummaryRead {
   let pending = new Map<string, Array<{ resolve(answer: SummaryAnswer): void; reject(error: unknown): void }>>();
   let scheduled = false;
 
@@ -86,9 +90,10 @@ function createSummaryReader(db: Queryable): LatestScoreSummaryRead {
     const batch = pending;
     pending = new Map();
     scheduled = false;
+    const mark = cache?.mark() ?? 0;
     try {
       const { rows } = await db.query<Row>(
-        `SELECT q.id AS asked, a.id IS NOT NULL AS agent_exists, s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.sha256, s.result::text AS result_json, s.total
+        `SELECT q.id AS asked, a.id IS NOT NULL AS agent_exists, ${SUMMARY_COLUMNS}
          FROM unnest($1::text[]) AS q (id)
          LEFT JOIN agents a ON a.id = q.id
          LEFT JOIN LATERAL (
@@ -98,12 +103,9 @@ function createSummaryReader(db: Queryable): LatestScoreSummaryRead {
         [[...batch.keys()]],
       );
       for (const r of rows) {
-        const answer: SummaryAnswer = {
-          agentExists: r.agent_exists,
-          score: r.id === null ? null : {
-            id: r.id, agentId: r.agent_id, method: r.method, at: r.at, trigger: r.trigger, day: r.day, sha256: r.sha256, resultJson: r.result_json, total: r.total,
-          },
-        };
+        const answer: SummaryAnswer = { agentExists: r.agent_exists, score: r.id === null ? null : summaryFrom(r) };
+        // Agents that do not exist are not cached: creating one does not pass through the cache.
+        if (answer.agentExists) cache?.offerRead(r.asked, answer.score, mark);
         for (const waiter of batch.get(r.asked) ?? []) waiter.resolve(answer);
       }
     } catch (error) {
@@ -113,6 +115,8 @@ function createSummaryReader(db: Queryable): LatestScoreSummaryRead {
 
   return {
     latestScoreSummary(agentId) {
+      const cached = cache?.get(agentId);
+      if (cached !== undefined) return Promise.resolve({ agentExists: true, score: cached });
       return new Promise((resolve, reject) => {
         let waiters = pending.get(agentId);
         if (!waiters) pending.set(agentId, (waiters = []));
@@ -126,9 +130,61 @@ function createSummaryReader(db: Queryable): LatestScoreSummaryRead {
   };
 }
 
-/** The store on PostgreSQL or PGlite: all SQL of the service lives here. */
-export function createSqlStore(db: Db): Store {
-  const txFor = (q: Queryable): StoreTx & DailyBatchTx => {
+/** Agents' latest scores per statement when filling a score cache at start. */
+const WARM_BATCH = 1000;
+
+/**
+ * Fills `cache` with the latest score of every agent that has one, in agent order, a batch per
+ * statement and a turn of the event loop between batches (requests are served meanwhile), until
+ * the cache is full or every agent is in.
+ * @returns how many agents' scores were offered
+ */
+export async function warmScoreCache(db: Queryable, cache: ScoreCache): Promise<number> {
+  let after = "";
+  let offered = 0;
+  for (;;) {
+    const mark = cache.mark();
+    const { rows } = await db.query<Row>(
+      `SELECT DISTINCT ON (s.agent_id) ${SUMMARY_COLUMNS} FROM scores s
+       WHERE s.agent_id > $1 ORDER BY s.agent_id, s.at DESC, s.id DESC LIMIT $2`,
+      [after, WARM_BATCH],
+    );
+    for (const r of rows) cache.offerRead(r.agent_id, summaryFrom(r), mark);
+    offered += rows.length;
+    const { entries, bytes, maxBytes } = cache.stats();
+    if (rows.length < WARM_BATCH || entries === 0 || bytes >= maxBytes * 0.9) return offered;
+    after = rows[rows.length - 1].agent_id;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/**
+ * The store on PostgreSQL or PGlite: all SQL of the service lives here.
+ * @param options.scoreCache answers latest-score reads from memory, and is given every score this
+ *   store writes once its transaction has committed. Score changes made any other way (another
+ *   process, SQL typed by hand) reach it only by `invalidate` (the API server listens for them).
+ */
+export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}): Store {
+  const cache = options.scoreCache;
+  /** Scores written through one transaction (or one statement outside any), for the cache once committed. */
+  type Written = { mark: number; scores: WrittenScore[] };
+  /** A written score with its id and result text; id `null` when it is not known which row is which. */
+  type WrittenScore = { score: Omit<ScoreRow, "id">; id: number | null; resultJson: string };
+  const offerWritten = (written: Written) => {
+    if (!cache) return;
+    for (const { score: s, id, resultJson } of written.scores) {
+      if (id === null) cache.invalidate([s.agentId]);
+      else cache.offerWrite({ id, agentId: s.agentId, method: s.method, at: s.at, trigger: s.trigger, day: s.day, sha256: s.sha256, resultJson, total: s.total }, written.mark);
+    }
+  };
+
+  /** `q` runs the statements; scores inserted are added to `written`, or offered at once when there is no transaction. */
+  const txFor = (q: Queryable, written?: Written): StoreTx & DailyBatchTx => {
+    const wrote = (scores: WrittenScore[], mark: number) => {
+      if (!cache) return;
+      if (written) written.scores.push(...scores);
+      else offerWritten({ mark, scores });
+    };
     const one = async <T>(sql: string, params: unknown[], map: (r: Row) => T): Promise<T | null> => {
       const { rows } = await q.query<Row>(sql, params);
       return rows.length === 0 ? null : map(rows[0]);
@@ -236,14 +292,17 @@ export function createSqlStore(db: Db): Store {
         await q.query("UPDATE proofs SET removed_at = $2, removed_reason = $3 WHERE id = $1 AND removed_at IS NULL", [id, at, reason]);
       },
 
-      insertScore: async (s) =>
-        (
-          await q.query<Row>(
-            `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
-            [s.agentId, s.method, s.at, s.trigger, s.day, s.inputs, s.sha256, JSON.stringify(s.result), s.total],
-          )
-        ).rows[0].id,
+      async insertScore(s) {
+        const mark = cache?.mark() ?? 0;
+        const resultJson = JSON.stringify(s.result);
+        const { rows } = await q.query<Row>(
+          `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+          [s.agentId, s.method, s.at, s.trigger, s.day, s.inputs, s.sha256, resultJson, s.total],
+        );
+        wrote([{ score: s, id: rows[0].id, resultJson }], mark);
+        return rows[0].id;
+      },
       latestScore: (agentId) =>
         one(`SELECT ${SCORE_COLUMNS} FROM scores WHERE agent_id = $1 ORDER BY at DESC, id DESC LIMIT 1`, [agentId], scoreFrom),
       getScore: (id) => one(`SELECT ${SCORE_COLUMNS} FROM scores WHERE id = $1`, [id], scoreFrom),
@@ -313,14 +372,25 @@ export function createSqlStore(db: Db): Store {
       },
       async insertScores(scores) {
         if (scores.length === 0) return;
+        const mark = cache?.mark() ?? 0;
         // One multi-row INSERT: rows get ids in the order given.
         const params: unknown[] = [];
-        const tuples = scores.map((s) => {
+        const results = scores.map((s) => JSON.stringify(s.result));
+        const tuples = scores.map((s, i) => {
           const b = params.length;
-          params.push(s.agentId, s.method, s.at, s.trigger, s.day, s.inputs, s.sha256, JSON.stringify(s.result), s.total);
+          params.push(s.agentId, s.method, s.at, s.trigger, s.day, s.inputs, s.sha256, results[i], s.total);
           return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, $${b + 7}, $${b + 8}, $${b + 9})`;
         });
-        await q.query(`INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total) VALUES ${tuples.join(", ")}`, params);
+        const { rows } = await q.query<Row>(
+          `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total) VALUES ${tuples.join(", ")} RETURNING id, agent_id`,
+          params,
+        );
+        if (cache) {
+          // The daily recompute writes one score per agent; an agent written twice is dropped from the cache instead.
+          const ids = new Map<string, number | null>();
+          for (const r of rows) ids.set(r.agent_id, ids.has(r.agent_id) ? null : r.id);
+          wrote(scores.map((s, i) => ({ score: s, id: ids.get(s.agentId) ?? null, resultJson: results[i] })), mark);
+        }
       },
       hasDailyScore: async (agentId, day) =>
         (await q.query("SELECT 1 FROM scores WHERE agent_id = $1 AND trigger = 'daily' AND day = $2", [agentId, day])).rows.length > 0,
@@ -348,8 +418,13 @@ export function createSqlStore(db: Db): Store {
   };
 
   return {
-    transaction: (fn) => db.transaction((q) => fn(txFor(q))),
-    read: { ...txFor(db), ...createSummaryReader(db) },
+    async transaction(fn) {
+      const written: Written = { mark: cache?.mark() ?? 0, scores: [] };
+      const result = await db.transaction((q) => fn(txFor(q, written)));
+      offerWritten(written);
+      return result;
+    },
+    read: { ...txFor(db), ...createSummaryReader(db, cache) },
 
     // One statement: the agent, the duplicate of the key, and the windows that may excuse the next
     // check-in (open, ending at or after the deadline after the previous check-in, or ended later than it).

@@ -48,7 +48,7 @@ describe("vrai recompute --verify (V9)", () => {
 
   it("names a score whose stored result or digest was tampered with, and exits 1", async () => {
     const { rows } = await testDb.db.query<{ id: number }>("SELECT id FROM scores ORDER BY id LIMIT 2");
-    await testDb.db.query("UPDATE scores SET result = jsonb_set(result, '{total}', '999') WHERE id = $1", [rows[0].id]);
+    await testDb.db.query("UPDATE scores SET result = jsonb_set(result::jsonb, '{total}', '999')::json WHERE id = $1", [rows[0].id]);
     await testDb.db.query("UPDATE scores SET sha256 = repeat('0', 64) WHERE id = $1", [rows[1].id]);
     const io = memoryIo();
     expect(await runCli(["recompute", "--verify", "--database-url", testDb.url!], io)).to.equal(1);

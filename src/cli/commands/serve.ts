@@ -60,6 +60,7 @@ export async function runService(io: CliIo, hooks: ServeHooks = {}): Promise<num
     db, logger, operatorToken: config.OPERATOR_TOKEN, port: config.PORT, host: config.HOST,
     overload: { maxInFlight: config.OVERLOAD_MAX_IN_FLIGHT, maxLoopDelayMs: config.OVERLOAD_MAX_LOOP_DELAY_MS },
     rateLimit: { perMinute: config.RATE_LIMIT_PER_MINUTE, burst: Math.max(10, Math.ceil(config.RATE_LIMIT_PER_MINUTE / 5)) },
+    scoreCacheBytes: config.SCORE_CACHE_MB * 2 ** 20,
     proofSources: {
       githubApiBaseUrl: config.GITHUB_API_BASE_URL,
       walletChainId: chainId,

@@ -1,0 +1,155 @@
+import { expect } from "chai";
+import pino from "pino";
+import { createVraiService } from "../service";
+import { createManualClock } from "../service/clock";
+import { createPgDb } from "../store/db";
+import { createSqlStore } from "../store/sql-store";
+import { TEST_STORES, type TestDb } from "../test-helpers/db";
+import { startApiServer, type ApiServer } from "./server";
+
+const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
+const OPERATOR = "operator-cache-test-0123456789";
+
+async function start(testDb: TestDb): Promise<ApiServer> {
+  const server = await startApiServer({
+    db: testDb.db, operatorToken: OPERATOR, clock: createManualClock(T0), logger: pino({ level: "silent" }),
+    rateLimit: { perMinute: 100_000, burst: 10_000 },
+  });
+  await server.scoreCache?.warmed;
+  return server;
+}
+
+async function claim(server: ApiServer): Promise<string> {
+  const post = (path: string, body: unknown, token?: string) =>
+    fetch(`${server.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+  const owner = (await (await post("/v1/owners", {})).json()) as { token: string };
+  return ((await (await post("/v1/agents", {}, owner.token)).json()) as { agentId: string }).agentId;
+}
+
+async function latest(server: ApiServer, agentId: string): Promise<{ status: number; body: Record<string, any> }> {
+  const res = await fetch(`${server.url}/v1/agents/${agentId}/score`);
+  return { status: res.status, body: (await res.json()) as Record<string, any> };
+}
+
+/** Polls `check` every 20 ms until it holds; fails after `ms` (notifications arrive asynchronously). */
+async function eventually(check: () => Promise<boolean>, ms = 5000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`still not the case after ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const storedLatest = async (testDb: TestDb, agentId: string) =>
+  (await testDb.db.query<{ id: number; total: number }>("SELECT id, total FROM scores WHERE agent_id = $1 ORDER BY at DESC, id DESC LIMIT 1", [agentId])).rows[0];
+
+for (const { name, create } of TEST_STORES) {
+  describe(`latest-score cache of the API on ${name}`, function () {
+    let testDb: TestDb;
+
+    beforeEach(async () => {
+      testDb = await create();
+    });
+    afterEach(async () => {
+      await testDb.drop();
+    });
+
+    it("serves a score the service wrote at once, from memory, and the new one as soon as a penalty changes it", async () => {
+      const server = await start(testDb);
+      try {
+        const agentId = await claim(server);
+        const before = server.scoreCache!.stats();
+        const first = await latest(server, agentId);
+        expect(first.body).to.include({ id: (await storedLatest(testDb, agentId)).id, total: 200 });
+        expect(server.scoreCache!.stats()).to.include({ hits: before.hits + 1, misses: before.misses });
+
+        const penalty = await fetch(`${server.url}/v1/operator/penalties`, {
+          method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${OPERATOR}` },
+          body: JSON.stringify({ agentId, code: "rate_abuse", points: 20, days: 30, reason: "test" }),
+        });
+        expect(penalty.status).to.equal(201);
+        const second = await latest(server, agentId);
+        const stored = await storedLatest(testDb, agentId);
+        expect(second.body).to.include({ id: stored.id, total: stored.total });
+        expect(stored.total).to.be.below(200);
+        // The cached text is the text the table holds.
+        const text = (await testDb.db.query<{ t: string }>("SELECT result::text AS t FROM scores WHERE id = $1", [stored.id])).rows[0].t;
+        expect(JSON.stringify(second.body.result)).to.equal(JSON.stringify(JSON.parse(text)));
+        expect(server.scoreCache!.stats().misses).to.equal(before.misses);
+      } finally {
+        await server.close();
+      }
+    });
+
+    it("fills itself from the database at start, then answers without reading it", async () => {
+      const first = await start(testDb);
+      const agents = [await claim(first), await claim(first), await claim(first)];
+      await first.close();
+      const server = await start(testDb);
+      try {
+        expect(server.scoreCache!.stats()).to.include({ entries: 3, enabled: true });
+        for (const agentId of agents) expect((await latest(server, agentId)).body.id).to.equal((await storedLatest(testDb, agentId)).id);
+        expect(server.scoreCache!.stats()).to.include({ hits: 3, misses: 0 });
+        // An agent nobody asked for is still a 404, and is not cached.
+        expect((await latest(server, "agt_nobodyhere00")).status).to.equal(404);
+        expect(server.scoreCache!.stats().entries).to.equal(3);
+        const metrics = await (await fetch(`${server.url}/metrics`)).text();
+        expect(metrics).to.match(/^vrai_score_cache_entries 3$/m);
+        expect(metrics).to.match(/^vrai_score_cache_hits_total 3$/m);
+        expect(metrics).to.match(/^vrai_score_cache_misses_total 1$/m);
+      } finally {
+        await server.close();
+      }
+    });
+
+    if (name !== "postgresql") return;
+
+    it("hears scores another process writes or deletes, and serves the table's latest", async () => {
+      const server = await start(testDb);
+      const other = createPgDb(testDb.url as string);
+      try {
+        const agentId = await claim(server);
+        const cachedId = (await latest(server, agentId)).body.id as number;
+        // Another process (its own pool) scores the agent an hour later.
+        const elsewhere = createVraiService({ store: createSqlStore(other), clock: createManualClock(T0 + 3600), busy: () => false });
+        const written = await elsewhere.scoring.scoreNow(agentId);
+        expect(written.id).to.be.above(cachedId);
+        await eventually(async () => (await latest(server, agentId)).body.id === written.id);
+        await other.query("DELETE FROM scores WHERE agent_id = $1", [agentId]);
+        await eventually(async () => (await latest(server, agentId)).status === 404);
+        expect((await latest(server, agentId)).body.error.code).to.equal("score_not_found");
+      } finally {
+        await other.close();
+        await server.close();
+      }
+    });
+
+    it("turns itself off while it cannot hear other processes, and does not serve what it missed meanwhile", async () => {
+      const server = await start(testDb);
+      const other = createPgDb(testDb.url as string);
+      try {
+        const agentId = await claim(server);
+        const cachedId = (await latest(server, agentId)).body.id as number;
+        const { rows } = await other.query<{ pid: number }>(
+          "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN vrai_scores'",
+        );
+        expect(rows).to.have.length(1);
+        await other.query("SELECT pg_terminate_backend($1)", [rows[0].pid]);
+        await eventually(async () => !server.scoreCache!.stats().enabled, 900);
+        // Written while nobody listens: its notification is lost.
+        const elsewhere = createVraiService({ store: createSqlStore(other), clock: createManualClock(T0 + 3600), busy: () => false });
+        const written = await elsewhere.scoring.scoreNow(agentId);
+        expect(written.id).to.be.above(cachedId);
+        expect((await latest(server, agentId)).body.id).to.equal(written.id);
+        await eventually(async () => server.scoreCache!.stats().enabled);
+        await eventually(async () => server.scoreCache!.stats().entries === 1);
+        const hits = server.scoreCache!.stats().hits;
+        expect((await latest(server, agentId)).body.id).to.equal(written.id);
+        expect(server.scoreCache!.stats().hits).to.equal(hits + 1);
+      } finally {
+        await other.close();
+        await server.close();
+      }
+    });
+  });
+}
