@@ -142,6 +142,23 @@ for (const setup of SETUPS) {
       expect(agent.last).to.deep.equal({ arrival: last.arrival, nextHeartbeatS: last.nextHeartbeatS, dayDigest: expected.days[expected.days.length - 1].digest });
     });
 
+    it("answers the original of any earlier key after a hundred and fifty check-ins, and counts them where they arrived (V3.1)", async () => {
+      const agentId = await newAgent();
+      const HOURS = 150;
+      for (let h = 0; h < HOURS; h++) {
+        clock.set(T0 + h * 3600);
+        expect((await service.checkins.checkIn(agentId, `h${h}`, agentKnown)).type).to.equal("counted");
+      }
+      clock.set(T0 + HOURS * 3600);
+      for (const h of [0, 63, 64, HOURS - 1]) {
+        const again = await service.checkins.checkIn(agentId, `h${h}`, agentKnown);
+        expect(again.type, `h${h}`).to.equal("duplicate");
+        if (again.type === "duplicate") expect(again.original).to.include({ arrival: T0 + h * 3600, nextHeartbeatS: 3600, onTime: h === 0 ? null : true, excused: false, credit: h === 0 ? 0 : 3600 });
+      }
+      const agent = (await store.read.getAgent(agentId))!;
+      expect(await store.read.countCheckinsAt(agentId, agent.claimId, T0 + (HOURS - 1) * 3600)).to.equal(1);
+    });
+
     it("reads only windows that may excuse the next check-in", async () => {
       const agentId = await newAgent();
       clock.set(T0 + 10);

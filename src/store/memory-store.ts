@@ -12,23 +12,44 @@ export function createMemoryStore(): Store {
   const owners = new Map<string, OwnerRow>();
   const agents = new Map<string, AgentRow>();
   let nextClaimId = 1;
-  // Per agent, every counted check-in as numbers in one array (no object per check-in: replay keeps
-  // hundreds of thousands), its offset by idempotency key (keys are scoped per agent, V3.1), and per claim the
+  // Per agent, every counted check-in as numbers in one typed array (no object per check-in: replay
+  // keeps hundreds of thousands), its offset by idempotency key (keys are scoped per agent, V3.1), and per claim the
   // day aggregates. Agent rows are replaced, never changed in place, so they can be handed out as they are.
   type AgentCheckins = {
     byKey: Map<string, number>;
-    /** CHECKIN_FIELDS numbers per check-in: claim id, arrival, next_heartbeat_s, flags, credit. */
-    fields: number[];
+    /**
+     * CHECKIN_FIELDS numbers per check-in: claim id, arrival, next_heartbeat_s, flags, credit; the first
+     * `used` hold check-ins. A Float64Array holds every safe integer exactly and lives outside the JS heap,
+     * so growing it (by doubling) copies nothing through the young generation, as growing an array did.
+     */
+    fields: Float64Array;
+    used: number;
     days: Map<number, Map<string, DayAggregate>>;
   };
   const CHECKIN_FIELDS = 5;
+  /** Check-ins an agent's array holds before it first grows. */
+  const INITIAL_CHECKINS = 64;
   const checkinsOf = new Map<string, AgentCheckins>();
   const checkinsFor = (agentId: string): AgentCheckins => {
     let state = checkinsOf.get(agentId);
-    if (!state) checkinsOf.set(agentId, (state = { byKey: new Map(), fields: [], days: new Map() }));
+    if (!state) checkinsOf.set(agentId, (state = { byKey: new Map(), fields: new Float64Array(INITIAL_CHECKINS * CHECKIN_FIELDS), used: 0, days: new Map() }));
     return state;
   };
-  // Flags: 0 late, 1 on time, 2 null (first after a claim); + 4 when excused.
+  /** Appends one check-in's fields; flags: 0 late, 1 on time, 2 null (first after a claim); + 4 when excused. */
+  const appendCheckin = (all: AgentCheckins, c: StoredCheckin): void => {
+    if (all.used + CHECKIN_FIELDS > all.fields.length) {
+      const grown = new Float64Array(all.fields.length * 2);
+      grown.set(all.fields);
+      all.fields = grown;
+    }
+    const at = all.used;
+    all.fields[at] = c.claimId;
+    all.fields[at + 1] = c.arrival;
+    all.fields[at + 2] = c.nextHeartbeatS;
+    all.fields[at + 3] = (c.onTime === null ? 2 : c.onTime ? 1 : 0) + (c.excused ? 4 : 0);
+    all.fields[at + 4] = c.credit;
+    all.used = at + CHECKIN_FIELDS;
+  };
   const storedCheckin = (agentId: string, key: string, c: AgentCheckins, at: number): StoredCheckin => ({
     agentId, claimId: c.fields[at], idempotencyKey: key, arrival: c.fields[at + 1], nextHeartbeatS: c.fields[at + 2],
     onTime: (c.fields[at + 3] & 3) === 2 ? null : (c.fields[at + 3] & 3) === 1, excused: (c.fields[at + 3] & 4) !== 0, credit: c.fields[at + 4],
@@ -66,7 +87,7 @@ export function createMemoryStore(): Store {
     async countCheckinsAt(agentId, claimId, at) {
       const c = checkinsOf.get(agentId);
       let n = 0;
-      if (c) for (let i = 0; i < c.fields.length; i += CHECKIN_FIELDS) if (c.fields[i + 1] === at && c.fields[i] === claimId) n++;
+      if (c) for (let i = 0; i < c.used; i += CHECKIN_FIELDS) if (c.fields[i + 1] === at && c.fields[i] === claimId) n++;
       return n;
     },
 
@@ -150,8 +171,8 @@ export function createMemoryStore(): Store {
       const agent = agents.get(c.agentId);
       if (!agent || agent.claimId !== expected.claimId || (agent.last === null ? null : agent.last.arrival) !== expected.lastArrival) return false;
       const all = checkinsFor(c.agentId);
-      all.byKey.set(c.idempotencyKey, all.fields.length);
-      all.fields.push(c.claimId, c.arrival, c.nextHeartbeatS, (c.onTime === null ? 2 : c.onTime ? 1 : 0) + (c.excused ? 4 : 0), c.credit);
+      all.byKey.set(c.idempotencyKey, all.used);
+      appendCheckin(all, c);
       // A new row (rows are never changed in place, so checkinState hands them out as they are),
       // spelled out: an object spread with extra keys is several times slower than a literal here.
       agents.set(c.agentId, {
