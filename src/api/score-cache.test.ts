@@ -151,5 +151,34 @@ for (const { name, create } of TEST_STORES) {
         await server.close();
       }
     });
+
+    it("after another process rescored too many agents to name in one notification, drops everything and fills again", async () => {
+      const server = await start(testDb);
+      const other = createPgDb(testDb.url as string);
+      try {
+        const agentId = await claim(server);
+        await latest(server, agentId);
+        // 700 agents scored in one statement elsewhere: their ids do not fit a notification, which says "*".
+        await other.query("INSERT INTO owners (id, token_hash, created_at) VALUES ('own_bulk', 'x', 0)");
+        await other.query(
+          `INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at)
+           SELECT 'agt_bulk_' || i, 'own_bulk', i, 0, 'x', 0 FROM generate_series(1, 700) AS i`,
+        );
+        await other.query(
+          `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total)
+           SELECT 'agt_bulk_' || i, '0.2', $1::bigint, 'change', NULL, '{}', repeat('0', 64), json_build_object('total', i), 200 FROM generate_series(1, 700) AS i`,
+          [T0],
+        );
+        await eventually(async () => server.scoreCache!.stats().entries === 701);
+        const hits = server.scoreCache!.stats().hits;
+        const bulk = await latest(server, "agt_bulk_7");
+        expect(bulk.body).to.include({ agentId: "agt_bulk_7", total: 200 });
+        expect(bulk.body.result).to.deep.equal({ total: 7 });
+        expect(server.scoreCache!.stats().hits).to.equal(hits + 1);
+      } finally {
+        await other.close();
+        await server.close();
+      }
+    });
   });
 }

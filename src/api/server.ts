@@ -57,6 +57,8 @@ export type ApiServer = {
 const DEFAULT_SCORE_CACHE_BYTES = 512 * 2 ** 20;
 /** Channel of migration 005's notifications: agents whose scores changed, or "*". */
 const SCORES_CHANNEL = "vrai_scores";
+/** Quiet time after another process changed many agents' scores before the cache fills again. */
+const REWARM_AFTER_MS = 1000;
 
 /**
  * The latest-score cache of one server over `db`. On PostgreSQL other processes may write scores:
@@ -68,24 +70,51 @@ function startScoreCache(db: Db, maxBytes: number, logger: Logger): { cache: Sco
   const cache = createScoreCache({ maxBytes, enabled: db.listen === undefined });
   let firstWarm: () => void = () => undefined;
   const warmed = new Promise<void>((resolve) => (firstWarm = resolve));
-  const warm = () =>
+  let warming = false;
+  let warmAgain = false;
+  let rewarm: NodeJS.Timeout | undefined;
+  /** Fills the cache from the table; asked again while filling, it fills once more afterwards. */
+  const warm = () => {
+    if (warming) return void (warmAgain = true);
+    warming = true;
     warmScoreCache(db, cache).then(
       (agents) => logger.info({ agents, ...cache.stats() }, "score cache filled"),
       (error: unknown) => logger.warn({ err: error }, "score cache not filled; scores are read from the database until they are cached"),
-    ).finally(firstWarm);
+    ).finally(() => {
+      warming = false;
+      firstWarm();
+      if (warmAgain) {
+        warmAgain = false;
+        warm();
+      }
+    });
+  };
   const listener = db.listen?.(SCORES_CHANNEL, {
     notify(payload, fromThisDb) {
       // This process's own writes reached the cache as they committed.
-      if (!fromThisDb) cache.invalidate(payload === "*" ? "all" : payload.split(","));
+      if (fromThisDb) return;
+      if (payload !== "*") return cache.invalidate(payload.split(","));
+      // Many agents at once (another instance's daily recompute): everything goes, and the cache
+      // fills again once such notifications have stopped for a while.
+      cache.invalidate("all");
+      clearTimeout(rewarm);
+      rewarm = setTimeout(warm, REWARM_AFTER_MS).unref();
     },
     listening(on) {
       cache.setEnabled(on);
-      if (on) void warm();
+      if (on) warm();
       else logger.warn("score change notifications lost; the score cache is off until they are heard again");
     },
   });
-  if (!listener) void warm();
-  return { cache, server: { stats: () => cache.stats(), warmed }, stop: async () => listener?.close() };
+  if (!listener) warm();
+  return {
+    cache,
+    server: { stats: () => cache.stats(), warmed },
+    async stop() {
+      clearTimeout(rewarm);
+      await listener?.close();
+    },
+  };
 }
 
 // The operator's busy switch is read from the store at most this often, so several API instances agree within it.
