@@ -1,8 +1,12 @@
 /**
  * `npm run bench:method`: single-threaded throughput of the method engine, each figure printed
  * beside its target from the issue. Inputs are generated in memory before timing; each benchmark
- * runs a few times and reports its best run.
+ * runs a few times and reports its best run. It runs under the node flags of the `vrai` command
+ * (bin/vrai.js), re-running itself with them when started without: the figures are what `vrai` gets.
  */
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import {
   buildScoreInputs, canonicalScoreInputs, deriveScores, scoreFromInputs, sha256Hex, validateRecords, nextDayDigest, utcDay, parseRfc3339,
@@ -158,10 +162,24 @@ async function replayBenchmark(): Promise<void> {
   report("replay (1,000 agents x 30 days hourly, service code)", ((REPLAY_AGENTS * REPLAY_HOURS) / best) * 1000, "check-ins/s", 300_000);
 }
 
-async function main(): Promise<void> {
-  console.log(`method benchmarks, one thread, node ${process.version}`);
+/** The node flags on the `vrai` command's shebang line (`#!/usr/bin/env -S node <flags>`). */
+function vraiNodeFlags(): string[] {
+  const shebang = readFileSync(join(__dirname, "../../bin/vrai.js"), "utf8").split("\n", 1)[0];
+  const flags = /^#!\/usr\/bin\/env -S node(.*)$/.exec(shebang);
+  return flags === null ? [] : flags[1].split(" ").filter(Boolean);
+}
+
+async function main(flags: readonly string[]): Promise<void> {
+  console.log(`method benchmarks, one thread, node ${process.version}${flags.length > 0 ? ` ${flags.join(" ")} (as bin/vrai.js)` : ""}`);
   for (const b of BENCHMARKS) report(b.name, bestOf(3, b.items, b.prepare()), b.unit, b.target);
   await replayBenchmark();
 }
 
-void main();
+const flags = vraiNodeFlags();
+if (flags.every((flag) => process.execArgv.includes(flag))) {
+  void main(flags);
+} else {
+  // process.execArgv carries tsx's loader, so the script runs again the way it was started, plus the flags.
+  const run = spawnSync(process.execPath, [...flags, ...process.execArgv, ...process.argv.slice(1)], { stdio: "inherit" });
+  process.exitCode = run.status ?? 1;
+}

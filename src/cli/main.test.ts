@@ -80,6 +80,13 @@ describe("vrai command line (part F)", () => {
       expect(JSON.parse(fromFile.stdout).executors[EX].total).to.equal(1);
     });
 
+    it("runs as an executable under its shebang's node flags, with the output node gives", () => {
+      const input = JSON.stringify({ records: [record(1)] });
+      const executable = spawnSync(bin, ["derive"], { input, encoding: "utf8" });
+      expect(executable.status).to.equal(0, executable.stderr);
+      expect(executable.stdout).to.equal(node(["derive"], input).stdout);
+    });
+
     it("exits 2 with one line on malformed JSON and on a field of the wrong type", () => {
       const malformed = node(["derive"], "{");
       expect(malformed.status).to.equal(2);
