@@ -23,8 +23,11 @@ export const serveConfigSchema = z.object({
   OVERLOAD_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
   OVERLOAD_MAX_LOOP_DELAY_MS: z.coerce.number().int().min(1).default(200),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
-  /** Memory for the latest score of each agent, served by `GET /v1/agents/:id/score` without a query (about 4 kB per agent); 0 turns the cache off. */
-  SCORE_CACHE_MB: z.coerce.number().int().min(0).max(65536).default(512),
+  /**
+   * Memory for the latest score of each agent, served by `GET /v1/agents/:id/score` without a query
+   * (about 3.5 kB per agent); 0 turns the cache off. It lives in node's heap (about 4 GiB by default), hence the bound.
+   */
+  SCORE_CACHE_MB: z.coerce.number().int().min(0).max(2048).default(512),
   /** Key of the account that anchors each day's score root (it needs AnchorRegistry's anchorer role); unset: anchoring is off. */
   ANCHOR_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected 0x and 64 hex digits").optional(),
   /** JSON-RPC of the anchoring chain; RPC_URL when unset. */
