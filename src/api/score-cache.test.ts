@@ -2,7 +2,7 @@ import { expect } from "chai";
 import pino from "pino";
 import { createVraiService } from "../service";
 import { createManualClock } from "../service/clock";
-import { createPgDb } from "../store/db";
+import { createPgDb, type Db } from "../store/db";
 import { createSqlStore } from "../store/sql-store";
 import { TEST_STORES, type TestDb } from "../test-helpers/db";
 import { startApiServer, type ApiServer } from "./server";
@@ -39,6 +39,25 @@ async function eventually(check: () => Promise<boolean>, ms = 5000): Promise<voi
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/**
+ * Runs `test` with a server on `testDb` and another process's pool on the same database (its
+ * writes reach the server only by notification), closing both afterwards.
+ */
+async function withOtherProcess(testDb: TestDb, test: (server: ApiServer, other: Db) => Promise<void>): Promise<void> {
+  const server = await start(testDb);
+  const other = createPgDb(testDb.url as string);
+  try {
+    await test(server, other);
+  } finally {
+    await other.close();
+    await server.close();
+  }
+}
+
+/** Scores `agentId` an hour after T0 through the service of the other process. */
+const scoreElsewhere = (other: Db, agentId: string) =>
+  createVraiService({ store: createSqlStore(other), clock: createManualClock(T0 + 3600), busy: () => false }).scoring.scoreNow(agentId);
 
 const storedLatest = async (testDb: TestDb, agentId: string) =>
   (await testDb.db.query<{ id: number; total: number }>("SELECT id, total FROM scores WHERE agent_id = $1 ORDER BY at DESC, id DESC LIMIT 1", [agentId])).rows[0];
@@ -104,30 +123,20 @@ for (const { name, create } of TEST_STORES) {
 
     if (name !== "postgresql") return;
 
-    it("hears scores another process writes or deletes, and serves the table's latest", async () => {
-      const server = await start(testDb);
-      const other = createPgDb(testDb.url as string);
-      try {
+    it("hears scores another process writes or deletes, and serves the table's latest", () =>
+      withOtherProcess(testDb, async (server, other) => {
         const agentId = await claim(server);
         const cachedId = (await latest(server, agentId)).body.id as number;
-        // Another process (its own pool) scores the agent an hour later.
-        const elsewhere = createVraiService({ store: createSqlStore(other), clock: createManualClock(T0 + 3600), busy: () => false });
-        const written = await elsewhere.scoring.scoreNow(agentId);
+        const written = await scoreElsewhere(other, agentId);
         expect(written.id).to.be.above(cachedId);
         await eventually(async () => (await latest(server, agentId)).body.id === written.id);
         await other.query("DELETE FROM scores WHERE agent_id = $1", [agentId]);
         await eventually(async () => (await latest(server, agentId)).status === 404);
         expect((await latest(server, agentId)).body.error.code).to.equal("score_not_found");
-      } finally {
-        await other.close();
-        await server.close();
-      }
-    });
+      }));
 
-    it("turns itself off while it cannot hear other processes, and does not serve what it missed meanwhile", async () => {
-      const server = await start(testDb);
-      const other = createPgDb(testDb.url as string);
-      try {
+    it("turns itself off while it cannot hear other processes, and does not serve what it missed meanwhile", () =>
+      withOtherProcess(testDb, async (server, other) => {
         const agentId = await claim(server);
         const cachedId = (await latest(server, agentId)).body.id as number;
         const { rows } = await other.query<{ pid: number }>(
@@ -137,8 +146,7 @@ for (const { name, create } of TEST_STORES) {
         await other.query("SELECT pg_terminate_backend($1)", [rows[0].pid]);
         await eventually(async () => !server.scoreCache!.stats().enabled, 900);
         // Written while nobody listens: its notification is lost.
-        const elsewhere = createVraiService({ store: createSqlStore(other), clock: createManualClock(T0 + 3600), busy: () => false });
-        const written = await elsewhere.scoring.scoreNow(agentId);
+        const written = await scoreElsewhere(other, agentId);
         expect(written.id).to.be.above(cachedId);
         expect((await latest(server, agentId)).body.id).to.equal(written.id);
         await eventually(async () => server.scoreCache!.stats().enabled);
@@ -146,16 +154,10 @@ for (const { name, create } of TEST_STORES) {
         const hits = server.scoreCache!.stats().hits;
         expect((await latest(server, agentId)).body.id).to.equal(written.id);
         expect(server.scoreCache!.stats().hits).to.equal(hits + 1);
-      } finally {
-        await other.close();
-        await server.close();
-      }
-    });
+      }));
 
-    it("after another process rescored too many agents to name in one notification, drops everything and fills again", async () => {
-      const server = await start(testDb);
-      const other = createPgDb(testDb.url as string);
-      try {
+    it("after another process rescored too many agents to name in one notification, drops everything and fills again", () =>
+      withOtherProcess(testDb, async (server, other) => {
         const agentId = await claim(server);
         await latest(server, agentId);
         // 700 agents scored in one statement elsewhere: their ids do not fit a notification, which says "*".
@@ -175,10 +177,6 @@ for (const { name, create } of TEST_STORES) {
         expect(bulk.body).to.include({ agentId: "agt_bulk_7", total: 200 });
         expect(bulk.body.result).to.deep.equal({ total: 7 });
         expect(server.scoreCache!.stats().hits).to.equal(hits + 1);
-      } finally {
-        await other.close();
-        await server.close();
-      }
-    });
+      }));
   });
 }

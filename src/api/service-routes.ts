@@ -4,7 +4,8 @@ import { CLAIM_POINTS, CURRENT_METHOD, IDENTITY_PROOFS, METHOD_VERSIONS, METHODS
 import type { VraiService } from "../service";
 import { ConflictError, NotFoundError } from "../service/errors";
 import type { ScoreRow } from "../service/ports";
-import type { LatestScoreSummaryRead, ScoreSummary } from "../store/sql-store";
+import type { ScoreSummary } from "../store/score-cache";
+import type { LatestScoreSummaryRead } from "../store/sql-store";
 import { errorSchema, idSchema, type Reply, type RouteSpec } from "./routes";
 
 const rfc3339 = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/, "expected YYYY-MM-DDTHH:MM:SSZ");

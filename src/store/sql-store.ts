@@ -6,8 +6,6 @@ import type { AgentFactRows, DailyBatchTx } from "../service/scoring";
 import type { Db, Queryable } from "./db";
 import type { ScoreCache, ScoreSummary } from "./score-cache";
 
-export type { ScoreSummary } from "./score-cache";
-
 type Row = Record<string, any>;
 
 const agentFrom = (r: Row): AgentRow => ({
