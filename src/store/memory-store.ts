@@ -1,4 +1,5 @@
 import { GRACE_S, type DayAggregate, type OutageWindow } from "../method";
+import { KeyList } from "./key-list";
 import type { AgentRow, AuditEntry, ChallengeRow, OutageRow, OwnerRow, PenaltyRow, ProofRow, ScoreRow, Store, StoreTx, StoredCheckin } from "../service/ports";
 
 /**
@@ -8,53 +9,60 @@ import type { AgentRow, AuditEntry, ChallengeRow, OutageRow, OwnerRow, PenaltyRo
  */
 const NO_WINDOWS: readonly OutageWindow[] = Object.freeze([]);
 
+/**
+ * An agent: its row, replaced and never changed in place (so `checkinState` hands it out as it is),
+ * and every counted check-in as numbers in one typed array (no object per check-in: replay keeps
+ * hundreds of thousands), with their idempotency keys (scoped per agent, V3.1) and per claim the
+ * day aggregates.
+ */
+type AgentRecord = {
+  row: AgentRow;
+  /** Idempotency key of each counted check-in, in order: position n is check-in n. */
+  keys: KeyList;
+  /**
+   * CHECKIN_FIELDS numbers per check-in: claim id, arrival, next_heartbeat_s, flags, credit; the first
+   * `used` hold check-ins. A Float64Array holds every safe integer exactly and lives outside the JS heap,
+   * so growing it (by doubling) copies nothing through the young generation, as growing an array did.
+   */
+  fields: Float64Array;
+  used: number;
+  days: Map<number, Map<string, DayAggregate>>;
+  /** The aggregate of the latest day written (a check-in nearly always adds to the day of the one before). */
+  lastDay: { claimId: number; aggregate: DayAggregate } | null;
+};
+const CHECKIN_FIELDS = 5;
+/** Check-ins an agent's array holds once it first grows. */
+const INITIAL_CHECKINS = 64;
+const NO_FIELDS = new Float64Array(0);
+
 export function createMemoryStore(): Store {
   const owners = new Map<string, OwnerRow>();
-  const agents = new Map<string, AgentRow>();
+  // Per agent one record: its row and its check-ins, so a check-in finds both with one lookup.
+  const agents = new Map<string, AgentRecord>();
   let nextClaimId = 1;
-  // Per agent, every counted check-in as numbers in one typed array (no object per check-in: replay
-  // keeps hundreds of thousands), its offset by idempotency key (keys are scoped per agent, V3.1), and per claim the
-  // day aggregates. Agent rows are replaced, never changed in place, so they can be handed out as they are.
-  type AgentCheckins = {
-    byKey: Map<string, number>;
-    /**
-     * CHECKIN_FIELDS numbers per check-in: claim id, arrival, next_heartbeat_s, flags, credit; the first
-     * `used` hold check-ins. A Float64Array holds every safe integer exactly and lives outside the JS heap,
-     * so growing it (by doubling) copies nothing through the young generation, as growing an array did.
-     */
-    fields: Float64Array;
-    used: number;
-    days: Map<number, Map<string, DayAggregate>>;
-  };
-  const CHECKIN_FIELDS = 5;
-  /** Check-ins an agent's array holds before it first grows. */
-  const INITIAL_CHECKINS = 64;
-  const checkinsOf = new Map<string, AgentCheckins>();
-  const checkinsFor = (agentId: string): AgentCheckins => {
-    let state = checkinsOf.get(agentId);
-    if (!state) checkinsOf.set(agentId, (state = { byKey: new Map(), fields: new Float64Array(INITIAL_CHECKINS * CHECKIN_FIELDS), used: 0, days: new Map() }));
-    return state;
-  };
   /** Appends one check-in's fields; flags: 0 late, 1 on time, 2 null (first after a claim); + 4 when excused. */
-  const appendCheckin = (all: AgentCheckins, c: StoredCheckin): void => {
-    if (all.used + CHECKIN_FIELDS > all.fields.length) {
-      const grown = new Float64Array(all.fields.length * 2);
-      grown.set(all.fields);
-      all.fields = grown;
+  const appendCheckin = (r: AgentRecord, c: StoredCheckin): void => {
+    if (r.used + CHECKIN_FIELDS > r.fields.length) {
+      const grown = new Float64Array(Math.max(INITIAL_CHECKINS * CHECKIN_FIELDS, r.fields.length * 2));
+      grown.set(r.fields);
+      r.fields = grown;
     }
-    const at = all.used;
-    all.fields[at] = c.claimId;
-    all.fields[at + 1] = c.arrival;
-    all.fields[at + 2] = c.nextHeartbeatS;
-    all.fields[at + 3] = (c.onTime === null ? 2 : c.onTime ? 1 : 0) + (c.excused ? 4 : 0);
-    all.fields[at + 4] = c.credit;
-    all.used = at + CHECKIN_FIELDS;
+    const at = r.used;
+    r.fields[at] = c.claimId;
+    r.fields[at + 1] = c.arrival;
+    r.fields[at + 2] = c.nextHeartbeatS;
+    r.fields[at + 3] = (c.onTime === null ? 2 : c.onTime ? 1 : 0) + (c.excused ? 4 : 0);
+    r.fields[at + 4] = c.credit;
+    r.used = at + CHECKIN_FIELDS;
   };
-  const storedCheckin = (agentId: string, key: string, c: AgentCheckins, at: number): StoredCheckin => ({
-    agentId, claimId: c.fields[at], idempotencyKey: key, arrival: c.fields[at + 1], nextHeartbeatS: c.fields[at + 2],
-    onTime: (c.fields[at + 3] & 3) === 2 ? null : (c.fields[at + 3] & 3) === 1, excused: (c.fields[at + 3] & 4) !== 0, credit: c.fields[at + 4],
-  });
-  const daysOf = (agentId: string, claimId: number) => checkinsOf.get(agentId)?.days.get(claimId);
+  const storedCheckin = (r: AgentRecord, n: number): StoredCheckin => {
+    const at = n * CHECKIN_FIELDS;
+    const f = r.fields;
+    return {
+      agentId: r.row.id, claimId: f[at], idempotencyKey: r.keys.at(n), arrival: f[at + 1], nextHeartbeatS: f[at + 2],
+      onTime: (f[at + 3] & 3) === 2 ? null : (f[at + 3] & 3) === 1, excused: (f[at + 3] & 4) !== 0, credit: f[at + 4],
+    };
+  };
   const outages = new Map<string, OutageRow>();
   const penalties = new Map<string, PenaltyRow>();
   const challenges = new Map<string, ChallengeRow>();
@@ -69,25 +77,26 @@ export function createMemoryStore(): Store {
     insertOwner: async (o: OwnerRow) => void owners.set(o.id, { ...o }),
     getOwner: async (id) => copy(owners.get(id)),
 
-    getAgent: async (id) => copy(agents.get(id)),
-    insertAgent: async (a) => void agents.set(a.id, { ...a }),
+    getAgent: async (id) => copy(agents.get(id)?.row),
+    insertAgent: async (a) => void agents.set(a.id, { row: { ...a }, keys: new KeyList(), fields: NO_FIELDS, used: 0, days: new Map(), lastDay: null }),
     async startClaim(agentId, c) {
       const claimId = nextClaimId++;
-      agents.set(agentId, { ...agents.get(agentId)!, ownerId: c.ownerId, claimId, claimedAt: c.claimedAt, keyHash: c.keyHash, last: null });
+      const r = agents.get(agentId)!;
+      r.row = { ...r.row, ownerId: c.ownerId, claimId, claimedAt: c.claimedAt, keyHash: c.keyHash, last: null };
       return claimId;
     },
     listClaimedAgentIds: async () => [...agents.keys()].sort(),
-    listAgentsOfOwner: async (ownerId) => [...agents.values()].filter((a) => a.ownerId === ownerId).map((a) => a.id).sort(),
+    listAgentsOfOwner: async (ownerId) => [...agents.values()].filter((r) => r.row.ownerId === ownerId).map((r) => r.row.id).sort(),
 
     async listDays(agentId, claimId, lastDay) {
-      const byDay = daysOf(agentId, claimId);
+      const byDay = agents.get(agentId)?.days.get(claimId);
       if (!byDay) return [];
       return [...byDay.values()].filter((d) => d.day <= lastDay).sort((a, b) => (a.day < b.day ? -1 : 1)).map((d) => ({ ...d }));
     },
     async countCheckinsAt(agentId, claimId, at) {
-      const c = checkinsOf.get(agentId);
+      const r = agents.get(agentId);
       let n = 0;
-      if (c) for (let i = 0; i < c.used; i += CHECKIN_FIELDS) if (c.fields[i + 1] === at && c.fields[i] === claimId) n++;
+      if (r) for (let i = 0; i < r.used; i += CHECKIN_FIELDS) if (r.fields[i + 1] === at && r.fields[i] === claimId) n++;
       return n;
     },
 
@@ -160,39 +169,42 @@ export function createMemoryStore(): Store {
     read: tx,
     // The check-in calls answer at once, without a promise: replay plays a check-in synchronously.
     checkinState(agentId, key) {
-      const agent = agents.get(agentId);
-      if (!agent) return { agent: null, duplicate: null, windows: NO_WINDOWS };
-      // Rows are replaced, never changed in place (startClaim, commitCheckin): the stored row is a snapshot.
-      const c = checkinsOf.get(agentId);
-      const i = c?.byKey.get(key);
-      return { agent, duplicate: i === undefined ? null : storedCheckin(agentId, key, c!, i), windows: windowsAfter(agent.last) };
+      const r = agents.get(agentId);
+      if (!r) return { agent: null, duplicate: null, windows: NO_WINDOWS };
+      const n = r.keys.indexOf(key);
+      return { agent: r.row, duplicate: n < 0 ? null : storedCheckin(r, n), windows: windowsAfter(r.row.last) };
     },
     commitCheckin(expected, c, deltas) {
-      const agent = agents.get(c.agentId);
-      if (!agent || agent.claimId !== expected.claimId || (agent.last === null ? null : agent.last.arrival) !== expected.lastArrival) return false;
-      const all = checkinsFor(c.agentId);
-      all.byKey.set(c.idempotencyKey, all.used);
-      appendCheckin(all, c);
+      const r = agents.get(c.agentId);
+      if (!r) return false;
+      const agent = r.row;
+      if (agent.claimId !== expected.claimId || (agent.last === null ? null : agent.last.arrival) !== expected.lastArrival) return false;
+      r.keys.add(c.idempotencyKey);
+      appendCheckin(r, c);
       // A new row (rows are never changed in place, so checkinState hands them out as they are),
       // spelled out: an object spread with extra keys is several times slower than a literal here.
-      agents.set(c.agentId, {
+      r.row = {
         id: agent.id, name: agent.name, ownerId: agent.ownerId, claimId: agent.claimId, claimedAt: agent.claimedAt, keyHash: agent.keyHash,
         last: { arrival: c.arrival, nextHeartbeatS: c.nextHeartbeatS, dayDigest: deltas[deltas.length - 1].digest as string }, createdAt: agent.createdAt,
-      });
-      let days = all.days.get(c.claimId);
-      if (!days) all.days.set(c.claimId, (days = new Map()));
+      };
       // The aggregates live here only (listDays hands out copies), so deltas are added in place.
       for (const delta of deltas) {
-        const day = days.get(delta.day);
+        const last = r.lastDay;
+        let day = last !== null && last.claimId === c.claimId && last.aggregate.day === delta.day ? last.aggregate : undefined;
         if (day === undefined) {
-          days.set(delta.day, { day: delta.day, checkins: delta.checkins, onTime: delta.onTime, creditS: delta.creditS, coverageS: delta.coverageS, digest: delta.digest ?? "" });
-        } else {
-          day.checkins += delta.checkins;
-          day.onTime += delta.onTime;
-          day.creditS += delta.creditS;
-          day.coverageS += delta.coverageS;
-          if (delta.digest !== null) day.digest = delta.digest;
+          let days = r.days.get(c.claimId);
+          if (!days) r.days.set(c.claimId, (days = new Map()));
+          day = days.get(delta.day);
+          if (day === undefined) {
+            days.set(delta.day, (day = { day: delta.day, checkins: 0, onTime: 0, creditS: 0, coverageS: 0, digest: "" }));
+          }
+          r.lastDay = { claimId: c.claimId, aggregate: day };
         }
+        day.checkins += delta.checkins;
+        day.onTime += delta.onTime;
+        day.creditS += delta.creditS;
+        day.coverageS += delta.coverageS;
+        if (delta.digest !== null) day.digest = delta.digest;
       }
       return true;
     },
