@@ -1,18 +1,21 @@
 /**
  * `npm run bench:method`: single-threaded throughput of the method engine, each figure printed
  * beside its target from the issue. Inputs are generated in memory before timing; each benchmark
- * runs a few times and reports its best run. It runs under the node flags of the `vrai` command
- * (bin/vrai.js), re-running itself with them when started without: the figures are what `vrai` gets.
+ * runs a few times and reports its best run. It measures what the `vrai` command runs: the
+ * sources compiled into one bundle by bin/bundle.js, under the node flags of bin/vrai.js. Started
+ * any other way (`npm run bench:method` runs it through tsx), it builds its own bundle the same way
+ * and runs that under those flags.
  */
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { performance } from "node:perf_hooks";
 import {
   buildScoreInputs, canonicalScoreInputs, deriveScores, scoreFromInputs, sha256Hex, validateRecords, nextDayDigest, utcDay, parseRfc3339,
   type DayAggregate, type ProofRecord, type ScoreFacts,
 } from "../../src/method";
 import { replay, type ReplayEvent } from "../../src/cli/commands/replay";
+import { PROJECT_ROOT } from "../../src/project-root";
 
 type Benchmark = { name: string; unit: string; target: number; items: number; prepare(): () => void };
 
@@ -164,22 +167,24 @@ async function replayBenchmark(): Promise<void> {
 
 /** The node flags on the `vrai` command's shebang line (`#!/usr/bin/env -S node <flags>`). */
 function vraiNodeFlags(): string[] {
-  const shebang = readFileSync(join(__dirname, "../../bin/vrai.js"), "utf8").split("\n", 1)[0];
+  const shebang = readFileSync(join(PROJECT_ROOT, "bin/vrai.js"), "utf8").split("\n", 1)[0];
   const flags = /^#!\/usr\/bin\/env -S node(.*)$/.exec(shebang);
   return flags === null ? [] : flags[1].split(" ").filter(Boolean);
 }
 
 async function main(flags: readonly string[]): Promise<void> {
-  console.log(`method benchmarks, one thread, node ${process.version}${flags.length > 0 ? ` ${flags.join(" ")} (as bin/vrai.js)` : ""}`);
+  console.log(`method benchmarks, one thread, node ${process.version} ${flags.join(" ")} (as bin/vrai.js), compiled by bin/bundle.js`);
   for (const b of BENCHMARKS) report(b.name, bestOf(3, b.items, b.prepare()), b.unit, b.target);
   await replayBenchmark();
 }
 
 const flags = vraiNodeFlags();
-if (flags.every((flag) => process.execArgv.includes(flag))) {
+// In the bundle, __filename is the bundle's own path (dist/*.cjs).
+if (__filename.endsWith(".cjs") && flags.every((flag) => process.execArgv.includes(flag))) {
   void main(flags);
 } else {
-  // process.execArgv carries tsx's loader, so the script runs again the way it was started, plus the flags.
-  const run = spawnSync(process.execPath, [...flags, ...process.execArgv, ...process.argv.slice(1)], { stdio: "inherit" });
+  const { ensureBundle } = require(join(PROJECT_ROOT, "bin/bundle.js")) as { ensureBundle(entry: string): string };
+  const bundle = ensureBundle(relative(PROJECT_ROOT, __filename));
+  const run = spawnSync(process.execPath, [...flags, bundle], { stdio: "inherit" });
   process.exitCode = run.status ?? 1;
 }

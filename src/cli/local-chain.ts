@@ -10,9 +10,9 @@ import path from "node:path";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { deployVrai } from "../../scripts/deploy";
 import { InvalidInputError } from "../errors";
+import { PROJECT_ROOT } from "../project-root";
 
-/** The repository root: Hardhat's config, `contracts/` and `artifacts/` are resolved from it whatever the working directory. */
-const PROJECT_ROOT = path.resolve(__dirname, "..", "..");
+// Hardhat's config, `contracts/` and `artifacts/` are resolved from PROJECT_ROOT whatever the working directory.
 
 /** JSON-RPC methods of the Hardhat network that change the chain or what the next block will be. */
 const MUTATING_METHODS = new Set([

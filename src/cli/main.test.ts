@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { runCli } from "./main";
@@ -85,6 +85,61 @@ describe("vrai command line (part F)", () => {
       const executable = spawnSync(bin, ["derive"], { input, encoding: "utf8" });
       expect(executable.status).to.equal(0, executable.stderr);
       expect(executable.stdout).to.equal(node(["derive"], input).stdout);
+    });
+
+    describe("compiled into one bundle (bin/bundle.js)", () => {
+      const { ensureBundle } = require("../../bin/bundle.js") as { ensureBundle(entry: string): string };
+      const builtAt = (file: string) => statSync(file).mtimeMs;
+      const LONG_AGO = new Date(1_000_000_000_000);
+
+      it("runs the bundle, built again when a file it was built from is newer than it", () => {
+        const bundle = ensureBundle("src/cli/main.ts");
+        expect(ensureBundle("src/cli/main.ts")).to.equal(bundle);
+        const fresh = builtAt(bundle);
+        // Older than every source: the command must build it again before running.
+        utimesSync(bundle, LONG_AGO, LONG_AGO);
+        const input = JSON.stringify({ records: [record(1)] });
+        const result = node(["derive"], input);
+        expect(result.status).to.equal(0, result.stderr);
+        expect(builtAt(bundle)).to.be.at.least(fresh);
+        // Fresh now: another run leaves it as it is.
+        const rebuilt = builtAt(bundle);
+        expect(node(["derive"], input).stdout).to.equal(result.stdout);
+        expect(builtAt(bundle)).to.equal(rebuilt);
+      });
+
+      it("is built again when a file it was built from is gone (moved or renamed)", () => {
+        const bundle = ensureBundle("src/cli/main.ts");
+        const list = `${bundle}.inputs.json`;
+        const inputs = JSON.parse(readFileSync(list, "utf8")) as string[];
+        expect(inputs).to.include.members(["src/cli/main.ts", "src/method/days.ts", "src/store/memory-store.ts"]);
+        writeFileSync(list, JSON.stringify([...inputs, "src/no-such-file.ts"]));
+        // Newer than every source, so only the missing file can make it build again.
+        const later = new Date(Date.now() + 60_000);
+        utimesSync(bundle, later, later);
+        const before = builtAt(bundle);
+        ensureBundle("src/cli/main.ts");
+        expect(JSON.parse(readFileSync(list, "utf8"))).to.deep.equal(inputs);
+        expect(builtAt(bundle)).to.be.below(before);
+      });
+
+      it("answers byte for byte as the TypeScript sources do (VRAI_BUNDLE=0)", () => {
+        const t = parseRfc3339("2026-10-01T00:00:00Z");
+        const events = [
+          { at: t, type: "claim", agent: "a", owner: "o" },
+          ...Array.from({ length: 30 }, (_, h) => ({ at: t + 60 + h * 3600 + (h % 7) * 300, type: "checkin", agent: "a", key: `k${h % 25}` })),
+          { at: t + 31 * 3600, type: "penalty", id: "p", agent: "a", code: "rate_abuse", points: 20, days: 30 },
+          { at: t + 32 * 3600, type: "score", agent: "a" },
+          { at: t + 32 * 3600, type: "checkin", agent: "nobody", key: "k" },
+        ];
+        const input = JSON.stringify({ method: "0.2", events });
+        const bundled = node(["replay"], input);
+        const sources = spawnSync(process.execPath, [bin, "replay"], { input, encoding: "utf8", env: { ...process.env, VRAI_BUNDLE: "0" } });
+        expect(bundled.status).to.equal(0, bundled.stderr);
+        expect(bundled.stdout.split("\n")).to.have.length(events.length + 1);
+        expect(bundled.stdout).to.equal(sources.stdout);
+        expect(bundled.stdout).to.include('"result":"duplicate"').and.include('"result":"rejected"');
+      });
     });
 
     it("exits 2 with one line on malformed JSON and on a field of the wrong type", () => {

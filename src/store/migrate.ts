@@ -1,8 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
+import { PROJECT_ROOT } from "../project-root";
 import type { Db } from "./db";
 
-const MIGRATIONS_DIR = path.join(__dirname, "migrations");
+const MIGRATIONS_DIR = path.join(PROJECT_ROOT, "src", "store", "migrations");
 // Any constant shared by every instance: concurrent starts apply migrations one at a time.
 const MIGRATION_LOCK_KEY = 7_264_000_001;
 
