@@ -35,7 +35,9 @@ describe("day aggregates (V5, V10)", () => {
 
   it("hashes the documented bytes whatever the fields hold: digests, empty or null, odd numbers, non-ASCII (property)", () => {
     const prevArb = fc.oneof(fc.constant(null), fc.constant(""), fc.string({ unit: fc.constantFrom(..."0123456789abcdef"), minLength: 64, maxLength: 64 }), fc.string({ unit: "binary", maxLength: 300 }));
-    const numberArb = fc.oneof(fc.integer(), fc.maxSafeInteger(), fc.maxSafeNat(), fc.constant(-0), fc.double());
+    // Each number of digits at its edges (10^d - 1, 10^d, negated too), up to the largest safe integers.
+    const digitEdges = Array.from({ length: 16 }, (_, d) => [10 ** d - 1, 10 ** d, 1 - 10 ** d, -(10 ** d)]).flat();
+    const numberArb = fc.oneof(fc.integer(), fc.maxSafeInteger(), fc.maxSafeNat(), fc.constant(-0), fc.double(), fc.constantFrom(...digitEdges, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER));
     const checkinArb = fc.record({ arrival: numberArb, nextHeartbeatS: numberArb, onTime: fc.constantFrom(null, true, false), excused: fc.boolean(), credit: numberArb });
     fc.assert(
       fc.property(prevArb, checkinArb, (prev, c) => {

@@ -23,7 +23,7 @@ describe("KeyList (the memory store's idempotency keys of one agent, V3.1)", () 
 
   it("finds every key after many growths, with keys that differ only in their last characters", () => {
     const list = new KeyList();
-    // 720 keys: an agent checking in hourly for 30 days; the slots grow from 16 to 2,048.
+    // 720 keys: an agent checking in hourly for 30 days; the slots grow four times, from 16 to 4,096.
     for (let i = 0; i < 720; i++) expect(list.add(`k${i}`)).to.equal(i);
     for (let i = 0; i < 720; i++) expect(list.indexOf(`k${i}`)).to.equal(i);
     for (let i = 720; i < 1440; i++) expect(list.indexOf(`k${i}`)).to.equal(-1);

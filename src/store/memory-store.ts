@@ -22,7 +22,7 @@ type AgentRecord = {
   /**
    * CHECKIN_FIELDS numbers per check-in: claim id, arrival, next_heartbeat_s, flags, credit; the first
    * `used` hold check-ins. A Float64Array holds every safe integer exactly and lives outside the JS heap,
-   * so growing it (by doubling) copies nothing through the young generation, as growing an array did.
+   * so growing it copies nothing through the young generation, as growing an array did.
    */
   fields: Float64Array;
   used: number;
@@ -43,7 +43,8 @@ export function createMemoryStore(): Store {
   /** Appends one check-in's fields; flags: 0 late, 1 on time, 2 null (first after a claim); + 4 when excused. */
   const appendCheckin = (r: AgentRecord, c: StoredCheckin): void => {
     if (r.used + CHECKIN_FIELDS > r.fields.length) {
-      const grown = new Float64Array(Math.max(INITIAL_CHECKINS * CHECKIN_FIELDS, r.fields.length * 2));
+      // Grown 4 times at once: each new typed array is zeroed outside the heap, and costs more than the copy.
+      const grown = new Float64Array(Math.max(INITIAL_CHECKINS * CHECKIN_FIELDS, r.fields.length * 4));
       grown.set(r.fields);
       r.fields = grown;
     }
