@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { runCli } from "./main";
@@ -121,6 +121,30 @@ describe("vrai command line (part F)", () => {
         ensureBundle("src/cli/main.ts");
         expect(JSON.parse(readFileSync(list, "utf8"))).to.deep.equal(inputs);
         expect(builtAt(bundle)).to.be.below(before);
+      });
+
+      it("never runs a stale bundle: where it cannot build one (dist/ not writable), it runs the sources", () => {
+        const bundle = ensureBundle("src/cli/main.ts");
+        const input = JSON.stringify({ records: [record(1)] });
+        writeFileSync(bundle, 'exports.main = () => process.stdout.write("stale bundle\\n");');
+        utimesSync(bundle, LONG_AGO, LONG_AGO);
+        // Root may write anywhere, so as root the command runs as nobody; anyone else gets dist/ made read-only.
+        const asRoot = process.getuid?.() === 0;
+        const dist = path.dirname(bundle);
+        let result;
+        try {
+          if (!asRoot) chmodSync(dist, 0o555);
+          result = spawnSync(process.execPath, [bin, "derive"], { input, encoding: "utf8", ...(asRoot ? { uid: 65534, gid: 65534 } : {}) });
+          expect(readFileSync(bundle, "utf8")).to.include("stale bundle");
+        } finally {
+          if (!asRoot) chmodSync(dist, 0o755);
+        }
+        expect(result.status).to.equal(0, result.stderr);
+        expect(result.stdout).not.to.include("stale");
+        // Writable again: the next run builds a fresh bundle and answers the same.
+        expect(node(["derive"], input).stdout).to.equal(result.stdout);
+        expect(readFileSync(bundle, "utf8")).not.to.include("stale bundle");
+        expect(JSON.parse(result.stdout).executors[EX].total).to.equal(1);
       });
 
       it("answers byte for byte as the TypeScript sources do (VRAI_BUNDLE=0)", () => {
