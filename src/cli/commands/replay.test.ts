@@ -2,6 +2,7 @@ import { expect } from "chai";
 import fc from "fast-check";
 import { runCli } from "../main";
 import { memoryIo } from "../io";
+import { parseReplayInput } from "./replay";
 
 const DAY = 86_400;
 const T0 = Date.UTC(2026, 9, 1) / 1000; // 2026-10-01T00:00:00Z
@@ -136,6 +137,30 @@ describe("vrai replay (F2)", () => {
       expect(io.err.trim().split("\n")).to.have.length(1);
       expect(io.err).to.contain(expected);
     }
+  });
+
+  it("validates every check-in field as any other event's, naming the event and field (F2)", () => {
+    const checkin = { at: T0, type: "checkin", agent: "a", key: "k" };
+    const refused: Array<[string, string]> = [
+      [JSON.stringify([{ ...checkin, extra: 1 }]), "events[0].extra: unknown field"],
+      ['[{"__proto__": 1, "at": 0, "type": "checkin", "agent": "a", "key": "k"}]', "events[0].__proto__: unknown field"],
+      [JSON.stringify([{ ...checkin, agent: "" }]), "events[0].agent: expected a non-empty string"],
+      [JSON.stringify([{ ...checkin, key: 5 }]), "events[0].key: expected a non-empty string"],
+      [JSON.stringify([{ at: T0, type: "checkin", agent: "a" }]), "events[0].key: expected a non-empty string"],
+      [JSON.stringify([{ ...checkin, at: -1 }]), "events[0].at: expected a whole number >= 0, got -1"],
+      [JSON.stringify([{ ...checkin, at: T0 + 0.5 }]), `events[0].at: expected a whole number >= 0, got ${T0 + 0.5}`],
+      [JSON.stringify([checkin, { ...checkin, at: T0 - 1 }]), `events[1].at: events out of time order (${T0 - 1} is before the previous event's ${T0})`],
+      [JSON.stringify([{ at: T0, type: "busy", on: true }, { ...checkin, at: "2026-09-30T23:59:59Z" }]), "events[1].at: events out of time order"],
+      [JSON.stringify([[T0, "checkin", "a", "k"]]), "events[0]: expected an object"],
+    ];
+    for (const [events, message] of refused) {
+      expect(() => parseReplayInput({ events: JSON.parse(events) }), events).to.throw(message);
+    }
+    // Accepted: Unix seconds as they are, RFC 3339 times converted, in order (equal times too), fields in any order.
+    const accepted = parseReplayInput({
+      events: [checkin, { key: "k2", agent: "a", type: "checkin", at: T0 }, { ...checkin, key: "k3", at: "2026-10-01T00:00:05Z" }],
+    });
+    expect(accepted.events).to.deep.equal([checkin, { ...checkin, key: "k2" }, { ...checkin, key: "k3", at: T0 + 5 }]);
   });
 
   it("is deterministic: the same timeline gives the same output bytes (property)", async () => {
