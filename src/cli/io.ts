@@ -7,7 +7,8 @@ export type CliIo = {
   readStdin(): Promise<string>;
   /** Whole file as UTF-8 text. */
   readFile(path: string): Promise<string>;
-  stdout(text: string): void;
+  /** Text, or UTF-8 bytes (a command writing much output, `replay`). */
+  stdout(text: string | Uint8Array): void;
   stderr(text: string): void;
 };
 
@@ -43,7 +44,7 @@ export function memoryIo(stdin = "", files: Record<string, string> = {}): CliIo 
       if (!(path in files)) throw Object.assign(new Error(`ENOENT: no such file or directory, open '${path}'`), { code: "ENOENT" });
       return files[path];
     },
-    stdout: (text: string) => void (io.out += text),
+    stdout: (text: string | Uint8Array) => void (io.out += typeof text === "string" ? text : Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString("utf8")),
     stderr: (text: string) => void (io.err += text),
   };
   return io;

@@ -1,6 +1,7 @@
 import type { CountedCheckin } from "./checkin";
 import { DAY_S, dayName, dayNumber, utcDay } from "./time";
 import { sha256Hex } from "./canonical";
+import { writeDecimal } from "./decimal";
 
 /**
  * One agent's counted check-ins of one UTC day, kept incrementally (V5, V8, V10):
@@ -104,23 +105,9 @@ function putAscii(at: number, text: string): number {
 function putNumber(at: number, n: number): number {
   if (at + 18 > PREIMAGE.length) return -1;
   if (!Number.isSafeInteger(n)) return putAscii(at, `|${n}`);
-  PREIMAGE[at++] = PIPE;
-  // -0 prints as "0", as in a template literal (it is not below 0).
-  if (n < 0) PREIMAGE[at++] = 0x2d;
-  let rest = Math.abs(n);
-  let digits = 1;
-  while (digits < 16 && rest >= POWERS_OF_TEN[digits]) digits++;
-  // One division a digit: an arrival is above 2^31, where `rest % 10` is a call to fmod, not an instruction.
-  for (let k = at + digits - 1; k >= at; k--) {
-    const tens = Math.floor(rest / 10);
-    PREIMAGE[k] = 0x30 + (rest - tens * 10);
-    rest = tens;
-  }
-  return at + digits;
+  PREIMAGE[at] = PIPE;
+  return writeDecimal(PREIMAGE, at + 1, n);
 }
-
-/** 10^0 … 10^15: a safe integer has at most 16 digits. */
-const POWERS_OF_TEN = Array.from({ length: 16 }, (_, d) => 10 ** d);
 
 /** Read/write access to an agent's day aggregates (a Map, or a repository's rows loaded for the update). */
 export type DayStore = {

@@ -2,7 +2,7 @@ import { expect } from "chai";
 import fc from "fast-check";
 import { runCli } from "../main";
 import { memoryIo } from "../io";
-import { parseReplayInput } from "./replay";
+import { parseReplayInput, replay } from "./replay";
 
 const DAY = 86_400;
 const T0 = Date.UTC(2026, 9, 1) / 1000; // 2026-10-01T00:00:00Z
@@ -161,6 +161,30 @@ describe("vrai replay (F2)", () => {
       events: [checkin, { key: "k2", agent: "a", type: "checkin", at: T0 }, { ...checkin, key: "k3", at: "2026-10-01T00:00:05Z" }],
     });
     expect(accepted.events).to.deep.equal([checkin, { ...checkin, key: "k2" }, { ...checkin, key: "k3", at: T0 + 5 }]);
+  });
+
+  it("hands its output over in new chunks of whole lines, of 64 KiB or more, a line longer than that alone", async () => {
+    const events: any[] = hourlyAgent("a1", T0, 2000);
+    // A rejected event whose error names a 100,000-character id: a line longer than a chunk.
+    const longId = "x".repeat(100_000);
+    events.push({ at: T0 + 2001 * 3600, type: "penalty_revoked", id: longId }, { at: T0 + 2001 * 3600, type: "score", agent: "a1" });
+    const chunks: Uint8Array[] = [];
+    await replay(parseReplayInput({ events }), (chunk) => void chunks.push(chunk));
+    const texts = chunks.map((chunk) => Buffer.from(chunk).toString("utf8"));
+    expect(texts.every((text) => text.endsWith("\n"))).to.equal(true);
+    // Shorter than 64 KiB: the last chunk, and the lines before one too long to share a chunk, which goes alone.
+    const long = texts.findIndex((text) => text.includes(longId));
+    expect(texts[long].split("\n")).to.have.length(2);
+    expect(chunks.every((chunk, k) => chunk.length >= 1 << 16 || k === chunks.length - 1 || k === long - 1)).to.equal(true);
+    expect(chunks.length).to.be.greaterThan(4);
+    expect(new Set(chunks.map((chunk) => chunk.buffer)).size).to.equal(chunks.length);
+    // The chunks, read after the whole replay, are what the command prints.
+    const { out, lines } = await replayLines({ events });
+    expect(texts.join("")).to.equal(out);
+    expect(lines).to.have.length(events.length);
+    expect(lines[events.length - 2]).to.include({ result: "rejected" });
+    expect(lines[events.length - 2].error).to.include(longId);
+    expect(lines[1]).to.deep.equal({ i: 1, result: "counted", next_heartbeat_s: 3600, on_time: null, excused: false, credit: 0 });
   });
 
   it("is deterministic: the same timeline gives the same output bytes (property)", async () => {

@@ -7,6 +7,7 @@ import { createManualClock } from "../../service/clock";
 import { NotFoundError } from "../../service/errors";
 import type { AgentRow } from "../../service/ports";
 import { createMemoryStore } from "../../store/memory-store";
+import { writeDecimal } from "../../method/decimal";
 import { readJsonInput, type Command } from "../io";
 
 const CODE = "invalid_replay";
@@ -126,47 +127,109 @@ function parseEvent(value: unknown, i: number, last: number): ReplayEvent {
   }
 }
 
-/** `replay` hands its output over in chunks of whole lines of at least this many characters (64 Ki): a write per line would cost more than playing it. */
-const CHUNK_CHARS = 1 << 16;
+/** `replay` hands its output over in chunks of whole lines of at least this many bytes (64 KiB): a write per line would cost more than playing it. */
+const CHUNK_BYTES = 1 << 16;
+/** Room past CHUNK_BYTES for the line that crosses it: a check-in line is under 200 bytes. */
+const LINE_ROOM = 512;
+
+const ascii = (text: string): Uint8Array => Buffer.from(text, "latin1");
+const OPEN = ascii('{"i":');
+const REFUSED = ascii(',"result":"refused","retry_after_s":');
+const CLOSE = ascii("}\n");
 
 /**
- * One check-in's output line, written directly rather than by `JSON.stringify`: check-ins are nearly
- * every event of a timeline, and building and stringifying an object per line took about as long as
- * the 3.3 µs a check-in has at the 300,000 check-ins/s of `npm run bench:method`.
- * The bytes are those of `JSON.stringify({ i, result, ... })` with the keys in F2's order (pinned by
- * the tests); the values are integers, booleans and null, which print the same both ways.
+ * The output of a replay as UTF-8 bytes, in chunks of whole lines handed to `write` as they fill.
+ * Check-in lines (nearly every line of a timeline) are written byte by byte, numbers included:
+ * joined as strings, then encoded for stdout, they were the largest share of replay's garbage.
+ * Their bytes are those of `JSON.stringify({ i, result, ... })` with the keys in F2's order (pinned
+ * by the tests); the values are integers, booleans and null, which print the same both ways.
+ * Each chunk is a new buffer, never written again: `write` may keep it (stdout queues it).
  */
-function checkinLine(i: number, outcome: CheckinOutcome): string {
-  if (outcome.type === "refused") return `{"i":${i},"result":"refused","retry_after_s":${outcome.retryAfterS}}\n`;
-  const c = outcome.type === "duplicate" ? outcome.original : outcome;
-  // next_heartbeat_s is whole seconds, so the key tells every combination apart.
-  const key = c.nextHeartbeatS * 16 + (outcome.type === "duplicate" ? 8 : 0) + (c.excused ? 4 : 0) + (c.onTime === null ? 2 : c.onTime ? 1 : 0);
-  let middle = lineMiddles.get(key);
-  if (middle === undefined) {
-    middle = `,"result":"${outcome.type}","next_heartbeat_s":${c.nextHeartbeatS},"on_time":${c.onTime},"excused":${c.excused},"credit":`;
-    lineMiddles.set(key, middle);
+class Output {
+  private chunk = Buffer.allocUnsafe(CHUNK_BYTES + LINE_ROOM);
+  private used = 0;
+  /**
+   * The bytes of a counted or duplicate line between its index and its credit, by type, flags and
+   * `next_heartbeat_s` (one of V3.3's two values): a handful serve a whole timeline.
+   */
+  private readonly middles = new Map<number, Uint8Array>();
+
+  constructor(private readonly write: (chunk: Uint8Array) => void) {}
+
+  /** The line of check-in event `i`. */
+  checkin(i: number, outcome: CheckinOutcome): void {
+    if (outcome.type === "refused") {
+      this.line(i, REFUSED, outcome.retryAfterS);
+      return;
+    }
+    const c = outcome.type === "duplicate" ? outcome.original : outcome;
+    // next_heartbeat_s is whole seconds, so the key tells every combination apart.
+    const key = c.nextHeartbeatS * 16 + (outcome.type === "duplicate" ? 8 : 0) + (c.excused ? 4 : 0) + (c.onTime === null ? 2 : c.onTime ? 1 : 0);
+    let middle = this.middles.get(key);
+    if (middle === undefined) {
+      middle = ascii(`,"result":"${outcome.type}","next_heartbeat_s":${c.nextHeartbeatS},"on_time":${c.onTime},"excused":${c.excused},"credit":`);
+      this.middles.set(key, middle);
+    }
+    this.line(i, middle, c.credit);
   }
-  return `{"i":${i}${middle}${c.credit}}\n`;
-}
 
-/**
- * The text of a counted or duplicate line between its index and its credit, by type, flags and
- * `next_heartbeat_s` (one of V3.3's two values): a handful of strings serve a whole timeline, where
- * joining those fields line by line made a sixth of the garbage of a replayed check-in.
- */
-const lineMiddles = new Map<number, string>();
+  /** Any other event's line: its index, then its fields. */
+  object(i: number, fields: Record<string, unknown>): void {
+    this.text(`${JSON.stringify({ i, ...fields })}\n`);
+  }
 
-/** Any other event's output line: its index, then its fields. */
-function objectLine(i: number, fields: Record<string, unknown>): string {
-  return `${JSON.stringify({ i, ...fields })}\n`;
+  /** Hands over what is left. */
+  end(): void {
+    if (this.used > 0) this.flush();
+  }
+
+  /** `{"i":<i><middle><n>}` and a newline. */
+  private line(i: number, middle: Uint8Array, n: number): void {
+    const chunk = this.chunk;
+    let at = this.used;
+    chunk.set(OPEN, at);
+    at = writeDecimal(chunk, at + OPEN.length, i);
+    if (at >= 0) {
+      chunk.set(middle, at);
+      at = writeDecimal(chunk, at + middle.length, n);
+    }
+    // A number that is not a safe integer (never in practice): the line as text.
+    if (at < 0) {
+      this.text(`{"i":${i}${Buffer.from(middle).toString("latin1")}${n}}\n`);
+      return;
+    }
+    chunk.set(CLOSE, at);
+    this.used = at + CLOSE.length;
+    if (this.used >= CHUNK_BYTES) this.flush();
+  }
+
+  private text(line: string): void {
+    const bytes = Buffer.byteLength(line);
+    if (this.used + bytes > this.chunk.length) {
+      if (this.used > 0) this.flush();
+      // A line longer than a chunk (an error message, say) goes on its own.
+      if (bytes > this.chunk.length) {
+        this.write(Buffer.from(line));
+        return;
+      }
+    }
+    this.used += this.chunk.write(line, this.used);
+    if (this.used >= CHUNK_BYTES) this.flush();
+  }
+
+  private flush(): void {
+    this.write(this.chunk.subarray(0, this.used));
+    this.chunk = Buffer.allocUnsafe(CHUNK_BYTES + LINE_ROOM);
+    this.used = 0;
+  }
 }
 
 /**
  * F2: plays a timeline through the service's own code (claims, check-ins, outages, proofs,
  * penalties, scores) on the memory store and a simulated clock, one output line per event.
- * @param write receives the output in order, in chunks of whole lines (each ending in a newline)
+ * @param write receives the output in order, as UTF-8 in chunks of whole lines (each ending in a newline); it may keep each chunk
  */
-export async function replay(input: { method: "0.1" | "0.2"; events: readonly ReplayEvent[] }, write: (chunk: string) => void): Promise<void> {
+export async function replay(input: { method: "0.1" | "0.2"; events: readonly ReplayEvent[] }, write: (chunk: Uint8Array) => void): Promise<void> {
   const clock = createManualClock(input.events[0]?.at ?? 0);
   let busy = false;
   const service: VraiService = createVraiService({ store: createMemoryStore(), clock, busy: () => busy, method: input.method });
@@ -184,7 +247,7 @@ export async function replay(input: { method: "0.1" | "0.2"; events: readonly Re
   };
 
   const events = input.events;
-  let buffer = "";
+  const output = new Output(write);
   for (let i = 0; i < events.length; i++) {
     const e = events[i];
     clock.set(e.at);
@@ -193,23 +256,19 @@ export async function replay(input: { method: "0.1" | "0.2"; events: readonly Re
         checkingIn = e.agent;
         // The memory store answers at once, so the check-in's outcome is usually here already.
         const outcome = service.checkins.checkIn(e.agent, e.key, knownAgent);
-        buffer += checkinLine(i, outcome instanceof Promise ? await outcome : outcome);
+        output.checkin(i, outcome instanceof Promise ? await outcome : outcome);
       } else if (e.type === "busy") {
         busy = e.on;
-        buffer += objectLine(i, { result: "ok" });
+        output.object(i, { result: "ok" });
       } else {
-        buffer += objectLine(i, await play(service, e));
+        output.object(i, await play(service, e));
       }
     } catch (error) {
       if (!(error instanceof BaseError) || error.status >= 500) throw error;
-      buffer += objectLine(i, { result: "rejected", error: error.message });
-    }
-    if (buffer.length >= CHUNK_CHARS) {
-      write(buffer);
-      buffer = "";
+      output.object(i, { result: "rejected", error: error.message });
     }
   }
-  write(buffer);
+  output.end();
 
   async function play(s: VraiService, e: Exclude<ReplayEvent, { type: "checkin" | "busy" }>): Promise<Record<string, unknown>> {
     switch (e.type) {
