@@ -91,4 +91,4 @@ function ensureBundle(entry, options = {}) {
   return out;
 }
 
-module.exports = { ensureBundle, bundlePath };
+module.exports = { ensureBundle };

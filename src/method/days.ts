@@ -101,12 +101,13 @@ function putAscii(at: number, text: string): number {
   return at + text.length;
 }
 
-/** Writes `|` and `n` in decimal as a template literal prints it; returns the end, or -1. */
+/** Writes `|` and `n` as a template literal prints it; returns the end, or -1. */
 function putNumber(at: number, n: number): number {
-  if (at + 18 > PREIMAGE.length) return -1;
-  if (!Number.isSafeInteger(n)) return putAscii(at, `|${n}`);
+  if (at >= PREIMAGE.length) return -1;
   PREIMAGE[at] = PIPE;
-  return writeDecimal(PREIMAGE, at + 1, n);
+  const end = writeDecimal(PREIMAGE, at + 1, n);
+  // Not a safe integer (a fraction, say): as text, which fits or not.
+  return end >= 0 ? end : putAscii(at, `|${n}`);
 }
 
 /** Read/write access to an agent's day aggregates (a Map, or a repository's rows loaded for the update). */
