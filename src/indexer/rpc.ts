@@ -7,6 +7,7 @@
 import { createPublicClient, http, type Address, type Hex, type PublicClient } from "viem";
 import type { Logger } from "pino";
 import { registryAbi } from "../chain/abi/registry";
+import { retry, type Sleep } from "../retry";
 import { RpcRangeError, RpcTransportError } from "./errors";
 
 /** A log as `eth_getLogs` returns it (hex quantities). */
@@ -62,33 +63,37 @@ export function classifyRpcError(error: unknown, what: string): RpcRangeError | 
   return new RpcTransportError(`${what}: ${short}`, { cause: error });
 }
 
-const sleepMs = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /**
  * Connects to `url`.
  * @param deps.sleep waits between retries (tests pass a fast one)
  * @example const rpc = createChainRpc({ url: "http://127.0.0.1:8545" }); await rpc.blockNumber();
  */
-export function createChainRpc(deps: { url: string; logger?: Logger; retry?: RetryPolicy; sleep?: (ms: number) => Promise<void>; timeoutMs?: number }): ChainRpc {
+export function createChainRpc(deps: { url: string; logger?: Logger; retry?: RetryPolicy; sleep?: Sleep; timeoutMs?: number }): ChainRpc {
   const client: PublicClient = createPublicClient({
     transport: http(deps.url, { batch: { batchSize: 500, wait: 0 }, retryCount: 0, timeout: deps.timeoutMs ?? 60_000 }),
   });
   const policy = deps.retry ?? DEFAULT_RPC_RETRY;
-  const sleep = deps.sleep ?? sleepMs;
 
   /** Runs `call`, retrying transport failures; a range error is thrown at once for the caller to shrink. */
-  async function withRetry<T>(what: string, call: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await call();
-      } catch (error) {
-        const classified = classifyRpcError(error, what);
-        if (classified instanceof RpcRangeError || attempt >= policy.tries) throw classified;
-        const waitMs = Math.min(policy.maxMs, policy.baseMs * 2 ** (attempt - 1));
-        deps.logger?.warn({ what, attempt, waitMs, err: classified.message }, "rpc call failed, retrying");
-        await sleep(waitMs);
-      }
-    }
+  function withRetry<T>(what: string, call: () => Promise<T>): Promise<T> {
+    return retry(
+      async () => {
+        try {
+          return await call();
+        } catch (error) {
+          throw classifyRpcError(error, what);
+        }
+      },
+      {
+        attempts: policy.tries,
+        baseDelayMs: policy.baseMs,
+        maxDelayMs: policy.maxMs,
+        retryable: (error) => !(error instanceof RpcRangeError),
+        onRetry: ({ error, attempt, delayMs }) =>
+          deps.logger?.warn({ what, attempt, waitMs: delayMs, err: error instanceof Error ? error.message : error }, "rpc call failed, retrying"),
+        sleep: deps.sleep,
+      },
+    );
   }
 
   const hex = (n: number) => `0x${n.toString(16)}` as Hex;
