@@ -5,6 +5,7 @@
  * retryable `ProofSourceUnreachableError` (503).
  */
 import { BaseError, InvalidInputError } from '../../errors';
+import type { RetryOptions, Sleep } from '../../retry';
 
 /** Stable codes of the proof errors, with the HTTP status each one maps to. */
 export const PROOF_ERROR_STATUS = {
@@ -56,11 +57,43 @@ export function proofError(code: ProofErrorCode, message: string, cause?: unknow
 
 /** A proof source (GitHub, DNS, a web server, an RPC node) could not be reached or answered 5xx / timed out. */
 export class ProofSourceUnreachableError extends BaseError {
-  /** How many attempts were made before giving up (set by `withRetry`). */
+  /** How many attempts were made before giving up (set by `unreachableRetry`). */
   readonly attempts: number;
 
   constructor(message: string, options: { cause?: unknown; attempts?: number } = {}) {
     super('proof_source_unreachable', message, { status: 503, retryable: true, cause: options.cause });
     this.attempts = options.attempts ?? 1;
   }
+}
+
+/** How an unreachable source is retried (V6). */
+export type RetryPolicy = {
+  /** Total attempts, the first included. V6: 3. */
+  tries: number;
+  /** Delay before the second attempt; each later delay doubles (base, 2·base, 4·base, ...). */
+  baseDelayMs: number;
+};
+
+/** V6: 3 tries; 1 s then 2 s between them. */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { tries: 3, baseDelayMs: 1_000 };
+
+/**
+ * The `retry` options of a proof check. V6: "A check that cannot reach its source is retried (3 tries,
+ * backing off); if all fail, it counts as a failed check." Only `ProofSourceUnreachableError` is retried:
+ * a definitive answer (404, content missing, bad signature) is final at the first try. After the last try
+ * the unreachable error is thrown again with `attempts` set.
+ * @example
+ * const gist = await retry(() => fetchGist(id), unreachableRetry({ retry: DEFAULT_RETRY_POLICY, sleep: realSleep }));
+ */
+export function unreachableRetry(deps: { retry: RetryPolicy; sleep: Sleep }): RetryOptions {
+  return {
+    attempts: Math.floor(deps.retry.tries),
+    baseDelayMs: deps.retry.baseDelayMs,
+    retryable: (error) => error instanceof ProofSourceUnreachableError,
+    giveUp: (error, attempts) =>
+      error instanceof ProofSourceUnreachableError
+        ? new ProofSourceUnreachableError(`${error.message} (gave up after ${attempts} attempts)`, { cause: error, attempts })
+        : error,
+    sleep: deps.sleep,
+  };
 }

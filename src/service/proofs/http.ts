@@ -1,6 +1,6 @@
 /**
  * Bounded HTTP reads for proof sources: every request has a timeout and every body a size cap,
- * and transport failures become `ProofSourceUnreachableError` so `withRetry` can retry them.
+ * and transport failures become `ProofSourceUnreachableError`, which `unreachableRetry` retries.
  */
 import { ProofSourceUnreachableError } from './errors';
 

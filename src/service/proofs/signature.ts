@@ -5,8 +5,8 @@
  */
 import { isAddressEqual, recoverMessageAddress, recoverTypedDataAddress, type Address, type Hex, type PublicClient } from 'viem';
 import { proofTypedData, type Challenge } from './challenge';
-import { ProofSourceUnreachableError } from './errors';
-import { withRetry, type RetryPolicy, type Sleep } from './retry';
+import { retry, type Sleep } from '../../retry';
+import { ProofSourceUnreachableError, unreachableRetry, type RetryPolicy } from './errors';
 
 /** EIP-191 signs `challenge.message`; EIP-712 signs `proofTypedData(challenge)`. */
 export type SignatureType = 'eip191' | 'eip712';
@@ -31,7 +31,7 @@ export async function isSignedBy(
   if (recovered && isAddressEqual(recovered, address)) return true;
   const { client } = chain;
   if (!client) return false;
-  return withRetry(
+  return retry(
     async () => {
       try {
         return signed.signatureType === 'eip191'
@@ -42,8 +42,7 @@ export async function isSignedBy(
         throw new ProofSourceUnreachableError(`checking the signature of ${address} on chain failed`, { cause: error });
       }
     },
-    chain.retry,
-    chain.sleep,
+    unreachableRetry(chain),
   );
 }
 

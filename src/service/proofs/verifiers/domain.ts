@@ -8,9 +8,9 @@
  *   so several challenges (e.g. of a new owner) can be listed at once.
  */
 import { promises as dns } from 'node:dns';
-import { proofError, ProofSourceUnreachableError } from '../errors';
+import { retry } from '../../../retry';
+import { proofError, ProofSourceUnreachableError, unreachableRetry } from '../errors';
 import { boundedGet, isTransientStatus } from '../http';
-import { withRetry } from '../retry';
 import { normalizeDomain } from '../subjects';
 import type { DomainEvidence, KindVerifier, ResolvedDeps, VerifiedProof } from '../types';
 
@@ -33,7 +33,7 @@ export function defaultWellKnownUrl(domain: string): string {
 export function createDomainVerifier(deps: ResolvedDeps): KindVerifier<DomainEvidence, DomainProof> {
   async function checkDns(domain: string, token: string): Promise<void> {
     const name = `${DNS_RECORD_LABEL}.${domain}`;
-    const records = await withRetry(
+    const records = await retry(
       async () => {
         try {
           return await deps.resolveTxt(name);
@@ -43,8 +43,7 @@ export function createDomainVerifier(deps: ResolvedDeps): KindVerifier<DomainEvi
           throw new ProofSourceUnreachableError(`TXT lookup of ${name} failed (${code ?? String(error)})`, { cause: error });
         }
       },
-      deps.retry,
-      deps.sleep,
+      unreachableRetry(deps),
     );
     if (!records.some((chunks) => chunks.join('').trim() === token)) {
       throw proofError('proof_challenge_missing', `no TXT record at ${name} equals ${token}`);
@@ -53,7 +52,7 @@ export function createDomainVerifier(deps: ResolvedDeps): KindVerifier<DomainEvi
 
   async function checkWellKnown(domain: string, token: string): Promise<void> {
     const url = deps.wellKnownUrl(domain);
-    const response = await withRetry(
+    const response = await retry(
       async () => {
         const answer = await boundedGet(deps.fetch, url, {
           timeoutMs: deps.httpTimeoutMs,
@@ -64,8 +63,7 @@ export function createDomainVerifier(deps: ResolvedDeps): KindVerifier<DomainEvi
         if (isTransientStatus(answer.status)) throw new ProofSourceUnreachableError(`GET ${url} answered ${answer.status}`);
         return answer;
       },
-      deps.retry,
-      deps.sleep,
+      unreachableRetry(deps),
     );
     if (response.status !== 200) {
       const redirect = response.status >= 300 && response.status < 400 ? ' (redirects are not followed)' : '';

@@ -12,8 +12,8 @@ import {
   type Address,
   type PublicClient,
 } from 'viem';
-import { proofError, ProofSourceUnreachableError } from '../errors';
-import { withRetry } from '../retry';
+import { retry } from '../../../retry';
+import { proofError, ProofSourceUnreachableError, unreachableRetry } from '../errors';
 import { isSignedBy } from '../signature';
 import { formatErc8004Subject, normalizeAddress, type Erc8004Identity } from '../subjects';
 import type { Erc8004Evidence, KindVerifier, ResolvedDeps, VerifiedProof } from '../types';
@@ -42,7 +42,7 @@ export function createErc8004Verifier(deps: ResolvedDeps): KindVerifier<Erc8004E
   /** `ownerOf(agentId)`, lowercased. @throws `proof_token_not_found`, `proof_registry_invalid`, unreachable */
   async function ownerOf(client: PublicClient, identity: Erc8004Identity): Promise<Address> {
     const label = formatErc8004Subject(identity);
-    const owner = await withRetry(
+    const owner = await retry(
       async () => {
         try {
           return await client.readContract({ address: identity.registry, abi: OWNER_OF_ABI, functionName: 'ownerOf', args: [identity.agentId] });
@@ -50,8 +50,7 @@ export function createErc8004Verifier(deps: ResolvedDeps): KindVerifier<Erc8004E
           throw classifyReadError(error, label);
         }
       },
-      deps.retry,
-      deps.sleep,
+      unreachableRetry(deps),
     );
     // ERC-721 requires ownerOf to revert for tokens that do not exist; some registries answer 0x0 instead.
     if (isAddressEqual(owner, zeroAddress)) throw proofError('proof_token_not_found', `ERC-8004 identity ${label} has no owner`);

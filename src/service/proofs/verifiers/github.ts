@@ -4,9 +4,9 @@
  * their `raw_url`, which must lie under the configured raw base.
  */
 import { z } from 'zod';
-import { proofError, ProofSourceUnreachableError } from '../errors';
+import { retry } from '../../../retry';
+import { proofError, ProofSourceUnreachableError, unreachableRetry } from '../errors';
 import { boundedGet, isTransientStatus } from '../http';
-import { withRetry } from '../retry';
 import { normalizeGithubLogin } from '../subjects';
 import type { GithubEvidence, KindVerifier, ResolvedDeps, VerifiedProof } from '../types';
 
@@ -38,7 +38,7 @@ export function createGithubVerifier(deps: ResolvedDeps): KindVerifier<GithubEvi
   const rawBase = new URL(deps.githubRawBaseUrl);
 
   const get = (url: string, maxBytes: number) =>
-    withRetry(
+    retry(
       async () => {
         const response = await boundedGet(deps.fetch, url, { timeoutMs: deps.httpTimeoutMs, maxBytes, headers });
         const rateLimited = (response.status === 403 || response.status === 401) && response.headers.get('x-ratelimit-remaining') === '0';
@@ -47,8 +47,7 @@ export function createGithubVerifier(deps: ResolvedDeps): KindVerifier<GithubEvi
         }
         return response;
       },
-      deps.retry,
-      deps.sleep,
+      unreachableRetry(deps),
     );
 
   /** Throws unless gist `gistId` is public, owned by `login` and contains `token`. */
