@@ -4,9 +4,14 @@
  */
 import crypto from "node:crypto";
 import { BaseError } from "../errors";
+import { MIN_INTERVAL_S } from "../method";
+import { realSleep, retry, type RetryDecision, type Sleep } from "../retry";
 
-/** V3.2: a check-in less than 1,200 s after the previous counted one is refused. */
-export const MIN_CHECKIN_INTERVAL_S = 1200;
+// V3.2: a check-in less than 1,200 s after the previous counted one is refused. The method's own constant,
+// under the name the SDK exports it by.
+export { MIN_INTERVAL_S as MIN_CHECKIN_INTERVAL_S } from "../method";
+// The timer `sleep` defaults to (it rejects with the signal's reason when aborted), under the SDK's name for it.
+export { realSleep as defaultSleep } from "../retry";
 
 /** The body of a counted check-in (`201`), as the service sends it, plus whether it was a replay of an earlier attempt. */
 export type CheckInResult = {
@@ -47,7 +52,7 @@ export type VraiAgentOptions = {
   /** Defaults to the global `fetch`. */
   fetch?: typeof fetch;
   /** Waits `ms`; rejects when `signal` aborts. Defaults to a timer. */
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  sleep?: Sleep;
   /** Uniform in [0, 1); defaults to `Math.random`. */
   random?: () => number;
   /** Milliseconds since the epoch; defaults to `Date.now`. */
@@ -82,33 +87,28 @@ export type VraiAgent = {
 
 /** A check-in that failed: `retryable` false for answers that retrying cannot change (401, 400, 404). */
 export class VraiAgentError extends BaseError {
-  constructor(code: string, message: string, options: { status?: number; retryable: boolean; cause?: unknown }) {
+  /** How long the service asked the agent to wait before trying again (429 `Retry-After`), in ms. */
+  readonly retryAfterMs?: number;
+
+  constructor(code: string, message: string, options: { status?: number; retryable: boolean; cause?: unknown; retryAfterMs?: number }) {
     super(code, message, options);
+    this.retryAfterMs = options.retryAfterMs;
   }
 }
 
 const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 8, baseDelayMs: 1000, maxDelayMs: 60_000 };
 
-/** A timer that rejects with the signal's reason when aborted. */
-export function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
+/** Network errors, 5xx and 409 wait the backoff; a 429 waits what the service asked for; anything else is final. */
+function retryDecision(error: unknown): RetryDecision {
+  if (!(error instanceof VraiAgentError) || !error.retryable) return false;
+  return error.retryAfterMs === undefined ? true : { afterMs: error.retryAfterMs };
 }
 
-type Attempt =
-  | { type: "counted"; result: CheckInResult }
-  | { type: "retry"; error: VraiAgentError; waitMs?: number }
-  | { type: "fail"; error: VraiAgentError };
+/** After the last attempt: the last failure, saying how many attempts were made. */
+function gaveUp(error: unknown, attempts: number): unknown {
+  if (!(error instanceof VraiAgentError)) return error;
+  return new VraiAgentError(error.code, `${error.message}; gave up after ${attempts} attempts`, { status: error.status, retryable: true, cause: error });
+}
 
 /**
  * Creates the check-in client of one agent.
@@ -119,9 +119,9 @@ type Attempt =
  * process.once("SIGTERM", () => heartbeat.stop());
  */
 export function createVraiAgent(options: VraiAgentOptions): VraiAgent {
-  const retry: RetryPolicy = { ...DEFAULT_RETRY, ...options.retry };
+  const policy: RetryPolicy = { ...DEFAULT_RETRY, ...options.retry };
   const doFetch = options.fetch ?? fetch;
-  const sleep = options.sleep ?? defaultSleep;
+  const sleep = options.sleep ?? realSleep;
   const random = options.random ?? Math.random;
   const now = options.now ?? Date.now;
   const safetyMarginS = options.safetyMarginS ?? 30;
@@ -130,10 +130,8 @@ export function createVraiAgent(options: VraiAgentOptions): VraiAgent {
   // Local time (ms) the last counted answer was received: the arrival was at or before it.
   let lastCountedAt: number | undefined;
 
-  const backoffMs = (failures: number) => random() * Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** failures);
-
   // A request in flight is never aborted by the caller's signal (only by its timeout), so its outcome is always known.
-  async function attempt(key: string): Promise<Attempt> {
+  async function attempt(key: string): Promise<CheckInResult> {
     let response: Response;
     let text: string;
     try {
@@ -145,7 +143,7 @@ export function createVraiAgent(options: VraiAgentOptions): VraiAgent {
       });
       text = await response.text();
     } catch (error) {
-      return { type: "retry", error: new VraiAgentError("network_error", `check-in request failed: ${(error as Error).message}`, { retryable: true, cause: error }) };
+      throw new VraiAgentError("network_error", `check-in request failed: ${(error as Error).message}`, { retryable: true, cause: error });
     }
     let body: Record<string, unknown> = {};
     try {
@@ -156,40 +154,40 @@ export function createVraiAgent(options: VraiAgentOptions): VraiAgent {
     const served = body.error as { code?: string; message?: string } | undefined;
     const what = `${response.status}${served?.message ? `: ${served.message}` : ""}`;
     if (response.status === 201) {
-      return { type: "counted", result: { ...(body as Omit<CheckInResult, "replayed">), replayed: response.headers.get("idempotent-replayed") === "true" } };
+      return { ...(body as Omit<CheckInResult, "replayed">), replayed: response.headers.get("idempotent-replayed") === "true" };
     }
     if (response.status === 429) {
       const header = Number(response.headers.get("retry-after"));
       const waitS = Number.isFinite(header) && header >= 0 ? header : typeof body.retry_after_s === "number" ? body.retry_after_s : 1;
-      return { type: "retry", waitMs: waitS * 1000, error: new VraiAgentError(served?.code ?? "checkin_refused", `check-in refused (${what})`, { status: 429, retryable: true }) };
+      throw new VraiAgentError(served?.code ?? "checkin_refused", `check-in refused (${what})`, { status: 429, retryable: true, retryAfterMs: waitS * 1000 });
     }
     if (response.status === 409 || response.status >= 500) {
-      return { type: "retry", error: new VraiAgentError(served?.code ?? "server_error", `check-in failed (${what})`, { status: response.status, retryable: true }) };
+      throw new VraiAgentError(served?.code ?? "server_error", `check-in failed (${what})`, { status: response.status, retryable: true });
     }
-    return { type: "fail", error: new VraiAgentError(served?.code ?? "checkin_rejected", `check-in rejected (${what})`, { status: response.status, retryable: false }) };
+    throw new VraiAgentError(served?.code ?? "checkin_rejected", `check-in rejected (${what})`, { status: response.status, retryable: false });
   }
 
   async function checkIn(callOptions: { signal?: AbortSignal } = {}): Promise<CheckInResult> {
     const { signal } = callOptions;
     if (lastCountedAt !== undefined) {
-      const allowedAt = lastCountedAt + MIN_CHECKIN_INTERVAL_S * 1000;
+      const allowedAt = lastCountedAt + MIN_INTERVAL_S * 1000;
       if (now() < allowedAt) await sleep(allowedAt - now(), signal);
     }
     // One key for this check-in and all its retries: a retry after a lost answer is a duplicate, never a second check-in (V3.1).
     const key = crypto.randomUUID();
-    let failures = 0;
-    for (let tries = 1; ; tries++) {
-      const outcome = await attempt(key);
-      if (outcome.type === "counted") {
-        lastCountedAt = now();
-        return outcome.result;
-      }
-      if (outcome.type === "fail") throw outcome.error;
-      if (tries >= retry.maxAttempts) {
-        throw new VraiAgentError(outcome.error.code, `${outcome.error.message}; gave up after ${tries} attempts`, { status: outcome.error.status, retryable: true, cause: outcome.error });
-      }
-      await sleep(outcome.waitMs ?? backoffMs(failures++), signal);
-    }
+    const result = await retry(() => attempt(key), {
+      attempts: policy.maxAttempts,
+      baseDelayMs: policy.baseDelayMs,
+      maxDelayMs: policy.maxDelayMs,
+      jitter: true,
+      retryable: retryDecision,
+      giveUp: gaveUp,
+      sleep,
+      random,
+      signal,
+    });
+    lastCountedAt = now();
+    return result;
   }
 
   function startHeartbeat(heartbeatOptions: HeartbeatOptions = {}): Heartbeat {
@@ -201,7 +199,7 @@ export function createVraiAgent(options: VraiAgentOptions): VraiAgent {
         try {
           const result = await checkIn({ signal: controller.signal });
           heartbeatOptions.onCheckIn?.(result);
-          waitMs = Math.max(result.next_heartbeat_s - safetyMarginS, MIN_CHECKIN_INTERVAL_S) * 1000;
+          waitMs = Math.max(result.next_heartbeat_s - safetyMarginS, MIN_INTERVAL_S) * 1000;
         } catch (error) {
           if (error === controller.signal.reason) return;
           const failure = error instanceof VraiAgentError ? error : new VraiAgentError("heartbeat_error", (error as Error).message, { retryable: true, cause: error });
