@@ -4,7 +4,6 @@
  * The service code above this line is the same for both (METHOD F2: replay runs the service's code).
  */
 import type { CountedCheckin, DayAggregate, DayDelta, OutageWindow, PenaltyCode, ProofKind } from "../method";
-import type { Awaitable } from "./awaitable";
 
 export type { PenaltyCode, ProofKind };
 
@@ -165,11 +164,8 @@ export type Store = {
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
   /** Reads outside an explicit transaction. */
   read: StoreTx;
-  /**
-   * V3: the agent, the duplicate of `idempotencyKey` and the declared windows, read together (no
-   * lock is taken). These two check-in calls may answer at once, without a promise (the memory store).
-   */
-  checkinState(agentId: string, idempotencyKey: string): Awaitable<CheckinState>;
+  /** V3: the agent, the duplicate of `idempotencyKey` and the declared windows, read together (no lock is taken). */
+  checkinState(agentId: string, idempotencyKey: string): Promise<CheckinState>;
   /**
    * Stores a counted check-in atomically if the agent is still as expected (same claim, same
    * previous counted check-in): the check-in, the agent's new previous one (with `dayDigest`, the
@@ -178,5 +174,5 @@ export type Store = {
    * Answers after the commit.
    * @returns false, writing nothing, when the agent changed since `checkinState` (decide again)
    */
-  commitCheckin(expected: CheckinExpectation, checkin: StoredCheckin, deltas: readonly DayDelta[]): Awaitable<boolean>;
+  commitCheckin(expected: CheckinExpectation, checkin: StoredCheckin, deltas: readonly DayDelta[]): Promise<boolean>;
 };

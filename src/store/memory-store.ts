@@ -168,14 +168,13 @@ export function createMemoryStore(): Store {
   return {
     transaction: (fn) => fn(tx),
     read: tx,
-    // The check-in calls answer at once, without a promise: replay plays a check-in synchronously.
-    checkinState(agentId, key) {
+    async checkinState(agentId, key) {
       const r = agents.get(agentId);
       if (!r) return { agent: null, duplicate: null, windows: NO_WINDOWS };
       const n = r.keys.indexOf(key);
       return { agent: r.row, duplicate: n < 0 ? null : storedCheckin(r, n), windows: windowsAfter(r.row.last) };
     },
-    commitCheckin(expected, c, deltas) {
+    async commitCheckin(expected, c, deltas) {
       const r = agents.get(c.agentId);
       if (!r) return false;
       const agent = r.row;

@@ -254,9 +254,7 @@ export async function replay(input: { method: "0.1" | "0.2"; events: readonly Re
     try {
       if (e.type === "checkin") {
         checkingIn = e.agent;
-        // The memory store answers at once, so the check-in's outcome is usually here already.
-        const outcome = service.checkins.checkIn(e.agent, e.key, knownAgent);
-        output.checkin(i, outcome instanceof Promise ? await outcome : outcome);
+        output.checkin(i, await service.checkins.checkIn(e.agent, e.key, knownAgent));
       } else if (e.type === "busy") {
         busy = e.on;
         output.object(i, { result: "ok" });
