@@ -14,8 +14,9 @@ import pino from "pino";
 import { createIndexer } from "../../src/indexer/indexer";
 import { readDeployment } from "../../src/indexer/deployment";
 import { createChainRpc } from "../../src/indexer/rpc";
-import { createIndexerStore } from "../../src/indexer/store";
 import { systemClock } from "../../src/service/clock";
+import { createDerivedScores } from "../../src/service/derived-scores";
+import { createChainStore } from "../../src/store/chain-store";
 import { migrate } from "../../src/store/migrate";
 import { createTestPgDb } from "../../src/test-helpers/db";
 import { deployToNode, startHardhatNode, traceRoot, type Tx } from "../../src/test-helpers/node";
@@ -56,7 +57,8 @@ async function main(): Promise<void> {
     await migrate(testDb.db);
     let started = 0n;
     let lastRowAt = 0;
-    const store = createIndexerStore(testDb.db);
+    const store = createChainStore(testDb.db);
+    const derivedScores = createDerivedScores({ store });
     const timings = { write: 0, derived: 0 };
     const timed = <A extends unknown[], R>(key: keyof typeof timings, f: (...args: A) => Promise<R>) => async (...args: A) => {
       const t = process.hrtime.bigint();
@@ -68,10 +70,9 @@ async function main(): Promise<void> {
       lastRowAt = Number(process.hrtime.bigint() - started) / 1e9;
       return settled;
     };
-    store.recomputeDirty = timed("derived", store.recomputeDirty);
     const indexer = createIndexer({
-      store, rpc: createChainRpc({ url: node.url }), deployment: readDeployment(chain.file), confirmations: 0, clock: systemClock,
-      logger: pino({ level: "warn" }), range: { initial: RANGE, max: RANGE },
+      store, derivedScores: { recomputeDirty: timed("derived", derivedScores.recomputeDirty) }, rpc: createChainRpc({ url: node.url }),
+      deployment: readDeployment(chain.file), confirmations: 0, clock: systemClock, logger: pino({ level: "warn" }), range: { initial: RANGE, max: RANGE },
     });
     started = process.hrtime.bigint();
     const result = await indexer.syncToHead();

@@ -35,10 +35,3 @@ export class IndexerLockLostError extends BaseError {
     super("indexer_lock_lost", message, { status: 503, retryable: false, cause: options.cause });
   }
 }
-
-/** The checkpoint is not where this range starts (another instance wrote, or a rollback happened): read it again. */
-export class CheckpointMovedError extends BaseError {
-  constructor(message: string) {
-    super("checkpoint_moved", message, { status: 503, retryable: true });
-  }
-}

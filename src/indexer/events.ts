@@ -6,20 +6,9 @@ import { decodeEventLog, getAbiItem, toEventSelector, type AbiEvent, type Addres
 import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
 import { identityRegistryAbi } from "../chain/abi/identityRegistry";
 import { registryAbi } from "../chain/abi/registry";
-import { RISK_LEVELS, type RiskLevel, type Verdict } from "../method";
+import { RISK_LEVELS, type Verdict } from "../method";
+import type { ChainEvent, LogPosition } from "../store/chain-store";
 import type { RawLog } from "./rpc";
-
-/** Where a log sits in the chain. */
-export type LogPosition = { blockNumber: number; logIndex: number; txHash: Hex };
-
-export type ChainEvent = LogPosition &
-  (
-    | { type: "proof"; agentId: bigint; submitter: Address; traceRoot: Hex; success: boolean; riskLevel: RiskLevel; policyViolations: number }
-    | { type: "settlement"; orderId: Hex; executorId: bigint; requesterId: bigint; verdict: Verdict }
-    | { type: "scoreAdjusted"; agentId: bigint; orderId: Hex; party: "executor" | "requester"; delta: number; score: number }
-    | { type: "anchor"; digest: Hex; kind: Hex; isRoot: boolean; leafCount: number | null; role: "anchorer" | "verifier" }
-    | { type: "transfer"; from: Address; to: Address; agentId: bigint }
-  );
 
 /** The contracts whose logs are read, from the deployment file. */
 export type FollowedContracts = { registry: Address; anchorRegistry: Address; identityRegistry: Address };

@@ -9,13 +9,14 @@ import pino from "pino";
 import { getAddress, keccak256, toHex, type Address, type Hex } from "viem";
 import { deriveScores, executorId } from "../method";
 import { systemClock } from "../service/clock";
+import { createDerivedScores } from "../service/derived-scores";
+import { createChainStore } from "../store/chain-store";
 import { createMigratedTestDb, type TestDb } from "../test-helpers/db";
 import { deployToNode, startHardhatNode, traceRoot, type HardhatNode, type NodeDriver, type Tx } from "../test-helpers/node";
 import { readDeployment } from "./deployment";
 import { createIndexer, type RangePolicy } from "./indexer";
 import { createChainRpc } from "./rpc";
-import { createIndexerStore } from "./store";
-import { startApiServer } from "../api/server";
+import { startApiServer } from "../app/server";
 import { createPublicClient, http as viemHttp, type PublicClient } from "viem";
 import { dumpIndexedState } from "./test-support";
 
@@ -50,9 +51,10 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
   }
 
   function indexerFor(d: TestDb, options: { url?: string; range?: RangePolicy; onIdentityTransfer?: (chainId: number, registry: Address, agentId: bigint) => Promise<unknown> } = {}) {
-    const store = createIndexerStore(d.db);
+    const store = createChainStore(d.db);
+    const derivedScores = createDerivedScores({ store });
     const rpcClient = createChainRpc({ url: options.url ?? node.url, retry: { tries: 3, baseMs: 10, maxMs: 50 } });
-    return { store, indexer: createIndexer({ store, rpc: rpcClient, deployment: readDeployment(chain.file), confirmations: 0, clock: systemClock, logger: silent, range: options.range, onIdentityTransfer: options.onIdentityTransfer }) };
+    return { store, derivedScores, indexer: createIndexer({ store, derivedScores, rpc: rpcClient, deployment: readDeployment(chain.file), confirmations: 0, clock: systemClock, logger: silent, range: options.range, onIdentityTransfer: options.onIdentityTransfer }) };
   }
 
   async function freshIndex(range?: RangePolicy) {
@@ -95,11 +97,11 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     expect((await chain.blockNumber()) - before).to.equal(120);
 
     const d = await freshDb();
-    const { store } = indexerFor(d, { range: { initial: 16, max: 64 } });
+    const { store, derivedScores } = indexerFor(d, { range: { initial: 16, max: 64 } });
     let logged = "";
     const logger = pino({ level: "info" }, new Writable({ write: (chunk, _e, done) => ((logged += chunk.toString()), done()) }));
     const indexer = createIndexer({
-      store, rpc: createChainRpc({ url: node.url }), deployment: readDeployment(chain.file), confirmations: 0, clock: systemClock, logger,
+      store, derivedScores, rpc: createChainRpc({ url: node.url }), deployment: readDeployment(chain.file), confirmations: 0, clock: systemClock, logger,
       range: { initial: 16, max: 64 }, progressEveryMs: 0,
     });
     const result = await indexer.syncToHead();
@@ -117,7 +119,7 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     expect(rows.map((r) => r.n)).to.deep.equal(agents.map(() => 400));
     for (const agent of agents) {
       const stored = await store.getDerived(executorOf(agent));
-      const { records } = await store.listRecords(executorOf(agent), { limit: 1_000, offset: 0 });
+      const { records } = await derivedScores.listRecords(executorOf(agent), { limit: 1_000, offset: 0 });
       expect(records).to.have.length(400);
       expect(stored?.result).to.deep.equal(deriveScores(records.map(({ duplicate: _d, ...r }) => r))[executorOf(agent)]);
       expect(stored?.result).to.include({ scoreType: "sdk-derived", total: 400, verifiedCount: 0 });
@@ -210,13 +212,14 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     const [agent] = await chain.register(owner);
     await sendInOrder([0, 1, 2].map((i) => chain.proofTx(owner, agent, record(i))));
     const d = await freshDb();
-    const store = createIndexerStore(d.db);
+    const store = createChainStore(d.db);
+    const derivedScores = createDerivedScores({ store });
     const indexer = createIndexer({
-      store, rpc: createChainRpc({ url: node.url }), deployment: readDeployment(chain.file), confirmations: 2, clock: systemClock, logger: silent,
+      store, derivedScores, rpc: createChainRpc({ url: node.url }), deployment: readDeployment(chain.file), confirmations: 2, clock: systemClock, logger: silent,
     });
     await indexer.syncToHead();
     expect((await store.getCheckpoint(chain.deployment.chainId))?.blockNumber).to.equal((await chain.blockNumber()) - 2);
-    expect((await store.listRecords(executorOf(agent), { limit: 10, offset: 0 })).count).to.equal(1);
+    expect((await derivedScores.listRecords(executorOf(agent), { limit: 10, offset: 0 })).count).to.equal(1);
   });
 
   it("refuses to write a range that does not start right after the checkpoint, leaving the state as it was", async () => {
@@ -249,9 +252,9 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
       chain.proofTx(owner, agent, { success: false, riskLevel: 0, policyViolations: 0, traceRoot: traceRoot("single") }),
     ]);
     const d = await freshDb();
-    const { indexer, store } = indexerFor(d);
+    const { indexer, store, derivedScores } = indexerFor(d);
     await indexer.syncToHead();
-    const { records, count } = await store.listRecords(executorOf(agent), { limit: 10, offset: 0 });
+    const { records, count } = await derivedScores.listRecords(executorOf(agent), { limit: 10, offset: 0 });
     expect(count).to.equal(4);
     expect(records.map((r) => r.duplicate)).to.deep.equal([false, true, true, false]);
     expect((await store.getDerived(executorOf(agent)))?.result).to.include({ total: 2, verifiedCount: 0 });
@@ -263,13 +266,13 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     const roots = [traceRoot(`late-${agent}`), traceRoot(`anchorer-${agent}`)];
     for (const root of roots) await chain.send([chain.proofTx(owner, agent, { success: true, riskLevel: 2, policyViolations: 0, traceRoot: root })]);
     const d = await freshDb();
-    const { indexer, store } = indexerFor(d);
+    const { indexer, store, derivedScores } = indexerFor(d);
     await indexer.syncToHead();
     expect((await store.getDerived(executorOf(agent)))?.result).to.include({ total: 2, verifiedCount: 0 });
 
     await chain.send([chain.anchorTx(verifier, roots[0]), chain.anchorTx(admin, roots[1])]);
     await indexer.syncToHead();
-    const { records } = await store.listRecords(executorOf(agent), { limit: 10, offset: 0 });
+    const { records } = await derivedScores.listRecords(executorOf(agent), { limit: 10, offset: 0 });
     expect(records.map((r) => r.verified)).to.deep.equal([true, false]);
     expect((await store.getDerived(executorOf(agent)))?.result).to.deep.equal(deriveScores(records.map(({ duplicate: _d, ...r }) => r))[executorOf(agent)]);
     expect((await store.getDerived(executorOf(agent)))?.result).to.include({ total: 2, verifiedCount: 1 });

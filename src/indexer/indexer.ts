@@ -15,18 +15,21 @@ import type { Logger } from "pino";
 import { BaseError } from "../errors";
 import { executorId } from "../method";
 import type { Clock } from "../service/clock";
+import type { DerivedScores } from "../service/derived-scores";
+import type { ChainEvent, ChainStore, Checkpoint, IndexedRange } from "../store/chain-store";
 import { ChainMovedError, IndexerConfigError, RpcRangeError } from "./errors";
-import { decodeChainEvent, FOLLOWED_TOPICS, type ChainEvent } from "./events";
+import { decodeChainEvent, FOLLOWED_TOPICS } from "./events";
 import type { FollowedDeployment } from "./deployment";
 import type { BlockHeader, ChainRpc } from "./rpc";
-import type { Checkpoint, IndexedRange, IndexerStore } from "./store";
 
 /** Block range sizes for `eth_getLogs`: start, smallest and largest. Halved on a range error, doubled after a full range. */
 export type RangePolicy = { initial: number; max: number };
 export const DEFAULT_RANGE: RangePolicy = { initial: 1_000, max: 10_000 };
 
 export type IndexerDeps = {
-  store: IndexerStore;
+  store: ChainStore;
+  /** Recomputes the SDK Derived Scores of the executors the written ranges marked dirty (the service's `createDerivedScores`). */
+  derivedScores: Pick<DerivedScores, "recomputeDirty">;
   rpc: ChainRpc;
   deployment: FollowedDeployment;
   /** Blocks behind the head considered final enough to index (0 on a local chain). */
@@ -62,7 +65,7 @@ type Fetched =
 
 const PROGRESS_EVERY_MS = 5_000;
 
-/** Creates the indexer of one chain. @example await createIndexer({ store, rpc, deployment, confirmations: 0, clock, logger }).syncToHead() */
+/** Creates the indexer of one chain. @example await createIndexer({ store, derivedScores, rpc, deployment, confirmations: 0, clock, logger }).syncToHead() */
 export function createIndexer(deps: IndexerDeps): Indexer {
   const { store, rpc, deployment, logger, clock } = deps;
   const { chainId, contracts } = deployment;
@@ -175,7 +178,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
   }
 
   async function recomputeAllDirty(): Promise<void> {
-    while ((await store.recomputeDirty(clock.now())) > 0);
+    while ((await deps.derivedScores.recomputeDirty(clock.now())) > 0);
   }
 
   async function syncToHead(signal?: AbortSignal): Promise<SyncResult> {

@@ -1,14 +1,33 @@
 /**
- * The indexer's repository: every SQL statement over the tables of migration 002, parameterised, bulk writes as
- * `unnest` of arrays (one statement per table per batch). Works on PostgreSQL and PGlite.
+ * The repository of the chain tables (migration 002): every SQL statement over them, parameterised, bulk writes as
+ * `unnest` of arrays (one statement per table per batch). Works on PostgreSQL and PGlite. It stores facts and
+ * reads them back; the A-part rules that turn records into SDK Derived Scores run in src/service/derived-scores.ts.
  */
-import { deriveScores, applyVerdict, countRecords, scoreCounts, type DerivedResult, type ProofRecord, type Verdict } from "../method";
-import type { Db, Queryable } from "../store/db";
-import { CheckpointMovedError } from "./errors";
-import type { ChainEvent } from "./events";
-import type { BlockHeader } from "./rpc";
+import type { Address, Hex } from "viem";
+import { BaseError } from "../errors";
+import { applyVerdict, type DerivedResult, type RecordSource, type RiskLevel, type Verdict } from "../method";
+import type { Db, Queryable } from "./db";
 
 export type Checkpoint = { chainId: number; registry: string; blockNumber: number; blockHash: string };
+
+/** Where a log sits in the chain. */
+export type LogPosition = { blockNumber: number; logIndex: number; txHash: Hex };
+
+/**
+ * A decoded log of a followed contract (src/indexer/events.ts decodes them), as the repository stores it: declared
+ * here, below the indexer, because store/ imports no indexer/.
+ */
+export type ChainEvent = LogPosition &
+  (
+    | { type: "proof"; agentId: bigint; submitter: Address; traceRoot: Hex; success: boolean; riskLevel: RiskLevel; policyViolations: number }
+    | { type: "settlement"; orderId: Hex; executorId: bigint; requesterId: bigint; verdict: Verdict }
+    | { type: "scoreAdjusted"; agentId: bigint; orderId: Hex; party: "executor" | "requester"; delta: number; score: number }
+    | { type: "anchor"; digest: Hex; kind: Hex; isRoot: boolean; leafCount: number | null; role: "anchorer" | "verifier" }
+    | { type: "transfer"; from: Address; to: Address; agentId: bigint }
+  );
+
+/** A block header as kept for reorg detection and settlement times. */
+export type IndexedBlock = { number: number; hash: string; parentHash: string; timestamp: number };
 
 /** One range of the chain, decoded and checked, ready to be written with its checkpoint. */
 export type IndexedRange = {
@@ -20,26 +39,114 @@ export type IndexedRange = {
   /** The range's first block: the checkpoint must be the block before it. */
   from: number;
   /** Headers of the blocks with events and of the range's last block. */
-  headers: readonly BlockHeader[];
+  headers: readonly IndexedBlock[];
   /** The range's last block: the new checkpoint. */
-  to: BlockHeader;
+  to: IndexedBlock;
 };
 
-/** A stored A1 record as the API lists it: in A2 order, `duplicate` for a later record of an already counted txHash. */
-export type StoredRecord = ProofRecord & { duplicate: boolean };
+/** A stored `ProofSubmitted` record, and whether an account with the verifier role anchored its traceRoot on its chain. */
+export type OnchainRecordRow = {
+  executor: string;
+  txHash: string;
+  blockNumber: number;
+  logIndex: number;
+  success: boolean;
+  riskLevel: RiskLevel;
+  policyViolations: number;
+  traceRoot: string;
+  verifierAnchored: boolean;
+};
+
+/** A stored self-reported record, in the order it was received. */
+export type SelfReportedRow = { executor: string; txHash: string; success: boolean; riskLevel: RiskLevel; policyViolations: number; traceRoot: string };
+
+/** A stored SDK Derived Score (METHOD F1 result) and the record source it was computed from. */
+export type StoredDerived = { result: DerivedResult; source: RecordSource; computedAt: number };
 
 export type NetworkScoreRow = { executor: string; score: number; settlements: number; lastSettledAt: number };
 export type MismatchRow = { executor: string; blockNumber: number; mirrored: number; onchain: number; detectedAt: number };
+export type CheckpointRow = Checkpoint & { updatedAt: number };
+
+/** Reads of the records the SDK Derived Scores are computed from, on the pool or inside a transaction. */
+export type ChainRecordReads = {
+  /** The on-chain records of `executors`, by executor then chain order. */
+  onchainRecords(executors: readonly string[]): Promise<OnchainRecordRow[]>;
+  /** The self-reported records of `executors`, by executor then arrival. */
+  selfReportedRecords(executors: readonly string[]): Promise<SelfReportedRow[]>;
+};
+
+/** The repository inside one transaction of `ChainStore.transaction`. */
+export type ChainStoreTx = ChainRecordReads & {
+  /**
+   * Waits for the derived-score locks of `executors` until the transaction ends (PostgreSQL; PGlite has one
+   * connection). Pass them sorted and without repeats: every transaction then takes them in one order, so none
+   * waits on another in a cycle.
+   */
+  lockExecutors(sortedExecutors: readonly string[]): Promise<void>;
+  /** Takes up to `limit` executors marked dirty (their derived score must be recomputed), clearing the marks. */
+  takeDirty(limit: number): Promise<string[]>;
+  /** Replaces the stored derived scores of `executors` by `scores`; an executor missing from `scores` has none. */
+  replaceDerived(executors: readonly string[], scores: ReadonlyArray<{ executor: string; result: DerivedResult; source: RecordSource }>, at: number): Promise<void>;
+  /** Stores self-reported records of `agentId`'s executor, keeping their order. */
+  insertSelfReported(agentId: string, records: readonly SelfReportedRow[], at: number): Promise<void>;
+};
+
+export type ChainStore = ChainRecordReads & {
+  getCheckpoint(chainId: number): Promise<Checkpoint | null>;
+  /** The first checkpoint of a chain, before its deployment block: written once, before anything else for the chain. */
+  initCheckpoint(cp: Checkpoint, at: number): Promise<void>;
+  /**
+   * Writes one range in one transaction: its rows, the block hashes seen, the network score mirror of the agents it
+   * settled, the executors whose derived score changed, and the checkpoint. All or nothing, so a restart resumes
+   * right after the last committed range with no gap and no duplicate.
+   * @returns the executors whose network score changed
+   * @throws CheckpointMovedError when the range does not start right after the stored checkpoint
+   */
+  writeRange(range: IndexedRange, at: number): Promise<string[]>;
+  /** Stored block hashes, newest first, for finding the common ancestor after a reorg. */
+  recentBlocks(chainId: number, limit: number): Promise<Array<{ number: number; hash: string }>>;
+  /**
+   * Deletes everything above block `ancestor` (a reorg's common ancestor) and sets the checkpoint there, in one
+   * transaction; the executors whose records, anchors or settlements went are marked dirty and re-mirrored.
+   */
+  rollbackTo(chainId: number, registry: string, ancestor: { number: number; hash: string }, at: number): Promise<void>;
+  getDerived(executor: string): Promise<StoredDerived | null>;
+  getNetworkScore(executor: string): Promise<NetworkScoreRow | null>;
+  /** Records the comparison of mirrored and on-chain scores: a disagreement is kept until the next agreement. */
+  recordComparison(chainId: number, blockNumber: number, compared: ReadonlyArray<{ executor: string; mirrored: number; onchain: number }>, at: number): Promise<void>;
+  /** The kept disagreement of `executor`'s mirrored network score, if any. */
+  getMismatch(executor: string): Promise<MismatchRow | null>;
+  listMismatches(): Promise<MismatchRow[]>;
+  listCheckpoints(): Promise<CheckpointRow[]>;
+  /** The ERC-8004 executor a Vrai agent is linked to by its active `erc8004` proof (binding `erc8004:<chain>:<registry>:<agentId>`). */
+  linkedExecutor(agentId: string): Promise<string | null>;
+  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(fn: (tx: ChainStoreTx) => Promise<T>): Promise<T>;
+};
+
+/** The checkpoint is not where this range starts (another instance wrote, or a rollback happened): read it again. */
+export class CheckpointMovedError extends BaseError {
+  constructor(message: string) {
+    super("checkpoint_moved", message, { status: 503, retryable: true });
+  }
+}
 
 /** Blocks kept for reorg detection: a reorg deeper than this re-indexes from the deployment block. */
 export const RETAINED_BLOCKS = 10_000;
 
 const CHAIN_TABLES = ["chain_proof_records", "chain_anchors", "chain_settlements", "chain_score_adjustments", "chain_identity_transfers"] as const;
 
-export type IndexerStore = ReturnType<typeof createIndexerStore>;
+type MismatchSqlRow = { executor: string; block_number: number; mirrored: number; onchain: number; detected_at: number };
 
-/** The repository of the indexer's tables on `db`. */
-export function createIndexerStore(db: Db) {
+function mismatchOf(r: MismatchSqlRow): MismatchRow {
+  return { executor: r.executor, blockNumber: r.block_number, mirrored: r.mirrored, onchain: r.onchain, detectedAt: r.detected_at };
+}
+
+/**
+ * The repository of the chain tables on `db`.
+ * @example const checkpoint = await createChainStore(db).getCheckpoint(31337)
+ */
+export function createChainStore(db: Db): ChainStore {
   async function getCheckpoint(chainId: number): Promise<Checkpoint | null> {
     const { rows } = await db.query<{ registry: string; block_number: number; block_hash: string }>(
       "SELECT registry, block_number, block_hash FROM indexer_checkpoints WHERE chain_id = $1",
@@ -56,7 +163,6 @@ export function createIndexerStore(db: Db) {
     );
   }
 
-  /** The first checkpoint of a chain, before its deployment block: written once, before anything else for the chain. */
   async function initCheckpoint(cp: Checkpoint, at: number): Promise<void> {
     await setCheckpoint(db, cp, at);
   }
@@ -76,12 +182,6 @@ export function createIndexerStore(db: Db) {
     );
   }
 
-  /**
-   * Writes one range in one transaction: its rows, the block hashes seen, the network score mirror of the agents it
-   * settled, the executors whose derived score changed, and the checkpoint. All or nothing, so a restart resumes
-   * right after the last committed range with no gap and no duplicate.
-   * @returns the executors whose network score changed
-   */
   async function writeRange(range: IndexedRange, at: number): Promise<string[]> {
     const { chainId } = range;
     const proofs: Array<ChainEvent & { type: "proof" }> = [];
@@ -179,7 +279,9 @@ export function createIndexerStore(db: Db) {
 
   /**
    * Part N mirror: the network score of each of `executors` replayed from its stored settlements in chain order
-   * with the method engine's verdict arithmetic (clamping after each adjustment, as the Registry does).
+   * with the method's verdict arithmetic (`applyVerdict`, clamping after each adjustment, as the Registry does). It
+   * runs here, in the transaction of the range or rollback that changed the settlements, because the mirror is
+   * stored state of the chain: it must commit with them (the invariant of migration 002).
    */
   async function replayNetworkScores(tx: Queryable, chainId: number, executors: readonly string[]): Promise<void> {
     if (executors.length === 0) return;
@@ -208,7 +310,6 @@ export function createIndexerStore(db: Db) {
     }
   }
 
-  /** Stored block hashes, newest first, for finding the common ancestor after a reorg. */
   async function recentBlocks(chainId: number, limit: number): Promise<Array<{ number: number; hash: string }>> {
     const { rows } = await db.query<{ block_number: number; block_hash: string }>(
       "SELECT block_number, block_hash FROM indexer_blocks WHERE chain_id = $1 ORDER BY block_number DESC LIMIT $2",
@@ -217,10 +318,6 @@ export function createIndexerStore(db: Db) {
     return rows.map((r) => ({ number: r.block_number, hash: r.block_hash }));
   }
 
-  /**
-   * Deletes everything above block `ancestor` (a reorg's common ancestor) and sets the checkpoint there, in one
-   * transaction; the executors whose records, anchors or settlements went are re-derived and re-mirrored.
-   */
   async function rollbackTo(chainId: number, registry: string, ancestor: { number: number; hash: string }, at: number): Promise<void> {
     await db.transaction(async (tx) => {
       await tx.query(
@@ -246,110 +343,78 @@ export function createIndexerStore(db: Db) {
     });
   }
 
-  /** A1 records of `executors` as the method engine takes them: on-chain ones with `verified` per A6, then self-reported ones. */
-  async function loadRecords(q: Queryable, executors: readonly string[]): Promise<ProofRecord[]> {
-    const { rows: onchain } = await q.query<{
-      executor: string; tx_hash: string; block_number: number; log_index: number; success: boolean; risk_level: ProofRecord["riskLevel"];
-      policy_violations: number; trace_root: string; verified: boolean;
+  async function onchainRecords(q: Queryable, executors: readonly string[]): Promise<OnchainRecordRow[]> {
+    const { rows } = await q.query<{
+      executor: string; tx_hash: string; block_number: number; log_index: number; success: boolean; risk_level: RiskLevel;
+      policy_violations: number; trace_root: string; verifier_anchored: boolean;
     }>(
       `SELECT r.executor, r.tx_hash, r.block_number, r.log_index, r.success, r.risk_level, r.policy_violations, r.trace_root,
-              EXISTS (SELECT 1 FROM chain_anchors a WHERE a.chain_id = r.chain_id AND a.digest = r.trace_root AND a.role = 'verifier') AS verified
+              EXISTS (SELECT 1 FROM chain_anchors a WHERE a.chain_id = r.chain_id AND a.digest = r.trace_root AND a.role = 'verifier') AS verifier_anchored
        FROM chain_proof_records r WHERE r.executor = ANY($1::text[]) ORDER BY r.executor, r.block_number, r.log_index`,
       [executors],
     );
-    const records: ProofRecord[] = onchain.map((r) => ({
-      txHash: r.tx_hash, executor: r.executor, success: r.success, riskLevel: r.risk_level, policyViolations: Number(r.policy_violations),
-      verified: r.verified, traceRoot: r.trace_root, source: "onchain", blockNumber: Number(r.block_number), logIndex: r.log_index,
+    return rows.map((r) => ({
+      executor: r.executor, txHash: r.tx_hash, blockNumber: Number(r.block_number), logIndex: r.log_index, success: r.success, riskLevel: r.risk_level,
+      policyViolations: Number(r.policy_violations), traceRoot: r.trace_root, verifierAnchored: r.verifier_anchored,
     }));
-    const withOnchain = new Set(records.map((r) => r.executor));
-    const selfReportedOnly = executors.filter((e) => !withOnchain.has(e));
-    if (selfReportedOnly.length > 0) {
-      const { rows } = await q.query<{ executor: string; tx_hash: string; success: boolean; risk_level: ProofRecord["riskLevel"]; policy_violations: number; trace_root: string }>(
-        "SELECT executor, tx_hash, success, risk_level, policy_violations, trace_root FROM self_reported_records WHERE executor = ANY($1::text[]) ORDER BY executor, id",
-        [selfReportedOnly],
-      );
-      for (const r of rows) {
-        records.push({
-          txHash: r.tx_hash, executor: r.executor, success: r.success, riskLevel: r.risk_level, policyViolations: Number(r.policy_violations),
-          verified: false, traceRoot: r.trace_root, source: "self-reported",
-        });
-      }
-    }
-    return records;
   }
 
-  /**
-   * Recomputes and stores the SDK Derived Score (`sdk-derived`, METHOD F1) of `executors` from their records with the
-   * method engine, in `tx`. An executor left without records has no stored score (as in a fresh index).
-   */
-  async function recomputeDerived(tx: Queryable, executors: readonly string[], at: number): Promise<void> {
-    if (executors.length === 0) return;
-    const sorted = [...new Set(executors)].sort();
-    // Serialises recomputes of the same executor (the indexer and a self-reported summary), in one order: no deadlock.
-    if (db.kind === "pg") await tx.query("SELECT pg_advisory_xact_lock(hashtext('vrai.derived'), hashtext(e)) FROM unnest($1::text[]) AS e", [sorted]);
-    const records = await loadRecords(tx, sorted);
-    const results = deriveScores(records);
-    const sourceOf = new Map(records.map((r) => [r.executor, r.source]));
-    const kept = sorted.filter((e) => results[e] !== undefined);
-    await tx.query("DELETE FROM derived_scores WHERE executor = ANY($1::text[])", [sorted]);
-    if (kept.length > 0) {
-      await tx.query(
-        `INSERT INTO derived_scores (executor, result, source, computed_at)
-         SELECT u.executor, u.result::jsonb, u.source, $1 FROM unnest($2::text[], $3::text[], $4::text[]) AS u(executor, result, source)`,
-        [at, kept, kept.map((e) => JSON.stringify(results[e])), kept.map((e) => sourceOf.get(e) as string)],
-      );
-    }
+  async function selfReportedRecords(q: Queryable, executors: readonly string[]): Promise<SelfReportedRow[]> {
+    const { rows } = await q.query<{ executor: string; tx_hash: string; success: boolean; risk_level: RiskLevel; policy_violations: number; trace_root: string }>(
+      "SELECT executor, tx_hash, success, risk_level, policy_violations, trace_root FROM self_reported_records WHERE executor = ANY($1::text[]) ORDER BY executor, id",
+      [executors],
+    );
+    return rows.map((r) => ({
+      executor: r.executor, txHash: r.tx_hash, success: r.success, riskLevel: r.risk_level, policyViolations: Number(r.policy_violations), traceRoot: r.trace_root,
+    }));
   }
 
-  /** Recomputes up to `limit` executors marked dirty; returns how many. */
-  async function recomputeDirty(at: number, limit = 1000): Promise<number> {
-    return db.transaction(async (tx) => {
-      const { rows } = await tx.query<{ executor: string }>(
-        "DELETE FROM derived_dirty WHERE executor IN (SELECT executor FROM derived_dirty ORDER BY executor LIMIT $1) RETURNING executor",
-        [limit],
-      );
-      await recomputeDerived(tx, rows.map((r) => r.executor), at);
-      return rows.length;
-    });
+  /** The repository's statements that run inside a transaction, on `tx`. */
+  function inTransaction(tx: Queryable): ChainStoreTx {
+    return {
+      onchainRecords: (executors) => onchainRecords(tx, executors),
+      selfReportedRecords: (executors) => selfReportedRecords(tx, executors),
+      async lockExecutors(sortedExecutors) {
+        if (db.kind === "pg") await tx.query("SELECT pg_advisory_xact_lock(hashtext('vrai.derived'), hashtext(e)) FROM unnest($1::text[]) AS e", [sortedExecutors]);
+      },
+      async takeDirty(limit) {
+        const { rows } = await tx.query<{ executor: string }>(
+          "DELETE FROM derived_dirty WHERE executor IN (SELECT executor FROM derived_dirty ORDER BY executor LIMIT $1) RETURNING executor",
+          [limit],
+        );
+        return rows.map((r) => r.executor);
+      },
+      async replaceDerived(executors, scores, at) {
+        await tx.query("DELETE FROM derived_scores WHERE executor = ANY($1::text[])", [executors]);
+        if (scores.length > 0) {
+          await tx.query(
+            `INSERT INTO derived_scores (executor, result, source, computed_at)
+             SELECT u.executor, u.result::jsonb, u.source, $1 FROM unnest($2::text[], $3::text[], $4::text[]) AS u(executor, result, source)`,
+            [at, scores.map((s) => s.executor), scores.map((s) => JSON.stringify(s.result)), scores.map((s) => s.source)],
+          );
+        }
+      },
+      async insertSelfReported(agentId, records, at) {
+        await tx.query(
+          `INSERT INTO self_reported_records (executor, agent_id, tx_hash, success, risk_level, policy_violations, trace_root, received_at)
+           SELECT u.executor, $1, u.tx_hash, u.success, u.risk_level, u.policy_violations, u.trace_root, $2
+           FROM unnest($3::text[], $4::text[], $5::boolean[], $6::text[], $7::bigint[], $8::text[]) WITH ORDINALITY AS u(executor, tx_hash, success, risk_level, policy_violations, trace_root, n)
+           ORDER BY u.n`,
+          [
+            agentId, at, records.map((r) => r.executor), records.map((r) => r.txHash), records.map((r) => r.success), records.map((r) => r.riskLevel),
+            records.map((r) => r.policyViolations), records.map((r) => r.traceRoot),
+          ],
+        );
+      },
+    };
   }
 
-  async function getDerived(executor: string): Promise<{ result: DerivedResult; source: string; computedAt: number } | null> {
-    const { rows } = await db.query<{ result: DerivedResult; source: string; computed_at: number }>(
+  async function getDerived(executor: string): Promise<StoredDerived | null> {
+    const { rows } = await db.query<{ result: DerivedResult; source: RecordSource; computed_at: number }>(
       "SELECT result, source, computed_at FROM derived_scores WHERE executor = $1",
       [executor],
     );
     return rows[0] ? { result: rows[0].result, source: rows[0].source, computedAt: rows[0].computed_at } : null;
-  }
-
-  /** A2.4: the result of an executor without records. */
-  function emptyDerived(): DerivedResult {
-    return scoreCounts(countRecords([], 0));
-  }
-
-  /** The records of an executor in A2 order (selected source), `limit` from `offset`, and how many there are. */
-  async function listRecords(executor: string, page: { limit: number; offset: number }): Promise<{ records: StoredRecord[]; count: number }> {
-    const all = await loadRecords(db, [executor]);
-    const seen = new Set<string>();
-    const marked = all.map((r) => {
-      const key = r.txHash.toLowerCase();
-      const duplicate = seen.has(key);
-      seen.add(key);
-      return { ...r, duplicate };
-    });
-    return { records: marked.slice(page.offset, page.offset + page.limit), count: marked.length };
-  }
-
-  async function insertSelfReported(tx: Queryable, agentId: string, records: readonly ProofRecord[], at: number): Promise<void> {
-    await tx.query(
-      `INSERT INTO self_reported_records (executor, agent_id, tx_hash, success, risk_level, policy_violations, trace_root, received_at)
-       SELECT u.executor, $1, u.tx_hash, u.success, u.risk_level, u.policy_violations, u.trace_root, $2
-       FROM unnest($3::text[], $4::text[], $5::boolean[], $6::text[], $7::bigint[], $8::text[]) WITH ORDINALITY AS u(executor, tx_hash, success, risk_level, policy_violations, trace_root, n)
-       ORDER BY u.n`,
-      [
-        agentId, at, records.map((r) => r.executor), records.map((r) => r.txHash), records.map((r) => r.success), records.map((r) => r.riskLevel),
-        records.map((r) => r.policyViolations), records.map((r) => r.traceRoot),
-      ],
-    );
   }
 
   async function getNetworkScore(executor: string): Promise<NetworkScoreRow | null> {
@@ -360,7 +425,6 @@ export function createIndexerStore(db: Db) {
     return rows[0] ? { executor, score: rows[0].score, settlements: rows[0].settlements, lastSettledAt: rows[0].last_settled_at } : null;
   }
 
-  /** Records the comparison of mirrored and on-chain scores: a disagreement is kept until the next agreement. */
   async function recordComparison(chainId: number, blockNumber: number, compared: ReadonlyArray<{ executor: string; mirrored: number; onchain: number }>, at: number) {
     await db.transaction(async (tx) => {
       for (const c of compared) {
@@ -376,21 +440,26 @@ export function createIndexerStore(db: Db) {
     });
   }
 
-  async function listMismatches(): Promise<MismatchRow[]> {
-    const { rows } = await db.query<{ executor: string; block_number: number; mirrored: number; onchain: number; detected_at: number }>(
-      "SELECT executor, block_number, mirrored, onchain, detected_at FROM network_score_mismatches ORDER BY executor",
+  async function getMismatch(executor: string): Promise<MismatchRow | null> {
+    const { rows } = await db.query<MismatchSqlRow>(
+      "SELECT executor, block_number, mirrored, onchain, detected_at FROM network_score_mismatches WHERE executor = $1",
+      [executor],
     );
-    return rows.map((r) => ({ executor: r.executor, blockNumber: r.block_number, mirrored: r.mirrored, onchain: r.onchain, detectedAt: r.detected_at }));
+    return rows[0] ? mismatchOf(rows[0]) : null;
   }
 
-  async function listCheckpoints(): Promise<Array<Checkpoint & { updatedAt: number }>> {
+  async function listMismatches(): Promise<MismatchRow[]> {
+    const { rows } = await db.query<MismatchSqlRow>("SELECT executor, block_number, mirrored, onchain, detected_at FROM network_score_mismatches ORDER BY executor");
+    return rows.map(mismatchOf);
+  }
+
+  async function listCheckpoints(): Promise<CheckpointRow[]> {
     const { rows } = await db.query<{ chain_id: number; registry: string; block_number: number; block_hash: string; updated_at: number }>(
       "SELECT chain_id, registry, block_number, block_hash, updated_at FROM indexer_checkpoints ORDER BY chain_id",
     );
     return rows.map((r) => ({ chainId: r.chain_id, registry: r.registry, blockNumber: r.block_number, blockHash: r.block_hash, updatedAt: r.updated_at }));
   }
 
-  /** The ERC-8004 executor a Vrai agent is linked to by its active `erc8004` proof (binding `erc8004:<chain>:<registry>:<agentId>`). */
   async function linkedExecutor(agentId: string): Promise<string | null> {
     const { rows } = await db.query<{ binding: string }>(
       "SELECT binding FROM proofs WHERE agent_id = $1 AND kind = 'erc8004' AND removed_at IS NULL AND binding IS NOT NULL ORDER BY verified_at DESC LIMIT 1",
@@ -400,7 +469,10 @@ export function createIndexerStore(db: Db) {
   }
 
   return {
-    getCheckpoint, initCheckpoint, writeRange, recentBlocks, rollbackTo, recomputeDerived, recomputeDirty, getDerived, emptyDerived, listRecords,
-    insertSelfReported, getNetworkScore, recordComparison, listMismatches, listCheckpoints, linkedExecutor, markDirty,
+    getCheckpoint, initCheckpoint, writeRange, recentBlocks, rollbackTo, getDerived, getNetworkScore, recordComparison, getMismatch, listMismatches,
+    listCheckpoints, linkedExecutor,
+    onchainRecords: (executors) => onchainRecords(db, executors),
+    selfReportedRecords: (executors) => selfReportedRecords(db, executors),
+    transaction: (fn) => db.transaction((tx) => fn(inTransaction(tx))),
   };
 }

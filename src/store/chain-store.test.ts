@@ -1,0 +1,119 @@
+import { expect } from "chai";
+import type { Hex } from "viem";
+import { createMigratedTestDb, TEST_STORES, type TestDb } from "../test-helpers/db";
+import { createChainStore, type ChainStore, type ChainEvent } from "./chain-store";
+
+// Every table the chain store writes (migration 002): each test starts from none of their rows.
+const CHAIN_STATE = [
+  "indexer_checkpoints", "indexer_blocks", "chain_proof_records", "chain_anchors", "chain_settlements", "chain_score_adjustments", "chain_identity_transfers",
+  "network_scores", "network_score_mismatches", "self_reported_records", "derived_dirty", "derived_scores",
+];
+const CHAIN = 31337;
+const REGISTRY = "0x00000000000000000000000000000000000000aa";
+const executorOf = (agentId: bigint) => `did:erc8004:${CHAIN}:0xidentity:${agentId}`;
+const hash = (n: number): Hex => `0x${n.toString(16).padStart(64, "0")}`;
+const at = (blockNumber: number, logIndex = 0) => ({ blockNumber, logIndex, txHash: hash(1_000 + blockNumber * 10 + logIndex) });
+
+for (const { name, create } of TEST_STORES) {
+  describe(`chain store on ${name}`, () => {
+    let testDb: TestDb;
+    let store: ChainStore;
+
+    before(async () => {
+      testDb = await createMigratedTestDb(create);
+      store = createChainStore(testDb.db);
+    });
+    after(() => testDb.drop());
+    beforeEach(async () => {
+      await testDb.db.query(`TRUNCATE ${CHAIN_STATE.join(", ")}, owners CASCADE`);
+      await store.initCheckpoint({ chainId: CHAIN, registry: REGISTRY, blockNumber: 0, blockHash: hash(0) }, 1);
+    });
+
+    /** Writes `events` as the one-block range after the checkpoint, at block `number`. */
+    function writeBlock(number: number, events: ChainEvent[]): Promise<string[]> {
+      const block = { number, hash: hash(number), parentHash: hash(number - 1), timestamp: 1_700_000_000 + number };
+      return store.writeRange({ chainId: CHAIN, registry: REGISTRY, executorOf, events, from: number, headers: [block], to: block }, 2);
+    }
+
+    const proof = (blockNumber: number, agentId: bigint, traceRoot: Hex): ChainEvent => ({
+      ...at(blockNumber), type: "proof", agentId, submitter: "0xSubmitter", traceRoot, success: true, riskLevel: "high", policyViolations: 0,
+    });
+    const anchor = (blockNumber: number, digest: Hex, role: "anchorer" | "verifier"): ChainEvent => ({
+      ...at(blockNumber, 1), type: "anchor", digest, kind: "0xKind", isRoot: false, leafCount: null, role,
+    });
+
+    it("reads a record as anchored only when an account with the verifier role anchored its traceRoot", async () => {
+      await writeBlock(1, [proof(1, 7n, "0xROOT-A"), proof(1, 7n, "0xroot-b")].map((e, i) => ({ ...e, logIndex: i })));
+      await writeBlock(2, [anchor(2, "0xroot-a", "verifier"), anchor(2, "0xroot-b", "anchorer")].map((e, i) => ({ ...e, logIndex: i })));
+      const rows = await store.onchainRecords([executorOf(7n)]);
+      expect(rows.map((r) => [r.traceRoot, r.blockNumber, r.logIndex, r.verifierAnchored])).to.deep.equal([["0xroot-a", 1, 0, true], ["0xroot-b", 1, 1, false]]);
+    });
+
+    it("marks the executors of a range's records, and of records a verifier anchor covers, dirty; takeDirty clears them", async () => {
+      await writeBlock(1, [proof(1, 7n, "0xr7"), { ...proof(1, 8n, "0xr8"), logIndex: 1 }]);
+      const taken = await store.transaction((tx) => tx.takeDirty(10));
+      expect(taken).to.deep.equal([executorOf(7n), executorOf(8n)]);
+      await writeBlock(2, [anchor(2, "0xr8", "verifier")]);
+      expect(await store.transaction((tx) => tx.takeDirty(10))).to.deep.equal([executorOf(8n)]);
+      expect(await store.transaction((tx) => tx.takeDirty(10))).to.deep.equal([]);
+    });
+
+    it("refuses a range that does not start right after the checkpoint", async () => {
+      const error = await writeBlock(5, []).then(() => null, (e: unknown) => e);
+      expect(error).to.include({ code: "checkpoint_moved", retryable: true });
+      expect(await store.getCheckpoint(CHAIN)).to.include({ blockNumber: 0 });
+    });
+
+    it("mirrors the network score from the settlements in chain order, clamped at 0 after each (part N)", async () => {
+      const settle = (blockNumber: number, logIndex: number, verdict: "FULFILLED" | "VIOLATED"): ChainEvent => ({
+        ...at(blockNumber, logIndex), type: "settlement", orderId: hash(blockNumber * 10 + logIndex), executorId: 1n, requesterId: 2n, verdict,
+      });
+      expect(await writeBlock(1, [settle(1, 0, "VIOLATED"), settle(1, 1, "FULFILLED")])).to.deep.equal([executorOf(1n), executorOf(2n)]);
+      // Executor: max(0, 0 - 50) = 0, then +30; requester: max(0, 0 - 10) = 0, then +15.
+      expect(await store.getNetworkScore(executorOf(1n))).to.deep.equal({ executor: executorOf(1n), score: 30, settlements: 2, lastSettledAt: 1_700_000_001 });
+      expect(await store.getNetworkScore(executorOf(2n))).to.include({ score: 15, settlements: 2 });
+    });
+
+    it("rolls back to an ancestor: rows above it go, their executors are marked dirty and re-mirrored", async () => {
+      await writeBlock(1, [proof(1, 7n, "0xr1")]);
+      await store.transaction((tx) => tx.takeDirty(10));
+      await writeBlock(2, [{ ...at(2), type: "settlement", orderId: hash(2), executorId: 7n, requesterId: 8n, verdict: "FULFILLED" }, { ...proof(2, 7n, "0xr2"), logIndex: 1 }]);
+      await store.recordComparison(CHAIN, 2, [{ executor: executorOf(7n), mirrored: 30, onchain: 20 }], 3);
+      await store.transaction((tx) => tx.takeDirty(10));
+
+      await store.rollbackTo(CHAIN, REGISTRY, { number: 1, hash: hash(1) }, 4);
+      expect(await store.getCheckpoint(CHAIN)).to.deep.equal({ chainId: CHAIN, registry: REGISTRY, blockNumber: 1, blockHash: hash(1) });
+      expect((await store.onchainRecords([executorOf(7n)])).map((r) => r.traceRoot)).to.deep.equal(["0xr1"]);
+      expect(await store.getNetworkScore(executorOf(7n))).to.equal(null);
+      expect(await store.listMismatches()).to.deep.equal([]);
+      expect(await store.recentBlocks(CHAIN, 10)).to.deep.equal([{ number: 1, hash: hash(1) }]);
+      expect(await store.transaction((tx) => tx.takeDirty(10))).to.deep.equal([executorOf(7n)]);
+    });
+
+    it("keeps a mirror's disagreement with the chain until the next agreement", async () => {
+      await store.recordComparison(CHAIN, 3, [{ executor: "did:x:1", mirrored: 30, onchain: 20 }, { executor: "did:x:2", mirrored: 5, onchain: 5 }], 9);
+      const kept = { executor: "did:x:1", blockNumber: 3, mirrored: 30, onchain: 20, detectedAt: 9 };
+      expect(await store.listMismatches()).to.deep.equal([kept]);
+      expect(await store.getMismatch("did:x:1")).to.deep.equal(kept);
+      expect(await store.getMismatch("did:x:2")).to.equal(null);
+      await store.recordComparison(CHAIN, 4, [{ executor: "did:x:1", mirrored: 20, onchain: 20 }], 10);
+      expect(await store.getMismatch("did:x:1")).to.equal(null);
+    });
+
+    it("writes nothing of a transaction that throws", async () => {
+      const summary = { executor: "did:x:1", txHash: "0xa", success: true, riskLevel: "low" as const, policyViolations: 0, traceRoot: "0xr" };
+      await testDb.db.query("INSERT INTO owners (id, token_hash, created_at) VALUES ('ow_1', 'h', 0)");
+      await testDb.db.query("INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at) VALUES ('ag_1', 'ow_1', 1, 0, 'h', 0)");
+      const failed = await store
+        .transaction(async (tx) => {
+          await tx.insertSelfReported("ag_1", [summary], 5);
+          throw new Error("after the insert");
+        })
+        .then(() => null, (e: unknown) => e);
+      expect(failed).to.be.an("error");
+      expect(await store.selfReportedRecords(["did:x:1"])).to.deep.equal([]);
+      await store.transaction((tx) => tx.insertSelfReported("ag_1", [summary, { ...summary, txHash: "0xb" }], 5));
+      expect((await store.selfReportedRecords(["did:x:1"])).map((r) => r.txHash)).to.deep.equal(["0xa", "0xb"]);
+    });
+  });
+}
