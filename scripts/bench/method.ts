@@ -147,7 +147,8 @@ const REPLAY_RUNS = 5;
 
 /**
  * F2 replay of 1,000 agents x 30 days of hourly check-ins (720,000 check-ins) through the service's
- * own code (claims, check-ins, day aggregates) on the memory store, one score per agent at the end.
+ * own code (claims, check-ins awaited one at a time, day aggregates) on the memory store, one score
+ * per agent at the end.
  * The rate counts check-ins. A run validates the parsed JSON (`parseReplayInput`, as derive's line
  * validates its records) and plays it, producing every output line in the chunks the command writes;
  * reading the file and `JSON.parse` are not in it (one more run, printed below the line, has JSON.parse).
@@ -178,7 +179,8 @@ async function replayBenchmark(): Promise<void> {
   const rates = (ms: number[]) => ms.map(rate).sort((x, y) => y - x);
   const list = (r: number[]) => r.map((x) => Math.round(x).toLocaleString("en-US")).join(", ");
   const whole = rates(validate.map((ms, run) => ms + play[run]));
-  report("replay (validate + play: 1,000 agents x 30 days hourly)", whole[0], "check-ins/s", 300_000);
+  // The floor since check-ins run the service's plain async code on the memory store too (issue 13).
+  report("replay (validate + play: 1,000 agents x 30 days hourly)", whole[0], "check-ins/s", 150_000);
   console.log(`  validate + play, each run, fastest first: ${list(whole)} check-ins/s`);
   console.log(`  play alone, each run, fastest first:      ${list(rates(play))} check-ins/s`);
   console.log(`  from the JSON text (${(text.length / 2 ** 20).toFixed(0)} MiB, JSON.parse included), one run: ${Math.round(rate(fromText)).toLocaleString("en-US")} check-ins/s`);
