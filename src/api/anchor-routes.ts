@@ -1,6 +1,7 @@
+/** The Merkle proofs of daily scores and the on-chain anchors of their roots. */
 import { z } from "zod";
 import type { Anchoring } from "../service/anchoring";
-import { errorSchema, type RouteSpec } from "./routes";
+import { defineRoute, errorSchema, type Route } from "./route";
 
 const bytes32 = z.string().regex(/^0x[0-9a-f]{64}$/);
 const proofResponse = z.object({
@@ -16,10 +17,10 @@ const proofResponse = z.object({
     .describe("null until the root's anchoring transaction is mined"),
 });
 
-/** The Merkle proofs of daily scores and the on-chain anchors of their roots. */
-export function anchorRoutes(anchoring: Anchoring): RouteSpec[] {
+/** The route of a daily score's Merkle proof. */
+export function anchorRoutes(anchoring: Pick<Anchoring, "proofOf">): Route[] {
   return [
-    {
+    defineRoute({
       method: "get", path: "/v1/scores/:id/proof", tag: "scores", auth: "none",
       summary:
         "The Merkle proof of a daily score: its leaf (StandardMerkleTree leaf hash of [agent, day, method, inputs sha256]), the proof, " +
@@ -29,7 +30,6 @@ export function anchorRoutes(anchoring: Anchoring): RouteSpec[] {
         200: { description: "ok", schema: proofResponse },
         404: { description: "score_not_found, score_not_daily (only daily scores are anchored) or proof_not_ready (the day's tree is not built yet)", schema: errorSchema },
       },
-      handler: async ({ params }) => ({ status: 200, body: await anchoring.proofOf(Number(params.id)) }),
-    },
+    }).handle(async ({ params }) => ({ status: 200, body: await anchoring.proofOf(params.id) })),
   ];
 }

@@ -3,7 +3,7 @@ import { expect } from "chai";
 import pino from "pino";
 import { createManualClock } from "../service/clock";
 import { TEST_STORES, type TestDb } from "../test-helpers/db";
-import { startApiServer, type ApiServer } from "./server";
+import { startApiServer, type ApiServer } from "../app/server";
 
 const OPERATOR_TOKEN = "operator-test-token-0123456789";
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000; // 2026-11-02T10:00:00Z

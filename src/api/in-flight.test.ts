@@ -8,7 +8,11 @@ import { createLoadMonitor } from "../service/load";
 import type { Store } from "../service/ports";
 import { hashSecret } from "../service/secrets";
 import { createMemoryStore } from "../store/memory-store";
-import { createApp } from "./app";
+import { createReads } from "../service/reads";
+import { createHttpApp } from "./express";
+import { createApiMetrics } from "./metrics";
+import { createRateLimiter } from "./rate-limit";
+import { serviceRoutes } from "./service-routes";
 
 describe("a check-in whose Idempotency-Key is still in flight", () => {
   it("answers 409 to the second request and 201 to the first once it commits", async () => {
@@ -24,7 +28,12 @@ describe("a check-in whose Idempotency-Key is still in flight", () => {
     };
     const load = createLoadMonitor({ maxInFlight: 100, maxLoopDelayMs: 10_000 });
     const service = createVraiService({ store, clock: createManualClock(Date.UTC(2026, 10, 2) / 1000), busy: () => false });
-    const app = createApp({ service, logger: pino({ level: "silent" }), load, operatorTokenHash: hashSecret("operator-token-in-flight-test") });
+    const metrics = createApiMetrics({ busy: () => false });
+    const reads = createReads({ store, latestScores: { latestScoreSummary: async () => ({ agentExists: false, score: null }) }, clock: service.clock });
+    const app = createHttpApp({
+      routes: serviceRoutes({ ...service, reads, checkinResults: metrics.checkinResults }), authenticateOwner: service.accounts.authenticateOwner,
+      operatorTokenHash: hashSecret("operator-token-in-flight-test"), limiter: createRateLimiter({ perMinute: 600, burst: 120 }), load, metrics, logger: pino({ level: "silent" }),
+    });
     const server = http.createServer(app).listen(0, "127.0.0.1");
     await new Promise((resolve) => server.once("listening", resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -2,7 +2,7 @@ import { Writable } from "node:stream";
 import { expect } from "chai";
 import pino from "pino";
 import { createTestPgliteDb, type TestDb } from "../test-helpers/db";
-import { startApiServer, type ApiServer } from "./server";
+import { startApiServer, type ApiServer } from "../app/server";
 
 const OPERATOR_TOKEN = "operator-token-never-logged-0123456789";
 

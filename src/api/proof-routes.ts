@@ -1,13 +1,12 @@
+/** Identity proofs (V6): challenges, verified submissions, listing and removal. */
 import { z } from "zod";
 import { PROOF_KINDS, toRfc3339 } from "../method";
-import type { VraiService } from "../service";
-import { NotFoundError } from "../service/errors";
+import type { Identity } from "../service/identity";
 import type { ProofChecks } from "../service/proof-checks";
 import type { ProofRow } from "../service/ports";
 import { proofTypedData } from "../service/proofs/challenge";
-import { errorSchema, idSchema, type RouteSpec } from "./routes";
-
-const e = (description: string) => ({ description, schema: errorSchema });
+import type { Reads } from "../service/reads";
+import { defineRoute, errorResponse as e, idSchema, type Route } from "./route";
 
 function proofJson(p: ProofRow) {
   return {
@@ -16,27 +15,30 @@ function proofJson(p: ProofRow) {
   };
 }
 
-/** Identity proofs (V6): challenges, verified submissions, listing and removal. */
-export function proofRoutes(service: VraiService, proofs: ProofChecks): RouteSpec[] {
+/** EIP-712 typed data as JSON: its bigints as decimal strings. */
+const typedDataJson = (typedData: unknown): unknown => JSON.parse(JSON.stringify(typedData, (_key, value: unknown) => (typeof value === "bigint" ? value.toString() : value)));
+
+/** The routes of identity proofs. */
+export function proofRoutes(deps: { proofs: ProofChecks; identity: Identity; reads: Reads }): Route[] {
+  const { proofs, identity, reads } = deps;
   return [
-    {
+    defineRoute({
       method: "post", path: "/v1/proofs/challenges", tag: "proofs", auth: "owner",
       summary: "Issue a challenge (single use, expires in 1 h) to prove a wallet, GitHub account, domain or ERC-8004 identity (V6).",
       body: z.object({ kind: z.enum(PROOF_KINDS), subject: z.string().min(1).max(300), agentId: idSchema.optional() }).strict(),
       responses: { 201: { description: "issued" }, 400: e("invalid subject or kind"), 403: e("not your agent"), 404: e("no such agent") },
-      handler: async ({ ownerId, body }) => {
-        const c = await proofs.issueChallenge(ownerId, body as { kind: (typeof PROOF_KINDS)[number]; subject: string; agentId?: string });
-        const typedData = c.kind === "wallet" || c.kind === "erc8004" ? proofTypedData(c) : undefined;
-        return {
-          status: 201,
-          body: {
-            id: c.id, kind: c.kind, subject: c.subject, agentId: c.agentId, token: c.token, message: c.message,
-            expiresAt: toRfc3339(c.expiresAt), ...(typedData ? { typedData: JSON.parse(JSON.stringify(typedData, (_k, v) => (typeof v === "bigint" ? v.toString() : v))) } : {}),
-          },
-        };
-      },
-    },
-    {
+    }).handle(async ({ ownerId, body }) => {
+      const c = await proofs.issueChallenge(ownerId, body);
+      const typedData = c.kind === "wallet" || c.kind === "erc8004" ? proofTypedData(c) : undefined;
+      return {
+        status: 201,
+        body: {
+          id: c.id, kind: c.kind, subject: c.subject, agentId: c.agentId, token: c.token, message: c.message,
+          expiresAt: toRfc3339(c.expiresAt), ...(typedData ? { typedData: typedDataJson(typedData) } : {}),
+        },
+      };
+    }),
+    defineRoute({
       method: "post", path: "/v1/proofs", tag: "proofs", auth: "owner",
       summary: "Answer a challenge with evidence; the proof is verified against its real source, recorded, and the score recomputed at once.",
       body: z.object({ challengeId: z.string().min(1).max(64), evidence: z.record(z.string(), z.unknown()) }).strict(),
@@ -45,29 +47,21 @@ export function proofRoutes(service: VraiService, proofs: ProofChecks): RouteSpe
         409: e("challenge already used, or the domain / ERC-8004 identity is held by another agent"), 422: e("the evidence does not prove the subject"),
         503: e("the proof's source could not be reached"),
       },
-      handler: async ({ ownerId, body }) => {
-        const b = body as { challengeId: string; evidence: unknown };
-        return { status: 201, body: proofJson(await proofs.submitProof(ownerId, b.challengeId, b.evidence)) };
-      },
-    },
-    {
+    }).handle(async ({ ownerId, body }) => ({ status: 201, body: proofJson(await proofs.submitProof(ownerId, body.challengeId, body.evidence)) })),
+    defineRoute({
       method: "get", path: "/v1/agents/:id/proofs", tag: "proofs", auth: "none",
       summary: "The identity proofs that count for an agent now: its own and its owner's (V6).",
       params: z.object({ id: idSchema }),
       responses: { 200: { description: "ok" }, 404: e("no such agent") },
-      handler: async ({ params }) => {
-        const agent = await service.store.read.getAgent(params.id);
-        if (!agent) throw new NotFoundError("agent_not_found", `agent ${params.id} does not exist`);
-        const rows = await service.store.read.proofsForAgentAt(agent.id, agent.ownerId, service.clock.now());
-        return { status: 200, body: { agentId: agent.id, proofs: rows.map(proofJson) } };
-      },
-    },
-    {
+    }).handle(async ({ params }) => {
+      const { agent, proofs: rows } = await reads.proofsOf(params.id);
+      return { status: 200, body: { agentId: agent.id, proofs: rows.map(proofJson) } };
+    }),
+    defineRoute({
       method: "delete", path: "/v1/proofs/:id", tag: "proofs", auth: "owner",
       summary: "Remove one of your proofs; the scores it counted for are recomputed at once.",
       params: z.object({ id: idSchema }),
       responses: { 200: { description: "removed" }, 403: e("not your proof"), 404: e("no such proof"), 409: e("already removed") },
-      handler: async ({ ownerId, params }) => ({ status: 200, body: proofJson(await service.identity.removeProof(params.id, "removed by its owner", { ownerId })) }),
-    },
+    }).handle(async ({ ownerId, params }) => ({ status: 200, body: proofJson(await identity.removeProof(params.id, "removed by its owner", { ownerId })) })),
   ];
 }

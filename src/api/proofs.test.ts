@@ -5,7 +5,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { createManualClock } from "../service/clock";
 import { TEST_STORES, type TestDb } from "../test-helpers/db";
 import { startDnsServer, type TestDnsServer } from "../test-helpers/dns-server";
-import { startApiServer, type ApiServer } from "./server";
+import { startApiServer, type ApiServer } from "../app/server";
 
 const OPERATOR_TOKEN = "operator-test-token-proofs-0123";
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;

@@ -2,7 +2,7 @@ import { expect } from "chai";
 import pino from "pino";
 import { createTestPgliteDb } from "../test-helpers/db";
 import { createRateLimiter } from "./rate-limit";
-import { startApiServer } from "./server";
+import { startApiServer } from "../app/server";
 
 describe("per-key rate limits", () => {
   it("allows a burst, then refuses with the seconds until the next token, per key", () => {

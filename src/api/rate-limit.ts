@@ -8,7 +8,7 @@ export function createRateLimiter(options: { perMinute: number; burst: number; n
   const buckets = new Map<string, { tokens: number; at: number }>();
   let lastSweep = now();
   // One answer object for every allowed request: the hot path allocates nothing for it.
-  const allowed = Object.freeze({ ok: true as const });
+  const allowed: { readonly ok: true } = Object.freeze({ ok: true });
 
   function sweep(t: number): void {
     if (t - lastSweep < 60_000) return;

@@ -5,7 +5,7 @@ import { createManualClock } from "../service/clock";
 import { createPgDb, type Db } from "../store/db";
 import { createSqlStore } from "../store/sql-store";
 import { TEST_STORES, type TestDb } from "../test-helpers/db";
-import { startApiServer, type ApiServer } from "./server";
+import { startApiServer, type ApiServer } from "../app/server";
 
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
 const OPERATOR = "operator-cache-test-0123456789";

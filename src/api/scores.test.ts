@@ -3,11 +3,11 @@ import { expect } from "chai";
 import pino from "pino";
 import { createManualClock } from "../service/clock";
 import { TEST_STORES, type TestDb } from "../test-helpers/db";
-import { startApiServer, type ApiServer } from "./server";
+import { startApiServer, type ApiServer } from "../app/server";
 import { scoreJson, scoreJsonText } from "./service-routes";
 import { createVraiService } from "../service";
 import type { Db } from "../store/db";
-import { createSqlStore, type LatestScoreSummaryRead } from "../store/sql-store";
+import { createSqlStore } from "../store/sql-store";
 
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
 
@@ -27,7 +27,7 @@ describe("scoreJsonText", () => {
   it("writes the fields of scoreJson in the same order, the result's text put in as it is", () => {
     const row = { id: 7, agentId: "agt_x", method: "0.2", at: T0, trigger: "change" as const, day: null, sha256: "ab".repeat(32), total: 230 };
     const result = { total: 230, band: "fair", window: [{ day: "2026-11-01", checkins: 3 }], note: "a \"quoted\" \\ value" };
-    const text = scoreJsonText({ ...row, resultJson: JSON.stringify(result, null, 1) });
+    const { text } = scoreJsonText({ ...row, resultJson: JSON.stringify(result, null, 1) });
     expect(text).to.equal(JSON.stringify(scoreJson({ ...row, result })).replace(`"result":${JSON.stringify(result)}`, `"result":${JSON.stringify(result, null, 1)}`));
     expect(JSON.parse(text)).to.deep.equal(scoreJson({ ...row, result }));
   });
@@ -64,9 +64,8 @@ for (const { name, create } of TEST_STORES) {
       const { ownerId } = await service.accounts.createOwner();
       const a = await service.accounts.claimNewAgent(ownerId);
       const b = await service.accounts.claimNewAgent(ownerId);
-      const read = store.read as unknown as LatestScoreSummaryRead;
       statements.length = 0;
-      const [ra, rb, missing, again] = await Promise.all([a.agentId, b.agentId, "agt_nobodyhere00", a.agentId].map((id) => read.latestScoreSummary(id)));
+      const [ra, rb, missing, again] = await Promise.all([a.agentId, b.agentId, "agt_nobodyhere00", a.agentId].map((id) => store.latestScoreSummary(id)));
       expect(statements).to.have.length(1);
       expect(ra.score).to.include({ agentId: a.agentId, total: 200 });
       expect(JSON.parse(ra.score!.resultJson).total).to.equal(200);
@@ -74,7 +73,7 @@ for (const { name, create } of TEST_STORES) {
       expect(missing).to.deep.equal({ agentExists: false, score: null });
       expect(again).to.deep.equal(ra);
       // The next turn's reads are a statement of their own.
-      await read.latestScoreSummary(b.agentId);
+      await store.latestScoreSummary(b.agentId);
       expect(statements).to.have.length(2);
     });
 

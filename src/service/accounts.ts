@@ -44,6 +44,13 @@ export function createAccounts(deps: { store: Store; clock: Clock; onClaimed?: (
     if (!agent || !secretMatches(agentKey, agent.keyHash)) throw new UnauthorizedError("invalid_agent_key", "the agent key is not valid for this agent");
   }
 
+  /** The agent an agent key belongs to; 401 when it is not that agent's key (or there is no such agent). */
+  async function authenticateAgent(agentId: string, agentKey: string): Promise<AgentRow> {
+    const agent = await store.read.getAgent(agentId);
+    checkAgentKey(agent, agentKey);
+    return agent;
+  }
+
   async function startClaim(tx: StoreTx, agentId: string, ownerId: string, kind: "claim" | "reclaim" | "transfer"): Promise<ClaimResult> {
     const agentKey = `va_${agentId}.${generateSecret("k")}`;
     const claimedAt = clock.now();
@@ -98,5 +105,5 @@ export function createAccounts(deps: { store: Store; clock: Clock; onClaimed?: (
     });
   }
 
-  return { createOwner, authenticateOwner, checkAgentKey, claimNewAgent, reclaim, transfer };
+  return { createOwner, authenticateOwner, checkAgentKey, authenticateAgent, claimNewAgent, reclaim, transfer };
 }

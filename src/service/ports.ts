@@ -3,7 +3,7 @@
  * `src/store/sql-store.ts`) and memory (`src/store/memory-store.ts`, used by `vrai replay`).
  * The service code above this line is the same for both (METHOD F2: replay runs the service's code).
  */
-import type { CountedCheckin, DayAggregate, DayDelta, OutageWindow, PenaltyCode, ProofKind } from "../method";
+import type { CountedCheckin, DayAggregate, DayDelta, OutageWindow, PenaltyCode, ProofKind, ScoreResult } from "../method";
 
 export type { PenaltyCode, ProofKind };
 
@@ -79,8 +79,19 @@ export type ScoreRow = {
   day: string | null;
   inputs: string;
   sha256: string;
-  result: unknown;
+  result: ScoreResult;
   total: number;
+};
+
+/**
+ * A stored score without its inputs document, its result as the JSON text the store holds: what
+ * `GET /v1/agents/:id/score` answers with (the text goes into the response as it is).
+ */
+export type ScoreSummary = Omit<ScoreRow, "inputs" | "result"> & { resultJson: string };
+
+/** Whether an agent exists and its latest score without the inputs, read in one go (the API's hottest read). */
+export type LatestScores = {
+  latestScoreSummary(agentId: string): Promise<{ agentExists: boolean; score: ScoreSummary | null }>;
 };
 
 export type AuditEntry = { at: number; actor: string; action: string; subject: string; details: unknown };

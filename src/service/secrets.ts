@@ -25,6 +25,9 @@ export function hashMatches(hash: string, storedHash: string): boolean {
   return given.length === stored.length && crypto.timingSafeEqual(given, stored);
 }
 
+/** What every server id (owner, agent, proof, outage, penalty) matches: 1 to 64 letters, digits, `_` or `-`. */
+export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
 /** A short random id with a readable prefix, e.g. `agt_3f9c0d1e2b4a5968`. */
 export function generateId(prefix: string): string {
   return `${prefix}_${crypto.randomBytes(8).toString("hex")}`;

@@ -1,5 +1,6 @@
 import { expect } from "chai";
-import { createScoreCache, type ScoreSummary } from "./score-cache";
+import type { ScoreSummary } from "../service/ports";
+import { createScoreCache } from "./score-cache";
 
 const score = (agentId: string, id: number, at: number, resultJson = '{"total":200}'): ScoreSummary => ({
   id, agentId, method: "0.2", at, trigger: "change", day: null, sha256: "ab".repeat(32), resultJson, total: 200,

@@ -1,10 +1,4 @@
-import type { ScoreRow } from "../service/ports";
-
-/**
- * A stored score without its inputs document, its result as the JSON text the database holds:
- * what `GET /v1/agents/:id/score` answers with (the text goes into the response as it is).
- */
-export type ScoreSummary = Omit<ScoreRow, "inputs" | "result"> & { resultJson: string };
+import type { ScoreSummary } from "../service/ports";
 
 /** What the cache knows of an agent: its latest score, or `null` for an agent without one yet. */
 export type CachedLatest = ScoreSummary | null;

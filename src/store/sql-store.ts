@@ -1,10 +1,10 @@
 import { GRACE_S, type DayAggregate, type OutageWindow } from "../method";
 import type {
-  AgentRow, AuditEntry, ChallengeRow, OutageRow, OwnerRow, PenaltyRow, ProofRow, ScoreRow, Store, StoreTx, StoredCheckin,
+  AgentRow, AuditEntry, ChallengeRow, LatestScores, OutageRow, OwnerRow, PenaltyRow, ProofRow, ScoreRow, ScoreSummary, Store, StoreTx, StoredCheckin,
 } from "../service/ports";
 import type { AgentFactRows, DailyBatchTx } from "../service/scoring";
 import type { Db, Queryable } from "./db";
-import type { ScoreCache, ScoreSummary } from "./score-cache";
+import type { ScoreCache } from "./score-cache";
 
 type Row = Record<string, any>;
 
@@ -59,15 +59,6 @@ const AGENT_COLUMNS = "id, name, owner_id, claim_id, claimed_at, key_hash, last_
 const AGENT_COLUMNS_OF_A = AGENT_COLUMNS.replace(/(\w+)/g, "a.$1");
 const DAY_COLUMNS = "day, checkins, on_time, credit_s, coverage_s, digest";
 
-/**
- * Offered by the SQL store's `read`: an agent's latest score without its inputs, and whether the
- * agent exists. Reads asked for in the same turn of the event loop share one statement; with a
- * score cache, cached agents are answered without one.
- */
-export type LatestScoreSummaryRead = {
-  latestScoreSummary(agentId: string): Promise<{ agentExists: boolean; score: ScoreSummary | null }>;
-};
-
 type SummaryAnswer = { agentExists: boolean; score: ScoreSummary | null };
 
 const SUMMARY_COLUMNS = "s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.sha256, s.result::text AS result_json, s.total";
@@ -78,9 +69,10 @@ const summaryFrom = (r: Row): ScoreSummary => ({
 
 /**
  * `latestScoreSummary` batched: the agents asked for while the event loop handles one round of
- * I/O are looked up together, once that round is over (setImmediate), in one statement.
+ * I/O are looked up together, once that round is over (setImmediate), in one statement; with a
+ * score cache, cached agents are answered without one.
  */
-function createSummaryReader(db: Queryable, cache: ScoreCache | undefined): LatestScoreSummaryRead {
+function createSummaryReader(db: Queryable, cache: ScoreCache | undefined): LatestScores {
   let pending = new Map<string, Array<{ resolve(answer: SummaryAnswer): void; reject(error: unknown): void }>>();
   let scheduled = false;
 
@@ -156,13 +148,16 @@ export async function warmScoreCache(db: Queryable, cache: ScoreCache): Promise<
   }
 }
 
+/** The SQL store: the service's `Store`, and latest scores read in batches (and from the cache when there is one). */
+export type SqlStore = Store & LatestScores;
+
 /**
  * The store on PostgreSQL or PGlite: all SQL of the service lives here.
  * @param options.scoreCache answers latest-score reads from memory, and is given every score this
  *   store writes once its transaction has committed. Score changes made any other way (another
  *   process, SQL typed by hand) reach it only by `invalidate` (the API server listens for them).
  */
-export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}): Store {
+export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}): SqlStore {
   const cache = options.scoreCache;
   /** Scores written through one transaction (or one statement outside any), for the cache once committed. */
   type Written = { mark: number; scores: WrittenScore[] };
@@ -422,7 +417,8 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
       offerWritten(written);
       return result;
     },
-    read: { ...txFor(db), ...createSummaryReader(db, cache) },
+    read: txFor(db),
+    ...createSummaryReader(db, cache),
 
     // One statement: the agent, the duplicate of the key, and the windows that may excuse the next
     // check-in (open, ending at or after the deadline after the previous check-in, or ended later than it).

@@ -4,7 +4,7 @@ import path from "node:path";
 import { expect } from "chai";
 import pino from "pino";
 import type { Browser, Page } from "playwright-core";
-import { startApiServer, type ApiServer } from "../api/server";
+import { startApiServer, type ApiServer } from "../app/server";
 import { toRfc3339 } from "../method";
 import { createManualClock } from "../service/clock";
 import { launchBrowser } from "../test-helpers/browser";

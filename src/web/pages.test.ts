@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import pino from "pino";
-import { startApiServer, type ApiServer } from "../api/server";
+import { startApiServer, type ApiServer } from "../app/server";
 import { createManualClock } from "../service/clock";
 import { createTestPgliteDb, type TestDb } from "../test-helpers/db";
 

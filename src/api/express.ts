@@ -1,0 +1,124 @@
+/**
+ * The HTTP app: every request goes through Express and its middleware. Each declared route is
+ * registered once, in order: rate limit, authentication, validation of its parts, its handler, its
+ * reply; every error leaves as the JSON error shape.
+ */
+import type { IncomingMessage } from "node:http";
+import express, { type Request, type Response } from "express";
+import type { Logger } from "pino";
+import { UnauthorizedError } from "../service/errors";
+import { hashMatches, hashSecret } from "../service/secrets";
+import { errorHandler, sendError } from "./http";
+import type { ApiMetrics } from "./metrics";
+import { openApiDocument } from "./openapi";
+import type { RateLimiter } from "./rate-limit";
+import type { Reply, Route } from "./route";
+
+/** The load a request adds while it is served (V3.3's in-flight count). */
+export type LoadGauge = { enter(): () => void };
+
+export type HttpAppOptions = {
+  /** The API's routes: validated, and described by the OpenAPI document at /v1/openapi.json. */
+  routes: readonly Route[];
+  /** Routes outside the API document (agent pages), declared and served the same way. */
+  pages?: readonly Route[];
+  /** The owner id of an owner token; throws UnauthorizedError when it is not valid. */
+  authenticateOwner(token: string): Promise<string>;
+  /** SHA-256 of the operator token (the token itself is never kept). */
+  operatorTokenHash: string;
+  limiter: RateLimiter;
+  load: LoadGauge;
+  metrics: ApiMetrics;
+  logger: Logger;
+  version?: string;
+};
+
+const BODY_LIMIT = "32kb";
+
+/** Builds the Express app of the API and the pages. */
+export function createHttpApp(options: HttpAppOptions): express.Express {
+  const { logger, metrics, limiter } = options;
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("trust proxy", "loopback");
+  const log = (error: unknown) => logger.error({ err: error }, "request failed");
+
+  // Every request is counted, timed and logged once it has been answered.
+  app.use((req, res, next) => {
+    const leave = options.load.enter();
+    const started = process.hrtime.bigint();
+    res.on("close", () => {
+      leave();
+      const route = routePathOf(req);
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      metrics.requests.inc({ method: req.method, route, status: String(res.statusCode) });
+      metrics.duration.observe({ method: req.method, route }, seconds);
+      // Never the headers, body or URL query: they carry tokens, keys and idempotency keys.
+      if (logger.isLevelEnabled("debug")) logger.debug({ method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, "request");
+    });
+    next();
+  });
+
+  app.get("/metrics", async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+  const openApi = openApiDocument(options.routes, { version: options.version ?? "0.1.0" });
+  app.get("/v1/openapi.json", (_req, res) => void res.json(openApi));
+
+  // Only routes that declare a body read one: the others never pay for body parsing.
+  const jsonBody = express.json({ limit: BODY_LIMIT, strict: true, type: ["application/json", "application/*+json"] });
+  for (const route of [...options.routes, ...(options.pages ?? [])]) {
+    const serve = async (req: Request, res: Response) => {
+      const credential = bearer(req);
+      // The credential's SHA-256, computed once: the limiter's key and the operator check both use it.
+      const credentialHash = credential ? hashSecret(credential) : "";
+      const allowed = limiter.take(credential ? `c:${credentialHash}` : `ip:${req.ip}`);
+      if (!allowed.ok) {
+        res.set("Retry-After", String(allowed.retryAfterS));
+        return sendError(res, 429, "rate_limited", `too many requests; retry in ${allowed.retryAfterS} s`);
+      }
+      if (route.auth !== "none" && !credential) throw new UnauthorizedError("missing_credentials", "an Authorization: Bearer header is required");
+      const ownerId = route.auth === "owner" ? await options.authenticateOwner(credential) : "";
+      if (route.auth === "operator" && !hashMatches(credentialHash, options.operatorTokenHash)) {
+        throw new UnauthorizedError("invalid_operator_token", "the operator token is not valid");
+      }
+      const reply = await route.respond({ params: req.params, query: req.query, headers: req.headers, body: req.body, ownerId, credential });
+      send(res, route, reply);
+    };
+    if (route.body) app[route.method](route.path, jsonBody, serve);
+    else app[route.method](route.path, serve);
+  }
+
+  app.use((_req, res) => sendError(res, 404, "not_found", "no such route"));
+  app.use(errorHandler(log));
+  return app;
+}
+
+/** Writes a handler's reply: JSON (built here or already serialised) or declared text, after the reply's headers. */
+function send(res: Response, route: Route, reply: Reply): void {
+  res.status(reply.status);
+  if ("text" in reply) res.type(route.responses[reply.status]?.contentType ?? "text/plain");
+  for (const [name, value] of Object.entries(reply.headers ?? {})) if (value !== undefined) res.set(name, value);
+  if ("text" in reply) {
+    res.send(reply.text);
+    return;
+  }
+  if ("json" in reply) res.type("application/json").send(reply.json.text);
+  else if (reply.body !== undefined) res.json(reply.body);
+  else res.end();
+}
+
+/** The declared path of the route that served `req`, or "unmatched". */
+function routePathOf(req: Request): string {
+  const path: unknown = req.route?.path;
+  return typeof path === "string" ? path : "unmatched";
+}
+
+/** The bearer credential of a request ("" when none), or a 401 when the header is not `Bearer <token>`. */
+function bearer(req: IncomingMessage): string {
+  const header = req.headers.authorization;
+  if (!header) return "";
+  const match = /^Bearer ([\x21-\x7e]{1,512})$/.exec(header);
+  if (!match) throw new UnauthorizedError("malformed_authorization", "the Authorization header must be: Bearer <token>");
+  return match[1];
+}

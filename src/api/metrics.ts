@@ -1,0 +1,52 @@
+/** The API's Prometheus metrics: requests, their duration, check-in results, the busy state and the latest-score cache. */
+import client from "prom-client";
+
+/** Figures of the latest-score cache (src/store/score-cache.ts `ScoreCacheStats`). */
+export type ScoreCacheFigures = { entries: number; bytes: number; hits: number; misses: number };
+
+export type ApiMetrics = {
+  registry: client.Registry;
+  requests: client.Counter<"method" | "route" | "status">;
+  duration: client.Histogram<"method" | "route">;
+  checkinResults: client.Counter<"result">;
+};
+
+/**
+ * A registry with the process's default metrics and the API's own.
+ * @param sources.busy whether the service asks agents for 7200 s heartbeats now (V3.3)
+ * @param sources.scoreCache the latest-score cache's figures, when there is a cache
+ */
+export function createApiMetrics(sources: { busy: () => boolean; scoreCache?: () => ScoreCacheFigures }): ApiMetrics {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry });
+  const requests = new client.Counter({ name: "vrai_http_requests_total", help: "HTTP requests by route and status", labelNames: ["method", "route", "status"], registers: [registry] });
+  const duration = new client.Histogram({
+    name: "vrai_http_request_duration_seconds", help: "HTTP request duration by route", labelNames: ["method", "route"],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers: [registry],
+  });
+  const checkinResults = new client.Counter({ name: "vrai_checkins_total", help: "Check-in requests by result", labelNames: ["result"], registers: [registry] });
+  new client.Gauge({
+    name: "vrai_busy", help: "1 while the service asks agents for 7200 s heartbeats (V3.3)", registers: [registry],
+    collect() { this.set(sources.busy() ? 1 : 0); },
+  });
+  if (sources.scoreCache) registerScoreCacheMetrics(registry, sources.scoreCache);
+  return { registry, requests, duration, checkinResults };
+}
+
+/** The latest-score cache's size, and its hits and misses as counters (read from the cache's own counts). */
+function registerScoreCacheMetrics(registry: client.Registry, stats: () => ScoreCacheFigures): void {
+  new client.Gauge({ name: "vrai_score_cache_entries", help: "Agents whose latest score is cached", registers: [registry], collect() { this.set(stats().entries); } });
+  new client.Gauge({ name: "vrai_score_cache_bytes", help: "Memory charged to the latest-score cache", registers: [registry], collect() { this.set(stats().bytes); } });
+  const counted = { hits: 0, misses: 0 };
+  const kinds: Array<"hits" | "misses"> = ["hits", "misses"];
+  for (const kind of kinds) {
+    new client.Counter({
+      name: `vrai_score_cache_${kind}_total`, help: `Latest-score reads answered ${kind === "hits" ? "from" : "without"} the cache`, registers: [registry],
+      collect() {
+        const now = stats()[kind];
+        this.inc(now - counted[kind]);
+        counted[kind] = now;
+      },
+    });
+  }
+}

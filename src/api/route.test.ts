@@ -1,0 +1,58 @@
+import { expect } from "chai";
+import { z } from "zod";
+import { openApiDocument } from "./openapi";
+import { defineRoute, errorResponse, type RequestParts } from "./route";
+
+const parts = (given: Partial<RequestParts> = {}): RequestParts => ({ params: {}, query: {}, headers: {}, body: undefined, ownerId: "", credential: "", ...given });
+
+describe("a declared route", () => {
+  const route = defineRoute({
+    method: "post", path: "/v1/things/:id", tag: "things", auth: "owner", summary: "Make a thing.",
+    params: z.object({ id: z.string().regex(/^[a-z]+$/, "expected letters") }),
+    query: z.object({ n: z.coerce.number().int().default(1) }),
+    headers: z.object({ "x-kind": z.enum(["a", "b"]) }),
+    body: z.object({ name: z.string().min(1) }).strict(),
+    responses: { 201: { description: "made", schema: z.object({ id: z.string(), n: z.number(), kind: z.string(), name: z.string(), ownerId: z.string() }) }, 400: errorResponse("bad request") },
+  }).handle(async ({ params, query, headers, body, ownerId }) => ({ status: 201, body: { id: params.id, n: query.n, kind: headers["x-kind"], name: body.name, ownerId } }));
+
+  it("gives its handler every part as parsed by its schemas, and the authenticated owner", async () => {
+    const reply = await route.respond(parts({ params: { id: "abc" }, query: { n: "3" }, headers: { "x-kind": "b", other: "dropped" }, body: { name: "x" }, ownerId: "own_1" }));
+    expect(reply).to.deep.equal({ status: 201, body: { id: "abc", n: 3, kind: "b", name: "x", ownerId: "own_1" } });
+    const defaults = await route.respond(parts({ params: { id: "abc" }, headers: { "x-kind": "a" }, body: { name: "y" } }));
+    expect(defaults).to.deep.include({ status: 201 });
+    expect("body" in defaults && defaults.body).to.deep.include({ n: 1 });
+  });
+
+  it("refuses the first bad part with a 400 naming the field, before the handler runs", async () => {
+    const failures: Array<[Partial<RequestParts>, RegExp]> = [
+      [{ params: { id: "ABC" } }, /^path\.id: expected letters$/],
+      [{ params: { id: "abc" }, query: { n: "x" } }, /^query\.n: /],
+      [{ params: { id: "abc" }, headers: { "x-kind": "c" } }, /^header\.x-kind: /],
+      [{ params: { id: "abc" }, headers: { "x-kind": "a" }, body: { name: "" } }, /^body\.name: /],
+      [{ params: { id: "abc" }, headers: { "x-kind": "a" }, body: { name: "x", extra: 1 } }, /^body: /],
+      // No body at all is validated as `{}`.
+      [{ params: { id: "abc" }, headers: { "x-kind": "a" } }, /^body\.name: /],
+    ];
+    for (const [given, message] of failures) {
+      const error = await route.respond(parts(given)).then(() => null, (e: { message: string; status: number; code: string }) => e);
+      expect(error, JSON.stringify(given)).to.include({ status: 400, code: "invalid_request" });
+      expect(error?.message, JSON.stringify(given)).to.match(message);
+    }
+  });
+
+  it("is described in the OpenAPI document by the same schemas: parameters, body, responses and security", () => {
+    const document = openApiDocument([route], { version: "9.9.9" });
+    const operation = z.object({
+      paths: z.object({ "/v1/things/{id}": z.object({ post: z.object({
+        summary: z.string(), tags: z.array(z.string()), security: z.array(z.record(z.string(), z.array(z.string()))),
+        parameters: z.array(z.object({ name: z.string(), in: z.string(), required: z.boolean() })),
+        requestBody: z.object({ required: z.boolean() }),
+        responses: z.record(z.string(), z.object({ description: z.string(), content: z.unknown() })),
+      }) }) }),
+    }).parse(document).paths["/v1/things/{id}"].post;
+    expect(operation.summary).to.equal("Make a thing.");
+    expect(operation.security).to.deep.equal([{ ownerToken: [] }]);
+    expect(operation.parameters.map((p) => [p.name, p.in, p.required])).to.deep.equal([["id", "path", true], ["n", "query", false], ["x-kind", "header", true]]);
+    expect(Object.keys(operation.responses)).to.deep.equal(["201", "400"]);
+  });
+});

@@ -1,0 +1,172 @@
+/**
+ * A route declared once: method, path, who may call it, zod schemas for its parameters, query,
+ * headers and body, and a schema for each response. From that one declaration come the request's
+ * validation (`src/api/express.ts`), the handler's argument and return types (inferred here), and
+ * the OpenAPI document (`src/api/openapi.ts`).
+ */
+import { z } from "zod";
+import { BaseError } from "../errors";
+import { ID_PATTERN } from "../service/secrets";
+
+/** Who may call a route. */
+export type Auth = "none" | "owner" | "agent" | "operator";
+
+export type Method = "get" | "post" | "put" | "delete";
+
+/**
+ * One response of a route: JSON matching `schema` (or JSON of unknown shape without one), or text of
+ * `contentType` (canonical inputs bytes, HTML pages).
+ */
+export type ResponseSpec = { description: string; schema?: z.ZodType; contentType?: string };
+
+export type Responses = Record<number, ResponseSpec>;
+
+/**
+ * JSON text already known to be a `T`, written into the response as it is: a stored score's result
+ * is kept as the database's JSON text, so serving it needs no parse and no second stringify.
+ */
+export class JsonText<T> {
+  declare readonly value: T;
+  constructor(readonly text: string) {}
+}
+
+/** Extra response headers; an undefined value is not sent (union members of one handler's replies name each other's headers so). */
+type ReplyHeaders = Readonly<Record<string, string | undefined>>;
+
+/** What a handler may answer with `status` `S` declared as `R`. */
+type ReplyFor<S extends number, R> = R extends { schema: infer Z extends z.ZodType }
+  ? { status: S; headers?: ReplyHeaders; body: z.input<Z> } | { status: S; headers?: ReplyHeaders; json: JsonText<z.input<Z>> }
+  : R extends { contentType: string }
+    ? { status: S; headers?: ReplyHeaders; text: string }
+    : { status: S; headers?: ReplyHeaders; body?: unknown };
+
+/** The replies a route's responses allow: one member per declared status. */
+export type ReplyOf<RS extends Responses> = { [S in keyof RS & number]: ReplyFor<S, RS[S]> }[keyof RS & number];
+
+/** Any route's reply, as the HTTP layer writes it. */
+export type Reply =
+  | { status: number; headers?: ReplyHeaders; body?: unknown }
+  | { status: number; headers?: ReplyHeaders; json: JsonText<unknown> }
+  | { status: number; headers?: ReplyHeaders; text: string };
+
+/** A request part's value as its schema outputs it, `undefined` when the route declares none. */
+export type PartOf<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+/** What authentication adds to a handler's context. */
+export type AuthOf<A extends Auth> = A extends "owner" ? { ownerId: string; credential: string } : A extends "agent" ? { credential: string } : Record<never, never>;
+
+export type RouteContext<A extends Auth, P, Q, H, B> = { params: PartOf<P>; query: PartOf<Q>; headers: PartOf<H>; body: PartOf<B> } & AuthOf<A>;
+
+/** A route as declared; `defineRoute` infers every type parameter from it. */
+export type RouteDeclaration<A extends Auth, P, Q, H, B, RS extends Responses> = {
+  method: Method;
+  /** Express path, e.g. `/v1/agents/:id/checkins`. */
+  path: string;
+  summary: string;
+  tag: string;
+  auth: A;
+  params?: P;
+  query?: Q;
+  headers?: H;
+  body?: B;
+  responses: RS;
+};
+
+/** What serves a declared route's requests. */
+export type Handler<A extends Auth, P, Q, H, B, RS extends Responses> = (context: RouteContext<A, P, Q, H, B>) => Promise<ReplyOf<RS>>;
+
+/** A request's parts as the HTTP layer read them, authentication done. */
+export type RequestParts = { params: unknown; query: unknown; headers: unknown; body: unknown; ownerId: string; credential: string };
+
+/** A declared route with its types erased, for the HTTP layer and the OpenAPI document. */
+export type Route = {
+  readonly method: Method;
+  readonly path: string;
+  readonly summary: string;
+  readonly tag: string;
+  readonly auth: Auth;
+  readonly params?: z.ZodObject;
+  readonly query?: z.ZodObject;
+  readonly headers?: z.ZodObject;
+  readonly body?: z.ZodType;
+  readonly responses: Responses;
+  /** Validates the parts (a 400 naming the first bad field) and runs the handler. */
+  respond(parts: RequestParts): Promise<Reply>;
+};
+
+/** A zod failure as one readable line naming the field, e.g. `body.points: expected a number`. */
+export function describeZodError(where: string, error: z.ZodError): string {
+  const issue = error.issues[0];
+  const field = [where, ...issue.path.map(String)].join(".");
+  return `${field}: ${issue.message}`;
+}
+
+/** Validation failure of a request part: 400 `invalid_request`. */
+export class RequestValidationError extends BaseError {
+  constructor(message: string) {
+    super("invalid_request", message, { status: 400 });
+  }
+}
+
+/** Parses `value` with `schema`, or throws a 400 naming the field. */
+export function parseWith<T extends z.ZodType>(schema: T, value: unknown, where: string): z.output<T> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new RequestValidationError(describeZodError(where, parsed.error));
+  return parsed.data;
+}
+
+function parsePart<S>(schema: S | undefined, value: unknown, where: string): PartOf<S>;
+function parsePart(schema: z.ZodType | undefined, value: unknown, where: string): unknown {
+  return schema === undefined ? undefined : parseWith(schema, value, where);
+}
+
+function authContext<A extends Auth>(auth: A, ownerId: string, credential: string): AuthOf<A>;
+function authContext(auth: Auth, ownerId: string, credential: string): object {
+  if (auth === "owner") return { ownerId, credential };
+  if (auth === "agent") return { credential };
+  return {};
+}
+
+/**
+ * Declares a route: its schemas give the handler's context and reply types, its validation and its
+ * part of the OpenAPI document. The handler is given in a second step, so that its replies are
+ * checked against the declaration once every type of it is known (status literals included).
+ * @example
+ * defineRoute({
+ *   method: "get", path: "/v1/agents/:id/score", tag: "scores", auth: "none", summary: "The latest score.",
+ *   params: z.object({ id: idSchema }),
+ *   responses: { 200: { description: "ok", schema: scoreResponse } },
+ * }).handle(async ({ params }) => ({ status: 200, body: await scoreOf(params.id) }));
+ */
+export function defineRoute<
+  const A extends Auth,
+  P extends z.ZodObject | undefined = undefined,
+  Q extends z.ZodObject | undefined = undefined,
+  H extends z.ZodObject | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+  const RS extends Responses = Responses,
+>(declaration: RouteDeclaration<A, P, Q, H, B, RS>): { handle(handler: Handler<A, P, Q, H, B, RS>): Route } {
+  return {
+    handle: (handler) => ({
+      ...declaration,
+      respond: async (parts) =>
+        handler({
+          params: parsePart<P>(declaration.params, parts.params, "path"),
+          query: parsePart<Q>(declaration.query, parts.query, "query"),
+          headers: parsePart<H>(declaration.headers, parts.headers, "header"),
+          // A route that reads a body and was sent none validates it as `{}`.
+          body: parsePart<B>(declaration.body, parts.body ?? {}, "body"),
+          ...authContext<A>(declaration.auth, parts.ownerId, parts.credential),
+        }),
+    }),
+  };
+}
+
+/** The JSON error shape, for the OpenAPI document. */
+export const errorSchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
+
+/** A documented error response. */
+export const errorResponse = (description: string) => ({ description, schema: errorSchema });
+
+/** An agent id, owner id or other server id in a path. */
+export const idSchema = z.string().regex(ID_PATTERN, "expected 1 to 64 letters, digits, _ or -");
