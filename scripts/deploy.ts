@@ -13,6 +13,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
+import type { DeploymentJson } from "../src/chain/deployment";
 import { BaseError } from "../src/errors";
 
 /** Networks where the deployer gets every role unless told otherwise. */
@@ -28,7 +29,7 @@ export type DeployedContract = {
   contractName?: string;
 };
 
-/** The content of `deployments/<network>.json`. */
+/** The content of `deployments/<network>.json`: all of what src/chain/deployment.ts reads, every field filled. */
 export type Deployment = {
   network: string;
   chainId: number;
@@ -125,6 +126,7 @@ export async function deployVrai(
   await grantRole(scores, await scores.PLATFORM_ROLE(), platform);
   log(`roles granted: ${anchorers.length} anchorer(s), ${verifiers.length} verifier(s), ${platform.length} platform`);
 
+  // Checked against the one reader's schema (src/chain/deployment.ts): a value of another type than it reads does not compile.
   const deployment: Deployment = {
     network,
     chainId,
@@ -135,7 +137,7 @@ export async function deployVrai(
       AnchorRegistry: { DEFAULT_ADMIN_ROLE: [deployer.address], ANCHORER_ROLE: anchorers, VERIFIER_ROLE: verifiers },
       Registry: { DEFAULT_ADMIN_ROLE: [deployer.address], PLATFORM_ROLE: platform },
     },
-  };
+  } satisfies DeploymentJson;
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, `${JSON.stringify(deployment, null, 2)}\n`);
   log(`wrote ${file}`);

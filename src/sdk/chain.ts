@@ -2,11 +2,9 @@
  * The SDK's chain side: agents submit proof records to the `Registry` (A1 on-chain records) and dApps
  * read its Platform Network Score (part N), through viem.
  */
-import fs from "node:fs";
 import {
   decodeEventLog,
   getAddress,
-  isAddress,
   type Account,
   type Address,
   type Chain,
@@ -16,10 +14,12 @@ import {
   type WalletClient,
 } from "viem";
 import { registryAbi } from "../chain/abi/registry";
+import { addressSchema, DeploymentFileError, type DeploymentJson } from "../chain/deployment";
 import { InvalidInputError } from "../errors";
 import { RISK_LEVELS, type RiskLevel } from "../method";
 
 export { registryAbi };
+export { readDeployment } from "../chain/deployment";
 
 /** A proof record as the agent submits it (`IRegistry.submitProof`). */
 export type ProofSubmission = {
@@ -102,34 +102,18 @@ export async function readNetworkScore(
   return { scoreType: "platform-network", score, value: score / 10, settlements: Number(settlements), lastSettledAt: Number(lastSettledAt) };
 }
 
-/** The parts of a deployment file (`deployments/<network>.json`, written by scripts/deploy.ts) the SDK reads. */
-export type DeploymentFile = {
-  network: string;
-  chainId: number;
-  contracts: { IdentityRegistry: { address: string }; AnchorRegistry: { address: string }; Registry: { address: string } };
-};
-
-/**
- * Reads a deployment file written by `scripts/deploy.ts` or `vrai dev`.
- * @example const deployment = readDeployment("deployments/localhost.json");
- */
-export function readDeployment(file: string): DeploymentFile {
-  let json: DeploymentFile;
-  try {
-    json = JSON.parse(fs.readFileSync(file, "utf8")) as DeploymentFile;
-  } catch (error) {
-    throw new InvalidInputError("invalid_deployment", `${file}: ${(error as Error).message}`, { cause: error });
-  }
-  registryAddressOf(json, file);
-  return json;
-}
+/** A deployment file (`deployments/<network>.json`, written by scripts/deploy.ts or `vrai dev`), as `readDeployment` returns it or as written. */
+export type DeploymentFile = DeploymentJson;
 
 /**
  * The `Registry` address of a deployment, checksummed.
+ * @param source names the deployment in the error
+ * @throws InvalidInputError `invalid_deployment` when the deployment has no valid Registry address
  * @example registryAddressOf(readDeployment("deployments/localhost.json")) // "0x5FbDB2315678afecb367f032d93F642f64180aa3"
  */
 export function registryAddressOf(deployment: DeploymentFile, source = "deployment"): Address {
-  const address = deployment?.contracts?.Registry?.address;
-  if (typeof address !== "string" || !isAddress(address)) throw new InvalidInputError("invalid_deployment", `${source}: contracts.Registry.address is not an address`);
-  return getAddress(address);
+  // Also for an object that did not come through readDeployment (plain JavaScript callers).
+  const address = addressSchema.safeParse(deployment?.contracts?.Registry?.address);
+  if (!address.success) throw new DeploymentFileError(`${source}: contracts.Registry.address is not an address`);
+  return address.data;
 }
