@@ -18,8 +18,11 @@ import pg from "pg";
 import pino from "pino";
 import type { Hex } from "viem";
 import { anchorRegistryAbi } from "../../src/chain/abi/anchorRegistry";
-import { buildScoreTree, buildScoreTreeParallel, createAnchorRepository, createAnchoring, SCORE_DAY_KIND, type AnchorWriter } from "../../src/service/anchoring";
+import type { AnchorWriter } from "../../src/chain/anchor-writer";
+import { buildScoreTree, buildScoreTreeParallel, SCORE_DAY_KIND } from "../../src/chain/score-tree";
+import { createAnchoring } from "../../src/service/anchoring";
 import { createManualClock } from "../../src/service/clock";
+import { createAnchorRepository } from "../../src/store/anchors";
 import { createPgDb } from "../../src/store/db";
 import { migrate } from "../../src/store/migrate";
 import { startTestChain } from "../../src/test-helpers/chain";
@@ -94,7 +97,7 @@ export async function benchAnchoring(): Promise<void> {
     await chain.publicClient.waitForTransactionReceipt({
       hash: await chain.walletClient.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "grantRole", args: [role, chain.accounts[1].address] }),
     });
-    const writer = { publicClient: chain.publicClient, walletClient: chain.walletClients[1], contract: registry } as unknown as AnchorWriter;
+    const writer: AnchorWriter = { publicClient: chain.publicClient, walletClient: chain.walletClients[1], contract: registry };
     const small = (n: number) => buildScoreTree(Array.from({ length: n }, (_, i) => [`agt_${i}`, DAY, "0.2", `0x${crypto.createHash("sha256").update(`${n}:${i}`).digest("hex")}` as Hex]));
     const gasOf = async (root: Hex, leaves: number) => {
       const hash = await chain.walletClients[1].writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchorRoot", args: [root, BigInt(leaves), SCORE_DAY_KIND] });
@@ -105,7 +108,7 @@ export async function benchAnchoring(): Promise<void> {
       console.log(`anchoring gas: ${fmt(n)} leaves: anchorRoot ${fmt(Number(gas))} gas = ${(Number(gas) / n).toLocaleString("en", { maximumFractionDigits: 2 })} gas per anchored score`);
     }
     // The 1,000,000-leaf root goes through the service's own anchoring (signed, stored, sent, mined).
-    const anchoring = createAnchoring({ db, clock: createManualClock(AT + 60), logger: pino({ level: "silent" }), writer });
+    const anchoring = createAnchoring({ anchors: repo, clock: createManualClock(AT + 60), logger: pino({ level: "silent" }), writer });
     const [outcome] = await anchoring.anchorDue();
     await anchoring.stop();
     if (outcome?.type !== "mined") throw new Error(`anchoring the ${fmt(LEAVES)}-leaf root: ${JSON.stringify(outcome)}`);

@@ -1,85 +1,20 @@
-import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
 import { expect } from "chai";
-import crypto from "node:crypto";
 import pino from "pino";
 import { keccak256, parseEventLogs, type Address, type Hex } from "viem";
-import { startApiServer, type ApiServer } from "../api/server";
+import { startApiServer, type ApiServer } from "../app/server";
 import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
+import type { AnchorWriter } from "../chain/anchor-writer";
+import { processScoreProof, SCORE_DAY_KIND, scoreLeafHash } from "../chain/score-tree";
+import { createAnchorRepository } from "../store/anchors";
 import { startTestChain, type TestChain } from "../test-helpers/chain";
 import { createTestPgDb, type TestDb } from "../test-helpers/db";
-import {
-  buildScoreTree, buildScoreTreeParallel, createAnchoring, proofElements, processScoreProof, SCORE_DAY_KIND, SCORE_LEAF_TYPES, scoreLeafHash,
-  type AnchorWriter, type ScoreLeafValues,
-} from "./anchoring";
+import { createAnchoring } from "./anchoring";
 import { createManualClock } from "./clock";
 
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
 const DAY2 = "2026-11-03";
 const OPERATOR = "op-token-anchoring-test-0000";
 const silent = pino({ level: "silent" });
-
-const randomValues = (n: number): ScoreLeafValues[] =>
-  Array.from({ length: n }, (_, i) => [`agt_${crypto.randomBytes(4).toString("hex")}${i}`, "2026-11-29", i % 3 === 0 ? "0.1" : "0.2", `0x${crypto.randomBytes(32).toString("hex")}`]);
-
-describe("score trees", () => {
-  it("have the root, leaf hashes and proofs (one by one and in batches) of StandardMerkleTree.of for 1 to 33 and 257 leaves", () => {
-    for (const n of [...Array.from({ length: 33 }, (_, i) => i + 1), 257]) {
-      const values = randomValues(n);
-      const ours = buildScoreTree(values);
-      const oz = StandardMerkleTree.of(values, [...SCORE_LEAF_TYPES]);
-      expect(ours.root, `root of ${n}`).to.equal(oz.root);
-      for (let i = 0; i < n; i++) {
-        expect(`0x${ours.leaf(i).toString("hex")}`).to.equal(oz.leafHash(values[i]));
-        expect(scoreLeafHash(values[i])).to.equal(oz.leafHash(values[i]));
-        expect(proofElements(ours.proof(i))).to.deep.equal(oz.getProof(values[i]));
-      }
-      const from = Math.floor(n / 3);
-      const batch = ours.proofBatch(from, n);
-      for (let i = from; i < n; i++) {
-        expect(batch.leaves.subarray(32 * (i - from), 32 * (i - from + 1)).equals(ours.leaf(i))).to.equal(true);
-        expect(batch.proofs.subarray(batch.offsets[i - from], batch.offsets[i - from] + batch.lengths[i - from]).equals(ours.proof(i))).to.equal(true);
-      }
-    }
-  });
-
-  it("orders leaves whose hashes share their first 4 bytes by the whole hash", () => {
-    // agt_6564 and agt_113787 (found by a birthday search) have leaf hashes starting 0x84bde626.
-    const sha = `0x${"ab".repeat(32)}` as Hex;
-    const twins: ScoreLeafValues[] = [["agt_6564", "2026-11-29", "0.2", sha], ["agt_113787", "2026-11-29", "0.2", sha]];
-    expect(scoreLeafHash(twins[0]).slice(0, 10)).to.equal(scoreLeafHash(twins[1]).slice(0, 10));
-    for (const values of [[...twins, ...randomValues(5)], [twins[1], ...randomValues(6), twins[0]]]) {
-      const ours = buildScoreTree(values);
-      const oz = StandardMerkleTree.of(values, [...SCORE_LEAF_TYPES]);
-      expect(ours.root).to.equal(oz.root);
-      values.forEach((v, i) => expect(proofElements(ours.proof(i))).to.deep.equal(oz.getProof(v)));
-    }
-  });
-
-  it("are the same when their leaves are hashed on worker threads (25,000 leaves)", async () => {
-    const values = randomValues(25_000);
-    const parallel = await buildScoreTreeParallel(values, 2);
-    const single = buildScoreTree(values);
-    expect(parallel.root).to.equal(single.root);
-    for (let i = 0; i < values.length; i += 499) {
-      expect(parallel.leaf(i).equals(single.leaf(i))).to.equal(true);
-      expect(parallel.proof(i).equals(single.proof(i))).to.equal(true);
-    }
-  });
-
-  it("lead from each leaf to the root through its proof, and not with one element changed", () => {
-    const values = randomValues(9);
-    const tree = buildScoreTree(values);
-    const proof = proofElements(tree.proof(4));
-    expect(processScoreProof(scoreLeafHash(values[4]), proof)).to.equal(tree.root);
-    const altered = [...proof];
-    altered[1] = `0x${"11".repeat(32)}`;
-    expect(processScoreProof(scoreLeafHash(values[4]), altered)).not.to.equal(tree.root);
-  });
-
-  it("use bytes32(\"vrai-score-day\") as the anchor kind", () => {
-    expect(SCORE_DAY_KIND).to.equal(`0x${Buffer.from("vrai-score-day").toString("hex").padEnd(64, "0")}`);
-  });
-});
 
 describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
   let testDb: TestDb;
@@ -98,7 +33,7 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
     await chain.publicClient.waitForTransactionReceipt({
       hash: await chain.walletClient.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "grantRole", args: [role, anchorer] }),
     });
-    writer = { publicClient: chain.publicClient, walletClient: chain.walletClients[1], contract: registry } as unknown as AnchorWriter;
+    writer = { publicClient: chain.publicClient, walletClient: chain.walletClients[1], contract: registry };
     clock = createManualClock(T0);
     server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR, clock, logger: silent, anchorWriter: writer });
     const post = (path: string, token: string | undefined, body: unknown) =>
@@ -162,7 +97,7 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
   it("counts a root already anchored on chain as mined, with that transaction, and sends none", async () => {
     clock.set(T0 + 2 * 86400);
     await server.service.scoring.recomputeDay("2026-11-04");
-    const anchoring = createAnchoring({ db: testDb.db, clock, logger: silent, writer });
+    const anchoring = createAnchoring({ anchors: createAnchorRepository(testDb.db), clock, logger: silent, writer });
     const built = await anchoring.buildDay("2026-11-04");
     const verifierRole = await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "VERIFIER_ROLE" });
     await chain.publicClient.waitForTransactionReceipt({
@@ -182,7 +117,7 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
     await server.service.scoring.recomputeDay("2026-11-05");
     await chain.publicClient.request({ method: "evm_setAutomine" as never, params: [false] as never });
     try {
-      const first = createAnchoring({ db: testDb.db, clock, logger: silent, writer, receiptTimeoutMs: 300 });
+      const first = createAnchoring({ anchors: createAnchorRepository(testDb.db), clock, logger: silent, writer, receiptTimeoutMs: 300 });
       await first.buildDay("2026-11-05");
       const [waiting] = await first.anchorDue();
       await first.stop();
@@ -193,7 +128,7 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
       expect((waiting as { txHash: Hex }).txHash).to.equal(rows[0].tx_hash);
 
       await chain.mine(1);
-      const restarted = createAnchoring({ db: testDb.db, clock, logger: silent, writer });
+      const restarted = createAnchoring({ anchors: createAnchorRepository(testDb.db), clock, logger: silent, writer });
       const outcomes = await restarted.anchorDue();
       await restarted.stop();
       expect(outcomes).to.have.length(1);
@@ -210,7 +145,7 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
     await chain.publicClient.request({ method: "evm_setAutomine" as never, params: [false] as never });
     let lost: Hex;
     try {
-      const first = createAnchoring({ db: testDb.db, clock, logger: silent, writer, receiptTimeoutMs: 300 });
+      const first = createAnchoring({ anchors: createAnchorRepository(testDb.db), clock, logger: silent, writer, receiptTimeoutMs: 300 });
       await first.buildDay("2026-11-06");
       const [waiting] = await first.anchorDue();
       await first.stop();
@@ -222,7 +157,7 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
     } finally {
       await chain.publicClient.request({ method: "evm_setAutomine" as never, params: [true] as never });
     }
-    const restarted = createAnchoring({ db: testDb.db, clock, logger: silent, writer });
+    const restarted = createAnchoring({ anchors: createAnchorRepository(testDb.db), clock, logger: silent, writer });
     const [outcome] = await restarted.anchorDue();
     await restarted.stop();
     expect(outcome.type).to.equal("mined");

@@ -3,9 +3,10 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import pino from "pino";
 import { getAddress, toHex, type Address } from "viem";
-import { startApiServer, type ApiServer } from "../../api/server";
+import { startApiServer, type ApiServer } from "../../app/server";
 import { anchorRegistryAbi } from "../../chain/abi/anchorRegistry";
-import { anchorWriterFromConfig, buildScoreTree, proofElements, scoreLeafHash, type ScoreLeafValues } from "../../service/anchoring";
+import { createAnchorWriter } from "../../chain/anchor-writer";
+import { buildScoreTree, proofElements, scoreLeafHash, type ScoreLeafValues } from "../../chain/score-tree";
 import { createManualClock } from "../../service/clock";
 import { startTestChain, type TestChain } from "../../test-helpers/chain";
 import { createTestPgDb, type TestDb } from "../../test-helpers/db";
@@ -72,7 +73,7 @@ describe("vrai verify (real PostgreSQL, real local chain over JSON-RPC)", () => 
       hash: await chain.walletClient.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "grantRole", args: [role, chain.accounts[1].address] }),
     });
     // The service anchors over HTTP JSON-RPC with a key from configuration, as `vrai serve` does.
-    const writer = anchorWriterFromConfig({ privateKey: toHex(chain.accounts[1].getHdKey().privateKey!), rpcUrl: rpc.url, registry });
+    const writer = createAnchorWriter({ privateKey: toHex(chain.accounts[1].getHdKey().privateKey!), rpcUrl: rpc.url, registry });
     const clock = createManualClock(T0);
     server = await startApiServer({ db: testDb.db, operatorToken: "op-token-verify-test-000000", clock, logger: pino({ level: "silent" }), anchorWriter: writer });
     const post = (path: string, token: string | undefined, body: unknown, headers: Record<string, string> = {}) =>

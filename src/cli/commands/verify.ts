@@ -3,7 +3,7 @@ import { createPublicClient, getAddress, http, isAddress, type Address, type Hex
 import { anchorRegistryAbi } from "../../chain/abi/anchorRegistry";
 import { InvalidInputError } from "../../errors";
 import { canonicalJson, scoreFromInputs, sha256Hex, toRfc3339, validateScoreInputs } from "../../method";
-import { processScoreProof, rootAnchoredLogs, SCORE_DAY_KIND, scoreLeafHash, type ScoreLeafValues } from "../../service/anchoring";
+import { processScoreProof, rootAnchoredLogs, SCORE_DAY_KIND, scoreLeafHash, type ScoreLeafValues } from "../../chain/score-tree";
 import { parseFlags } from "../flags";
 import type { Command } from "../io";
 
