@@ -4,7 +4,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { expect } from "chai";
 import pino from "pino";
-import { startApiServer, type ApiServer } from "./api/server";
+import { startApiServer, type ApiServer } from "./app/server";
 import { createTestPgliteDb, type TestDb } from "./test-helpers/db";
 
 const ROOT = path.resolve(__dirname, "..");

@@ -32,7 +32,7 @@ import autocannon from "autocannon";
 import pg from "pg";
 import pino from "pino";
 import { buildScoreInputs, dayStart, scoreFromInputs } from "../../src/method";
-import { startApiServer } from "../../src/api/server";
+import { startApiServer } from "../../src/app/server";
 import { createVraiService } from "../../src/service";
 import { createManualClock } from "../../src/service/clock";
 import { createPgDb } from "../../src/store/db";

@@ -2,7 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import pino from "pino";
-import { startApiServer, type ApiServer } from "../api/server";
+import { startApiServer, type ApiServer } from "../app/server";
 import { createManualClock } from "../service/clock";
 import { createTestPgliteDb, type TestDb } from "../test-helpers/db";
 import { createVraiAgent, defaultSleep, VraiAgentError, type CheckInResult, type VraiAgentOptions } from "./agent";

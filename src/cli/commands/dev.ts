@@ -1,12 +1,11 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { parseServeConfig, type ServeConfig } from "../../app/config";
 import { InvalidInputError } from "../../errors";
-import { parseServeConfig } from "../../config";
-import { startIndexerAlongside } from "../../indexer/alongside";
 import type { CliIo, Command } from "../io";
 import { startLocalChain, type ChainStart } from "../local-chain";
-import { runService, type ServeHooks } from "./serve";
+import { serveUntilSignal } from "./serve";
 
 /**
  * Private key of the first account of Hardhat's default mnemonic ("test test ... junk"), public knowledge and
@@ -42,31 +41,30 @@ export const command: Command = {
   summary: "dev             run everything locally: a chain on :8545 with the contracts, the service and the indexer on PGlite in ./data",
   async run(args, io) {
     if (args.length > 0) throw new InvalidInputError("usage", `dev takes no arguments, got ${args.join(" ")}`);
-    const dataDir = process.env.DATA_DIR || "./data";
-    const deploymentsDir = process.env.DEPLOYMENTS_DIR || "./deployments";
-    const port = chainPort(process.env);
+    const env = process.env;
+    const dataDir = env.DATA_DIR || "./data";
+    const deploymentsDir = env.DEPLOYMENTS_DIR || "./deployments";
+    const port = chainPort(env);
     const hostname = "127.0.0.1";
     const restarted = hasData(dataDir);
     fs.mkdirSync(dataDir, { recursive: true });
+    const deploymentFile = path.join(deploymentsDir, "localhost.json");
+    // What `vrai dev` sets itself; any variable of `vrai serve` given by hand still applies.
+    const local: Record<string, string> = { DATA_DIR: dataDir, RPC_URL: `http://${hostname}:${port}`, DEPLOYMENT: deploymentFile, CONFIRMATIONS: "0" };
     const tokenFile = path.join(dataDir, "operator-token");
-    if (!process.env.OPERATOR_TOKEN) {
+    if (!env.OPERATOR_TOKEN) {
       if (!fs.existsSync(tokenFile)) fs.writeFileSync(tokenFile, `vop_${crypto.randomBytes(32).toString("base64url")}\n`, { mode: 0o600 });
-      process.env.OPERATOR_TOKEN = fs.readFileSync(tokenFile, "utf8").trim();
+      local.OPERATOR_TOKEN = fs.readFileSync(tokenFile, "utf8").trim();
       io.stdout(`operator token: in ${tokenFile}\n`);
     }
-    process.env.DATA_DIR = dataDir;
     // Daily anchoring on the local chain, unless anchoring was configured by hand.
-    if (!["ANCHOR_PRIVATE_KEY", "ANCHOR_RPC_URL", "ANCHOR_REGISTRY", "ANCHOR_DEPLOYMENT"].some((name) => process.env[name])) {
-      process.env.ANCHOR_PRIVATE_KEY = LOCAL_DEPLOYER_KEY;
-      process.env.ANCHOR_DEPLOYMENT = path.join(deploymentsDir, "localhost.json");
+    if (!["ANCHOR_PRIVATE_KEY", "ANCHOR_RPC_URL", "ANCHOR_REGISTRY", "ANCHOR_DEPLOYMENT"].some((name) => env[name])) {
+      local.ANCHOR_PRIVATE_KEY = LOCAL_DEPLOYER_KEY;
+      local.ANCHOR_DEPLOYMENT = deploymentFile;
     }
     // The service's configuration is checked before the chain starts, so a bad variable costs no compile.
-    try {
-      parseServeConfig({ ...process.env, RPC_URL: `http://${hostname}:${port}` });
-    } catch (error) {
-      throw new InvalidInputError("invalid_configuration", (error as Error).message);
-    }
-    return runWithChain(io, { hostname, port, deploymentsDir, dataDir, restarted });
+    const config = parseServeConfig({ ...env, ...local });
+    return runWithChain(io, config, { hostname, port, deploymentsDir, dataDir, restarted });
   },
 };
 
@@ -84,7 +82,7 @@ function chainStartLine(start: ChainStart, deployment: string, journal: string, 
   }
 }
 
-async function runWithChain(io: CliIo, options: { hostname: string; port: number; deploymentsDir: string; dataDir: string; restarted: boolean }): Promise<number> {
+async function runWithChain(io: CliIo, config: ServeConfig, options: { hostname: string; port: number; deploymentsDir: string; dataDir: string; restarted: boolean }): Promise<number> {
   const journalFile = path.join(options.dataDir, "chain.jsonl");
   const chain = await startLocalChain({ ...options, journalFile });
   const relative = (file: string) => path.relative(process.cwd(), file) || file;
@@ -97,10 +95,8 @@ async function runWithChain(io: CliIo, options: { hostname: string; port: number
     await chain.close();
   };
   try {
-    return await runService(io, {
+    return await serveUntilSignal(io, { ...config, RPC_URL: chain.url, DEPLOYMENT: chain.deploymentFile }, {
       readyNote: `chain ${chain.url} (id ${chain.chainId}, ${deployment}, indexed)`,
-      alongside: ({ db, logger, server }) =>
-        startIndexerAlongside({ db, logger, server, rpcUrl: chain.url, deploymentFile: chain.deploymentFile, confirmations: 0 }),
       afterStop: closeChain,
     });
   } finally {

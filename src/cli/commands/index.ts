@@ -11,5 +11,6 @@ export const COMMANDS: Readonly<Record<string, () => Command>> = {
   recompute: () => require("./recompute").command,
   serve: () => require("./serve").command,
   dev: () => require("./dev").command,
+  indexer: () => require("./indexer").command,
   verify: () => require("./verify").command,
 };

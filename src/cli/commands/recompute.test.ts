@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import pino from "pino";
-import { startApiServer } from "../../api/server";
+import { startApiServer } from "../../app/server";
 import { createManualClock } from "../../service/clock";
 import { createTestPgDb, type TestDb } from "../../test-helpers/db";
 import { memoryIo } from "../io";

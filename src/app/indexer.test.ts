@@ -5,20 +5,21 @@ import path from "node:path";
 import { expect } from "chai";
 import pino from "pino";
 import { systemClock } from "../service/clock";
+import { createDerivedScores } from "../service/derived-scores";
+import { createChainStore } from "../store/chain-store";
 import { createMigratedTestDb, type TestDb } from "../test-helpers/db";
 import { deployToNode, startHardhatNode, traceRoot, type HardhatNode, type NodeDriver, type Tx } from "../test-helpers/node";
-import { readDeployment } from "./deployment";
-import { createIndexer } from "./indexer";
-import { parseIndexerConfig } from "./main";
-import { createChainRpc } from "./rpc";
-import { createIndexerStore } from "./store";
-import { dumpIndexedState } from "./test-support";
+import { readFollowedDeployment } from "../chain/deployment";
+import { createIndexer } from "../indexer/indexer";
+import { createChainRpc } from "../indexer/rpc";
+import { dumpIndexedState } from "../indexer/test-support";
+import { parseIndexerConfig } from "./config";
 
 const ROOT = path.join(__dirname, "..", "..");
 
 type IndexerProcess = { child: ChildProcess; output: () => string; exited: Promise<number | null> };
 
-describe("the indexer process (src/indexer/main.ts)", function () {
+describe("the indexer process (vrai indexer)", function () {
   this.timeout(120_000);
   let node: HardhatNode;
   let chain: NodeDriver;
@@ -59,9 +60,9 @@ describe("the indexer process (src/indexer/main.ts)", function () {
   }
 
   function startIndexer(d: TestDb, env: Record<string, string> = {}): IndexerProcess {
-    const child = spawn(process.execPath, ["--require", "tsx/cjs", path.join("src", "indexer", "main.ts")], {
+    const child = spawn(process.execPath, [path.join("bin", "vrai.js"), "indexer"], {
       cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: d.url as string, RPC_URL: node.url, DEPLOYMENT: chain.file, CONFIRMATIONS: "0", POLL_INTERVAL_MS: "100", LOG_LEVEL: "info", ...env },
+      env: { ...process.env, VRAI_BUNDLE: "0", DATABASE_URL: d.url as string, RPC_URL: node.url, DEPLOYMENT: chain.file, CONFIRMATIONS: "0", POLL_INTERVAL_MS: "100", LOG_LEVEL: "info", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     children.push(child);
@@ -95,21 +96,21 @@ describe("the indexer process (src/indexer/main.ts)", function () {
 
   async function uninterruptedDump() {
     const d = await freshDb();
-    const store = createIndexerStore(d.db);
+    const store = createChainStore(d.db);
     await createIndexer({
-      store, rpc: createChainRpc({ url: node.url }), deployment: readDeployment(chain.file), confirmations: 0, clock: systemClock, logger: pino({ level: "silent" }),
+      store, derivedScores: createDerivedScores({ store }), rpc: createChainRpc({ url: node.url }), deployment: readFollowedDeployment(chain.file), confirmations: 0, clock: systemClock, logger: pino({ level: "silent" }),
     }).syncToHead();
     return dumpIndexedState(d.db);
   }
 
   it("stops with a message naming the variable when the configuration is invalid", () => {
-    expect(() => parseIndexerConfig({ DATABASE_URL: "postgresql://x/y", RPC_URL: "http://127.0.0.1:1", DEPLOYMENT: "d.json", CONFIRMATIONS: "-1" })).to.throw(/^CONFIRMATIONS:/);
-    expect(() => parseIndexerConfig({ RPC_URL: "http://127.0.0.1:1", DEPLOYMENT: "d.json" })).to.throw(/^DATABASE_URL:/);
+    expect(() => parseIndexerConfig({ DATABASE_URL: "postgresql://x/y", RPC_URL: "http://127.0.0.1:1", DEPLOYMENT: "d.json", CONFIRMATIONS: "-1" })).to.throw(/^invalid configuration: CONFIRMATIONS:/);
+    expect(() => parseIndexerConfig({ RPC_URL: "http://127.0.0.1:1", DEPLOYMENT: "d.json" })).to.throw(/^invalid configuration: DATABASE_URL:/);
   });
 
   it("killed with SIGKILL in the middle of a backfill, resumes after a restart to the same rows as an uninterrupted run", async () => {
     const d = await freshDb();
-    const start = readDeployment(chain.file).startBlock;
+    const start = readFollowedDeployment(chain.file).startBlock;
     const head = await chain.blockNumber();
     const first = startIndexer(d, { INDEXER_MAX_RANGE: "1" });
     await waitFor("the backfill to be under way", async () => (await checkpointOf(d)) > start + 20);

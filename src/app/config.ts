@@ -1,0 +1,90 @@
+/**
+ * The configuration of every entry point, from environment variables: one set of variables, each
+ * declared once with its check and default, parsed once at start (STYLE.md). A missing or invalid
+ * value stops the process with one line naming each bad variable; an empty variable means unset.
+ * Every variable and its default is listed in `.env.example`.
+ */
+import type { Address, Hex } from "viem";
+import { z } from "zod";
+import { InvalidInputError } from "../errors";
+
+const postgresUrl = z.string().regex(/^postgres(ql)?:\/\//, "expected a postgres:// or postgresql:// URL");
+const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
+/** Blocks the indexer stays behind the head. */
+const confirmations = (fallback: number) => z.coerce.number().int().min(0).max(1000).default(fallback);
+/** How often the indexer asks for new blocks, and its largest `eth_getLogs` range. */
+const indexerPolling = {
+  POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(1_000),
+  INDEXER_MAX_RANGE: z.coerce.number().int().min(1).default(10_000),
+};
+
+/** `vrai serve` (and `vrai dev`, which sets some of these itself). */
+export const serveConfigSchema = z.object({
+  DATABASE_URL: postgresUrl.optional(),
+  DATA_DIR: z.string().min(1).default("./data"),
+  HOST: z.string().min(1).default("127.0.0.1"),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  OPERATOR_TOKEN: z.string().min(24, "must be at least 24 characters (it guards penalties and outages)"),
+  LOG_LEVEL: logLevel,
+  GITHUB_API_BASE_URL: z.url().default("https://api.github.com"),
+  /** JSON-RPC of the chain where ERC-8004 identities and ERC-1271 wallets are checked (V6); unset: those proofs are refused. */
+  RPC_URL: z.url().optional(),
+  /** deployments/<network>.json of the chain at RPC_URL: with it, the chain indexer runs beside the API. */
+  DEPLOYMENT: z.string().min(1).optional(),
+  CONFIRMATIONS: confirmations(2),
+  ...indexerPolling,
+  SCHEDULE_INTERVAL_MS: z.coerce.number().int().min(1000).default(60_000),
+  OVERLOAD_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
+  OVERLOAD_MAX_LOOP_DELAY_MS: z.coerce.number().int().min(1).default(200),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /**
+   * Memory for the latest score of each agent, served by `GET /v1/agents/:id/score` without a query
+   * (about 3.5 kB per agent); 0 turns the cache off. It lives in node's heap (about 4 GiB by default), hence the bound.
+   */
+  SCORE_CACHE_MB: z.coerce.number().int().min(0).max(2048).default(512),
+  /** Key of the account that anchors each day's score root (it needs AnchorRegistry's anchorer role); unset: anchoring is off. */
+  ANCHOR_PRIVATE_KEY: z.custom<Hex>((value) => typeof value === "string" && /^0x[0-9a-fA-F]{64}$/.test(value), "expected 0x and 64 hex digits").optional(),
+  /** JSON-RPC of the anchoring chain; RPC_URL when unset. */
+  ANCHOR_RPC_URL: z.url().optional(),
+  /** The AnchorRegistry address, or a deployments/<network>.json file naming it. */
+  ANCHOR_REGISTRY: z.custom<Address>((value) => typeof value === "string" && /^0x[0-9a-fA-F]{40}$/.test(value), "expected an address").optional(),
+  ANCHOR_DEPLOYMENT: z.string().min(1).optional(),
+}).superRefine((config, ctx) => {
+  if (config.DEPLOYMENT !== undefined && config.RPC_URL === undefined) ctx.addIssue({ code: "custom", path: ["RPC_URL"], message: "required with DEPLOYMENT (the chain the indexer follows)" });
+  if (config.ANCHOR_PRIVATE_KEY === undefined) return;
+  if (config.ANCHOR_RPC_URL === undefined && config.RPC_URL === undefined) ctx.addIssue({ code: "custom", path: ["ANCHOR_RPC_URL"], message: "anchoring needs ANCHOR_RPC_URL or RPC_URL" });
+  if ((config.ANCHOR_REGISTRY === undefined) === (config.ANCHOR_DEPLOYMENT === undefined)) {
+    ctx.addIssue({ code: "custom", path: ["ANCHOR_REGISTRY"], message: "anchoring needs exactly one of ANCHOR_REGISTRY and ANCHOR_DEPLOYMENT" });
+  }
+});
+
+export type ServeConfig = z.infer<typeof serveConfigSchema>;
+
+/** The indexer on its own (`vrai indexer`): it needs PostgreSQL, the chain and what to follow there. */
+export const indexerConfigSchema = z.object({
+  DATABASE_URL: postgresUrl,
+  RPC_URL: z.url(),
+  DEPLOYMENT: z.string().min(1),
+  /** 0 by default: the indexer alone is most often pointed at a local chain. */
+  CONFIRMATIONS: confirmations(0),
+  ...indexerPolling,
+  LOG_LEVEL: logLevel,
+});
+
+export type IndexerConfig = z.infer<typeof indexerConfigSchema>;
+
+/** Parses `env` with `schema`; throws one line naming each bad variable (CLI exit 2). */
+function parseEnv<S extends z.ZodType>(schema: S, env: Readonly<Record<string, string | undefined>>): z.output<S> {
+  // An empty variable (`RPC_URL=` as in .env.example) means unset.
+  const given = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ""));
+  const parsed = schema.safeParse(given);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+  throw new InvalidInputError("invalid_configuration", `invalid configuration: ${problems.join("; ")}`);
+}
+
+/** The configuration of `vrai serve` from `env`. */
+export const parseServeConfig = (env: Readonly<Record<string, string | undefined>>): ServeConfig => parseEnv(serveConfigSchema, env);
+
+/** The configuration of the indexer alone from `env`. */
+export const parseIndexerConfig = (env: Readonly<Record<string, string | undefined>>): IndexerConfig => parseEnv(indexerConfigSchema, env);

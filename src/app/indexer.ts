@@ -1,0 +1,125 @@
+/**
+ * The chain indexer in a process: beside the API (`vrai serve`, `vrai dev`) on the service's own
+ * store, or alone (`vrai indexer`) on PostgreSQL. On PostgreSQL it first takes the chain's advisory
+ * lock, so of several instances one indexes and the others stand by, taking over from the
+ * checkpoint when it dies; PGlite has one process, so no lock. A moved ERC-8004 identity token
+ * re-checks the proof it backs at once (V6).
+ */
+import type { Logger } from "pino";
+import { createPublicClient, http } from "viem";
+import { readFollowedDeployment } from "../chain/deployment";
+import { IndexerConfigError } from "../indexer/errors";
+import { createIndexer } from "../indexer/indexer";
+import { acquireIndexerLock } from "../indexer/lock";
+import { createChainRpc } from "../indexer/rpc";
+import { createVraiService } from "../service";
+import { systemClock } from "../service/clock";
+import { createDerivedScores } from "../service/derived-scores";
+import { createProofChecks, type ProofChecks } from "../service/proof-checks";
+import { createProofVerifier } from "../service/proofs/verifiers";
+import { createChainStore } from "../store/chain-store";
+import { createPgDb, type Db } from "../store/db";
+import { migrate } from "../store/migrate";
+import { createSqlStore } from "../store/sql-store";
+import type { IndexerConfig } from "./config";
+
+/** A running indexer (or standby). */
+export type IndexerAlongside = {
+  /** Stops it, waiting for the range in progress; resolves once the lock is released. */
+  stop(): Promise<void>;
+  /** Settles when it has stopped: false when it stopped because its lock was lost. */
+  done: Promise<boolean>;
+};
+
+export type IndexerOptions = {
+  db: Db;
+  /** PostgreSQL, for the lock; absent on PGlite. */
+  databaseUrl?: string;
+  rpcUrl: string;
+  deploymentFile: string;
+  confirmations: number;
+  logger: Logger;
+  /** Where a moved ERC-8004 identity's proof is re-checked. */
+  proofs: Pick<ProofChecks, "recheckErc8004">;
+  pollIntervalMs?: number;
+  /** Largest `eth_getLogs` range. */
+  maxRange?: number;
+};
+
+/** Starts indexing the chain of `options.deploymentFile` on `options.db`; resolves once it runs (or stands by). */
+export async function startIndexerAlongside(options: IndexerOptions): Promise<IndexerAlongside> {
+  const { logger } = options;
+  const deployment = readFollowedDeployment(options.deploymentFile);
+  const rpc = createChainRpc({ url: options.rpcUrl, logger });
+  const chainId = await rpc.chainId();
+  if (chainId !== deployment.chainId) {
+    throw new IndexerConfigError(`the RPC serves chain ${chainId}, ${options.deploymentFile} is for chain ${deployment.chainId}`);
+  }
+  const store = createChainStore(options.db);
+  const controller = new AbortController();
+  const indexer = createIndexer({
+    store, derivedScores: createDerivedScores({ store }), rpc, deployment, confirmations: options.confirmations, clock: systemClock, logger,
+    pollIntervalMs: options.pollIntervalMs ?? 1000,
+    ...(options.maxRange === undefined ? {} : { range: { initial: Math.min(1_000, options.maxRange), max: options.maxRange } }),
+    onIdentityTransfer: (id, registry, agentId) => options.proofs.recheckErc8004(id, registry, agentId),
+  });
+  let lockLost = false;
+  const done = (async () => {
+    const lock = options.databaseUrl
+      ? await acquireIndexerLock({ databaseUrl: options.databaseUrl, chainId, logger, signal: controller.signal })
+      : undefined;
+    if (lock === null) return true;
+    void lock?.lost.then((error) => {
+      lockLost = true;
+      logger.error({ err: error.message }, "indexer lock lost: stopping the indexer");
+      controller.abort();
+    });
+    try {
+      await indexer.run(controller.signal);
+    } finally {
+      await lock?.release();
+    }
+    return !lockLost;
+  })().catch((error: unknown) => {
+    logger.error({ err: error instanceof Error ? error.message : String(error) }, "indexer stopped");
+    return false;
+  });
+  return {
+    done,
+    async stop() {
+      controller.abort();
+      await done;
+    },
+  };
+}
+
+/**
+ * `vrai indexer`: the indexer alone on PostgreSQL until SIGINT/SIGTERM, standing by while another
+ * instance indexes the same chain. ERC-8004 transfers re-check proofs through the service's own
+ * proof checks on the same database.
+ * @returns the exit code: 1 when it stopped because its lock was lost
+ */
+export async function runIndexer(config: IndexerConfig, logger: Logger): Promise<number> {
+  const db = createPgDb(config.DATABASE_URL, { max: 4 });
+  try {
+    await migrate(db);
+    const publicClient = createPublicClient({ transport: http(config.RPC_URL) });
+    const chainId = await publicClient.getChainId();
+    const store = createSqlStore(db);
+    const service = createVraiService({ store, clock: systemClock, busy: () => false });
+    const proofs = createProofChecks({
+      store, clock: systemClock, identity: service.identity, logger,
+      verifier: createProofVerifier({ now: () => systemClock.now(), publicClientFor: (id) => (id === chainId ? publicClient : undefined) }),
+    });
+    const indexer = await startIndexerAlongside({
+      db, databaseUrl: config.DATABASE_URL, rpcUrl: config.RPC_URL, deploymentFile: config.DEPLOYMENT, confirmations: config.CONFIRMATIONS,
+      logger, proofs, pollIntervalMs: config.POLL_INTERVAL_MS, maxRange: config.INDEXER_MAX_RANGE,
+    });
+    const stop = () => void indexer.stop();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+    return (await indexer.done) ? 0 : 1;
+  } finally {
+    await db.close();
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * The service as `vrai serve` and `vrai dev` run it: from its configuration to a running system
+ * (store, API, schedulers, anchoring, the chain indexer beside it), and back down in order.
+ */
+import pino from "pino";
+import { createPublicClient, http, type PublicClient } from "viem";
+import { createAnchorWriter, type AnchorWriter } from "../chain/anchor-writer";
+import { readDeployment } from "../chain/deployment";
+import { InvalidInputError } from "../errors";
+import { openDb } from "../store/db";
+import type { ServeConfig } from "./config";
+import { startIndexerAlongside, type IndexerAlongside } from "./indexer";
+import { startApiServer, type ApiServer } from "./server";
+
+/** A running service. */
+export type RunningService = {
+  server: ApiServer;
+  /** Stops the indexer, then the API (in-flight requests finish), then closes the store. */
+  stop(): Promise<void>;
+};
+
+/** The anchor writer of the configuration, or none when anchoring is off (no ANCHOR_PRIVATE_KEY). */
+function anchorWriterOf(config: ServeConfig): AnchorWriter | undefined {
+  if (!config.ANCHOR_PRIVATE_KEY) return undefined;
+  // The configuration's own check makes sure one of them is set.
+  const rpcUrl = config.ANCHOR_RPC_URL ?? config.RPC_URL ?? "";
+  let registry = config.ANCHOR_REGISTRY;
+  if (config.ANCHOR_DEPLOYMENT) {
+    try {
+      registry = readDeployment(config.ANCHOR_DEPLOYMENT).contracts.AnchorRegistry.address;
+    } catch (error) {
+      throw new InvalidInputError("invalid_configuration", `invalid configuration: ANCHOR_DEPLOYMENT: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  if (!registry) throw new InvalidInputError("invalid_configuration", "invalid configuration: ANCHOR_REGISTRY: anchoring needs exactly one of ANCHOR_REGISTRY and ANCHOR_DEPLOYMENT");
+  return createAnchorWriter({ privateKey: config.ANCHOR_PRIVATE_KEY, rpcUrl, registry });
+}
+
+/**
+ * Starts the service of `config`: the store (PostgreSQL at DATABASE_URL, or PGlite in DATA_DIR), the
+ * API on HOST:PORT with its schedulers and anchoring, and, with RPC_URL and DEPLOYMENT, the chain
+ * indexer beside it on the same store.
+ */
+export async function startService(config: ServeConfig): Promise<RunningService> {
+  const logger = pino({ level: config.LOG_LEVEL });
+  let publicClient: PublicClient | undefined;
+  let chainId: number | undefined;
+  if (config.RPC_URL) {
+    const client = createPublicClient({ transport: http(config.RPC_URL) });
+    chainId = await client.getChainId();
+    publicClient = client;
+  }
+  const anchorWriter = anchorWriterOf(config);
+  const db = await openDb({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  const server = await startApiServer({
+    db, logger, operatorToken: config.OPERATOR_TOKEN, port: config.PORT, host: config.HOST,
+    overload: { maxInFlight: config.OVERLOAD_MAX_IN_FLIGHT, maxLoopDelayMs: config.OVERLOAD_MAX_LOOP_DELAY_MS },
+    rateLimit: { perMinute: config.RATE_LIMIT_PER_MINUTE, burst: Math.max(10, Math.ceil(config.RATE_LIMIT_PER_MINUTE / 5)) },
+    scoreCacheBytes: config.SCORE_CACHE_MB * 2 ** 20,
+    proofSources: {
+      githubApiBaseUrl: config.GITHUB_API_BASE_URL,
+      walletChainId: chainId,
+      publicClientFor: (id) => (id === chainId ? publicClient : undefined),
+    },
+    schedule: { intervalMs: config.SCHEDULE_INTERVAL_MS },
+    anchorWriter,
+  });
+  let indexer: IndexerAlongside | undefined;
+  try {
+    if (config.RPC_URL && config.DEPLOYMENT) {
+      indexer = await startIndexerAlongside({
+        db, logger, proofs: server.proofs, databaseUrl: config.DATABASE_URL, rpcUrl: config.RPC_URL, deploymentFile: config.DEPLOYMENT,
+        confirmations: config.CONFIRMATIONS, pollIntervalMs: config.POLL_INTERVAL_MS, maxRange: config.INDEXER_MAX_RANGE,
+      });
+    }
+  } catch (error) {
+    await server.close();
+    await db.close();
+    throw error;
+  }
+  return {
+    server,
+    async stop() {
+      logger.info("stopping: finishing in-flight requests");
+      await indexer?.stop();
+      await server.close();
+      await db.close();
+    },
+  };
+}
