@@ -53,6 +53,7 @@ export function memoryIo(stdin = "", files: Record<string, string> = {}): CliIo 
 /**
  * F: reads the JSON input of a command from its one file argument, or standard input when there is
  * none (or it is `-`).
+ * @param args the command's positional arguments (`parseFlags(...).positionals`)
  * @throws InvalidInputError `usage` (extra arguments), `unreadable_input`, `malformed_json`
  */
 export async function readJsonInput(args: readonly string[], io: CliIo): Promise<unknown> {

@@ -19,18 +19,22 @@ export const command: Command = {
   name: "recompute",
   summary: `${USAGE}   recompute a day's scores, or --verify every stored score against its inputs (V9)`,
   async run(args, io) {
-    const { flags, positional } = parseFlags(args, { valued: ["day", "database-url", "data-dir"], bare: ["verify"], usage: USAGE });
-    if (positional.length > 0) throw new InvalidInputError("usage", `unknown argument ${positional[0]} (usage: vrai ${USAGE})`);
-    const day = typeof flags.day === "string" ? flags.day : utcDay(systemClock.now());
+    const { values, positionals } = parseFlags(
+      args,
+      { day: { type: "string" }, "database-url": { type: "string" }, "data-dir": { type: "string" }, verify: { type: "boolean" } },
+      USAGE,
+    );
+    if (positionals.length > 0) throw new InvalidInputError("usage", `unknown argument ${positionals[0]} (usage: vrai ${USAGE})`);
+    const day = values.day ?? utcDay(systemClock.now());
     if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw new InvalidInputError("usage", `--day: expected YYYY-MM-DD, got ${day}`);
     const db = await openDb({
-      databaseUrl: (flags["database-url"] as string | undefined) ?? process.env.DATABASE_URL,
-      dataDir: (flags["data-dir"] as string | undefined) ?? process.env.DATA_DIR ?? "./data",
+      databaseUrl: values["database-url"] ?? process.env.DATABASE_URL,
+      dataDir: values["data-dir"] ?? process.env.DATA_DIR ?? "./data",
     });
     try {
       await migrate(db);
       const store = createSqlStore(db);
-      if (flags.verify) {
+      if (values.verify) {
         const { checked, mismatches } = await verifyStoredScores(store, (n) => io.stderr(`verified ${n} scores\n`));
         for (const m of mismatches) io.stdout(`${JSON.stringify({ mismatch: m })}\n`);
         io.stdout(`${JSON.stringify({ checked, mismatches: mismatches.length })}\n`);

@@ -1,6 +1,6 @@
-import fs from "node:fs";
 import { createPublicClient, getAddress, http, isAddress, type Address, type Hex, type PublicClient } from "viem";
 import { anchorRegistryAbi } from "../../chain/abi/anchorRegistry";
+import { DeploymentFileError, readDeployment } from "../../chain/deployment";
 import { InvalidInputError } from "../../errors";
 import { canonicalJson, scoreFromInputs, sha256Hex, toRfc3339, validateScoreInputs } from "../../method";
 import { processScoreProof, rootAnchoredLogs, SCORE_DAY_KIND, scoreLeafHash, type ScoreLeafValues } from "../../chain/score-tree";
@@ -17,30 +17,31 @@ const ROLE_NAMES = ["an anchorer", "a verifier"] as const;
 type Options = { agent: string; day?: string; api: string; rpc: string; contract?: Address };
 
 /** Reads `vrai verify`'s arguments; anything else is bad input (exit 2). */
-function parseArgs(args: readonly string[]): Options {
-  const parsed = parseFlags(args, { valued: ["day", "api", "rpc", "contract", "deployment"], usage: USAGE });
-  const flags = parsed.flags as Record<string, string>;
-  const positional = parsed.positional;
-  if (positional.length !== 1) throw new InvalidInputError("usage", `expected one agent id, got ${positional.length} (usage: vrai ${USAGE})`);
-  const [agent] = positional;
+function parseOptions(args: readonly string[]): Options {
+  const { values: flags, positionals } = parseFlags(
+    args,
+    { day: { type: "string" }, api: { type: "string" }, rpc: { type: "string" }, contract: { type: "string" }, deployment: { type: "string" } },
+    USAGE,
+  );
+  if (positionals.length !== 1) throw new InvalidInputError("usage", `expected one agent id, got ${positionals.length} (usage: vrai ${USAGE})`);
+  const [agent] = positionals;
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(agent)) throw new InvalidInputError("usage", `not an agent id: ${JSON.stringify(agent)}`);
   if (flags.day !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(flags.day)) throw new InvalidInputError("usage", `--day: expected YYYY-MM-DD, got ${flags.day}`);
-  for (const name of ["api", "rpc"]) {
-    if (flags[name] !== undefined && !/^https?:\/\/[^\s]+$/.test(flags[name])) throw new InvalidInputError("usage", `--${name}: expected an http(s) URL, got ${flags[name]}`);
+  for (const name of ["api", "rpc"] as const) {
+    const url = flags[name];
+    if (url !== undefined && !/^https?:\/\/[^\s]+$/.test(url)) throw new InvalidInputError("usage", `--${name}: expected an http(s) URL, got ${url}`);
   }
   if (flags.contract !== undefined && flags.deployment !== undefined) throw new InvalidInputError("usage", "give --contract or --deployment, not both");
-  let contract: string | undefined = flags.contract;
-  if (flags.deployment !== undefined) {
-    let deployment: { contracts?: { AnchorRegistry?: { address?: string } } };
-    try {
-      deployment = JSON.parse(fs.readFileSync(flags.deployment, "utf8"));
-    } catch (error) {
-      throw new InvalidInputError("usage", `--deployment: cannot read ${flags.deployment}: ${(error as Error).message}`);
-    }
-    contract = deployment.contracts?.AnchorRegistry?.address;
-    if (contract === undefined) throw new InvalidInputError("usage", `--deployment: ${flags.deployment} has no contracts.AnchorRegistry.address`);
-  }
+  let contract = flags.contract;
   if (contract !== undefined && !isAddress(contract)) throw new InvalidInputError("usage", `not an address: ${contract}`);
+  if (flags.deployment !== undefined) {
+    try {
+      contract = readDeployment(flags.deployment).contracts.AnchorRegistry.address;
+    } catch (error) {
+      if (error instanceof DeploymentFileError) throw new InvalidInputError("usage", `--deployment: ${error.message}`, { cause: error });
+      throw error;
+    }
+  }
   return {
     agent, day: flags.day, api: (flags.api ?? process.env.VRAI_API_URL ?? DEFAULT_API).replace(/\/+$/, ""), rpc: flags.rpc ?? process.env.RPC_URL ?? DEFAULT_RPC,
     contract: contract === undefined ? undefined : getAddress(contract),
@@ -66,7 +67,7 @@ export const command: Command = {
   name: "verify",
   summary: `${USAGE}   check a daily score: inputs, recomputed result, digest, Merkle proof, on-chain anchor`,
   async run(args, io) {
-    const options = parseArgs(args);
+    const options = parseOptions(args);
     let failures = 0;
     const ok = (line: string) => io.stdout(`✔ ${line}\n`);
     const fail = (line: string) => {
