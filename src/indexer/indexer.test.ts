@@ -231,7 +231,7 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     if (!cp) throw new Error("no checkpoint");
     const again = { number: cp.blockNumber, hash: cp.blockHash as Hex, parentHash: cp.blockHash as Hex, timestamp: 0 };
     const error = await store
-      .writeRange({ chainId: cp.chainId, registry: cp.registry, executorOf: () => "did:x", events: [], from: cp.blockNumber, headers: [again], to: again }, 0)
+      .transaction((tx) => tx.writeRange({ chainId: cp.chainId, registry: cp.registry, executorOf: () => "did:x", events: [], from: cp.blockNumber, headers: [again], to: again }, 0))
       .then(() => null, (e: unknown) => e);
     expect(error).to.include({ code: "checkpoint_moved", retryable: true });
     expect(await dumpIndexedState(d.db)).to.deep.equal(before);

@@ -1,8 +1,8 @@
 /**
  * The chain indexer: follows one chain from the deployment block, reads the followed contracts' logs in block
- * ranges that adapt to the node, writes each range with its checkpoint in one transaction, detects reorgs by block
- * hash and rolls back to the common ancestor, keeps the SDK Derived Scores and the Network Score mirror current,
- * and reports ERC-8004 identity transfers at once.
+ * ranges that adapt to the node, writes each range with its checkpoint and its Network Score mirror in one
+ * transaction, detects reorgs by block hash and rolls back to the common ancestor (re-mirroring in the same
+ * transaction), keeps the SDK Derived Scores current, and reports ERC-8004 identity transfers at once.
  *
  * Invariant: what is stored for a chain always equals a fresh index of the canonical chain up to the checkpoint.
  * Every range is read as logs then headers of its blocks (one batch); a log whose block hash is not its block's
@@ -16,6 +16,7 @@ import { BaseError } from "../errors";
 import { executorId } from "../method";
 import type { Clock } from "../service/clock";
 import type { DerivedScores } from "../service/derived-scores";
+import { createNetworkScores, type NetworkScores } from "../service/network-scores";
 import type { ChainEvent, ChainStore, Checkpoint, IndexedRange } from "../store/chain-store";
 import { ChainMovedError, IndexerConfigError, RpcRangeError } from "./errors";
 import { decodeChainEvent, FOLLOWED_TOPICS } from "./events";
@@ -30,6 +31,8 @@ export type IndexerDeps = {
   store: ChainStore;
   /** Recomputes the SDK Derived Scores of the executors the written ranges marked dirty (the service's `createDerivedScores`). */
   derivedScores: Pick<DerivedScores, "recomputeDirty">;
+  /** Replays the Part N Network Score mirror inside the transaction of each range and rollback; default `createNetworkScores()`. */
+  networkScores?: NetworkScores;
   rpc: ChainRpc;
   deployment: FollowedDeployment;
   /** Blocks behind the head considered final enough to index (0 on a local chain). */
@@ -68,6 +71,7 @@ const PROGRESS_EVERY_MS = 5_000;
 /** Creates the indexer of one chain. @example await createIndexer({ store, derivedScores, rpc, deployment, confirmations: 0, clock, logger }).syncToHead() */
 export function createIndexer(deps: IndexerDeps): Indexer {
   const { store, rpc, deployment, logger, clock } = deps;
+  const networkScores = deps.networkScores ?? createNetworkScores();
   const { chainId, contracts } = deployment;
   const policy = deps.range ?? DEFAULT_RANGE;
   const addresses = [contracts.registry, contracts.anchorRegistry, contracts.identityRegistry];
@@ -131,21 +135,36 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     }
   }
 
-  /** Finds the newest stored block the chain still has and deletes everything above it. */
-  async function rollBack(at: number): Promise<number> {
+  /**
+   * Writes `range` and the network score mirror of the executors its settlements name, in one transaction.
+   * @returns those executors
+   */
+  async function commitRange(range: IndexedRange): Promise<string[]> {
+    return store.transaction(async (tx) => {
+      const settled = await tx.writeRange(range, clock.now());
+      await networkScores.mirror(tx, chainId, settled);
+      return settled;
+    });
+  }
+
+  /** The newest stored block the chain still has, or the block before the deployment when it has none of them. */
+  async function commonAncestor(): Promise<{ number: number; hash: string }> {
     const stored = await store.recentBlocks(chainId, 2_000);
-    let ancestor: { number: number; hash: string } | null = null;
-    for (let i = 0; i < stored.length && ancestor === null; i += 100) {
+    for (let i = 0; i < stored.length; i += 100) {
       const chunk = stored.slice(i, i + 100);
       const canonical = await rpc.getHeaders(chunk.map((b) => b.number));
-      ancestor = chunk.find((b) => canonical.get(b.number)?.hash === b.hash) ?? null;
+      const found = chunk.find((b) => canonical.get(b.number)?.hash === b.hash);
+      if (found) return found;
     }
-    if (ancestor === null) {
-      const start = deployment.startBlock - 1;
-      const header = start >= 0 ? (await rpc.getHeaders([start])).get(start) : null;
-      ancestor = { number: start, hash: header?.hash ?? "" };
-    }
-    await store.rollbackTo(chainId, registry, ancestor, clock.now());
+    const start = deployment.startBlock - 1;
+    const header = start >= 0 ? (await rpc.getHeaders([start])).get(start) : null;
+    return { number: start, hash: header?.hash ?? "" };
+  }
+
+  /** Deletes everything above the common ancestor and re-mirrors the network scores of the settlements that went, in one transaction. */
+  async function rollBack(at: number): Promise<number> {
+    const ancestor = await commonAncestor();
+    await store.transaction(async (tx) => networkScores.mirror(tx, chainId, await tx.rollbackTo(chainId, registry, ancestor, clock.now())));
     logger.warn({ chainId, at, ancestor: ancestor.number }, "reorg: rolled back to the common ancestor");
     return ancestor.number;
   }
@@ -217,7 +236,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
         next = fetchRange(range.to.number + 1, target, parent);
         next.catch(() => undefined);
       }
-      const settled = await store.writeRange(range, clock.now());
+      const settled = await commitRange(range);
       cp = { ...cp, blockNumber: range.to.number, blockHash: range.to.hash };
       ranges++;
       events += range.events.length;

@@ -33,7 +33,7 @@ for (const { name, create } of TEST_STORES) {
       block++;
       const header = { number: block, hash: `0xb${block}`, parentHash: `0xb${block - 1}`, timestamp: AT + block };
       const positioned = events.map((e, logIndex) => ({ ...e, blockNumber: block, logIndex }));
-      await store.writeRange({ chainId: CHAIN, registry: REGISTRY, executorOf: didOf, events: positioned, from: block, headers: [header], to: header }, AT);
+      await store.transaction((tx) => tx.writeRange({ chainId: CHAIN, registry: REGISTRY, executorOf: didOf, events: positioned, from: block, headers: [header], to: header }, AT));
     }
     const proof = (agentId: bigint, n: number, overrides: { success?: boolean; traceRoot?: Hex; txHash?: Hex } = {}): ProofEvent => ({
       type: "proof", blockNumber: 0, logIndex: 0, txHash: overrides.txHash ?? `0xtx${agentId}-${n}`, agentId, submitter: "0xs",

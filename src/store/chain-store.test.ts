@@ -29,11 +29,14 @@ for (const { name, create } of TEST_STORES) {
       await store.initCheckpoint({ chainId: CHAIN, registry: REGISTRY, blockNumber: 0, blockHash: hash(0) }, 1);
     });
 
-    /** Writes `events` as the one-block range after the checkpoint, at block `number`. */
+    /** Writes `events` as the one-block range after the checkpoint, at block `number`, in a transaction of its own. */
     function writeBlock(number: number, events: ChainEvent[]): Promise<string[]> {
       const block = { number, hash: hash(number), parentHash: hash(number - 1), timestamp: 1_700_000_000 + number };
-      return store.writeRange({ chainId: CHAIN, registry: REGISTRY, executorOf, events, from: number, headers: [block], to: block }, 2);
+      return store.transaction((tx) => tx.writeRange({ chainId: CHAIN, registry: REGISTRY, executorOf, events, from: number, headers: [block], to: block }, 2));
     }
+    const settle = (blockNumber: number, logIndex: number, executorId: bigint, requesterId: bigint, verdict: "FULFILLED" | "VIOLATED"): ChainEvent => ({
+      ...at(blockNumber, logIndex), type: "settlement", orderId: hash(blockNumber * 10 + logIndex), executorId, requesterId, verdict,
+    });
 
     const proof = (blockNumber: number, agentId: bigint, traceRoot: Hex): ChainEvent => ({
       ...at(blockNumber), type: "proof", agentId, submitter: "0xSubmitter", traceRoot, success: true, riskLevel: "high", policyViolations: 0,
@@ -64,27 +67,40 @@ for (const { name, create } of TEST_STORES) {
       expect(await store.getCheckpoint(CHAIN)).to.include({ blockNumber: 0 });
     });
 
-    it("mirrors the network score from the settlements in chain order, clamped at 0 after each (part N)", async () => {
-      const settle = (blockNumber: number, logIndex: number, verdict: "FULFILLED" | "VIOLATED"): ChainEvent => ({
-        ...at(blockNumber, logIndex), type: "settlement", orderId: hash(blockNumber * 10 + logIndex), executorId: 1n, requesterId: 2n, verdict,
-      });
-      expect(await writeBlock(1, [settle(1, 0, "VIOLATED"), settle(1, 1, "FULFILLED")])).to.deep.equal([executorOf(1n), executorOf(2n)]);
-      // Executor: max(0, 0 - 50) = 0, then +30; requester: max(0, 0 - 10) = 0, then +15.
-      expect(await store.getNetworkScore(executorOf(1n))).to.deep.equal({ executor: executorOf(1n), score: 30, settlements: 2, lastSettledAt: 1_700_000_001 });
-      expect(await store.getNetworkScore(executorOf(2n))).to.include({ score: 15, settlements: 2 });
+    it("returns the executors a range's settlements name, and reads settlements back by either party in chain order", async () => {
+      expect(await writeBlock(1, [settle(1, 0, 1n, 2n, "VIOLATED"), settle(1, 1, 1n, 2n, "FULFILLED"), settle(1, 2, 3n, 1n, "FULFILLED")])).to.deep.equal([
+        executorOf(1n), executorOf(2n), executorOf(3n),
+      ]);
+      expect(await writeBlock(2, [proof(2, 4n, "0xr4")])).to.deep.equal([]);
+      const settlements = await store.transaction((tx) => tx.settlementsOf(CHAIN, [executorOf(2n), executorOf(3n)]));
+      expect(settlements).to.deep.equal([
+        { executor: executorOf(1n), requester: executorOf(2n), verdict: "VIOLATED", settledAt: 1_700_000_001 },
+        { executor: executorOf(1n), requester: executorOf(2n), verdict: "FULFILLED", settledAt: 1_700_000_001 },
+        { executor: executorOf(3n), requester: executorOf(1n), verdict: "FULFILLED", settledAt: 1_700_000_001 },
+      ]);
+      expect(await store.transaction((tx) => tx.settlementsOf(CHAIN + 1, [executorOf(2n)]))).to.deep.equal([]);
     });
 
-    it("rolls back to an ancestor: rows above it go, their executors are marked dirty and re-mirrored", async () => {
+    it("replaces the network score mirror of the executors named, leaving the others", async () => {
+      const row = (n: bigint, score: number) => ({ executor: executorOf(n), score, settlements: 1, lastSettledAt: 9 });
+      await store.transaction((tx) => tx.replaceNetworkScores(CHAIN, [executorOf(1n), executorOf(2n)], [row(1n, 30), row(2n, 15)]));
+      await store.transaction((tx) => tx.replaceNetworkScores(CHAIN, [executorOf(1n), executorOf(3n)], [row(3n, 5)]));
+      expect(await store.getNetworkScore(executorOf(1n))).to.equal(null);
+      expect(await store.getNetworkScore(executorOf(2n))).to.deep.equal(row(2n, 15));
+      expect(await store.getNetworkScore(executorOf(3n))).to.deep.equal(row(3n, 5));
+    });
+
+    it("rolls back to an ancestor: rows above it go, their executors are marked dirty, the parties of the settlements that went returned", async () => {
       await writeBlock(1, [proof(1, 7n, "0xr1")]);
       await store.transaction((tx) => tx.takeDirty(10));
-      await writeBlock(2, [{ ...at(2), type: "settlement", orderId: hash(2), executorId: 7n, requesterId: 8n, verdict: "FULFILLED" }, { ...proof(2, 7n, "0xr2"), logIndex: 1 }]);
+      await writeBlock(2, [settle(2, 0, 7n, 8n, "FULFILLED"), { ...proof(2, 7n, "0xr2"), logIndex: 1 }]);
       await store.recordComparison(CHAIN, 2, [{ executor: executorOf(7n), mirrored: 30, onchain: 20 }], 3);
       await store.transaction((tx) => tx.takeDirty(10));
 
-      await store.rollbackTo(CHAIN, REGISTRY, { number: 1, hash: hash(1) }, 4);
+      expect(await store.transaction((tx) => tx.rollbackTo(CHAIN, REGISTRY, { number: 1, hash: hash(1) }, 4))).to.deep.equal([executorOf(7n), executorOf(8n)]);
       expect(await store.getCheckpoint(CHAIN)).to.deep.equal({ chainId: CHAIN, registry: REGISTRY, blockNumber: 1, blockHash: hash(1) });
       expect((await store.onchainRecords([executorOf(7n)])).map((r) => r.traceRoot)).to.deep.equal(["0xr1"]);
-      expect(await store.getNetworkScore(executorOf(7n))).to.equal(null);
+      expect(await store.transaction((tx) => tx.settlementsOf(CHAIN, [executorOf(7n)]))).to.deep.equal([]);
       expect(await store.listMismatches()).to.deep.equal([]);
       expect(await store.recentBlocks(CHAIN, 10)).to.deep.equal([{ number: 1, hash: hash(1) }]);
       expect(await store.transaction((tx) => tx.takeDirty(10))).to.deep.equal([executorOf(7n)]);

@@ -1,11 +1,12 @@
 /**
  * The repository of the chain tables (migration 002): every SQL statement over them, parameterised, bulk writes as
  * `unnest` of arrays (one statement per table per batch). Works on PostgreSQL and PGlite. It stores facts and
- * reads them back; the A-part rules that turn records into SDK Derived Scores run in src/service/derived-scores.ts.
+ * reads them back; the A-part rules that turn records into SDK Derived Scores run in src/service/derived-scores.ts,
+ * the Part N replay of settlements into the Network Score mirror in src/service/network-scores.ts.
  */
 import type { Address, Hex } from "viem";
 import { BaseError } from "../errors";
-import { applyVerdict, type DerivedResult, type RecordSource, type RiskLevel, type Verdict } from "../method";
+import type { DerivedResult, RecordSource, RiskLevel, Verdict } from "../method";
 import type { Db, Queryable } from "./db";
 
 export type Checkpoint = { chainId: number; registry: string; blockNumber: number; blockHash: string };
@@ -63,6 +64,10 @@ export type SelfReportedRow = { executor: string; txHash: string; success: boole
 /** A stored SDK Derived Score (METHOD F1 result) and the record source it was computed from. */
 export type StoredDerived = { result: DerivedResult; source: RecordSource; computedAt: number };
 
+/** A stored `OrderSettled`: its two parties as executor DIDs, its verdict, and its block's time. */
+export type SettlementRow = { executor: string; requester: string; verdict: Verdict; settledAt: number };
+
+/** An agent's mirrored Platform Network Score (METHOD part N), in tenths, and the settlements it was replayed from. */
 export type NetworkScoreRow = { executor: string; score: number; settlements: number; lastSettledAt: number };
 export type MismatchRow = { executor: string; blockNumber: number; mirrored: number; onchain: number; detectedAt: number };
 export type CheckpointRow = Checkpoint & { updatedAt: number };
@@ -75,8 +80,29 @@ export type ChainRecordReads = {
   selfReportedRecords(executors: readonly string[]): Promise<SelfReportedRow[]>;
 };
 
-/** The repository inside one transaction of `ChainStore.transaction`. */
+/**
+ * The repository inside one transaction of `ChainStore.transaction`. Ranges and rollbacks are written here only: the
+ * caller mirrors the network scores of the executors they return in the same transaction
+ * (src/service/network-scores.ts), so a range commits whole or not at all.
+ */
 export type ChainStoreTx = ChainRecordReads & {
+  /**
+   * Writes one range: its rows, the block hashes seen, the executors whose derived score changed, and the checkpoint.
+   * A restart resumes right after the last committed range with no gap and no duplicate.
+   * @returns the executors the range's settlements name, either side, each once: their network score mirror is stale
+   * @throws CheckpointMovedError when the range does not start right after the stored checkpoint
+   */
+  writeRange(range: IndexedRange, at: number): Promise<string[]>;
+  /**
+   * Deletes everything above block `ancestor` (a reorg's common ancestor) and sets the checkpoint there; the
+   * executors whose records or anchors went are marked dirty.
+   * @returns the executors the deleted settlements named, either side, each once: their network score mirror is stale
+   */
+  rollbackTo(chainId: number, registry: string, ancestor: { number: number; hash: string }, at: number): Promise<string[]>;
+  /** The stored settlements of chain `chainId` that name any of `executors`, either side, in chain order. */
+  settlementsOf(chainId: number, executors: readonly string[]): Promise<SettlementRow[]>;
+  /** Replaces the network score mirror of `executors` by `scores` (on chain `chainId`); an executor missing from `scores` has none. */
+  replaceNetworkScores(chainId: number, executors: readonly string[], scores: readonly NetworkScoreRow[]): Promise<void>;
   /**
    * Waits for the derived-score locks of `executors` until the transaction ends (PostgreSQL; PGlite has one
    * connection). Pass them sorted and without repeats: every transaction then takes them in one order, so none
@@ -95,21 +121,8 @@ export type ChainStore = ChainRecordReads & {
   getCheckpoint(chainId: number): Promise<Checkpoint | null>;
   /** The first checkpoint of a chain, before its deployment block: written once, before anything else for the chain. */
   initCheckpoint(cp: Checkpoint, at: number): Promise<void>;
-  /**
-   * Writes one range in one transaction: its rows, the block hashes seen, the network score mirror of the agents it
-   * settled, the executors whose derived score changed, and the checkpoint. All or nothing, so a restart resumes
-   * right after the last committed range with no gap and no duplicate.
-   * @returns the executors whose network score changed
-   * @throws CheckpointMovedError when the range does not start right after the stored checkpoint
-   */
-  writeRange(range: IndexedRange, at: number): Promise<string[]>;
   /** Stored block hashes, newest first, for finding the common ancestor after a reorg. */
   recentBlocks(chainId: number, limit: number): Promise<Array<{ number: number; hash: string }>>;
-  /**
-   * Deletes everything above block `ancestor` (a reorg's common ancestor) and sets the checkpoint there, in one
-   * transaction; the executors whose records, anchors or settlements went are marked dirty and re-mirrored.
-   */
-  rollbackTo(chainId: number, registry: string, ancestor: { number: number; hash: string }, at: number): Promise<void>;
   getDerived(executor: string): Promise<StoredDerived | null>;
   getNetworkScore(executor: string): Promise<NetworkScoreRow | null>;
   /** Records the comparison of mirrored and on-chain scores: a disagreement is kept until the next agreement. */
@@ -182,7 +195,7 @@ export function createChainStore(db: Db): ChainStore {
     );
   }
 
-  async function writeRange(range: IndexedRange, at: number): Promise<string[]> {
+  async function writeRange(tx: Queryable, range: IndexedRange, at: number): Promise<string[]> {
     const { chainId } = range;
     const proofs: Array<ChainEvent & { type: "proof" }> = [];
     const anchors: Array<ChainEvent & { type: "anchor" }> = [];
@@ -198,114 +211,97 @@ export function createChainStore(db: Db): ChainStore {
     }
     const timestampOf = new Map(range.headers.map((h) => [h.number, h.timestamp]));
     const col = <T, V>(rows: readonly T[], f: (row: T) => V) => rows.map(f);
-    return db.transaction(async (tx) => {
-      // The range must start right after the checkpoint: a range read by an instance that lost the lock (or before
-      // a rollback) is refused here, inside the transaction, instead of being written twice or over a gap.
-      const { rows: current } = await tx.query<{ block_number: number }>("SELECT block_number FROM indexer_checkpoints WHERE chain_id = $1 FOR UPDATE", [chainId]);
-      if (current[0]?.block_number !== range.from - 1) {
-        throw new CheckpointMovedError(`range ${range.from}-${range.to.number} does not follow checkpoint ${current[0]?.block_number ?? "(none)"} of chain ${chainId}`);
-      }
-      if (proofs.length > 0) {
-        const executors = col(proofs, (p) => range.executorOf(p.agentId));
-        await tx.query(
-          `INSERT INTO chain_proof_records (chain_id, block_number, log_index, tx_hash, executor, agent_id, submitter, trace_root, success, risk_level, policy_violations)
-           SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::boolean[], $10::text[], $11::bigint[])`,
-          [
-            chainId, col(proofs, (p) => p.blockNumber), col(proofs, (p) => p.logIndex), col(proofs, (p) => p.txHash.toLowerCase()), executors,
-            col(proofs, (p) => p.agentId.toString()), col(proofs, (p) => p.submitter.toLowerCase()), col(proofs, (p) => p.traceRoot.toLowerCase()),
-            col(proofs, (p) => p.success), col(proofs, (p) => p.riskLevel), col(proofs, (p) => p.policyViolations),
-          ],
-        );
-        await markDirty(tx, executors);
-      }
-      if (anchors.length > 0) {
-        await tx.query(
-          `INSERT INTO chain_anchors (chain_id, block_number, log_index, tx_hash, digest, kind, is_root, leaf_count, role)
-           SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::bigint[], $9::text[])`,
-          [
-            chainId, col(anchors, (a) => a.blockNumber), col(anchors, (a) => a.logIndex), col(anchors, (a) => a.txHash.toLowerCase()),
-            col(anchors, (a) => a.digest.toLowerCase()), col(anchors, (a) => a.kind.toLowerCase()), col(anchors, (a) => a.isRoot),
-            col(anchors, (a) => a.leafCount), col(anchors, (a) => a.role),
-          ],
-        );
-        const verifierDigests = anchors.filter((a) => a.role === "verifier").map((a) => a.digest.toLowerCase());
-        await markDirtyByTraceRoots(tx, chainId, verifierDigests);
-      }
-      if (settlements.length > 0) {
-        await tx.query(
-          `INSERT INTO chain_settlements (chain_id, block_number, log_index, tx_hash, order_id, executor, requester, verdict, settled_at)
-           SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[])`,
-          [
-            chainId, col(settlements, (s) => s.blockNumber), col(settlements, (s) => s.logIndex), col(settlements, (s) => s.txHash.toLowerCase()),
-            col(settlements, (s) => s.orderId.toLowerCase()), col(settlements, (s) => range.executorOf(s.executorId)),
-            col(settlements, (s) => range.executorOf(s.requesterId)), col(settlements, (s) => s.verdict),
-            col(settlements, (s) => timestampOf.get(s.blockNumber) ?? 0),
-          ],
-        );
-      }
-      if (adjustments.length > 0) {
-        await tx.query(
-          `INSERT INTO chain_score_adjustments (chain_id, block_number, log_index, executor, order_id, party, delta, score)
-           SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::int[], $8::int[])`,
-          [
-            chainId, col(adjustments, (a) => a.blockNumber), col(adjustments, (a) => a.logIndex), col(adjustments, (a) => range.executorOf(a.agentId)),
-            col(adjustments, (a) => a.orderId.toLowerCase()), col(adjustments, (a) => a.party), col(adjustments, (a) => a.delta), col(adjustments, (a) => a.score),
-          ],
-        );
-      }
-      if (transfers.length > 0) {
-        await tx.query(
-          `INSERT INTO chain_identity_transfers (chain_id, block_number, log_index, tx_hash, executor, from_address, to_address)
-           SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[])`,
-          [
-            chainId, col(transfers, (t) => t.blockNumber), col(transfers, (t) => t.logIndex), col(transfers, (t) => t.txHash.toLowerCase()),
-            col(transfers, (t) => range.executorOf(t.agentId)), col(transfers, (t) => t.from.toLowerCase()), col(transfers, (t) => t.to.toLowerCase()),
-          ],
-        );
-      }
-      const settled = [...new Set(settlements.flatMap((s) => [range.executorOf(s.executorId), range.executorOf(s.requesterId)]))];
-      await replayNetworkScores(tx, chainId, settled);
+    // The range must start right after the checkpoint: a range read by an instance that lost the lock (or before
+    // a rollback) is refused here, inside the transaction, instead of being written twice or over a gap.
+    const { rows: current } = await tx.query<{ block_number: number }>("SELECT block_number FROM indexer_checkpoints WHERE chain_id = $1 FOR UPDATE", [chainId]);
+    if (current[0]?.block_number !== range.from - 1) {
+      throw new CheckpointMovedError(`range ${range.from}-${range.to.number} does not follow checkpoint ${current[0]?.block_number ?? "(none)"} of chain ${chainId}`);
+    }
+    if (proofs.length > 0) {
+      const executors = col(proofs, (p) => range.executorOf(p.agentId));
       await tx.query(
-        `INSERT INTO indexer_blocks (chain_id, block_number, block_hash, parent_hash, timestamp)
-         SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[])
-         ON CONFLICT (chain_id, block_number) DO UPDATE SET block_hash = EXCLUDED.block_hash, parent_hash = EXCLUDED.parent_hash, timestamp = EXCLUDED.timestamp`,
-        [chainId, col(range.headers, (h) => h.number), col(range.headers, (h) => h.hash), col(range.headers, (h) => h.parentHash), col(range.headers, (h) => h.timestamp)],
+        `INSERT INTO chain_proof_records (chain_id, block_number, log_index, tx_hash, executor, agent_id, submitter, trace_root, success, risk_level, policy_violations)
+         SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::boolean[], $10::text[], $11::bigint[])`,
+        [
+          chainId, col(proofs, (p) => p.blockNumber), col(proofs, (p) => p.logIndex), col(proofs, (p) => p.txHash.toLowerCase()), executors,
+          col(proofs, (p) => p.agentId.toString()), col(proofs, (p) => p.submitter.toLowerCase()), col(proofs, (p) => p.traceRoot.toLowerCase()),
+          col(proofs, (p) => p.success), col(proofs, (p) => p.riskLevel), col(proofs, (p) => p.policyViolations),
+        ],
       );
-      await tx.query("DELETE FROM indexer_blocks WHERE chain_id = $1 AND block_number < $2", [chainId, range.to.number - RETAINED_BLOCKS]);
-      await setCheckpoint(tx, { chainId, registry: range.registry, blockNumber: range.to.number, blockHash: range.to.hash }, at);
-      return settled;
-    });
+      await markDirty(tx, executors);
+    }
+    if (anchors.length > 0) {
+      await tx.query(
+        `INSERT INTO chain_anchors (chain_id, block_number, log_index, tx_hash, digest, kind, is_root, leaf_count, role)
+         SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::bigint[], $9::text[])`,
+        [
+          chainId, col(anchors, (a) => a.blockNumber), col(anchors, (a) => a.logIndex), col(anchors, (a) => a.txHash.toLowerCase()),
+          col(anchors, (a) => a.digest.toLowerCase()), col(anchors, (a) => a.kind.toLowerCase()), col(anchors, (a) => a.isRoot),
+          col(anchors, (a) => a.leafCount), col(anchors, (a) => a.role),
+        ],
+      );
+      const verifierDigests = anchors.filter((a) => a.role === "verifier").map((a) => a.digest.toLowerCase());
+      await markDirtyByTraceRoots(tx, chainId, verifierDigests);
+    }
+    if (settlements.length > 0) {
+      await tx.query(
+        `INSERT INTO chain_settlements (chain_id, block_number, log_index, tx_hash, order_id, executor, requester, verdict, settled_at)
+         SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[])`,
+        [
+          chainId, col(settlements, (s) => s.blockNumber), col(settlements, (s) => s.logIndex), col(settlements, (s) => s.txHash.toLowerCase()),
+          col(settlements, (s) => s.orderId.toLowerCase()), col(settlements, (s) => range.executorOf(s.executorId)),
+          col(settlements, (s) => range.executorOf(s.requesterId)), col(settlements, (s) => s.verdict),
+          col(settlements, (s) => timestampOf.get(s.blockNumber) ?? 0),
+        ],
+      );
+    }
+    if (adjustments.length > 0) {
+      await tx.query(
+        `INSERT INTO chain_score_adjustments (chain_id, block_number, log_index, executor, order_id, party, delta, score)
+         SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::int[], $8::int[])`,
+        [
+          chainId, col(adjustments, (a) => a.blockNumber), col(adjustments, (a) => a.logIndex), col(adjustments, (a) => range.executorOf(a.agentId)),
+          col(adjustments, (a) => a.orderId.toLowerCase()), col(adjustments, (a) => a.party), col(adjustments, (a) => a.delta), col(adjustments, (a) => a.score),
+        ],
+      );
+    }
+    if (transfers.length > 0) {
+      await tx.query(
+        `INSERT INTO chain_identity_transfers (chain_id, block_number, log_index, tx_hash, executor, from_address, to_address)
+         SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[])`,
+        [
+          chainId, col(transfers, (t) => t.blockNumber), col(transfers, (t) => t.logIndex), col(transfers, (t) => t.txHash.toLowerCase()),
+          col(transfers, (t) => range.executorOf(t.agentId)), col(transfers, (t) => t.from.toLowerCase()), col(transfers, (t) => t.to.toLowerCase()),
+        ],
+      );
+    }
+    await tx.query(
+      `INSERT INTO indexer_blocks (chain_id, block_number, block_hash, parent_hash, timestamp)
+       SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[])
+       ON CONFLICT (chain_id, block_number) DO UPDATE SET block_hash = EXCLUDED.block_hash, parent_hash = EXCLUDED.parent_hash, timestamp = EXCLUDED.timestamp`,
+      [chainId, col(range.headers, (h) => h.number), col(range.headers, (h) => h.hash), col(range.headers, (h) => h.parentHash), col(range.headers, (h) => h.timestamp)],
+    );
+    await tx.query("DELETE FROM indexer_blocks WHERE chain_id = $1 AND block_number < $2", [chainId, range.to.number - RETAINED_BLOCKS]);
+    await setCheckpoint(tx, { chainId, registry: range.registry, blockNumber: range.to.number, blockHash: range.to.hash }, at);
+    return [...new Set(settlements.flatMap((s) => [range.executorOf(s.executorId), range.executorOf(s.requesterId)]))];
   }
 
-  /**
-   * Part N mirror: the network score of each of `executors` replayed from its stored settlements in chain order
-   * with the method's verdict arithmetic (`applyVerdict`, clamping after each adjustment, as the Registry does). It
-   * runs here, in the transaction of the range or rollback that changed the settlements, because the mirror is
-   * stored state of the chain: it must commit with them (the invariant of migration 002).
-   */
-  async function replayNetworkScores(tx: Queryable, chainId: number, executors: readonly string[]): Promise<void> {
-    if (executors.length === 0) return;
+  async function settlementsOf(tx: Queryable, chainId: number, executors: readonly string[]): Promise<SettlementRow[]> {
     const { rows } = await tx.query<{ executor: string; requester: string; verdict: Verdict; settled_at: number }>(
       `SELECT executor, requester, verdict, settled_at FROM chain_settlements
        WHERE chain_id = $1 AND (executor = ANY($2::text[]) OR requester = ANY($2::text[])) ORDER BY block_number, log_index`,
       [chainId, executors],
     );
-    const wanted = new Set(executors);
-    const scores = new Map<string, NetworkScoreRow>();
-    for (const s of rows) {
-      const updated = applyVerdict((agent) => scores.get(agent)?.score ?? 0, { executor: s.executor, requester: s.requester, verdict: s.verdict });
-      for (const [agent, score] of updated) {
-        const before = scores.get(agent);
-        scores.set(agent, { executor: agent, score, settlements: (before?.settlements ?? 0) + 1, lastSettledAt: s.settled_at });
-      }
-    }
-    const kept = [...scores.values()].filter((s) => wanted.has(s.executor));
+    return rows.map((r) => ({ executor: r.executor, requester: r.requester, verdict: r.verdict, settledAt: r.settled_at }));
+  }
+
+  async function replaceNetworkScores(tx: Queryable, chainId: number, executors: readonly string[], scores: readonly NetworkScoreRow[]): Promise<void> {
     await tx.query("DELETE FROM network_scores WHERE executor = ANY($1::text[])", [executors]);
-    if (kept.length > 0) {
+    if (scores.length > 0) {
       await tx.query(
         `INSERT INTO network_scores (executor, chain_id, score, settlements, last_settled_at)
          SELECT u.executor, $1, u.score, u.settlements, u.last_settled_at FROM unnest($2::text[], $3::int[], $4::bigint[], $5::bigint[]) AS u(executor, score, settlements, last_settled_at)`,
-        [chainId, kept.map((s) => s.executor), kept.map((s) => s.score), kept.map((s) => s.settlements), kept.map((s) => s.lastSettledAt)],
+        [chainId, scores.map((s) => s.executor), scores.map((s) => s.score), scores.map((s) => s.settlements), scores.map((s) => s.lastSettledAt)],
       );
     }
   }
@@ -318,29 +314,27 @@ export function createChainStore(db: Db): ChainStore {
     return rows.map((r) => ({ number: r.block_number, hash: r.block_hash }));
   }
 
-  async function rollbackTo(chainId: number, registry: string, ancestor: { number: number; hash: string }, at: number): Promise<void> {
-    await db.transaction(async (tx) => {
-      await tx.query(
-        `INSERT INTO derived_dirty (executor) SELECT DISTINCT executor FROM chain_proof_records WHERE chain_id = $1 AND block_number > $2
-         ON CONFLICT DO NOTHING`,
-        [chainId, ancestor.number],
-      );
-      const { rows: gone } = await tx.query<{ digest: string }>(
-        "SELECT digest FROM chain_anchors WHERE chain_id = $1 AND block_number > $2 AND role = 'verifier'",
-        [chainId, ancestor.number],
-      );
-      await markDirtyByTraceRoots(tx, chainId, gone.map((g) => g.digest));
-      const { rows: settled } = await tx.query<{ executor: string; requester: string }>(
-        "SELECT executor, requester FROM chain_settlements WHERE chain_id = $1 AND block_number > $2",
-        [chainId, ancestor.number],
-      );
-      for (const table of [...CHAIN_TABLES, "indexer_blocks"]) {
-        await tx.query(`DELETE FROM ${table} WHERE chain_id = $1 AND block_number > $2`, [chainId, ancestor.number]);
-      }
-      await tx.query("DELETE FROM network_score_mismatches WHERE chain_id = $1 AND block_number > $2", [chainId, ancestor.number]);
-      await replayNetworkScores(tx, chainId, [...new Set(settled.flatMap((s) => [s.executor, s.requester]))]);
-      await setCheckpoint(tx, { chainId, registry, blockNumber: ancestor.number, blockHash: ancestor.hash }, at);
-    });
+  async function rollbackTo(tx: Queryable, chainId: number, registry: string, ancestor: { number: number; hash: string }, at: number): Promise<string[]> {
+    await tx.query(
+      `INSERT INTO derived_dirty (executor) SELECT DISTINCT executor FROM chain_proof_records WHERE chain_id = $1 AND block_number > $2
+       ON CONFLICT DO NOTHING`,
+      [chainId, ancestor.number],
+    );
+    const { rows: gone } = await tx.query<{ digest: string }>(
+      "SELECT digest FROM chain_anchors WHERE chain_id = $1 AND block_number > $2 AND role = 'verifier'",
+      [chainId, ancestor.number],
+    );
+    await markDirtyByTraceRoots(tx, chainId, gone.map((g) => g.digest));
+    const { rows: settled } = await tx.query<{ executor: string; requester: string }>(
+      "SELECT executor, requester FROM chain_settlements WHERE chain_id = $1 AND block_number > $2",
+      [chainId, ancestor.number],
+    );
+    for (const table of [...CHAIN_TABLES, "indexer_blocks"]) {
+      await tx.query(`DELETE FROM ${table} WHERE chain_id = $1 AND block_number > $2`, [chainId, ancestor.number]);
+    }
+    await tx.query("DELETE FROM network_score_mismatches WHERE chain_id = $1 AND block_number > $2", [chainId, ancestor.number]);
+    await setCheckpoint(tx, { chainId, registry, blockNumber: ancestor.number, blockHash: ancestor.hash }, at);
+    return [...new Set(settled.flatMap((s) => [s.executor, s.requester]))];
   }
 
   async function onchainRecords(q: Queryable, executors: readonly string[]): Promise<OnchainRecordRow[]> {
@@ -374,6 +368,10 @@ export function createChainStore(db: Db): ChainStore {
     return {
       onchainRecords: (executors) => onchainRecords(tx, executors),
       selfReportedRecords: (executors) => selfReportedRecords(tx, executors),
+      writeRange: (range, at) => writeRange(tx, range, at),
+      rollbackTo: (chainId, registry, ancestor, at) => rollbackTo(tx, chainId, registry, ancestor, at),
+      settlementsOf: (chainId, executors) => settlementsOf(tx, chainId, executors),
+      replaceNetworkScores: (chainId, executors, scores) => replaceNetworkScores(tx, chainId, executors, scores),
       async lockExecutors(sortedExecutors) {
         if (db.kind === "pg") await tx.query("SELECT pg_advisory_xact_lock(hashtext('vrai.derived'), hashtext(e)) FROM unnest($1::text[]) AS e", [sortedExecutors]);
       },
@@ -469,7 +467,7 @@ export function createChainStore(db: Db): ChainStore {
   }
 
   return {
-    getCheckpoint, initCheckpoint, writeRange, recentBlocks, rollbackTo, getDerived, getNetworkScore, recordComparison, getMismatch, listMismatches,
+    getCheckpoint, initCheckpoint, recentBlocks, getDerived, getNetworkScore, recordComparison, getMismatch, listMismatches,
     listCheckpoints, linkedExecutor,
     onchainRecords: (executors) => onchainRecords(db, executors),
     selfReportedRecords: (executors) => selfReportedRecords(db, executors),
