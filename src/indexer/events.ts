@@ -2,7 +2,7 @@
  * The chain events the indexer follows, decoded from raw logs into a discriminated union: `Registry` proof records
  * and settlements, `AnchorRegistry` anchors, and the identity registry's ERC-721 `Transfer`s.
  */
-import { decodeEventLog, getAbiItem, toEventSelector, type AbiEvent, type Address, type Hex } from "viem";
+import { decodeEventLog, getAbiItem, toEventSelector, type Address, type Hex } from "viem";
 import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
 import { identityRegistryAbi } from "../chain/abi/identityRegistry";
 import { registryAbi } from "../chain/abi/registry";
@@ -18,16 +18,23 @@ const VERDICTS: readonly Verdict[] = ["LEGACY", "FULFILLED", "PARTIAL", "VIOLATE
 // IAnchorRegistry.AnchorRole.
 const ANCHOR_ROLES = ["anchorer", "verifier"] as const;
 
-const event = (abi: readonly unknown[], name: string) => getAbiItem({ abi: abi as never, name: name as never }) as unknown as AbiEvent;
-const EVENTS: Record<"ProofSubmitted" | "OrderSettled" | "NetworkScoreAdjusted" | "Anchored" | "RootAnchored" | "Transfer", AbiEvent> = {
-  ProofSubmitted: event(registryAbi, "ProofSubmitted"),
-  OrderSettled: event(registryAbi, "OrderSettled"),
-  NetworkScoreAdjusted: event(registryAbi, "NetworkScoreAdjusted"),
-  Anchored: event(anchorRegistryAbi, "Anchored"),
-  RootAnchored: event(anchorRegistryAbi, "RootAnchored"),
-  Transfer: event(identityRegistryAbi, "Transfer"),
+// Typed from the generated ABIs, so the arguments each one decodes to are typed too.
+const EVENTS = {
+  ProofSubmitted: getAbiItem({ abi: registryAbi, name: "ProofSubmitted" }),
+  OrderSettled: getAbiItem({ abi: registryAbi, name: "OrderSettled" }),
+  NetworkScoreAdjusted: getAbiItem({ abi: registryAbi, name: "NetworkScoreAdjusted" }),
+  Anchored: getAbiItem({ abi: anchorRegistryAbi, name: "Anchored" }),
+  RootAnchored: getAbiItem({ abi: anchorRegistryAbi, name: "RootAnchored" }),
+  Transfer: getAbiItem({ abi: identityRegistryAbi, name: "Transfer" }),
 };
-const SELECTORS = Object.fromEntries(Object.entries(EVENTS).map(([name, e]) => [name, toEventSelector(e)])) as Record<keyof typeof EVENTS, Hex>;
+const SELECTORS = {
+  ProofSubmitted: toEventSelector(EVENTS.ProofSubmitted),
+  OrderSettled: toEventSelector(EVENTS.OrderSettled),
+  NetworkScoreAdjusted: toEventSelector(EVENTS.NetworkScoreAdjusted),
+  Anchored: toEventSelector(EVENTS.Anchored),
+  RootAnchored: toEventSelector(EVENTS.RootAnchored),
+  Transfer: toEventSelector(EVENTS.Transfer),
+};
 
 /** Every topic0 the indexer asks `eth_getLogs` for. */
 export const FOLLOWED_TOPICS: readonly Hex[] = Object.values(SELECTORS);
@@ -37,11 +44,12 @@ export const FOLLOWED_TOPICS: readonly Hex[] = Object.values(SELECTORS);
  * contract other than the one that defines it).
  */
 export function decodeChainEvent(log: RawLog, contracts: FollowedContracts): ChainEvent | null {
-  const topic0 = log.topics[0];
+  const [topic0, ...argTopics] = log.topics;
+  if (topic0 === undefined) return null;
   const address = log.address.toLowerCase();
   const position: LogPosition = { blockNumber: Number(log.blockNumber), logIndex: Number(log.logIndex), txHash: log.transactionHash };
-  const decode = (name: keyof typeof EVENTS) =>
-    decodeEventLog({ abi: [EVENTS[name]], data: log.data, topics: log.topics as [Hex, ...Hex[]], strict: true }).args as unknown as Record<string, unknown>;
+  const { data } = log;
+  const topics: [Hex, ...Hex[]] = [topic0, ...argTopics];
   if (address === contracts.registry.toLowerCase()) {
     if (topic0 === SELECTORS.ProofSubmitted && log.topics.length === 4 && log.data.length === 2 + 3 * 64) {
       // The hot path (100,000s of records in a backfill): three static words, read directly instead of through
@@ -50,49 +58,42 @@ export function decodeChainEvent(log: RawLog, contracts: FollowedContracts): Cha
       const success = word(0), risk = word(1), violations = word(2);
       if (success <= 1 && risk < RISK_LEVELS.length && violations <= 0xffffffff) {
         return {
-          ...position, type: "proof", agentId: BigInt(log.topics[1]), submitter: `0x${log.topics[2].slice(26)}` as Address, traceRoot: log.topics[3],
+          ...position, type: "proof", agentId: BigInt(log.topics[1]), submitter: `0x${log.topics[2].slice(26)}`, traceRoot: log.topics[3],
           success: success === 1, riskLevel: RISK_LEVELS[risk], policyViolations: violations,
         };
       }
     }
     if (topic0 === SELECTORS.ProofSubmitted) {
-      const a = decode("ProofSubmitted");
+      const a = decodeEventLog({ abi: [EVENTS.ProofSubmitted], data, topics, strict: true }).args;
       return {
-        ...position, type: "proof", agentId: a.agentId as bigint, submitter: a.submitter as Address, traceRoot: a.traceRoot as Hex,
-        success: a.success as boolean, riskLevel: RISK_LEVELS[a.riskLevel as number], policyViolations: a.policyViolations as number,
+        ...position, type: "proof", agentId: a.agentId, submitter: a.submitter, traceRoot: a.traceRoot, success: a.success, riskLevel: RISK_LEVELS[a.riskLevel],
+        policyViolations: a.policyViolations,
       };
     }
     if (topic0 === SELECTORS.OrderSettled) {
-      const a = decode("OrderSettled");
-      return {
-        ...position, type: "settlement", orderId: a.orderId as Hex, executorId: a.executorId as bigint, requesterId: a.requesterId as bigint,
-        verdict: VERDICTS[a.verdict as number],
-      };
+      const a = decodeEventLog({ abi: [EVENTS.OrderSettled], data, topics, strict: true }).args;
+      return { ...position, type: "settlement", orderId: a.orderId, executorId: a.executorId, requesterId: a.requesterId, verdict: VERDICTS[a.verdict] };
     }
     if (topic0 === SELECTORS.NetworkScoreAdjusted) {
-      const a = decode("NetworkScoreAdjusted");
+      const a = decodeEventLog({ abi: [EVENTS.NetworkScoreAdjusted], data, topics, strict: true }).args;
       return {
-        ...position, type: "scoreAdjusted", agentId: a.agentId as bigint, orderId: a.orderId as Hex, party: a.party === 0 ? "executor" : "requester",
-        delta: a.delta as number, score: a.score as number,
+        ...position, type: "scoreAdjusted", agentId: a.agentId, orderId: a.orderId, party: a.party === 0 ? "executor" : "requester", delta: a.delta, score: a.score,
       };
     }
   }
   if (address === contracts.anchorRegistry.toLowerCase()) {
     if (topic0 === SELECTORS.Anchored) {
-      const a = decode("Anchored");
-      return { ...position, type: "anchor", digest: a.digest as Hex, kind: a.kind as Hex, isRoot: false, leafCount: null, role: ANCHOR_ROLES[a.role as number] };
+      const a = decodeEventLog({ abi: [EVENTS.Anchored], data, topics, strict: true }).args;
+      return { ...position, type: "anchor", digest: a.digest, kind: a.kind, isRoot: false, leafCount: null, role: ANCHOR_ROLES[a.role] };
     }
     if (topic0 === SELECTORS.RootAnchored) {
-      const a = decode("RootAnchored");
-      return {
-        ...position, type: "anchor", digest: a.root as Hex, kind: a.kind as Hex, isRoot: true, leafCount: Number(a.leafCount as bigint),
-        role: ANCHOR_ROLES[a.role as number],
-      };
+      const a = decodeEventLog({ abi: [EVENTS.RootAnchored], data, topics, strict: true }).args;
+      return { ...position, type: "anchor", digest: a.root, kind: a.kind, isRoot: true, leafCount: Number(a.leafCount), role: ANCHOR_ROLES[a.role] };
     }
   }
   if (address === contracts.identityRegistry.toLowerCase() && topic0 === SELECTORS.Transfer) {
-    const a = decode("Transfer");
-    return { ...position, type: "transfer", from: a.from as Address, to: a.to as Address, agentId: a.tokenId as bigint };
+    const a = decodeEventLog({ abi: [EVENTS.Transfer], data, topics, strict: true }).args;
+    return { ...position, type: "transfer", from: a.from, to: a.to, agentId: a.tokenId };
   }
   return null;
 }
