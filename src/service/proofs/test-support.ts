@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { BaseError } from '../../errors';
 import { createChallenge, type Challenge, type CreateChallengeParams } from './challenge';
-import type { Sleep } from './retry';
+import type { Sleep } from '../../retry';
 
 /** A fixed clock: 2027-01-15T08:00:00Z. */
 export const NOW = 1_800_000_000;

@@ -6,7 +6,8 @@ import { z } from 'zod';
 import type { Address, PublicClient } from 'viem';
 import type { Challenge } from './challenge';
 import type { Fetch } from './http';
-import type { RetryPolicy, Sleep } from './retry';
+import type { Sleep } from '../../retry';
+import type { RetryPolicy } from './errors';
 import type { ProofKind } from './subjects';
 
 const hexSignature = z.string().regex(/^0x(?:[0-9a-fA-F]{2})+$/, 'a 0x-prefixed hex signature');

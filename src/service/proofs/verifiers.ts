@@ -6,9 +6,9 @@
  */
 import { promises as dns } from 'node:dns';
 import { BaseError, InvalidInputError } from '../../errors';
+import { realSleep } from '../../retry';
 import { isExpired, type Challenge } from './challenge';
-import { proofError, ProofSourceUnreachableError } from './errors';
-import { DEFAULT_RETRY_POLICY, realSleep } from './retry';
+import { DEFAULT_RETRY_POLICY, proofError, ProofSourceUnreachableError } from './errors';
 import { formatErc8004Subject, parseErc8004Subject, type ProofKind } from './subjects';
 import {
   EVIDENCE_SCHEMAS,
