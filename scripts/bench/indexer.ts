@@ -12,10 +12,11 @@ import os from "node:os";
 import path from "node:path";
 import pino from "pino";
 import { createIndexer } from "../../src/indexer/indexer";
-import { readDeployment } from "../../src/indexer/deployment";
+import { readFollowedDeployment } from "../../src/chain/deployment";
 import { createChainRpc } from "../../src/indexer/rpc";
 import { systemClock } from "../../src/service/clock";
 import { createDerivedScores } from "../../src/service/derived-scores";
+import { createNetworkScores } from "../../src/service/network-scores";
 import { createChainStore, type ChainStore } from "../../src/store/chain-store";
 import { migrate } from "../../src/store/migrate";
 import { createTestPgDb } from "../../src/test-helpers/db";
@@ -77,8 +78,8 @@ async function main(): Promise<void> {
       },
     };
     const indexer = createIndexer({
-      store: indexerStore, derivedScores: { recomputeDirty: timed("derived", derivedScores.recomputeDirty) }, rpc: createChainRpc({ url: node.url }),
-      deployment: readDeployment(chain.file), confirmations: 0, clock: systemClock, logger: pino({ level: "warn" }), range: { initial: RANGE, max: RANGE },
+      store: indexerStore, derivedScores: { recomputeDirty: timed("derived", derivedScores.recomputeDirty) }, networkScores: createNetworkScores(), rpc: createChainRpc({ url: node.url }),
+      deployment: readFollowedDeployment(chain.file), confirmations: 0, clock: systemClock, logger: pino({ level: "warn" }), range: { initial: RANGE, max: RANGE },
     });
     started = process.hrtime.bigint();
     const result = await indexer.syncToHead();

@@ -20,7 +20,7 @@ export type LoadGauge = { enter(): () => void };
 export type HttpAppOptions = {
   /** The API's routes: validated, and described by the OpenAPI document at /v1/openapi.json. */
   routes: readonly Route[];
-  /** Routes outside the API document (agent pages), declared and served the same way. */
+  /** Routes outside the API document (agent pages), declared the same way; they take no credential, so no rate limit per credential applies. */
   pages?: readonly Route[];
   /** The owner id of an owner token; throws UnauthorizedError when it is not valid. */
   authenticateOwner(token: string): Promise<string>;
@@ -67,7 +67,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
 
   // Only routes that declare a body read one: the others never pay for body parsing.
   const jsonBody = express.json({ limit: BODY_LIMIT, strict: true, type: ["application/json", "application/*+json"] });
-  for (const route of [...options.routes, ...(options.pages ?? [])]) {
+  for (const route of options.routes) {
     const serve = async (req: Request, res: Response) => {
       const credential = bearer(req);
       // The credential's SHA-256, computed once: the limiter's key and the operator check both use it.
@@ -88,6 +88,14 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
     if (route.body) app[route.method](route.path, jsonBody, serve);
     else app[route.method](route.path, serve);
   }
+  // The pages take no credential and read no body; their own router answers OPTIONS with what they allow.
+  const pages = express.Router();
+  for (const route of options.pages ?? []) {
+    pages[route.method](route.path, async (req: Request, res: Response) => {
+      send(res, route, await route.respond({ params: req.params, query: req.query, headers: req.headers, body: undefined, ownerId: "", credential: "" }));
+    });
+  }
+  app.use(pages);
 
   app.use((_req, res) => sendError(res, 404, "not_found", "no such route"));
   app.use(errorHandler(log));
@@ -97,9 +105,9 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
 /** Writes a handler's reply: JSON (built here or already serialised) or declared text, after the reply's headers. */
 function send(res: Response, route: Route, reply: Reply): void {
   res.status(reply.status);
-  if ("text" in reply) res.type(route.responses[reply.status]?.contentType ?? "text/plain");
   for (const [name, value] of Object.entries(reply.headers ?? {})) if (value !== undefined) res.set(name, value);
   if ("text" in reply) {
+    if (!res.get("Content-Type")) res.type(route.responses[reply.status]?.contentType ?? "text/plain");
     res.send(reply.text);
     return;
   }

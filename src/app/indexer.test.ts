@@ -6,6 +6,7 @@ import { expect } from "chai";
 import pino from "pino";
 import { systemClock } from "../service/clock";
 import { createDerivedScores } from "../service/derived-scores";
+import { createNetworkScores } from "../service/network-scores";
 import { createChainStore } from "../store/chain-store";
 import { createMigratedTestDb, type TestDb } from "../test-helpers/db";
 import { deployToNode, startHardhatNode, traceRoot, type HardhatNode, type NodeDriver, type Tx } from "../test-helpers/node";
@@ -98,7 +99,7 @@ describe("the indexer process (vrai indexer)", function () {
     const d = await freshDb();
     const store = createChainStore(d.db);
     await createIndexer({
-      store, derivedScores: createDerivedScores({ store }), rpc: createChainRpc({ url: node.url }), deployment: readFollowedDeployment(chain.file), confirmations: 0, clock: systemClock, logger: pino({ level: "silent" }),
+      store, derivedScores: createDerivedScores({ store }), networkScores: createNetworkScores(), rpc: createChainRpc({ url: node.url }), deployment: readFollowedDeployment(chain.file), confirmations: 0, clock: systemClock, logger: pino({ level: "silent" }),
     }).syncToHead();
     return dumpIndexedState(d.db);
   }

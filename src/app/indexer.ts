@@ -15,6 +15,7 @@ import { createChainRpc } from "../indexer/rpc";
 import { createVraiService } from "../service";
 import { systemClock } from "../service/clock";
 import { createDerivedScores } from "../service/derived-scores";
+import { createNetworkScores } from "../service/network-scores";
 import { createProofChecks, type ProofChecks } from "../service/proof-checks";
 import { createProofVerifier } from "../service/proofs/verifiers";
 import { createChainStore } from "../store/chain-store";
@@ -58,7 +59,7 @@ export async function startIndexerAlongside(options: IndexerOptions): Promise<In
   const store = createChainStore(options.db);
   const controller = new AbortController();
   const indexer = createIndexer({
-    store, derivedScores: createDerivedScores({ store }), rpc, deployment, confirmations: options.confirmations, clock: systemClock, logger,
+    store, derivedScores: createDerivedScores({ store }), networkScores: createNetworkScores(), rpc, deployment, confirmations: options.confirmations, clock: systemClock, logger,
     pollIntervalMs: options.pollIntervalMs ?? 1000,
     ...(options.maxRange === undefined ? {} : { range: { initial: Math.min(1_000, options.maxRange), max: options.maxRange } }),
     onIdentityTransfer: (id, registry, agentId) => options.proofs.recheckErc8004(id, registry, agentId),

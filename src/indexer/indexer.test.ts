@@ -10,10 +10,11 @@ import { getAddress, keccak256, toHex, type Address, type Hex } from "viem";
 import { deriveScores, executorId } from "../method";
 import { systemClock } from "../service/clock";
 import { createDerivedScores } from "../service/derived-scores";
+import { createNetworkScores } from "../service/network-scores";
 import { createChainStore } from "../store/chain-store";
 import { createMigratedTestDb, type TestDb } from "../test-helpers/db";
 import { deployToNode, startHardhatNode, traceRoot, type HardhatNode, type NodeDriver, type Tx } from "../test-helpers/node";
-import { readDeployment } from "./deployment";
+import { readFollowedDeployment } from "../chain/deployment";
 import { createIndexer, type RangePolicy } from "./indexer";
 import { createChainRpc } from "./rpc";
 import { startApiServer } from "../app/server";
@@ -54,7 +55,7 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     const store = createChainStore(d.db);
     const derivedScores = createDerivedScores({ store });
     const rpcClient = createChainRpc({ url: options.url ?? node.url, retry: { tries: 3, baseMs: 10, maxMs: 50 } });
-    return { store, derivedScores, indexer: createIndexer({ store, derivedScores, rpc: rpcClient, deployment: readDeployment(chain.file), confirmations: 0, clock: systemClock, logger: silent, range: options.range, onIdentityTransfer: options.onIdentityTransfer }) };
+    return { store, derivedScores, indexer: createIndexer({ store, derivedScores, networkScores: createNetworkScores(), rpc: rpcClient, deployment: readFollowedDeployment(chain.file), confirmations: 0, clock: systemClock, logger: silent, range: options.range, onIdentityTransfer: options.onIdentityTransfer }) };
   }
 
   async function freshIndex(range?: RangePolicy) {
@@ -101,7 +102,7 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     let logged = "";
     const logger = pino({ level: "info" }, new Writable({ write: (chunk, _e, done) => ((logged += chunk.toString()), done()) }));
     const indexer = createIndexer({
-      store, derivedScores, rpc: createChainRpc({ url: node.url }), deployment: readDeployment(chain.file), confirmations: 0, clock: systemClock, logger,
+      store, derivedScores, networkScores: createNetworkScores(), rpc: createChainRpc({ url: node.url }), deployment: readFollowedDeployment(chain.file), confirmations: 0, clock: systemClock, logger,
       range: { initial: 16, max: 64 }, progressEveryMs: 0,
     });
     const result = await indexer.syncToHead();
@@ -215,7 +216,7 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     const store = createChainStore(d.db);
     const derivedScores = createDerivedScores({ store });
     const indexer = createIndexer({
-      store, derivedScores, rpc: createChainRpc({ url: node.url }), deployment: readDeployment(chain.file), confirmations: 2, clock: systemClock, logger: silent,
+      store, derivedScores, networkScores: createNetworkScores(), rpc: createChainRpc({ url: node.url }), deployment: readFollowedDeployment(chain.file), confirmations: 2, clock: systemClock, logger: silent,
     });
     await indexer.syncToHead();
     expect((await store.getCheckpoint(chain.deployment.chainId))?.blockNumber).to.equal((await chain.blockNumber()) - 2);

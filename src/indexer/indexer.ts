@@ -16,11 +16,11 @@ import { BaseError } from "../errors";
 import { executorId } from "../method";
 import type { Clock } from "../service/clock";
 import type { DerivedScores } from "../service/derived-scores";
-import { createNetworkScores, type NetworkScores } from "../service/network-scores";
+import type { NetworkScores } from "../service/network-scores";
 import type { ChainEvent, ChainStore, Checkpoint, IndexedRange } from "../store/chain-store";
 import { ChainMovedError, IndexerConfigError, RpcRangeError } from "./errors";
 import { decodeChainEvent, FOLLOWED_TOPICS } from "./events";
-import type { FollowedDeployment } from "./deployment";
+import type { FollowedDeployment } from "../chain/deployment";
 import type { BlockHeader, ChainRpc } from "./rpc";
 
 /** Block range sizes for `eth_getLogs`: start, smallest and largest. Halved on a range error, doubled after a full range. */
@@ -31,8 +31,8 @@ export type IndexerDeps = {
   store: ChainStore;
   /** Recomputes the SDK Derived Scores of the executors the written ranges marked dirty (the service's `createDerivedScores`). */
   derivedScores: Pick<DerivedScores, "recomputeDirty">;
-  /** Replays the Part N Network Score mirror inside the transaction of each range and rollback; default `createNetworkScores()`. */
-  networkScores?: NetworkScores;
+  /** Replays the Part N Network Score mirror inside the transaction of each range and rollback (the service's `createNetworkScores`). */
+  networkScores: NetworkScores;
   rpc: ChainRpc;
   deployment: FollowedDeployment;
   /** Blocks behind the head considered final enough to index (0 on a local chain). */
@@ -71,7 +71,7 @@ const PROGRESS_EVERY_MS = 5_000;
 /** Creates the indexer of one chain. @example await createIndexer({ store, derivedScores, rpc, deployment, confirmations: 0, clock, logger }).syncToHead() */
 export function createIndexer(deps: IndexerDeps): Indexer {
   const { store, rpc, deployment, logger, clock } = deps;
-  const networkScores = deps.networkScores ?? createNetworkScores();
+  const { networkScores } = deps;
   const { chainId, contracts } = deployment;
   const policy = deps.range ?? DEFAULT_RANGE;
   const addresses = [contracts.registry, contracts.anchorRegistry, contracts.identityRegistry];

@@ -4,6 +4,7 @@ import { createSqlStore } from "../store/sql-store";
 import { createMigratedTestDb, createTestPgliteDb, type TestDb } from "../test-helpers/db";
 import { createChainScores, type ChainScores } from "./chain-scores";
 import { createDerivedScores } from "./derived-scores";
+import { createNetworkScores } from "./network-scores";
 import type { AgentRow } from "./ports";
 
 const AT = 1_750_000_000;
@@ -82,7 +83,7 @@ describe("chain scores: the use-cases of the SDK Derived and Platform Network Sc
     const header = { number: 1, hash: "0xb1", parentHash: "0x0", timestamp: AT - 60 };
     const settlement: ChainEvent = { type: "settlement", blockNumber: 1, logIndex: 0, txHash: "0xt", orderId: "0xo", executorId: 7n, requesterId: 8n, verdict: "FULFILLED" };
     const executorOf = (agentId: bigint) => `did:erc8004:1:0xidentity:${agentId}`;
-    await store.writeRange({ chainId: 1, registry: "0xregistry", executorOf, events: [settlement], from: 1, headers: [header], to: header }, AT);
+    await store.transaction(async (tx) => createNetworkScores().mirror(tx, 1, await tx.writeRange({ chainId: 1, registry: "0xregistry", executorOf, events: [settlement], from: 1, headers: [header], to: header }, AT)));
     await store.recordComparison(1, 1, [{ executor: LINKED, mirrored: 30, onchain: 25 }], AT);
     expect(await scores.executorNetworkScore(LINKED)).to.deep.equal({
       scoreType: "platform-network", executor: LINKED, tenths: 30, score: 3, settlements: 1, lastSettledAt: AT - 60,
