@@ -16,6 +16,7 @@ import { createMigratedTestDb, type TestDb } from "../test-helpers/db";
 import { deployToNode, startHardhatNode, traceRoot, type HardhatNode, type NodeDriver, type Tx } from "../test-helpers/node";
 import { readFollowedDeployment } from "../chain/deployment";
 import { createIndexer, type RangePolicy } from "./indexer";
+import { RpcTransportError } from "./errors";
 import { createChainRpc } from "./rpc";
 import { startApiServer } from "../app/server";
 import { createPublicClient, http as viemHttp, type PublicClient } from "viem";
@@ -57,6 +58,29 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     const rpcClient = createChainRpc({ url: options.url ?? node.url, retry: { tries: 3, baseMs: 10, maxMs: 50 } });
     return { store, derivedScores, indexer: createIndexer({ store, derivedScores, networkScores: createNetworkScores(), rpc: rpcClient, deployment: readFollowedDeployment(chain.file), confirmations: 0, clock: systemClock, logger: silent, range: options.range, onIdentityTransfer: options.onIdentityTransfer }) };
   }
+
+  it("keeps following the chain through retryable failures, waiting longer after each, and stops when asked", async () => {
+    const d = await freshDb();
+    const store = createChainStore(d.db);
+    const rpc = createChainRpc({ url: node.url });
+    let failing = 2;
+    const flaky = { ...rpc, blockNumber: () => (failing-- > 0 ? Promise.reject(new RpcTransportError("node away")) : rpc.blockNumber()) };
+    let lines = "";
+    const logger = pino({ level: "warn" }, new Writable({ write: (chunk, _enc, done) => ((lines += chunk.toString()), done()) }));
+    const indexer = createIndexer({
+      store, derivedScores: createDerivedScores({ store }), networkScores: createNetworkScores(), rpc: flaky, deployment: readFollowedDeployment(chain.file),
+      confirmations: 0, clock: systemClock, logger, pollIntervalMs: 10,
+    });
+    const controller = new AbortController();
+    const running = indexer.run(controller.signal);
+    const head = await chain.blockNumber();
+    for (const until = Date.now() + 30_000; (await store.getCheckpoint(chain.deployment.chainId))?.blockNumber !== head && Date.now() < until;) await new Promise((r) => setTimeout(r, 20));
+    controller.abort();
+    await running;
+    expect((await store.getCheckpoint(chain.deployment.chainId))?.blockNumber).to.equal(head);
+    const retries = lines.trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.msg === "indexer pass failed, retrying");
+    expect(retries.map((e) => [e.failures, e.waitMs, e.code])).to.deep.equal([[1, 500, "rpc_unavailable"], [2, 1000, "rpc_unavailable"]]);
+  });
 
   async function freshIndex(range?: RangePolicy) {
     const d = await freshDb();

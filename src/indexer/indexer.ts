@@ -10,17 +10,18 @@
  * the block before it, whose hash must be the stored checkpoint's: otherwise the chain reorganised, and the
  * indexer walks its stored block hashes back to the newest one the chain still has.
  */
-import type { Address } from "viem";
 import type { Logger } from "pino";
+import type { Address } from "viem";
+import type { FollowedDeployment } from "../chain/deployment";
 import { BaseError } from "../errors";
 import { executorId } from "../method";
+import { realSleep, retry } from "../retry";
 import type { Clock } from "../service/clock";
 import type { DerivedScores } from "../service/derived-scores";
 import type { NetworkScores } from "../service/network-scores";
 import type { ChainEvent, ChainStore, Checkpoint, IndexedRange } from "../store/chain-store";
 import { ChainMovedError, IndexerConfigError, RpcRangeError } from "./errors";
 import { decodeChainEvent, FOLLOWED_TOPICS } from "./events";
-import type { FollowedDeployment } from "../chain/deployment";
 import type { BlockHeader, ChainRpc } from "./rpc";
 
 /** Block range sizes for `eth_getLogs`: start, smallest and largest. Halved on a range error, doubled after a full range. */
@@ -256,34 +257,22 @@ export function createIndexer(deps: IndexerDeps): Indexer {
   }
 
   async function run(signal: AbortSignal): Promise<void> {
-    let failures = 0;
     while (!signal.aborted) {
-      try {
-        const result = await syncToHead(signal);
-        failures = 0;
-        if (result.type === "synced" && result.ranges === 0) await abortableSleep(deps.pollIntervalMs ?? 1_000, signal);
-      } catch (error) {
-        if (!(error instanceof BaseError) || !error.retryable) throw error;
-        failures++;
-        const waitMs = Math.min(deps.maxBackoffMs ?? 30_000, 250 * 2 ** Math.min(failures, 10));
-        logger.warn({ err: error.message, code: error.code, failures, waitMs }, "indexer pass failed, retrying");
-        await abortableSleep(waitMs, signal);
-      }
+      const result = await retry(() => syncToHead(signal), {
+        attempts: Infinity, baseDelayMs: 500, maxDelayMs: deps.maxBackoffMs ?? 30_000, signal,
+        retryable: (error) => error instanceof BaseError && error.retryable,
+        onRetry: ({ error, attempt, delayMs }) => {
+          const { message, code } = error instanceof BaseError ? error : { message: String(error), code: undefined };
+          logger.warn({ err: message, code, failures: attempt, waitMs: delayMs }, "indexer pass failed, retrying");
+        },
+      }).catch((error: unknown) => {
+        // Stopped while waiting to retry: not a failure.
+        if (signal.aborted) return null;
+        throw error;
+      });
+      if (result?.type === "synced" && result.ranges === 0) await realSleep(deps.pollIntervalMs ?? 1_000, signal).catch(() => undefined);
     }
   }
 
   return { syncToHead, run };
-}
-
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done);
-  });
 }
