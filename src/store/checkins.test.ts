@@ -177,48 +177,18 @@ for (const setup of SETUPS) {
 }
 
 describe("a check-in whose write keeps being refused", () => {
-  // The refusing write answers with a promise (as PostgreSQL does) or at once (as the memory store does).
-  for (const [how, refuse] of [["with a promise", async () => false], ["at once", () => false]] as const) {
-    it(`gives up with 409 checkin_contended after a bounded number of attempts, having written nothing (write answering ${how})`, async () => {
-      const memory = createMemoryStore();
-      let attempts = 0;
-      const store: Store = { ...memory, commitCheckin: () => (attempts++, refuse()) };
-      const service = createVraiService({ store, clock: createManualClock(T0), busy: () => false });
-      const { ownerId } = await service.accounts.createOwner();
-      const { agentId } = await service.accounts.claimNewAgent(ownerId);
-      const error = await (async () => service.checkins.checkIn(agentId, "k", agentKnown))().then(() => null, (e: unknown) => e);
-      expect(error).to.include({ code: "checkin_contended", status: 409 });
-      expect(attempts).to.equal(16);
-      expect((await memory.checkinState(agentId, "k")).duplicate).to.equal(null);
-      expect((await memory.read.getAgent(agentId))!.last).to.equal(null);
-    });
-  }
-});
-
-describe("a check-in on a store that answers at once", () => {
-  it("is decided and written synchronously, with the outcome an asynchronous store gives", async () => {
+  it("gives up with 409 checkin_contended after a bounded number of attempts, having written nothing", async () => {
     const memory = createMemoryStore();
-    const clock = createManualClock(T0);
-    const service = createVraiService({ store: memory, clock, busy: () => false });
-    // The same store behind promises: what the service does with PostgreSQL.
-    const wrapped = createMemoryStore();
-    const viaPromises: Store = { ...wrapped, checkinState: async (a, k) => wrapped.checkinState(a, k), commitCheckin: async (e, c, d) => wrapped.commitCheckin(e, c, d) };
-    const asyncService = createVraiService({ store: viaPromises, clock, busy: () => false });
-    const agents = [];
-    for (const s of [service, asyncService]) {
-      const { ownerId } = await s.accounts.createOwner({ ownerId: "own_sync" });
-      agents.push((await s.accounts.claimNewAgent(ownerId, { agentId: "agt_sync" })).agentId);
-    }
-    for (const [dt, key] of [[60, "a"], [600, "b"], [3000, "c"], [10, "c"], [4000, "d"]] as const) {
-      clock.set(clock.now() + dt);
-      const now = service.checkins.checkIn(agents[0], key, agentKnown);
-      expect(now, key).not.to.be.instanceOf(Promise);
-      const later = asyncService.checkins.checkIn(agents[1], key, agentKnown);
-      expect(later, key).to.be.instanceOf(Promise);
-      expect(now, key).to.deep.equal(await later);
-    }
-    expect(() => service.checkins.checkIn("agt_nobody", "k", agentKnown)).to.throw("no such agent");
-    expect(await memory.read.listDays(agents[0], 1, "9999-12-31")).to.deep.equal(await wrapped.read.listDays(agents[1], 1, "9999-12-31"));
+    let attempts = 0;
+    const store: Store = { ...memory, commitCheckin: async () => (attempts++, false) };
+    const service = createVraiService({ store, clock: createManualClock(T0), busy: () => false });
+    const { ownerId } = await service.accounts.createOwner();
+    const { agentId } = await service.accounts.claimNewAgent(ownerId);
+    const error = await service.checkins.checkIn(agentId, "k", agentKnown).then(() => null, (e: unknown) => e);
+    expect(error).to.include({ code: "checkin_contended", status: 409 });
+    expect(attempts).to.equal(16);
+    expect((await memory.checkinState(agentId, "k")).duplicate).to.equal(null);
+    expect((await memory.read.getAgent(agentId))!.last).to.equal(null);
   });
 });
 
