@@ -7,6 +7,7 @@ import {ERC721URIStorage} from "@openzeppelin/contracts/token/ERC721/extensions/
 import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
 import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
 import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/SignatureChecker.sol";
+import {ERC721Utils} from "@openzeppelin/contracts/token/ERC721/utils/ERC721Utils.sol";
 import {IIdentityRegistry} from "./interfaces/IIdentityRegistry.sol";
 
 /**
@@ -14,6 +15,11 @@ import {IIdentityRegistry} from "./interfaces/IIdentityRegistry.sol";
  * @notice Vrai's own ERC-8004 Identity Registry, for local chains and tests. A plain (not upgradeable)
  * contract with the function and event signatures of the canonical registry; on public networks the
  * canonical deployment is used instead, so nothing else may depend on details of this implementation.
+ *
+ * It behaves as the reference `IdentityRegistryUpgradeable` (test/fixtures/erc8004/) wherever an ERC-8004 user
+ * could tell: the same functions (less the proxy's upgrade and ownership administration), the same events in the
+ * same order, `getAgentWallet` of an unknown agent answering the zero address. Its reverts are custom errors where
+ * the reference reverts with strings.
  */
 contract AgentIdentity is ERC721URIStorage, EIP712, IIdentityRegistry {
     /// @notice The metadata key `agentWallet` is reserved: set it with {setAgentWallet}.
@@ -25,14 +31,14 @@ contract AgentIdentity is ERC721URIStorage, EIP712, IIdentityRegistry {
     /// @notice The signature deadline has passed.
     error AgentIdentityExpiredDeadline(uint256 deadline);
 
-    /// @notice The signature deadline is further ahead than {MAX_DEADLINE_DELAY} allows.
+    /// @notice The signature deadline is more than 5 minutes ahead.
     error AgentIdentityDeadlineTooFar(uint256 deadline, uint256 maxDeadline);
 
     /// @notice The signature is not `newWallet`'s (neither ECDSA nor ERC-1271).
     error AgentIdentityInvalidWalletSignature(address newWallet);
 
-    /// @notice Longest time between a wallet signature's acceptance and its deadline (as the canonical registry).
-    uint256 public constant MAX_DEADLINE_DELAY = 5 minutes;
+    /// @dev Longest time between a wallet signature's acceptance and its deadline (as the canonical registry).
+    uint256 private constant _MAX_DEADLINE_DELAY = 5 minutes;
 
     bytes32 private constant _AGENT_WALLET_SET_TYPEHASH =
         keccak256("AgentWalletSet(uint256 agentId,address newWallet,address owner,uint256 deadline)");
@@ -47,17 +53,17 @@ contract AgentIdentity is ERC721URIStorage, EIP712, IIdentityRegistry {
 
     /// @inheritdoc IIdentityRegistry
     function register() external returns (uint256 agentId) {
-        agentId = _register("", new MetadataEntry[](0));
+        agentId = _register(false, "", new MetadataEntry[](0));
     }
 
     /// @inheritdoc IIdentityRegistry
     function register(string calldata agentURI) external returns (uint256 agentId) {
-        agentId = _register(agentURI, new MetadataEntry[](0));
+        agentId = _register(true, agentURI, new MetadataEntry[](0));
     }
 
     /// @inheritdoc IIdentityRegistry
     function register(string calldata agentURI, MetadataEntry[] calldata metadata) external returns (uint256 agentId) {
-        agentId = _register(agentURI, metadata);
+        agentId = _register(true, agentURI, metadata);
     }
 
     /// @inheritdoc IIdentityRegistry
@@ -81,10 +87,13 @@ contract AgentIdentity is ERC721URIStorage, EIP712, IIdentityRegistry {
 
     /// @inheritdoc IIdentityRegistry
     function getAgentWallet(uint256 agentId) external view returns (address) {
-        address wallet = _agentWallets[agentId];
-        // A wallet is cleared whenever its token moves or burns, so a set wallet proves the token exists.
-        if (wallet == address(0)) _requireOwned(agentId);
-        return wallet;
+        // As the reference registry: an agent that does not exist has no wallet (no revert).
+        return _agentWallets[agentId];
+    }
+
+    /// @inheritdoc IIdentityRegistry
+    function isAuthorizedOrOwner(address spender, uint256 agentId) external view returns (bool) {
+        return _isAuthorized(_requireOwned(agentId), spender, agentId);
     }
 
     /**
@@ -103,8 +112,8 @@ contract AgentIdentity is ERC721URIStorage, EIP712, IIdentityRegistry {
         if (newWallet == address(0)) revert AgentIdentityInvalidAgentWallet(newWallet);
         uint256 currentTime = _now();
         if (deadline < currentTime) revert AgentIdentityExpiredDeadline(deadline);
-        if (deadline > currentTime + MAX_DEADLINE_DELAY) {
-            revert AgentIdentityDeadlineTooFar(deadline, currentTime + MAX_DEADLINE_DELAY);
+        if (deadline > currentTime + _MAX_DEADLINE_DELAY) {
+            revert AgentIdentityDeadlineTooFar(deadline, currentTime + _MAX_DEADLINE_DELAY);
         }
 
         bytes32 digest = _hashTypedDataV4(
@@ -134,10 +143,13 @@ contract AgentIdentity is ERC721URIStorage, EIP712, IIdentityRegistry {
         return "vrai-1.0.0";
     }
 
-    /// @dev Clears the agent wallet on every transfer (not on mint), so control does not outlive ownership.
-    function _update(address to, uint256 tokenId, address auth) internal virtual override returns (address from) {
-        from = super._update(to, tokenId, auth);
-        if (from != address(0) && _agentWallets[tokenId] != address(0)) _setAgentWallet(tokenId, address(0));
+    /**
+     * @dev Clears the agent wallet on every transfer (not on mint), so control does not outlive ownership. As the
+     * reference registry, the cleared wallet's {MetadataSet} comes before ERC-721 `Transfer`, even when no wallet was set.
+     */
+    function _update(address to, uint256 tokenId, address auth) internal virtual override returns (address) {
+        if (_ownerOf(tokenId) != address(0)) _setAgentWallet(tokenId, address(0));
+        return super._update(to, tokenId, auth);
     }
 
     /// @dev The block timestamp; a test subclass may override it.
@@ -145,19 +157,24 @@ contract AgentIdentity is ERC721URIStorage, EIP712, IIdentityRegistry {
         return block.timestamp;
     }
 
-    function _register(string memory agentURI, MetadataEntry[] memory metadata) private returns (uint256 agentId) {
+    /**
+     * @dev Events in the reference registry's order: `Transfer`, `MetadataUpdate` (when a URI is given, even empty),
+     * {Registered}, {MetadataSet} of the agent wallet, then one {MetadataSet} per entry.
+     */
+    function _register(bool withURI, string memory agentURI, MetadataEntry[] memory metadata) private returns (uint256 agentId) {
         // Sequential ids from 0; 2^256 registrations cannot happen.
         unchecked {
             agentId = _nextAgentId++;
         }
-        if (bytes(agentURI).length != 0) _setTokenURI(agentId, agentURI);
+        _mint(msg.sender, agentId);
+        if (withURI) _setTokenURI(agentId, agentURI);
+        emit Registered(agentId, agentURI, msg.sender);
         _setAgentWallet(agentId, msg.sender);
         for (uint256 i = 0; i < metadata.length; ++i) {
             _setMetadata(agentId, metadata[i].metadataKey, metadata[i].metadataValue);
         }
-        emit Registered(agentId, agentURI, msg.sender);
-        // Last: the receiver hook of a contract caller runs once the agent is fully registered.
-        _safeMint(msg.sender, agentId);
+        // Last, as `_safeMint`'s check: the receiver hook of a contract caller runs once the agent is fully registered.
+        ERC721Utils.checkOnERC721Received(msg.sender, address(0), msg.sender, agentId, "");
     }
 
     function _setMetadata(uint256 agentId, string memory metadataKey, bytes memory metadataValue) private {

@@ -3,8 +3,9 @@
  *
  *   npx hardhat compile && npx hardhat run scripts/export-abis.ts
  *
- * The identity registry ABI is the canonical ERC-8004 ABI (`../shared/vectors/erc8004/IdentityRegistry.abi.json`)
- * restricted to the entries `AgentIdentity` also has, so code using it works with the canonical registry on
+ * The identity registry ABI is the compiled ABI of the reference ERC-8004 registry (`IdentityRegistryUpgradeable`,
+ * test/fixtures/erc8004/, which has `isAuthorizedOrOwner` where the repository's published JSON lacks it)
+ * restricted to the entries `AgentIdentity` also has, so code using it works with the reference registry on
  * public networks and with `AgentIdentity` on local chains, and depends on no detail of either.
  * `test/abi-exports.test.ts` fails when the committed modules differ from what this script writes.
  */
@@ -18,15 +19,15 @@ type AbiEntry = { type: string; name?: string; inputs?: readonly AbiParameter[] 
 /** Directory of the generated modules. */
 export const ABI_DIR = path.join(__dirname, "..", "src", "chain", "abi");
 
-/** The canonical ERC-8004 identity registry ABI shared by the project. */
-export const ERC8004_IDENTITY_ABI_FILE = path.join(__dirname, "..", "..", "shared", "vectors", "erc8004", "IdentityRegistry.abi.json");
+/** The compiled reference ERC-8004 identity registry (its `abi` field), which the project keeps as test data. */
+export const ERC8004_IDENTITY_ARTIFACT_FILE = path.join(__dirname, "..", "test", "fixtures", "erc8004", "IdentityRegistryUpgradeable.json");
 
 /**
  * Renders every generated module from the compiled artifacts.
  * @returns File name (in {@link ABI_DIR}) to file content.
  */
 export async function renderAbiModules(artifacts: Artifacts): Promise<Record<string, string>> {
-  const canonicalIdentity = JSON.parse(fs.readFileSync(ERC8004_IDENTITY_ABI_FILE, "utf8")) as AbiEntry[];
+  const canonicalIdentity = (JSON.parse(fs.readFileSync(ERC8004_IDENTITY_ARTIFACT_FILE, "utf8")) as { abi: AbiEntry[] }).abi;
   const ours = new Set((await artifacts.readArtifact("AgentIdentity")).abi.map((entry: AbiEntry) => signature(entry)));
   return {
     "anchorRegistry.ts": render(
@@ -37,7 +38,7 @@ export async function renderAbiModules(artifacts: Artifacts): Promise<Record<str
     "registry.ts": render("registryAbi", "ABI of `Registry` (contracts/Registry.sol).", (await artifacts.readArtifact("Registry")).abi),
     "identityRegistry.ts": render(
       "identityRegistryAbi",
-      "ABI of an ERC-8004 identity registry: the canonical ABI restricted to what `AgentIdentity` also implements.",
+      "ABI of an ERC-8004 identity registry: the reference registry's compiled ABI restricted to what `AgentIdentity` also implements.",
       canonicalIdentity.filter((entry) => entry.type !== "constructor" && ours.has(signature(entry))),
     ),
   };

@@ -1,7 +1,9 @@
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import { loadFixture, time } from "@nomicfoundation/hardhat-toolbox/network-helpers";
+import type { AgentIdentity } from "../typechain-types";
 import { signAgentWallet } from "./helpers/agentWallet";
+import { deployReferenceIdentity } from "./helpers/erc8004Reference";
 
 const SCORE_TYPE = ethers.encodeBytes32String("platform-network");
 const Risk = { LOW: 0, MEDIUM: 1, HIGH: 2, CRITICAL: 3 } as const;
@@ -21,9 +23,9 @@ const COMPLETION_PROOF = ethers.id("completion proof");
 let orderCounter = 0;
 const nextOrder = () => ethers.id(`order ${++orderCounter}`);
 
-async function fixture() {
+/** Registry over `identity`, with an executor (wallet set, one approval, one operator) and a requester registered in it. */
+async function deployWith(identity: AgentIdentity) {
   const [admin, platform, owner, wallet, approved, operator, stranger, newOwner, requesterOwner] = await ethers.getSigners();
-  const identity = await ethers.deployContract("AgentIdentity");
   const registry = await ethers.deployContract("Registry", [admin.address, await identity.getAddress()]);
   const platformRole = await registry.PLATFORM_ROLE();
   await registry.grantRole(platformRole, platform.address);
@@ -39,6 +41,21 @@ async function fixture() {
 
   return { identity, registry, platformRole, admin, platform, owner, wallet, approved, operator, stranger, newOwner, requesterOwner, executorId, requesterId };
 }
+
+async function fixture() {
+  return deployWith(await ethers.deployContract("AgentIdentity"));
+}
+
+/** The same over the reference ERC-8004 registry behind its proxy, which public networks run. */
+async function referenceFixture() {
+  return deployWith(await deployReferenceIdentity());
+}
+
+// Registry.submitProof's controller checks read only ERC-721 and getAgentWallet: they must hold on both registries.
+const IDENTITY_REGISTRIES = [
+  ["AgentIdentity", () => loadFixture(fixture)],
+  ["the reference IdentityRegistryUpgradeable", () => loadFixture(referenceFixture)],
+] as const;
 
 type Fixture = Awaited<ReturnType<typeof fixture>>;
 
@@ -91,16 +108,16 @@ describe("Registry", function () {
     });
   });
 
-  describe("submitProof", function () {
+  for (const [label, load] of IDENTITY_REGISTRIES) describe(`submitProof, agents in ${label}`, function () {
     it("emits every field of the proof record for the owner", async function () {
-      const f = await loadFixture(fixture);
+      const f = await load();
       await expect(f.registry.connect(f.owner).submitProof(f.executorId, true, Risk.HIGH, 0, TRACE_ROOT))
         .to.emit(f.registry, "ProofSubmitted")
         .withArgs(f.executorId, f.owner.address, TRACE_ROOT, true, Risk.HIGH, 0);
     });
 
     it("carries each risk level and the violation count", async function () {
-      const f = await loadFixture(fixture);
+      const f = await load();
       for (const risk of Object.values(Risk)) {
         await expect(f.registry.connect(f.owner).submitProof(f.executorId, false, risk, 4_294_967_295n, TRACE_ROOT))
           .to.emit(f.registry, "ProofSubmitted")
@@ -109,7 +126,7 @@ describe("Registry", function () {
     });
 
     it("refuses a risk level outside low/medium/high/critical", async function () {
-      const f = await loadFixture(fixture);
+      const f = await load();
       const data = f.registry.interface
         .encodeFunctionData("submitProof", [f.executorId, true, Risk.LOW, 0, TRACE_ROOT])
         .replace(/0{64}(0{64}[0-9a-f]{64})$/, `${"0".repeat(63)}4$1`);
@@ -117,7 +134,7 @@ describe("Registry", function () {
     });
 
     it("accepts the agent wallet, the approved account and an operator", async function () {
-      const f = await loadFixture(fixture);
+      const f = await load();
       for (const caller of [f.wallet, f.approved, f.operator]) {
         await expect(f.registry.connect(caller).submitProof(f.executorId, true, Risk.LOW, 1, TRACE_ROOT))
           .to.emit(f.registry, "ProofSubmitted")
@@ -126,7 +143,7 @@ describe("Registry", function () {
     });
 
     it("refuses anyone else, naming the caller and the agent", async function () {
-      const f = await loadFixture(fixture);
+      const f = await load();
       for (const caller of [f.stranger, f.requesterOwner, f.platform]) {
         await expect(f.registry.connect(caller).submitProof(f.executorId, true, Risk.LOW, 0, TRACE_ROOT))
           .to.be.revertedWithCustomError(f.registry, "RegistryNotAgentController")
@@ -135,14 +152,14 @@ describe("Registry", function () {
     });
 
     it("refuses an agent that does not exist in the identity registry", async function () {
-      const f = await loadFixture(fixture);
+      const f = await load();
       await expect(f.registry.connect(f.owner).submitProof(42n, true, Risk.LOW, 0, TRACE_ROOT))
         .to.be.revertedWithCustomError(f.registry, "RegistryNonexistentAgent")
         .withArgs(42n);
     });
 
     it("moves control with the token: the new owner submits, the previous controllers cannot", async function () {
-      const f = await loadFixture(fixture);
+      const f = await load();
       await f.identity.connect(f.owner).transferFrom(f.owner.address, f.newOwner.address, f.executorId);
       await expect(f.registry.connect(f.newOwner).submitProof(f.executorId, true, Risk.MEDIUM, 0, TRACE_ROOT))
         .to.emit(f.registry, "ProofSubmitted")
@@ -156,7 +173,7 @@ describe("Registry", function () {
     });
 
     it("gives control to the new owner's operator after a transfer", async function () {
-      const f = await loadFixture(fixture);
+      const f = await load();
       await f.identity.connect(f.owner).transferFrom(f.owner.address, f.newOwner.address, f.executorId);
       await f.identity.connect(f.newOwner).setApprovalForAll(f.stranger.address, true);
       await expect(f.registry.connect(f.stranger).submitProof(f.executorId, true, Risk.LOW, 0, TRACE_ROOT))
@@ -165,7 +182,7 @@ describe("Registry", function () {
     });
 
     it("stops the agent wallet once it is unset", async function () {
-      const f = await loadFixture(fixture);
+      const f = await load();
       await f.identity.connect(f.owner).unsetAgentWallet(f.executorId);
       await expect(f.registry.connect(f.wallet).submitProof(f.executorId, true, Risk.LOW, 0, TRACE_ROOT))
         .to.be.revertedWithCustomError(f.registry, "RegistryNotAgentController")

@@ -4,8 +4,8 @@ pragma solidity 0.8.28;
 /**
  * @title IIdentityRegistry
  * @notice The ERC-8004 Identity Registry functions and events beyond ERC-721, with the signatures of the
- * canonical deployment (`../shared/vectors/erc8004/IdentityRegistry.abi.json`). Agents are ERC-721 tokens
- * whose id is the `agentId`.
+ * reference implementation's compiled ABI (`IdentityRegistryUpgradeable`, test/fixtures/erc8004/). Agents are
+ * ERC-721 tokens whose id is the `agentId`.
  */
 interface IIdentityRegistry {
     /// @notice One on-chain metadata entry given at registration.
@@ -42,13 +42,15 @@ interface IIdentityRegistry {
 
     /**
      * @notice Registers a new agent without URI, minted to the caller; its agent wallet starts as the caller.
-     * @dev Emits {MetadataSet} for `agentWallet`, {Registered} and ERC-721 `Transfer`.
+     * @dev Emits, in this order, ERC-721 `Transfer`, {Registered} and {MetadataSet} for `agentWallet`.
      * @return agentId The next sequential id (the first is 0).
      */
     function register() external returns (uint256 agentId);
 
     /**
      * @notice Registers a new agent with `agentURI`, minted to the caller; its agent wallet starts as the caller.
+     * @dev Emits, in this order, ERC-721 `Transfer`, ERC-4906 `MetadataUpdate`, {Registered} and {MetadataSet}
+     * for `agentWallet`.
      * @param agentURI The registration file URI.
      * @return agentId The next sequential id (the first is 0).
      */
@@ -56,7 +58,7 @@ interface IIdentityRegistry {
 
     /**
      * @notice Registers a new agent with `agentURI` and metadata entries, minted to the caller.
-     * @dev Emits one {MetadataSet} per entry.
+     * @dev Emits as {register}(agentURI), then one {MetadataSet} per entry.
      *
      * Requirements:
      * - no entry uses the reserved key `agentWallet`.
@@ -103,11 +105,22 @@ interface IIdentityRegistry {
 
     /**
      * @notice The agent wallet: set to the owner at registration, cleared on every transfer.
-     * @dev Reverts if the agent does not exist.
      * @param agentId The agent.
-     * @return The agent wallet, or `address(0)` if none is set.
+     * @return The agent wallet, or `address(0)` if none is set or the agent does not exist.
      */
     function getAgentWallet(uint256 agentId) external view returns (address);
+
+    /**
+     * @notice Whether `spender` controls agent `agentId`: its owner, approved for it, or an operator of the owner.
+     *
+     * Requirements:
+     * - the agent exists.
+     *
+     * @param spender The account.
+     * @param agentId The agent.
+     * @return True if `spender` may manage the agent.
+     */
+    function isAuthorizedOrOwner(address spender, uint256 agentId) external view returns (bool);
 
     /**
      * @notice Sets the agent wallet to `newWallet`, which proves control by signing the EIP-712 message
