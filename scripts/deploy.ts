@@ -6,6 +6,9 @@
  * Configuration (environment):
  * - `DEPLOY_IDENTITY_REGISTRY`: address of an existing ERC-8004 identity registry (the canonical one on public
  *   networks) to reuse instead of deploying `AgentIdentity`.
+ * - `DEPLOY_IDENTITY_REGISTRY_BLOCK`: the block that registry was deployed in, recorded so the indexer reads its
+ *   transfers from there. Unset: found on the chain (the first block with its code), which needs a node that
+ *   answers `eth_getCode` at past blocks.
  * - `DEPLOY_ANCHORERS`, `DEPLOY_VERIFIERS`, `DEPLOY_PLATFORM`: comma-separated addresses granted the anchorer,
  *   verifier and platform roles. Unset on a local network (hardhat, localhost): the deployer gets every role.
  * - `DEPLOY_OVERWRITE=1`: replace an existing deployment file (refused otherwise).
@@ -19,7 +22,10 @@ import { BaseError } from "../src/errors";
 /** Networks where the deployer gets every role unless told otherwise. */
 const LOCAL_NETWORKS = new Set(["hardhat", "localhost"]);
 
-/** Where one contract lives. `reused` contracts were not deployed by this run: block and hash are null. */
+/**
+ * Where one contract lives. `reused` contracts were not deployed by this run: their hash is null and their block the
+ * one they were deployed in (src/chain/deployment.ts's reader accepts null there, from files written before).
+ */
 export type DeployedContract = {
   address: string;
   blockNumber: number | null;
@@ -49,6 +55,8 @@ export type Deployment = {
 export type DeployOptions = {
   /** Existing ERC-8004 identity registry to reuse; `AgentIdentity` is deployed when absent. */
   identityRegistry?: string;
+  /** The block `identityRegistry` was deployed in; found on the chain when absent. */
+  identityRegistryBlock?: number;
   /** Accounts granted each role; when absent, the deployer on a local network, nobody elsewhere. */
   anchorers?: string[];
   verifiers?: string[];
@@ -108,8 +116,9 @@ export async function deployVrai(
     if ((await ethers.provider.getCode(address)) === "0x") {
       throw new DeployConfigError(`no contract at identity registry ${address} on ${network}`);
     }
-    identityRegistry = { address, blockNumber: null, txHash: null, reused: true };
-    log(`IdentityRegistry reused at ${address}`);
+    const blockNumber = await identityRegistryBlock(hre, address, options.identityRegistryBlock);
+    identityRegistry = { address, blockNumber, txHash: null, reused: true };
+    log(`IdentityRegistry reused at ${address} (deployed in block ${blockNumber})`);
   } else {
     identityRegistry = await deployContract(hre, "AgentIdentity", []);
     log(`AgentIdentity deployed at ${identityRegistry.address}`);
@@ -154,8 +163,13 @@ export function deployOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Depl
           .map((item) => item.trim())
           .filter((item) => item !== "");
   const identityRegistry = env.DEPLOY_IDENTITY_REGISTRY?.trim();
+  const block = env.DEPLOY_IDENTITY_REGISTRY_BLOCK?.trim();
+  if (block !== undefined && block !== "" && !/^\d+$/.test(block)) {
+    throw new DeployConfigError(`DEPLOY_IDENTITY_REGISTRY_BLOCK is not a block number: ${JSON.stringify(block)}`);
+  }
   return {
     identityRegistry: identityRegistry === "" ? undefined : identityRegistry,
+    identityRegistryBlock: block === undefined || block === "" ? undefined : Number(block),
     anchorers: list(env.DEPLOY_ANCHORERS),
     verifiers: list(env.DEPLOY_VERIFIERS),
     platform: list(env.DEPLOY_PLATFORM),
@@ -176,6 +190,33 @@ async function deployContract(hre: HardhatRuntimeEnvironment, name: string, args
     reused: false,
     contractName: name,
   };
+}
+
+/**
+ * The block a reused identity registry was deployed in: `given` when set (checked to be on the chain), else the first
+ * block with code at `address`, by bisection over `eth_getCode` at past blocks (its transfers cannot be older).
+ */
+async function identityRegistryBlock(hre: HardhatRuntimeEnvironment, address: string, given: number | undefined): Promise<number> {
+  const { provider } = hre.ethers;
+  const head = await provider.getBlockNumber();
+  if (given !== undefined) {
+    if (given > head) throw new DeployConfigError(`identity registry block ${given} is after the chain's head ${head}`);
+    return given;
+  }
+  let [low, high] = [0, head];
+  while (low < high) {
+    const middle = Math.floor((low + high) / 2);
+    let code: string;
+    try {
+      code = await provider.getCode(address, middle);
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      throw new DeployConfigError(`cannot read the code of ${address} at block ${middle} (${why}): set DEPLOY_IDENTITY_REGISTRY_BLOCK to its deployment block`);
+    }
+    if (code === "0x") low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
 type RoleAdmin = { grantRole(role: string, account: string): Promise<{ wait(): Promise<unknown> }> };

@@ -4,6 +4,8 @@ import path from "node:path";
 import { expect } from "chai";
 import hre, { ethers } from "hardhat";
 import { DeployConfigError, DeploymentExistsError, deployOptionsFromEnv, deployVrai, type Deployment } from "../scripts/deploy";
+import { readFollowedDeployment } from "../src/chain/deployment";
+import { deployReferenceIdentity } from "./helpers/erc8004Reference";
 
 /** The error `promise` rejects with; fails the test if it resolves. */
 async function rejection(promise: Promise<unknown>): Promise<Error> {
@@ -13,6 +15,11 @@ async function rejection(promise: Promise<unknown>): Promise<Error> {
     return error as Error;
   }
   expect.fail("expected a rejection");
+}
+
+/** Mines `count` blocks one by one (hardhat_mine's reserved blocks answer no code at past blocks). */
+async function mineBlocks(count: number): Promise<void> {
+  for (let i = 0; i < count; i++) await hre.network.provider.send("evm_mine", []);
 }
 
 describe("scripts/deploy", function () {
@@ -77,6 +84,8 @@ describe("scripts/deploy", function () {
     const [deployer, anchorer, verifier, platform] = await ethers.getSigners();
     const canonical = await ethers.deployContract("AgentIdentity");
     const address = await canonical.getAddress();
+    const deployedIn = (await canonical.deploymentTransaction()!.wait())!.blockNumber;
+    await mineBlocks(5);
     const { deployment } = await deployVrai(hre, {
       outDir,
       identityRegistry: address.toLowerCase(),
@@ -84,7 +93,7 @@ describe("scripts/deploy", function () {
       verifiers: [verifier.address],
       platform: [platform.address],
     });
-    expect(deployment.contracts.IdentityRegistry).to.deep.equal({ address, blockNumber: null, txHash: null, reused: true });
+    expect(deployment.contracts.IdentityRegistry).to.deep.equal({ address, blockNumber: deployedIn, txHash: null, reused: true });
     const anchors = await ethers.getContractAt("AnchorRegistry", deployment.contracts.AnchorRegistry.address);
     const registry = await ethers.getContractAt("Registry", deployment.contracts.Registry.address);
     expect(await registry.identityRegistry()).to.equal(address);
@@ -94,6 +103,28 @@ describe("scripts/deploy", function () {
     expect(await anchors.hasRole(await anchors.VERIFIER_ROLE(), deployer.address)).to.equal(false);
     expect(await registry.hasRole(await registry.PLATFORM_ROLE(), platform.address)).to.equal(true);
     expect(await registry.hasRole(await registry.PLATFORM_ROLE(), deployer.address)).to.equal(false);
+  });
+
+  it("records the block the reference registry's proxy was deployed in, so the indexer reads its transfers from there", async function () {
+    const before = await ethers.provider.getBlockNumber();
+    const reference = await deployReferenceIdentity();
+    await mineBlocks(5);
+    const { deployment, file } = await deployVrai(hre, { outDir, identityRegistry: await reference.getAddress() });
+    // One transaction a block: the placeholder implementation, then the proxy.
+    expect(deployment.contracts.IdentityRegistry.blockNumber).to.equal(before + 2);
+    expect(deployment.contracts.AnchorRegistry.blockNumber).to.be.greaterThan(before + 8);
+    expect(readFollowedDeployment(file).startBlock).to.equal(before + 2);
+  });
+
+  it("records a given deployment block of the reused registry, refusing one after the head", async function () {
+    const canonical = await ethers.deployContract("AgentIdentity");
+    const identityRegistry = await canonical.getAddress();
+    const { deployment } = await deployVrai(hre, { outDir, identityRegistry, identityRegistryBlock: 1 });
+    expect(deployment.contracts.IdentityRegistry.blockNumber).to.equal(1);
+    const head = await ethers.provider.getBlockNumber();
+    const error = await rejection(deployVrai(hre, { outDir, overwrite: true, identityRegistry, identityRegistryBlock: head + 1 }));
+    expect(error).to.be.instanceOf(DeployConfigError);
+    expect(error.message).to.equal(`identity registry block ${head + 1} is after the chain's head ${head}`);
   });
 
   it("refuses an identity registry address without code, and an invalid address", async function () {
@@ -111,6 +142,7 @@ describe("scripts/deploy", function () {
     expect(
       deployOptionsFromEnv({
         DEPLOY_IDENTITY_REGISTRY: " 0x8004A169FB4a3325136EB29fA0ceB6D2e539a432 ",
+        DEPLOY_IDENTITY_REGISTRY_BLOCK: "36000000",
         DEPLOY_ANCHORERS: "0x1, 0x2,",
         DEPLOY_VERIFIERS: "",
         DEPLOY_PLATFORM: "0x3",
@@ -118,6 +150,7 @@ describe("scripts/deploy", function () {
       }),
     ).to.deep.equal({
       identityRegistry: "0x8004A169FB4a3325136EB29fA0ceB6D2e539a432",
+      identityRegistryBlock: 36_000_000,
       anchorers: ["0x1", "0x2"],
       verifiers: undefined,
       platform: ["0x3"],
@@ -125,10 +158,12 @@ describe("scripts/deploy", function () {
     });
     expect(deployOptionsFromEnv({})).to.deep.equal({
       identityRegistry: undefined,
+      identityRegistryBlock: undefined,
       anchorers: undefined,
       verifiers: undefined,
       platform: undefined,
       overwrite: false,
     });
+    expect(() => deployOptionsFromEnv({ DEPLOY_IDENTITY_REGISTRY_BLOCK: "-1" })).to.throw(DeployConfigError, 'DEPLOY_IDENTITY_REGISTRY_BLOCK is not a block number: "-1"');
   });
 });

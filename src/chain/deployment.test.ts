@@ -90,6 +90,12 @@ describe("deployment files", () => {
       });
     });
 
+    it("starts the indexer at a reused identity registry's own deployment block, before the contracts the deployment created", () => {
+      const reused = { ...written, contracts: { ...written.contracts, IdentityRegistry: { address: IDENTITY, blockNumber: 3, txHash: null, reused: true } } };
+      fs.writeFileSync(file, JSON.stringify(reused));
+      expect(readFollowedDeployment(file).startBlock).to.equal(3);
+    });
+
     it("refuses the indexer a deployment without any deployment block", () => {
       fs.writeFileSync(file, JSON.stringify({ network: "x", chainId: 1, contracts: { IdentityRegistry: { address: IDENTITY }, AnchorRegistry: { address: ANCHORS }, Registry: { address: REGISTRY } } }));
       expect(problem(() => readFollowedDeployment(file))).to.equal(`${file}: contracts.Registry.blockNumber is missing: the indexer starts from the deployment block`);

@@ -15,7 +15,10 @@ export const addressSchema = z
 
 const contractSchema = z.object({
   address: addressSchema,
-  /** The block of the deployment transaction; null for a contract this deployment reused (not deployed). */
+  /**
+   * The block the contract was deployed in: by this deployment's transaction, or, for a contract it reused (the
+   * identity registry), before it (scripts/deploy.ts finds it); null when unknown, as files written before recorded it.
+   */
   blockNumber: z.number({ error: "is not a block number" }).int({ error: "is not a block number" }).nonnegative({ error: "is not a block number" }).nullish(),
   txHash: z.string({ error: "is not a transaction hash" }).nullish(),
   reused: z.boolean({ error: "is not a boolean" }).optional(),
@@ -104,7 +107,10 @@ export function readDeployment(file: string): Deployment {
 export type FollowedDeployment = {
   chainId: number;
   contracts: { registry: Address; anchorRegistry: Address; identityRegistry: Address };
-  /** The earliest deployment block of the contracts this deployment created (a reused identity registry has none). */
+  /**
+   * The earliest deployment block of the followed contracts: a reused identity registry's own block when the file
+   * records it, so its transfers are read from its start; else the first of the contracts the deployment created.
+   */
   startBlock: number;
 };
 
