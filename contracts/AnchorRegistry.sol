@@ -7,7 +7,8 @@ import {IAnchorRegistry} from "./interfaces/IAnchorRegistry.sol";
 
 /**
  * @title AnchorRegistry
- * @notice Write-once anchors of digests and batch Merkle roots, recording which role anchored each one.
+ * @notice Write-once anchors of digests and batch Merkle roots, one per role for each digest, so that no
+ * anchor by one role can keep the other from anchoring (METHOD A6).
  * @dev Roles are OpenZeppelin {AccessControl} roles. Besides AccessControl's own storage, the contract keeps
  * a one-slot-per-account mirror of the two anchoring roles (kept in sync by overriding {_grantRole} and
  * {_revokeRole}, which every grant, revoke and renounce goes through), so that an anchoring call reads one
@@ -22,7 +23,8 @@ contract AnchorRegistry is AccessControl, IAnchorRegistry {
     uint8 private constant _ANCHORER_BIT = 1;
     uint8 private constant _VERIFIER_BIT = 2;
 
-    mapping(bytes32 digest => Anchor) private _anchors;
+    /// Indexed by `uint8(AnchorRole)`: the two anchors of a digest sit in consecutive slots.
+    mapping(bytes32 digest => Anchor[2] byRole) private _anchors;
     mapping(address account => uint8 roleBits) private _anchoringRoles;
 
     /// @param admin The account granted `DEFAULT_ADMIN_ROLE`, which grants and revokes the other roles.
@@ -46,24 +48,27 @@ contract AnchorRegistry is AccessControl, IAnchorRegistry {
     }
 
     /// @inheritdoc IAnchorRegistry
-    function anchorOf(bytes32 digest) external view returns (Anchor memory) {
-        return _anchors[digest];
+    function anchorOf(bytes32 digest, AnchorRole role) external view returns (Anchor memory) {
+        return _anchors[digest][uint8(role)];
     }
 
     /// @inheritdoc IAnchorRegistry
     function isAnchored(bytes32 digest) external view returns (bool) {
-        return _anchors[digest].submitter != address(0);
+        Anchor[2] storage byRole = _anchors[digest];
+        return byRole[uint8(AnchorRole.ANCHORER)].submitter != address(0) || byRole[uint8(AnchorRole.VERIFIER)].submitter != address(0);
     }
 
     /// @inheritdoc IAnchorRegistry
     function isVerified(bytes32 digest) external view returns (bool) {
-        Anchor storage stored = _anchors[digest];
-        return stored.submitter != address(0) && stored.role == AnchorRole.VERIFIER;
+        return _anchors[digest][uint8(AnchorRole.VERIFIER)].submitter != address(0);
     }
 
     /// @inheritdoc IAnchorRegistry
     function verify(bytes32 root, bytes32 leaf, bytes32[] calldata proof) external view returns (bool) {
-        return _anchors[root].isRoot && MerkleProof.verifyCalldata(proof, root, leaf);
+        Anchor[2] storage byRole = _anchors[root];
+        return
+            (byRole[uint8(AnchorRole.ANCHORER)].isRoot || byRole[uint8(AnchorRole.VERIFIER)].isRoot) &&
+            MerkleProof.verifyCalldata(proof, root, leaf);
     }
 
     /// @dev Keeps the anchoring-role mirror in sync with AccessControl.
@@ -97,15 +102,15 @@ contract AnchorRegistry is AccessControl, IAnchorRegistry {
         return roleBits & _VERIFIER_BIT != 0 ? AnchorRole.VERIFIER : AnchorRole.ANCHORER;
     }
 
-    /// @dev Stores the anchor of `digest`, once. Field by field: the optimizer then writes the slot without
-    /// first re-reading it, which a whole-struct assignment does (about 200 gas).
+    /// @dev Stores the anchor of `digest` for `role`, once; the other role's anchor is neither read nor written.
+    /// Field by field: the optimizer then writes the slot without first re-reading it, which a whole-struct
+    /// assignment does (about 200 gas).
     function _record(bytes32 digest, AnchorRole role, bool isRoot) private {
         if (digest == bytes32(0)) revert AnchorRegistryZeroDigest();
-        if (_anchors[digest].submitter != address(0)) revert AnchorRegistryAlreadyAnchored(digest);
-        Anchor storage stored = _anchors[digest];
+        Anchor storage stored = _anchors[digest][uint8(role)];
+        if (stored.submitter != address(0)) revert AnchorRegistryAlreadyAnchored(digest, role);
         stored.anchoredAt = _now();
         stored.submitter = msg.sender;
-        stored.role = role;
         stored.isRoot = isRoot;
     }
 

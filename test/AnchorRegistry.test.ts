@@ -78,8 +78,11 @@ describe("AnchorRegistry", function () {
     it("records ANCHORER once the verifier role of an account holding both is revoked", async function () {
       const { anchors, admin, both, verifierRole } = await loadFixture(fixture);
       await anchors.connect(admin).revokeRole(verifierRole, both.address);
-      await anchors.connect(both).anchor(digestOf("a"), KIND);
-      expect((await anchors.anchorOf(digestOf("a"))).role).to.equal(ANCHORER);
+      await expect(anchors.connect(both).anchor(digestOf("a"), KIND))
+        .to.emit(anchors, "Anchored")
+        .withArgs(digestOf("a"), KIND, ANCHORER);
+      expect((await anchors.anchorOf(digestOf("a"), ANCHORER)).submitter).to.equal(both.address);
+      expect(await anchors.isVerified(digestOf("a"))).to.equal(false);
     });
 
     it("does not let the admin anchor without an anchoring role", async function () {
@@ -107,11 +110,11 @@ describe("AnchorRegistry", function () {
       await expect(anchors.connect(service).anchor(digest, KIND))
         .to.emit(anchors, "Anchored")
         .withArgs(digest, KIND, ANCHORER);
-      const stored = await anchors.anchorOf(digest);
+      const stored = await anchors.anchorOf(digest, ANCHORER);
       expect(stored.anchoredAt).to.equal(at);
       expect(stored.submitter).to.equal(service.address);
-      expect(stored.role).to.equal(ANCHORER);
       expect(stored.isRoot).to.equal(false);
+      expect((await anchors.anchorOf(digest, VERIFIER)).submitter).to.equal(ethers.ZeroAddress);
       expect(await anchors.isAnchored(digest)).to.equal(true);
       expect(await anchors.isVerified(digest)).to.equal(false);
     });
@@ -122,7 +125,9 @@ describe("AnchorRegistry", function () {
       await expect(anchors.connect(verifier).anchor(traceRoot, KIND))
         .to.emit(anchors, "Anchored")
         .withArgs(traceRoot, KIND, VERIFIER);
-      expect((await anchors.anchorOf(traceRoot)).role).to.equal(VERIFIER);
+      expect((await anchors.anchorOf(traceRoot, VERIFIER)).submitter).to.equal(verifier.address);
+      expect((await anchors.anchorOf(traceRoot, ANCHORER)).submitter).to.equal(ethers.ZeroAddress);
+      expect(await anchors.isAnchored(traceRoot)).to.equal(true);
       expect(await anchors.isVerified(traceRoot)).to.equal(true);
     });
 
@@ -149,32 +154,96 @@ describe("AnchorRegistry", function () {
       );
     });
 
-    it("refuses to anchor the same digest twice and keeps the first anchor", async function () {
-      const { anchors, service, verifier } = await loadFixture(fixture);
+    it("refuses a second anchor of the same digest by the same role and keeps the first", async function () {
+      const { anchors, service, verifier, both } = await loadFixture(fixture);
       const digest = digestOf("once");
       await anchors.connect(service).anchor(digest, KIND);
-      const first = await anchors.anchorOf(digest);
-      await expect(anchors.connect(service).anchor(digest, KIND))
+      await anchors.connect(verifier).anchor(digest, KIND);
+      const [firstByAnchorer, firstByVerifier] = [await anchors.anchorOf(digest, ANCHORER), await anchors.anchorOf(digest, VERIFIER)];
+      await expect(anchors.connect(service).anchor(digest, ethers.encodeBytes32String("other")))
         .to.be.revertedWithCustomError(anchors, "AnchorRegistryAlreadyAnchored")
-        .withArgs(digest);
-      await expect(anchors.connect(verifier).anchor(digest, ethers.encodeBytes32String("other")))
+        .withArgs(digest, ANCHORER);
+      await expect(anchors.connect(service).anchorRoot(digest, 3n, KIND))
         .to.be.revertedWithCustomError(anchors, "AnchorRegistryAlreadyAnchored")
-        .withArgs(digest);
+        .withArgs(digest, ANCHORER);
+      await expect(anchors.connect(both).anchor(digest, KIND))
+        .to.be.revertedWithCustomError(anchors, "AnchorRegistryAlreadyAnchored")
+        .withArgs(digest, VERIFIER);
       await expect(anchors.connect(verifier).anchorRoot(digest, 3n, KIND))
         .to.be.revertedWithCustomError(anchors, "AnchorRegistryAlreadyAnchored")
-        .withArgs(digest);
-      expect(await anchors.anchorOf(digest)).to.deep.equal(first);
+        .withArgs(digest, VERIFIER);
+      expect(await anchors.anchorOf(digest, ANCHORER)).to.deep.equal(firstByAnchorer);
+      expect(await anchors.anchorOf(digest, VERIFIER)).to.deep.equal(firstByVerifier);
     });
 
-    it("reads an unknown digest as all zeros", async function () {
+    it("reads an unknown digest as all zeros, for both roles", async function () {
       const { anchors } = await loadFixture(fixture);
-      const stored = await anchors.anchorOf(digestOf("unknown"));
-      expect(stored.anchoredAt).to.equal(0n);
-      expect(stored.submitter).to.equal(ethers.ZeroAddress);
-      expect(stored.role).to.equal(ANCHORER);
-      expect(stored.isRoot).to.equal(false);
+      for (const role of [ANCHORER, VERIFIER]) {
+        const stored = await anchors.anchorOf(digestOf("unknown"), role);
+        expect(stored.anchoredAt).to.equal(0n);
+        expect(stored.submitter).to.equal(ethers.ZeroAddress);
+        expect(stored.isRoot).to.equal(false);
+      }
       expect(await anchors.isAnchored(digestOf("unknown"))).to.equal(false);
       expect(await anchors.isVerified(digestOf("unknown"))).to.equal(false);
+    });
+
+    it("refuses a role index outside AnchorRole when reading", async function () {
+      const { anchors } = await loadFixture(fixture);
+      await expect(anchors.anchorOf(digestOf("unknown"), 2n)).to.be.revertedWithoutReason();
+    });
+  });
+
+  describe("a verifier's attestation beside the first anchor (METHOD A6)", function () {
+    it("lets a verifier attest a digest an anchorer anchored first, keeping the anchorer's anchor", async function () {
+      const { anchors, service, verifier } = await loadFixture(fixture);
+      const traceRoot = digestOf("raced trace root");
+      const anchoredAt = (await time.latest()) + 10;
+      await time.setNextBlockTimestamp(anchoredAt);
+      await anchors.connect(service).anchor(traceRoot, KIND);
+      expect(await anchors.isVerified(traceRoot)).to.equal(false);
+      const attestedAt = anchoredAt + 60;
+      await time.setNextBlockTimestamp(attestedAt);
+      await expect(anchors.connect(verifier).anchor(traceRoot, KIND))
+        .to.emit(anchors, "Anchored")
+        .withArgs(traceRoot, KIND, VERIFIER);
+      expect(await anchors.isVerified(traceRoot)).to.equal(true);
+      const first = await anchors.anchorOf(traceRoot, ANCHORER);
+      expect([first.anchoredAt, first.submitter, first.isRoot]).to.deep.equal([BigInt(anchoredAt), service.address, false]);
+      const attestation = await anchors.anchorOf(traceRoot, VERIFIER);
+      expect([attestation.anchoredAt, attestation.submitter, attestation.isRoot]).to.deep.equal([BigInt(attestedAt), verifier.address, false]);
+    });
+
+    it("lets an anchorer anchor a digest a verifier attested first, which stays verified", async function () {
+      const { anchors, service, verifier } = await loadFixture(fixture);
+      const traceRoot = digestOf("attested trace root");
+      await anchors.connect(verifier).anchor(traceRoot, KIND);
+      const attestation = await anchors.anchorOf(traceRoot, VERIFIER);
+      await expect(anchors.connect(service).anchor(traceRoot, KIND))
+        .to.emit(anchors, "Anchored")
+        .withArgs(traceRoot, KIND, ANCHORER);
+      expect(await anchors.isVerified(traceRoot)).to.equal(true);
+      expect(await anchors.anchorOf(traceRoot, VERIFIER)).to.deep.equal(attestation);
+      expect((await anchors.anchorOf(traceRoot, ANCHORER)).submitter).to.equal(service.address);
+    });
+
+    it("lets a verifier attest a digest an anchorer anchored first as a batch root", async function () {
+      const { anchors, service, verifier, tree } = await loadFixture(fixture);
+      await anchors.connect(service).anchorRoot(tree.root, 5n, KIND);
+      await expect(anchors.connect(verifier).anchor(tree.root, KIND))
+        .to.emit(anchors, "Anchored")
+        .withArgs(tree.root, KIND, VERIFIER);
+      expect(await anchors.isVerified(tree.root)).to.equal(true);
+      expect((await anchors.anchorOf(tree.root, ANCHORER)).isRoot).to.equal(true);
+      expect((await anchors.anchorOf(tree.root, VERIFIER)).isRoot).to.equal(false);
+    });
+
+    it("keeps a verifier's attestation once its verifier role is revoked", async function () {
+      const { anchors, admin, verifier, verifierRole } = await loadFixture(fixture);
+      const traceRoot = digestOf("trace root");
+      await anchors.connect(verifier).anchor(traceRoot, KIND);
+      await anchors.connect(admin).revokeRole(verifierRole, verifier.address);
+      expect(await anchors.isVerified(traceRoot)).to.equal(true);
     });
   });
 
@@ -186,10 +255,9 @@ describe("AnchorRegistry", function () {
       await expect(anchors.connect(service).anchorRoot(tree.root, 5n, KIND))
         .to.emit(anchors, "RootAnchored")
         .withArgs(tree.root, KIND, 5n, ANCHORER);
-      const stored = await anchors.anchorOf(tree.root);
+      const stored = await anchors.anchorOf(tree.root, ANCHORER);
       expect(stored.anchoredAt).to.equal(at);
       expect(stored.submitter).to.equal(service.address);
-      expect(stored.role).to.equal(ANCHORER);
       expect(stored.isRoot).to.equal(true);
       expect(await anchors.isAnchored(tree.root)).to.equal(true);
     });
@@ -200,6 +268,7 @@ describe("AnchorRegistry", function () {
         .to.emit(anchors, "RootAnchored")
         .withArgs(tree.root, KIND, 5n, VERIFIER);
       expect(await anchors.isVerified(tree.root)).to.equal(true);
+      expect((await anchors.anchorOf(tree.root, VERIFIER)).isRoot).to.equal(true);
     });
 
     it("accepts the largest leaf count", async function () {
@@ -232,16 +301,26 @@ describe("AnchorRegistry", function () {
         .withArgs(other.address);
     });
 
-    it("refuses to anchor the same root twice, by either function", async function () {
+    it("refuses to anchor the same root twice by the same role, by either function", async function () {
       const { anchors, service, tree } = await loadFixture(fixture);
       await anchors.connect(service).anchorRoot(tree.root, 5n, KIND);
       await expect(anchors.connect(service).anchorRoot(tree.root, 6n, KIND))
         .to.be.revertedWithCustomError(anchors, "AnchorRegistryAlreadyAnchored")
-        .withArgs(tree.root);
+        .withArgs(tree.root, ANCHORER);
       await expect(anchors.connect(service).anchor(tree.root, KIND))
         .to.be.revertedWithCustomError(anchors, "AnchorRegistryAlreadyAnchored")
-        .withArgs(tree.root);
-      expect((await anchors.anchorOf(tree.root)).isRoot).to.equal(true);
+        .withArgs(tree.root, ANCHORER);
+      expect((await anchors.anchorOf(tree.root, ANCHORER)).isRoot).to.equal(true);
+    });
+
+    it("anchors a root as a root for the service when a verifier anchored it first as a single digest", async function () {
+      const { anchors, service, verifier, tree, values } = await loadFixture(fixture);
+      await anchors.connect(verifier).anchor(tree.root, KIND);
+      expect(await anchors.verify(tree.root, tree.leafHash(values[0]), tree.getProof(0))).to.equal(false);
+      await expect(anchors.connect(service).anchorRoot(tree.root, 5n, KIND))
+        .to.emit(anchors, "RootAnchored")
+        .withArgs(tree.root, KIND, 5n, ANCHORER);
+      expect(await anchors.verify(tree.root, tree.leafHash(values[0]), tree.getProof(0))).to.equal(true);
     });
   });
 
@@ -302,10 +381,17 @@ describe("AnchorRegistry", function () {
       expect(await anchors.verify(otherTree.root, tree.leafHash(values[3]), tree.getProof(3))).to.equal(false);
     });
 
-    it("rejects a root anchored by anchor() rather than anchorRoot()", async function () {
-      const { anchors, service, tree, values } = await loadFixture(fixture);
+    it("rejects a root anchored by anchor() rather than anchorRoot(), by either role", async function () {
+      const { anchors, service, verifier, tree, values } = await loadFixture(fixture);
       await anchors.connect(service).anchor(tree.root, KIND);
+      await anchors.connect(verifier).anchor(tree.root, KIND);
       expect(await anchors.verify(tree.root, tree.leafHash(values[0]), tree.getProof(0))).to.equal(false);
+    });
+
+    it("accepts proofs under a root anchored by a verifier only", async function () {
+      const { anchors, verifier, tree, values } = await loadFixture(fixture);
+      await anchors.connect(verifier).anchorRoot(tree.root, 5n, KIND);
+      expect(await anchors.verify(tree.root, tree.leafHash(values[4]), tree.getProof(4))).to.equal(true);
     });
   });
 });

@@ -6,15 +6,18 @@ pragma solidity 0.8.28;
  * @notice Write-once timestamps for digests and for Merkle roots of batches (one transaction anchors a
  * whole day of scores). An anchor is never changed or removed.
  *
- * Anchoring is open to holders of the anchorer role (the Vrai service) and of the verifier role. Each
- * anchor records which of the two roles its submitter held, so that a proof record is *verified*
- * (METHOD A6) exactly when its `traceRoot` is anchored with {AnchorRole.VERIFIER}.
+ * Anchoring is open to holders of the anchorer role (the Vrai service) and of the verifier role. A digest
+ * has one anchor per role, each written once: the first anchor by an account holding the anchorer role (and
+ * not the verifier role), and the first by an account holding the verifier role, the verifier's attestation.
+ * Neither blocks the other, in either order, so an anchorer that anchors a digest first cannot keep a verifier
+ * from attesting it: a proof record is *verified* (METHOD A6) exactly when its `traceRoot` has an anchor of
+ * {AnchorRole.VERIFIER}, whenever and in whatever order relative to other anchors it was made.
  *
  * Storage: one slot per anchor ({Anchor}). The anchor's `kind` and a root's `leafCount` do not fit in that
  * slot and are carried only by the {Anchored} and {RootAnchored} events: read them from the logs.
  */
 interface IAnchorRegistry {
-    /// @notice The role its submitter held when a digest was anchored.
+    /// @notice The role its submitter held when a digest was anchored; a digest has at most one anchor of each.
     enum AnchorRole {
         /// Anchored by an account holding the anchorer role and not the verifier role.
         ANCHORER,
@@ -22,20 +25,18 @@ interface IAnchorRegistry {
         VERIFIER
     }
 
-    /// @notice What is stored for an anchored digest or root, packed in one storage slot.
+    /// @notice What is stored for one role's anchor of a digest or root, packed in one storage slot.
     struct Anchor {
-        /// Block timestamp of the anchoring transaction; 0 if the digest is not anchored.
+        /// Block timestamp of the anchoring transaction; 0 if the digest has no anchor of this role.
         uint48 anchoredAt;
-        /// The account that anchored it; `address(0)` if the digest is not anchored.
+        /// The account that anchored it; `address(0)` if the digest has no anchor of this role.
         address submitter;
-        /// The role the submitter held (VERIFIER if it held the verifier role, even if it also held the anchorer role).
-        AnchorRole role;
         /// True when anchored by {anchorRoot} as the Merkle root of a batch, false when anchored by {anchor}.
         bool isRoot;
     }
 
-    /// @notice The digest is already anchored; anchors are write-once.
-    error AnchorRegistryAlreadyAnchored(bytes32 digest);
+    /// @notice The digest already has an anchor of `role`; each role's anchor is write-once.
+    error AnchorRegistryAlreadyAnchored(bytes32 digest, AnchorRole role);
 
     /// @notice The caller holds neither the anchorer role nor the verifier role.
     error AnchorRegistryUnauthorizedAnchorer(address account);
@@ -52,7 +53,7 @@ interface IAnchorRegistry {
      * within its gas budget, and the role it held, which METHOD A6 needs, is here.
      * @param digest The anchored digest.
      * @param kind What the digest is (application-defined, e.g. `bytes32("vrai.score-inputs")`); stored only here.
-     * @param role The role the submitter held.
+     * @param role The role the submitter held: which of the digest's anchors this is.
      */
     event Anchored(bytes32 indexed digest, bytes32 kind, AnchorRole role);
 
@@ -62,7 +63,7 @@ interface IAnchorRegistry {
      * @param root The anchored Merkle root.
      * @param kind What the leaves are; stored only here.
      * @param leafCount The number of leaves in the batch; stored only here.
-     * @param role The role the submitter held.
+     * @param role The role the submitter held: which of the root's anchors this is.
      */
     event RootAnchored(bytes32 indexed root, bytes32 kind, uint64 leafCount, AnchorRole role);
 
@@ -79,13 +80,16 @@ interface IAnchorRegistry {
     function VERIFIER_ROLE() external view returns (bytes32);
 
     /**
-     * @notice Anchors `digest` with the current block timestamp, the caller and the role it holds.
+     * @notice Anchors `digest` with the current block timestamp and the caller, as the anchor of the role the
+     * caller holds: {AnchorRole.VERIFIER} if it holds the verifier role (also when it holds both), else
+     * {AnchorRole.ANCHORER}.
      * @dev Emits {Anchored}.
      *
      * Requirements:
      * - the caller holds the anchorer role or the verifier role;
      * - `digest` is not zero;
-     * - `digest` is not already anchored (by {anchor} or {anchorRoot}).
+     * - `digest` has no anchor of the caller's role yet (by {anchor} or {anchorRoot}); an anchor of the other
+     *   role does not matter.
      *
      * @param digest The digest to anchor.
      * @param kind What the digest is; emitted, not stored.
@@ -94,13 +98,14 @@ interface IAnchorRegistry {
 
     /**
      * @notice Anchors the Merkle root of a batch of `leafCount` leaves, built as an OpenZeppelin
-     * `StandardMerkleTree` (see {verify}).
+     * `StandardMerkleTree` (see {verify}), as the anchor of the caller's role (as {anchor} does).
      * @dev Emits {RootAnchored}. Costs the same whatever `leafCount` is.
      *
      * Requirements:
      * - the caller holds the anchorer role or the verifier role;
      * - `root` is not zero and `leafCount` is not zero;
-     * - `root` is not already anchored (by {anchor} or {anchorRoot}).
+     * - `root` has no anchor of the caller's role yet (by {anchor} or {anchorRoot}); an anchor of the other
+     *   role does not matter.
      *
      * @param root The Merkle root.
      * @param leafCount The number of leaves; emitted, not stored.
@@ -109,23 +114,25 @@ interface IAnchorRegistry {
     function anchorRoot(bytes32 root, uint64 leafCount, bytes32 kind) external;
 
     /**
-     * @notice Reads the anchor of `digest`.
+     * @notice Reads the anchor of `digest` made by an account holding `role`.
      * @param digest A digest or root.
-     * @return The stored anchor; all fields zero if `digest` is not anchored.
+     * @param role Which of the digest's two anchors to read.
+     * @return The stored anchor; all fields zero if `digest` has no anchor of `role`.
      */
-    function anchorOf(bytes32 digest) external view returns (Anchor memory);
+    function anchorOf(bytes32 digest, AnchorRole role) external view returns (Anchor memory);
 
     /**
-     * @notice Tells whether `digest` is anchored, by {anchor} or {anchorRoot}.
+     * @notice Tells whether `digest` is anchored, by {anchor} or {anchorRoot}, by either role.
      * @param digest A digest or root.
-     * @return True if anchored.
+     * @return True if `digest` has an anchor of either role.
      */
     function isAnchored(bytes32 digest) external view returns (bool);
 
     /**
-     * @notice Tells whether `digest` is anchored by an account holding the verifier role (METHOD A6).
+     * @notice Tells whether `digest` is anchored by an account holding the verifier role (METHOD A6), whoever
+     * anchored it before or after.
      * @param digest A digest or root.
-     * @return True if anchored with {AnchorRole.VERIFIER}.
+     * @return True if `digest` has an anchor of {AnchorRole.VERIFIER}.
      */
     function isVerified(bytes32 digest) external view returns (bool);
 
@@ -138,7 +145,8 @@ interface IAnchorRegistry {
      * @param root A Merkle root.
      * @param leaf The leaf hash.
      * @param proof The sibling hashes from the leaf up to the root.
-     * @return True only if `root` is anchored as a root by {anchorRoot} and `proof` proves `leaf` under it.
+     * @return True only if `root` is anchored as a root by {anchorRoot}, by either role, and `proof` proves
+     * `leaf` under it.
      */
     function verify(bytes32 root, bytes32 leaf, bytes32[] calldata proof) external view returns (bool);
 }

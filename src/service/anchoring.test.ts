@@ -15,6 +15,8 @@ const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
 const DAY2 = "2026-11-03";
 const OPERATOR = "op-token-anchoring-test-0000";
 const silent = pino({ level: "silent" });
+/** `IAnchorRegistry.AnchorRole.ANCHORER`: the writer's account holds the anchorer role only. */
+const ANCHORER = 0;
 
 describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
   let testDb: TestDb;
@@ -63,7 +65,7 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
     const events = parseEventLogs({ abi: anchorRegistryAbi, logs: receipt.logs, eventName: "RootAnchored" });
     expect(events).to.have.length(1);
     expect(events[0].args).to.deep.include({ root: rows[0].root, kind: SCORE_DAY_KIND, leafCount: 5n });
-    const anchor = await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchorOf", args: [rows[0].root] });
+    const anchor = await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchorOf", args: [rows[0].root, ANCHORER] });
     expect(anchor.submitter).to.equal(chain.accounts[1].address);
     expect(anchor.isRoot).to.equal(true);
   });
@@ -166,5 +168,51 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
     expect(rows[0].status).to.equal("mined");
     const logs = await chain.publicClient.getContractEvents({ address: registry, abi: anchorRegistryAbi, eventName: "RootAnchored", args: { root: rows[0].root }, fromBlock: 0n });
     expect(logs).to.have.length(1);
+  });
+
+  /** Recomputes `day` (the `n`th after T0), builds its tree and has account 2, a verifier, anchor its root first with `send`. */
+  async function dayAnchoredFirstByVerifier(n: number, day: string, send: (root: Hex) => Promise<Hex>) {
+    clock.set(T0 + n * 86400);
+    await server.service.scoring.recomputeDay(day);
+    const anchoring = createAnchoring({ anchors: createAnchorRepository(testDb.db), clock, logger: silent, writer });
+    const built = await anchoring.buildDay(day);
+    const verifierRole = await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "VERIFIER_ROLE" });
+    await chain.publicClient.waitForTransactionReceipt({
+      hash: await chain.walletClient.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "grantRole", args: [verifierRole, chain.accounts[2].address] }),
+    });
+    const first = await send(built!.root);
+    await chain.publicClient.waitForTransactionReceipt({ hash: first });
+    const outcomes = await anchoring.anchorDue();
+    await anchoring.stop();
+    return { root: built!.root, first, outcomes };
+  }
+
+  it("sends the day's anchorRoot when another account anchored the root only as a single digest (one anchor per role, A6)", async () => {
+    const { root, first, outcomes } = await dayAnchoredFirstByVerifier(5, "2026-11-07", (root) =>
+      chain.walletClients[2].writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchor", args: [root, SCORE_DAY_KIND] }),
+    );
+    expect(outcomes).to.have.length(1);
+    expect(outcomes[0]).to.include({ type: "mined", day: "2026-11-07" });
+    const sent = (outcomes[0] as { txHash: Hex }).txHash;
+    expect(sent).not.to.equal(first);
+    const events = parseEventLogs({ abi: anchorRegistryAbi, logs: (await chain.publicClient.getTransactionReceipt({ hash: sent })).logs, eventName: "RootAnchored" });
+    expect(events.map((e) => e.args)).to.deep.equal([{ root, kind: SCORE_DAY_KIND, leafCount: 5n, role: ANCHORER }]);
+    const anchor = await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchorOf", args: [root, ANCHORER] });
+    expect(anchor).to.include({ submitter: chain.accounts[1].address, isRoot: true });
+    const [id] = (await testDb.db.query<{ id: number }>("SELECT id FROM scores WHERE trigger = 'daily' AND day = '2026-11-07' ORDER BY id LIMIT 1")).rows.map((r) => Number(r.id));
+    const proof = (await (await fetch(`${server.url}/v1/scores/${id}/proof`)).json()) as { leaf: Hex; proof: Hex[]; anchor: { txHash: Hex } };
+    expect(proof.anchor.txHash).to.equal(sent);
+    expect(await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "verify", args: [root, proof.leaf, proof.proof] })).to.equal(true);
+  });
+
+  it("does not count a RootAnchored of the root with another leaf count as the day's anchor, and sends its own", async () => {
+    const { root, first, outcomes } = await dayAnchoredFirstByVerifier(6, "2026-11-08", (root) =>
+      chain.walletClients[2].writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchorRoot", args: [root, 4n, SCORE_DAY_KIND] }),
+    );
+    expect(outcomes).to.have.length(1);
+    expect(outcomes[0]).to.include({ type: "mined", day: "2026-11-08" });
+    expect((outcomes[0] as { txHash: Hex }).txHash).not.to.equal(first);
+    const logs = await chain.publicClient.getContractEvents({ address: registry, abi: anchorRegistryAbi, eventName: "RootAnchored", args: { root }, fromBlock: 0n });
+    expect(logs.map((l) => [l.transactionHash, l.args.leafCount])).to.deep.equal([[first, 4n], [(outcomes[0] as { txHash: Hex }).txHash, 5n]]);
   });
 });

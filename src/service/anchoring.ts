@@ -71,8 +71,8 @@ const WAITING = new BaseError("anchor_waiting", "an anchoring transaction is not
 /**
  * The daily anchoring: `afterDaily(day)` builds and stores the day's tree, then anchors every root not
  * yet mined, oldest first. Failed attempts are retried in the background (backoff from 5 s to 5 min)
- * until mined; `start()` resumes after a restart. Idempotent per day: a root already anchored on chain
- * (`anchorOf(root)` non-zero) counts as mined, the signed transaction is stored before it is broadcast
+ * until mined; `start()` resumes after a restart. Idempotent per day: a root already anchored on chain as
+ * the day's batch (a `RootAnchored` of the root with the day's kind and leaf count, by either role) counts as mined, the signed transaction is stored before it is broadcast
  * and rebroadcast as is, so a day is anchored by one transaction.
  * @example const anchoring = createAnchoring({ anchors: createAnchorRepository(db), clock: systemClock, logger, writer });
  */
@@ -103,17 +103,21 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
     return stored && { root: stored.root, leafCount: stored.leafCount };
   }
 
-  /** Where the root is anchored on chain, if it is: the `RootAnchored` log's transaction and block. */
+  /**
+   * Where the day's root is anchored on chain, if it is: the first `RootAnchored` log of the root with the day's
+   * kind and leaf count, whoever sent it. A root has one anchor per role (METHOD A6), so an anchor of it as a
+   * single digest or as another batch is not the day's: the day's own `anchorRoot` is still sent.
+   */
   async function findOnChain(w: AnchorWriter, row: DayAnchorRow): Promise<OnChain | null> {
-    const anchor = await w.publicClient.readContract({ address: w.contract, abi: anchorRegistryAbi, functionName: "anchorOf", args: [row.root] });
-    if (anchor.submitter === "0x0000000000000000000000000000000000000000") return null;
+    if (!(await w.publicClient.readContract({ address: w.contract, abi: anchorRegistryAbi, functionName: "isAnchored", args: [row.root] }))) return null;
     if (row.txHash) {
       const receipt = await w.publicClient.getTransactionReceipt({ hash: row.txHash }).catch(() => null);
       if (receipt?.status === "success") return { txHash: row.txHash, blockNumber: Number(receipt.blockNumber) };
     }
     const logs = await w.publicClient.getContractEvents({ address: w.contract, abi: anchorRegistryAbi, eventName: "RootAnchored", args: { root: row.root }, fromBlock: 0n });
-    const log = logs[0];
-    if (!log?.transactionHash || log.blockNumber === null) throw new BaseError("anchor_log_missing", `root ${row.root} is anchored but no RootAnchored log was found`, { retryable: true });
+    const log = logs.find(({ args }) => args.kind === SCORE_DAY_KIND && args.leafCount === BigInt(row.leafCount));
+    if (!log) return null;
+    if (!log.transactionHash || log.blockNumber === null) throw new BaseError("anchor_log_pending", `root ${row.root}'s RootAnchored log is not in a mined block yet`, { retryable: true });
     return { txHash: log.transactionHash, blockNumber: Number(log.blockNumber) };
   }
 

@@ -39,6 +39,11 @@ export const anchorRegistryAbi = [
         "internalType": "bytes32",
         "name": "digest",
         "type": "bytes32"
+      },
+      {
+        "internalType": "enum IAnchorRegistry.AnchorRole",
+        "name": "role",
+        "type": "uint8"
       }
     ],
     "name": "AnchorRegistryAlreadyAnchored",
@@ -265,6 +270,11 @@ export const anchorRegistryAbi = [
         "internalType": "bytes32",
         "name": "digest",
         "type": "bytes32"
+      },
+      {
+        "internalType": "enum IAnchorRegistry.AnchorRole",
+        "name": "role",
+        "type": "uint8"
       }
     ],
     "name": "anchorOf",
@@ -280,11 +290,6 @@ export const anchorRegistryAbi = [
             "internalType": "address",
             "name": "submitter",
             "type": "address"
-          },
-          {
-            "internalType": "enum IAnchorRegistry.AnchorRole",
-            "name": "role",
-            "type": "uint8"
           },
           {
             "internalType": "bool",

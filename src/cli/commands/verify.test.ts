@@ -2,11 +2,11 @@ import { expect } from "chai";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import pino from "pino";
-import { getAddress, toHex, type Address } from "viem";
+import { getAddress, toHex, type Address, type Hex } from "viem";
 import { startApiServer, type ApiServer } from "../../app/server";
 import { anchorRegistryAbi } from "../../chain/abi/anchorRegistry";
 import { createAnchorWriter } from "../../chain/anchor-writer";
-import { buildScoreTree, proofElements, scoreLeafHash, type ScoreLeafValues } from "../../chain/score-tree";
+import { buildScoreTree, proofElements, SCORE_DAY_KIND, scoreLeafHash, type ScoreLeafValues } from "../../chain/score-tree";
 import { createManualClock } from "../../service/clock";
 import { startTestChain, type TestChain } from "../../test-helpers/chain";
 import { createTestPgDb, type TestDb } from "../../test-helpers/db";
@@ -188,6 +188,46 @@ describe("vrai verify (real PostgreSQL, real local chain over JSON-RPC)", () => 
       `✘ anchor contract: the API names ${registry}, the expected AnchorRegistry is 0x000000000000000000000000000000000000dEaD`,
       `✘ no contract at 0x000000000000000000000000000000000000dEaD on chain 31337 (${rpc.url})`,
     ]);
+  });
+
+  /** Grants account 2 the verifier role and has it send the transaction `send` writes with its wallet; waits for the receipt. */
+  async function verifierAnchors(send: (verifier: TestChain["walletClients"][number]) => Promise<Hex>) {
+    const role = await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "VERIFIER_ROLE" });
+    await chain.publicClient.waitForTransactionReceipt({
+      hash: await chain.walletClient.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "grantRole", args: [role, chain.accounts[2].address] }),
+    });
+    const hash = await send(chain.walletClients[2]);
+    expect((await chain.publicClient.waitForTransactionReceipt({ hash })).status).to.equal("success");
+  }
+
+  /** The proof the API serves for the agent's daily score of DAY. */
+  async function servedProof(): Promise<{ root: Hex; leafValues: ScoreLeafValues }> {
+    const { scores } = (await (await fetch(`${server.url}/v1/agents/${agent}/scores?from=${DAY}&to=${DAY}`)).json()) as { scores: Array<{ id: number; trigger: string }> };
+    const daily = scores.filter((s) => s.trigger === "daily").at(-1)!;
+    return (await fetch(`${server.url}/v1/scores/${daily.id}/proof`)).json() as Promise<{ root: Hex; leafValues: ScoreLeafValues }>;
+  }
+
+  it("reads the service's anchor of the root when a verifier anchored the same root beside it (one anchor per role, A6)", async () => {
+    const { root } = await servedProof();
+    await verifierAnchors((verifier) => verifier.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchorRoot", args: [root, 2n, SCORE_DAY_KIND] }));
+    const { code, out } = await verify("--contract", registry);
+    expect(code, out).to.equal(0);
+    expect(out).to.match(new RegExp(`^✔ root anchored on chain at block \\d+ .* by an anchorer ${chain.accounts[1].address}, 3 scores, tx 0x`, "m"));
+  });
+
+  it("names a root anchored only as a single digest, even by a verifier", async () => {
+    const { leafValues } = await servedProof();
+    const values: ScoreLeafValues[] = [leafValues, ["agt_made_up", DAY, leafValues[2], `0x${"34".repeat(32)}`]];
+    const tree = buildScoreTree(values);
+    await verifierAnchors((verifier) => verifier.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchor", args: [tree.root, SCORE_DAY_KIND] }));
+    proxy.tamper = editJson(/\/proof$/, (body) => {
+      body.proof = proofElements(tree.proof(0));
+      body.root = tree.root;
+      body.leaf = scoreLeafHash(values[0]);
+    });
+    const { code, failures, out } = await verify();
+    expect(code).to.equal(1);
+    expect(failures, out).to.deep.equal([`✘ root ${tree.root} is anchored as a single digest, not as a batch root`]);
   });
 
   it("refuses bad arguments with exit 2 and one line", async () => {

@@ -11,8 +11,9 @@ const USAGE = "verify <agent> [--day YYYY-MM-DD] [--api URL] [--rpc URL] [--cont
 const DEFAULT_API = "http://127.0.0.1:8080";
 const DEFAULT_RPC = "http://127.0.0.1:8545";
 const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
-/** `IAnchorRegistry.AnchorRole`: 0 anchorer, 1 verifier (METHOD A6). */
+/** `IAnchorRegistry.AnchorRole`: 0 anchorer, 1 verifier (METHOD A6); a root has at most one anchor of each. */
 const ROLE_NAMES = ["an anchorer", "a verifier"] as const;
+const ROLES = [0, 1] as const;
 
 type Options = { agent: string; day?: string; api: string; rpc: string; contract?: Address };
 
@@ -169,7 +170,8 @@ export const command: Command = {
       }
       if (!contract) throw stop(`root ${proof.root} is not anchored yet: the API reports no anchoring transaction (give --contract or --deployment to look on chain)`);
       const client = createPublicClient({ transport: http(options.rpc, { retryCount: 0 }) }) as PublicClient;
-      const anchorOf = (root: Hex) => client.readContract({ address: contract, abi: anchorRegistryAbi, functionName: "anchorOf", args: [root] });
+      const anchorsOf = (root: Hex) =>
+        Promise.all(ROLES.map((role) => client.readContract({ address: contract, abi: anchorRegistryAbi, functionName: "anchorOf", args: [root, role] })));
       let chainId: number;
       try {
         chainId = await client.getChainId();
@@ -179,14 +181,13 @@ export const command: Command = {
       if ((await client.getCode({ address: contract })) === undefined) throw stop(`no contract at ${contract} on chain ${chainId} (${options.rpc})`);
       if (!proofLeadsToRoot) {
         // Which was altered: an intact proof leads to the day's real root, anchored on chain.
-        const reachedAnchor = await anchorOf(reached);
-        if (reachedAnchor.isRoot) fail(`root altered: the proof leads to ${reached}, anchored on chain, but the API gives root ${proof.root}`);
+        if ((await anchorsOf(reached)).some((a) => a.isRoot)) fail(`root altered: the proof leads to ${reached}, anchored on chain, but the API gives root ${proof.root}`);
         else fail(`Merkle proof altered: it leads to ${reached}, not to the root ${proof.root}`);
       }
       if (proof.anchor && proof.anchor.chainId !== chainId) fail(`anchor chain: the API says chain ${proof.anchor.chainId}, the RPC serves chain ${chainId}`);
-      const anchor = await anchorOf(proof.root);
-      if (anchor.submitter === ZERO_ADDRESS) throw stop(`root ${proof.root} is not anchored on chain (AnchorRegistry ${contract}, chain ${chainId})`);
-      if (!anchor.isRoot) throw stop(`root ${proof.root} is anchored as a single digest, not as a batch root`);
+      const anchors = await anchorsOf(proof.root);
+      if (anchors.every((a) => a.submitter === ZERO_ADDRESS)) throw stop(`root ${proof.root} is not anchored on chain (AnchorRegistry ${contract}, chain ${chainId})`);
+      if (!anchors.some((a) => a.isRoot)) throw stop(`root ${proof.root} is anchored as a single digest, not as a batch root`);
       if (proofLeadsToRoot && !(await client.readContract({ address: contract, abi: anchorRegistryAbi, functionName: "verify", args: [proof.root, leaf, proof.proof] }))) {
         fail(`AnchorRegistry.verify(root, leaf, proof) returned false`);
       }
@@ -198,10 +199,13 @@ export const command: Command = {
       }
       if (Number(receipt.blockNumber) !== proof.anchor.blockNumber) fail(`anchor block: the API says ${proof.anchor.blockNumber}, the transaction is in block ${receipt.blockNumber}`);
       if (event.kind !== SCORE_DAY_KIND) fail(`anchor kind: ${event.kind} is not bytes32("vrai-score-day")`);
+      // The transaction's event names which of the root's anchors it wrote.
+      const anchor = anchors[event.role];
+      if (!anchor?.isRoot) throw stop(`anchoring transaction ${proof.anchor.txHash} emitted RootAnchored for role ${event.role}, but the root has no batch anchor of that role`);
       if (failures === 0) {
         const when = toRfc3339(Number(anchor.anchoredAt));
         ok(
-          `root anchored on chain at block ${receipt.blockNumber} (${when}) by ${ROLE_NAMES[anchor.role] ?? `role ${anchor.role}`} ${anchor.submitter}, ` +
+          `root anchored on chain at block ${receipt.blockNumber} (${when}) by ${ROLE_NAMES[event.role]} ${anchor.submitter}, ` +
             `${event.leafCount} scores, tx ${proof.anchor.txHash}`,
         );
       }
