@@ -7,7 +7,7 @@ import type { IncomingMessage } from "node:http";
 import express, { type Request, type Response } from "express";
 import type { Logger } from "pino";
 import { UnauthorizedError } from "../service/errors";
-import { hashMatches, hashSecret } from "../service/secrets";
+import { hashSecret } from "../service/secrets";
 import { errorHandler, sendError } from "./http";
 import type { ApiMetrics } from "./metrics";
 import { openApiDocument } from "./openapi";
@@ -24,8 +24,8 @@ export type HttpAppOptions = {
   pages?: readonly Route[];
   /** The owner id of an owner token; throws UnauthorizedError when it is not valid. */
   authenticateOwner(token: string): Promise<string>;
-  /** SHA-256 of the operator token (the token itself is never kept). */
-  operatorTokenHash: string;
+  /** The name of the operator an operator token belongs to (V7 "who"); throws UnauthorizedError when it is not valid. */
+  authenticateOperator(token: string): Promise<string>;
   limiter: RateLimiter;
   load: LoadGauge;
   metrics: ApiMetrics;
@@ -70,19 +70,16 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   for (const route of options.routes) {
     const serve = async (req: Request, res: Response) => {
       const credential = bearer(req);
-      // The credential's SHA-256, computed once: the limiter's key and the operator check both use it.
-      const credentialHash = credential ? hashSecret(credential) : "";
-      const allowed = limiter.take(credential ? `c:${credentialHash}` : `ip:${req.ip}`);
+      // The limiter keys a credential by its SHA-256, so no token is held in its table.
+      const allowed = limiter.take(credential ? `c:${hashSecret(credential)}` : `ip:${req.ip}`);
       if (!allowed.ok) {
         res.set("Retry-After", String(allowed.retryAfterS));
         return sendError(res, 429, "rate_limited", `too many requests; retry in ${allowed.retryAfterS} s`);
       }
       if (route.auth !== "none" && !credential) throw new UnauthorizedError("missing_credentials", "an Authorization: Bearer header is required");
       const ownerId = route.auth === "owner" ? await options.authenticateOwner(credential) : "";
-      if (route.auth === "operator" && !hashMatches(credentialHash, options.operatorTokenHash)) {
-        throw new UnauthorizedError("invalid_operator_token", "the operator token is not valid");
-      }
-      const reply = await route.respond({ params: req.params, query: req.query, headers: req.headers, body: req.body, ownerId, credential });
+      const operatorName = route.auth === "operator" ? await options.authenticateOperator(credential) : "";
+      const reply = await route.respond({ params: req.params, query: req.query, headers: req.headers, body: req.body, ownerId, operatorName, credential });
       send(res, route, reply);
     };
     if (route.body) app[route.method](route.path, jsonBody, serve);
@@ -92,7 +89,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   const pages = express.Router();
   for (const route of options.pages ?? []) {
     pages[route.method](route.path, async (req: Request, res: Response) => {
-      send(res, route, await route.respond({ params: req.params, query: req.query, headers: req.headers, body: undefined, ownerId: "", credential: "" }));
+      send(res, route, await route.respond({ params: req.params, query: req.query, headers: req.headers, body: undefined, ownerId: "", operatorName: "", credential: "" }));
     });
   }
   app.use(pages);

@@ -6,7 +6,7 @@ import { createVraiService } from "../service";
 import { createManualClock } from "../service/clock";
 import { createLoadMonitor } from "../service/load";
 import type { Store } from "../service/ports";
-import { hashSecret } from "../service/secrets";
+import { UnauthorizedError } from "../service/errors";
 import { createMemoryStore } from "../store/memory-store";
 import { createReads } from "../service/reads";
 import { createHttpApp } from "./express";
@@ -32,7 +32,10 @@ describe("a check-in whose Idempotency-Key is still in flight", () => {
     const reads = createReads({ store, latestScores: { latestScoreSummary: async () => ({ agentExists: false, score: null }) }, clock: service.clock });
     const app = createHttpApp({
       routes: serviceRoutes({ ...service, reads, checkinResults: metrics.checkinResults }), authenticateOwner: service.accounts.authenticateOwner,
-      operatorTokenHash: hashSecret("operator-token-in-flight-test"), limiter: createRateLimiter({ perMinute: 600, burst: 120 }), load, metrics, logger: pino({ level: "silent" }),
+      authenticateOperator: async () => {
+        throw new UnauthorizedError("invalid_operator_token", "no operator in this test");
+      },
+      limiter: createRateLimiter({ perMinute: 600, burst: 120 }), load, metrics, logger: pino({ level: "silent" }),
     });
     const server = http.createServer(app).listen(0, "127.0.0.1");
     await new Promise((resolve) => server.once("listening", resolve));

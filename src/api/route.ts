@@ -52,8 +52,14 @@ export type Reply =
 /** A request part's value as its schema outputs it, `undefined` when the route declares none. */
 export type PartOf<S> = S extends z.ZodType ? z.output<S> : undefined;
 
-/** What authentication adds to a handler's context. */
-export type AuthOf<A extends Auth> = A extends "owner" ? { ownerId: string; credential: string } : A extends "agent" ? { credential: string } : Record<never, never>;
+/** What authentication adds to a handler's context: an operator's handler is told which operator calls (V7 "who"). */
+export type AuthOf<A extends Auth> = A extends "owner"
+  ? { ownerId: string; credential: string }
+  : A extends "agent"
+    ? { credential: string }
+    : A extends "operator"
+      ? { operatorName: string }
+      : Record<never, never>;
 
 export type RouteContext<A extends Auth, P, Q, H, B> = { params: PartOf<P>; query: PartOf<Q>; headers: PartOf<H>; body: PartOf<B> } & AuthOf<A>;
 
@@ -76,7 +82,7 @@ export type RouteDeclaration<A extends Auth, P, Q, H, B, RS extends Responses> =
 export type Handler<A extends Auth, P, Q, H, B, RS extends Responses> = (context: RouteContext<A, P, Q, H, B>) => Promise<ReplyOf<RS>>;
 
 /** A request's parts as the HTTP layer read them, authentication done. */
-export type RequestParts = { params: unknown; query: unknown; headers: unknown; body: unknown; ownerId: string; credential: string };
+export type RequestParts = { params: unknown; query: unknown; headers: unknown; body: unknown; ownerId: string; operatorName: string; credential: string };
 
 /** A declared route with its types erased, for the HTTP layer and the OpenAPI document. */
 export type Route = {
@@ -120,10 +126,11 @@ function parsePart(schema: z.ZodType | undefined, value: unknown, where: string)
   return schema === undefined ? undefined : parseWith(schema, value, where);
 }
 
-function authContext<A extends Auth>(auth: A, ownerId: string, credential: string): AuthOf<A>;
-function authContext(auth: Auth, ownerId: string, credential: string): object {
+function authContext<A extends Auth>(auth: A, parts: RequestParts): AuthOf<A>;
+function authContext(auth: Auth, { ownerId, operatorName, credential }: RequestParts): object {
   if (auth === "owner") return { ownerId, credential };
   if (auth === "agent") return { credential };
+  if (auth === "operator") return { operatorName };
   return {};
 }
 
@@ -156,7 +163,7 @@ export function defineRoute<
           headers: parsePart<H>(declaration.headers, parts.headers, "header"),
           // A route that reads a body and was sent none validates it as `{}`.
           body: parsePart<B>(declaration.body, parts.body ?? {}, "body"),
-          ...authContext<A>(declaration.auth, parts.ownerId, parts.credential),
+          ...authContext<A>(declaration.auth, parts),
         }),
     }),
   };

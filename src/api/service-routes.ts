@@ -28,7 +28,10 @@ const scoreResponse = z.object({
   links: z.object({ inputs: z.string(), self: z.string() }),
 });
 type ScoreJson = z.input<typeof scoreResponse>;
-const outageResponse = z.object({ id: z.string(), start: z.string(), end: z.string().nullable(), declared_at: z.string(), reason: z.string() });
+const outageResponse = z.object({
+  id: z.string(), start: z.string(), end: z.string().nullable(), declared_at: z.string(), reason: z.string(),
+  declared_by: z.string(), closed_by: z.string().nullable(),
+});
 
 const scoreLinks = (id: number) => ({ inputs: `/v1/scores/${id}/inputs`, self: `/v1/scores/${id}` });
 
@@ -59,7 +62,10 @@ const SCORE_FORMAT = 1;
 const scoreEtag = (s: ScoreSummary) => `W/"score-${SCORE_FORMAT}-${s.id}-${s.sha256.slice(0, 16)}"`;
 
 function outageJson(o: OutageRow) {
-  return { id: o.id, start: toRfc3339(o.start), end: o.end === null ? null : toRfc3339(o.end), declared_at: toRfc3339(o.declaredAt), reason: o.reason };
+  return {
+    id: o.id, start: toRfc3339(o.start), end: o.end === null ? null : toRfc3339(o.end), declared_at: toRfc3339(o.declaredAt), reason: o.reason,
+    declared_by: o.declaredBy, closed_by: o.closedBy,
+  };
 }
 
 function checkinJson(agentId: string, c: CountedCheckin): z.input<typeof checkinResponse> {
@@ -205,8 +211,8 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       summary: "Declare an outage window (V4.1): while it lasts, or after it ended when it started at most 48 h ago.",
       body: z.object({ start: rfc3339, end: rfc3339.nullable().optional(), reason }).strict(),
       responses: { 201: { description: "declared", schema: outageResponse }, 400: e("rejected declaration"), 401: e("not the operator") },
-    }).handle(async ({ body }) => {
-      const outage = await operator.declareOutage({ start: seconds(body.start), end: body.end ? seconds(body.end) : null, reason: body.reason });
+    }).handle(async ({ body, operatorName }) => {
+      const outage = await operator.declareOutage({ start: seconds(body.start), end: body.end ? seconds(body.end) : null, reason: body.reason }, operatorName);
       return { status: 201, body: outageJson(outage) };
     }),
     defineRoute({
@@ -214,7 +220,7 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       summary: "Close an open outage window by setting its end.",
       params: idParams, body: z.object({ end: rfc3339 }).strict(),
       responses: { 200: { description: "closed", schema: outageResponse }, 404: e("no such window"), 409: e("already closed") },
-    }).handle(async ({ params, body }) => ({ status: 200, body: outageJson(await operator.closeOutage(params.id, seconds(body.end))) })),
+    }).handle(async ({ params, body, operatorName }) => ({ status: 200, body: outageJson(await operator.closeOutage(params.id, seconds(body.end), operatorName)) })),
     defineRoute({
       method: "post", path: "/v1/operator/penalties", tag: "operator", auth: "operator",
       summary: "Add a penalty (V7): code, 10-50 points, 30-180 days, and why. Recomputes the score at once.",
@@ -223,8 +229,8 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
         days: z.number().int().min(30).max(180), reason,
       }).strict(),
       responses: { 201: { description: "added" }, 400: e("invalid penalty"), 401: e("not the operator"), 404: e("no such agent") },
-    }).handle(async ({ body }) => {
-      const p = await operator.addPenalty(body);
+    }).handle(async ({ body, operatorName }) => {
+      const p = await operator.addPenalty(body, operatorName);
       return { status: 201, body: { ...p, addedAt: toRfc3339(p.addedAt), revokedAt: null } };
     }),
     defineRoute({
@@ -232,19 +238,19 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       summary: "Revoke a penalty from now on, with the reason. Recomputes the score at once.",
       params: idParams, body: z.object({ reason }).strict(),
       responses: { 200: { description: "revoked" }, 404: e("no such penalty"), 409: e("already revoked") },
-    }).handle(async ({ params, body }) => {
-      const p = await operator.revokePenalty(params.id, body.reason);
+    }).handle(async ({ params, body, operatorName }) => {
+      const p = await operator.revokePenalty(params.id, body.reason, operatorName);
       return { status: 200, body: { ...p, addedAt: toRfc3339(p.addedAt), revokedAt: p.revokedAt === null ? null : toRfc3339(p.revokedAt) } };
     }),
     defineRoute({
       method: "get", path: "/v1/agents/:id/penalties", tag: "scores", auth: "none",
-      summary: "The penalties of an agent, active or not, with codes, points and durations.",
+      summary: "The penalties of an agent, active or not, with codes, points, durations and the operators who added and revoked them (V7).",
       params: idParams,
       responses: { 200: { description: "ok" }, 404: e("no such agent") },
     }).handle(async ({ params }) => {
       const penalties = (await reads.penaltiesOf(params.id)).map((p) => ({
         id: p.id, code: p.code, points: p.points, days: p.days, addedAt: toRfc3339(p.addedAt),
-        revokedAt: p.revokedAt === null ? null : toRfc3339(p.revokedAt),
+        revokedAt: p.revokedAt === null ? null : toRfc3339(p.revokedAt), addedBy: p.addedBy, revokedBy: p.revokedBy,
       }));
       return { status: 200, body: { agentId: params.id, penalties } };
     }),
@@ -253,8 +259,8 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       summary: "Turn the busy switch on or off (V3.3: next_heartbeat_s 7200 while on).",
       body: z.object({ on: z.boolean(), reason }).strict(),
       responses: { 200: { description: "set" }, 401: e("not the operator") },
-    }).handle(async ({ body }) => {
-      await operator.setBusy(body.on, body.reason);
+    }).handle(async ({ body, operatorName }) => {
+      await operator.setBusy(body.on, body.reason, operatorName);
       return { status: 200, body: { busy: body.on } };
     }),
     defineRoute({

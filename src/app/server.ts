@@ -19,6 +19,7 @@ import { createVraiService, type VraiService } from "../service";
 import { createAnchoring, type Anchoring } from "../service/anchoring";
 import { systemClock, type Clock } from "../service/clock";
 import { createLoadMonitor } from "../service/load";
+import { createOperators, type Operators } from "../service/operators";
 import { createProofChecks, type ProofChecks } from "../service/proof-checks";
 import type { ProofVerifierDeps } from "../service/proofs/types";
 import { createProofVerifier } from "../service/proofs/verifiers";
@@ -28,6 +29,7 @@ import { hashSecret } from "../service/secrets";
 import { createAnchorRepository } from "../store/anchors";
 import type { Db } from "../store/db";
 import { migrate } from "../store/migrate";
+import { createOperatorRepository } from "../store/operators";
 import { startScoreCache, type ServerScoreCache } from "../store/score-cache-sync";
 import { createSqlStore } from "../store/sql-store";
 import { createPages } from "../web/pages";
@@ -39,6 +41,8 @@ export type { ServerScoreCache };
 export type ApiServer = {
   url: string;
   service: VraiService;
+  /** Named operators (V7): the ones `vrai operator add` made, and the bootstrap token as `admin`. */
+  operators: Operators;
   reads: Reads;
   proofs: ProofChecks;
   scheduler: Scheduler;
@@ -50,6 +54,7 @@ export type ApiServer = {
 
 export type ApiServerOptions = {
   db: Db;
+  /** The bootstrap administrator's token (OPERATOR_TOKEN), whose actions are logged as `admin`. */
   operatorToken: string;
   port?: number;
   host?: string;
@@ -93,6 +98,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const busyTimer = setInterval(refreshBusy, BUSY_SWITCH_REFRESH_MS);
   busyTimer.unref();
 
+  const operators = createOperators({ operators: createOperatorRepository(options.db), clock, bootstrapTokenHash: hashSecret(options.operatorToken) });
   const reads = createReads({ store, latestScores: store, clock });
   const proofs = createProofChecks({
     store, clock, identity: service.identity, logger, verifier: createProofVerifier({ ...options.proofSources, now: () => clock.now() }),
@@ -116,7 +122,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     routes,
     pages: pageRoutes(createPages({ reads, panels: chain?.panels })),
     authenticateOwner: service.accounts.authenticateOwner,
-    operatorTokenHash: hashSecret(options.operatorToken),
+    authenticateOperator: operators.authenticate,
     limiter: createRateLimiter(options.rateLimit ?? { perMinute: 600, burst: 120 }),
     load,
     metrics,
@@ -134,7 +140,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   logger.info({ url }, "api listening");
 
   return {
-    url, service, reads, proofs, scheduler, anchoring, scoreCache: scoreCache?.server,
+    url, service, operators, reads, proofs, scheduler, anchoring, scoreCache: scoreCache?.server,
     async close() {
       clearInterval(busyTimer);
       await scheduler.stop();

@@ -7,11 +7,18 @@ import { generateId } from "./secrets";
 
 const BUSY_SETTING = "busy";
 
+/**
+ * The actor of an operator action no named operator took: every row written before operators had
+ * names (migration 007), and callers acting for no one in particular (`vrai replay`'s timeline).
+ */
+export const UNNAMED_OPERATOR = "operator";
+
 export type Operator = ReturnType<typeof createOperator>;
 
 /**
- * What only the operator does: penalties (V7), declared outages (V4) and the busy switch (V3.3).
- * Every change is written to the audit log with who, when and why, in the same transaction.
+ * What only an operator does: penalties (V7), declared outages (V4) and the busy switch (V3.3).
+ * Every change is written to the audit log with who, when and why, in the same transaction; `actor`
+ * is the operator's name (`operators.authenticate`), kept on the penalty or window too.
  * @param deps.onPenaltyChanged recomputes the agent's score at once (V9), inside the transaction
  */
 export function createOperator(deps: {
@@ -24,7 +31,10 @@ export function createOperator(deps: {
   const { store, clock } = deps;
 
   /** Adds a penalty to an agent (V7); rejected when its code, points or days are out of range. */
-  async function addPenalty(input: { id?: string; agentId: string; code: string; points: number; days: number; reason: string }): Promise<PenaltyRow> {
+  async function addPenalty(
+    input: { id?: string; agentId: string; code: string; points: number; days: number; reason: string },
+    actor = UNNAMED_OPERATOR,
+  ): Promise<PenaltyRow> {
     if (!(PENALTY_CODES as readonly string[]).includes(input.code)) {
       throw new InvalidInputError("penalty_code_invalid", `penalty code must be one of ${PENALTY_CODES.join(", ")}`);
     }
@@ -42,61 +52,63 @@ export function createOperator(deps: {
       const at = clock.now();
       const penalty: PenaltyRow = {
         id, agentId: input.agentId, code: input.code as PenaltyCode, points: input.points, days: input.days,
-        addedAt: at, reason: input.reason, revokedAt: null, revokeReason: null,
+        addedAt: at, reason: input.reason, revokedAt: null, revokeReason: null, addedBy: actor, revokedBy: null,
       };
       await tx.insertPenalty(penalty);
-      await tx.audit({ at, actor: "operator", action: "penalty.add", subject: input.agentId, details: penalty });
+      await tx.audit({ at, actor, action: "penalty.add", subject: input.agentId, details: penalty });
       await deps.onPenaltyChanged?.(tx, input.agentId, at);
       return penalty;
     });
   }
 
   /** Revokes a penalty from now on (V7); its past effect on stored scores stays. */
-  async function revokePenalty(id: string, reason: string): Promise<PenaltyRow> {
+  async function revokePenalty(id: string, reason: string, actor = UNNAMED_OPERATOR): Promise<PenaltyRow> {
     return store.transaction(async (tx) => {
       const penalty = await tx.getPenalty(id);
       if (!penalty) throw new NotFoundError("penalty_not_found", `penalty ${id} does not exist`);
       await tx.getAgent(penalty.agentId, { lock: true });
       if (penalty.revokedAt !== null) throw new ConflictError("penalty_already_revoked", `penalty ${id} was already revoked`);
       const at = clock.now();
-      await tx.revokePenalty(id, at, reason);
-      await tx.audit({ at, actor: "operator", action: "penalty.revoke", subject: penalty.agentId, details: { id, reason } });
+      await tx.revokePenalty(id, at, reason, actor);
+      await tx.audit({ at, actor, action: "penalty.revoke", subject: penalty.agentId, details: { id, reason } });
       await deps.onPenaltyChanged?.(tx, penalty.agentId, at);
-      return { ...penalty, revokedAt: at, revokeReason: reason };
+      return { ...penalty, revokedAt: at, revokeReason: reason, revokedBy: actor };
     });
   }
 
   /** Declares an outage window now (V4.1); a rejected declaration changes nothing. */
-  async function declareOutage(input: { id?: string; start: number; end: number | null; reason: string }): Promise<OutageRow> {
+  async function declareOutage(input: { id?: string; start: number; end: number | null; reason: string }, actor = UNNAMED_OPERATOR): Promise<OutageRow> {
     const declaredAt = clock.now();
     validateOutageDeclaration({ start: input.start, end: input.end, declaredAt });
-    const outage: OutageRow = { id: input.id ?? generateId("out"), start: input.start, end: input.end, declaredAt, closedAt: null, reason: input.reason };
+    const outage: OutageRow = {
+      id: input.id ?? generateId("out"), start: input.start, end: input.end, declaredAt, closedAt: null, reason: input.reason, declaredBy: actor, closedBy: null,
+    };
     return store.transaction(async (tx) => {
       if (await tx.getOutage(outage.id)) throw new ConflictError("outage_exists", `outage ${outage.id} already exists`);
       await tx.insertOutage(outage);
-      await tx.audit({ at: declaredAt, actor: "operator", action: "outage.declare", subject: outage.id, details: outage });
+      await tx.audit({ at: declaredAt, actor, action: "outage.declare", subject: outage.id, details: outage });
       return outage;
     });
   }
 
   /** Closes an open window by setting its end (V4.1). */
-  async function closeOutage(id: string, end: number): Promise<OutageRow> {
+  async function closeOutage(id: string, end: number, actor = UNNAMED_OPERATOR): Promise<OutageRow> {
     return store.transaction(async (tx) => {
       const outage = await tx.getOutage(id);
       if (!outage) throw new NotFoundError("outage_not_found", `outage ${id} does not exist`);
       const at = clock.now();
       validateOutageClose(outage, end);
-      await tx.closeOutage(id, end, at);
-      await tx.audit({ at, actor: "operator", action: "outage.close", subject: id, details: { end } });
-      return { ...outage, end, closedAt: at };
+      await tx.closeOutage(id, end, at, actor);
+      await tx.audit({ at, actor, action: "outage.close", subject: id, details: { end } });
+      return { ...outage, end, closedAt: at, closedBy: actor };
     });
   }
 
   /** Turns the operator's busy switch on or off (V3.3). */
-  async function setBusy(on: boolean, reason: string): Promise<void> {
+  async function setBusy(on: boolean, reason: string, actor = UNNAMED_OPERATOR): Promise<void> {
     await store.transaction(async (tx) => {
       await tx.setSetting(BUSY_SETTING, on);
-      await tx.audit({ at: clock.now(), actor: "operator", action: on ? "busy.on" : "busy.off", subject: "service", details: { reason } });
+      await tx.audit({ at: clock.now(), actor, action: on ? "busy.on" : "busy.off", subject: "service", details: { reason } });
     });
     deps.onBusyChanged?.(on);
   }

@@ -26,7 +26,8 @@ export type AgentRow = {
 
 export type StoredCheckin = CountedCheckin & { agentId: string; claimId: number; idempotencyKey: string };
 
-export type OutageRow = OutageWindow & { reason: string };
+/** A declared window (V4) with who declared it and who set its end (V7's "who": an operator's name, `admin` for OPERATOR_TOKEN). */
+export type OutageRow = OutageWindow & { reason: string; declaredBy: string; closedBy: string | null };
 
 export type PenaltyRow = {
   id: string;
@@ -38,6 +39,9 @@ export type PenaltyRow = {
   reason: string;
   revokedAt: number | null;
   revokeReason: string | null;
+  /** V7: the operator who added it, and who revoked it (an operator's name, `admin` for OPERATOR_TOKEN). */
+  addedBy: string;
+  revokedBy: string | null;
 };
 
 export type ChallengeRow = {
@@ -117,12 +121,12 @@ export type StoreTx = {
   listOutages(): Promise<OutageRow[]>;
   getOutage(id: string): Promise<OutageRow | null>;
   insertOutage(outage: OutageRow): Promise<void>;
-  /** Sets an open window's end, remembering when it became known (`closedAt`, V4.3). */
-  closeOutage(id: string, end: number, closedAt: number): Promise<void>;
+  /** Sets an open window's end, remembering when it became known (`closedAt`, V4.3) and who set it. */
+  closeOutage(id: string, end: number, closedAt: number, closedBy: string): Promise<void>;
 
   insertPenalty(penalty: PenaltyRow): Promise<void>;
   getPenalty(id: string): Promise<PenaltyRow | null>;
-  revokePenalty(id: string, revokedAt: number, reason: string): Promise<void>;
+  revokePenalty(id: string, revokedAt: number, reason: string, revokedBy: string): Promise<void>;
   listPenalties(agentId: string): Promise<PenaltyRow[]>;
 
   insertChallenge(challenge: ChallengeRow): Promise<void>;

@@ -104,11 +104,11 @@ export function createMemoryStore(): Store {
     listOutages: async () => [...outages.values()].map((o) => ({ ...o })).sort((a, b) => a.start - b.start || (a.id < b.id ? -1 : 1)),
     getOutage: async (id) => copy(outages.get(id)),
     insertOutage: async (o) => void outages.set(o.id, { ...o }),
-    closeOutage: async (id, end, closedAt) => void Object.assign(outages.get(id)!, { end, closedAt }),
+    closeOutage: async (id, end, closedAt, closedBy) => void Object.assign(outages.get(id)!, { end, closedAt, closedBy }),
 
     insertPenalty: async (p) => void penalties.set(p.id, { ...p }),
     getPenalty: async (id) => copy(penalties.get(id)),
-    revokePenalty: async (id, revokedAt, reason) => void Object.assign(penalties.get(id)!, { revokedAt, revokeReason: reason }),
+    revokePenalty: async (id, revokedAt, reason, revokedBy) => void Object.assign(penalties.get(id)!, { revokedAt, revokeReason: reason, revokedBy }),
     listPenalties: async (agentId) => [...penalties.values()].filter((p) => p.agentId === agentId).map((p) => ({ ...p })),
 
     insertChallenge: async (c) => void challenges.set(c.id, { ...c }),

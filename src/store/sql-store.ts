@@ -30,11 +30,12 @@ const dayFrom = (r: Row): DayAggregate => ({
 
 const outageFrom = (r: Row): OutageRow => ({
   id: r.id, start: r.start_at, end: r.end_at, declaredAt: r.declared_at, closedAt: r.closed_at, reason: r.reason,
+  declaredBy: r.declared_by, closedBy: r.closed_by,
 });
 
 const penaltyFrom = (r: Row): PenaltyRow => ({
   id: r.id, agentId: r.agent_id, code: r.code, points: r.points, days: r.days, addedAt: r.added_at,
-  reason: r.reason, revokedAt: r.revoked_at, revokeReason: r.revoke_reason,
+  reason: r.reason, revokedAt: r.revoked_at, revokeReason: r.revoke_reason, addedBy: r.added_by, revokedBy: r.revoked_by,
 });
 
 const challengeFrom = (r: Row): ChallengeRow => ({
@@ -149,6 +150,13 @@ export async function warmScoreCache(db: Queryable, cache: ScoreCache): Promise<
 }
 
 /** The SQL store: the service's `Store`, and latest scores read in batches (and from the cache when there is one). */
+/** Appends one entry to the audit log (V7: who, when, what and why). */
+export async function insertAuditEntry(q: Queryable, e: AuditEntry): Promise<void> {
+  await q.query("INSERT INTO audit_log (at, actor, action, subject, details) VALUES ($1, $2, $3, $4, $5)", [
+    e.at, e.actor, e.action, e.subject, JSON.stringify(e.details),
+  ]);
+}
+
 export type SqlStore = Store & LatestScores;
 
 /**
@@ -226,23 +234,23 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
       listOutages: () => many("SELECT * FROM outages ORDER BY start_at, id", [], outageFrom),
       getOutage: (id) => one("SELECT * FROM outages WHERE id = $1", [id], outageFrom),
       async insertOutage(o) {
-        await q.query("INSERT INTO outages (id, start_at, end_at, declared_at, closed_at, reason) VALUES ($1, $2, $3, $4, NULL, $5)", [
-          o.id, o.start, o.end, o.declaredAt, o.reason,
+        await q.query("INSERT INTO outages (id, start_at, end_at, declared_at, closed_at, reason, declared_by) VALUES ($1, $2, $3, $4, NULL, $5, $6)", [
+          o.id, o.start, o.end, o.declaredAt, o.reason, o.declaredBy,
         ]);
       },
-      async closeOutage(id, end, closedAt) {
-        await q.query("UPDATE outages SET end_at = $2, closed_at = $3 WHERE id = $1", [id, end, closedAt]);
+      async closeOutage(id, end, closedAt, closedBy) {
+        await q.query("UPDATE outages SET end_at = $2, closed_at = $3, closed_by = $4 WHERE id = $1", [id, end, closedAt, closedBy]);
       },
 
       async insertPenalty(p: PenaltyRow) {
         await q.query(
-          "INSERT INTO penalties (id, agent_id, code, points, days, added_at, reason) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-          [p.id, p.agentId, p.code, p.points, p.days, p.addedAt, p.reason],
+          "INSERT INTO penalties (id, agent_id, code, points, days, added_at, reason, added_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+          [p.id, p.agentId, p.code, p.points, p.days, p.addedAt, p.reason, p.addedBy],
         );
       },
       getPenalty: (id) => one("SELECT * FROM penalties WHERE id = $1", [id], penaltyFrom),
-      async revokePenalty(id, revokedAt, reason) {
-        await q.query("UPDATE penalties SET revoked_at = $2, revoke_reason = $3 WHERE id = $1", [id, revokedAt, reason]);
+      async revokePenalty(id, revokedAt, reason, revokedBy) {
+        await q.query("UPDATE penalties SET revoked_at = $2, revoke_reason = $3, revoked_by = $4 WHERE id = $1", [id, revokedAt, reason, revokedBy]);
       },
       listPenalties: (agentId) => many("SELECT * FROM penalties WHERE agent_id = $1 ORDER BY added_at, id", [agentId], penaltyFrom),
 
@@ -390,11 +398,7 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
       scoresAfter: (afterId, limit) =>
         many(`SELECT ${SCORE_COLUMNS} FROM scores WHERE id > $1 ORDER BY id LIMIT $2`, [afterId, limit], scoreFrom),
 
-      async audit(e: AuditEntry) {
-        await q.query("INSERT INTO audit_log (at, actor, action, subject, details) VALUES ($1, $2, $3, $4, $5)", [
-          e.at, e.actor, e.action, e.subject, JSON.stringify(e.details),
-        ]);
-      },
+      audit: (e) => insertAuditEntry(q, e),
       listAudit: ({ afterId, limit }) =>
         many("SELECT * FROM audit_log WHERE id > $1 ORDER BY id LIMIT $2", [afterId, limit], (r) => ({
           id: r.id, at: r.at, actor: r.actor, action: r.action, subject: r.subject, details: r.details,

@@ -13,4 +13,5 @@ export const COMMANDS: Readonly<Record<string, () => Command>> = {
   dev: () => require("./dev").command,
   indexer: () => require("./indexer").command,
   verify: () => require("./verify").command,
+  operator: () => require("./operator").command,
 };
