@@ -303,6 +303,35 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     expect((await store.getDerived(executorOf(agent)))?.result).to.include({ total: 2, verifiedCount: 1 });
   });
 
+  it("marks a record verified when a verifier attests its traceRoot after an anchorer anchored it first, or before, or before the record (A6, any order)", async () => {
+    const [admin, verifier, owner] = chain.accounts;
+    const [agent] = await chain.register(owner);
+    const [anchorerFirst, verifierFirst, beforeRecord] = ["anchorer-first", "verifier-first", "before-record"].map((label) => traceRoot(`${label}-${agent}`));
+    const proof = (root: Hex) => chain.proofTx(owner, agent, { success: true, riskLevel: 1, policyViolations: 0, traceRoot: root });
+    await sendInOrder([
+      proof(anchorerFirst), proof(verifierFirst), chain.anchorTx(verifier, beforeRecord),
+      chain.anchorTx(admin, anchorerFirst), chain.anchorTx(verifier, verifierFirst),
+    ]);
+    const d = await freshDb();
+    const { indexer, store, derivedScores } = indexerFor(d);
+    await indexer.syncToHead();
+    const verifiedOf = async () => (await derivedScores.listRecords(executorOf(agent), { limit: 10, offset: 0 })).records.map((r) => [r.traceRoot, r.verified]);
+    expect(await verifiedOf()).to.deep.equal([[anchorerFirst, false], [verifierFirst, true]]);
+
+    // The race the other way for each root: the verifier after the anchorer, the anchorer after the verifier.
+    await sendInOrder([chain.anchorTx(verifier, anchorerFirst), chain.anchorTx(admin, verifierFirst), proof(beforeRecord)]);
+    await indexer.syncToHead();
+    expect(await verifiedOf()).to.deep.equal([[anchorerFirst, true], [verifierFirst, true], [beforeRecord, true]]);
+    expect((await store.getDerived(executorOf(agent)))?.result).to.include({ total: 3, verifiedCount: 3 });
+    const { rows } = await d.db.query<{ digest: string; role: string }>(
+      "SELECT digest, role FROM chain_anchors WHERE digest = ANY($1::text[]) ORDER BY block_number, log_index",
+      [[anchorerFirst, verifierFirst]],
+    );
+    expect(rows.map((r) => [r.digest, r.role])).to.deep.equal([
+      [anchorerFirst, "anchorer"], [verifierFirst, "verifier"], [anchorerFirst, "verifier"], [verifierFirst, "anchorer"],
+    ]);
+  });
+
   it("reports an identity token transfer at once, and not its mint", async () => {
     const [, , owner, buyer] = chain.accounts;
     const d = await freshDb();
