@@ -23,7 +23,7 @@ contract AnchorRegistry is AccessControl, IAnchorRegistry {
     uint8 private constant _ANCHORER_BIT = 1;
     uint8 private constant _VERIFIER_BIT = 2;
 
-    /// Indexed by `uint8(AnchorRole)`: the two anchors of a digest sit in consecutive slots.
+    /// @dev Indexed by `uint8(AnchorRole)`: the two anchors of a digest sit in consecutive slots.
     mapping(bytes32 digest => Anchor[2] byRole) private _anchors;
     mapping(address account => uint8 roleBits) private _anchoringRoles;
 
@@ -55,7 +55,9 @@ contract AnchorRegistry is AccessControl, IAnchorRegistry {
     /// @inheritdoc IAnchorRegistry
     function isAnchored(bytes32 digest) external view returns (bool) {
         Anchor[2] storage byRole = _anchors[digest];
-        return byRole[uint8(AnchorRole.ANCHORER)].submitter != address(0) || byRole[uint8(AnchorRole.VERIFIER)].submitter != address(0);
+        return
+            byRole[uint8(AnchorRole.ANCHORER)].submitter != address(0) ||
+            byRole[uint8(AnchorRole.VERIFIER)].submitter != address(0);
     }
 
     /// @inheritdoc IAnchorRegistry
