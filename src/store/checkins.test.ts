@@ -159,6 +159,33 @@ for (const setup of SETUPS) {
       expect(await store.read.countCheckinsAt(agentId, agent.claimId, T0 + (HOURS - 1) * 3600)).to.equal(1);
     });
 
+    it("judges a key used before the latest claim afresh: a re-claim and a transfer forget the keys (V2, V3.1, migration 006)", async () => {
+      const agentId = await newAgent();
+      const { ownerId } = (await store.read.getAgent(agentId))!;
+      clock.set(T0 + 10);
+      expect(await service.checkins.checkIn(agentId, "k1", agentKnown)).to.include({ type: "counted", arrival: T0 + 10 });
+      clock.set(T0 + 100);
+      await service.accounts.reclaim(ownerId, agentId);
+      // One second after the re-claim the same key is a new request, the claim's first check-in (V3.4).
+      clock.set(T0 + 101);
+      expect(await service.checkins.checkIn(agentId, "k1", agentKnown)).to.deep.equal({
+        type: "counted", arrival: T0 + 101, nextHeartbeatS: 3600, onTime: null, excused: false, credit: 0,
+      });
+      clock.set(T0 + 102);
+      const { claimId } = (await store.read.getAgent(agentId))!;
+      expect(await service.checkins.checkIn(agentId, "k1", agentKnown)).to.deep.equal({
+        type: "duplicate", original: { agentId, claimId, idempotencyKey: "k1", arrival: T0 + 101, nextHeartbeatS: 3600, onTime: null, excused: false, credit: 0 },
+      });
+      const { ownerId: other } = await service.accounts.createOwner();
+      clock.set(T0 + 200);
+      await service.accounts.transfer(agentId, other, "test");
+      clock.set(T0 + 201);
+      expect(await service.checkins.checkIn(agentId, "k1", agentKnown)).to.include({ type: "counted", arrival: T0 + 201, onTime: null });
+      const agent = (await store.read.getAgent(agentId))!;
+      expect(await store.read.countCheckinsAt(agentId, agent.claimId, T0 + 201)).to.equal(1);
+      expect(agent.last).to.include({ arrival: T0 + 201 });
+    });
+
     it("reads only windows that may excuse the next check-in", async () => {
       const agentId = await newAgent();
       clock.set(T0 + 10);

@@ -1,7 +1,8 @@
 /**
  * An append-only list of distinct strings that finds a string's position: the memory store's
- * idempotency keys of one agent (V3.1: keys are scoped per agent, and a counted check-in's key is
- * kept for good), where position `n` is the agent's n-th counted check-in.
+ * idempotency keys of one agent's latest claim (V3.1: keys are scoped per agent and claim, and a
+ * counted check-in's key is kept until the next claim), where position `n` is the claim's n-th
+ * counted check-in.
  *
  * Why not a `Map<string, number>`: `vrai replay` looks a key up for every check-in, across
  * thousands of agents whose tables are no longer in the CPU's caches. A Map's lookup reads its

@@ -12,13 +12,15 @@ const NO_WINDOWS: readonly OutageWindow[] = Object.freeze([]);
 /**
  * An agent: its row, replaced and never changed in place (so `checkinState` hands it out as it is),
  * and every counted check-in as numbers in one typed array (no object per check-in: replay keeps
- * hundreds of thousands), with their idempotency keys (scoped per agent, V3.1) and per claim the
- * day aggregates.
+ * hundreds of thousands), the idempotency keys of the latest claim's check-ins (scoped per agent and
+ * claim, V3.1: a new claim forgets them) and per claim the day aggregates.
  */
 type AgentRecord = {
   row: AgentRow;
-  /** Idempotency key of each counted check-in, in order: position n is check-in n. */
+  /** Idempotency key of each counted check-in of the latest claim, in order: position n is check-in `claimFirst + n`. */
   keys: KeyList;
+  /** The position of the latest claim's first check-in (the check-ins before it were counted under earlier claims). */
+  claimFirst: number;
   /**
    * CHECKIN_FIELDS numbers per check-in: claim id, arrival, next_heartbeat_s, flags, credit; the first
    * `used` hold check-ins. A Float64Array holds every safe integer exactly and lives outside the JS heap,
@@ -56,11 +58,11 @@ export function createMemoryStore(): Store {
     r.fields[at + 4] = c.credit;
     r.used = at + CHECKIN_FIELDS;
   };
-  const storedCheckin = (r: AgentRecord, n: number): StoredCheckin => {
+  const storedCheckin = (r: AgentRecord, n: number, idempotencyKey: string): StoredCheckin => {
     const at = n * CHECKIN_FIELDS;
     const f = r.fields;
     return {
-      agentId: r.row.id, claimId: f[at], idempotencyKey: r.keys.at(n), arrival: f[at + 1], nextHeartbeatS: f[at + 2],
+      agentId: r.row.id, claimId: f[at], idempotencyKey, arrival: f[at + 1], nextHeartbeatS: f[at + 2],
       onTime: (f[at + 3] & 3) === 2 ? null : (f[at + 3] & 3) === 1, excused: (f[at + 3] & 4) !== 0, credit: f[at + 4],
     };
   };
@@ -79,11 +81,14 @@ export function createMemoryStore(): Store {
     getOwner: async (id) => copy(owners.get(id)),
 
     getAgent: async (id) => copy(agents.get(id)?.row),
-    insertAgent: async (a) => void agents.set(a.id, { row: { ...a }, keys: new KeyList(), fields: NO_FIELDS, used: 0, days: new Map(), lastDay: null }),
+    insertAgent: async (a) => void agents.set(a.id, { row: { ...a }, keys: new KeyList(), claimFirst: 0, fields: NO_FIELDS, used: 0, days: new Map(), lastDay: null }),
     async startClaim(agentId, c) {
       const claimId = nextClaimId++;
       const r = agents.get(agentId)!;
       r.row = { ...r.row, ownerId: c.ownerId, claimId, claimedAt: c.claimedAt, keyHash: c.keyHash, last: null };
+      // V2, V3.1: a new claim forgets the idempotency keys.
+      r.keys = new KeyList();
+      r.claimFirst = r.used / CHECKIN_FIELDS;
       return claimId;
     },
     listClaimedAgentIds: async () => [...agents.keys()].sort(),
@@ -172,7 +177,7 @@ export function createMemoryStore(): Store {
       const r = agents.get(agentId);
       if (!r) return { agent: null, duplicate: null, windows: NO_WINDOWS };
       const n = r.keys.indexOf(key);
-      return { agent: r.row, duplicate: n < 0 ? null : storedCheckin(r, n), windows: windowsAfter(r.row.last) };
+      return { agent: r.row, duplicate: n < 0 ? null : storedCheckin(r, r.claimFirst + n, key), windows: windowsAfter(r.row.last) };
     },
     async commitCheckin(expected, c, deltas) {
       const r = agents.get(c.agentId);

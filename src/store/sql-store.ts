@@ -424,8 +424,9 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
     read: txFor(db),
     ...createSummaryReader(db, cache),
 
-    // One statement: the agent, the duplicate of the key, and the windows that may excuse the next
-    // check-in (open, ending at or after the deadline after the previous check-in, or ended later than it).
+    // One statement: the agent, the duplicate of the key in its latest claim (V3.1: keys are per agent
+    // and claim), and the windows that may excuse the next check-in (open, ending at or after the
+    // deadline after the previous check-in, or ended later than it).
     async checkinState(agentId, key) {
       const { rows } = await db.query<Row>(
         `SELECT ${AGENT_COLUMNS_OF_A},
@@ -434,7 +435,7 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
                 (SELECT json_agg(json_build_array(o.id, o.start_at, o.end_at, o.declared_at, o.closed_at)) FROM outages o
                  WHERE a.last_arrival IS NOT NULL
                    AND (o.end_at IS NULL OR o.end_at >= a.last_arrival + a.last_next_heartbeat_s + $3::integer OR o.closed_at > a.last_arrival)) AS windows
-         FROM agents a LEFT JOIN checkins c ON c.agent_id = a.id AND c.idempotency_key = $2
+         FROM agents a LEFT JOIN checkins c ON c.agent_id = a.id AND c.claim_id = a.claim_id AND c.idempotency_key = $2
          WHERE a.id = $1`,
         [agentId, key, GRACE_S],
       );
