@@ -13,7 +13,9 @@ const USAGE = "operator add|revoke <name> [--database-url URL] [--data-dir DIR]"
 /**
  * `vrai operator add <name>`: a named operator (V7), its token printed once on standard output (only
  * its hash is stored); `vrai operator revoke <name>`: its token refused from now on. Both work on the
- * store `vrai serve` uses (DATABASE_URL, or PGlite in DATA_DIR) and are logged as `admin`.
+ * store `vrai serve` uses (DATABASE_URL, or PGlite in DATA_DIR, which belongs to one process: run them
+ * while the service is stopped) and are logged as `admin`. A running service on PostgreSQL sees them
+ * at its next operator request.
  */
 export const command: Command = {
   name: "operator",
