@@ -24,9 +24,9 @@ export function proofRoutes(deps: { proofs: ProofChecks; identity: Identity; rea
   return [
     defineRoute({
       method: "post", path: "/v1/proofs/challenges", tag: "proofs", auth: "owner",
-      summary: "Issue a challenge (single use, expires in 1 h) to prove a wallet, GitHub account, domain or ERC-8004 identity (V6).",
+      summary: "Issue a challenge (single use, expires in 1 h) to prove a wallet, GitHub account, domain or ERC-8004 identity (V6). A domain or ERC-8004 proof names a claimed agent and is taken only from the owner of its latest claim; a github or wallet proof names no agent.",
       body: z.object({ kind: z.enum(PROOF_KINDS), subject: z.string().min(1).max(300), agentId: idSchema.optional() }).strict(),
-      responses: { 201: { description: "issued" }, 400: e("invalid subject or kind"), 403: e("not your agent"), 404: e("no such agent") },
+      responses: { 201: { description: "issued" }, 400: e("invalid subject or kind, or an agent named (or not) against V6"), 403: e("not your agent"), 404: e("no such agent") },
     }).handle(async ({ ownerId, body }) => {
       const c = await proofs.issueChallenge(ownerId, body);
       const typedData = c.kind === "wallet" || c.kind === "erc8004" ? proofTypedData(c) : undefined;

@@ -108,7 +108,7 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
     }).handle(async ({ ownerId, body }) => ({ status: 201, body: claimJson(await accounts.claimNewAgent(ownerId, { name: body.name ?? null })) })),
     defineRoute({
       method: "post", path: "/v1/agents/:id/claim", tag: "claims", auth: "owner",
-      summary: "Re-claim your own agent: rotates its key and restarts everything V2 restarts. Another owner's agent is refused.",
+      summary: "Re-claim your own agent: rotates its key and restarts everything V2 restarts (idempotency keys used before are forgotten). Its domain and ERC-8004 proofs stay. Another owner's agent is refused.",
       params: idParams, body: z.object({}).strict(),
       responses: { 200: { description: "re-claimed", schema: claimResponse }, 403: e("the agent belongs to another owner"), 404: e("no such agent") },
     }).handle(async ({ ownerId, params }) => ({ status: 200, body: claimJson(await accounts.reclaim(ownerId, params.id)) })),
@@ -217,9 +217,12 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
     }),
     defineRoute({
       method: "post", path: "/v1/operator/outages/:id/close", tag: "operator", auth: "operator",
-      summary: "Close an open outage window by setting its end.",
+      summary: "Close an open outage window by setting its end (V4.1), never before its start. An end before the window's declared_at is judged as a declaration after it ended: rejected when it started more than 48 h before declared_at.",
       params: idParams, body: z.object({ end: rfc3339 }).strict(),
-      responses: { 200: { description: "closed", schema: outageResponse }, 404: e("no such window"), 409: e("already closed") },
+      responses: {
+        200: { description: "closed", schema: outageResponse }, 400: e("rejected close (V4.1): an end before the start, or a late end of a window that started more than 48 h before declared_at"),
+        404: e("no such window"), 409: e("already closed"),
+      },
     }).handle(async ({ params, body, operatorName }) => ({ status: 200, body: outageJson(await operator.closeOutage(params.id, seconds(body.end), operatorName)) })),
     defineRoute({
       method: "post", path: "/v1/operator/penalties", tag: "operator", auth: "operator",
@@ -265,7 +268,7 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
     }),
     defineRoute({
       method: "post", path: "/v1/operator/agents/:id/transfer", tag: "operator", auth: "operator",
-      summary: "Transfer an agent to another owner: a new claim by that owner (V2), logged. Returns the new agent key once.",
+      summary: "Transfer an agent to an owner: a new claim by that owner (V2), logged. A new owner's claim removes the agent's domain and ERC-8004 proofs at that instant; a transfer to its own owner is a re-claim and keeps them. Idempotency keys used before are forgotten. Returns the new agent key once.",
       params: idParams, body: z.object({ toOwnerId: idSchema, reason }).strict(),
       responses: { 200: { description: "transferred", schema: claimResponse }, 404: e("no such agent or owner") },
     }).handle(async ({ params, body }) => ({ status: 200, body: claimJson(await accounts.transfer(params.id, body.toOwnerId, body.reason)) })),

@@ -37,8 +37,11 @@ export type CheckinInput = {
   /** Counted check-in of this agent with the same idempotency key since its latest claim (V3.1), or null. */
   duplicateOf: CountedCheckin | null;
   /**
-   * Declared windows as known at `arrival`. Windows declared later (V4.3) and ends set after
-   * `arrival` (`closedAt > arrival`) are ignored here, so passing every window is safe.
+   * Declared windows as known when the request is read. Windows declared later (V4.3) and ends set
+   * after `arrival` (`closedAt > arrival`) are ignored here; a declaration or a close in the
+   * arrival's own second is taken as made before the check-in, so one that comes after it (in
+   * replay, later in the timeline) must not be passed: the stores hand over the windows as they
+   * stand when the request is read.
    */
   windows: readonly OutageWindow[];
   /** Whether the service is busy at `arrival` (V3.3). */

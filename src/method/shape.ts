@@ -53,6 +53,12 @@ export function asInteger(code: string, value: unknown, path: string, min = 0, m
   return value;
 }
 
+/** A JSON number (any value: range rules belong to whoever uses it), or throws naming `path`. */
+export function asNumber(code: string, value: unknown, path: string): number {
+  if (typeof value !== "number") throw shapeError(code, path, "a number", `, got ${describe(value)}`);
+  return value;
+}
+
 /** One of `choices`, or throws naming `path` and listing them. */
 export function asOneOf<T extends string>(code: string, value: unknown, path: string, choices: readonly T[]): T {
   if (typeof value !== "string" || !(choices as readonly string[]).includes(value)) throw shapeError(code, path, choices.join("|"), `, got ${describe(value)}`);

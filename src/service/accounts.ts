@@ -88,8 +88,9 @@ export function createAccounts(deps: { store: Store; clock: Clock; onClaimed?: (
   }
 
   /**
-   * An operator transfers an agent to another owner: a new claim by that owner (V2), logged.
-   * The previous owner's agent-level proofs do not pass to the new owner.
+   * An operator transfers an agent to an owner: a new claim by that owner (V2), logged. V2: a claim
+   * by another owner removes the agent's domain and ERC-8004 proofs at that instant (the new owner
+   * has proven neither); a transfer to the agent's own owner is a re-claim and keeps them.
    */
   async function transfer(agentId: string, toOwnerId: string, reason: string): Promise<ClaimResult> {
     return store.transaction(async (tx) => {
@@ -97,8 +98,10 @@ export function createAccounts(deps: { store: Store; clock: Clock; onClaimed?: (
       if (!agent) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
       if (!(await tx.getOwner(toOwnerId))) throw new NotFoundError("owner_not_found", `owner ${toOwnerId} does not exist`);
       const at = clock.now();
-      for (const proof of await tx.proofsForAgentAt(agentId, agent.ownerId, at)) {
-        if (proof.agentId === agentId) await tx.removeProof(proof.id, at, "agent transferred to another owner");
+      if (toOwnerId !== agent.ownerId) {
+        for (const proof of await tx.proofsForAgentAt(agentId, agent.ownerId, at)) {
+          if (proof.agentId === agentId) await tx.removeProof(proof.id, at, "agent claimed by another owner");
+        }
       }
       await tx.audit({ at, actor: "operator", action: "agent.transfer", subject: agentId, details: { from: agent.ownerId, to: toOwnerId, reason } });
       return startClaim(tx, agentId, toOwnerId, "transfer");

@@ -1,10 +1,25 @@
-import { IDENTITY_PROOFS } from "../method";
+import { IDENTITY_PROOFS, isProofKind, PROOF_KINDS, type ProofKind } from "../method";
 import { InvalidInputError } from "../errors";
 import type { Clock } from "./clock";
 import { ConflictError, ForbiddenError, NotFoundError } from "./errors";
 import type { ProofRow, Store, StoreTx } from "./ports";
 
 export type Identity = ReturnType<typeof createIdentity>;
+
+/**
+ * V6: an agent-level proof (domain, erc8004) names its agent; an owner-level one (github, wallet)
+ * names none, since it counts for every agent of its owner.
+ * @throws InvalidInputError `proof_agent_required` | `proof_agent_not_allowed`
+ */
+export function checkProofAgent(kind: ProofKind, agentId: string | null): void {
+  const belongsTo = IDENTITY_PROOFS[kind].belongsTo;
+  if (belongsTo === "agent" && agentId === null) {
+    throw new InvalidInputError("proof_agent_required", `a ${kind} proof belongs to one agent: name the agent`);
+  }
+  if (belongsTo === "owner" && agentId !== null) {
+    throw new InvalidInputError("proof_agent_not_allowed", `a ${kind} proof belongs to the owner and counts for all its agents: name no agent`);
+  }
+}
 
 /** A proof that passed its check, ready to be recorded (V6). */
 export type VerifiedProofInput = Pick<ProofRow, "id" | "kind" | "ownerId" | "agentId" | "subject" | "binding" | "evidence">;
@@ -23,23 +38,24 @@ export function createIdentity(deps: { store: Store; clock: Clock; onChanged: (t
   }
 
   /**
-   * Records a verified proof and recomputes the agents it counts for.
+   * Records a verified proof and recomputes the agents it counts for. V6: an owner-level proof
+   * (github, wallet) names no agent; an agent-level one (domain, erc8004) names an agent that was
+   * claimed (V2), and is accepted only from the owner of its latest claim.
+   * @param input its kind as given (replay passes the timeline's): one that is not a V6 kind is rejected
    * @param options.challengeId the challenge it answers, used up in the same transaction (single use)
    */
-  async function recordProof(input: VerifiedProofInput, options: { challengeId?: string } = {}): Promise<ProofRow> {
-    const belongsTo = IDENTITY_PROOFS[input.kind].belongsTo;
-    if (belongsTo === "agent" && input.agentId === null) {
-      throw new InvalidInputError("proof_agent_required", `a ${input.kind} proof belongs to one agent: name the agent`);
-    }
-    if (belongsTo === "owner" && input.agentId !== null) {
-      throw new InvalidInputError("proof_agent_not_allowed", `a ${input.kind} proof belongs to the owner and counts for all its agents: name no agent`);
-    }
+  async function recordProof(input: Omit<VerifiedProofInput, "kind"> & { kind: string }, options: { challengeId?: string } = {}): Promise<ProofRow> {
+    const kind = input.kind;
+    if (!isProofKind(kind)) throw new InvalidInputError("proof_kind_invalid", `proof kind must be one of ${PROOF_KINDS.join(", ")}, got ${JSON.stringify(kind)}`);
+    checkProofAgent(kind, input.agentId);
     return store.transaction(async (tx) => {
       if (!(await tx.getOwner(input.ownerId))) throw new NotFoundError("owner_not_found", `owner ${input.ownerId} does not exist`);
       if (input.agentId !== null) {
         const agent = await tx.getAgent(input.agentId, { lock: true });
         if (!agent) throw new NotFoundError("agent_not_found", `agent ${input.agentId} does not exist`);
-        if (agent.ownerId !== input.ownerId) throw new ForbiddenError("agent_owned_by_another_owner", `agent ${input.agentId} belongs to another owner`);
+        if (agent.ownerId !== input.ownerId) {
+          throw new ForbiddenError("agent_owned_by_another_owner", `agent ${input.agentId} belongs to another owner: only the owner of its latest claim proves it`);
+        }
       }
       if (await tx.getProof(input.id)) throw new ConflictError("proof_exists", `proof ${input.id} already exists`);
       if (input.binding !== null) {
@@ -52,7 +68,7 @@ export function createIdentity(deps: { store: Store; clock: Clock; onChanged: (t
       if (options.challengeId !== undefined && !(await tx.useChallenge(options.challengeId, at))) {
         throw new ConflictError("proof_challenge_used", `challenge ${options.challengeId} was already used`);
       }
-      const proof: ProofRow = { ...input, verifiedAt: at, lastCheckedAt: at, consecutiveFailures: 0, removedAt: null, removedReason: null };
+      const proof: ProofRow = { ...input, kind, verifiedAt: at, lastCheckedAt: at, consecutiveFailures: 0, removedAt: null, removedReason: null };
       await tx.insertProof(proof);
       for (const agentId of await agentsCountedBy(tx, proof)) await deps.onChanged(tx, agentId, at);
       return proof;

@@ -1,7 +1,8 @@
 import type { Logger } from "pino";
+import { toRfc3339 } from "../method";
 import type { Clock } from "./clock";
 import { ConflictError, ForbiddenError, NotFoundError } from "./errors";
-import type { Identity } from "./identity";
+import { checkProofAgent, type Identity } from "./identity";
 import type { ChallengeRow, ProofKind, ProofRow, Store } from "./ports";
 import { createChallenge, isExpired } from "./proofs/challenge";
 import { proofError } from "./proofs/errors";
@@ -22,12 +23,19 @@ export type ProofChecks = ReturnType<typeof createProofChecks>;
 export function createProofChecks(deps: { store: Store; clock: Clock; identity: Identity; verifier: ProofVerifier; logger?: Logger }) {
   const { store, clock, identity, verifier } = deps;
 
-  /** Issues a challenge for `ownerId` to prove `subject` of `kind` (for `agentId` when the kind belongs to one agent). */
+  /**
+   * Issues a challenge for `ownerId` to prove `subject` of `kind`: for `agentId` when the kind
+   * belongs to one agent, which must be claimed, its latest claim by this owner; naming no agent
+   * when it belongs to the owner (V2, V6).
+   */
   async function issueChallenge(ownerId: string, input: { kind: ProofKind; subject: string; agentId?: string | null }): Promise<ChallengeRow> {
+    checkProofAgent(input.kind, input.agentId ?? null);
     if (input.agentId) {
       const agent = await store.read.getAgent(input.agentId);
       if (!agent) throw new NotFoundError("agent_not_found", `agent ${input.agentId} does not exist`);
-      if (agent.ownerId !== ownerId) throw new ForbiddenError("agent_owned_by_another_owner", `agent ${input.agentId} belongs to another owner`);
+      if (agent.ownerId !== ownerId) {
+        throw new ForbiddenError("agent_owned_by_another_owner", `agent ${input.agentId} belongs to another owner: only the owner of its latest claim proves it`);
+      }
     }
     const c = createChallenge({ kind: input.kind, subject: input.subject, ownerId, agentId: input.agentId ?? null, now: clock.now(), ttlS: CHALLENGE_TTL_S });
     const row: ChallengeRow = {
@@ -43,7 +51,7 @@ export function createProofChecks(deps: { store: Store; clock: Clock; identity: 
     const challenge = await store.read.getChallenge(challengeId);
     if (!challenge || challenge.ownerId !== ownerId) throw new NotFoundError("proof_challenge_not_found", `challenge ${challengeId} does not exist for this owner`);
     if (challenge.usedAt !== null) throw new ConflictError("proof_challenge_used", `challenge ${challengeId} was already used`);
-    if (isExpired(challenge, clock.now())) throw proofError("proof_challenge_expired", `challenge ${challengeId} has expired`);
+    if (isExpired(challenge, clock.now())) throw proofError("proof_challenge_expired", `challenge ${challengeId} expired at ${toRfc3339(challenge.expiresAt)}`);
     const verified = await verifier.verify(challenge, evidence);
     return identity.recordProof(
       {

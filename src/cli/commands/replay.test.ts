@@ -115,7 +115,7 @@ describe("vrai replay (F2)", () => {
       { i: 5, result: "counted", next_heartbeat_s: 3600, on_time: false, excused: false, credit: 0 },
       { i: 6, result: "ok" },
       { i: 7, result: "declared" },
-      { i: 8, result: "rejected", error: `outage starts at ${T0 + 90_000}, after it is declared (${T0 + 20_003})` },
+      { i: 8, result: "rejected", error: "outage starts at 2026-10-02T01:00:00Z, after it is declared (2026-10-01T05:33:23Z)" },
       { i: 9, result: "rejected", error: 'agent no"body\\ is not claimed' },
       { i: 10, ...score },
     ];
@@ -149,7 +149,7 @@ describe("vrai replay (F2)", () => {
       [JSON.stringify([{ at: T0, type: "checkin", agent: "a" }]), "events[0].key: expected a non-empty string"],
       [JSON.stringify([{ ...checkin, at: -1 }]), "events[0].at: expected a whole number >= 0, got -1"],
       [JSON.stringify([{ ...checkin, at: T0 + 0.5 }]), `events[0].at: expected a whole number >= 0, got ${T0 + 0.5}`],
-      [JSON.stringify([checkin, { ...checkin, at: T0 - 1 }]), `events[1].at: events out of time order (${T0 - 1} is before the previous event's ${T0})`],
+      [JSON.stringify([checkin, { ...checkin, at: T0 - 1 }]), "events[1].at: events out of time order (2026-09-30T23:59:59Z is before the previous event's 2026-10-01T00:00:00Z)"],
       [JSON.stringify([{ at: T0, type: "busy", on: true }, { ...checkin, at: "2026-09-30T23:59:59Z" }]), "events[1].at: events out of time order"],
       [JSON.stringify([[T0, "checkin", "a", "k"]]), "events[0]: expected an object"],
     ];
@@ -207,5 +207,227 @@ describe("vrai replay (F2)", () => {
       }),
       { numRuns: 40 },
     );
+  });
+});
+
+/** Issue 14: the METHOD sentences where replay and an independent implementation disagreed, at their boundary seconds. */
+describe("vrai replay: the rules to the letter (V2, V3.1, V4.1, V4.3, V6, F2)", () => {
+  const H = 3600;
+  const claim = (at: number, agent: string, owner: string) => ({ at, type: "claim", agent, owner });
+  const checkin = (at: number, agent: string, key: string) => ({ at, type: "checkin", agent, key });
+  const score = (at: number, agent: string) => ({ at, type: "score", agent });
+  const firstCounted = { result: "counted", next_heartbeat_s: 3600, on_time: null, excused: false, credit: 0 };
+
+  it("judges a key used before the latest claim afresh, in the claim's own second too (V2, V3.1)", async () => {
+    const { code, lines } = await replayLines({
+      events: [
+        claim(T0, "a1", "o1"),
+        checkin(T0 + 10, "a1", "k1"),
+        checkin(T0 + 20, "a1", "k2"),
+        // Re-claim by the same owner at T0 + 20: the key k2, used in this very second before it, is forgotten.
+        claim(T0 + 20, "a1", "o1"),
+        checkin(T0 + 20, "a1", "k2"),
+        checkin(T0 + 21, "a1", "k2"),
+        checkin(T0 + 22, "a1", "k1"),
+        // Another owner's claim forgets them too.
+        claim(T0 + 30, "a1", "o2"),
+        checkin(T0 + 30, "a1", "k1"),
+      ],
+    });
+    expect(code).to.equal(0);
+    expect(lines[4]).to.deep.equal({ i: 4, ...firstCounted });
+    expect(lines[5]).to.deep.equal({ i: 5, ...firstCounted, result: "duplicate" });
+    expect(lines[6]).to.deep.equal({ i: 6, result: "refused", retry_after_s: 1198 });
+    expect(lines[8]).to.deep.equal({ i: 8, ...firstCounted });
+  });
+
+  it("removes the agent's domain and ERC-8004 proofs at another owner's claim, keeps them at the same owner's (V2)", async () => {
+    const { lines } = await replayLines({
+      events: [
+        claim(T0, "a1", "o1"),
+        { at: T0 + 1, type: "proof", id: "g1", owner: "o1", kind: "github" },
+        { at: T0 + 1, type: "proof", id: "d1", owner: "o1", agent: "a1", kind: "domain" },
+        { at: T0 + 1, type: "proof", id: "e1", owner: "o1", agent: "a1", kind: "erc8004" },
+        score(T0 + 1, "a1"),
+        claim(T0 + 10, "a1", "o1"),
+        score(T0 + 10, "a1"),
+        score(T0 + 19, "a1"),
+        claim(T0 + 20, "a1", "o2"),
+        // The same second as the new owner's claim: the proofs are gone at that instant.
+        score(T0 + 20, "a1"),
+        { at: T0 + 20, type: "proof_removed", id: "d1" },
+        { at: T0 + 21, type: "proof", id: "d2", owner: "o2", agent: "a1", kind: "domain" },
+        score(T0 + 21, "a1"),
+        // Back to o1: its github counts again; o2's domain is removed.
+        claim(T0 + 30, "a1", "o1"),
+        score(T0 + 30, "a1"),
+      ],
+    });
+    const identity = (i: number) => lines[i].components.identity.value;
+    expect([identity(4), identity(6), identity(7), identity(9), identity(12), identity(14)]).to.deep.equal([220, 220, 220, 100, 140, 130]);
+    expect(lines[10]).to.deep.equal({ i: 10, result: "rejected", error: "proof d1 was already removed" });
+  });
+
+  it("rejects penalties, proofs and check-ins naming an agent never claimed; they do not wait for a later claim (V2)", async () => {
+    const { code, lines } = await replayLines({
+      events: [
+        claim(T0, "a1", "o1"),
+        { at: T0 + 5, type: "penalty", id: "x1", agent: "a9", code: "rate_abuse", points: 20, days: 30 },
+        { at: T0 + 5, type: "proof", id: "d1", owner: "o1", agent: "a9", kind: "domain" },
+        checkin(T0 + 5, "a9", "k1"),
+        claim(T0 + 5, "a9", "o1"),
+        checkin(T0 + 5, "a9", "k1"),
+        score(T0 + 5, "a9"),
+        // The ids of the rejected events were never taken.
+        { at: T0 + 6, type: "penalty", id: "x1", agent: "a9", code: "rate_abuse", points: 20, days: 30 },
+        { at: T0 + 6, type: "penalty_revoked", id: "x1" },
+      ],
+    });
+    expect(code).to.equal(0);
+    expect(lines[1]).to.deep.equal({ i: 1, result: "rejected", error: "agent a9 does not exist" });
+    expect(lines[2]).to.deep.equal({ i: 2, result: "rejected", error: "agent a9 does not exist" });
+    expect(lines[3]).to.deep.equal({ i: 3, result: "rejected", error: "agent a9 is not claimed" });
+    expect(lines[5]).to.deep.equal({ i: 5, ...firstCounted });
+    expect(lines[6]).to.include({ total: 200 });
+    expect(lines[6].components.identity.proofs).to.deep.equal([]);
+    expect(lines[6].components.integrity.penalties).to.deep.equal([]);
+    expect(lines[7]).to.deep.equal({ i: 7, result: "ok" });
+    expect(lines[8]).to.deep.equal({ i: 8, result: "ok" });
+  });
+
+  it("takes an agent-level proof only from the owner of the latest claim, and an owner-level proof naming no agent (V6)", async () => {
+    const { code, lines } = await replayLines({
+      events: [
+        claim(T0, "a1", "o1"),
+        { at: T0 + 1, type: "proof", id: "g1", owner: "o1", agent: "a1", kind: "github" },
+        { at: T0 + 1, type: "proof", id: "w1", owner: "o1", agent: "a1", kind: "wallet" },
+        { at: T0 + 1, type: "proof", id: "d1", owner: "o1", kind: "domain" },
+        { at: T0 + 1, type: "proof", id: "e1", owner: "o1", kind: "erc8004" },
+        { at: T0 + 1, type: "proof", id: "d2", owner: "o2", agent: "a1", kind: "domain" },
+        claim(T0 + 2, "a1", "o2"),
+        { at: T0 + 2, type: "proof", id: "d3", owner: "o1", agent: "a1", kind: "domain" },
+        { at: T0 + 2, type: "proof", id: "d4", owner: "o2", agent: "a1", kind: "domain" },
+        { at: T0 + 2, type: "proof", id: "g2", owner: "o2", kind: "github" },
+        score(T0 + 2, "a1"),
+      ],
+    });
+    expect(code).to.equal(0);
+    const rejected = (i: number) => lines[i].result === "rejected" && lines[i].error;
+    expect(rejected(1)).to.equal("a github proof belongs to the owner and counts for all its agents: name no agent");
+    expect(rejected(2)).to.equal("a wallet proof belongs to the owner and counts for all its agents: name no agent");
+    expect(rejected(3)).to.equal("a domain proof belongs to one agent: name the agent");
+    expect(rejected(4)).to.equal("a erc8004 proof belongs to one agent: name the agent");
+    expect(rejected(5)).to.equal("agent a1 belongs to another owner: only the owner of its latest claim proves it");
+    expect(rejected(7)).to.equal("agent a1 belongs to another owner: only the owner of its latest claim proves it");
+    expect([lines[8], lines[9]]).to.deep.equal([{ i: 8, result: "ok" }, { i: 9, result: "ok" }]);
+    expect(lines[10].components.identity.value).to.equal(100 + 40 + 30);
+  });
+
+  it("judges closing a window with an end before its declared_at as a declaration after it ended (V4.1)", async () => {
+    const T = T0 + 10 * 86_400;
+    const open = (id: string, start: number) => ({ at: T, type: "outage", id, start, end: null });
+    const close = (id: string, end: number) => ({ at: T + 60, type: "outage_end", id, end });
+    const { lines } = await replayLines({
+      events: [
+        open("w100", T - 100 * H), open("w48", T - 48 * H), open("w48+1", T - 48 * H - 1), open("wEnd", T - 48 * H - 1),
+        close("w100", T - 99 * H), close("w48", T - 1), close("w48+1", T - 1), close("wEnd", T),
+        close("w100", T - 99 * H + 1),
+      ],
+    });
+    expect(lines.slice(0, 4).map((l) => l.result)).to.deep.equal(["declared", "declared", "declared", "declared"]);
+    expect(lines[4]).to.deep.equal({
+      i: 4, result: "rejected",
+      error: "outage w100 ended at 2026-10-06T21:00:00Z, before it was declared (2026-10-11T00:00:00Z), and started at 2026-10-06T20:00:00Z, more than 48 h before that",
+    });
+    expect(lines[5]).to.deep.equal({ i: 5, result: "ok" });
+    expect(lines[6]).to.include({ result: "rejected" });
+    expect(lines[6].error).to.contain("2026-10-08T23:59:59Z, more than 48 h");
+    // A window lasts through its end instant: ending at declared_at is ending while it lasted.
+    expect(lines[7]).to.deep.equal({ i: 7, result: "ok" });
+    // The rejected close changed nothing: the window is still open.
+    expect(lines[8]).to.include({ result: "rejected" });
+  });
+
+  it("excuses through a window's end instant and not a second later; a declaration after a check-in in its second does not excuse it (V4.3)", async () => {
+    // p at T0 + 10: deadline D = T0 + 10 + 3600 + 600.
+    const D = T0 + 4210;
+    const run = async (tail: unknown[]) => (await replayLines({ events: [claim(T0, "a1", "o1"), checkin(T0 + 10, "a1", "k0"), ...tail] })).lines.slice(2);
+    const window = (end: number | null) => ({ at: T0 + 100, type: "outage", id: "w1", start: T0 + 100, end });
+    const excused = (arrival: number) => ({ result: "counted", next_heartbeat_s: 3600, on_time: true, excused: true, credit: arrival - (T0 + 10) });
+    const late = { result: "counted", next_heartbeat_s: 3600, on_time: false, excused: false, credit: 0 };
+    // Window ending at the deadline: back by end + next_heartbeat_s is excused, one second later is late.
+    expect((await run([window(D), checkin(D + 3600, "a1", "k1")]))[1]).to.deep.equal({ i: 3, ...excused(D + 3600) });
+    expect((await run([window(D), checkin(D + 3601, "a1", "k1")]))[1]).to.deep.equal({ i: 3, ...late });
+    // Window ending one second before the deadline: it does not hold it.
+    expect((await run([window(D - 1), checkin(D + 1, "a1", "k1")]))[1]).to.deep.equal({ i: 3, ...late });
+    // Declared in the check-in's second: before it in the timeline it excuses, after it it does not.
+    const declaredAt = D + 100;
+    const declare = { at: declaredAt, type: "outage", id: "w2", start: T0 + 100, end: null };
+    expect((await run([declare, checkin(declaredAt, "a1", "k1")]))[1]).to.deep.equal({ i: 3, ...excused(declaredAt) });
+    expect((await run([checkin(declaredAt, "a1", "k1"), declare]))[0]).to.deep.equal({ i: 2, ...late });
+    // Closed in the check-in's second: before it the known end counts, after it the window was open when counted.
+    const closeAt = { at: D + 3700, type: "outage_end", id: "w1", end: D };
+    expect((await run([window(null), closeAt, checkin(D + 3700, "a1", "k1")]))[2]).to.deep.equal({ i: 4, ...late });
+    expect((await run([window(null), checkin(D + 3700, "a1", "k1"), closeAt]))[1]).to.deep.equal({ i: 3, ...excused(D + 3700) });
+  });
+
+  it("answers rejected for what the service refuses, and changes nothing; exit 2 only for what is not an F2 document (F2)", async () => {
+    const penalty = (id: string, fields: Record<string, unknown>) => ({ at: T0 + 1, type: "penalty", id, agent: "a1", code: "rate_abuse", points: 20, days: 30, ...fields });
+    const { code, lines } = await replayLines({
+      events: [
+        claim(T0, "a1", "o1"),
+        penalty("x1", { code: "spam" }),
+        penalty("x2", { points: 9 }), penalty("x3", { points: 51 }), penalty("x4", { points: 10.5 }), penalty("x5", { points: -1 }),
+        penalty("x6", { days: 29 }), penalty("x7", { days: 181 }),
+        penalty("x8", { points: 10, days: 180 }), penalty("x9", { points: 50, days: 30 }),
+        penalty("x8", {}),
+        { at: T0 + 1, type: "penalty_revoked", id: "nope" },
+        { at: T0 + 1, type: "proof", id: "p1", owner: "o1", kind: "passport" },
+        { at: T0 + 1, type: "proof", id: "p2", owner: "o1", kind: "github" },
+        { at: T0 + 1, type: "proof", id: "p2", owner: "o1", kind: "wallet" },
+        { at: T0 + 1, type: "proof_removed", id: "nope" },
+        { at: T0 + 1, type: "outage", id: "w1", start: T0, end: null },
+        { at: T0 + 1, type: "outage", id: "w1", start: T0, end: null },
+        { at: T0 + 1, type: "outage_end", id: "nope", end: T0 + 1 },
+        score(T0 + 1, "a1"),
+      ],
+    });
+    expect(code).to.equal(0);
+    const results = lines.slice(1, 19).map((l) => (l.result === "rejected" ? l.error : l.result));
+    expect(results).to.deep.equal([
+      "penalty code must be one of rate_abuse, rule_violation, impersonation",
+      "penalty points must be a whole number from 10 to 50, got 9",
+      "penalty points must be a whole number from 10 to 50, got 51",
+      "penalty points must be a whole number from 10 to 50, got 10.5",
+      "penalty points must be a whole number from 10 to 50, got -1",
+      "penalty days must be a whole number from 30 to 180, got 29",
+      "penalty days must be a whole number from 30 to 180, got 181",
+      "ok", "ok",
+      "penalty x8 already exists",
+      "penalty nope does not exist",
+      'proof kind must be one of github, wallet, domain, erc8004, got "passport"',
+      "ok",
+      "proof p2 already exists",
+      "proof nope does not exist",
+      "declared",
+      "outage w1 already exists",
+      "outage nope does not exist",
+    ]);
+    expect(lines[19].components.integrity.value).to.equal(100 - 10 - 50);
+    expect(lines[19].components.identity.value).to.equal(130);
+
+    const notDocuments: Array<[unknown, string]> = [
+      [{ events: [penalty("x", { days: undefined })] }, "events[0].days: expected a number, got nothing"],
+      [{ events: [penalty("x", { points: "20" })] }, 'events[0].points: expected a number, got "20"'],
+      [{ events: [{ at: T0, type: "proof", id: "p", owner: "o", kind: 5 }] }, "events[0].kind: expected a non-empty string, got 5"],
+      [{ events: [{ at: T0, type: "proof", id: "p", owner: "o", agent: null, kind: "domain" }] }, "events[0].agent: expected a non-empty string, got null"],
+      [{ events: [{ at: T0, type: "spam" }] }, "events[0].type"],
+    ];
+    for (const [input, message] of notDocuments) {
+      const result = await replayLines(input);
+      expect(result.code, message).to.equal(2);
+      expect(result.out).to.equal("");
+      expect(result.err).to.contain(message);
+    }
   });
 });

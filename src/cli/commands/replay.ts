@@ -1,5 +1,5 @@
-import { parseRfc3339, PROOF_KINDS, IDENTITY_PROOFS, PENALTY_CODES, type ProofKind } from "../../method";
-import { asArray, asInteger, asObject, asOneOf, asString, describe, onlyKeys, shapeError } from "../../method/shape";
+import { parseRfc3339, toRfc3339 } from "../../method";
+import { asArray, asInteger, asNumber, asObject, asOneOf, asString, describe, onlyKeys, shapeError } from "../../method/shape";
 import { BaseError, InvalidInputError } from "../../errors";
 import { createVraiService, type VraiService } from "../../service";
 import type { CheckinOutcome } from "../../service/checkins";
@@ -12,14 +12,18 @@ import { readJsonInput, type Command } from "../io";
 
 const CODE = "invalid_replay";
 
-/** One F2 event, validated. */
+/**
+ * One F2 event, validated as a document: types and fields. What the service would refuse (a
+ * penalty code, points or days outside V7, a proof kind outside V6, a proof naming an agent or not
+ * against V6, an unknown or reused id) is left to the service, whose rejection is the event's line.
+ */
 export type ReplayEvent =
   | { at: number; type: "claim"; agent: string; owner: string }
   | { at: number; type: "checkin"; agent: string; key: string }
   | { at: number; type: "busy"; on: boolean }
   | { at: number; type: "outage"; id: string; start: number; end: number | null }
   | { at: number; type: "outage_end"; id: string; end: number }
-  | { at: number; type: "proof"; id: string; owner: string; agent: string | null; kind: ProofKind }
+  | { at: number; type: "proof"; id: string; owner: string; agent: string | null; kind: string }
   | { at: number; type: "proof_removed"; id: string }
   | { at: number; type: "penalty"; id: string; agent: string; code: string; points: number; days: number }
   | { at: number; type: "penalty_revoked"; id: string }
@@ -99,7 +103,7 @@ function parseEvent(value: unknown, i: number, last: number): ReplayEvent {
   const type = asOneOf(CODE, e.type, `${path}.type`, EVENT_TYPES);
   onlyKeys(CODE, e, path, ["at", "type", ...EVENT_KEYS[type]]);
   const at = asTime(e.at, `${path}.at`);
-  if (at < last) throw new InvalidInputError(CODE, `${path}.at: events out of time order (${at} is before the previous event's ${last})`);
+  if (at < last) throw new InvalidInputError(CODE, `${path}.at: events out of time order (${toRfc3339(at)} is before the previous event's ${toRfc3339(last)})`);
   const str = (k: string) => asString(CODE, e[k], `${path}.${k}`);
   switch (type) {
     case "claim": return { at, type, agent: str("agent"), owner: str("owner") };
@@ -110,17 +114,13 @@ function parseEvent(value: unknown, i: number, last: number): ReplayEvent {
     case "outage":
       return { at, type, id: str("id"), start: asTime(e.start, `${path}.start`), end: e.end === null || e.end === undefined ? null : asTime(e.end, `${path}.end`) };
     case "outage_end": return { at, type, id: str("id"), end: asTime(e.end, `${path}.end`) };
-    case "proof": {
-      const kind = asOneOf(CODE, e.kind, `${path}.kind`, PROOF_KINDS);
-      const agent = e.agent === undefined ? null : str("agent");
-      if (IDENTITY_PROOFS[kind].belongsTo === "agent" && agent === null) throw shapeError(CODE, `${path}.agent`, `an agent for a ${kind} proof`);
-      return { at, type, id: str("id"), owner: str("owner"), agent: IDENTITY_PROOFS[kind].belongsTo === "owner" ? null : agent, kind };
-    }
+    case "proof":
+      return { at, type, id: str("id"), owner: str("owner"), agent: e.agent === undefined ? null : str("agent"), kind: str("kind") };
     case "proof_removed": return { at, type, id: str("id") };
     case "penalty":
       return {
-        at, type, id: str("id"), agent: str("agent"), code: asOneOf(CODE, e.code, `${path}.code`, PENALTY_CODES),
-        points: asInteger(CODE, e.points, `${path}.points`), days: asInteger(CODE, e.days, `${path}.days`),
+        at, type, id: str("id"), agent: str("agent"), code: str("code"),
+        points: asNumber(CODE, e.points, `${path}.points`), days: asNumber(CODE, e.days, `${path}.days`),
       };
     case "penalty_revoked": return { at, type, id: str("id") };
     case "score": return { at, type, agent: str("agent") };

@@ -2,6 +2,11 @@
 export const PROOF_KINDS = ["github", "wallet", "domain", "erc8004"] as const;
 export type ProofKind = (typeof PROOF_KINDS)[number];
 
+/** Whether `kind` is one of the V6 proof kinds. */
+export function isProofKind(kind: string): kind is ProofKind {
+  return (PROOF_KINDS as readonly string[]).includes(kind);
+}
+
 /** V6: points for the claim itself. */
 export const CLAIM_POINTS = 100;
 
