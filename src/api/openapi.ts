@@ -47,7 +47,7 @@ export function openApiDocument(routes: readonly Route[], info: { version: strin
       securitySchemes: {
         ownerToken: bearer("An owner token from POST /v1/owners: Authorization: Bearer <token>"),
         agentToken: bearer("An agent key from a claim: Authorization: Bearer <agent key>"),
-        operatorToken: bearer("The operator token from configuration"),
+        operatorToken: bearer("A named operator's token (vrai operator add) or OPERATOR_TOKEN: Authorization: Bearer <token>"),
       },
     },
     paths,
