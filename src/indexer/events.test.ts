@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { encodeAbiParameters, getAbiItem, pad, parseAbiParameters, toEventSelector, toHex, type Address, type Hex } from "viem";
+import { encodeAbiParameters, getAbiItem, getAddress, pad, parseAbiParameters, toEventSelector, toHex, type Address, type Hex } from "viem";
 import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
 import { identityRegistryAbi } from "../chain/abi/identityRegistry";
 import { registryAbi } from "../chain/abi/registry";
@@ -62,9 +62,17 @@ describe("chain events: logs of the followed contracts decoded", () => {
     expect(decodeChainEvent(root, CONTRACTS)).to.deep.equal({ ...AT, type: "anchor", digest: bytes32(22), kind: bytes32(21), isRoot: true, leafCount: 1_000, role: "anchorer" });
   });
 
-  it("decodes an identity token transfer", () => {
+  it("decodes an identity token transfer, naming its registry", () => {
     const moved = logOf(CONTRACTS.identityRegistry, [selector.Transfer, pad(OWNER), pad(SUBMITTER), word(5n)]);
-    expect(decodeChainEvent(moved, CONTRACTS)).to.deep.equal({ ...AT, type: "transfer", from: OWNER, to: SUBMITTER, agentId: 5n });
+    expect(decodeChainEvent(moved, CONTRACTS)).to.deep.equal({ ...AT, type: "transfer", registry: getAddress(CONTRACTS.identityRegistry), from: OWNER, to: SUBMITTER, agentId: 5n });
+  });
+
+  it("decodes a transfer of another followed identity registry (V6: it backs a proof), and ignores one of a registry not followed", () => {
+    const other: Address = "0x00000000000000000000000000000000000000Dd";
+    const moved = logOf(other, [selector.Transfer, pad(OWNER), pad(SUBMITTER), word(6n)]);
+    expect(decodeChainEvent(moved, CONTRACTS)).to.equal(null);
+    const following = { ...CONTRACTS, otherIdentityRegistries: new Set([other.toLowerCase()]) };
+    expect(decodeChainEvent(moved, following)).to.deep.equal({ ...AT, type: "transfer", registry: getAddress(other), from: OWNER, to: SUBMITTER, agentId: 6n });
   });
 
   it("ignores a followed topic from a contract that does not define it, an unknown topic, and a log without topics", () => {

@@ -2,7 +2,7 @@
  * The chain events the indexer follows, decoded from raw logs into a discriminated union: `Registry` proof records
  * and settlements, `AnchorRegistry` anchors, and the identity registry's ERC-721 `Transfer`s.
  */
-import { decodeEventLog, getAbiItem, toEventSelector, type Address, type Hex } from "viem";
+import { decodeEventLog, getAbiItem, getAddress, toEventSelector, type Address, type Hex } from "viem";
 import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
 import { identityRegistryAbi } from "../chain/abi/identityRegistry";
 import { registryAbi } from "../chain/abi/registry";
@@ -10,8 +10,14 @@ import { RISK_LEVELS, type Verdict } from "../method";
 import type { ChainEvent, LogPosition } from "../store/chain-store";
 import type { RawLog } from "./rpc";
 
-/** The contracts whose logs are read, from the deployment file. */
-export type FollowedContracts = { registry: Address; anchorRegistry: Address; identityRegistry: Address };
+/** The contracts whose logs are read: the deployment file's, and any other ERC-8004 identity registry whose transfers are followed. */
+export type FollowedContracts = {
+  registry: Address;
+  anchorRegistry: Address;
+  identityRegistry: Address;
+  /** V6: the other identity registries of the chain that back an active ERC-8004 proof, lowercase. */
+  otherIdentityRegistries?: ReadonlySet<string>;
+};
 
 // IRegistry.Verdict: NONE is a legacy order settled without an Intent (METHOD part N).
 const VERDICTS: readonly Verdict[] = ["LEGACY", "FULFILLED", "PARTIAL", "VIOLATED"];
@@ -91,9 +97,9 @@ export function decodeChainEvent(log: RawLog, contracts: FollowedContracts): Cha
       return { ...position, type: "anchor", digest: a.root, kind: a.kind, isRoot: true, leafCount: Number(a.leafCount), role: ANCHOR_ROLES[a.role] };
     }
   }
-  if (address === contracts.identityRegistry.toLowerCase() && topic0 === SELECTORS.Transfer) {
+  if (topic0 === SELECTORS.Transfer && (address === contracts.identityRegistry.toLowerCase() || contracts.otherIdentityRegistries?.has(address))) {
     const a = decodeEventLog({ abi: [EVENTS.Transfer], data, topics, strict: true }).args;
-    return { ...position, type: "transfer", from: a.from, to: a.to, agentId: a.tokenId };
+    return { ...position, type: "transfer", registry: getAddress(log.address), from: a.from, to: a.to, agentId: a.tokenId };
   }
   return null;
 }

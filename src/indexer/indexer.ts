@@ -2,9 +2,13 @@
  * The chain indexer: follows one chain from the deployment block, reads the followed contracts' logs in block
  * ranges that adapt to the node, writes each range with its checkpoint and its Network Score mirror in one
  * transaction, detects reorgs by block hash and rolls back to the common ancestor (re-mirroring in the same
- * transaction), keeps the SDK Derived Scores current, and reports ERC-8004 identity transfers at once.
+ * transaction), keeps the SDK Derived Scores current, and reports ERC-8004 identity transfers at once: those of the
+ * deployment's identity registry from its deployment block, and those of every other identity registry of the chain
+ * that backs an active ERC-8004 proof from the first pass after the proof was stored (V6: a proof accepted on any
+ * registry is re-checked at once when its token moves).
  *
- * Invariant: what is stored for a chain always equals a fresh index of the canonical chain up to the checkpoint.
+ * Invariant: what is stored for a chain always equals a fresh index of the canonical chain up to the checkpoint (of
+ * the deployment's contracts; another identity registry's transfers are stored from the pass that first follows it).
  * Every range is read as logs then headers of its blocks (one batch); a log whose block hash is not its block's
  * hash means the chain moved while reading, and the range is read again. The next range's header batch includes
  * the block before it, whose hash must be the stored checkpoint's: otherwise the chain reorganised, and the
@@ -21,7 +25,7 @@ import type { DerivedScores } from "../service/derived-scores";
 import type { NetworkScores } from "../service/network-scores";
 import type { ChainEvent, ChainStore, Checkpoint, IndexedRange } from "../store/chain-store";
 import { ChainMovedError, IndexerConfigError, RpcRangeError } from "./errors";
-import { decodeChainEvent, FOLLOWED_TOPICS } from "./events";
+import { decodeChainEvent, FOLLOWED_TOPICS, type FollowedContracts } from "./events";
 import type { BlockHeader, ChainRpc } from "./rpc";
 
 /** Block range sizes for `eth_getLogs`: start, smallest and largest. Halved on a range error, doubled after a full range. */
@@ -75,7 +79,6 @@ export function createIndexer(deps: IndexerDeps): Indexer {
   const { networkScores } = deps;
   const { chainId, contracts } = deployment;
   const policy = deps.range ?? DEFAULT_RANGE;
-  const addresses = [contracts.registry, contracts.anchorRegistry, contracts.identityRegistry];
   const registry = contracts.registry.toLowerCase();
   let rangeSize = policy.initial;
 
@@ -100,8 +103,29 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     return initial;
   }
 
-  /** Reads one range from `from`, at most `maxTo`, shrinking it on range errors. */
-  async function fetchRange(from: number, maxTo: number, parent: { number: number; hash: string }): Promise<Fetched> {
+  /**
+   * The contracts one pass follows: the deployment's, and the other identity registries backing an active ERC-8004
+   * proof, read once a pass, after its target. A proof stored later was verified against a head at or past that
+   * target (unless its ownerOf read came before the pass began), so the next pass, which follows its registry, reads
+   * every transfer after it.
+   */
+  async function followedContracts(): Promise<{ followed: FollowedContracts; addresses: Address[] }> {
+    const deploymentIdentity = contracts.identityRegistry.toLowerCase();
+    const others = (await store.identityRegistriesWithProofs(chainId)).filter((address) => address !== deploymentIdentity);
+    return {
+      followed: { ...contracts, otherIdentityRegistries: new Set(others) },
+      addresses: [contracts.registry, contracts.anchorRegistry, contracts.identityRegistry, ...others],
+    };
+  }
+
+  /** Reads one range from `from`, at most `maxTo`, of `pass`'s contracts, shrinking it on range errors. */
+  async function fetchRange(
+    from: number,
+    maxTo: number,
+    parent: { number: number; hash: string },
+    pass: { followed: FollowedContracts; addresses: Address[] },
+  ): Promise<Fetched> {
+    const { followed, addresses } = pass;
     let size = rangeSize;
     for (;;) {
       const to = Math.min(from + size - 1, maxTo);
@@ -126,7 +150,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
       for (const log of logs) {
         if (log.removed) continue;
         if (headers.get(Number(log.blockNumber))?.hash !== log.blockHash) throw new ChainMovedError(`block ${Number(log.blockNumber)} changed while reading ${from}-${to}`);
-        const event = decodeChainEvent(log, contracts);
+        const event = decodeChainEvent(log, followed);
         if (event) events.push(event);
       }
       events.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
@@ -190,9 +214,9 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     for (const e of range.events) {
       if (e.type !== "transfer" || /^0x0{40}$/i.test(e.from) || !deps.onIdentityTransfer) continue;
       try {
-        await deps.onIdentityTransfer(chainId, contracts.identityRegistry, e.agentId);
+        await deps.onIdentityTransfer(chainId, e.registry, e.agentId);
       } catch (error) {
-        logger.error({ err: error, agentId: e.agentId.toString() }, "identity transfer check failed");
+        logger.error({ err: error, registry: e.registry, agentId: e.agentId.toString() }, "identity transfer check failed");
       }
     }
   }
@@ -204,6 +228,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
   async function syncToHead(signal?: AbortSignal): Promise<SyncResult> {
     let cp = await checkpoint();
     const target = (await rpc.blockNumber()) - deps.confirmations;
+    const pass = await followedContracts();
     let ranges = 0;
     let events = 0;
     let lastDerived = clock.now();
@@ -225,7 +250,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
         message,
       );
     };
-    let next: Promise<Fetched> | null = cp.blockNumber < target ? fetchRange(cp.blockNumber + 1, target, parent) : null;
+    let next: Promise<Fetched> | null = cp.blockNumber < target ? fetchRange(cp.blockNumber + 1, target, parent, pass) : null;
     while (next !== null) {
       const fetched = await next;
       next = null;
@@ -234,7 +259,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
       // Read the following range while this one is written.
       parent = { number: range.to.number, hash: range.to.hash };
       if (range.to.number < target && !signal?.aborted) {
-        next = fetchRange(range.to.number + 1, target, parent);
+        next = fetchRange(range.to.number + 1, target, parent, pass);
         next.catch(() => undefined);
       }
       const settled = await commitRange(range);

@@ -116,6 +116,34 @@ for (const { name, create } of TEST_STORES) {
       expect(await store.getMismatch("did:x:1")).to.equal(null);
     });
 
+    it("stores a transfer under the executor of its own identity registry", async () => {
+      const [deployed, other] = ["0x00000000000000000000000000000000000000cc", "0x00000000000000000000000000000000000000Dd"] as const;
+      const transfer = (logIndex: number, registry: `0x${string}`): ChainEvent => ({ ...at(1, logIndex), type: "transfer", registry, from: "0xFrom", to: "0xTo", agentId: 3n });
+      await writeBlock(1, [transfer(0, deployed), transfer(1, other)]);
+      const { rows } = await testDb.db.query<{ executor: string }>("SELECT executor FROM chain_identity_transfers ORDER BY log_index");
+      expect(rows.map((r) => r.executor)).to.deep.equal([`did:erc8004:${CHAIN}:${deployed}:3`, `did:erc8004:${CHAIN}:${other.toLowerCase()}:3`]);
+    });
+
+    it("lists the identity registries of a chain that back an active ERC-8004 proof, each once (V6: their transfers are followed)", async () => {
+      await testDb.db.query("INSERT INTO owners (id, token_hash, created_at) VALUES ('ow_1', 'h', 0)");
+      const proofRow = async (id: string, kind: string, binding: string, removedAt: number | null) =>
+        testDb.db.query(
+          `INSERT INTO proofs (id, kind, owner_id, subject, binding, evidence, verified_at, last_checked_at, removed_at)
+           VALUES ($1, $2, 'ow_1', $3, $4, '{}'::jsonb, 0, 0, $5)`,
+          [id, kind, binding.slice(binding.indexOf(":") + 1), binding, removedAt],
+        );
+      await proofRow("p1", "erc8004", `erc8004:${CHAIN}:0x00000000000000000000000000000000000000bb:1`, null);
+      await proofRow("p2", "erc8004", `erc8004:${CHAIN}:0x00000000000000000000000000000000000000bb:2`, null);
+      await proofRow("p3", "erc8004", `erc8004:${CHAIN}:0x00000000000000000000000000000000000000aa:1`, null);
+      await proofRow("p4", "erc8004", `erc8004:${CHAIN}:0x00000000000000000000000000000000000000cc:1`, 5);
+      await proofRow("p5", "erc8004", `erc8004:${CHAIN + 1}:0x00000000000000000000000000000000000000dd:1`, null);
+      await proofRow("p6", "domain", "domain:example.com", null);
+      expect(await store.identityRegistriesWithProofs(CHAIN)).to.deep.equal([
+        "0x00000000000000000000000000000000000000aa", "0x00000000000000000000000000000000000000bb",
+      ]);
+      expect(await store.identityRegistriesWithProofs(CHAIN + 2)).to.deep.equal([]);
+    });
+
     it("writes nothing of a transaction that throws", async () => {
       const summary = { executor: "did:x:1", txHash: "0xa", success: true, riskLevel: "low" as const, policyViolations: 0, traceRoot: "0xr" };
       await testDb.db.query("INSERT INTO owners (id, token_hash, created_at) VALUES ('ow_1', 'h', 0)");

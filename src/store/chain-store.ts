@@ -6,7 +6,7 @@
  */
 import type { Address, Hex } from "viem";
 import { BaseError } from "../errors";
-import type { DerivedResult, RecordSource, RiskLevel, Verdict } from "../method";
+import { executorId, type DerivedResult, type RecordSource, type RiskLevel, type Verdict } from "../method";
 import type { Db, Queryable } from "./db";
 
 export type Checkpoint = { chainId: number; registry: string; blockNumber: number; blockHash: string };
@@ -24,7 +24,7 @@ export type ChainEvent = LogPosition &
     | { type: "settlement"; orderId: Hex; executorId: bigint; requesterId: bigint; verdict: Verdict }
     | { type: "scoreAdjusted"; agentId: bigint; orderId: Hex; party: "executor" | "requester"; delta: number; score: number }
     | { type: "anchor"; digest: Hex; kind: Hex; isRoot: boolean; leafCount: number | null; role: "anchorer" | "verifier" }
-    | { type: "transfer"; from: Address; to: Address; agentId: bigint }
+    | { type: "transfer"; registry: Address; from: Address; to: Address; agentId: bigint }
   );
 
 /** A block header as kept for reorg detection and settlement times. */
@@ -133,6 +133,8 @@ export type ChainStore = ChainRecordReads & {
   listCheckpoints(): Promise<CheckpointRow[]>;
   /** The ERC-8004 executor a Vrai agent is linked to by its active `erc8004` proof (binding `erc8004:<chain>:<registry>:<agentId>`). */
   linkedExecutor(agentId: string): Promise<string | null>;
+  /** V6: the identity registries of chain `chainId` that back an active `erc8004` proof, lowercase, each once: their transfers are followed. */
+  identityRegistriesWithProofs(chainId: number): Promise<Address[]>;
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: ChainStoreTx) => Promise<T>): Promise<T>;
 };
@@ -271,7 +273,8 @@ export function createChainStore(db: Db): ChainStore {
          SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[])`,
         [
           chainId, col(transfers, (t) => t.blockNumber), col(transfers, (t) => t.logIndex), col(transfers, (t) => t.txHash.toLowerCase()),
-          col(transfers, (t) => range.executorOf(t.agentId)), col(transfers, (t) => t.from.toLowerCase()), col(transfers, (t) => t.to.toLowerCase()),
+          // A transfer of another identity registry than the deployment's names that registry's executor.
+          col(transfers, (t) => executorId(chainId, t.registry, t.agentId)), col(transfers, (t) => t.from.toLowerCase()), col(transfers, (t) => t.to.toLowerCase()),
         ],
       );
     }
@@ -466,9 +469,17 @@ export function createChainStore(db: Db): ChainStore {
     return rows[0] ? `did:${rows[0].binding}` : null;
   }
 
+  async function identityRegistriesWithProofs(chainId: number): Promise<Address[]> {
+    const { rows } = await db.query<{ registry: Address }>(
+      "SELECT DISTINCT split_part(binding, ':', 3) AS registry FROM proofs WHERE kind = 'erc8004' AND removed_at IS NULL AND binding LIKE $1 ORDER BY registry",
+      [`erc8004:${chainId}:%`],
+    );
+    return rows.map((r) => r.registry);
+  }
+
   return {
     getCheckpoint, initCheckpoint, recentBlocks, getDerived, getNetworkScore, recordComparison, getMismatch, listMismatches,
-    listCheckpoints, linkedExecutor,
+    listCheckpoints, linkedExecutor, identityRegistriesWithProofs,
     onchainRecords: (executors) => onchainRecords(db, executors),
     selfReportedRecords: (executors) => selfReportedRecords(db, executors),
     transaction: (fn) => db.transaction((tx) => fn(inTransaction(tx))),

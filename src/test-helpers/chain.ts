@@ -21,6 +21,7 @@ import {
 import { mnemonicToAccount, type HDAccount } from 'viem/accounts';
 import { hardhat } from 'viem/chains';
 import type { HardhatRuntimeEnvironment } from 'hardhat/types';
+import { deployReferenceIdentity, REFERENCE_IDENTITY } from './erc8004-reference';
 
 /** How many of the Hardhat network's funded accounts the helper exposes. */
 const ACCOUNT_COUNT = 5;
@@ -46,6 +47,8 @@ export type TestChain = {
    * @param from index into `accounts` of the deployer (default 0)
    */
   deployContract(name: string, args?: readonly unknown[], options?: { from?: number }): Promise<DeployedContract>;
+  /** Deploys the reference ERC-8004 identity registry behind its proxy (test/fixtures/erc8004/), from account 0. */
+  deployReferenceIdentity(): Promise<DeployedContract>;
   /** `evm_snapshot`: returns an id for `revert`. */
   snapshot(): Promise<Hex>;
   /** `evm_revert` to a snapshot id (each id can be reverted to once, as in Hardhat). */
@@ -105,6 +108,22 @@ export async function startTestChain(): Promise<TestChain> {
       const receipt = await publicClient.waitForTransactionReceipt({ hash });
       if (receipt.status !== 'success' || !receipt.contractAddress) throw new Error(`deploying ${name} failed`);
       return { address: receipt.contractAddress, abi: artifact.abi as Abi };
+    },
+    async deployReferenceIdentity() {
+      const mined = async (hash: Hex) => {
+        const receipt = await publicClient.waitForTransactionReceipt({ hash });
+        if (receipt.status !== 'success') throw new Error(`transaction ${hash} reverted`);
+        return receipt;
+      };
+      const { address } = await deployReferenceIdentity({
+        async deploy(data) {
+          const receipt = await mined(await walletClients[0].sendTransaction({ data }));
+          if (!receipt.contractAddress) throw new Error('no contract deployed');
+          return { address: receipt.contractAddress, blockNumber: Number(receipt.blockNumber) };
+        },
+        send: async (to, data) => void (await mined(await walletClients[0].sendTransaction({ to, data }))),
+      });
+      return { address, abi: REFERENCE_IDENTITY.abi };
     },
     snapshot,
     revert,

@@ -11,6 +11,7 @@ import { encodeFunctionData, keccak256, toHex, type Abi, type Address, type Hex 
 import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
 import { identityRegistryAbi } from "../chain/abi/identityRegistry";
 import { registryAbi } from "../chain/abi/registry";
+import { deployReferenceIdentity } from "./erc8004-reference";
 
 const ROOT = path.join(__dirname, "..", "..");
 
@@ -91,12 +92,23 @@ export async function rpc<T = unknown>(url: string, method: string, params: unkn
   return (await rpcBatch<T>(url, [{ method, params }]))[0];
 }
 
+type NodeContract = { address: Address; blockNumber: number; txHash: Hex; reused: false };
+
 /** The content of a deployment file (scripts/deploy.ts `Deployment`, the fields the indexer reads). */
 export type NodeDeployment = {
   network: string;
   chainId: number;
-  contracts: Record<"IdentityRegistry" | "AnchorRegistry" | "Registry", { address: Address; blockNumber: number; txHash: Hex; reused: false }>;
+  contracts: Record<"AnchorRegistry" | "Registry", NodeContract> & {
+    /** AgentIdentity deployed with the others, or the reference registry reused, as scripts/deploy.ts records it. */
+    IdentityRegistry: NodeContract | { address: Address; blockNumber: number; txHash: null; reused: true };
+  };
 };
+
+/**
+ * Which ERC-8004 identity registry the Registry is deployed over: Vrai's AgentIdentity, the reference one deployed
+ * behind its proxy, or an identity registry already on the chain (reused, with the block it was deployed in).
+ */
+export type NodeIdentityRegistry = "AgentIdentity" | "reference" | { reuse: Address; blockNumber: number };
 
 export type Tx = { from: Address; to: Address; data: Hex };
 export type RiskLevelIndex = 0 | 1 | 2 | 3;
@@ -110,12 +122,14 @@ export type NodeDriver = {
   file: string;
   /** Sends transactions (one batch) and, with automine on, waits for nothing else: each is mined as it arrives. `gas` per transaction, 200,000 by default. */
   send(txs: readonly Tx[], options?: { gas?: number }): Promise<Hex[]>;
-  /** Mints identity tokens to `owner` and returns their agent ids. */
-  register(owner: Address, count?: number): Promise<bigint[]>;
+  /** Mints identity tokens to `owner` (in the deployment's identity registry unless `registry` says another) and returns their agent ids. */
+  register(owner: Address, count?: number, registry?: Address): Promise<bigint[]>;
   proofTx(from: Address, agentId: bigint, record: { success: boolean; riskLevel: RiskLevelIndex; policyViolations: number; traceRoot: Hex }): Tx;
   settleTx(orderId: Hex, executorId: bigint, requesterId: bigint, verdict: 0 | 1 | 2 | 3): Tx;
   anchorTx(from: Address, digest: Hex): Tx;
-  transferTx(from: Address, to: Address, agentId: bigint): Tx;
+  transferTx(from: Address, to: Address, agentId: bigint, registry?: Address): Tx;
+  /** Deploys another reference ERC-8004 identity registry behind its proxy; returns its address and deployment block. */
+  deployReferenceIdentity(): Promise<{ address: Address; blockNumber: number }>;
   /** Deploys a compiled contract without constructor arguments (by source path, e.g. `test/ProofBatcher`); returns its address. */
   deploy(name: string): Promise<Address>;
   /** A call of `functionName` on `to` from `from`, as a transaction. */
@@ -140,10 +154,11 @@ const TRANSFER_TOPIC = keccak256(toHex("Transfer(address,address,uint256)"));
 export const traceRoot = (label: string): Hex => keccak256(toHex(label));
 
 /**
- * Deploys AgentIdentity, AnchorRegistry and Registry to the node with its unlocked accounts, grants roles, and
- * writes `<dir>/<network>.json`.
+ * Deploys AgentIdentity (or, with `identity: "reference"`, the reference ERC-8004 registry behind its proxy, recorded
+ * as reused), AnchorRegistry and Registry to the node with its unlocked accounts, grants roles, and writes
+ * `<dir>/<network>.json`.
  */
-export async function deployToNode(url: string, dir: string, network = "localhost"): Promise<NodeDriver> {
+export async function deployToNode(url: string, dir: string, network = "localhost", options: { identity?: NodeIdentityRegistry } = {}): Promise<NodeDriver> {
   const accounts = await rpc<Address[]>(url, "eth_accounts");
   // The node prints every call and transaction otherwise, which costs more than running them.
   await rpc(url, "hardhat_setLoggingEnabled", [false]);
@@ -158,7 +173,21 @@ export async function deployToNode(url: string, dir: string, network = "localhos
     return { address: r.contractAddress, blockNumber: Number(r.blockNumber), txHash: hash, reused: false as const };
   };
   const word = (a: Address) => `0x${a.slice(2).toLowerCase().padStart(64, "0")}` as Hex;
-  const identity = await deploy("AgentIdentity", "0x");
+  const deployCode = async (data: Hex) => {
+    const r = await receipt(await rpc<Hex>(url, "eth_sendTransaction", [{ from: admin, data, gas: GAS }]));
+    if (r.status !== "0x1") throw new Error("deploying the reference identity registry failed");
+    return { address: r.contractAddress, blockNumber: Number(r.blockNumber) };
+  };
+  const sendCall = async (to: Address, data: Hex) => {
+    const r = await receipt(await rpc<Hex>(url, "eth_sendTransaction", [{ from: admin, to, data, gas: GAS }]));
+    if (r.status !== "0x1") throw new Error(`call to ${to} reverted`);
+  };
+  const deployReference = () => deployReferenceIdentity({ deploy: deployCode, send: sendCall });
+  const reused = (registry: { address: Address; blockNumber: number }) => ({ ...registry, txHash: null, reused: true as const });
+  const identity: NodeDeployment["contracts"]["IdentityRegistry"] =
+    options.identity === undefined || options.identity === "AgentIdentity"
+      ? await deploy("AgentIdentity", "0x")
+      : reused(options.identity === "reference" ? await deployReference() : { address: options.identity.reuse, blockNumber: options.identity.blockNumber });
   const anchors = await deploy("AnchorRegistry", word(admin));
   const registry = await deploy("Registry", `0x${word(admin).slice(2)}${word(identity.address).slice(2)}` as Hex);
   const role = (name: string) => keccak256(toHex(name));
@@ -185,8 +214,9 @@ export async function deployToNode(url: string, dir: string, network = "localhos
     url, accounts, deployment, file, send,
     deploy: async (name) => (await deploy(name, "0x")).address,
     callTx: call,
-    async register(owner, count = 1) {
-      const hashes = await send(Array.from({ length: count }, () => call(identity.address, identityRegistryAbi as Abi, "register", [], owner)));
+    deployReferenceIdentity: deployReference,
+    async register(owner, count = 1, registryAddress = identity.address) {
+      const hashes = await send(Array.from({ length: count }, () => call(registryAddress, identityRegistryAbi as Abi, "register", [], owner)));
       const ids: bigint[] = [];
       for (const hash of hashes) {
         const r = await rpc<{ logs: Array<{ topics: Hex[] }>; status: Hex }>(url, "eth_getTransactionReceipt", [hash]);
@@ -204,7 +234,7 @@ export async function deployToNode(url: string, dir: string, network = "localhos
       return call(registry.address, registryAbi as Abi, "settle", [orderId, executorId, requesterId, legacy ? zero : keccak256(orderId), verdict, legacy ? zero : keccak256(keccak256(orderId))]);
     },
     anchorTx: (from, digest) => call(anchors.address, anchorRegistryAbi as Abi, "anchor", [digest, toHex("test", { size: 32 })], from),
-    transferTx: (from, to, agentId) => call(identity.address, identityRegistryAbi as Abi, "transferFrom", [from, to, agentId], from),
+    transferTx: (from, to, agentId, registryAddress = identity.address) => call(registryAddress, identityRegistryAbi as Abi, "transferFrom", [from, to, agentId], from),
     async setAutomine(on) {
       await rpc(url, "evm_setAutomine", [on]);
     },

@@ -1,7 +1,9 @@
 /**
  * ERC-8004 proofs (V6): a signature of the challenge by the wallet that owns identity token
  * `agentId` of `registry` on `chainId`. Only ERC-721 `ownerOf` is read, so any ERC-8004 identity
- * registry works, not only Vrai's. The owner may be an EOA or an ERC-1271 contract wallet on that chain.
+ * registry works, not only Vrai's (tests run it on AgentIdentity and on the reference `IdentityRegistryUpgradeable`).
+ * The owner may be an EOA or an ERC-1271 contract wallet on that chain. Whatever registry backs a proof, the chain
+ * indexer follows its transfers while the proof is active, so a moved token is re-checked at once (V6).
  */
 import {
   BaseError as ViemBaseError,
