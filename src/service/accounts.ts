@@ -1,4 +1,5 @@
 import type { Clock } from "./clock";
+import { UNNAMED_OPERATOR } from "./operator";
 import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from "./errors";
 import type { AgentRow, OwnerRow, Store, StoreTx } from "./ports";
 import { generateId, generateSecret, hashSecret, secretMatches } from "./secrets";
@@ -91,8 +92,9 @@ export function createAccounts(deps: { store: Store; clock: Clock; onClaimed?: (
    * An operator transfers an agent to an owner: a new claim by that owner (V2), logged. V2: a claim
    * by another owner removes the agent's domain and ERC-8004 proofs at that instant (the new owner
    * has proven neither); a transfer to the agent's own owner is a re-claim and keeps them.
+   * @param actor the operator who transfers it, for the audit log (V7)
    */
-  async function transfer(agentId: string, toOwnerId: string, reason: string): Promise<ClaimResult> {
+  async function transfer(agentId: string, toOwnerId: string, reason: string, actor = UNNAMED_OPERATOR): Promise<ClaimResult> {
     return store.transaction(async (tx) => {
       const agent = await tx.getAgent(agentId, { lock: true });
       if (!agent) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
@@ -103,7 +105,7 @@ export function createAccounts(deps: { store: Store; clock: Clock; onClaimed?: (
           if (proof.agentId === agentId) await tx.removeProof(proof.id, at, "agent claimed by another owner");
         }
       }
-      await tx.audit({ at, actor: "operator", action: "agent.transfer", subject: agentId, details: { from: agent.ownerId, to: toOwnerId, reason } });
+      await tx.audit({ at, actor, action: "agent.transfer", subject: agentId, details: { from: agent.ownerId, to: toOwnerId, reason } });
       return startClaim(tx, agentId, toOwnerId, "transfer");
     });
   }

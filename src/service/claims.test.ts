@@ -68,7 +68,9 @@ for (const setup of SETUPS) {
       expect(await identityAt(agentId, T0 + 20)).to.equal(220);
       const { ownerId: other } = await service.accounts.createOwner();
       clock.set(T0 + 30);
-      await service.accounts.transfer(agentId, other, "sold");
+      await service.accounts.transfer(agentId, other, "sold", "alice");
+      const audit = await store.read.listAudit({ afterId: 0, limit: 10_000 });
+      expect(audit.filter((e) => e.action === "agent.transfer" && e.subject === agentId).map((e) => e.actor)).to.deep.equal(["operator", "alice"]);
       expect(await activeKinds(agentId, ownerId, T0 + 29)).to.deep.equal(["domain", "erc8004", "github"]);
       // At the claim's own instant they are gone; the removal is recorded at that instant.
       expect(await activeKinds(agentId, ownerId, T0 + 30)).to.deep.equal(["github"]);
