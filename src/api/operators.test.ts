@@ -92,6 +92,14 @@ for (const { name, create } of TEST_STORES) {
       expect((await auditOf("service")).slice(-2)).to.deep.equal([["carol", "busy.on"], ["alice", "busy.off"]]);
     });
 
+    it("logs an agent's transfer with the name of the operator who made it", async () => {
+      const agentId = await newAgent();
+      const to = await call("POST", "/v1/owners", undefined, {});
+      const moved = await call("POST", `/v1/operator/agents/${agentId}/transfer`, tokens.carol, { toOwnerId: to.json.ownerId, reason: "sold" });
+      expect(moved.status).to.equal(200);
+      expect(await auditOf(agentId)).to.deep.include.members([["carol", "agent.transfer"]]);
+    });
+
     it("refuses a revoked operator with 401, changing nothing, while the other operators and the bootstrap token still work", async () => {
       const agentId = await newAgent();
       const { revokedAt } = await server.operators.revoke("carol");

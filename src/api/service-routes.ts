@@ -271,7 +271,7 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       summary: "Transfer an agent to an owner: a new claim by that owner (V2), logged. A new owner's claim removes the agent's domain and ERC-8004 proofs at that instant; a transfer to its own owner is a re-claim and keeps them. Idempotency keys used before are forgotten. Returns the new agent key once.",
       params: idParams, body: z.object({ toOwnerId: idSchema, reason }).strict(),
       responses: { 200: { description: "transferred", schema: claimResponse }, 404: e("no such agent or owner") },
-    }).handle(async ({ params, body }) => ({ status: 200, body: claimJson(await accounts.transfer(params.id, body.toOwnerId, body.reason)) })),
+    }).handle(async ({ params, body, operatorName }) => ({ status: 200, body: claimJson(await accounts.transfer(params.id, body.toOwnerId, body.reason, operatorName)) })),
     defineRoute({
       method: "get", path: "/v1/operator/audit", tag: "operator", auth: "operator",
       summary: "The audit log: every operator change with who, when and why, oldest first.",

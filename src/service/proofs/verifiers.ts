@@ -6,6 +6,7 @@
  */
 import { promises as dns } from 'node:dns';
 import { BaseError, InvalidInputError } from '../../errors';
+import { toRfc3339 } from '../../method';
 import { realSleep } from '../../retry';
 import { isExpired, type Challenge } from './challenge';
 import { DEFAULT_RETRY_POLICY, proofError, ProofSourceUnreachableError } from './errors';
@@ -68,7 +69,7 @@ export function createProofVerifier(deps: ProofVerifierDeps): ProofVerifier {
   return {
     async verify(challenge, evidence) {
       if (isExpired(challenge, resolved.now())) {
-        throw proofError('proof_challenge_expired', `challenge ${challenge.id} expired at ${new Date(challenge.expiresAt * 1000).toISOString()}`);
+        throw proofError('proof_challenge_expired', `challenge ${challenge.id} expired at ${toRfc3339(challenge.expiresAt)}`);
       }
       const parsed = EVIDENCE_SCHEMAS[challenge.kind].safeParse(evidence);
       if (!parsed.success) {
