@@ -11,6 +11,8 @@ import { writeDecimal } from "../../method/decimal";
 import { readJsonInput, type Command } from "../io";
 
 const CODE = "invalid_replay";
+/** Who acted, in the audit log of what a timeline does (penalties, outages, transfers, proof removals): the timeline, not an operator (V7). */
+const REPLAY_ACTOR = "replay";
 
 /**
  * One F2 event, validated as a document: types and fields. What the service would refuse (a
@@ -275,32 +277,32 @@ export async function replay(input: { method: "0.1" | "0.2"; events: readonly Re
         const agent = await s.store.read.getAgent(e.agent);
         if (!agent) await s.accounts.claimNewAgent(e.owner, { agentId: e.agent });
         else if (agent.ownerId === e.owner) await s.accounts.reclaim(e.owner, e.agent);
-        else await s.accounts.transfer(e.agent, e.owner, "replay: claimed by another owner");
+        else await s.accounts.transfer(e.agent, e.owner, "replay: claimed by another owner", REPLAY_ACTOR);
         return { result: "ok" };
       }
       case "outage":
         try {
-          await s.operator.declareOutage({ id: e.id, start: e.start, end: e.end, reason: "replay" });
+          await s.operator.declareOutage({ id: e.id, start: e.start, end: e.end, reason: "replay" }, REPLAY_ACTOR);
           return { result: "declared" };
         } catch (error) {
           if (error instanceof BaseError && error.status < 500) return { result: "rejected", error: error.message };
           throw error;
         }
       case "outage_end":
-        await s.operator.closeOutage(e.id, e.end);
+        await s.operator.closeOutage(e.id, e.end, REPLAY_ACTOR);
         return { result: "ok" };
       case "proof":
         await ensureOwner(e.owner);
         await s.identity.recordProof({ id: e.id, kind: e.kind, ownerId: e.owner, agentId: e.agent, subject: e.id, binding: null, evidence: { replay: true } });
         return { result: "ok" };
       case "proof_removed":
-        await s.identity.removeProof(e.id, "replay", { actor: "replay" });
+        await s.identity.removeProof(e.id, "replay", { actor: REPLAY_ACTOR });
         return { result: "ok" };
       case "penalty":
-        await s.operator.addPenalty({ id: e.id, agentId: e.agent, code: e.code, points: e.points, days: e.days, reason: "replay" });
+        await s.operator.addPenalty({ id: e.id, agentId: e.agent, code: e.code, points: e.points, days: e.days, reason: "replay" }, REPLAY_ACTOR);
         return { result: "ok" };
       case "penalty_revoked":
-        await s.operator.revokePenalty(e.id, "replay");
+        await s.operator.revokePenalty(e.id, "replay", REPLAY_ACTOR);
         return { result: "ok" };
       case "score": {
         const row = await s.scoring.scoreNow(e.agent);
