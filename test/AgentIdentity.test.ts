@@ -3,7 +3,8 @@ import { ethers, artifacts } from "hardhat";
 import { Interface, type EventFragment, type FunctionFragment } from "ethers";
 import { loadFixture, time } from "@nomicfoundation/hardhat-toolbox/network-helpers";
 import { signAgentWallet } from "./helpers/agentWallet";
-import { deployReferenceIdentity, REFERENCE_IDENTITY_ARTIFACT } from "./helpers/erc8004Reference";
+import { deployReferenceIdentity } from "./helpers/erc8004Reference";
+import referenceIdentity from "./fixtures/erc8004/IdentityRegistryUpgradeable.json";
 import { registerFixtureAgent, shouldBehaveLikeERC8004IdentityRegistry } from "./IdentityRegistry.behavior";
 
 const WALLET_KEY = "agentWallet";
@@ -91,7 +92,7 @@ describe("AgentIdentity", function () {
   });
 
   describe("ERC-8004 ABI, against the compiled reference", function () {
-    const reference = new Interface(REFERENCE_IDENTITY_ARTIFACT.abi);
+    const reference = new Interface(referenceIdentity.abi);
     // The reference's UUPS upgrade and Ownable administration of its proxy: no ERC-8004 function, and AgentIdentity
     // is not upgradeable.
     const PROXY_ADMINISTRATION = [
