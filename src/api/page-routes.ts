@@ -2,27 +2,36 @@
 import { z } from "zod";
 import { defineRoute, type Route } from "./route";
 
-/** A rendered page: its status, its headers (content type and security policy) and its HTML. */
-export type Page = { status: 200 | 404; headers: Readonly<Record<string, string>>; html: string };
+/** A rendered page or badge: its status, its headers (content type, security policy, caching) and its text (HTML or SVG). */
+export type Page = { status: 200 | 404; headers: Readonly<Record<string, string>>; text: string };
 
 /** What renders the pages (src/web/pages.ts). */
 export type Pages = {
   /** The agent page (V10), or a 404 page for an id that names no agent or cannot be one. */
   agentPage(id: string): Promise<Page>;
+  /** The SVG badge of an agent's latest score, or a neutral "unknown" badge with a 404. */
+  badge(id: string): Promise<Page>;
 };
+
+/** A GET route about one agent, for any id: what it renders says when the id cannot be one. */
+function agentRoute(spec: { path: string; summary: string; contentType: string; found: string; missing: string }, render: (id: string) => Promise<Page>): Route {
+  return defineRoute({
+    method: "get", path: spec.path, tag: "pages", auth: "none", summary: spec.summary,
+    params: z.object({ id: z.string() }),
+    responses: { 200: { description: spec.found, contentType: spec.contentType }, 404: { description: spec.missing, contentType: spec.contentType } },
+  }).handle(({ params }) => render(params.id));
+}
 
 /** The routes of the pages. */
 export function pageRoutes(pages: Pages): Route[] {
   return [
-    defineRoute({
-      method: "get", path: "/agents/:id", tag: "pages", auth: "none",
+    agentRoute({
+      path: "/agents/:id/badge.svg", contentType: "image/svg+xml", found: "the badge", missing: "no such agent: a neutral unknown badge",
+      summary: "The SVG badge of an agent's latest Vrai score (total and state), with an ETag; 304 for If-None-Match.",
+    }, pages.badge),
+    agentRoute({
+      path: "/agents/:id", contentType: "text/html", found: "the agent page", missing: "no such agent",
       summary: "The agent page: the latest Vrai score, its window, and the other score types apart.",
-      // Any id: the page itself says when it cannot be one.
-      params: z.object({ id: z.string() }),
-      responses: { 200: { description: "the agent page", contentType: "text/html" }, 404: { description: "no such agent", contentType: "text/html" } },
-    }).handle(async ({ params }) => {
-      const page = await pages.agentPage(params.id);
-      return { status: page.status, headers: page.headers, text: page.html };
-    }),
+    }, pages.agentPage),
   ];
 }

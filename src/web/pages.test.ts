@@ -1,32 +1,20 @@
 import { expect } from "chai";
-import pino from "pino";
-import { startApiServer, type ApiServer } from "../app/server";
-import { createManualClock } from "../service/clock";
-import { createTestPgliteDb, type TestDb } from "../test-helpers/db";
+import { request } from "node:http";
+import type { ApiServer } from "../app/server";
+import { startSiteServer, type SiteServer } from "../test-helpers/site";
 
-const OPERATOR_TOKEN = "operator-test-token-0123456789";
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000; // 2026-11-02T10:00:00Z
 
-describe("GET /agents/:id on PGlite", function () {
-  let testDb: TestDb;
+describe("the site's pages on PGlite", function () {
+  let site: SiteServer;
   let server: ApiServer;
+  const claimAgent = (name: string) => site.claimAgent(name);
 
   before(async () => {
-    testDb = await createTestPgliteDb();
-    server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR_TOKEN, clock: createManualClock(T0), logger: pino({ level: "silent" }) });
+    site = await startSiteServer(T0);
+    server = site.server;
   });
-  after(async () => {
-    await server.close();
-    await testDb.drop();
-  });
-
-  async function claimAgent(name: string): Promise<string> {
-    const owner = await (await fetch(`${server.url}/v1/owners`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json();
-    const res = await fetch(`${server.url}/v1/agents`, {
-      method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${owner.token}` }, body: JSON.stringify({ name }),
-    });
-    return (await res.json()).agentId;
-  }
+  after(() => site.close());
 
   it("serves the page of a claimed agent as HTML that allows no script", async () => {
     const agentId = await claimAgent("route agent");
@@ -73,5 +61,51 @@ describe("GET /agents/:id on PGlite", function () {
     const res = await fetch(`${server.url}/agents`);
     expect(res.status).to.equal(404);
     expect(await res.json()).to.deep.equal({ error: { code: "not_found", message: "no such route" } });
+  });
+
+  describe("GET /agents/:id/badge.svg", () => {
+    it("serves the latest score as an SVG with an ETag, a short Cache-Control, nosniff and a policy that runs nothing", async () => {
+      const agentId = await claimAgent("badge agent");
+      const res = await fetch(`${server.url}/agents/${agentId}/badge.svg`);
+      expect(res.status).to.equal(200);
+      expect(res.headers.get("content-type")).to.equal("image/svg+xml; charset=utf-8");
+      expect(res.headers.get("cache-control")).to.equal("public, max-age=300");
+      expect(res.headers.get("x-content-type-options")).to.equal("nosniff");
+      expect(res.headers.get("content-security-policy")).to.contain("default-src 'none'");
+      expect(res.headers.get("etag")).to.match(/^W\/"badge-\d+-[0-9a-f]{16}"$/);
+      expect(await res.text()).to.contain("<title>vrai: 200 · provisional</title>");
+    });
+
+    /** A GET with only the headers given (fetch adds Cache-Control: no-cache to a conditional request). */
+    function get(path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+      return new Promise((resolve, reject) => {
+        request(`${server.url}${path}`, { headers }, (res) => {
+          let body = "";
+          res.on("data", (chunk) => (body += chunk));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+        }).on("error", reject).end();
+      });
+    }
+
+    it("answers 304 with no body to If-None-Match of the current ETag, and 200 to another", async () => {
+      const agentId = await claimAgent("cached agent");
+      const etag = (await fetch(`${server.url}/agents/${agentId}/badge.svg`)).headers.get("etag") ?? "";
+      const again = await get(`/agents/${agentId}/badge.svg`, { "if-none-match": etag });
+      expect(again).to.deep.equal({ status: 304, body: "" });
+      const other = await get(`/agents/${agentId}/badge.svg`, { "if-none-match": 'W/"badge-0-0000000000000000"' });
+      expect(other.status).to.equal(200);
+      expect(other.body).to.contain("<title>vrai: 200 · provisional</title>");
+    });
+
+    it("gives an unknown agent, and an id that cannot be one, a neutral unknown badge with 404", async () => {
+      for (const id of ["agt_nobody", encodeURIComponent("<script>")]) {
+        const res = await fetch(`${server.url}/agents/${id}/badge.svg`);
+        expect(res.status).to.equal(404);
+        expect(res.headers.get("content-type")).to.equal("image/svg+xml; charset=utf-8");
+        const svg = await res.text();
+        expect(svg).to.contain("<title>vrai: unknown</title>");
+        expect(svg).not.to.contain("<script");
+      }
+    });
   });
 });
