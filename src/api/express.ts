@@ -35,6 +35,17 @@ export type HttpAppOptions = {
 
 const BODY_LIMIT = "32kb";
 
+/**
+ * CORS of the public read routes: any origin may read them, without credentials (no
+ * Allow-Credentials, so a browser sends no cookies and reads nothing that needs them). ETag is
+ * exposed for conditional reads, Retry-After for 429s.
+ */
+const CORS_HEADERS: Readonly<Record<string, string>> = { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "ETag, Retry-After" };
+/** A preflight's answer: the methods of a public read and the one request header a reader may add. */
+const PREFLIGHT_HEADERS: Readonly<Record<string, string>> = {
+  ...CORS_HEADERS, "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS", "Access-Control-Allow-Headers": "If-None-Match", "Access-Control-Max-Age": "600",
+};
+
 /** Builds the Express app of the API and the pages. */
 export function createHttpApp(options: HttpAppOptions): express.Express {
   const { logger, metrics, limiter } = options;
@@ -63,12 +74,21 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
   const openApi = openApiDocument(options.routes, { version: options.version ?? "0.1.0" });
-  app.get("/v1/openapi.json", (_req, res) => void res.json(openApi));
+  app.get("/v1/openapi.json", (_req, res) => void res.set(CORS_HEADERS).json(openApi));
 
   // Only routes that declare a body read one: the others never pay for body parsing.
   const jsonBody = express.json({ limit: BODY_LIMIT, strict: true, type: ["application/json", "application/*+json"] });
+  const preflight = (_req: Request, res: Response) => void res.status(204).set(PREFLIGHT_HEADERS).end();
+  app.options("/v1/openapi.json", preflight);
+  const preflighted = new Set<string>();
   for (const route of options.routes) {
+    if (route.cors === "public" && !preflighted.has(route.path)) {
+      preflighted.add(route.path);
+      app.options(route.path, preflight);
+    }
     const serve = async (req: Request, res: Response) => {
+      // Before anything can fail: a cross-origin reader sees the error too.
+      if (route.cors === "public") res.set(CORS_HEADERS);
       const credential = bearer(req);
       // The limiter keys a credential by its SHA-256, so no token is held in its table.
       const allowed = limiter.take(credential ? `c:${hashSecret(credential)}` : `ip:${req.ip}`);

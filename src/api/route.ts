@@ -11,6 +11,14 @@ import { ID_PATTERN } from "../service/secrets";
 /** Who may call a route. */
 export type Auth = "none" | "owner" | "agent" | "operator";
 
+/**
+ * Whether browsers on other origins may read a route's answers: `public` sends CORS headers to any
+ * origin (no credentials; GET, HEAD and OPTIONS, preflight answered), so a dApp can read scores;
+ * `none` sends none. Unless declared, a `GET` that takes no credential is public and every other
+ * route is not: owner, agent and operator routes never are. The API's routes only: pages send none.
+ */
+export type Cors = "public" | "none";
+
 export type Method = "get" | "post" | "put" | "delete";
 
 /**
@@ -71,6 +79,8 @@ export type RouteDeclaration<A extends Auth, P, Q, H, B, RS extends Responses> =
   summary: string;
   tag: string;
   auth: A;
+  /** Default: `public` for a `GET` with auth `none`, else `none` (see `Cors`). */
+  cors?: Cors;
   params?: P;
   query?: Q;
   headers?: H;
@@ -91,6 +101,7 @@ export type Route = {
   readonly summary: string;
   readonly tag: string;
   readonly auth: Auth;
+  readonly cors: Cors;
   readonly params?: z.ZodObject;
   readonly query?: z.ZodObject;
   readonly headers?: z.ZodObject;
@@ -156,6 +167,8 @@ export function defineRoute<
   return {
     handle: (handler) => ({
       ...declaration,
+      // A credential-taking route is never readable cross-origin, whatever it declares.
+      cors: declaration.auth === "none" ? (declaration.cors ?? (declaration.method === "get" ? "public" : "none")) : "none",
       respond: async (parts) =>
         handler({
           params: parsePart<P>(declaration.params, parts.params, "path"),

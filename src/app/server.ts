@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import pino, { type Logger } from "pino";
 import { anchorRoutes } from "../api/anchor-routes";
 import { createHttpApp } from "../api/express";
+import { directoryRoutes } from "../api/directory-routes";
 import { createApiMetrics } from "../api/metrics";
 import { pageRoutes } from "../api/page-routes";
 import { proofRoutes } from "../api/proof-routes";
@@ -18,6 +19,7 @@ import type { AnchorWriter } from "../chain/anchor-writer";
 import { createVraiService, type VraiService } from "../service";
 import { createAnchoring, type Anchoring } from "../service/anchoring";
 import { systemClock, type Clock } from "../service/clock";
+import { createDirectory } from "../service/directory";
 import { createLoadMonitor } from "../service/load";
 import { createOperators, type Operators } from "../service/operators";
 import { createProofChecks, type ProofChecks } from "../service/proof-checks";
@@ -28,6 +30,7 @@ import { createScheduler, type Scheduler } from "../service/scheduler";
 import { hashSecret } from "../service/secrets";
 import { createAnchorRepository } from "../store/anchors";
 import type { Db } from "../store/db";
+import { createDirectoryRepository } from "../store/directory";
 import { migrate } from "../store/migrate";
 import { createOperatorRepository } from "../store/operators";
 import { startScoreCache, type ServerScoreCache } from "../store/score-cache-sync";
@@ -100,6 +103,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
 
   const operators = createOperators({ operators: createOperatorRepository(options.db), clock, bootstrapTokenHash: hashSecret(options.operatorToken) });
   const reads = createReads({ store, latestScores: store, clock });
+  const directory = createDirectory({ store: createDirectoryRepository(options.db) });
   const proofs = createProofChecks({
     store, clock, identity: service.identity, logger, verifier: createProofVerifier({ ...options.proofSources, now: () => clock.now() }),
   });
@@ -116,6 +120,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     ...serviceRoutes({ ...service, reads, checkinResults: metrics.checkinResults }),
     ...proofRoutes({ proofs, identity: service.identity, reads }),
     ...anchorRoutes(anchoring),
+    ...directoryRoutes(directory),
     ...(chain?.routes ?? []),
   ];
   const app = createHttpApp({
