@@ -1,6 +1,8 @@
 /** The server-rendered pages, declared like the API's routes but outside its OpenAPI document. */
 import { z } from "zod";
-import { defineRoute, type Route } from "./route";
+import type { DirectoryRequest } from "../service/directory";
+import { directoryQuery, directoryRequestOf } from "./directory-routes";
+import { defineRoute, describeZodError, type Route } from "./route";
 
 /** A rendered page or badge: its status, its headers (content type, security policy, caching) and its text (HTML or SVG). */
 export type Page = { status: 200 | 404; headers: Readonly<Record<string, string>>; text: string };
@@ -33,5 +35,27 @@ export function pageRoutes(pages: Pages): Route[] {
       path: "/agents/:id", contentType: "text/html", found: "the agent page", missing: "no such agent",
       summary: "The agent page: the latest Vrai score, its window, and the other score types apart.",
     }, pages.agentPage),
+  ];
+}
+
+/** What renders the directory page (src/web/directory-page.ts). */
+export type DirectoryPages = {
+  /** The page a valid request asks for, or a 400 page naming the parameter that is not valid. */
+  directoryPage(request: DirectoryRequest | { invalid: string }): Promise<{ status: 200 | 400; headers: Readonly<Record<string, string>>; text: string }>;
+};
+
+/** The directory page: the JSON route's query (src/api/directory-routes.ts), a bad parameter answered with a 400 page. */
+export function directoryPageRoutes(pages: DirectoryPages): Route[] {
+  return [
+    defineRoute({
+      method: "get", path: "/agents", tag: "pages", auth: "none",
+      summary: "The directory: claimed agents ranked by the total of their latest Vrai score, with band and state filters, a name search and pages by cursor.",
+      // Any query: the page itself names a parameter that is not valid.
+      query: z.looseObject({}),
+      responses: { 200: { description: "the directory page", contentType: "text/html" }, 400: { description: "a parameter is not valid", contentType: "text/html" } },
+    }).handle(async ({ query }) => {
+      const parsed = directoryQuery.safeParse(query);
+      return pages.directoryPage(parsed.success ? directoryRequestOf(parsed.data) : { invalid: describeZodError("query", parsed.error) });
+    }),
   ];
 }

@@ -10,7 +10,7 @@ import { anchorRoutes } from "../api/anchor-routes";
 import { createHttpApp } from "../api/express";
 import { directoryRoutes } from "../api/directory-routes";
 import { createApiMetrics } from "../api/metrics";
-import { pageRoutes } from "../api/page-routes";
+import { directoryPageRoutes, pageRoutes } from "../api/page-routes";
 import { proofRoutes } from "../api/proof-routes";
 import { createRateLimiter } from "../api/rate-limit";
 import type { Route } from "../api/route";
@@ -35,6 +35,7 @@ import { migrate } from "../store/migrate";
 import { createOperatorRepository } from "../store/operators";
 import { startScoreCache, type ServerScoreCache } from "../store/score-cache-sync";
 import { createSqlStore } from "../store/sql-store";
+import { createDirectoryPages } from "../web/directory-page";
 import { createPages } from "../web/pages";
 import { chainScoreParts } from "./chain-scores";
 
@@ -125,7 +126,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   ];
   const app = createHttpApp({
     routes,
-    pages: pageRoutes(createPages({ reads, panels: chain?.panels })),
+    pages: [...pageRoutes(createPages({ reads, panels: chain?.panels })), ...directoryPageRoutes(createDirectoryPages({ directory }))],
     authenticateOwner: service.accounts.authenticateOwner,
     authenticateOperator: operators.authenticate,
     limiter: createRateLimiter(options.rateLimit ?? { perMinute: 600, burst: 120 }),
