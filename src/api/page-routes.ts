@@ -5,18 +5,22 @@ import { directoryQuery, directoryRequestOf } from "./directory-routes";
 import { defineRoute, describeZodError, type Route } from "./route";
 
 /** A rendered page or badge: its status, its headers (content type, security policy, caching) and its text (HTML or SVG). */
-export type Page = { status: 200 | 404; headers: Readonly<Record<string, string>>; text: string };
+export type Page<S extends 200 | 400 | 404> = { status: S; headers: Readonly<Record<string, string>>; text: string };
 
 /** What renders the pages (src/web/pages.ts). */
 export type Pages = {
+  /** The home page: what Vrai measures, the score types, a search, the directory's top, the latest windows. */
+  home(): Promise<Page<200>>;
+  /** The method page with one page of the declared windows, or a 400 page for a cursor no page gave. */
+  methodPage(query: { cursor?: string }): Promise<Page<200 | 400>>;
   /** The agent page (V10), or a 404 page for an id that names no agent or cannot be one. */
-  agentPage(id: string): Promise<Page>;
+  agentPage(id: string): Promise<Page<200 | 404>>;
   /** The SVG badge of an agent's latest score, or a neutral "unknown" badge with a 404. */
-  badge(id: string): Promise<Page>;
+  badge(id: string): Promise<Page<200 | 404>>;
 };
 
 /** A GET route about one agent, for any id: what it renders says when the id cannot be one. */
-function agentRoute(spec: { path: string; summary: string; contentType: string; found: string; missing: string }, render: (id: string) => Promise<Page>): Route {
+function agentRoute(spec: { path: string; summary: string; contentType: string; found: string; missing: string }, render: (id: string) => Promise<Page<200 | 404>>): Route {
   return defineRoute({
     method: "get", path: spec.path, tag: "pages", auth: "none", summary: spec.summary,
     params: z.object({ id: z.string() }),
@@ -26,13 +30,25 @@ function agentRoute(spec: { path: string; summary: string; contentType: string; 
 
 /** The routes of the pages. */
 export function pageRoutes(pages: Pages): Route[] {
+  const html = "text/html";
   return [
+    defineRoute({
+      method: "get", path: "/", tag: "pages", auth: "none",
+      summary: "The home page: what Vrai measures and what it does not, the three score types, a search, the top agents, the latest declared windows.",
+      responses: { 200: { description: "the home page", contentType: html } },
+    }).handle(() => pages.home()),
+    defineRoute({
+      method: "get", path: "/method", tag: "pages", auth: "none",
+      summary: "The method page: every version, the exact rules, how to verify, and every declared window (V4.4), newest first, by cursor.",
+      query: z.object({ cursor: z.string().optional() }),
+      responses: { 200: { description: "the method page", contentType: html }, 400: { description: "a cursor no page gave", contentType: html } },
+    }).handle(({ query }) => pages.methodPage(query)),
     agentRoute({
       path: "/agents/:id/badge.svg", contentType: "image/svg+xml", found: "the badge", missing: "no such agent: a neutral unknown badge",
       summary: "The SVG badge of an agent's latest Vrai score (total and state), with an ETag; 304 for If-None-Match.",
     }, pages.badge),
     agentRoute({
-      path: "/agents/:id", contentType: "text/html", found: "the agent page", missing: "no such agent",
+      path: "/agents/:id", contentType: html, found: "the agent page", missing: "no such agent",
       summary: "The agent page: the latest Vrai score, its window, and the other score types apart.",
     }, pages.agentPage),
   ];

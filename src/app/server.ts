@@ -25,7 +25,7 @@ import { createOperators, type Operators } from "../service/operators";
 import { createProofChecks, type ProofChecks } from "../service/proof-checks";
 import type { ProofVerifierDeps } from "../service/proofs/types";
 import { createProofVerifier } from "../service/proofs/verifiers";
-import { createReads, type Reads } from "../service/reads";
+import { createReads, createSiteReads, type Reads } from "../service/reads";
 import { createScheduler, type Scheduler } from "../service/scheduler";
 import { hashSecret } from "../service/secrets";
 import { createAnchorRepository } from "../store/anchors";
@@ -126,7 +126,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   ];
   const app = createHttpApp({
     routes,
-    pages: [...pageRoutes(createPages({ reads, panels: chain?.panels })), ...directoryPageRoutes(createDirectoryPages({ directory }))],
+    pages: [...pageRoutes(createPages({ reads, site: createSiteReads({ site: store, clock }), directory, panels: chain?.panels })), ...directoryPageRoutes(createDirectoryPages({ directory }))],
     authenticateOwner: service.accounts.authenticateOwner,
     authenticateOperator: operators.authenticate,
     limiter: createRateLimiter(options.rateLimit ?? { perMinute: 600, burst: 120 }),

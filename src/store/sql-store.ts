@@ -2,6 +2,7 @@ import { GRACE_S, type DayAggregate, type OutageWindow } from "../method";
 import type {
   AgentRow, AuditEntry, ChallengeRow, LatestScores, OutageRow, OwnerRow, PenaltyRow, ProofRow, ScoreRow, ScoreSummary, Store, StoreTx, StoredCheckin,
 } from "../service/ports";
+import type { SiteStore } from "../service/reads";
 import type { AgentFactRows, DailyBatchTx } from "../service/scoring";
 import type { Db, Queryable } from "./db";
 import type { ScoreCache } from "./score-cache";
@@ -157,7 +158,7 @@ export async function insertAuditEntry(q: Queryable, e: AuditEntry): Promise<voi
   ]);
 }
 
-export type SqlStore = Store & LatestScores;
+export type SqlStore = Store & LatestScores & SiteStore;
 
 /**
  * The store on PostgreSQL or PGlite: all SQL of the service lives here.
@@ -423,6 +424,24 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
     },
     read: txFor(db),
     ...createSummaryReader(db, cache),
+
+    // Keyset pages: the row comparison resumes after the cursor's window, stable while windows are added.
+    async listOutagesPage(after, limit) {
+      const { rows } = await db.query<Row>(
+        after === null
+          ? "SELECT * FROM outages ORDER BY start_at DESC, id DESC LIMIT $1"
+          : "SELECT * FROM outages WHERE (start_at, id) < ($2::bigint, $3::text) ORDER BY start_at DESC, id DESC LIMIT $1",
+        after === null ? [limit] : [limit, after.start, after.id],
+      );
+      return rows.map(outageFrom);
+    },
+    async listDailyTotals(agentId, fromDay, toDay) {
+      const { rows } = await db.query<Row>(
+        "SELECT day, total FROM scores WHERE agent_id = $1 AND trigger = 'daily' AND day >= $2 AND day <= $3 ORDER BY day",
+        [agentId, fromDay, toDay],
+      );
+      return rows.map((r) => ({ day: r.day, total: r.total }));
+    },
 
     // One statement: the agent, the duplicate of the key in its latest claim (V3.1: keys are per agent
     // and claim), and the windows that may excuse the next check-in (open, ending at or after the

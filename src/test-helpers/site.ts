@@ -36,3 +36,21 @@ export async function startSiteServer(start: number): Promise<SiteServer> {
     },
   };
 }
+
+/**
+ * Registers mocha hooks that start a site server at `start` before the suite's tests and close it after.
+ * @returns a holder whose `site` is the running server once the suite's tests run
+ */
+export function useSiteServer(start: number): { site: SiteServer } {
+  let running: SiteServer | undefined;
+  before(async () => {
+    running = await startSiteServer(start);
+  });
+  after(() => running?.close());
+  return {
+    get site() {
+      if (!running) throw new Error("the site server starts in the suite's before hook");
+      return running;
+    },
+  };
+}

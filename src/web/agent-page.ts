@@ -4,11 +4,12 @@
  */
 import {
   CLAIM_POINTS, ESTABLISHED_DAYS, IDENTITY_MAX, IDENTITY_PROOFS, INTEGRITY_BASE, RELIABILITY_FULL_S, RELIABILITY_MAX,
-  type ProofKind, type ScoreResult,
+  type ScoreResult,
 } from "../method";
 import { formatBand, formatCount, formatTime } from "./format";
 import { html, type Html } from "./html";
 import { renderDocument } from "./layout";
+import { PROOF_NAMES } from "./method-page";
 import { renderWindowChart, renderWindowTable } from "./window-chart";
 
 /** A declared outage window (V4.4) as the API publishes it. */
@@ -34,8 +35,6 @@ export type AgentPageView = {
   /** Slots for the `sdk-derived` and `platform-network` panels, shown after the Vrai score and apart from it. */
   panels: readonly ScorePanel[];
 };
-
-const PROOF_NAMES: Readonly<Record<ProofKind, string>> = { github: "GitHub", wallet: "Wallet", domain: "Domain", erc8004: "ERC-8004 identity" };
 
 // V8, V7: the reachable maximum while Shield is not active.
 const REACHABLE_MAX = IDENTITY_MAX + RELIABILITY_MAX + INTEGRITY_BASE;
@@ -131,7 +130,7 @@ function renderOutages(outages: readonly AgentPageOutage[]): Html {
       )}</tbody></table>`;
   return html`<section aria-labelledby="outages-heading">
 <h2 id="outages-heading">Declared outages</h2>
-<p>Windows in which Vrai itself could not take check-ins. A check-in that was due inside one and came back in time is excused and counts as on time. <a href="/v1/outages">Every declared window</a>.</p>
+<p>Windows in which Vrai itself could not take check-ins. A check-in that was due inside one and came back in time is excused and counts as on time. <a href="/method#outages-heading">Every declared window</a>.</p>
 ${body}
 </section>`;
 }

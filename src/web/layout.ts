@@ -4,10 +4,11 @@ import { html, htmlToString, type Html } from "./html";
 /**
  * The response headers of a page. The page runs no script and loads nothing from elsewhere, so
  * the policy forbids both: an injected `<script>` would not run even if escaping ever failed.
+ * Forms (the search boxes) may submit to this site only.
  */
 export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   "Content-Type": "text/html; charset=utf-8",
-  "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
   "X-Content-Type-Options": "nosniff",
   "Referrer-Policy": "no-referrer",
 };
@@ -70,11 +71,46 @@ details { margin-top: 12px; }
 summary { cursor: pointer; color: var(--accent); }
 .digest { display: block; padding: 8px 10px; background: var(--soft); border: 1px solid var(--line); border-radius: 6px; }
 .panel { border: 1px solid var(--line); border-radius: 8px; padding: 16px; margin-top: 12px; }
+.site-header { border-bottom: 1px solid var(--line); background: var(--soft); padding: 0; }
+.site-header nav { max-width: 960px; margin: 0 auto; padding: 10px 20px; display: flex; flex-wrap: wrap; align-items: center; gap: 6px 20px; }
+.site-header .brand { font-weight: 700; color: var(--ink); text-decoration: none; margin-right: auto; }
+.site-header ul { display: flex; flex-wrap: wrap; gap: 6px 18px; margin: 0; padding: 0; list-style: none; }
+.site-header a[aria-current="page"] { color: var(--ink); font-weight: 600; text-decoration: none; }
+.search { display: flex; flex-wrap: wrap; gap: 8px; margin: 8px 0; }
+.search input { flex: 1 1 220px; min-width: 0; font: inherit; padding: 8px 10px; border: 1px solid var(--muted); border-radius: 6px; }
+.search button { font: inherit; padding: 8px 16px; border: 1px solid var(--accent); border-radius: 6px; background: var(--accent); color: #fff; cursor: pointer; }
+.pager { display: flex; gap: 16px; margin: 12px 0 0; }
+.table-wrap { overflow-x: auto; }
+pre.snippet { margin: 6px 0 12px; padding: 8px 10px; background: var(--soft); border: 1px solid var(--line); border-radius: 6px; overflow-x: auto; white-space: pre-wrap; overflow-wrap: anywhere; }
+.history-chart { display: block; width: 100%; height: auto; font-size: 11px; }
+.history-chart .grid { stroke: var(--line); stroke-width: 1; }
+.history-chart .axis { fill: var(--muted); }
+.history-chart .line { fill: none; stroke: var(--accent); stroke-width: 2; }
+.history-chart .point { fill: var(--accent); }
+.history-chart .before-claim { fill: #e9e9e9; }
+.swatch.before { background: #e9e9e9; }
 @media (max-width: 640px) { .summary { grid-template-columns: 1fr; } .total { font-size: 3.5rem; } }
 </style>`;
 
-/** A complete HTML document around `main`. */
-export function renderDocument(page: { title: string; main: Html }): string {
+/** The sections of the site the header links to. */
+export type SiteSection = "home" | "directory" | "method" | "api";
+
+const NAV: ReadonlyArray<{ section: SiteSection; href: string; label: string }> = [
+  { section: "home", href: "/", label: "Home" },
+  { section: "directory", href: "/agents", label: "Directory" },
+  { section: "method", href: "/method", label: "Method" },
+  { section: "api", href: "/v1/openapi.json", label: "API" },
+];
+
+function siteHeader(current: SiteSection | undefined): Html {
+  return html`<header class="site-header"><nav aria-label="Site">
+<a class="brand" href="/">Vrai</a>
+<ul>${NAV.map((n) => html`<li><a href="${n.href}"${n.section === current ? html` aria-current="page"` : null}>${n.label}</a></li>`)}</ul>
+</nav></header>`;
+}
+
+/** A complete HTML document around `main`, under the site's header (`current` marks the section the page is in). */
+export function renderDocument(page: { title: string; main: Html; current?: SiteSection }): string {
   return htmlToString(html`<!doctype html>
 <html lang="en">
 <head>
@@ -84,6 +120,7 @@ export function renderDocument(page: { title: string; main: Html }): string {
 ${STYLE}
 </head>
 <body>
+${siteHeader(page.current)}
 <main>
 ${page.main}
 </main>

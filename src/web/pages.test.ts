@@ -1,24 +1,16 @@
 import { expect } from "chai";
 import { request } from "node:http";
-import type { ApiServer } from "../app/server";
-import { startSiteServer, type SiteServer } from "../test-helpers/site";
+import { useSiteServer } from "../test-helpers/site";
 
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000; // 2026-11-02T10:00:00Z
 
 describe("the site's pages on PGlite", function () {
-  let site: SiteServer;
-  let server: ApiServer;
-  const claimAgent = (name: string) => site.claimAgent(name);
-
-  before(async () => {
-    site = await startSiteServer(T0);
-    server = site.server;
-  });
-  after(() => site.close());
+  const ctx = useSiteServer(T0);
+  const claimAgent = (name: string) => ctx.site.claimAgent(name);
 
   it("serves the page of a claimed agent as HTML that allows no script", async () => {
     const agentId = await claimAgent("route agent");
-    const res = await fetch(`${server.url}/agents/${agentId}`);
+    const res = await fetch(`${ctx.site.server.url}/agents/${agentId}`);
     expect(res.status).to.equal(200);
     expect(res.headers.get("content-type")).to.equal("text/html; charset=utf-8");
     expect(res.headers.get("content-security-policy")).to.contain("default-src 'none'");
@@ -28,7 +20,7 @@ describe("the site's pages on PGlite", function () {
   });
 
   it("answers an unknown agent with a 404 HTML page saying so", async () => {
-    const res = await fetch(`${server.url}/agents/agt_nobody`);
+    const res = await fetch(`${ctx.site.server.url}/agents/agt_nobody`);
     expect(res.status).to.equal(404);
     expect(res.headers.get("content-type")).to.equal("text/html; charset=utf-8");
     const page = await res.text();
@@ -37,7 +29,7 @@ describe("the site's pages on PGlite", function () {
   });
 
   it("answers an invalid id with a 404 HTML page, the id escaped", async () => {
-    const res = await fetch(`${server.url}/agents/${encodeURIComponent("<img src=x onerror=alert(1)>")}`);
+    const res = await fetch(`${ctx.site.server.url}/agents/${encodeURIComponent("<img src=x onerror=alert(1)>")}`);
     expect(res.status).to.equal(404);
     expect(res.headers.get("content-type")).to.equal("text/html; charset=utf-8");
     const page = await res.text();
@@ -46,11 +38,11 @@ describe("the site's pages on PGlite", function () {
   });
 
   it("says so when the agent has no score yet", async () => {
-    const owner = await server.service.accounts.createOwner();
-    await server.service.store.transaction((tx) =>
+    const owner = await ctx.site.server.service.accounts.createOwner();
+    await ctx.site.server.service.store.transaction((tx) =>
       tx.insertAgent({ id: "agt_unscored", name: null, ownerId: owner.ownerId, claimId: 0, claimedAt: 0, keyHash: "", last: null, createdAt: T0 }),
     );
-    const res = await fetch(`${server.url}/agents/agt_unscored`);
+    const res = await fetch(`${ctx.site.server.url}/agents/agt_unscored`);
     expect(res.status).to.equal(200);
     const page = await res.text();
     expect(page).to.contain("<h2 id=\"score-heading\">No score yet</h2>");
@@ -58,7 +50,7 @@ describe("the site's pages on PGlite", function () {
   });
 
   it("leaves the API's JSON 404 for other paths as it was", async () => {
-    const res = await fetch(`${server.url}/agents`);
+    const res = await fetch(`${ctx.site.server.url}/nothing-here`);
     expect(res.status).to.equal(404);
     expect(await res.json()).to.deep.equal({ error: { code: "not_found", message: "no such route" } });
   });
@@ -66,7 +58,7 @@ describe("the site's pages on PGlite", function () {
   describe("GET /agents/:id/badge.svg", () => {
     it("serves the latest score as an SVG with an ETag, a short Cache-Control, nosniff and a policy that runs nothing", async () => {
       const agentId = await claimAgent("badge agent");
-      const res = await fetch(`${server.url}/agents/${agentId}/badge.svg`);
+      const res = await fetch(`${ctx.site.server.url}/agents/${agentId}/badge.svg`);
       expect(res.status).to.equal(200);
       expect(res.headers.get("content-type")).to.equal("image/svg+xml; charset=utf-8");
       expect(res.headers.get("cache-control")).to.equal("public, max-age=300");
@@ -79,7 +71,7 @@ describe("the site's pages on PGlite", function () {
     /** A GET with only the headers given (fetch adds Cache-Control: no-cache to a conditional request). */
     function get(path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
       return new Promise((resolve, reject) => {
-        request(`${server.url}${path}`, { headers }, (res) => {
+        request(`${ctx.site.server.url}${path}`, { headers }, (res) => {
           let body = "";
           res.on("data", (chunk) => (body += chunk));
           res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
@@ -89,7 +81,7 @@ describe("the site's pages on PGlite", function () {
 
     it("answers 304 with no body to If-None-Match of the current ETag, and 200 to another", async () => {
       const agentId = await claimAgent("cached agent");
-      const etag = (await fetch(`${server.url}/agents/${agentId}/badge.svg`)).headers.get("etag") ?? "";
+      const etag = (await fetch(`${ctx.site.server.url}/agents/${agentId}/badge.svg`)).headers.get("etag") ?? "";
       const again = await get(`/agents/${agentId}/badge.svg`, { "if-none-match": etag });
       expect(again).to.deep.equal({ status: 304, body: "" });
       const other = await get(`/agents/${agentId}/badge.svg`, { "if-none-match": 'W/"badge-0-0000000000000000"' });
@@ -99,7 +91,7 @@ describe("the site's pages on PGlite", function () {
 
     it("gives an unknown agent, and an id that cannot be one, a neutral unknown badge with 404", async () => {
       for (const id of ["agt_nobody", encodeURIComponent("<script>")]) {
-        const res = await fetch(`${server.url}/agents/${id}/badge.svg`);
+        const res = await fetch(`${ctx.site.server.url}/agents/${id}/badge.svg`);
         expect(res.status).to.equal(404);
         expect(res.headers.get("content-type")).to.equal("image/svg+xml; charset=utf-8");
         const svg = await res.text();

@@ -1,17 +1,36 @@
 /** The pages of the site, rendered from what the service reads. */
 import { toRfc3339 } from "../method";
+import { InvalidInputError } from "../errors";
+import type { Directory } from "../service/directory";
 import { NotFoundError } from "../service/errors";
 import type { OutageRow } from "../service/ports";
-import type { Reads } from "../service/reads";
+import type { Reads, SiteReads } from "../service/reads";
 import { ID_PATTERN } from "../service/secrets";
 import { renderAgentNotFoundPage, renderAgentPage, type AgentPageOutage, type AgentPageScore, type ScorePanel } from "./agent-page";
 import { BADGE_HEADERS, renderBadge, type BadgeView } from "./badge";
+import { renderHomePage, type HomePageAgent } from "./home-page";
 import { PAGE_HEADERS } from "./layout";
+import { renderMethodBadRequestPage, renderMethodPage, type MethodPageOutage } from "./method-page";
 
 /** A rendered page or badge: its status, its headers and its text (HTML or SVG). */
-export type Page = { status: 200 | 404; headers: Readonly<Record<string, string>>; text: string };
+export type Page<S extends 200 | 400 | 404> = { status: S; headers: Readonly<Record<string, string>>; text: string };
 
-export type Pages = { agentPage(id: string): Promise<Page>; badge(id: string): Promise<Page> };
+export type Pages = {
+  home(): Promise<Page<200>>;
+  methodPage(query: { cursor?: string }): Promise<Page<200 | 400>>;
+  agentPage(id: string): Promise<Page<200 | 404>>;
+  badge(id: string): Promise<Page<200 | 404>>;
+};
+
+/** Declared windows per page of the method page, and on the home page. */
+const METHOD_PAGE_WINDOWS = 20;
+const HOME_WINDOWS = 3;
+/** Agents of the directory's top on the home page. */
+const HOME_TOP_AGENTS = 5;
+
+const methodOutage = (o: OutageRow): MethodPageOutage => ({
+  start: toRfc3339(o.start), end: o.end === null ? null : toRfc3339(o.end), declaredAt: toRfc3339(o.declaredAt), reason: o.reason,
+});
 
 const outageView = (o: OutageRow): AgentPageOutage => ({
   start: toRfc3339(o.start), end: o.end === null ? null : toRfc3339(o.end), declared_at: toRfc3339(o.declaredAt), reason: o.reason,
@@ -23,9 +42,32 @@ const scoreLinks = (id: number) => ({ inputs: `/v1/scores/${id}/inputs`, self: `
  * The site's pages.
  * @param deps.panels the agent's `sdk-derived` and `platform-network` panels (src/web/score-panels.ts), when the chain is indexed
  */
-export function createPages(deps: { reads: Pick<Reads, "agentPage" | "latestScore">; panels?: (agentId: string) => Promise<ScorePanel[]> }): Pages {
-  const page = (status: 200 | 404, text: string): Page => ({ status, headers: PAGE_HEADERS, text });
+export function createPages(deps: {
+  reads: Pick<Reads, "agentPage" | "latestScore">;
+  site: SiteReads;
+  directory: Pick<Directory, "page">;
+  panels?: (agentId: string) => Promise<ScorePanel[]>;
+}): Pages {
+  const page = <S extends 200 | 400 | 404>(status: S, text: string): Page<S> => ({ status, headers: PAGE_HEADERS, text });
   return {
+    async home() {
+      const [top, windows] = await Promise.all([
+        deps.directory.page({ filter: {}, limit: HOME_TOP_AGENTS }),
+        deps.site.outagesPage({ limit: HOME_WINDOWS }),
+      ]);
+      const agents: HomePageAgent[] = top.agents.map((a) => ({ id: a.agentId, name: a.name, total: a.total, band: a.band, state: a.state }));
+      return page(200, renderHomePage({ topAgents: agents, outages: windows.outages.map(methodOutage) }));
+    },
+    async methodPage(query) {
+      try {
+        const { outages, nextCursor } = await deps.site.outagesPage({ cursor: query.cursor, limit: METHOD_PAGE_WINDOWS });
+        const nextPage = nextCursor === null ? null : `/method?cursor=${encodeURIComponent(nextCursor)}#outages-heading`;
+        return page(200, renderMethodPage({ outages: outages.map(methodOutage), nextPage, laterPage: query.cursor !== undefined }));
+      } catch (error) {
+        if (error instanceof InvalidInputError) return page(400, renderMethodBadRequestPage(error.message));
+        throw error;
+      }
+    },
     async agentPage(id) {
       if (!ID_PATTERN.test(id)) return page(404, renderAgentNotFoundPage({ reason: "invalid", id }));
       const data = await deps.reads.agentPage(id);
@@ -37,7 +79,7 @@ export function createPages(deps: { reads: Pick<Reads, "agentPage" | "latestScor
     },
     // From the latest-score read the score route uses (cached by the SQL store), not from the page's query.
     async badge(id) {
-      const unknown: Page = { status: 404, headers: BADGE_HEADERS, text: renderBadge({ type: "unknown" }) };
+      const unknown: Page<404> = { status: 404, headers: BADGE_HEADERS, text: renderBadge({ type: "unknown" }) };
       if (!ID_PATTERN.test(id)) return unknown;
       try {
         const score = await deps.reads.latestScore(id);
