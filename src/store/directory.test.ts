@@ -29,7 +29,7 @@ for (const { name, create } of TEST_STORES) {
       return { ...previous, at, total, result: { ...previous.result, total, band: bandOf(total), state: "established" as const } };
     }
 
-    it("keeps each agent's latest score on its row, whatever writes, changes or deletes scores", async () => {
+    it("keeps each agent's latest score on its row as the store writes scores, and as SQL changes or deletes them", async () => {
       const service = createVraiService({ store, clock: createManualClock(T0), busy: () => false });
       const { ownerId } = await service.accounts.createOwner();
       const a = (await service.accounts.claimNewAgent(ownerId, { name: "a" })).agentId;

@@ -151,6 +151,26 @@ export async function warmScoreCache(db: Queryable, cache: ScoreCache): Promise<
 }
 
 /** The SQL store: the service's `Store`, and latest scores read in batches (and from the cache when there is one). */
+
+/**
+ * Puts scores just inserted on their agents' rows as their latest (migration 008, for the directory)
+ * where they are later (by `at`, then id) than the one there: from the values written, one statement.
+ */
+async function setLatestScores(q: Queryable, scores: ReadonlyArray<{ id: number; score: Omit<ScoreRow, "id"> }>): Promise<void> {
+  const latest = new Map<string, { id: number; score: Omit<ScoreRow, "id"> }>();
+  for (const w of scores) {
+    const seen = latest.get(w.score.agentId);
+    if (!seen || w.score.at > seen.score.at || (w.score.at === seen.score.at && w.id > seen.id)) latest.set(w.score.agentId, w);
+  }
+  const rows = [...latest.values()];
+  await q.query(
+    `UPDATE agents a SET score_id = n.id, score_at = n.at, score_total = n.total, score_band = n.band, score_state = n.state
+     FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::integer[], $5::text[], $6::text[]) AS n (agent_id, id, at, total, band, state)
+     WHERE a.id = n.agent_id AND (a.score_id IS NULL OR (n.at, n.id) > (a.score_at, a.score_id))`,
+    [rows.map((w) => w.score.agentId), rows.map((w) => w.id), rows.map((w) => w.score.at), rows.map((w) => w.score.total), rows.map((w) => w.score.result.band), rows.map((w) => w.score.result.state)],
+  );
+}
+
 /** Appends one entry to the audit log (V7: who, when, what and why). */
 export async function insertAuditEntry(q: Queryable, e: AuditEntry): Promise<void> {
   await q.query("INSERT INTO audit_log (at, actor, action, subject, details) VALUES ($1, $2, $3, $4, $5)", [
@@ -302,6 +322,7 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
           [s.agentId, s.method, s.at, s.trigger, s.day, s.inputs, s.sha256, resultJson, s.total],
         );
+        await setLatestScores(q, [{ id: rows[0].id, score: s }]);
         wrote([{ score: s, id: rows[0].id, resultJson }], mark);
         return rows[0].id;
       },
@@ -387,6 +408,7 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
           `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total) VALUES ${tuples.join(", ")} RETURNING id, agent_id`,
           params,
         );
+        await setLatestScores(q, scores.map((score, i) => ({ id: rows[i].id, score })));
         if (cache) {
           // The daily recompute writes one score per agent; an agent written twice is dropped from the cache instead.
           const ids = new Map<string, number | null>();
