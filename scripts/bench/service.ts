@@ -217,9 +217,9 @@ export async function bulkLoad(db: pg.Client): Promise<void> {
                   'domain:a' || i || '.example', '{}', ${AT - 20 * 86400}, ${AT - 86400}
            FROM generate_series(20, ${AGENTS}, 20) i`);
   // Penalties: one agent in fifty, added 5 days ago for 30 days; every other one revoked.
-  await q(`INSERT INTO penalties (id, agent_id, code, points, days, added_at, reason, revoked_at, revoke_reason)
-           SELECT 'pen_' || i, ${SQL_AGENT_ID("i")}, 'rate_abuse', 10, 30, ${AT - 5 * 86400}, 'bench',
-                  CASE WHEN i % 100 = 0 THEN ${AT - 86400} END, CASE WHEN i % 100 = 0 THEN 'appeal' END
+  await q(`INSERT INTO penalties (id, agent_id, code, points, days, added_at, reason, added_by, revoked_at, revoke_reason, revoked_by)
+           SELECT 'pen_' || i, ${SQL_AGENT_ID("i")}, 'rate_abuse', 10, 30, ${AT - 5 * 86400}, 'bench', 'admin',
+                  CASE WHEN i % 100 = 0 THEN ${AT - 86400} END, CASE WHEN i % 100 = 0 THEN 'appeal' END, CASE WHEN i % 100 = 0 THEN 'admin' END
            FROM generate_series(50, ${AGENTS}, 50) i`);
   // Edge cases the recompute must get right: one agent in a thousand claimed after the midnight
   // scored (skipped), one in five hundred with a check-in at that very second (V8), one in three
