@@ -126,7 +126,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   ];
   const app = createHttpApp({
     routes,
-    pages: [...pageRoutes(createPages({ reads, site: createSiteReads({ site: store, clock }), directory, panels: chain?.panels })), ...directoryPageRoutes(createDirectoryPages({ directory }))],
+    pages: [...pageRoutes(createPages({ reads, site: createSiteReads({ site: store, clock }), directory, panels: chain?.panels, origin: () => url })), ...directoryPageRoutes(createDirectoryPages({ directory }))],
     authenticateOwner: service.accounts.authenticateOwner,
     authenticateOperator: operators.authenticate,
     limiter: createRateLimiter(options.rateLimit ?? { perMinute: 600, burst: 120 }),

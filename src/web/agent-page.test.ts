@@ -1,11 +1,22 @@
 import { expect } from "chai";
 import { windowDays, type ScoreResult, type WindowDay } from "../method";
 import { renderAgentNotFoundPage, renderAgentPage, type AgentPageView } from "./agent-page";
-import { html } from "./html";
+import { HISTORY_DAYS, historyDays, renderHistoryChart } from "./history-chart";
+import { html, htmlToString } from "./html";
 
 const AT = Date.UTC(2026, 10, 30, 10, 0, 0) / 1000; // 2026-11-30T10:00:00Z
 const SHA = "3f".repeat(32);
 const HOSTILE = "<script>alert(1)</script>";
+const CLAIMED_AT = Date.UTC(2026, 10, 3, 12, 0, 0) / 1000; // 2026-11-03T12:00:00Z
+
+/** The 90 days up to 2026-11-30: no score before 2026-11-01, then 200 a day rising by one. */
+function historyOf() {
+  const last = Date.UTC(2026, 10, 30) / 1000;
+  return historyDays(Array.from({ length: HISTORY_DAYS }, (_, i) => {
+    const day = new Date((last - (HISTORY_DAYS - 1 - i) * 86400) * 1000).toISOString().slice(0, 10);
+    return { day, total: day < "2026-11-01" ? null : 200 + Number(day.slice(8)) };
+  }), CLAIMED_AT);
+}
 
 /** A window whose first `beforeClaim` days lie before the claim and the rest have hourly check-ins. */
 function windowOf(beforeClaim: number): WindowDay[] {
@@ -43,6 +54,8 @@ function viewOf(overrides: Partial<AgentPageView> = {}): AgentPageView {
       { start: "2026-11-30T08:00:00Z", end: null, declared_at: "2026-11-30T08:05:00Z", reason: "host maintenance" },
     ],
     panels: [],
+    history: historyOf(),
+    origin: "https://vrai.example",
     ...overrides,
   };
 }
@@ -193,5 +206,38 @@ describe("renderAgentNotFoundPage", () => {
     expect(page).to.contain("is not a valid agent id");
     expect(page).to.contain(`${"x".repeat(80)}…`);
     expect(page).not.to.contain("x".repeat(81));
+  });
+
+  it("charts the 90 days of daily totals as inline SVG, the days before the latest claim marked", () => {
+    const days = historyOf();
+    expect(days).to.have.length(90);
+    expect(days[0].day).to.equal("2026-09-02");
+    // 2026-11-02 ended before the claim of 2026-11-03 12:00; 2026-11-03 did not.
+    expect(days.filter((d) => d.beforeClaim).map((d) => d.day).slice(-2)).to.deep.equal(["2026-11-01", "2026-11-02"]);
+    expect(days.filter((d) => d.beforeClaim)).to.have.length(62);
+    const page = renderAgentPage(viewOf());
+    expect(page).to.contain('<svg class="history-chart" viewBox="0 0 720 220" role="img" aria-labelledby="history-title" data-days="90">');
+    expect(page.match(/<rect class="before-claim"/g)).to.have.length(62);
+    expect(page.match(/<circle class="point"/g)).to.have.length(30);
+    expect(page).to.contain("<title>2026-11-02: 202 (before the latest claim)</title>");
+    expect(page).to.contain("<title>2026-11-30: 230</title>");
+    expect(page).to.contain("<td>2026-09-02 (before the latest claim)</td><td>no daily score</td>");
+    expect(page).not.to.contain("<script");
+  });
+
+  it("breaks the line on a day without a score", () => {
+    const chart = renderHistoryChart([
+      { day: "2026-11-01", total: 200, beforeClaim: false }, { day: "2026-11-02", total: 210, beforeClaim: false },
+      { day: "2026-11-03", total: null, beforeClaim: false }, { day: "2026-11-04", total: 220, beforeClaim: false }, { day: "2026-11-05", total: 230, beforeClaim: false },
+    ]);
+    expect(htmlToString(chart).match(/<polyline/g)).to.have.length(2);
+  });
+
+  it("gives a copyable badge snippet in Markdown and HTML with absolute links", () => {
+    const page = renderAgentPage(viewOf({ agent: { id: "ag_1", name: HOSTILE } }));
+    expect(page).to.contain('<code id="badge-markdown">[![Vrai Score](https://vrai.example/agents/ag_1/badge.svg)](https://vrai.example/agents/ag_1)</code>');
+    expect(page).to.contain('<code id="badge-html">&lt;a href="https://vrai.example/agents/ag_1"&gt;&lt;img src="https://vrai.example/agents/ag_1/badge.svg" alt="Vrai Score"&gt;&lt;/a&gt;</code>');
+    expect(page).to.contain('<img src="/agents/ag_1/badge.svg" alt="Vrai badge of this agent" height="20">');
+    expect(page).not.to.contain(HOSTILE);
   });
 });

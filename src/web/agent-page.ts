@@ -7,6 +7,7 @@ import {
   type ScoreResult,
 } from "../method";
 import { formatBand, formatCount, formatTime } from "./format";
+import { renderHistoryChart, renderHistoryTable, type HistoryDay } from "./history-chart";
 import { html, type Html } from "./html";
 import { renderDocument } from "./layout";
 import { PROOF_NAMES } from "./method-page";
@@ -34,6 +35,10 @@ export type AgentPageView = {
   outages: readonly AgentPageOutage[];
   /** Slots for the `sdk-derived` and `platform-network` panels, shown after the Vrai score and apart from it. */
   panels: readonly ScorePanel[];
+  /** The daily totals of the last 90 days, oldest first. */
+  history: readonly HistoryDay[];
+  /** The site's origin (`https://vrai.example`), for the badge snippet's absolute links. */
+  origin: string;
 };
 
 // V8, V7: the reachable maximum while Shield is not active.
@@ -148,6 +153,34 @@ function renderVerify(score: AgentPageScore): Html {
 </section>`;
 }
 
+function renderHistory(history: readonly HistoryDay[]): Html {
+  return html`<section aria-labelledby="history-heading">
+<h2 id="history-heading">Score history</h2>
+<p>The total of each day's score over the last ${history.length} days. Days before the agent's latest claim are shaded: their scores belong to an earlier claim, if any.</p>
+${renderHistoryChart(history)}
+<ul class="legend">
+<li><span class="swatch bar" aria-hidden="true"></span>Total of the day's score</li>
+<li><span class="swatch before" aria-hidden="true"></span>Before the agent's latest claim</li>
+</ul>
+<details><summary>The ${history.length} days as a table</summary>${renderHistoryTable(history)}</details>
+</section>`;
+}
+
+function renderBadgeSnippet(agentId: string, origin: string): Html {
+  const id = encodeURIComponent(agentId);
+  const page = `${origin}/agents/${id}`;
+  const image = `${page}/badge.svg`;
+  return html`<section aria-labelledby="badge-heading">
+<h2 id="badge-heading">Badge</h2>
+<p>Show this agent's latest total and state where people meet it. The badge follows the score.</p>
+<p><img src="/agents/${id}/badge.svg" alt="Vrai badge of this agent" height="20"></p>
+<h3>Markdown</h3>
+<pre class="snippet"><code id="badge-markdown">[![Vrai Score](${image})](${page})</code></pre>
+<h3>HTML</h3>
+<pre class="snippet"><code id="badge-html">&lt;a href="${page}"&gt;&lt;img src="${image}" alt="Vrai Score"&gt;&lt;/a&gt;</code></pre>
+</section>`;
+}
+
 function renderPanels(panels: readonly ScorePanel[]): Html | null {
   if (panels.length === 0) return null;
   return html`<section aria-labelledby="other-scores-heading">
@@ -175,7 +208,7 @@ export function renderAgentPage(view: AgentPageView): string {
 </header>`;
   const vrai = score === null
     ? html`<section aria-labelledby="score-heading"><h2 id="score-heading">No score yet</h2><p>Vrai has not computed a score for this agent yet. Every claimed agent gets one at its claim and every day after.</p></section>`
-    : html`${renderSummary(score)}${renderComponents(score.result)}${renderWindow(score.result)}${renderOutages(view.outages)}${renderVerify(score)}`;
+    : html`${renderSummary(score)}${renderComponents(score.result)}${renderWindow(score.result)}${renderOutages(view.outages)}${renderHistory(view.history)}${renderVerify(score)}${renderBadgeSnippet(agent.id, view.origin)}`;
   return renderDocument({
     title: score === null ? `${label}: no score yet — Vrai` : `${label}: Vrai Score ${score.result.total} — Vrai`,
     main: html`${header}${vrai}${renderPanels(view.panels)}`,

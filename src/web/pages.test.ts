@@ -19,6 +19,24 @@ describe("the site's pages on PGlite", function () {
     expect(page).to.contain('<p class="total" id="total">200</p>');
   });
 
+  it("charts the agent's stored daily totals of the last 90 days, the days before its claim marked, with its badge snippet", async () => {
+    const agentId = await claimAgent("history agent");
+    ctx.site.clock.set(T0 + 3 * 86400); // 2026-11-05T10:00:00Z
+    try {
+      for (const day of ["2026-11-03", "2026-11-04", "2026-11-05"]) await ctx.site.server.service.scoring.recomputeDay(day);
+      const page = await (await fetch(`${ctx.site.server.url}/agents/${agentId}`)).text();
+      expect(page).to.contain('data-days="90"');
+      expect(page).to.contain("Daily totals from 2026-08-08 to 2026-11-05");
+      expect(page.match(/<circle class="point"/g)).to.have.length(3);
+      expect(page).to.contain("<title>2026-11-05: 200</title>");
+      // 2026-08-08 to 2026-11-01 ended before the claim at 2026-11-02T10:00:00Z.
+      expect(page.match(/<rect class="before-claim"/g)).to.have.length(86);
+      expect(page).to.contain(`[![Vrai Score](${ctx.site.server.url}/agents/${agentId}/badge.svg)](${ctx.site.server.url}/agents/${agentId})`);
+    } finally {
+      ctx.site.clock.set(T0);
+    }
+  });
+
   it("answers an unknown agent with a 404 HTML page saying so", async () => {
     const res = await fetch(`${ctx.site.server.url}/agents/agt_nobody`);
     expect(res.status).to.equal(404);

@@ -8,6 +8,7 @@ import type { Reads, SiteReads } from "../service/reads";
 import { ID_PATTERN } from "../service/secrets";
 import { renderAgentNotFoundPage, renderAgentPage, type AgentPageOutage, type AgentPageScore, type ScorePanel } from "./agent-page";
 import { BADGE_HEADERS, renderBadge, type BadgeView } from "./badge";
+import { HISTORY_DAYS, historyDays } from "./history-chart";
 import { renderHomePage, type HomePageAgent } from "./home-page";
 import { PAGE_HEADERS } from "./layout";
 import { renderMethodBadRequestPage, renderMethodPage, type MethodPageOutage } from "./method-page";
@@ -47,6 +48,8 @@ export function createPages(deps: {
   site: SiteReads;
   directory: Pick<Directory, "page">;
   panels?: (agentId: string) => Promise<ScorePanel[]>;
+  /** The site's public origin, for absolute links in the badge snippet (read when a page is rendered). */
+  origin: () => string;
 }): Pages {
   const page = <S extends 200 | 400 | 404>(status: S, text: string): Page<S> => ({ status, headers: PAGE_HEADERS, text });
   return {
@@ -72,10 +75,12 @@ export function createPages(deps: {
       if (!ID_PATTERN.test(id)) return page(404, renderAgentNotFoundPage({ reason: "invalid", id }));
       const data = await deps.reads.agentPage(id);
       if (!data) return page(404, renderAgentNotFoundPage({ reason: "unknown", id }));
-      const panels = (await deps.panels?.(id)) ?? [];
+      const [panels, totals] = await Promise.all([deps.panels?.(id) ?? [], deps.site.dailyTotals(id, HISTORY_DAYS)]);
       const agent = { id: data.agent.id, name: data.agent.name };
       const score: AgentPageScore | null = data.score && { id: data.score.id, result: data.score.result, links: scoreLinks(data.score.id) };
-      return page(200, renderAgentPage({ agent, score, outages: data.outages.map(outageView), panels }));
+      return page(200, renderAgentPage({
+        agent, score, outages: data.outages.map(outageView), panels, history: historyDays(totals, data.agent.claimedAt), origin: deps.origin(),
+      }));
     },
     // From the latest-score read the score route uses (cached by the SQL store), not from the page's query.
     async badge(id) {
