@@ -118,7 +118,7 @@ function renderWindow(result: ScoreResult): Html {
   return html`<section aria-labelledby="window-heading">
 <h2 id="window-heading">The 30 days of the window</h2>
 <p>The 30 complete UTC days before the day the score was computed. For each day: how many check-ins arrived, how many were on time, and how much of the day's 86,400 seconds on-time check-ins covered.</p>
-<div class="chart-wrap">${renderWindowChart(result.window)}</div>
+<div class="chart-wrap" tabindex="0" role="region" aria-label="The 30 days of the window, chart">${renderWindowChart(result.window)}</div>
 <ul class="legend">
 <li><span class="swatch bar" aria-hidden="true"></span>Share of the day covered by on-time check-ins</li>
 <li><span class="swatch hatch" aria-hidden="true"></span>Before the agent's latest claim: shown, not counted</li>

@@ -56,7 +56,7 @@ ${shaded}${grid}${lines}${points}${months}
 
 /** The chart's days as a table, newest first. */
 export function renderHistoryTable(days: readonly HistoryDay[]): Html {
-  return html`<div class="table-wrap"><table class="history"><thead><tr><th scope="col">Day</th><th scope="col">Total</th></tr></thead><tbody>${[...days].reverse().map(
+  return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Score history, table"><table class="history"><thead><tr><th scope="col">Day</th><th scope="col">Total</th></tr></thead><tbody>${[...days].reverse().map(
     (d) => html`<tr${d.beforeClaim ? html` class="before-claim"` : null}><td>${d.day}${d.beforeClaim ? " (before the latest claim)" : ""}</td><td>${d.total === null ? "no daily score" : d.total}</td></tr>`,
   )}</tbody></table></div>`;
 }

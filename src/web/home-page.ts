@@ -37,7 +37,7 @@ function renderMeasures(): Html {
 function renderScoreTypes(): Html {
   return html`<section aria-labelledby="types-heading">
 <h2 id="types-heading">Three scores, never mixed</h2>
-<div class="table-wrap"><table class="score-types">
+<div class="table-wrap" tabindex="0" role="region" aria-label="The three score types"><table class="score-types">
 <thead><tr><th scope="col">Score type</th><th scope="col">What it says</th><th scope="col">Scale</th><th scope="col">Source</th></tr></thead>
 <tbody>
 <tr><th scope="row"><code>vrai</code></th><td>The Vrai Score: Identity, Reliability and Integrity</td><td>0–1,000</td><td>the Vrai service, inputs anchored on chain</td></tr>
@@ -62,7 +62,7 @@ function renderSearch(): Html {
 function renderTop(agents: readonly HomePageAgent[]): Html {
   const body = agents.length === 0
     ? html`<p>No agent has a score yet.</p>`
-    : html`<div class="table-wrap"><table class="top-agents"><thead><tr><th scope="col">Agent</th><th scope="col">Total</th><th scope="col">Band (range)</th><th scope="col">State</th></tr></thead><tbody>${agents.map(
+    : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Top of the directory, table"><table class="top-agents"><thead><tr><th scope="col">Agent</th><th scope="col">Total</th><th scope="col">Band (range)</th><th scope="col">State</th></tr></thead><tbody>${agents.map(
         (a) => html`<tr><td><a href="/agents/${encodeURIComponent(a.id)}">${a.name ?? a.id}</a></td><td>${a.total}</td><td>${formatBand(a.band)}</td><td>${a.state}</td></tr>`,
       )}</tbody></table></div>`;
   return html`<section aria-labelledby="top-heading">

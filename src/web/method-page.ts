@@ -53,7 +53,7 @@ function renderVersions(): Html {
 function renderIdentity(): Html {
   return html`<section aria-labelledby="identity-heading">
 <h2 id="identity-heading">Identity: 0 to ${IDENTITY_MAX}</h2>
-<div class="table-wrap"><table class="identity">
+<div class="table-wrap" tabindex="0" role="region" aria-label="Identity proofs"><table class="identity">
 <thead><tr><th scope="col">Proof</th><th scope="col">Points</th><th scope="col">Belongs to</th><th scope="col">Checked again</th></tr></thead>
 <tbody>
 <tr><th scope="row">Claim</th><td>${CLAIM_POINTS}</td><td>the agent</td><td>—</td></tr>
@@ -107,7 +107,7 @@ function renderVerify(): Html {
 function renderOutages(view: MethodPageView): Html {
   const rows = view.outages.length === 0
     ? html`<p>${view.laterPage ? "No more declared windows." : "Vrai has declared no window."}</p>`
-    : html`<div class="table-wrap"><table class="outages"><thead><tr><th scope="col">Start</th><th scope="col">End</th><th scope="col">Declared at</th><th scope="col">Reason</th></tr></thead><tbody>${view.outages.map(
+    : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Declared windows, table"><table class="outages"><thead><tr><th scope="col">Start</th><th scope="col">End</th><th scope="col">Declared at</th><th scope="col">Reason</th></tr></thead><tbody>${view.outages.map(
         (o) => html`<tr><td>${formatTime(o.start)}</td><td>${o.end === null ? "open" : formatTime(o.end)}</td><td>${formatTime(o.declaredAt)}</td><td>${o.reason}</td></tr>`,
       )}</tbody></table></div>`;
   const pager = view.nextPage === null && !view.laterPage ? null : html`<nav class="pager" aria-label="Declared windows pages">${view.laterPage ? html`<a href="/method#outages-heading">Newest windows</a>` : null}${view.nextPage === null ? null : html`<a rel="next" href="${view.nextPage}">Older windows</a>`}</nav>`;
