@@ -34,7 +34,7 @@ export function renderHistoryChart(days: readonly HistoryDay[]): Html {
   const step = (WIDTH - LEFT - RIGHT) / Math.max(1, days.length);
   const x = (i: number) => LEFT + step * i + step / 2;
   const y = (total: number) => TOP + (HEIGHT - TOP - BOTTOM) * (1 - total / max);
-  const shaded = days.map((d, i) => (d.beforeClaim ? html`<rect class="before-claim" x="${(LEFT + step * i).toFixed(1)}" y="${TOP}" width="${step.toFixed(1)}" height="${HEIGHT - TOP - BOTTOM}"/>` : null));
+  const shaded = days.map((d, i) => (d.beforeClaim ? html`<rect class="before-claim" shape-rendering="crispEdges" x="${(LEFT + step * i).toFixed(1)}" y="${TOP}" width="${step.toFixed(1)}" height="${HEIGHT - TOP - BOTTOM}"/>` : null));
   // One line per run of days with a score; a day without one breaks the line.
   const runs: string[][] = [[]];
   days.forEach((d, i) => {
