@@ -15,9 +15,9 @@ export type SiteServer = {
   close(): Promise<void>;
 };
 
-/** Starts the API server on a new PGlite database with a manual clock at `start` (epoch seconds). */
-export async function startSiteServer(start: number): Promise<SiteServer> {
-  const testDb: TestDb = await createTestPgliteDb();
+/** Starts the API server on a new database (PGlite unless `create` says otherwise) with a manual clock at `start` (epoch seconds). */
+export async function startSiteServer(start: number, create: () => Promise<TestDb> = createTestPgliteDb): Promise<SiteServer> {
+  const testDb: TestDb = await create();
   const clock = createManualClock(start);
   const server = await startApiServer({ db: testDb.db, operatorToken: SITE_OPERATOR_TOKEN, clock, logger: pino({ level: "silent" }) });
   return {
@@ -41,10 +41,10 @@ export async function startSiteServer(start: number): Promise<SiteServer> {
  * Registers mocha hooks that start a site server at `start` before the suite's tests and close it after.
  * @returns a holder whose `site` is the running server once the suite's tests run
  */
-export function useSiteServer(start: number): { site: SiteServer } {
+export function useSiteServer(start: number, create?: () => Promise<TestDb>): { site: SiteServer } {
   let running: SiteServer | undefined;
   before(async () => {
-    running = await startSiteServer(start);
+    running = await startSiteServer(start, create);
   });
   after(() => running?.close());
   return {

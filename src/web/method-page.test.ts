@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import { CURRENT_METHOD, IDENTITY_PROOFS, METHOD_VERSIONS, METHODS } from "../method";
+import { TEST_STORES } from "../test-helpers/db";
 import { useSiteServer } from "../test-helpers/site";
 import { renderMethodPage } from "./method-page";
 
@@ -45,8 +46,8 @@ describe("method page", () => {
   });
 });
 
-describe("GET /method on PGlite", function () {
-  const ctx = useSiteServer(T0);
+for (const store of TEST_STORES) describe(`GET /method on ${store.name}`, function () {
+  const ctx = useSiteServer(T0, store.create);
 
   before(async () => {
     // 25 windows an hour apart, two of them starting in the same second (the id breaks the tie).

@@ -1,11 +1,12 @@
 import { expect } from "chai";
 import { request } from "node:http";
+import { TEST_STORES } from "../test-helpers/db";
 import { useSiteServer } from "../test-helpers/site";
 
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000; // 2026-11-02T10:00:00Z
 
-describe("the site's pages on PGlite", function () {
-  const ctx = useSiteServer(T0);
+for (const store of TEST_STORES) describe(`the site's pages on ${store.name}`, function () {
+  const ctx = useSiteServer(T0, store.create);
   const claimAgent = (name: string) => ctx.site.claimAgent(name);
 
   it("serves the page of a claimed agent as HTML that allows no script", async () => {

@@ -3,7 +3,7 @@ import { toRfc3339 } from "../method";
 import { InvalidInputError } from "../errors";
 import type { Directory } from "../service/directory";
 import { NotFoundError } from "../service/errors";
-import type { OutageRow } from "../service/ports";
+import type { OutageRow, ScoreSummary } from "../service/ports";
 import type { Reads, SiteReads } from "../service/reads";
 import { ID_PATTERN } from "../service/secrets";
 import { renderAgentNotFoundPage, renderAgentPage, type AgentPageOutage, type AgentPageScore, type ScorePanel } from "./agent-page";
@@ -26,6 +26,11 @@ export type Pages = {
 /** Declared windows per page of the method page, and on the home page. */
 const METHOD_PAGE_WINDOWS = 20;
 const HOME_WINDOWS = 3;
+/** Scores whose state the badge keeps in memory (a badge request then parses no JSON). */
+const BADGE_STATES_MAX = 100_000;
+
+type BadgeState = "provisional" | "established";
+
 /** Agents of the directory's top on the home page. */
 const HOME_TOP_AGENTS = 5;
 
@@ -51,6 +56,17 @@ export function createPages(deps: {
   /** The site's public origin, for absolute links in the badge snippet (read when a page is rendered). */
   origin: () => string;
 }): Pages {
+  // A stored score never changes (V9), so its state is read from its result once.
+  const states = new Map<number, BadgeState>();
+  const stateOf = (score: ScoreSummary): BadgeState => {
+    let state = states.get(score.id);
+    if (state === undefined) {
+      state = JSON.parse(score.resultJson).state === "established" ? "established" : "provisional";
+      if (states.size >= BADGE_STATES_MAX) states.clear();
+      states.set(score.id, state);
+    }
+    return state;
+  };
   const page = <S extends 200 | 400 | 404>(status: S, text: string): Page<S> => ({ status, headers: PAGE_HEADERS, text });
   return {
     async home() {
@@ -88,8 +104,7 @@ export function createPages(deps: {
       if (!ID_PATTERN.test(id)) return unknown;
       try {
         const score = await deps.reads.latestScore(id);
-        const { state } = JSON.parse(score.resultJson);
-        const view: BadgeView = { type: "score", total: score.total, state: state === "established" ? "established" : "provisional" };
+        const view: BadgeView = { type: "score", total: score.total, state: stateOf(score) };
         return { status: 200, headers: { ...BADGE_HEADERS, ETag: `W/"badge-${score.id}-${score.sha256.slice(0, 16)}"` }, text: renderBadge(view) };
       } catch (error) {
         if (!(error instanceof NotFoundError)) throw error;
