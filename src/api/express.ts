@@ -80,12 +80,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   const jsonBody = express.json({ limit: BODY_LIMIT, strict: true, type: ["application/json", "application/*+json"] });
   const preflight = (_req: Request, res: Response) => void res.status(204).set(PREFLIGHT_HEADERS).end();
   app.options("/v1/openapi.json", preflight);
-  const preflighted = new Set<string>();
   for (const route of options.routes) {
-    if (route.cors === "public" && !preflighted.has(route.path)) {
-      preflighted.add(route.path);
-      app.options(route.path, preflight);
-    }
     const serve = async (req: Request, res: Response) => {
       // Before anything can fail: a cross-origin reader sees the error too.
       if (route.cors === "public") res.set(CORS_HEADERS);
@@ -99,12 +94,16 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
       if (route.auth !== "none" && !credential) throw new UnauthorizedError("missing_credentials", "an Authorization: Bearer header is required");
       const ownerId = route.auth === "owner" ? await options.authenticateOwner(credential) : "";
       const operatorName = route.auth === "operator" ? await options.authenticateOperator(credential) : "";
-      const reply = await route.respond({ params: req.params, query: req.query, headers: req.headers, body: req.body, ownerId, operatorName, credential });
+      // Express parses the query string when it is read: only for a route that declares one.
+      const reply = await route.respond({ params: req.params, query: route.query && req.query, headers: req.headers, body: req.body, ownerId, operatorName, credential });
       send(res, route, reply);
     };
     if (route.body) app[route.method](route.path, jsonBody, serve);
     else app[route.method](route.path, serve);
   }
+  // Preflights after the routes: a GET is matched without walking past them.
+  const preflighted = new Set(options.routes.filter((route) => route.cors === "public").map((route) => route.path));
+  for (const path of preflighted) app.options(path, preflight);
   // The pages take no credential and read no body; their own router answers OPTIONS with what they allow.
   const pages = express.Router();
   for (const route of options.pages ?? []) {
