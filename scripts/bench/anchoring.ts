@@ -26,6 +26,7 @@ import { createAnchorRepository } from "../../src/store/anchors";
 import { createPgDb } from "../../src/store/db";
 import { migrate } from "../../src/store/migrate";
 import { startTestChain } from "../../src/test-helpers/chain";
+import { seedDailyScores } from "../../src/test-helpers/daily-scores";
 
 const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const LEAVES = process.env.BENCH_ANCHOR_LEAVES ? Number(process.env.BENCH_ANCHOR_LEAVES) : 1_000_000;
@@ -47,17 +48,7 @@ export async function benchAnchoring(): Promise<void> {
   try {
     await migrate(db);
     let t = performance.now();
-    await db.query("INSERT INTO owners (id, token_hash, created_at) VALUES ('own_bench', 'x', $1)", [AT - 86400]);
-    await db.query(
-      `INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at)
-       SELECT 'agt_' || lpad(i::text, 7, '0'), 'own_bench', 1, $1, 'x', $1 FROM generate_series(1, $2) AS i`,
-      [AT - 86400, LEAVES],
-    );
-    await db.query(
-      `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total)
-       SELECT 'agt_' || lpad(i::text, 7, '0'), '0.2', $1, 'daily', $2, '{}', encode(sha256(i::text::bytea), 'hex'), '{}', 0 FROM generate_series(1, $3) AS i`,
-      [AT, DAY, LEAVES],
-    );
+    await seedDailyScores(db, { ownerId: "own_bench", day: DAY, at: AT, count: LEAVES, digits: 7 });
     await db.query("ANALYZE scores");
     console.log(`anchoring: ${fmt(LEAVES)} daily scores of ${DAY} loaded in ${seconds(t, performance.now()).toFixed(1)} s (setup, not timed)`);
 

@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import type { Hex } from "viem";
 import { buildScoreTree, proofElements } from "../chain/score-tree";
+import { seedDailyScores } from "../test-helpers/daily-scores";
 import { createMigratedTestDb, TEST_STORES, type TestDb } from "../test-helpers/db";
 import { createAnchorRepository, type AnchorRepository, type PendingAnchorTx } from "./anchors";
 
@@ -19,17 +20,7 @@ for (const { name, create } of TEST_STORES) {
       testDb = await createMigratedTestDb(create);
       anchors = createAnchorRepository(testDb.db);
       const { db } = testDb;
-      await db.query("INSERT INTO owners (id, token_hash, created_at) VALUES ('own_1', 'x', $1)", [AT - 86400]);
-      await db.query(
-        `INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at)
-         SELECT 'agt_' || lpad(i::text, 6, '0'), 'own_1', 1, $1, 'x', $1 FROM generate_series(1, $2) AS i`,
-        [AT - 86400, LEAVES],
-      );
-      await db.query(
-        `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total)
-         SELECT 'agt_' || lpad(i::text, 6, '0'), '0.2', $1, 'daily', $2, '{}', encode(sha256(i::text::bytea), 'hex'), '{}', 0 FROM generate_series(1, $3) AS i`,
-        [AT, DAY, LEAVES],
-      );
+      await seedDailyScores(db, { ownerId: "own_1", day: DAY, at: AT, count: LEAVES, digits: 6 });
       const change = await db.query<{ id: number }>(
         "INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total) VALUES ('agt_000001', '0.2', $1, 'change', NULL, '{}', $2, '{}', 0) RETURNING id",
         [AT + 10, "ab".repeat(32)],
