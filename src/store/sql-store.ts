@@ -1,24 +1,16 @@
-import { GRACE_S, type DayAggregate, type OutageWindow } from "../method";
+import type { DayAggregate } from "../method";
 import type {
   AgentRow, AuditEntry, ChallengeRow, LatestScores, OutageRow, OwnerRow, PenaltyRow, ProofRow, ScoreRow, ScoreSummary, Store, StoreTx, StoredCheckin,
 } from "../service/ports";
 import type { SiteStore } from "../service/reads";
 import type { AgentFactRows, DailyBatchTx } from "../service/scoring";
+import { AGENT_COLUMNS, agentFrom } from "./agent-rows";
+import { createBatcher } from "./batch";
+import { createCheckinWrites } from "./checkin-writes";
 import type { Db, Queryable } from "./db";
 import type { ScoreCache } from "./score-cache";
 
 type Row = Record<string, any>;
-
-const agentFrom = (r: Row): AgentRow => ({
-  id: r.id,
-  name: r.name,
-  ownerId: r.owner_id,
-  claimId: r.claim_id,
-  claimedAt: r.claimed_at,
-  keyHash: r.key_hash,
-  last: r.last_arrival === null ? null : { arrival: r.last_arrival, nextHeartbeatS: r.last_next_heartbeat_s, dayDigest: r.last_day_digest },
-  createdAt: r.created_at,
-});
 
 const dayFrom = (r: Row): DayAggregate => ({
   day: r.day,
@@ -56,12 +48,12 @@ const scoreFrom = (r: Row): ScoreRow => ({
 });
 
 const SCORE_COLUMNS = "id, agent_id, method, at, trigger, day, inputs, sha256, result, total";
-// Explicit column lists on the hot paths: their statements are prepared once per connection (db.ts).
-const AGENT_COLUMNS = "id, name, owner_id, claim_id, claimed_at, key_hash, last_arrival, last_next_heartbeat_s, last_day_digest, created_at";
-const AGENT_COLUMNS_OF_A = AGENT_COLUMNS.replace(/(\w+)/g, "a.$1");
 const DAY_COLUMNS = "day, checkins, on_time, credit_s, coverage_s, digest";
 
 type SummaryAnswer = { agentExists: boolean; score: ScoreSummary | null };
+
+/** The most agents asked for in one statement of latest scores. */
+const SUMMARY_BATCH = 1000;
 
 const SUMMARY_COLUMNS = "s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.sha256, s.result::text AS result_json, s.total";
 
@@ -70,20 +62,15 @@ const summaryFrom = (r: Row): ScoreSummary => ({
 });
 
 /**
- * `latestScoreSummary` batched: the agents asked for while the event loop handles one round of
- * I/O are looked up together, once that round is over (setImmediate), in one statement; with a
- * score cache, cached agents are answered without one.
+ * `latestScoreSummary` batched (src/store/batch.ts): the agents asked for while the event loop
+ * handles one round of I/O are looked up together, in one statement; with a score cache, cached
+ * agents are answered without one.
  */
 function createSummaryReader(db: Queryable, cache: ScoreCache | undefined): LatestScores {
-  let pending = new Map<string, Array<{ resolve(answer: SummaryAnswer): void; reject(error: unknown): void }>>();
-  let scheduled = false;
-
-  async function flush(): Promise<void> {
-    const batch = pending;
-    pending = new Map();
-    scheduled = false;
-    const mark = cache?.mark() ?? 0;
-    try {
+  const read = createBatcher<string, SummaryAnswer>({
+    maxBatch: SUMMARY_BATCH,
+    async run(asked) {
+      const mark = cache?.mark() ?? 0;
       const { rows } = await db.query<Row>(
         `SELECT q.id AS asked, a.id IS NOT NULL AS agent_exists, ${SUMMARY_COLUMNS}
          FROM unnest($1::text[]) AS q (id)
@@ -92,32 +79,24 @@ function createSummaryReader(db: Queryable, cache: ScoreCache | undefined): Late
            SELECT id, agent_id, method, at, trigger, day, sha256, result, total FROM scores
            WHERE agent_id = a.id ORDER BY at DESC, id DESC LIMIT 1
          ) s ON true`,
-        [[...batch.keys()]],
+        [[...new Set(asked)]],
       );
+      const answers = new Map<string, SummaryAnswer>();
       for (const r of rows) {
         const answer: SummaryAnswer = { agentExists: r.agent_exists, score: r.id === null ? null : summaryFrom(r) };
         // Agents that do not exist are not cached: creating one does not pass through the cache.
         if (answer.agentExists) cache?.offerRead(r.asked, answer.score, mark);
-        for (const waiter of batch.get(r.asked) ?? []) waiter.resolve(answer);
+        answers.set(r.asked, answer);
       }
-    } catch (error) {
-      for (const waiters of batch.values()) for (const waiter of waiters) waiter.reject(error);
-    }
-  }
+      return asked.map((id) => answers.get(id) ?? { agentExists: false, score: null });
+    },
+  });
 
   return {
     latestScoreSummary(agentId) {
       const cached = cache?.get(agentId);
       if (cached !== undefined) return Promise.resolve({ agentExists: true, score: cached });
-      return new Promise((resolve, reject) => {
-        let waiters = pending.get(agentId);
-        if (!waiters) pending.set(agentId, (waiters = []));
-        waiters.push({ resolve, reject });
-        if (!scheduled) {
-          scheduled = true;
-          setImmediate(() => void flush());
-        }
-      });
+      return read(agentId);
     },
   };
 }
@@ -465,65 +444,6 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
       return rows.map((r) => ({ day: r.day, total: r.total }));
     },
 
-    // One statement: the agent, the duplicate of the key in its latest claim (V3.1: keys are per agent
-    // and claim), and the windows that may excuse the next check-in (open, ending at or after the
-    // deadline after the previous check-in, or ended later than it).
-    async checkinState(agentId, key) {
-      const { rows } = await db.query<Row>(
-        `SELECT ${AGENT_COLUMNS_OF_A},
-                c.arrival AS dup_arrival, c.next_heartbeat_s AS dup_next_heartbeat_s, c.on_time AS dup_on_time,
-                c.excused AS dup_excused, c.credit AS dup_credit, c.claim_id AS dup_claim_id,
-                (SELECT json_agg(json_build_array(o.id, o.start_at, o.end_at, o.declared_at, o.closed_at)) FROM outages o
-                 WHERE a.last_arrival IS NOT NULL
-                   AND (o.end_at IS NULL OR o.end_at >= a.last_arrival + a.last_next_heartbeat_s + $3::integer OR o.closed_at > a.last_arrival)) AS windows
-         FROM agents a LEFT JOIN checkins c ON c.agent_id = a.id AND c.claim_id = a.claim_id AND c.idempotency_key = $2
-         WHERE a.id = $1`,
-        [agentId, key, GRACE_S],
-      );
-      if (rows.length === 0) return { agent: null, duplicate: null, windows: [] };
-      const r = rows[0];
-      const duplicate: StoredCheckin | null = r.dup_arrival === null ? null : {
-        agentId, claimId: r.dup_claim_id, idempotencyKey: key, arrival: r.dup_arrival, nextHeartbeatS: r.dup_next_heartbeat_s,
-        onTime: r.dup_on_time, excused: r.dup_excused, credit: r.dup_credit,
-      };
-      const windows: OutageWindow[] = r.windows === null ? [] : (r.windows as Array<[string, number, number | null, number, number | null]>)
-        .map(([id, start, end, declaredAt, closedAt]) => ({ id, start: Number(start), end: end === null ? null : Number(end), declaredAt: Number(declaredAt), closedAt: closedAt === null ? null : Number(closedAt) }));
-      return { agent: agentFrom(r), duplicate, windows };
-    },
-
-    // One statement, committed on its own: the UPDATE locks the agent's row and matches only if the
-    // claim and the previous counted check-in are still the expected ones (a writer that waited for
-    // the lock re-checks against the row as committed); the check-in and the day deltas are written
-    // only when it matched.
-    async commitCheckin(expected, c, deltas) {
-      const { rows } = await db.query<Row>(
-        `WITH agent AS (
-           UPDATE agents SET last_arrival = $4::bigint, last_next_heartbeat_s = $5::integer, last_day_digest = $15::text
-           WHERE id = $1::text AND claim_id = $17::bigint AND last_arrival IS NOT DISTINCT FROM $16::bigint
-           RETURNING id
-         ), checkin AS (
-           INSERT INTO checkins (agent_id, claim_id, idempotency_key, arrival, next_heartbeat_s, on_time, excused, credit)
-           SELECT $1::text, $2::bigint, $3::text, $4::bigint, $5::integer, $6::boolean, $7::boolean, $8::integer FROM agent
-         ), days AS (
-           INSERT INTO agent_days (agent_id, claim_id, day, checkins, on_time, credit_s, coverage_s, digest)
-           SELECT $1::text, $2::bigint, d.day, d.checkins, d.on_time, d.credit_s, d.coverage_s, d.digest
-           FROM unnest($9::text[], $10::integer[], $11::integer[], $12::bigint[], $13::integer[], $14::text[])
-             AS d (day, checkins, on_time, credit_s, coverage_s, digest)
-           WHERE EXISTS (SELECT 1 FROM agent)
-           ON CONFLICT (agent_id, claim_id, day) DO UPDATE SET checkins = agent_days.checkins + EXCLUDED.checkins,
-             on_time = agent_days.on_time + EXCLUDED.on_time, credit_s = agent_days.credit_s + EXCLUDED.credit_s,
-             coverage_s = agent_days.coverage_s + EXCLUDED.coverage_s,
-             digest = CASE WHEN EXCLUDED.digest = '' THEN agent_days.digest ELSE EXCLUDED.digest END
-         )
-         SELECT count(*)::integer AS n FROM agent`,
-        [
-          c.agentId, c.claimId, c.idempotencyKey, c.arrival, c.nextHeartbeatS, c.onTime, c.excused, c.credit,
-          deltas.map((d) => d.day), deltas.map((d) => d.checkins), deltas.map((d) => d.onTime), deltas.map((d) => d.creditS),
-          deltas.map((d) => d.coverageS), deltas.map((d) => d.digest ?? ""),
-          deltas[deltas.length - 1].digest, expected.lastArrival, expected.claimId,
-        ],
-      );
-      return rows[0].n === 1;
-    },
+    ...createCheckinWrites(db),
   };
 }

@@ -1,0 +1,132 @@
+/**
+ * The check-in path of the SQL store (`checkinState`, `commitCheckin`), batched: the requests in
+ * flight together are read in one statement and written in one statement (src/store/batch.ts), so
+ * under load a round trip to PostgreSQL, and its commit, serve many check-ins instead of one. Each
+ * check-in is still decided and written on its own terms: the write locks its agent's row and
+ * stores it only if the agent is still as it was read (V3.2), and a batch holding two requests of
+ * one agent stores at most one of them, the other deciding again.
+ */
+import { GRACE_S, type OutageWindow } from "../method";
+import type { CheckinExpectation, CheckinState, Store, StoredCheckin } from "../service/ports";
+import { AGENT_COLUMNS_OF_A, agentFrom } from "./agent-rows";
+import { createBatcher } from "./batch";
+import type { Queryable } from "./db";
+
+type Row = Record<string, any>;
+type DayDelta = Parameters<Store["commitCheckin"]>[2][number];
+
+/** The most check-ins in one statement. */
+const MAX_BATCH = 64;
+/**
+ * Statements of each kind on their way at once; requests made meanwhile wait for the next. Two keep
+ * PostgreSQL busy while the answer of the other is handled, and let batches fill under load.
+ */
+const MAX_IN_FLIGHT = 2;
+
+/**
+ * One statement for a batch of states: each agent, the duplicate of its request's key in its latest
+ * claim (V3.1: keys are per agent and claim), and the windows that may excuse its next check-in
+ * (open, ending at or after the deadline after the previous check-in, or ended later than it). An
+ * unknown agent has no row.
+ */
+const STATE_SQL = `SELECT q.ord::integer AS ord, ${AGENT_COLUMNS_OF_A},
+       c.arrival AS dup_arrival, c.next_heartbeat_s AS dup_next_heartbeat_s, c.on_time AS dup_on_time,
+       c.excused AS dup_excused, c.credit AS dup_credit, c.claim_id AS dup_claim_id,
+       (SELECT json_agg(json_build_array(o.id, o.start_at, o.end_at, o.declared_at, o.closed_at)) FROM outages o
+        WHERE a.last_arrival IS NOT NULL
+          AND (o.end_at IS NULL OR o.end_at >= a.last_arrival + a.last_next_heartbeat_s + $3::integer OR o.closed_at > a.last_arrival)) AS windows
+FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q (agent_id, idempotency_key, ord)
+JOIN agents a ON a.id = q.agent_id
+LEFT JOIN checkins c ON c.agent_id = a.id AND c.claim_id = a.claim_id AND c.idempotency_key = q.idempotency_key`;
+
+/**
+ * One statement, committed on its own, for a batch of counted check-ins. `locked` locks the agents'
+ * rows in id order (two batches never wait for each other in a circle) and reads each as committed
+ * (a writer that waited for the lock sees the row its predecessor wrote); `won` keeps, per agent,
+ * the first check-in whose claim and previous counted check-in are still the locked row's; only
+ * those are written: the agent's new previous check-in, the check-in, and its day deltas.
+ * @returns the ordinals (1-based) of the check-ins written
+ */
+const COMMIT_SQL = `WITH q AS MATERIALIZED (
+  SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::integer[], $6::boolean[], $7::boolean[], $8::integer[],
+                       $9::text[], $10::bigint[], $11::bigint[])
+    WITH ORDINALITY AS q (agent_id, claim_id, idempotency_key, arrival, next_heartbeat_s, on_time, excused, credit,
+                          day_digest, expected_last, expected_claim, ord)
+), locked AS MATERIALIZED (
+  SELECT a.id, a.claim_id, a.last_arrival FROM agents a WHERE a.id IN (SELECT agent_id FROM q) ORDER BY a.id FOR UPDATE
+), won AS MATERIALIZED (
+  SELECT DISTINCT ON (q.agent_id) q.* FROM q JOIN locked l ON l.id = q.agent_id
+  WHERE l.claim_id = q.expected_claim AND l.last_arrival IS NOT DISTINCT FROM q.expected_last
+  ORDER BY q.agent_id, q.ord
+), agent AS (
+  UPDATE agents a SET last_arrival = w.arrival, last_next_heartbeat_s = w.next_heartbeat_s, last_day_digest = w.day_digest
+  FROM won w WHERE a.id = w.agent_id
+  RETURNING w.ord
+), checkin AS (
+  INSERT INTO checkins (agent_id, claim_id, idempotency_key, arrival, next_heartbeat_s, on_time, excused, credit)
+  SELECT agent_id, claim_id, idempotency_key, arrival, next_heartbeat_s, on_time, excused, credit FROM won
+), days AS (
+  INSERT INTO agent_days (agent_id, claim_id, day, checkins, on_time, credit_s, coverage_s, digest)
+  SELECT w.agent_id, w.claim_id, d.day, d.checkins, d.on_time, d.credit_s, d.coverage_s, d.digest
+  FROM unnest($12::integer[], $13::text[], $14::integer[], $15::integer[], $16::bigint[], $17::integer[], $18::text[])
+    AS d (ord, day, checkins, on_time, credit_s, coverage_s, digest)
+  JOIN won w ON w.ord = d.ord
+  ON CONFLICT (agent_id, claim_id, day) DO UPDATE SET checkins = agent_days.checkins + EXCLUDED.checkins,
+    on_time = agent_days.on_time + EXCLUDED.on_time, credit_s = agent_days.credit_s + EXCLUDED.credit_s,
+    coverage_s = agent_days.coverage_s + EXCLUDED.coverage_s,
+    digest = CASE WHEN EXCLUDED.digest = '' THEN agent_days.digest ELSE EXCLUDED.digest END
+)
+SELECT ord::integer AS ord FROM agent`;
+
+type StateAsk = { agentId: string; key: string };
+type CommitAsk = { expected: CheckinExpectation; checkin: StoredCheckin; deltas: readonly DayDelta[] };
+
+function stateFrom(ask: StateAsk, r: Row | undefined): CheckinState {
+  if (r === undefined) return { agent: null, duplicate: null, windows: [] };
+  const duplicate: StoredCheckin | null = r.dup_arrival === null ? null : {
+    agentId: ask.agentId, claimId: r.dup_claim_id, idempotencyKey: ask.key, arrival: r.dup_arrival, nextHeartbeatS: r.dup_next_heartbeat_s,
+    onTime: r.dup_on_time, excused: r.dup_excused, credit: r.dup_credit,
+  };
+  const windows: OutageWindow[] = r.windows === null ? [] : (r.windows as Array<[string, number, number | null, number, number | null]>)
+    .map(([id, start, end, declaredAt, closedAt]) => ({ id, start: Number(start), end: end === null ? null : Number(end), declaredAt: Number(declaredAt), closedAt: closedAt === null ? null : Number(closedAt) }));
+  return { agent: agentFrom(r), duplicate, windows };
+}
+
+async function readStates(db: Queryable, asks: readonly StateAsk[]): Promise<CheckinState[]> {
+  const { rows } = await db.query<Row>(STATE_SQL, [asks.map((a) => a.agentId), asks.map((a) => a.key), GRACE_S]);
+  const byOrd = new Map<number, Row>();
+  for (const r of rows) byOrd.set(r.ord, r);
+  return asks.map((ask, i) => stateFrom(ask, byOrd.get(i + 1)));
+}
+
+async function writeCheckins(db: Queryable, asks: readonly CommitAsk[]): Promise<boolean[]> {
+  const c = asks.map((a) => a.checkin);
+  const deltas = asks.flatMap((a, i) => a.deltas.map((d) => ({ ord: i + 1, d })));
+  const { rows } = await db.query<Row>(COMMIT_SQL, [
+    c.map((x) => x.agentId), c.map((x) => x.claimId), c.map((x) => x.idempotencyKey), c.map((x) => x.arrival),
+    c.map((x) => x.nextHeartbeatS), c.map((x) => x.onTime), c.map((x) => x.excused), c.map((x) => x.credit),
+    asks.map((a) => a.deltas[a.deltas.length - 1].digest ?? null), asks.map((a) => a.expected.lastArrival), asks.map((a) => a.expected.claimId),
+    deltas.map((x) => x.ord), deltas.map((x) => x.d.day), deltas.map((x) => x.d.checkins), deltas.map((x) => x.d.onTime),
+    deltas.map((x) => x.d.creditS), deltas.map((x) => x.d.coverageS), deltas.map((x) => x.d.digest ?? ""),
+  ]);
+  const written = new Set<number>(rows.map((r) => r.ord));
+  return asks.map((_, i) => written.has(i + 1));
+}
+
+/** `checkinState` and `commitCheckin` of the SQL store on `db`, batched. */
+export function createCheckinWrites(db: Queryable): Pick<Store, "checkinState" | "commitCheckin"> {
+  const state = createBatcher<StateAsk, CheckinState>({ maxBatch: MAX_BATCH, maxInFlight: MAX_IN_FLIGHT, run: (asks) => readStates(db, asks) });
+  const commit = createBatcher<CommitAsk, boolean>({
+    maxBatch: MAX_BATCH,
+    maxInFlight: MAX_IN_FLIGHT,
+    // A batch that fails is tried again one check-in at a time: a fault of one (or a lock timeout
+    // among many) fails only the check-ins it belongs to.
+    run: (asks) => asks.length === 1
+      ? writeCheckins(db, asks)
+      : writeCheckins(db, asks).catch(() => asks.map(async (ask) => (await writeCheckins(db, [ask]))[0])),
+  });
+  return {
+    checkinState: (agentId, key) => state({ agentId, key }),
+    commitCheckin: (expected, checkin, deltas) => commit({ expected, checkin, deltas }),
+  };
+}
