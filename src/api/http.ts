@@ -1,6 +1,7 @@
 /** The API's one error shape, and how any error becomes it. */
 import type { NextFunction, Request, Response } from "express";
 import { BaseError } from "../errors";
+import { RateLimitedError } from "./rate-limit";
 
 /** The one JSON error shape of the API. */
 export type ErrorBody = { error: { code: string; message: string } };
@@ -39,6 +40,7 @@ function errorReply(error: unknown, log: (error: unknown) => void): { status: nu
 export function errorHandler(log: (error: unknown) => void) {
   return (error: unknown, _req: Request, res: Response, _next: NextFunction): void => {
     if (res.headersSent) return;
+    if (error instanceof RateLimitedError) res.set("Retry-After", String(error.retryAfterS));
     const { status, code, message } = errorReply(error, log);
     sendError(res, status, code, message);
   };
