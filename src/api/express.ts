@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import express, { type Request, type Response } from "express";
+import ipaddr from "ipaddr.js";
 import type { Logger } from "pino";
 import { BaseError, InvalidInputError } from "../errors";
 import { UnauthorizedError } from "../service/errors";
@@ -179,8 +180,19 @@ function authorizationHeaders(rawHeaders: readonly string[]): number {
   return count;
 }
 
-/** The client address a request is charged to: `req.ip` under the app's `trust proxy`. */
-const addressOf = (req: Request): string => req.ip ?? req.socket.remoteAddress ?? "";
+/** The client address a request is charged to: `req.ip` under the app's `trust proxy`, keyed by `addressKey`. */
+const addressOf = (req: Request): string => addressKey(req.ip ?? req.socket.remoteAddress ?? "");
+
+/**
+ * The limits' key of a client address: IPv4 as it is (also when IPv4-mapped), IPv6 by its /64, the
+ * block one subscriber is given: keyed per address, each of its 2^64 addresses would be a fresh bucket.
+ */
+export function addressKey(address: string): string {
+  if (!address.includes(":") || !ipaddr.IPv6.isValid(address)) return address;
+  const ip = ipaddr.IPv6.parse(address);
+  if (ip.isIPv4MappedAddress()) return ip.toIPv4Address().toString();
+  return `${ip.parts.slice(0, 4).map((part) => part.toString(16)).join(":")}::/64`;
+}
 
 /** Throws the 429 of a refusal. */
 function charge(verdict: Verdict): void {

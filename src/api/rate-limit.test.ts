@@ -10,7 +10,7 @@ import { createLoadMonitor } from "../service/load";
 import { createReads } from "../service/reads";
 import { createMemoryStore } from "../store/memory-store";
 import { createTestPgliteDb, type TestDb } from "../test-helpers/db";
-import { createHttpApp } from "./express";
+import { addressKey, createHttpApp } from "./express";
 import { createApiMetrics } from "./metrics";
 import { burstWindow, createRateLimits, DEFAULT_RATE_LIMITS, type RateLimitOptions } from "./rate-limit";
 import { serviceRoutes } from "./service-routes";
@@ -58,6 +58,14 @@ describe("rate limits", () => {
       expect(burstWindow(1, 2)).to.deep.equal({ points: 2, windowS: 120 });
       expect(burstWindow(100_000, 10_000)).to.deep.equal({ points: 10_000, windowS: 6 });
       expect(burstWindow(6000, 1)).to.deep.equal({ points: 100, windowS: 1 });
+    });
+
+    it("keys an IPv4 address as it is and an IPv6 address by its /64", () => {
+      expect(addressKey("203.0.113.7")).to.equal("203.0.113.7");
+      expect(addressKey("::ffff:203.0.113.7")).to.equal("203.0.113.7");
+      expect(addressKey("2001:db8:1:2::1")).to.equal(addressKey("2001:0db8:0001:0002:ffff:1:2:3"));
+      expect(addressKey("2001:db8:1:2::1")).to.equal("2001:db8:1:2::/64");
+      expect(addressKey("2001:db8:1:3::1")).to.not.equal(addressKey("2001:db8:1:2::1"));
     });
 
     it("takes, peeks and gives back points per key in memory", async () => {
@@ -185,6 +193,8 @@ describe("rate limits", () => {
         expect((await get("203.0.113.8")).status).to.equal(200);
         // A forwarded chain ending in a loopback hop names the client before it.
         expect((await get("203.0.113.7, 127.0.0.1")).status).to.equal(429);
+        // Every address of one IPv6 /64 draws on one bucket.
+        expect(statuses([await get("2001:db8:5:6::1"), await get("2001:db8:5:6::2"), await get("2001:db8:5:6:ffff::3")])).to.deep.equal([200, 200, 429]);
       } finally {
         await server.close();
       }
