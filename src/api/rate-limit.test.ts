@@ -224,7 +224,7 @@ describe("rate limits", () => {
     const uniquePrefix = () => `vrai-test:${process.pid}:${Date.now()}:${Math.random().toString(36).slice(2)}`;
 
     it("shares one limit between two instances on one Redis", async () => {
-      const rateLimit = { ...ROOMY, perMinute: 3, burst: 3, redis: { url: "redis://127.0.0.1:6379", keyPrefix: uniquePrefix() } };
+      const rateLimit = { ...ROOMY, perMinute: 3, burst: 3, authFailuresPerMinute: 2, redis: { url: "redis://127.0.0.1:6379", keyPrefix: uniquePrefix() } };
       const servers: ApiServer[] = [];
       try {
         servers.push(await startApiServer({ db: testDb.db, operatorToken: OPERATOR_TOKEN, logger: silent, rateLimit }));
@@ -233,6 +233,10 @@ describe("rate limits", () => {
         for (let i = 0; i < 6; i++) answers.push(await send(servers[i % 2].url, "/v1/method", { client: "203.0.113.9" }));
         expect(statuses(answers)).to.deep.equal([200, 200, 200, 429, 429, 429]);
         expect((await send(servers[1].url, "/v1/method", { client: "203.0.113.10" })).status).to.equal(200);
+        // Failed authentications too: made-up tokens sent to either instance draw on one budget.
+        const guesses: Answer[] = [];
+        for (let i = 0; i < 4; i++) guesses.push(await send(servers[i % 2].url, "/v1/owners/me", { client: "203.0.113.12", token: `vo_junk.${i}` }));
+        expect(statuses(guesses)).to.deep.equal([401, 401, 429, 429]);
       } finally {
         for (const server of servers) await server.close();
       }
