@@ -66,6 +66,7 @@ for (const { name, create } of TEST_STORES) {
         { type: "multipart/form-data; boundary=vrai", body: '--vrai\r\nContent-Disposition: form-data; name="name"\r\n\r\nx\r\n--vrai--\r\n' },
         { type: "application/xml", body: "<name>x</name>" },
         { type: "text/xml", body: "<name>x</name>" },
+        { type: "application/json; charset=latin1", body: "{}" },
         { type: undefined, body: "{}" },
       ];
 
