@@ -232,7 +232,7 @@ async function admit(route: Route, req: Request, limits: RateLimits, authenticat
       const operatorName = await authenticate.operator(credential);
       return chargedTo(limits.account, { ownerId: "", operatorName, credential, account: `op:${operatorName}` });
     }
-    return chargedTo(limits.account, { ownerId: "", operatorName: "", credential, account: `a:${String(req.params.id)}` });
+    return chargedTo(limits.account, { ownerId: "", operatorName: "", credential, account: `a:${req.params.id}` });
   } catch (error) {
     if (error instanceof UnauthorizedError) charge(await limits.authFailures.take(address));
     throw error;
