@@ -56,6 +56,7 @@ const GET_RATE = 2_000;
 /** Counted check-ins per second at least this fraction of pgbench's TPS in the same run (issue #13). */
 const CHECKIN_RATIO = 0.8;
 const OPERATOR_TOKEN = "operator-bench-token-0123456789";
+const METRICS_TOKEN = "metrics-bench-token-0123456789";
 /** The recomputed day; the history is the 30 days before it. */
 const DAY = "2026-11-02";
 const AT = dayStart(DAY);
@@ -81,7 +82,9 @@ async function serve(): Promise<void> {
   const clock = createManualClock(Number(process.env.BENCH_T0));
   const server = await startApiServer({
     db, operatorToken: OPERATOR_TOKEN, clock, logger: pino({ level: "silent" }),
-    rateLimit: { perMinute: 1_000_000_000, burst: 1_000_000_000 },
+    // The load comes from one address: limits and connection caps out of its way.
+    rateLimit: { perMinute: 1_000_000_000, burst: 1_000_000_000 }, serverLimits: { maxConnections: 10_000, maxConnectionsPerAddress: 10_000 },
+    metrics: { token: METRICS_TOKEN },
   });
   // How late the server's event loop runs (GC pauses, long tasks): reported with each CPU mark, then
   // reset. Its timer ticks every LOOP_RESOLUTION_MS; a finer one would wake the server often enough
@@ -430,7 +433,7 @@ async function getScorePhase(url: string, child: ChildProcess, rows: Row[]): Pro
 
 /** The server's histogram of GET score durations from /metrics: count of requests at or under each bucket bound. */
 async function serverDurations(url: string): Promise<Map<string, number>> {
-  const text = await (await fetch(`${url}/metrics`)).text();
+  const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
   const buckets = new Map<string, number>();
   const line = /^vrai_http_request_duration_seconds_bucket\{le="([^"]+)",method="GET",route="\/v1\/agents\/:id\/score"\} (\d+)$/gm;
   for (const m of text.matchAll(line)) buckets.set(m[1], Number(m[2]));

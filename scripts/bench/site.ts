@@ -54,7 +54,8 @@ async function serve(): Promise<void> {
   const db = createPgDb(process.env.BENCH_DB_URL as string, { max: 20 });
   const server = await startApiServer({
     db, operatorToken: OPERATOR_TOKEN, clock: createManualClock(AT + 3600), logger: pino({ level: "silent" }),
-    rateLimit: { perMinute: 1_000_000_000, burst: 1_000_000_000 },
+    // The load comes from one address: limits and connection caps out of its way.
+    rateLimit: { perMinute: 1_000_000_000, burst: 1_000_000_000 }, serverLimits: { maxConnections: 10_000, maxConnectionsPerAddress: 10_000 },
   });
   await server.scoreCache?.warmed;
   process.on("message", async () => {

@@ -6,6 +6,7 @@ import { TEST_STORES, type TestDb } from "../test-helpers/db";
 import { startApiServer, type ApiServer } from "../app/server";
 
 const OPERATOR_TOKEN = "operator-test-token-0123456789";
+const METRICS_TOKEN = "metrics-test-token-0123456789";
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000; // 2026-11-02T10:00:00Z
 
 type Json = Record<string, any>;
@@ -52,7 +53,7 @@ for (const { name, create } of TEST_STORES) {
 
     before(async () => {
       testDb = await create();
-      server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR_TOKEN, clock, logger: pino({ level: "silent" }), rateLimit: { perMinute: 100_000, burst: 10_000 },
+      server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR_TOKEN, clock, logger: pino({ level: "silent" }), rateLimit: { perMinute: 100_000, burst: 10_000, ownersPerHour: 10_000 }, metrics: { token: METRICS_TOKEN },
         // Automatic busy is tested on its own (src/service/load.test.ts); here only the operator switch sets it.
         overload: { maxInFlight: 100_000, maxLoopDelayMs: 60_000 } });
     });
@@ -292,7 +293,7 @@ for (const { name, create } of TEST_STORES) {
       const missing = await call("GET", "/v1/agents/agt_missing/score/");
       expect(missing.status).to.equal(404);
       expect(missing.json.error.code).to.equal("agent_not_found");
-      const metrics = (await call("GET", "/metrics")).text;
+      const metrics = (await call("GET", "/metrics", { token: METRICS_TOKEN })).text;
       const count = (status: number) => Number(new RegExp(`vrai_http_requests_total\\{method="GET",route="/v1/agents/:id/score",status="${status}"\\} (\\d+)`).exec(metrics)?.[1]);
       expect(count(200)).to.be.at.least(4);
       expect(count(400)).to.be.at.least(2);
@@ -317,7 +318,7 @@ for (const { name, create } of TEST_STORES) {
         expect(doc.paths).to.have.property(path);
       }
       expect(doc.paths["/v1/agents/{id}/checkins"].post.parameters.map((p: Json) => p.name)).to.include("idempotency-key");
-      const metrics = await call("GET", "/metrics");
+      const metrics = await call("GET", "/metrics", { token: METRICS_TOKEN });
       expect(metrics.text).to.contain("vrai_checkins_total");
       expect(metrics.text).to.contain("vrai_http_request_duration_seconds");
     });

@@ -1,6 +1,7 @@
 /** The API's one error shape, and how any error becomes it. */
 import type { NextFunction, Request, Response } from "express";
 import { BaseError } from "../errors";
+import { RateLimitedError } from "./rate-limit";
 
 /** The one JSON error shape of the API. */
 export type ErrorBody = { error: { code: string; message: string } };
@@ -27,6 +28,9 @@ function errorReply(error: unknown, log: (error: unknown) => void): { status: nu
   if (isParserError(error)) {
     if (error.type === "entity.parse.failed") return { status: 400, code: "malformed_json", message: "the request body is not valid JSON" };
     if (error.type === "entity.too.large") return { status: 413, code: "body_too_large", message: "the request body is too large" };
+    if (error.type === "charset.unsupported" || error.type === "encoding.unsupported") {
+      return { status: 415, code: "unsupported_media_type", message: typeof error.message === "string" ? error.message : "unsupported charset or encoding" };
+    }
     if (typeof error.status === "number" && error.status >= 400 && error.status < 500) {
       return { status: error.status, code: "bad_request", message: typeof error.message === "string" ? error.message : "bad request" };
     }
@@ -39,6 +43,7 @@ function errorReply(error: unknown, log: (error: unknown) => void): { status: nu
 export function errorHandler(log: (error: unknown) => void) {
   return (error: unknown, _req: Request, res: Response, _next: NextFunction): void => {
     if (res.headersSent) return;
+    if (error instanceof RateLimitedError) res.set("Retry-After", String(error.retryAfterS));
     const { status, code, message } = errorReply(error, log);
     sendError(res, status, code, message);
   };

@@ -11,7 +11,7 @@ import { createMemoryStore } from "../store/memory-store";
 import { createReads } from "../service/reads";
 import { createHttpApp } from "./express";
 import { createApiMetrics } from "./metrics";
-import { createRateLimiter } from "./rate-limit";
+import { createRateLimits, DEFAULT_RATE_LIMITS } from "./rate-limit";
 import { serviceRoutes } from "./service-routes";
 
 describe("a check-in whose Idempotency-Key is still in flight", () => {
@@ -35,7 +35,7 @@ describe("a check-in whose Idempotency-Key is still in flight", () => {
       authenticateOperator: async () => {
         throw new UnauthorizedError("invalid_operator_token", "no operator in this test");
       },
-      limiter: createRateLimiter({ perMinute: 600, burst: 120 }), load, metrics, logger: pino({ level: "silent" }),
+      limits: createRateLimits(DEFAULT_RATE_LIMITS), load, metrics, logger: pino({ level: "silent" }),
     });
     const server = http.createServer(app).listen(0, "127.0.0.1");
     await new Promise((resolve) => server.once("listening", resolve));

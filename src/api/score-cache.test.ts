@@ -9,11 +9,12 @@ import { startApiServer, type ApiServer } from "../app/server";
 
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
 const OPERATOR = "operator-cache-test-0123456789";
+const METRICS_TOKEN = "metrics-cache-test-0123456789";
 
 async function start(testDb: TestDb): Promise<ApiServer> {
   const server = await startApiServer({
     db: testDb.db, operatorToken: OPERATOR, clock: createManualClock(T0), logger: pino({ level: "silent" }),
-    rateLimit: { perMinute: 100_000, burst: 10_000 },
+    rateLimit: { perMinute: 100_000, burst: 10_000 }, metrics: { token: METRICS_TOKEN },
   });
   await server.scoreCache?.warmed;
   return server;
@@ -112,7 +113,7 @@ for (const { name, create } of TEST_STORES) {
         // An agent nobody asked for is still a 404, and is not cached.
         expect((await latest(server, "agt_nobodyhere00")).status).to.equal(404);
         expect(server.scoreCache!.stats().entries).to.equal(3);
-        const metrics = await (await fetch(`${server.url}/metrics`)).text();
+        const metrics = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
         expect(metrics).to.match(/^vrai_score_cache_entries 3$/m);
         expect(metrics).to.match(/^vrai_score_cache_hits_total 3$/m);
         expect(metrics).to.match(/^vrai_score_cache_misses_total 1$/m);

@@ -1,5 +1,8 @@
+import fs from "node:fs";
+import path from "node:path";
 import { expect } from "chai";
-import { parseServeConfig } from "./config";
+import { PROJECT_ROOT } from "../project-root";
+import { parseServeConfig, serveConfigSchema } from "./config";
 
 const OPERATOR_TOKEN = "operator-config-test-0123456789";
 
@@ -16,6 +19,28 @@ describe("serve configuration", () => {
     for (const bad of ["2049", "-1", "1.5", "lots"]) {
       expect(() => parseServeConfig({ OPERATOR_TOKEN, SCORE_CACHE_MB: bad })).to.throw(/^invalid configuration: SCORE_CACHE_MB: /);
     }
+  });
+
+  it("bounds the listener by default (headers in 10 s, a request in 30 s) and refuses headers allowed longer than the request", () => {
+    expect(parseServeConfig({ OPERATOR_TOKEN })).to.include({
+      HEADERS_TIMEOUT_MS: 10_000, REQUEST_TIMEOUT_MS: 30_000, MAX_CONNECTIONS: 800, MAX_CONNECTIONS_PER_ADDRESS: 64,
+      RATE_LIMIT_OWNERS_PER_HOUR: 20, RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: 30, TRUST_PROXY: "loopback", METRICS_HOST: "127.0.0.1",
+    });
+    expect(parseServeConfig({ OPERATOR_TOKEN }).METRICS_TOKEN).to.equal(undefined);
+    expect(() => parseServeConfig({ OPERATOR_TOKEN, HEADERS_TIMEOUT_MS: "40000" })).to.throw(/^invalid configuration: HEADERS_TIMEOUT_MS: must not be longer than REQUEST_TIMEOUT_MS$/);
+  });
+
+  it("takes a Redis URL, proxies to trust and a metrics token, and names a bad one", () => {
+    const config = parseServeConfig({ OPERATOR_TOKEN, RATE_LIMIT_REDIS_URL: "redis://127.0.0.1:6379", TRUST_PROXY: "loopback, 10.0.0.0/8, ::1", METRICS_TOKEN: "m".repeat(24) });
+    expect(config).to.include({ RATE_LIMIT_REDIS_URL: "redis://127.0.0.1:6379", RATE_LIMIT_REDIS_PREFIX: "vrai:rl" });
+    expect(() => parseServeConfig({ OPERATOR_TOKEN, RATE_LIMIT_REDIS_URL: "http://127.0.0.1:6379" })).to.throw(/RATE_LIMIT_REDIS_URL: /);
+    expect(() => parseServeConfig({ OPERATOR_TOKEN, TRUST_PROXY: "everyone" })).to.throw(/TRUST_PROXY: /);
+    expect(() => parseServeConfig({ OPERATOR_TOKEN, METRICS_TOKEN: "short" })).to.throw(/METRICS_TOKEN: /);
+  });
+
+  it("lists every variable in .env.example", () => {
+    const listed = new Set(fs.readFileSync(path.join(PROJECT_ROOT, ".env.example"), "utf8").split("\n").map((line) => /^([A-Z_]+)=/.exec(line)?.[1]));
+    for (const variable of Object.keys(serveConfigSchema.shape)) expect(listed.has(variable), variable).to.equal(true);
   });
 
   it("names every bad variable in one line", () => {

@@ -4,11 +4,24 @@
  * value stops the process with one line naming each bad variable; an empty variable means unset.
  * Every variable and its default is listed in `.env.example`.
  */
+import ipaddr from "ipaddr.js";
 import type { Address, Hex } from "viem";
 import { z } from "zod";
+import { DEFAULT_RATE_LIMITS } from "../api/rate-limit";
 import { InvalidInputError } from "../errors";
+import { DEFAULT_SERVER_LIMITS } from "./listener";
 
 const postgresUrl = z.string().regex(/^postgres(ql)?:\/\//, "expected a postgres:// or postgresql:// URL");
+/** A count with its default, from 1 (or `min`) up. */
+const count = (fallback: number, min = 1) => z.coerce.number().int().min(min).default(fallback);
+/** Express's `trust proxy` names and any address or CIDR block. */
+const proxyTrust = z.string().refine(
+  (value) => value === "none" || value.split(",").every((entry) => {
+    const item = entry.trim();
+    return ["loopback", "linklocal", "uniquelocal"].includes(item) || ipaddr.isValid(item) || ipaddr.isValidCIDR(item);
+  }),
+  "expected none, or a comma-separated list of loopback, linklocal, uniquelocal, addresses and CIDR blocks",
+);
 const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
 /** Blocks the indexer stays behind the head. */
 const confirmations = (fallback: number) => z.coerce.number().int().min(0).max(1000).default(fallback);
@@ -36,7 +49,25 @@ export const serveConfigSchema = z.object({
   SCHEDULE_INTERVAL_MS: z.coerce.number().int().min(1000).default(60_000),
   OVERLOAD_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
   OVERLOAD_MAX_LOOP_DELAY_MS: z.coerce.number().int().min(1).default(200),
-  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  RATE_LIMIT_PER_MINUTE: count(DEFAULT_RATE_LIMITS.perMinute),
+  RATE_LIMIT_OWNERS_PER_HOUR: count(DEFAULT_RATE_LIMITS.ownersPerHour),
+  RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: count(DEFAULT_RATE_LIMITS.authFailuresPerMinute),
+  /** Redis shared by every instance for the rate limits; unset: each instance limits in its own memory. */
+  RATE_LIMIT_REDIS_URL: z.string().regex(/^rediss?:\/\//, "expected a redis:// or rediss:// URL").optional(),
+  RATE_LIMIT_REDIS_PREFIX: z.string().min(1).default("vrai:rl"),
+  /** Which proxies' X-Forwarded-For names the client address the limits key on. */
+  TRUST_PROXY: proxyTrust.default("loopback"),
+  HEADERS_TIMEOUT_MS: count(DEFAULT_SERVER_LIMITS.headersTimeoutMs),
+  REQUEST_TIMEOUT_MS: count(DEFAULT_SERVER_LIMITS.requestTimeoutMs),
+  KEEP_ALIVE_TIMEOUT_MS: count(DEFAULT_SERVER_LIMITS.keepAliveTimeoutMs),
+  MAX_REQUESTS_PER_SOCKET: count(DEFAULT_SERVER_LIMITS.maxRequestsPerSocket),
+  MAX_CONNECTIONS: count(DEFAULT_SERVER_LIMITS.maxConnections),
+  MAX_CONNECTIONS_PER_ADDRESS: count(DEFAULT_SERVER_LIMITS.maxConnectionsPerAddress),
+  /** The bearer token /metrics asks for (stored as its hash); unset: no /metrics on the API's listener. */
+  METRICS_TOKEN: z.string().min(24, "must be at least 24 characters").optional(),
+  /** A listener of its own for /metrics, on METRICS_HOST. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  METRICS_HOST: z.string().min(1).default("127.0.0.1"),
   /**
    * Memory for the latest score of each agent, served by `GET /v1/agents/:id/score` without a query
    * (about 3.5 kB per agent); 0 turns the cache off. It lives in node's heap (about 4 GiB by default), hence the bound.
@@ -50,6 +81,8 @@ export const serveConfigSchema = z.object({
   ANCHOR_REGISTRY: z.custom<Address>((value) => typeof value === "string" && /^0x[0-9a-fA-F]{40}$/.test(value), "expected an address").optional(),
   ANCHOR_DEPLOYMENT: z.string().min(1).optional(),
 }).superRefine((config, ctx) => {
+  // Node refuses a request timeout shorter than the headers' (a request's headers are part of it).
+  if (config.HEADERS_TIMEOUT_MS > config.REQUEST_TIMEOUT_MS) ctx.addIssue({ code: "custom", path: ["HEADERS_TIMEOUT_MS"], message: "must not be longer than REQUEST_TIMEOUT_MS" });
   if (config.DEPLOYMENT !== undefined && config.RPC_URL === undefined) ctx.addIssue({ code: "custom", path: ["RPC_URL"], message: "required with DEPLOYMENT (the chain the indexer follows)" });
   if (config.ANCHOR_PRIVATE_KEY === undefined) return;
   if (config.ANCHOR_RPC_URL === undefined && config.RPC_URL === undefined) ctx.addIssue({ code: "custom", path: ["ANCHOR_RPC_URL"], message: "anchoring needs ANCHOR_RPC_URL or RPC_URL" });

@@ -55,7 +55,17 @@ export async function startService(config: ServeConfig): Promise<RunningService>
   const server = await startApiServer({
     db, logger, operatorToken: config.OPERATOR_TOKEN, port: config.PORT, host: config.HOST,
     overload: { maxInFlight: config.OVERLOAD_MAX_IN_FLIGHT, maxLoopDelayMs: config.OVERLOAD_MAX_LOOP_DELAY_MS },
-    rateLimit: { perMinute: config.RATE_LIMIT_PER_MINUTE, burst: Math.max(10, Math.ceil(config.RATE_LIMIT_PER_MINUTE / 5)) },
+    rateLimit: {
+      perMinute: config.RATE_LIMIT_PER_MINUTE, burst: Math.max(10, Math.ceil(config.RATE_LIMIT_PER_MINUTE / 5)),
+      ownersPerHour: config.RATE_LIMIT_OWNERS_PER_HOUR, authFailuresPerMinute: config.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE,
+      redis: config.RATE_LIMIT_REDIS_URL === undefined ? undefined : { url: config.RATE_LIMIT_REDIS_URL, keyPrefix: config.RATE_LIMIT_REDIS_PREFIX },
+    },
+    trustProxy: config.TRUST_PROXY === "none" ? false : config.TRUST_PROXY,
+    serverLimits: {
+      headersTimeoutMs: config.HEADERS_TIMEOUT_MS, requestTimeoutMs: config.REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
+      maxRequestsPerSocket: config.MAX_REQUESTS_PER_SOCKET, maxConnections: config.MAX_CONNECTIONS, maxConnectionsPerAddress: config.MAX_CONNECTIONS_PER_ADDRESS,
+    },
+    metrics: { token: config.METRICS_TOKEN, port: config.METRICS_PORT, host: config.METRICS_HOST },
     scoreCacheBytes: config.SCORE_CACHE_MB * 2 ** 20,
     proofSources: {
       githubApiBaseUrl: config.GITHUB_API_BASE_URL,

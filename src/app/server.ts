@@ -3,16 +3,15 @@
  * proof verifiers, scheduler, anchoring, the chain's scores, pages and the HTTP app) and serves it.
  * `vrai serve`, `vrai dev` and the tests start the system through here and nowhere else.
  */
-import http from "node:http";
-import type { AddressInfo } from "node:net";
+import Redis from "ioredis";
 import pino, { type Logger } from "pino";
 import { anchorRoutes } from "../api/anchor-routes";
-import { createHttpApp } from "../api/express";
+import { createHttpApp, createMetricsApp } from "../api/express";
 import { directoryRoutes } from "../api/directory-routes";
 import { createApiMetrics } from "../api/metrics";
 import { directoryPageRoutes, pageRoutes } from "../api/page-routes";
 import { proofRoutes } from "../api/proof-routes";
-import { createRateLimiter } from "../api/rate-limit";
+import { createRateLimits, DEFAULT_RATE_LIMITS, type RateLimitOptions } from "../api/rate-limit";
 import type { Route } from "../api/route";
 import { serviceRoutes } from "../api/service-routes";
 import type { AnchorWriter } from "../chain/anchor-writer";
@@ -38,12 +37,15 @@ import { createSqlStore } from "../store/sql-store";
 import { createDirectoryPages } from "../web/directory-page";
 import { createPages } from "../web/pages";
 import { chainScoreParts } from "./chain-scores";
+import { DEFAULT_SERVER_LIMITS, listen, type Listener, type ServerLimits } from "./listener";
 
 export type { ServerScoreCache };
 
 /** The parts of a running server that tests and `vrai dev` reach for. */
 export type ApiServer = {
   url: string;
+  /** The separate metrics listener's URL, when `metrics.port` is set. */
+  metricsUrl: string | undefined;
   service: VraiService;
   /** Named operators (V7): the ones `vrai operator add` made, and the bootstrap token as `admin`. */
   operators: Operators;
@@ -66,8 +68,21 @@ export type ApiServerOptions = {
   logger?: Logger;
   /** V3.3 overload detection thresholds. */
   overload?: { maxInFlight: number; maxLoopDelayMs: number };
-  /** Requests per minute per credential or client address, and the burst allowed. */
-  rateLimit?: { perMinute: number; burst: number };
+  /**
+   * Requests per minute (and at once) per client address or account, account creations per hour and
+   * failed authentications per minute per address (defaults: DEFAULT_RATE_LIMITS); with `redis`, the
+   * limits live in that Redis under `keyPrefix`, shared by every instance pointed at it.
+   */
+  rateLimit?: Partial<Omit<RateLimitOptions, "redis">> & { redis?: { url: string; keyPrefix: string } };
+  /** Express's `trust proxy` (default: loopback): whose X-Forwarded-For names the client. */
+  trustProxy?: string | false;
+  /** Timeouts, keep-alive and connection caps of the listener (defaults: DEFAULT_SERVER_LIMITS). */
+  serverLimits?: Partial<ServerLimits>;
+  /**
+   * Where /metrics is served: with `token`, on the API's listener to that bearer token only; with
+   * `port`, on its own listener at `host` (default 127.0.0.1), behind the token if one is set. Neither: nowhere.
+   */
+  metrics?: { token?: string; port?: number; host?: string };
   /** Serve the indexer's scores (derived and network score routes, self-reported summaries, agent page panels); on by default. */
   indexerApi?: boolean;
   /** Where identity proofs are checked (GitHub API, DNS, chains); the clock is the server's. */
@@ -124,39 +139,67 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     ...directoryRoutes(directory),
     ...(chain?.routes ?? []),
   ];
+  const shared = options.rateLimit?.redis;
+  const redis = shared ? { client: await connectRedis(shared.url, logger), keyPrefix: shared.keyPrefix } : undefined;
+  const limits = createRateLimits({ ...DEFAULT_RATE_LIMITS, ...options.rateLimit, redis });
+  const metricsTokenHash = options.metrics?.token === undefined ? undefined : hashSecret(options.metrics.token);
   const app = createHttpApp({
     routes,
     pages: [...pageRoutes(createPages({ reads, site: createSiteReads({ site: store, clock }), directory, panels: chain?.panels, origin: () => url })), ...directoryPageRoutes(createDirectoryPages({ directory }))],
     authenticateOwner: service.accounts.authenticateOwner,
     authenticateOperator: operators.authenticate,
-    limiter: createRateLimiter(options.rateLimit ?? { perMinute: 600, burst: 120 }),
+    limits,
+    accountCreation: { method: "post", path: "/v1/owners" },
+    metricsTokenHash: options.metrics?.port === undefined ? metricsTokenHash : undefined,
+    trustProxy: options.trustProxy,
     load,
     metrics,
     logger,
   });
-  const server = http.createServer(app);
-  server.keepAliveTimeout = 5000;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resolve());
-  });
-  const address = server.address();
-  const port = typeof address === "object" && address !== null ? (address satisfies AddressInfo).port : 0;
-  const url = `http://${options.host ?? "127.0.0.1"}:${port}`;
+  const serverLimits = { ...DEFAULT_SERVER_LIMITS, ...options.serverLimits };
+  const host = options.host ?? "127.0.0.1";
+  const listener = await listen(app, { host, port: options.port ?? 0, limits: serverLimits });
+  const url = listener.url;
   logger.info({ url }, "api listening");
+  let metricsListener: Listener | undefined;
+  if (options.metrics?.port !== undefined) {
+    metricsListener = await listen(createMetricsApp({ metrics, metricsTokenHash, limits, logger }), { host: options.metrics.host ?? "127.0.0.1", port: options.metrics.port, limits: serverLimits });
+    logger.info({ url: metricsListener.url }, "metrics listening");
+  }
 
   return {
-    url, service, operators, reads, proofs, scheduler, anchoring, scoreCache: scoreCache?.server,
+    url, metricsUrl: metricsListener?.url, service, operators, reads, proofs, scheduler, anchoring, scoreCache: scoreCache?.server,
     async close() {
       clearInterval(busyTimer);
       await scheduler.stop();
       await anchoring.stop();
       load.stop();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
+      await Promise.all([listener.close(), metricsListener?.close()]);
       await scoreCache?.stop();
+      redis?.client.disconnect();
     },
   };
+}
+
+/**
+ * A Redis client for the shared rate limits, once it has connected or failed to. Commands never wait
+ * for a connection (no offline queue): while Redis is down each limit falls back to this instance's
+ * memory, and the client reconnects on its own. Going down and coming back are logged once each.
+ */
+async function connectRedis(url: string, logger: Logger): Promise<Redis> {
+  const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+  let down = false;
+  client.on("error", (error: Error) => {
+    if (!down) logger.warn({ err: error }, "rate-limit Redis unreachable: each instance limits in its own memory until it is back");
+    down = true;
+  });
+  client.on("ready", () => {
+    if (down) logger.info("rate-limit Redis reachable again: limits are shared");
+    down = false;
+  });
+  await new Promise<void>((resolve) => {
+    client.once("ready", resolve);
+    client.once("error", () => resolve());
+  });
+  return client;
 }

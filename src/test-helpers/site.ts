@@ -19,7 +19,8 @@ export type SiteServer = {
 export async function startSiteServer(start: number, create: () => Promise<TestDb> = createTestPgliteDb): Promise<SiteServer> {
   const testDb: TestDb = await create();
   const clock = createManualClock(start);
-  const server = await startApiServer({ db: testDb.db, operatorToken: SITE_OPERATOR_TOKEN, clock, logger: pino({ level: "silent" }) });
+  // claimAgent creates an owner per agent, all from this one address: more than account creation's default allows an hour.
+  const server = await startApiServer({ db: testDb.db, operatorToken: SITE_OPERATOR_TOKEN, clock, logger: pino({ level: "silent" }), rateLimit: { ownersPerHour: 10_000 } });
   return {
     server,
     clock,

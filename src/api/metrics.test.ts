@@ -1,0 +1,69 @@
+import { expect } from "chai";
+import pino from "pino";
+import { startApiServer, type ApiServerOptions } from "../app/server";
+import { createTestPgliteDb, type TestDb } from "../test-helpers/db";
+
+const OPERATOR_TOKEN = "operator-metrics-test-0123456789";
+const METRICS_TOKEN = "metrics-token-metrics-test-012345";
+
+const get = async (url: string, token?: string) => {
+  const res = await fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  return { status: res.status, text: await res.text(), cacheControl: res.headers.get("cache-control") };
+};
+
+describe("where /metrics is served (finding 8)", () => {
+  let testDb: TestDb;
+  before(async () => {
+    testDb = await createTestPgliteDb();
+  });
+  after(async () => {
+    await testDb.drop();
+  });
+  async function withServer(metrics: ApiServerOptions["metrics"], run: (urls: { url: string; metricsUrl: string | undefined }) => Promise<void>) {
+    const server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR_TOKEN, logger: pino({ level: "silent" }), metrics });
+    try {
+      await run(server);
+    } finally {
+      await server.close();
+    }
+  }
+
+  it("is not served on the API's listener by default", async () => {
+    await withServer(undefined, async ({ url, metricsUrl }) => {
+      expect(metricsUrl).to.equal(undefined);
+      const answer = await get(`${url}/metrics`);
+      expect(answer.status).to.equal(404);
+      expect(answer.text).to.not.contain("vrai_http_requests_total");
+    });
+  });
+
+  it("answers only the metrics token on the API's listener when one is set", async () => {
+    await withServer({ token: METRICS_TOKEN }, async ({ url }) => {
+      for (const token of [undefined, "not-the-metrics-token", OPERATOR_TOKEN]) {
+        const refused = await get(`${url}/metrics`, token);
+        expect(refused.status, String(token)).to.equal(401);
+        expect(refused.text).to.not.contain("vrai_http_requests_total");
+      }
+      const served = await get(`${url}/metrics`, METRICS_TOKEN);
+      expect(served.status).to.equal(200);
+      expect(served.text).to.contain("vrai_http_requests_total");
+      expect(served.cacheControl).to.equal("no-store");
+    });
+  });
+
+  it("is served on a listener of its own with METRICS_PORT, and only there", async () => {
+    await withServer({ port: 0 }, async ({ url, metricsUrl }) => {
+      expect(metricsUrl).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect((await get(`${url}/metrics`)).status).to.equal(404);
+      const served = await get(`${metricsUrl}/metrics`);
+      expect(served.status).to.equal(200);
+      expect(served.text).to.contain("vrai_http_requests_total");
+      expect((await get(`${metricsUrl}/v1/method`)).status).to.equal(404);
+    });
+    await withServer({ port: 0, token: METRICS_TOKEN }, async ({ url, metricsUrl }) => {
+      expect((await get(`${url}/metrics`, METRICS_TOKEN)).status).to.equal(404);
+      expect((await get(`${metricsUrl}/metrics`)).status).to.equal(401);
+      expect((await get(`${metricsUrl}/metrics`, METRICS_TOKEN)).status).to.equal(200);
+    });
+  });
+});

@@ -1,0 +1,92 @@
+/**
+ * An HTTP listener with bounded connections (issue #15, finding 3): short header and request
+ * timeouts, bounded keep-alive, a cap on connections in total and per client address. The API and
+ * the separate metrics listener both start through here.
+ */
+import http from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import type { RequestListener } from "node:http";
+
+/** The limits of a listener. */
+export type ServerLimits = {
+  /** A client must have sent a request's headers within this (slow-header clients are cut off). */
+  headersTimeoutMs: number;
+  /** A client must have sent a whole request within this. */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** A keep-alive connection is closed after this many requests. */
+  maxRequestsPerSocket: number;
+  /** Connections open at once; more are closed as they arrive (kept under the process's descriptor limit). */
+  maxConnections: number;
+  /** Connections open at once from one address (the socket's, not X-Forwarded-For: a proxy in front needs a cap to match). */
+  maxConnectionsPerAddress: number;
+};
+
+/** Node's own defaults are 60 s for headers and 300 s per request, and no cap on connections. */
+export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxRequestsPerSocket: 1_000,
+  maxConnections: 800,
+  maxConnectionsPerAddress: 64,
+});
+
+/** Timeouts are checked this often at most (Node's default, 30 s, would let a slow client stay that much longer). */
+const MAX_CHECK_INTERVAL_MS = 1_000;
+
+export type Listener = {
+  /** `http://host:port`. */
+  url: string;
+  server: http.Server;
+  /** Stops taking connections, closes idle ones and resolves once every open request is answered. */
+  close(): Promise<void>;
+};
+
+/** Serves `handler` on `host:port` (0: any free port) within `limits`. */
+export async function listen(handler: RequestListener, options: { host: string; port: number; limits: ServerLimits }): Promise<Listener> {
+  const { limits } = options;
+  const server = http.createServer({
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionsCheckingInterval: Math.min(MAX_CHECK_INTERVAL_MS, limits.headersTimeoutMs),
+  }, handler);
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  server.maxRequestsPerSocket = limits.maxRequestsPerSocket;
+  server.maxConnections = limits.maxConnections;
+  capConnectionsPerAddress(server, limits.maxConnectionsPerAddress);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address !== null ? (address satisfies AddressInfo).port : 0;
+  return {
+    url: `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`,
+    server,
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+    }),
+  };
+}
+
+/** Closes a connection that would be more than `cap` open from its address. */
+function capConnectionsPerAddress(server: http.Server, cap: number): void {
+  const open = new Map<string, number>();
+  server.on("connection", (socket: Socket) => {
+    const address = socket.remoteAddress ?? "";
+    const count = open.get(address) ?? 0;
+    if (count >= cap) {
+      socket.destroy();
+      return;
+    }
+    open.set(address, count + 1);
+    socket.once("close", () => {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left === 0) open.delete(address);
+      else open.set(address, left);
+    });
+  });
+}
