@@ -60,10 +60,10 @@ export type VraiAgentOptions = {
 };
 
 export type HeartbeatOptions = {
-  /** Called after each counted check-in. */
-  onCheckIn?: (result: CheckInResult) => void;
-  /** Called when a check-in fails for good; the loop goes on after `errorDelayMs` unless the error is not retryable. */
-  onError?: (error: VraiAgentError) => void;
+  /** Called after each counted check-in, with the wait until the next one. */
+  onCheckIn?: (result: CheckInResult, nextInMs: number) => void;
+  /** Called when a check-in fails for good; the loop goes on after `errorDelayMs` (`nextInMs`) unless the error is not retryable (`nextInMs` undefined). */
+  onError?: (error: VraiAgentError, nextInMs: number | undefined) => void;
   /** Wait after a failed check-in before the next attempt sequence. Default 60,000 ms. */
   errorDelayMs?: number;
 };
@@ -198,12 +198,12 @@ export function createVraiAgent(options: VraiAgentOptions): VraiAgent {
         let waitMs: number;
         try {
           const result = await checkIn({ signal: controller.signal });
-          heartbeatOptions.onCheckIn?.(result);
           waitMs = Math.max(result.next_heartbeat_s - safetyMarginS, MIN_INTERVAL_S) * 1000;
+          heartbeatOptions.onCheckIn?.(result, waitMs);
         } catch (error) {
           if (error === controller.signal.reason) return;
           const failure = error instanceof VraiAgentError ? error : new VraiAgentError("heartbeat_error", (error as Error).message, { retryable: true, cause: error });
-          heartbeatOptions.onError?.(failure);
+          heartbeatOptions.onError?.(failure, failure.retryable ? errorDelayMs : undefined);
           if (!failure.retryable) return;
           waitMs = errorDelayMs;
         }
