@@ -10,8 +10,13 @@ import { realSleep, retry, type RetryDecision, type Sleep } from "../retry";
 // V3.2: a check-in less than 1,200 s after the previous counted one is refused. The method's own constant,
 // under the name the SDK exports it by.
 export { MIN_INTERVAL_S as MIN_CHECKIN_INTERVAL_S } from "../method";
-// The timer `sleep` defaults to (it rejects with the signal's reason when aborted), under the SDK's name for it.
-export { realSleep as defaultSleep } from "../retry";
+export type { Sleep } from "../retry";
+
+/**
+ * The timer `sleep` defaults to: resolves after `ms`, or rejects with the signal's reason as soon as it aborts.
+ * @example await defaultSleep(250, AbortSignal.timeout(5_000));
+ */
+export const defaultSleep: Sleep = realSleep;
 
 /** The body of a counted check-in (`201`), as the service sends it, plus whether it was a replay of an earlier attempt. */
 export type CheckInResult = {
@@ -113,10 +118,11 @@ function gaveUp(error: unknown, attempts: number): unknown {
 /**
  * Creates the check-in client of one agent.
  * @example
- * const agent = createVraiAgent({ baseUrl: "http://127.0.0.1:8080", agentId, agentKey });
+ * const agent = createVraiAgent({ baseUrl: api, agentId, agentKey }); // api: e.g. "http://127.0.0.1:8080"
  * const first = await agent.checkIn(); // { result: "counted", next_heartbeat_s: 3600, ... }
+ * console.log(`counted at ${first.arrival}, next in ${first.next_heartbeat_s} s`);
  * const heartbeat = agent.startHeartbeat({ onError: (e) => console.error(e.message) });
- * process.once("SIGTERM", () => heartbeat.stop());
+ * process.once("SIGTERM", () => void heartbeat.stop());
  */
 export function createVraiAgent(options: VraiAgentOptions): VraiAgent {
   const policy: RetryPolicy = { ...DEFAULT_RETRY, ...options.retry };

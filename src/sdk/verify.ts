@@ -86,7 +86,7 @@ function checkedOptions(options: VerifyScoreOptions): VerifyScoreOptions & { con
  * Never throws for what it finds: each check is in `checks`, `verified` only when all held.
  * @throws InvalidInputError `invalid_verify_options` for an agent id, day, URL or address that is not one
  * @example
- * const result = await verifyScore({ api: "http://127.0.0.1:8080", agentId, rpcUrl: "http://127.0.0.1:8545" });
+ * const result = await verifyScore({ api, agentId, rpcUrl }); // e.g. "http://127.0.0.1:8080", "agt_…", "http://127.0.0.1:8545"
  * for (const check of result.checks) console.log(`${check.ok ? "✔" : "✘"} ${check.step}: ${check.message}`);
  * if (!result.verified) throw new Error("not verified");
  */

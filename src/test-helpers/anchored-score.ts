@@ -22,8 +22,10 @@ export type AnchoredScore = {
   rpc: ChainRpcServer;
   /** The AnchorRegistry holding the day's root. */
   registry: Address;
-  /** The agent whose daily score of `day` is anchored (the second of three). */
+  /** The agent whose daily score of `day` is verified in the tests (the second of three). */
   agent: string;
+  /** The three agents, each with a daily score of `day` under the anchored root, and their keys. */
+  agents: Array<{ agentId: string; agentKey: string }>;
   /** `2026-11-03`. */
   day: string;
   close(): Promise<void>;
@@ -44,7 +46,7 @@ export async function startAnchoredScore(): Promise<AnchoredScore> {
   const post = (path: string, token: string | undefined, body: unknown, headers: Record<string, string> = {}) =>
     fetch(server.url + path, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
   const owner = await post("/v1/owners", undefined, {});
-  const agents = [];
+  const agents: Array<{ agentId: string; agentKey: string }> = [];
   for (let a = 0; a < 3; a++) agents.push(await post("/v1/agents", owner.token, {}));
   for (let h = 1; h <= 6; h++) {
     for (const [a, created] of agents.entries()) {
@@ -56,7 +58,7 @@ export async function startAnchoredScore(): Promise<AnchoredScore> {
   clock.set(T0 + 86400 + 60);
   await server.scheduler.catchUpDaily();
   return {
-    server, chain, rpc, registry, agent: agents[1].agentId, day: "2026-11-03",
+    server, chain, rpc, registry, agent: agents[1].agentId, agents, day: "2026-11-03",
     async close() {
       await server.close();
       await rpc.close();
