@@ -104,6 +104,13 @@ describe("the layers of src/", () => {
     expect(cycles).to.deep.equal([]);
   });
 
+  it("builds @vrai/sdk (packages/sdk) from src/sdk only, so the package holds to the sdk rule above", () => {
+    const config = fs.readFileSync(path.join(SRC, "..", "packages", "sdk", "tsup.config.ts"), "utf8");
+    const entries = [...config.matchAll(/entry:\s*\{([^}]*)\}/g)].flatMap((m) => [...m[1].matchAll(/"([^"]+)"/g)].map((e) => e[1]));
+    expect(entries.length).to.be.greaterThan(0);
+    for (const entry of entries) expect(partOf(path.resolve(SRC, "..", "packages", "sdk", entry)), entry).to.equal("sdk");
+  });
+
   it("gives route handlers their types from the declarations: no `as` cast in src/api", () => {
     const casts = sourceFiles(path.join(SRC, "api")).flatMap((file) => {
       const source = ts.createSourceFile(file, fs.readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);

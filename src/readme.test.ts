@@ -1,10 +1,12 @@
 import { execFile } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { expect } from "chai";
 import pino from "pino";
 import { startApiServer, type ApiServer } from "./app/server";
+import { claimAgent } from "./test-helpers/checkin-proxy";
 import { createTestPgliteDb, type TestDb } from "./test-helpers/db";
 
 const ROOT = path.resolve(__dirname, "..");
@@ -39,6 +41,31 @@ describe("README", () => {
     const latest = (await (await fetch(`${server.url}/v1/agents/${JSON.parse(lines[0]).agentId}/score`)).json()) as { sha256: string };
     expect(lines[3]).to.equal(`${latest.sha256}  -`);
     expect(lines[4]).to.equal("agent page: 200");
+  });
+
+  it("agent developers' vrai-heartbeat block runs as written: key in a file, the agent's command wrapped, its exit code returned", async () => {
+    const [block] = shellBlocks("For agent developers");
+    const { agentId, agentKey } = await claimAgent(server.url);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-readme-heartbeat-"));
+    try {
+      fs.writeFileSync(path.join(dir, "my-agent.js"), "process.exit(7)");
+      // `npm install @vrai/sdk` is this repository; `npx vrai-heartbeat` is its bin from the sources.
+      const shims = `npm() { :; }\nnpx() { shift; node -r ${JSON.stringify(require.resolve("tsx/cjs"))} ${JSON.stringify(path.join(ROOT, "src/sdk/heartbeat-bin.ts"))} "$@"; }\n`;
+      const ran = await promisify(execFile)("bash", ["-uo", "pipefail", "-c", shims + block], { cwd: dir, env: { ...process.env, API: server.url, ID: agentId, KEY: agentKey } })
+        .then(() => ({ code: 0, stderr: "" }), (error: { code: number; stderr: string }) => error);
+      expect(ran.code, ran.stderr).to.equal(7);
+      expect(ran.stderr).to.match(/vrai-heartbeat: node exited with 7\n$/);
+      expect(fs.readFileSync(path.join(dir, "agent.key"), "utf8")).to.equal(`${agentKey}\n`);
+      expect(fs.statSync(path.join(dir, "agent.key")).mode & 0o777).to.equal(0o600);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it(".env.example lists each variable once", () => {
+    const names = [...fs.readFileSync(path.join(ROOT, ".env.example"), "utf8").matchAll(/^([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1]);
+    expect(names).to.include.members(["DEPLOYMENT", "CONFIRMATIONS"]);
+    expect(names.filter((name, i) => names.indexOf(name) !== i)).to.deep.equal([]);
   });
 
   it("names only commands that exist: every `vrai <command>` it shows is a registered command, and every npm script it shows exists", () => {

@@ -2,7 +2,7 @@
  * The service as `vrai serve` and `vrai dev` run it: from its configuration to a running system
  * (store, API, schedulers, anchoring, the chain indexer beside it), and back down in order.
  */
-import pino from "pino";
+import pino, { type Logger } from "pino";
 import { createPublicClient, http, type PublicClient } from "viem";
 import { createAnchorWriter, type AnchorWriter } from "../chain/anchor-writer";
 import { readDeployment } from "../chain/deployment";
@@ -39,10 +39,10 @@ function anchorWriterOf(config: ServeConfig): AnchorWriter | undefined {
 /**
  * Starts the service of `config`: the store (PostgreSQL at DATABASE_URL, or PGlite in DATA_DIR), the
  * API on HOST:PORT with its schedulers and anchoring, and, with RPC_URL and DEPLOYMENT, the chain
- * indexer beside it on the same store.
+ * indexer beside it on the same store. `logger` replaces the JSON logger at LOG_LEVEL (`vrai dev` at a terminal).
  */
-export async function startService(config: ServeConfig): Promise<RunningService> {
-  const logger = pino({ level: config.LOG_LEVEL });
+export async function startService(config: ServeConfig, options: { logger?: Logger } = {}): Promise<RunningService> {
+  const logger = options.logger ?? pino({ level: config.LOG_LEVEL });
   let publicClient: PublicClient | undefined;
   let chainId: number | undefined;
   if (config.RPC_URL) {

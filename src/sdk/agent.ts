@@ -10,8 +10,13 @@ import { realSleep, retry, type RetryDecision, type Sleep } from "../retry";
 // V3.2: a check-in less than 1,200 s after the previous counted one is refused. The method's own constant,
 // under the name the SDK exports it by.
 export { MIN_INTERVAL_S as MIN_CHECKIN_INTERVAL_S } from "../method";
-// The timer `sleep` defaults to (it rejects with the signal's reason when aborted), under the SDK's name for it.
-export { realSleep as defaultSleep } from "../retry";
+export type { Sleep } from "../retry";
+
+/**
+ * The timer `sleep` defaults to: resolves after `ms`, or rejects with the signal's reason as soon as it aborts.
+ * @example await defaultSleep(250, AbortSignal.timeout(5_000));
+ */
+export const defaultSleep: Sleep = realSleep;
 
 /** The body of a counted check-in (`201`), as the service sends it, plus whether it was a replay of an earlier attempt. */
 export type CheckInResult = {
@@ -60,10 +65,10 @@ export type VraiAgentOptions = {
 };
 
 export type HeartbeatOptions = {
-  /** Called after each counted check-in. */
-  onCheckIn?: (result: CheckInResult) => void;
-  /** Called when a check-in fails for good; the loop goes on after `errorDelayMs` unless the error is not retryable. */
-  onError?: (error: VraiAgentError) => void;
+  /** Called after each counted check-in, with the wait until the next one. */
+  onCheckIn?: (result: CheckInResult, nextInMs: number) => void;
+  /** Called when a check-in fails for good; the loop goes on after `errorDelayMs` (`nextInMs`) unless the error is not retryable (`nextInMs` undefined). */
+  onError?: (error: VraiAgentError, nextInMs: number | undefined) => void;
   /** Wait after a failed check-in before the next attempt sequence. Default 60,000 ms. */
   errorDelayMs?: number;
 };
@@ -113,10 +118,11 @@ function gaveUp(error: unknown, attempts: number): unknown {
 /**
  * Creates the check-in client of one agent.
  * @example
- * const agent = createVraiAgent({ baseUrl: "http://127.0.0.1:8080", agentId, agentKey });
+ * const agent = createVraiAgent({ baseUrl: api, agentId, agentKey }); // api: e.g. "http://127.0.0.1:8080"
  * const first = await agent.checkIn(); // { result: "counted", next_heartbeat_s: 3600, ... }
+ * console.log(`counted at ${first.arrival}, next in ${first.next_heartbeat_s} s`);
  * const heartbeat = agent.startHeartbeat({ onError: (e) => console.error(e.message) });
- * process.once("SIGTERM", () => heartbeat.stop());
+ * process.once("SIGTERM", () => void heartbeat.stop());
  */
 export function createVraiAgent(options: VraiAgentOptions): VraiAgent {
   const policy: RetryPolicy = { ...DEFAULT_RETRY, ...options.retry };
@@ -198,12 +204,12 @@ export function createVraiAgent(options: VraiAgentOptions): VraiAgent {
         let waitMs: number;
         try {
           const result = await checkIn({ signal: controller.signal });
-          heartbeatOptions.onCheckIn?.(result);
           waitMs = Math.max(result.next_heartbeat_s - safetyMarginS, MIN_INTERVAL_S) * 1000;
+          heartbeatOptions.onCheckIn?.(result, waitMs);
         } catch (error) {
           if (error === controller.signal.reason) return;
           const failure = error instanceof VraiAgentError ? error : new VraiAgentError("heartbeat_error", (error as Error).message, { retryable: true, cause: error });
-          heartbeatOptions.onError?.(failure);
+          heartbeatOptions.onError?.(failure, failure.retryable ? errorDelayMs : undefined);
           if (!failure.retryable) return;
           waitMs = errorDelayMs;
         }

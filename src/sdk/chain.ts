@@ -59,8 +59,9 @@ export type SigningWalletClient = WalletClient<Transport, Chain | undefined, Acc
  * @example
  * const proof = await submitProof({ wallet, publicClient }, {
  *   registry: registryAddressOf(readDeployment("deployments/localhost.json")),
- *   agentId: 7n, success: true, riskLevel: "high", policyViolations: 0, traceRoot: keccak256(trace),
+ *   agentId: tokenId, success: true, riskLevel: "high", policyViolations: 0, traceRoot: keccak256(stringToHex("the task's trace")),
  * });
+ * console.log(`proof in block ${proof.blockNumber}, tx ${proof.txHash}`);
  */
 export async function submitProof(
   clients: { wallet: SigningWalletClient; publicClient: PublicClient<Transport, Chain | undefined> },
@@ -91,7 +92,8 @@ export async function submitProof(
 /**
  * Reads an agent's Platform Network Score from the `Registry` (part N): tenths and value.
  * @example
- * const { value, settlements } = await readNetworkScore(publicClient, registry, 7n); // e.g. 4.5, 2
+ * const registry = registryAddressOf(readDeployment("deployments/localhost.json"));
+ * const { score, value, settlements } = await readNetworkScore(publicClient, registry, tokenId); // e.g. 45 tenths, 4.5, 2
  */
 export async function readNetworkScore(
   publicClient: PublicClient<Transport, Chain | undefined>,

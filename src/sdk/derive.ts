@@ -6,7 +6,8 @@ import { deriveScores, validateRecords, type DerivedResult, type ProofRecord } f
  * The result is `sdk-derived`: it is never written to the Registry's network score (part N).
  * @returns one result per executor DID
  * @example
- * const { score, flags, interpretation } = deriveScore(records)["did:erc8004:31337:0x5fbd…:0"];
+ * const records = [{ txHash: "0x01", executor: "did:web:agent.example", success: true, riskLevel: "low", policyViolations: 0, verified: true, traceRoot: "0xab", source: "self-reported" }];
+ * const { total, flags } = deriveScore(records)["did:web:agent.example"];
  */
 export function deriveScore(records: readonly ProofRecord[] | readonly unknown[]): Record<string, DerivedResult> {
   return deriveScores(validateRecords({ records }));

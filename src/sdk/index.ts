@@ -5,3 +5,4 @@
 export * from "./agent";
 export * from "./chain";
 export * from "./derive";
+export * from "./verify";

@@ -5,6 +5,7 @@ import { parseServeConfig, type ServeConfig } from "../../app/config";
 import { InvalidInputError } from "../../errors";
 import type { CliIo, Command } from "../io";
 import { startLocalChain, type ChainStart } from "../local-chain";
+import { createLogger, logFormat } from "../log-format";
 import { serveUntilSignal } from "./serve";
 
 /**
@@ -97,6 +98,8 @@ async function runWithChain(io: CliIo, config: ServeConfig, options: { hostname:
   try {
     return await serveUntilSignal(io, { ...config, RPC_URL: chain.url, DEPLOYMENT: chain.deploymentFile }, {
       readyNote: `chain ${chain.url} (id ${chain.chainId}, ${deployment}, indexed)`,
+      // Readable lines for a person at a terminal; JSON through a pipe.
+      logger: createLogger(config.LOG_LEVEL, logFormat("dev", process.stdout.isTTY === true)),
       afterStop: closeChain,
     });
   } finally {

@@ -1,20 +1,16 @@
 import { expect } from "chai";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import pino from "pino";
-import { getAddress, toHex, type Address, type Hex } from "viem";
-import { startApiServer, type ApiServer } from "../../app/server";
+import type { Address, Hex } from "viem";
+import type { ApiServer } from "../../app/server";
 import { anchorRegistryAbi } from "../../chain/abi/anchorRegistry";
-import { createAnchorWriter } from "../../chain/anchor-writer";
 import { buildScoreTree, proofElements, SCORE_DAY_KIND, scoreLeafHash, type ScoreLeafValues } from "../../chain/score-tree";
-import { createManualClock } from "../../service/clock";
-import { startTestChain, type TestChain } from "../../test-helpers/chain";
-import { createTestPgDb, type TestDb } from "../../test-helpers/db";
-import { serveTestChainRpc, type ChainRpcServer } from "../../test-helpers/hardhat-node";
+import { startAnchoredScore, type AnchoredScore } from "../../test-helpers/anchored-score";
+import type { TestChain } from "../../test-helpers/chain";
+import type { ChainRpcServer } from "../../test-helpers/hardhat-node";
 import { memoryIo } from "../io";
 import { runCli } from "../main";
 
-const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
 const DAY = "2026-11-03";
 
 /** What the tampering proxy may change in an API answer before the verifier sees it. */
@@ -50,7 +46,7 @@ const editJson = (path: RegExp, edit: (body: any) => void): Tamper => (p, answer
 };
 
 describe("vrai verify (real PostgreSQL, real local chain over JSON-RPC)", () => {
-  let testDb: TestDb;
+  let fixture: AnchoredScore;
   let chain: TestChain;
   let rpc: ChainRpcServer;
   let server: ApiServer;
@@ -65,39 +61,13 @@ describe("vrai verify (real PostgreSQL, real local chain over JSON-RPC)", () => 
   };
 
   before(async () => {
-    [testDb, chain] = await Promise.all([createTestPgDb(), startTestChain()]);
-    rpc = await serveTestChainRpc();
-    registry = getAddress((await chain.deployContract("AnchorRegistry", [chain.accounts[0].address])).address);
-    const role = await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "ANCHORER_ROLE" });
-    await chain.publicClient.waitForTransactionReceipt({
-      hash: await chain.walletClient.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "grantRole", args: [role, chain.accounts[1].address] }),
-    });
-    // The service anchors over HTTP JSON-RPC with a key from configuration, as `vrai serve` does.
-    const writer = createAnchorWriter({ privateKey: toHex(chain.accounts[1].getHdKey().privateKey!), rpcUrl: rpc.url, registry });
-    const clock = createManualClock(T0);
-    server = await startApiServer({ db: testDb.db, operatorToken: "op-token-verify-test-000000", clock, logger: pino({ level: "silent" }), anchorWriter: writer });
-    const post = (path: string, token: string | undefined, body: unknown, headers: Record<string, string> = {}) =>
-      fetch(server.url + path, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
-    const owner = await post("/v1/owners", undefined, {});
-    const agents = [];
-    for (let a = 0; a < 3; a++) agents.push(await post("/v1/agents", owner.token, {}));
-    for (let h = 1; h <= 6; h++) {
-      for (const [a, created] of agents.entries()) {
-        clock.set(T0 + a + h * 1800);
-        await post(`/v1/agents/${created.agentId}/checkins`, created.agentKey, {}, { "idempotency-key": `k${h}` });
-      }
-    }
-    agent = agents[1].agentId;
-    await server.scheduler.catchUpDaily();
-    clock.set(T0 + 86400 + 60);
-    await server.scheduler.catchUpDaily();
+    fixture = await startAnchoredScore();
+    ({ chain, rpc, server, registry, agent } = fixture);
     proxy = await startTamperingProxy(server.url);
   });
   after(async () => {
     await proxy?.close();
-    await server?.close();
-    await rpc?.close();
-    await Promise.all([testDb?.drop(), chain?.close()]);
+    await fixture?.close();
   });
   beforeEach(() => {
     proxy.tamper = null;

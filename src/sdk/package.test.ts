@@ -1,0 +1,219 @@
+/**
+ * @vrai/sdk as an outside user gets it: built (packages/sdk, tsup), packed with `npm pack`, installed from the
+ * tarball into an empty project, and used there from plain Node ESM, CommonJS and TypeScript, against the API
+ * and a local chain with an anchored daily score. Every `@example` of its declarations runs here too.
+ */
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import { builtinModules } from "node:module";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { expect } from "chai";
+import ts from "typescript";
+import { getAddress, toHex, type Address } from "viem";
+import { identityRegistryAbi } from "../chain/abi/identityRegistry";
+import { startAnchoredScore, type AnchoredScore } from "../test-helpers/anchored-score";
+
+const SDK_DIR = path.resolve(__dirname, "../../packages/sdk");
+const TSC = require.resolve("typescript/bin/tsc");
+const run = promisify(execFile);
+/** Packages that must not come with the SDK (the issue: the service's own dependencies). */
+const SERVICE_ONLY = ["hardhat", "pg", "@electric-sql/pglite", "express", "ethers", "esbuild", "tsx", "pino"];
+
+/** The environment of the commands run in the empty project: nothing of the workspace's npm run. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) if (!name.toLowerCase().startsWith("npm_")) env[name] = value;
+  return { ...env, ...extra };
+}
+
+/** Every package installed under `dir`/node_modules (nested ones included), with its size on disk in bytes. */
+function installed(dir: string): { packages: string[]; bytes: number } {
+  const packages: string[] = [];
+  let bytes = 0;
+  const size = (p: string): number => {
+    const stat = fs.lstatSync(p);
+    return stat.isDirectory() ? fs.readdirSync(p).reduce((sum, name) => sum + size(path.join(p, name)), 0) : stat.size;
+  };
+  const walk = (modules: string) => {
+    if (!fs.existsSync(modules)) return;
+    for (const name of fs.readdirSync(modules)) {
+      if (name.startsWith(".")) continue;
+      const names = name.startsWith("@") ? fs.readdirSync(path.join(modules, name)).map((n) => `${name}/${n}`) : [name];
+      for (const pkg of names) {
+        const at = path.join(modules, pkg);
+        if (!fs.existsSync(path.join(at, "package.json"))) continue;
+        packages.push(pkg);
+        walk(path.join(at, "node_modules"));
+      }
+    }
+  };
+  walk(path.join(dir, "node_modules"));
+  if (fs.existsSync(path.join(dir, "node_modules"))) bytes = size(path.join(dir, "node_modules"));
+  return { packages, bytes };
+}
+
+/** The bare module names the built files import or require (Node's own modules aside). */
+function importedPackages(dist: string): string[] {
+  const names = new Set<string>();
+  for (const file of fs.readdirSync(dist).filter((f) => /\.c?js$/.test(f))) {
+    const text = fs.readFileSync(path.join(dist, file), "utf8");
+    for (const [, specifier] of text.matchAll(/(?:\bfrom\s*|\brequire\(\s*|\bimport\(\s*)"([^"./][^"]*)"/g)) {
+      const name = specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0];
+      if (!name.startsWith("node:") && !builtinModules.includes(name)) names.add(name);
+    }
+  }
+  return [...names].sort();
+}
+
+/** The `@example` blocks of the declarations, each with the name of what it documents. */
+function examplesOf(declarations: string): Array<{ name: string; code: string }> {
+  const source = ts.createSourceFile("index.d.ts", declarations, ts.ScriptTarget.Latest, true);
+  const found: Array<{ name: string; code: string }> = [];
+  const visit = (node: ts.Node) => {
+    if ((ts.isFunctionDeclaration(node) || ts.isVariableDeclaration(node) || ts.isClassDeclaration(node)) && node.name && ts.isIdentifier(node.name)) {
+      for (const tag of ts.getJSDocTags(node)) {
+        if (tag.tagName.text === "example") found.push({ name: node.name.text, code: ts.getTextOfJSDocComment(tag.comment) ?? "" });
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/** Runs every example in its own async function, with the SDK's exports and the live system's values in scope. */
+const EXAMPLE_RUNNER = `
+import * as sdk from "@vrai/sdk";
+import { createPublicClient, createWalletClient, http, keccak256, stringToHex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { hardhat } from "viem/chains";
+const given = JSON.parse(process.env.EXAMPLE_SCOPE);
+const scope = {
+  ...sdk, keccak256, stringToHex, api: given.api, rpcUrl: given.rpcUrl, agentId: given.agentId, agentKey: given.agentKey, tokenId: BigInt(given.tokenId),
+  publicClient: createPublicClient({ chain: hardhat, transport: http(given.rpcUrl) }),
+  wallet: createWalletClient({ chain: hardhat, account: privateKeyToAccount(given.privateKey), transport: http(given.rpcUrl) }),
+};
+const AsyncFunction = (async () => {}).constructor;
+const functions = Object.entries(sdk).filter(([, v]) => typeof v === "function" && !Function.prototype.toString.call(v).startsWith("class")).map(([k]) => k);
+console.log(JSON.stringify({ functions }));
+for (const { name, code } of JSON.parse(process.env.EXAMPLES)) {
+  await new AsyncFunction(...Object.keys(scope), code)(...Object.values(scope));
+  console.log(JSON.stringify({ ran: name }));
+}
+// As a process manager stops it: the heartbeat an example started ends, and so does the process.
+process.kill(process.pid, "SIGTERM");
+`;
+
+describe("@vrai/sdk packed and installed into an empty project", function () {
+  this.timeout(180_000);
+  let project: string;
+  let fixture: AnchoredScore;
+  let tarball: string;
+  let identity: Address;
+  let registry: Address;
+  const node = (args: string[], env: Record<string, string> = {}) => run(process.execPath, args, { cwd: project, env: cleanEnv(env), maxBuffer: 16 * 2 ** 20 });
+
+  /** Builds the package (its prepack script), packs it, and installs the tarball into a new empty project. */
+  async function packAndInstall(): Promise<void> {
+    await run("npm", ["pack", "--pack-destination", project], { cwd: SDK_DIR, env: cleanEnv(), maxBuffer: 16 * 2 ** 20 });
+    [tarball] = fs.readdirSync(project).filter((f) => f.endsWith(".tgz"));
+    fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "sdk-consumer", version: "1.0.0", private: true }));
+    await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", `./${tarball}`], { cwd: project, env: cleanEnv(), maxBuffer: 16 * 2 ** 20 });
+  }
+
+  before(async () => {
+    project = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-sdk-consumer-"));
+    [fixture] = await Promise.all([startAnchoredScore(), packAndInstall()]);
+    // The dApp side: an ERC-8004 identity (token 0, owned by account 2) and the Registry, in deployments/localhost.json as `vrai dev` writes it.
+    const { chain } = fixture;
+    identity = getAddress((await chain.deployContract("AgentIdentity")).address);
+    registry = getAddress((await chain.deployContract("Registry", [chain.accounts[0].address, identity])).address);
+    await chain.publicClient.waitForTransactionReceipt({
+      hash: await chain.walletClients[2].writeContract({ address: identity, abi: identityRegistryAbi, functionName: "register", args: ["ipfs://sdk-example"] }),
+    });
+    fs.mkdirSync(path.join(project, "deployments"));
+    fs.writeFileSync(path.join(project, "deployments", "localhost.json"), JSON.stringify({
+      network: "localhost", chainId: 31337,
+      contracts: { IdentityRegistry: { address: identity }, AnchorRegistry: { address: fixture.registry }, Registry: { address: registry } },
+    }));
+  });
+  after(async () => {
+    await fixture?.close();
+    fs.rmSync(project, { recursive: true, force: true });
+  });
+
+  it("depends on exactly the packages its built code imports, and brings none of the service's (Hardhat, pg, PGlite, Express, ethers)", () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(SDK_DIR, "package.json"), "utf8")) as { dependencies: Record<string, string> };
+    expect(importedPackages(path.join(SDK_DIR, "dist"))).to.deep.equal(Object.keys(manifest.dependencies).sort());
+    const { packages, bytes } = installed(project);
+    expect(packages).to.include.members(["@vrai/sdk", "viem", "canonicalize"]);
+    for (const name of SERVICE_ONLY) expect(packages, name).to.not.include(name);
+    // The figures the issue asks for (installed size and package count of the tarball in an empty project).
+    console.log(`      @vrai/sdk installed into an empty project: ${packages.length} packages, ${(bytes / 2 ** 20).toFixed(1)} MiB (${tarball}, ${(fs.statSync(path.join(project, tarball)).size / 1024).toFixed(0)} KiB)`);
+  });
+
+  it("imports from plain Node ESM and requires from CommonJS, with the same exports", async () => {
+    const esm = await node(["--input-type=module", "-e", 'import * as sdk from "@vrai/sdk"; console.log(JSON.stringify(Object.keys(sdk).sort()))']);
+    const cjs = await node(["-e", 'console.log(JSON.stringify(Object.keys(require("@vrai/sdk")).sort()))']);
+    const names = JSON.parse(esm.stdout) as string[];
+    expect(names).to.include.members(["createVraiAgent", "submitProof", "readNetworkScore", "deriveScore", "verifyScore", "registryAddressOf", "readDeployment"]);
+    expect(JSON.parse(cjs.stdout)).to.deep.equal(names.filter((n) => n !== "default"));
+    expect(esm.stderr + cjs.stderr).to.equal("");
+  });
+
+  it("type-checks a TypeScript program against its declarations (tsc, strict, nodenext; wrong uses are type errors)", async () => {
+    fs.copyFileSync(path.join(SDK_DIR, "examples", "check-in.ts"), path.join(project, "check-in.ts"));
+    fs.writeFileSync(path.join(project, "tsconfig.json"), JSON.stringify({
+      compilerOptions: { strict: true, module: "nodenext", moduleResolution: "nodenext", target: "es2022", lib: ["es2023", "dom"], types: [], noEmit: true, skipLibCheck: true },
+      files: ["check-in.ts"],
+    }));
+    const { stdout } = await node([TSC, "-p", "tsconfig.json"]).catch((error: { stdout: string }) => ({ stdout: `failed: ${error.stdout}` }));
+    expect(stdout).to.equal("");
+  });
+
+  it("checks in for real against the running API from ESM, and verifies the anchored score with verifyScore from CommonJS", async () => {
+    const [agent] = fixture.agents;
+    const checkIn = await node(["--input-type=module", "-e",
+      'import { createVraiAgent } from "@vrai/sdk"; const a = createVraiAgent({ baseUrl: process.env.API, agentId: process.env.AGENT, agentKey: process.env.KEY }); console.log(JSON.stringify(await a.checkIn()))'],
+      { API: fixture.server.url, AGENT: agent.agentId, KEY: agent.agentKey });
+    expect(JSON.parse(checkIn.stdout)).to.include({ agentId: agent.agentId, result: "counted", next_heartbeat_s: 3600, replayed: false });
+
+    const verify = await node(["-e",
+      'require("@vrai/sdk").verifyScore({ api: process.env.API, agentId: process.env.AGENT, day: process.env.DAY, rpcUrl: process.env.RPC }).then((r) => console.log(JSON.stringify(r)))'],
+      { API: fixture.server.url, AGENT: fixture.agent, DAY: fixture.day, RPC: fixture.rpc.url });
+    const result = JSON.parse(verify.stdout) as { verified: boolean; checks: Array<{ step: string; ok: boolean }>; anchor: { contract: string; leafCount: number } };
+    expect(result.checks.map((c) => [c.step, c.ok])).to.deep.equal([["inputs", true], ["score", true], ["digest", true], ["merkle", true], ["anchor", true]]);
+    expect(result.verified).to.equal(true);
+    expect(result.anchor).to.include({ contract: fixture.registry, leafCount: 3 });
+  });
+
+  it("runs every @example of its declarations against the live API and chain, and every exported function has one", async () => {
+    const examples = examplesOf(fs.readFileSync(path.join(project, "node_modules/@vrai/sdk/dist/index.d.ts"), "utf8"));
+    fs.writeFileSync(path.join(project, "run-examples.mjs"), EXAMPLE_RUNNER);
+    const agent = fixture.agents[1];
+    const { stdout } = await node(["run-examples.mjs"], {
+      EXAMPLES: JSON.stringify(examples),
+      EXAMPLE_SCOPE: JSON.stringify({ api: fixture.server.url, rpcUrl: fixture.rpc.url, ...agent, tokenId: "0", privateKey: toHex(fixture.chain.accounts[2].getHdKey().privateKey!) }),
+    });
+    const lines = stdout.trim().split("\n");
+    const { functions } = JSON.parse(lines[0]) as { functions: string[] };
+    expect(functions.length).to.be.greaterThan(6);
+    for (const name of functions) expect(examples.map((e) => e.name), `@example of ${name}`).to.include(name);
+    const ran = lines.filter((l) => l.startsWith('{"ran"')).map((l) => (JSON.parse(l) as { ran: string }).ran);
+    expect(ran).to.deep.equal(examples.map((e) => e.name));
+    expect(stdout).to.match(/^counted at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ, next in 3600 s$/m);
+    expect(stdout).to.match(/^proof in block \d+, tx 0x[0-9a-f]{64}$/m);
+    expect(stdout).to.match(/^✔ anchor: root anchored on chain/m);
+  });
+
+  it("installs the vrai-heartbeat bin: it prints its usage, and refuses a key on the command line with exit 2", async () => {
+    const bin = path.join(project, "node_modules", ".bin", "vrai-heartbeat");
+    const help = await run(bin, ["--help"], { cwd: project, env: cleanEnv() });
+    expect(help.stderr).to.match(/^usage: vrai-heartbeat --api URL --agent ID/);
+    const refused = await run(bin, ["--api", fixture.server.url, "--agent", "agt_1", "--key", "va_secret"], { cwd: project, env: cleanEnv() }).then(() => null, (error: { code: number; stderr: string }) => error);
+    expect(refused?.code).to.equal(2);
+    expect(refused?.stderr.trim().split("\n")).to.have.length(1);
+  });
+});

@@ -1,0 +1,51 @@
+import { expect } from "chai";
+import { startAnchoredScore, type AnchoredScore } from "../test-helpers/anchored-score";
+import { verifyScore, type VerifyScoreOptions } from "./verify";
+
+describe("SDK verifyScore (real PostgreSQL, real local chain over JSON-RPC)", () => {
+  let fixture: AnchoredScore;
+  before(async () => {
+    fixture = await startAnchoredScore();
+  });
+  after(() => fixture?.close());
+
+  it("returns every step's check in order, all held, and the anchor it read on chain (A6)", async () => {
+    const result = await verifyScore({ api: fixture.server.url, agentId: fixture.agent, day: fixture.day, rpcUrl: fixture.rpc.url });
+    expect(result.verified, JSON.stringify(result.checks)).to.equal(true);
+    expect(result.checks.map((c) => [c.step, c.ok])).to.deep.equal([["inputs", true], ["score", true], ["digest", true], ["merkle", true], ["anchor", true]]);
+    expect(result.score).to.include({ agentId: fixture.agent, day: fixture.day, api: fixture.server.url });
+    expect(result.score!.sha256).to.match(/^[0-9a-f]{64}$/);
+    expect(result.anchor).to.include({ contract: fixture.registry, chainId: 31337, role: "anchorer", submitter: fixture.chain.accounts[1].address, leafCount: 3 });
+    const receipt = await fixture.chain.publicClient.getTransactionReceipt({ hash: result.anchor!.txHash });
+    expect(Number(receipt.blockNumber)).to.equal(result.anchor!.blockNumber);
+  });
+
+  it("finds the agent's latest daily score without a day", async () => {
+    const result = await verifyScore({ api: `${fixture.server.url}/`, agentId: fixture.agent, rpcUrl: fixture.rpc.url });
+    expect(result.verified).to.equal(true);
+    expect(result.score?.day).to.equal(fixture.day);
+  });
+
+  it("reports a lookup that finds no daily score as a failed check, not an exception", async () => {
+    const result = await verifyScore({ api: fixture.server.url, agentId: fixture.agent, day: "2026-11-20", rpcUrl: fixture.rpc.url });
+    expect(result).to.deep.equal({ verified: false, checks: [{ step: "lookup", ok: false, message: `no daily score of agent ${fixture.agent} on 2026-11-20` }] });
+  });
+
+  it("refuses options that are not an agent id, day, URL or address before fetching anything", async () => {
+    const fetched: string[] = [];
+    const base: VerifyScoreOptions = { api: fixture.server.url, agentId: fixture.agent, rpcUrl: fixture.rpc.url, fetch: async (url) => (fetched.push(String(url)), fetch(url)) };
+    const bad: Array<[Partial<VerifyScoreOptions>, RegExp]> = [
+      [{ agentId: "agt 1" }, /^not an agent id: "agt 1"$/],
+      [{ day: "3 Nov" }, /^day: expected YYYY-MM-DD, got 3 Nov$/],
+      [{ api: "ftp://x" }, /^api: expected an http\(s\) URL/],
+      [{ rpcUrl: "nope" }, /^rpcUrl: expected an http\(s\) URL/],
+      [{ contract: "0x12" }, /^not an address: 0x12$/],
+    ];
+    for (const [change, message] of bad) {
+      const error = await verifyScore({ ...base, ...change }).then(() => null, (e: Error & { code?: string }) => e);
+      expect(error?.message, JSON.stringify(change)).to.match(message);
+      expect(error?.code).to.equal("invalid_verify_options");
+    }
+    expect(fetched).to.deep.equal([]);
+  });
+});

@@ -1,0 +1,257 @@
+/**
+ * An outside verifier's check of one daily Vrai score (V9, A6), with nothing but the public API and a
+ * chain RPC: fetch the inputs, recompute the score with the method engine, recompute their SHA-256,
+ * check the Merkle proof, and read the root's anchor on the AnchorRegistry. `vrai verify` prints it.
+ */
+import { createPublicClient, getAddress, http, isAddress, type Address, type Hex } from "viem";
+import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
+import { processScoreProof, rootAnchoredLogs, SCORE_DAY_KIND, scoreLeafHash, type ScoreLeafValues } from "../chain/score-tree";
+import { InvalidInputError } from "../errors";
+import { canonicalJson, scoreFromInputs, sha256Hex, toRfc3339, validateScoreInputs } from "../method";
+
+const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
+/** `IAnchorRegistry.AnchorRole`: 0 anchorer, 1 verifier (METHOD A6); a root has at most one anchor of each. */
+const ROLE_NAMES = ["an anchorer", "a verifier"] as const;
+const ROLES = [0, 1] as const;
+
+/** The steps of a verification, in order; `lookup` finds the daily score to check. */
+export type VerifyStepName = "lookup" | "inputs" | "score" | "digest" | "merkle" | "anchor";
+
+/** One check of a verification: `ok` with what held, or not with what failed. */
+export type VerifyCheck = { step: VerifyStepName; ok: boolean; message: string };
+
+export type VerifyScoreOptions = {
+  /** The Vrai API, e.g. `http://127.0.0.1:8080` (no `/v1`). */
+  api: string;
+  agentId: string;
+  /** The day (YYYY-MM-DD) of the daily score; default: the agent's latest daily score. */
+  day?: string;
+  /** JSON-RPC of the chain the root is anchored on. */
+  rpcUrl: string;
+  /** The address of the AnchorRegistry expected to hold the anchor; default: the one the API names. */
+  contract?: string;
+  /** Defaults to the global `fetch`. */
+  fetch?: typeof fetch;
+};
+
+/** What an anchor on chain says of the score's root, once every check held. */
+export type VerifiedAnchor = {
+  contract: Address;
+  chainId: number;
+  txHash: Hex;
+  blockNumber: number;
+  /** Block time of the anchor, RFC 3339. */
+  anchoredAt: string;
+  role: "anchorer" | "verifier";
+  submitter: Address;
+  /** Scores under the root. */
+  leafCount: number;
+};
+
+export type VerifyScoreResult = {
+  /** True only when every check held. */
+  verified: boolean;
+  /** Every check made, in order; verification stops at a check that leaves nothing further to check. */
+  checks: VerifyCheck[];
+  /** The daily score checked, once found. */
+  score?: { id: number; agentId: string; day: string; api: string; total?: number; sha256?: string; root?: Hex };
+  /** Set when `verified`. */
+  anchor?: VerifiedAnchor;
+};
+
+/** A check after which nothing can be checked: verification stops. */
+class StepFailed extends Error {}
+
+type ScoreJson = { id: number; agentId: string; method: string; day: string | null; trigger: string; sha256: string; total: number; result: Record<string, unknown> };
+type ProofJson = {
+  scoreId: number; leaf: Hex; leafValues: ScoreLeafValues; proof: Hex[]; root: Hex; day: string;
+  anchor: { txHash: Hex; blockNumber: number; chainId: number; contract: Address } | null;
+};
+
+/** The options, checked before anything is fetched. */
+function checkedOptions(options: VerifyScoreOptions): VerifyScoreOptions & { contract?: Address } {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(options.agentId)) throw new InvalidInputError("invalid_verify_options", `not an agent id: ${JSON.stringify(options.agentId)}`);
+  if (options.day !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(options.day)) throw new InvalidInputError("invalid_verify_options", `day: expected YYYY-MM-DD, got ${options.day}`);
+  for (const [name, url] of [["api", options.api], ["rpcUrl", options.rpcUrl]] as const) {
+    if (!/^https?:\/\/[^\s]+$/.test(url)) throw new InvalidInputError("invalid_verify_options", `${name}: expected an http(s) URL, got ${url}`);
+  }
+  if (options.contract !== undefined && !isAddress(options.contract)) throw new InvalidInputError("invalid_verify_options", `not an address: ${options.contract}`);
+  return { ...options, api: options.api.replace(/\/+$/, ""), contract: options.contract === undefined ? undefined : getAddress(options.contract) };
+}
+
+/**
+ * Verifies one daily Vrai score as an outside verifier would: the inputs as served, the score recomputed
+ * from them by the method engine (V9), their SHA-256 against every place the service publishes it, the
+ * Merkle proof from the score's own leaf, and the root's batch anchor on the AnchorRegistry (A6).
+ * Never throws for what it finds: each check is in `checks`, `verified` only when all held.
+ * @throws InvalidInputError `invalid_verify_options` for an agent id, day, URL or address that is not one
+ * @example
+ * const result = await verifyScore({ api, agentId, rpcUrl }); // e.g. "http://127.0.0.1:8080", "agt_…", "http://127.0.0.1:8545"
+ * for (const check of result.checks) console.log(`${check.ok ? "✔" : "✘"} ${check.step}: ${check.message}`);
+ * if (!result.verified) throw new Error("not verified");
+ */
+export async function verifyScore(given: VerifyScoreOptions): Promise<VerifyScoreResult> {
+  const options = checkedOptions(given);
+  const doFetch = options.fetch ?? fetch;
+  const result: VerifyScoreResult = { verified: false, checks: [] };
+  let step: VerifyStepName = "lookup";
+  const ok = (message: string) => void result.checks.push({ step, ok: true, message });
+  const fail = (message: string) => void result.checks.push({ step, ok: false, message });
+  /** Records a failed check after which nothing can be checked; `throw` the result. */
+  const stop = (message: string): StepFailed => {
+    fail(message);
+    return new StepFailed(message);
+  };
+
+  const get = async (path: string): Promise<Response> => {
+    let response: Response;
+    try {
+      response = await doFetch(options.api + path);
+    } catch (error) {
+      throw stop(`API unreachable: GET ${options.api}${path}: ${(error as Error).message}`);
+    }
+    if (!response.ok) {
+      const body = (await response.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
+      throw stop(`GET ${path} answered ${response.status}${body?.error ? ` ${body.error.code}: ${body.error.message}` : ""}`);
+    }
+    return response;
+  };
+  const getJson = async <T>(path: string): Promise<T> => (await get(path)).json() as Promise<T>;
+
+  try {
+    // The daily score of the day (default: the agent's latest daily score).
+    const range = options.day ? `?from=${options.day}&to=${options.day}` : "";
+    const listed = await getJson<{ scores: ScoreJson[] }>(`/v1/agents/${options.agentId}/scores${range}`);
+    const daily = listed.scores.filter((s) => s.trigger === "daily" && (options.day === undefined || s.day === options.day));
+    const found = daily[daily.length - 1];
+    if (!found || found.day === null) throw stop(`no daily score of agent ${options.agentId}${options.day ? ` on ${options.day}` : ""}`);
+    const day = found.day;
+    const score: NonNullable<VerifyScoreResult["score"]> = { id: found.id, agentId: options.agentId, day, api: options.api };
+    result.score = score;
+
+    // 1. Inputs: the exact bytes, as served.
+    step = "inputs";
+    const inputsResponse = await get(`/v1/scores/${found.id}/inputs`);
+    const bytes = new Uint8Array(await inputsResponse.arrayBuffer());
+    const headerDigest = inputsResponse.headers.get("x-vrai-sha256");
+    ok(`inputs fetched (${bytes.length} bytes)`);
+
+    // 2. The score, recomputed from the inputs alone with the method engine.
+    step = "score";
+    const stored = await getJson<ScoreJson>(`/v1/scores/${found.id}`);
+    let text: string;
+    let recomputed: ReturnType<typeof scoreFromInputs>;
+    try {
+      text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+      recomputed = scoreFromInputs(validateScoreInputs(JSON.parse(text)));
+    } catch (error) {
+      step = "inputs";
+      throw stop(`inputs: not a valid inputs document: ${(error as Error).message}`);
+    }
+    const { sha256: storedDigest, ...storedRest } = stored.result;
+    const { sha256: _recomputedDigest, ...recomputedRest } = recomputed.result as unknown as Record<string, unknown>;
+    const total = (recomputed.result as { total: number }).total;
+    score.total = total;
+    if (recomputed.canonical !== text) {
+      step = "inputs";
+      fail("inputs: not in canonical form (RFC 8785): the served bytes are not the document's canonical bytes");
+    } else if (recomputed.result.agent !== options.agentId || recomputed.result.at !== toRfc3339(Date.parse(`${day}T00:00:00Z`) / 1000)) {
+      step = "inputs";
+      fail(`inputs: they are agent ${recomputed.result.agent}'s at ${recomputed.result.at}, not ${options.agentId}'s daily inputs of ${day}`);
+    } else if (canonicalJson(recomputedRest) !== canonicalJson(storedRest)) {
+      const differing = Object.keys({ ...storedRest, ...recomputedRest }).filter((k) => canonicalJson(storedRest[k] ?? null) !== canonicalJson(recomputedRest[k] ?? null));
+      fail(`score recomputed: total ${total}, the stored result has total ${stored.total}; they differ in ${differing.join(", ")}`);
+    } else ok(`score recomputed: total ${total} equals the stored result (method ${recomputed.result.method})`);
+
+    // 3. The digest: SHA-256 of the bytes, against every place the service publishes it.
+    step = "digest";
+    const digest = sha256Hex(bytes);
+    score.sha256 = digest;
+    const proof = await getJson<ProofJson>(`/v1/scores/${found.id}/proof`);
+    score.root = proof.root;
+    const published: Array<[string, string | null | undefined]> = [
+      ["the X-Vrai-Sha256 header", headerDigest],
+      ["the stored score's sha256", stored.sha256],
+      ["the stored result's sha256", storedDigest as string | undefined],
+      ["the Merkle leaf's sha256", proof.leafValues?.[3]?.replace(/^0x/, "")],
+    ];
+    const differing = published.filter(([, value]) => value !== digest);
+    if (differing.length === 0) ok(`digest sha256 ${digest} matches the X-Vrai-Sha256 header, the stored score and its Merkle leaf`);
+    else if (differing.length === published.length && new Set(published.map(([, v]) => v)).size === 1) {
+      fail(`inputs altered: the served inputs hash to ${digest}, the published digest is ${published[0][1]}`);
+    } else for (const [where, value] of differing) fail(`digest: ${where} is ${value ?? "missing"}, the inputs hash to ${digest}`);
+
+    // 4. The Merkle proof: from the leaf of this score's own values to the root.
+    step = "merkle";
+    const expectedValues: ScoreLeafValues = [options.agentId, day, recomputed.result.method, `0x${digest}`];
+    const leaf = scoreLeafHash(expectedValues);
+    if (canonicalJson(proof.leafValues) !== canonicalJson(expectedValues)) {
+      fail(`Merkle leaf: the proof's leaf values ${JSON.stringify(proof.leafValues)} are not this score's ${JSON.stringify(expectedValues)}`);
+    } else if (proof.leaf !== leaf) fail(`Merkle leaf: the served leaf ${proof.leaf} is not the hash of its values (${leaf})`);
+    let reached: Hex;
+    try {
+      reached = processScoreProof(leaf, proof.proof);
+    } catch (error) {
+      throw stop(`Merkle proof: malformed: ${(error as Error).message}`);
+    }
+    const proofLeadsToRoot = reached === proof.root;
+    if (proofLeadsToRoot) ok(`Merkle proof leads to root ${proof.root} (${proof.proof.length} element${proof.proof.length === 1 ? "" : "s"})`);
+
+    // 5. The root on chain: anchored as a batch root, by the transaction the API names.
+    step = "anchor";
+    const contract = options.contract ?? proof.anchor?.contract;
+    if (proof.anchor && options.contract && getAddress(proof.anchor.contract) !== options.contract) {
+      fail(`anchor contract: the API names ${proof.anchor.contract}, the expected AnchorRegistry is ${options.contract}`);
+    }
+    if (!contract) throw stop(`root ${proof.root} is not anchored yet: the API reports no anchoring transaction (give --contract or --deployment to look on chain)`);
+    const client = createPublicClient({ transport: http(options.rpcUrl, { retryCount: 0 }) });
+    const anchorsOf = (root: Hex) =>
+      Promise.all(ROLES.map((role) => client.readContract({ address: contract, abi: anchorRegistryAbi, functionName: "anchorOf", args: [root, role] })));
+    let chainId: number;
+    try {
+      chainId = await client.getChainId();
+    } catch (error) {
+      throw stop(`chain RPC unreachable at ${options.rpcUrl}: ${(error as Error).message.split("\n")[0]}`);
+    }
+    if ((await client.getCode({ address: contract })) === undefined) throw stop(`no contract at ${contract} on chain ${chainId} (${options.rpcUrl})`);
+    if (!proofLeadsToRoot) {
+      // Which was altered: an intact proof leads to the day's real root, anchored on chain.
+      step = "merkle";
+      if ((await anchorsOf(reached)).some((a) => a.isRoot)) fail(`root altered: the proof leads to ${reached}, anchored on chain, but the API gives root ${proof.root}`);
+      else fail(`Merkle proof altered: it leads to ${reached}, not to the root ${proof.root}`);
+      step = "anchor";
+    }
+    if (proof.anchor && proof.anchor.chainId !== chainId) fail(`anchor chain: the API says chain ${proof.anchor.chainId}, the RPC serves chain ${chainId}`);
+    const anchors = await anchorsOf(proof.root);
+    if (anchors.every((a) => a.submitter === ZERO_ADDRESS)) throw stop(`root ${proof.root} is not anchored on chain (AnchorRegistry ${contract}, chain ${chainId})`);
+    if (!anchors.some((a) => a.isRoot)) throw stop(`root ${proof.root} is anchored as a single digest, not as a batch root`);
+    if (proofLeadsToRoot && !(await client.readContract({ address: contract, abi: anchorRegistryAbi, functionName: "verify", args: [proof.root, leaf, proof.proof] }))) {
+      fail(`AnchorRegistry.verify(root, leaf, proof) returned false`);
+    }
+    if (!proof.anchor) throw stop(`root ${proof.root} is anchored on chain but the API reports no anchoring transaction`);
+    const receipt = await client.getTransactionReceipt({ hash: proof.anchor.txHash }).catch(() => null);
+    const event = receipt ? rootAnchoredLogs(contract, receipt.logs).find((e) => e.root === proof.root) : undefined;
+    if (!receipt || receipt.status !== "success" || !event) {
+      throw stop(`anchoring transaction ${proof.anchor.txHash} is not a mined RootAnchored(${proof.root}) of ${contract}`);
+    }
+    if (Number(receipt.blockNumber) !== proof.anchor.blockNumber) fail(`anchor block: the API says ${proof.anchor.blockNumber}, the transaction is in block ${receipt.blockNumber}`);
+    if (event.kind !== SCORE_DAY_KIND) fail(`anchor kind: ${event.kind} is not bytes32("vrai-score-day")`);
+    // The transaction's event names which of the root's anchors it wrote.
+    const anchor = anchors[event.role];
+    if (!anchor?.isRoot) throw stop(`anchoring transaction ${proof.anchor.txHash} emitted RootAnchored for role ${event.role}, but the root has no batch anchor of that role`);
+    if (result.checks.every((c) => c.ok)) {
+      result.anchor = {
+        contract: getAddress(contract), chainId, txHash: proof.anchor.txHash, blockNumber: Number(receipt.blockNumber), anchoredAt: toRfc3339(Number(anchor.anchoredAt)),
+        role: event.role === 0 ? "anchorer" : "verifier", submitter: anchor.submitter, leafCount: Number(event.leafCount),
+      };
+      ok(
+        `root anchored on chain at block ${receipt.blockNumber} (${result.anchor.anchoredAt}) by ${ROLE_NAMES[event.role]} ${anchor.submitter}, ` +
+          `${event.leafCount} scores, tx ${proof.anchor.txHash}`,
+      );
+    }
+  } catch (error) {
+    if (!(error instanceof StepFailed)) fail(`unexpected failure: ${(error as Error).message.split("\n")[0]}`);
+  }
+  result.verified = result.checks.every((c) => c.ok);
+  return result;
+}
