@@ -40,6 +40,23 @@ describe("a declared route", () => {
     }
   });
 
+  it("refuses NUL and lone surrogates in every part it declares, headers it does not read aside (issue 15)", async () => {
+    const problem = "must not contain NUL, unpaired surrogates or U+FFFD (invalid UTF-8)";
+    const good = { params: { id: "abc" }, query: { n: "3" }, headers: { "x-kind": "a" }, body: { name: "x" } };
+    const failures: Array<[Partial<RequestParts>, string]> = [
+      [{ ...good, params: { id: "ab\u0000" } }, "path.id"],
+      [{ ...good, query: { n: "3", other: ["x", "\ud800"] } }, "query.other.1"],
+      [{ ...good, headers: { "x-kind": "a\u0000" } }, "header.x-kind"],
+      [{ ...good, body: { name: "x\udc00" } }, "body.name"],
+    ];
+    for (const [given, field] of failures) {
+      const error = await route.respond(parts(given)).then(() => null, (e: { message: string; status: number; code: string }) => e);
+      expect(error, field).to.include({ status: 400, code: "invalid_request", message: `${field}: ${problem}` });
+    }
+    const undeclared = await route.respond(parts({ ...good, headers: { "x-kind": "a", "x-other": "\u0000" } }));
+    expect(undeclared.status).to.equal(201);
+  });
+
   it("is described in the OpenAPI document by the same schemas: parameters, body, responses and security", () => {
     const document = openApiDocument([route], { version: "9.9.9" });
     const operation = z.object({

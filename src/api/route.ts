@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { BaseError } from "../errors";
 import { ID_PATTERN } from "../service/secrets";
+import { textProblem } from "./well-formed";
 
 /** Who may call a route. */
 export type Auth = "none" | "owner" | "agent" | "operator";
@@ -132,9 +133,28 @@ export function parseWith<T extends z.ZodType>(schema: T, value: unknown, where:
   return parsed.data;
 }
 
+/**
+ * Parses a declared part, after checking every string in it is storable text (`well-formed.ts`):
+ * here, once, so that no route can forget it.
+ */
 function parsePart<S>(schema: S | undefined, value: unknown, where: string): PartOf<S>;
 function parsePart(schema: z.ZodType | undefined, value: unknown, where: string): unknown {
-  return schema === undefined ? undefined : parseWith(schema, value, where);
+  if (schema === undefined) return undefined;
+  const problem = textProblem(value, where);
+  if (problem !== null) throw new RequestValidationError(problem);
+  return parseWith(schema, value, where);
+}
+
+/** The headers a route declares, the only ones it reads (and so the only ones checked). */
+function declaredHeaders(schema: z.ZodObject | undefined): (headers: unknown) => unknown {
+  if (schema === undefined) return () => undefined;
+  const names = Object.keys(schema.shape);
+  return (headers) => {
+    const picked: Record<string, unknown> = {};
+    if (typeof headers !== "object" || headers === null) return picked;
+    for (const name of names) if (Reflect.has(headers, name)) picked[name] = Reflect.get(headers, name);
+    return picked;
+  };
 }
 
 function authContext<A extends Auth>(auth: A, parts: RequestParts): AuthOf<A>;
@@ -164,6 +184,7 @@ export function defineRoute<
   B extends z.ZodType | undefined = undefined,
   const RS extends Responses = Responses,
 >(declaration: RouteDeclaration<A, P, Q, H, B, RS>): { handle(handler: Handler<A, P, Q, H, B, RS>): Route } {
+  const headersOf = declaredHeaders(declaration.headers);
   return {
     handle: (handler) => ({
       ...declaration,
@@ -173,7 +194,7 @@ export function defineRoute<
         handler({
           params: parsePart<P>(declaration.params, parts.params, "path"),
           query: parsePart<Q>(declaration.query, parts.query, "query"),
-          headers: parsePart<H>(declaration.headers, parts.headers, "header"),
+          headers: parsePart<H>(declaration.headers, headersOf(parts.headers), "header"),
           // A route that reads a body and was sent none validates it as `{}`.
           body: parsePart<B>(declaration.body, parts.body ?? {}, "body"),
           ...authContext<A>(declaration.auth, parts),

@@ -9,13 +9,11 @@ import type { Operator } from "../service/operator";
 import type { OutageRow, ScoreRow, ScoreSummary } from "../service/ports";
 import type { Reads } from "../service/reads";
 import { defineRoute, errorResponse as e, errorSchema, idSchema, JsonText, type Route } from "./route";
+import { daySchema, instantSchema } from "./schemas";
 
-const rfc3339 = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/, "expected YYYY-MM-DDTHH:MM:SSZ");
-const dayString = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "expected YYYY-MM-DD");
 const idParams = z.object({ id: idSchema });
 const scoreIdParams = z.object({ id: z.coerce.number().int().positive() });
 const reason = z.string().trim().min(1).max(500);
-const seconds = (s: string): number => Math.floor(Date.parse(s) / 1000);
 
 const claimResponse = z.object({ agentId: z.string(), ownerId: z.string(), agentKey: z.string(), claimId: z.number(), claimedAt: z.string() });
 const checkinResponse = z.object({
@@ -167,7 +165,7 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
     defineRoute({
       method: "get", path: "/v1/agents/:id/scores", tag: "scores", auth: "none",
       summary: "The daily score history of an agent between two days (default: the last 90 days).",
-      params: idParams, query: z.object({ from: dayString.optional(), to: dayString.optional() }),
+      params: idParams, query: z.object({ from: daySchema.optional(), to: daySchema.optional() }),
       responses: { 200: { description: "ok" }, 404: e("no such agent") },
     }).handle(async ({ params, query }) => {
       const { from, to, scores } = await reads.dailyScores(params.id, query);
@@ -209,21 +207,21 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
     defineRoute({
       method: "post", path: "/v1/operator/outages", tag: "operator", auth: "operator",
       summary: "Declare an outage window (V4.1): while it lasts, or after it ended when it started at most 48 h ago.",
-      body: z.object({ start: rfc3339, end: rfc3339.nullable().optional(), reason }).strict(),
+      body: z.object({ start: instantSchema, end: instantSchema.nullable().optional(), reason }).strict(),
       responses: { 201: { description: "declared", schema: outageResponse }, 400: e("rejected declaration"), 401: e("not the operator") },
     }).handle(async ({ body, operatorName }) => {
-      const outage = await operator.declareOutage({ start: seconds(body.start), end: body.end ? seconds(body.end) : null, reason: body.reason }, operatorName);
+      const outage = await operator.declareOutage({ start: body.start, end: body.end ?? null, reason: body.reason }, operatorName);
       return { status: 201, body: outageJson(outage) };
     }),
     defineRoute({
       method: "post", path: "/v1/operator/outages/:id/close", tag: "operator", auth: "operator",
       summary: "Close an open outage window by setting its end (V4.1), never before its start. An end before the window's declared_at is judged as a declaration after it ended: rejected when it started more than 48 h before declared_at.",
-      params: idParams, body: z.object({ end: rfc3339 }).strict(),
+      params: idParams, body: z.object({ end: instantSchema }).strict(),
       responses: {
         200: { description: "closed", schema: outageResponse }, 400: e("rejected close (V4.1): an end before the start, or a late end of a window that started more than 48 h before declared_at"),
         404: e("no such window"), 409: e("already closed"),
       },
-    }).handle(async ({ params, body, operatorName }) => ({ status: 200, body: outageJson(await operator.closeOutage(params.id, seconds(body.end), operatorName)) })),
+    }).handle(async ({ params, body, operatorName }) => ({ status: 200, body: outageJson(await operator.closeOutage(params.id, body.end, operatorName)) })),
     defineRoute({
       method: "post", path: "/v1/operator/penalties", tag: "operator", auth: "operator",
       summary: "Add a penalty (V7): code, 10-50 points, 30-180 days, and why. Recomputes the score at once.",

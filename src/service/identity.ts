@@ -21,6 +21,18 @@ export function checkProofAgent(kind: ProofKind, agentId: string | null): void {
   }
 }
 
+type BindingInput = Pick<ProofRow, "binding" | "subject" | "agentId" | "ownerId">;
+
+/** The 409 of a proof whose subject is already bound, by this agent (or owner, for an owner-level proof) or another. */
+const bindingConflict = (input: BindingInput, by: "this" | "another") =>
+  new ConflictError("proof_bound_to_another_agent", `${input.subject} is already proven by ${by} ${input.agentId === null ? "owner" : "agent"}`);
+
+/** V6: a subject is bound to one agent at a time; while a proof holds the binding, another is refused. */
+async function refuseHeldBinding(tx: StoreTx, input: BindingInput): Promise<void> {
+  const holder = input.binding === null ? null : await tx.findActiveBinding(input.binding);
+  if (holder) throw bindingConflict(input, holder.agentId === input.agentId && holder.ownerId === input.ownerId ? "this" : "another");
+}
+
 /** A proof that passed its check, ready to be recorded (V6). */
 export type VerifiedProofInput = Pick<ProofRow, "id" | "kind" | "ownerId" | "agentId" | "subject" | "binding" | "evidence">;
 
@@ -58,18 +70,18 @@ export function createIdentity(deps: { store: Store; clock: Clock; onChanged: (t
         }
       }
       if (await tx.getProof(input.id)) throw new ConflictError("proof_exists", `proof ${input.id} already exists`);
-      if (input.binding !== null) {
-        const holder = await tx.findActiveBinding(input.binding);
-        if (holder) {
-          throw new ConflictError("proof_bound_to_another_agent", `${input.subject} is already proven by ${holder.agentId === input.agentId ? "this" : "another"} agent`);
-        }
-      }
+      await refuseHeldBinding(tx, input);
       const at = clock.now();
       if (options.challengeId !== undefined && !(await tx.useChallenge(options.challengeId, at))) {
         throw new ConflictError("proof_challenge_used", `challenge ${options.challengeId} was already used`);
       }
       const proof: ProofRow = { ...input, kind, verifiedAt: at, lastCheckedAt: at, consecutiveFailures: 0, removedAt: null, removedReason: null };
-      await tx.insertProof(proof);
+      if (!(await tx.insertProof(proof))) {
+        // Another submission bound the subject first and committed while this one waited for it:
+        // the same 409 as had it come later (nothing is written; the challenge's use rolls back).
+        await refuseHeldBinding(tx, input);
+        throw bindingConflict(input, "another");
+      }
       for (const agentId of await agentsCountedBy(tx, proof)) await deps.onChanged(tx, agentId, at);
       return proof;
     });

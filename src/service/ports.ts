@@ -133,7 +133,11 @@ export type StoreTx = {
   /** Marks the challenge used; false when it was already used (single use). */
   useChallenge(id: string, at: number): Promise<boolean>;
   getChallenge(id: string): Promise<ChallengeRow | null>;
-  insertProof(proof: ProofRow): Promise<void>;
+  /**
+   * Records a proof; false, recording nothing, when an active proof already holds its binding
+   * (one that another transaction committed first included: V6 binds a subject once).
+   */
+  insertProof(proof: ProofRow): Promise<boolean>;
   getProof(id: string): Promise<ProofRow | null>;
   /** The active proof holding `binding`, if any. */
   findActiveBinding(binding: string): Promise<ProofRow | null>;

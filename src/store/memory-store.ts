@@ -124,7 +124,11 @@ export function createMemoryStore(): Store {
       return true;
     },
     getChallenge: async (id) => copy(challenges.get(id)),
-    insertProof: async (p) => void proofs.set(p.id, { ...p }),
+    async insertProof(p) {
+      if (p.binding !== null && [...proofs.values()].some((held) => held.binding === p.binding && held.removedAt === null)) return false;
+      proofs.set(p.id, { ...p });
+      return true;
+    },
     getProof: async (id) => copy(proofs.get(id)),
     findActiveBinding: async (binding) => copy([...proofs.values()].find((p) => p.binding === binding && p.removedAt === null)),
     proofsForAgentAt: async (agentId, ownerId, at) =>

@@ -264,12 +264,17 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
       useChallenge: async (id, at) =>
         (await q.query("UPDATE proof_challenges SET used_at = $2 WHERE id = $1 AND used_at IS NULL", [id, at])).rowCount === 1,
       getChallenge: (id) => one("SELECT * FROM proof_challenges WHERE id = $1", [id], challengeFrom),
+      // The arbiter is proofs_active_binding_idx: a proof whose binding another transaction holds (or
+      // is committing) is not written, and the statement waits for that transaction rather than
+      // failing with a unique violation. Any other conflict (an id) still fails.
       async insertProof(p: ProofRow) {
-        await q.query(
+        const { rowCount } = await q.query(
           `INSERT INTO proofs (id, kind, owner_id, agent_id, subject, binding, evidence, verified_at, last_checked_at, consecutive_failures)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+           ON CONFLICT (binding) WHERE removed_at IS NULL AND binding IS NOT NULL DO NOTHING`,
           [p.id, p.kind, p.ownerId, p.agentId, p.subject, p.binding, JSON.stringify(p.evidence), p.verifiedAt, p.lastCheckedAt, p.consecutiveFailures],
         );
+        return rowCount === 1;
       },
       getProof: (id) => one("SELECT * FROM proofs WHERE id = $1", [id], proofFrom),
       findActiveBinding: (binding) =>
