@@ -140,6 +140,28 @@ describe('domain proofs (V6)', () => {
   });
 
   describe('domain names', () => {
+    // Issue #15, finding 2: on main these four passed and the URL parser read them as 127.0.0.1 / 127.1.0.1.
+    for (const spelling of ['127.0.0.0x1', '0x7f.0.0.0x1', '127.1.0x1', '0177.0.0.0x1']) {
+      it(`refuses ${spelling}, an IPv4 address to the URL parser (proof_domain_invalid, 400)`, () => {
+        const error = expectThrowsProofError(() => normalizeDomain(spelling), 'proof_domain_invalid', 400);
+        expect(error.message).to.include('IP addresses are not domains');
+      });
+    }
+
+    it('refuses IP literals in every other spelling: decimal, hex and octal integers, IPv6 bracketed or not, mapped, with zones, trailing dots (proof_domain_invalid, 400)', () => {
+      for (const spelling of ['2130706433', '0x7f000001', '017700000001', '0x7f.1', '127.0.0.1.', '127.0.0.0x1.', '[::1]', '::1', '::ffff:127.0.0.1', '[::ffff:127.0.0.1]', 'fe80::1%eth0', '[fe80::1%25eth0]', '10.0.0.1', '169.254.169.254']) {
+        expectThrowsProofError(() => normalizeDomain(spelling), 'proof_domain_invalid', 400);
+      }
+    });
+
+    it('refuses a last label that is not a top-level domain: digits or hex in it (proof_domain_invalid, 400)', () => {
+      for (const spelling of ['a.0x1', 'example.c0m', 'example.123abc', 'example.x']) {
+        const error = expectThrowsProofError(() => normalizeDomain(spelling), 'proof_domain_invalid', 400);
+        expect(error.message, spelling).to.include('top-level domain');
+      }
+      expect(normalizeDomain('example.xn--p1ai')).to.equal('example.xn--p1ai');
+    });
+
     it('rejects IPs, ports, localhost and bad syntax (proof_domain_invalid, 400)', async () => {
       for (const bad of ['127.0.0.1', '[::1]', 'example.com:8443', 'localhost', 'api.localhost', 'com', 'ex_ample.com', '-a.com', 'a-.com', 'a..com', 'exa mple.com', 'https://example.com', 'example.com/path', 'ex\u00e4mple.com', `${'a'.repeat(64)}.com`, `${'a.'.repeat(127)}com`, '']) {
         expectThrowsProofError(() => normalizeDomain(bad), 'proof_domain_invalid', 400);
