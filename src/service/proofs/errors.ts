@@ -35,6 +35,11 @@ export const PROOF_ERROR_STATUS = {
   proof_dns_record_not_found: 422,
   /** `/.well-known/vrai.json` is missing, not JSON of the documented shape, or too large. */
   proof_well_known_invalid: 422,
+  /**
+   * The source's host is, or resolves to, an address that is not public (loopback, private,
+   * link-local, CGNAT, ...): nothing was connected to (outbound.ts).
+   */
+  proof_forbidden_address: 422,
   /** A response of a source broke the shape or host rules (e.g. a `raw_url` off the raw host). */
   proof_source_invalid: 422,
   /** No chain client is configured for the chain id of the evidence. */

@@ -10,8 +10,10 @@ import { toRfc3339 } from '../../method';
 import { realSleep } from '../../retry';
 import { isExpired, type Challenge } from './challenge';
 import { DEFAULT_RETRY_POLICY, proofError, ProofSourceUnreachableError } from './errors';
+import { createOutboundFetch, resolveWithSystemDns } from './outbound';
 import { formatErc8004Subject, parseErc8004Subject, type ProofKind } from './subjects';
 import {
+  DEFAULT_HTTP_TIMEOUT_MS,
   EVIDENCE_SCHEMAS,
   type KindVerifier,
   type ProofVerifierDeps,
@@ -44,19 +46,24 @@ export type ProofVerifier = {
  * const { binding, proof } = await verifier.verify(challenge, { domain: 'example.com' });
  */
 export function createProofVerifier(deps: ProofVerifierDeps): ProofVerifier {
+  const httpTimeoutMs = deps.httpTimeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
   const resolved: ResolvedDeps = {
     now: deps.now,
     githubApiBaseUrl: deps.githubApiBaseUrl ?? 'https://api.github.com',
     githubRawBaseUrl: deps.githubRawBaseUrl ?? 'https://gist.githubusercontent.com/',
     githubToken: deps.githubToken,
-    fetch: deps.fetch ?? ((input, init) => fetch(input, init)),
+    fetch: createOutboundFetch({
+      resolve: deps.resolveAddresses ?? resolveWithSystemDns,
+      connectTimeoutMs: httpTimeoutMs,
+      allowLoopbackLiteralsForTests: deps.allowLoopbackLiteralsForTests,
+    }),
     resolveTxt: deps.resolveTxt ?? ((hostname) => dns.resolveTxt(hostname)),
     wellKnownUrl: deps.wellKnownUrl ?? defaultWellKnownUrl,
     publicClientFor: deps.publicClientFor ?? (() => undefined),
     walletChainId: deps.walletChainId,
     sleep: deps.sleep ?? realSleep,
     retry: deps.retry ?? DEFAULT_RETRY_POLICY,
-    httpTimeoutMs: deps.httpTimeoutMs ?? 10_000,
+    httpTimeoutMs,
   };
   // Each entry takes the evidence and proof of its own kind; the dispatch below pairs them by `kind`.
   const kinds: { [K in ProofKind]: KindVerifier<any, Extract<VerifiedProof, { kind: K }>> } = {

@@ -29,6 +29,8 @@ describe('domain proofs (V6)', () => {
       now: () => NOW + 60,
       resolveTxt: (name) => resolver.resolveTxt(name),
       wellKnownUrl: (domain) => `${web.url}/${domain}/.well-known/vrai.json`,
+      // The test server listens on 127.0.0.1 (test traffic stays on loopback).
+      allowLoopbackLiteralsForTests: true,
       sleep,
       retry: { tries: 3, baseDelayMs: 10 },
       httpTimeoutMs: 500,
@@ -136,6 +138,41 @@ describe('domain proofs (V6)', () => {
       const outcome = await verifier({ httpTimeoutMs: 100 }).recheck({ kind: 'domain', subject: 'slow.example', domain: 'slow.example', via: 'well-known', token: 't' });
       expect(outcome).to.deep.include({ type: 'failed', reason: 'unreachable' });
       expect(web.requestsTo(path('slow.example'))).to.have.length(3);
+    });
+  });
+
+  describe('connections go to public addresses only (issue #15, finding 2)', () => {
+    /** A public-looking name resolving to 127.0.0.1, where the test server counts connections: a failed check would connect to it. */
+    const resolved: string[] = [];
+    const toLoopback: ProofVerifierDeps['resolveAddresses'] = async (hostname) => {
+      resolved.push(hostname);
+      return [{ address: '127.0.0.1', family: 4 }];
+    };
+    const filtered = () =>
+      verifier({
+        resolveAddresses: toLoopback,
+        wellKnownUrl: (domain) => `http://${domain}:${web.port}/${domain}/.well-known/vrai.json`,
+        allowLoopbackLiteralsForTests: false,
+      });
+
+    it('refuses a well-known file whose host resolves to 127.0.0.1 (proof_forbidden_address, 422), at once, connecting to nothing', async () => {
+      const challenge = challengeFor('domain', 'proof.example.com');
+      web.route('GET', '/proof.example.com/.well-known/vrai.json', { body: { vrai: [challenge.token] } });
+      const connections = web.connectionCount();
+      resolved.length = 0;
+      sleep.delays.length = 0;
+      const error = await expectProofError(filtered().verify(challenge, { domain: 'proof.example.com', method: 'well-known' }), 'proof_forbidden_address', 422);
+      expect(web.connectionCount()).to.equal(connections);
+      expect(resolved, 'resolved once: a refusal is final, not retried').to.deep.equal(['proof.example.com']);
+      expect(sleep.delays).to.deep.equal([]);
+      expect(error.message).to.include('proof.example.com').and.not.include('127.0.0.1');
+    });
+
+    it('counts a re-check whose host now resolves to 127.0.0.1 as a rejected check, connecting to nothing', async () => {
+      const connections = web.connectionCount();
+      const proof = { kind: 'domain' as const, subject: 'proof.example.com', domain: 'proof.example.com', via: 'well-known' as const, token: 't' };
+      expect(await filtered().recheck(proof)).to.deep.include({ type: 'failed', reason: 'rejected', code: 'proof_forbidden_address' });
+      expect(web.connectionCount()).to.equal(connections);
     });
   });
 
