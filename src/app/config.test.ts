@@ -18,6 +18,14 @@ describe("serve configuration", () => {
     }
   });
 
+  it("bounds each HTTP request of a proof check: 5 s by default, 100 ms to 30 s (issue #15)", () => {
+    expect(parseServeConfig({ OPERATOR_TOKEN }).PROOF_HTTP_TIMEOUT_MS).to.equal(5_000);
+    expect(parseServeConfig({ OPERATOR_TOKEN, PROOF_HTTP_TIMEOUT_MS: "1500" }).PROOF_HTTP_TIMEOUT_MS).to.equal(1_500);
+    for (const bad of ["0", "99", "30001", "soon"]) {
+      expect(() => parseServeConfig({ OPERATOR_TOKEN, PROOF_HTTP_TIMEOUT_MS: bad })).to.throw(/^invalid configuration: PROOF_HTTP_TIMEOUT_MS: /);
+    }
+  });
+
   it("names every bad variable in one line", () => {
     expect(() => parseServeConfig({ OPERATOR_TOKEN: "short", PORT: "70000" })).to.throw(/^invalid configuration: (?=.*OPERATOR_TOKEN: )(?=.*PORT: )[^\n]*$/);
   });

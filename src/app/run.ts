@@ -59,6 +59,7 @@ export async function startService(config: ServeConfig): Promise<RunningService>
     scoreCacheBytes: config.SCORE_CACHE_MB * 2 ** 20,
     proofSources: {
       githubApiBaseUrl: config.GITHUB_API_BASE_URL,
+      httpTimeoutMs: config.PROOF_HTTP_TIMEOUT_MS,
       walletChainId: chainId,
       publicClientFor: (id) => (id === chainId ? publicClient : undefined),
     },
