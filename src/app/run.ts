@@ -60,6 +60,7 @@ export async function startService(config: ServeConfig): Promise<RunningService>
     proofSources: {
       githubApiBaseUrl: config.GITHUB_API_BASE_URL,
       httpTimeoutMs: config.PROOF_HTTP_TIMEOUT_MS,
+      submissionTimeoutMs: config.PROOF_SUBMISSION_TIMEOUT_MS,
       walletChainId: chainId,
       publicClientFor: (id) => (id === chainId ? publicClient : undefined),
     },

@@ -86,12 +86,13 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = { tries: 3, baseDelayMs: 1_000 
  * The `retry` options of a proof check. V6: "A check that cannot reach its source is retried (3 tries,
  * backing off); if all fail, it counts as a failed check." Only `ProofSourceUnreachableError` is retried:
  * a definitive answer (404, content missing, bad signature) is final at the first try. After the last try
- * the unreachable error is thrown again with `attempts` set.
+ * the unreachable error is thrown again with `attempts` set. `signal` (a submission's deadline) ends the retries.
  * @example
  * const gist = await retry(() => fetchGist(id), unreachableRetry({ retry: DEFAULT_RETRY_POLICY, sleep: realSleep }));
  */
-export function unreachableRetry(deps: { retry: RetryPolicy; sleep: Sleep }): RetryOptions {
+export function unreachableRetry(deps: { retry: RetryPolicy; sleep: Sleep }, signal?: AbortSignal): RetryOptions {
   return {
+    signal,
     attempts: Math.floor(deps.retry.tries),
     baseDelayMs: deps.retry.baseDelayMs,
     retryable: (error) => error instanceof ProofSourceUnreachableError,

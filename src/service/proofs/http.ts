@@ -47,16 +47,27 @@ export type BoundedResponse = {
 export async function boundedGet(
   fetchImpl: Fetch,
   url: string,
-  options: { timeoutMs: number; maxBytes: number; headers?: Record<string, string>; redirect?: 'follow' | 'manual' | 'error' },
+  options: {
+    timeoutMs: number;
+    maxBytes: number;
+    headers?: Record<string, string>;
+    redirect?: 'follow' | 'manual' | 'error';
+    /** Ends the request early too (a submission's deadline). */
+    signal?: AbortSignal;
+  },
 ): Promise<BoundedResponse> {
-  const signal = AbortSignal.timeout(options.timeoutMs);
+  const timeout = AbortSignal.timeout(options.timeoutMs);
+  const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
   try {
     const response = await fetchImpl(url, { method: 'GET', headers: options.headers, redirect: options.redirect ?? 'follow', signal });
     const { text, cut } = await readBounded(response, options.maxBytes);
     return { status: response.status, headers: response.headers, text, cut };
   } catch (error) {
     if (error instanceof InvalidInputError) throw error;
-    const what = signal.aborted ? `timed out after ${options.timeoutMs} ms` : `failed: ${error instanceof Error ? error.message : String(error)}`;
+    const what =
+      timeout.aborted ? `timed out after ${options.timeoutMs} ms`
+      : signal.aborted ? 'stopped: the submission ran out of time'
+      : `failed: ${error instanceof Error ? error.message : String(error)}`;
     throw new ProofSourceUnreachableError(`GET ${url} ${what}`, { cause: error });
   }
 }

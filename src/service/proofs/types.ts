@@ -113,10 +113,18 @@ export type ProofVerifierDeps = {
   retry?: RetryPolicy;
   /** Whole HTTP request (connect, headers, body), per try; default `DEFAULT_HTTP_TIMEOUT_MS`. */
   httpTimeoutMs?: number;
+  /**
+   * The whole verification of a submitted proof, every try and wait included; default
+   * `DEFAULT_SUBMISSION_TIMEOUT_MS`. A source that has not answered by then is unreachable (503).
+   * Scheduled re-checks have no such deadline: they run in the background, `httpTimeoutMs` per try.
+   */
+  submissionTimeoutMs?: number;
 };
 
-/** Default `httpTimeoutMs`: 5 s per try. */
-export const DEFAULT_HTTP_TIMEOUT_MS = 5_000;
+/** Default `httpTimeoutMs`: 3 s per try. */
+export const DEFAULT_HTTP_TIMEOUT_MS = 3_000;
+/** Default `submissionTimeoutMs`: 6 s for all tries of a submission (issue #15: a submission cannot hold a request long). */
+export const DEFAULT_SUBMISSION_TIMEOUT_MS = 6_000;
 
 /** The dependencies with their defaults applied, as the kind verifiers see them (`fetch` built on the outbound policy). */
 export type ResolvedDeps = Required<Omit<ProofVerifierDeps, 'githubToken' | 'walletChainId' | 'resolveAddresses' | 'allowLoopbackLiteralsForTests'>> &
@@ -124,7 +132,8 @@ export type ResolvedDeps = Required<Omit<ProofVerifierDeps, 'githubToken' | 'wal
 
 /** One kind's verification and re-check; errors are thrown (InvalidInputError / ProofSourceUnreachableError). */
 export type KindVerifier<Evidence, Proof extends VerifiedProof> = {
-  verify(challenge: Challenge, evidence: Evidence): Promise<Proof>;
+  /** `deadline` aborts when the submission's time is up: the reads and the waits between tries stop. */
+  verify(challenge: Challenge, evidence: Evidence, deadline: AbortSignal): Promise<Proof>;
   /** Resolves when the proof still holds, or to `moved`; throws like `verify` otherwise. */
   recheck(proof: Proof): Promise<{ type: 'ok' } | { type: 'moved'; newOwner: Address }>;
 };

@@ -14,6 +14,7 @@ import { createOutboundFetch, resolveWithSystemDns } from './outbound';
 import { formatErc8004Subject, parseErc8004Subject, type ProofKind } from './subjects';
 import {
   DEFAULT_HTTP_TIMEOUT_MS,
+  DEFAULT_SUBMISSION_TIMEOUT_MS,
   EVIDENCE_SCHEMAS,
   type KindVerifier,
   type ProofVerifierDeps,
@@ -64,6 +65,7 @@ export function createProofVerifier(deps: ProofVerifierDeps): ProofVerifier {
     sleep: deps.sleep ?? realSleep,
     retry: deps.retry ?? DEFAULT_RETRY_POLICY,
     httpTimeoutMs,
+    submissionTimeoutMs: deps.submissionTimeoutMs ?? DEFAULT_SUBMISSION_TIMEOUT_MS,
   };
   // Each entry takes the evidence and proof of its own kind; the dispatch below pairs them by `kind`.
   const kinds: { [K in ProofKind]: KindVerifier<any, Extract<VerifiedProof, { kind: K }>> } = {
@@ -82,7 +84,17 @@ export function createProofVerifier(deps: ProofVerifierDeps): ProofVerifier {
       if (!parsed.success) {
         throw proofError('proof_evidence_invalid', `invalid ${challenge.kind} evidence: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`, parsed.error);
       }
-      const proof = await kinds[challenge.kind].verify(challenge, parsed.data);
+      const deadline = AbortSignal.timeout(resolved.submissionTimeoutMs);
+      let proof: VerifiedProof;
+      try {
+        proof = await kinds[challenge.kind].verify(challenge, parsed.data, deadline);
+      } catch (error) {
+        // The deadline ended a wait between tries: the source was unreachable in the time a submission has.
+        if (deadline.aborted && !(error instanceof BaseError)) {
+          throw new ProofSourceUnreachableError(`the ${challenge.kind} proof's source did not answer within ${resolved.submissionTimeoutMs} ms`, { cause: error });
+        }
+        throw error;
+      }
       return { type: 'verified', kind: proof.kind, binding: bindingOf(proof), proof };
     },
     async recheck(proof) {

@@ -133,6 +133,18 @@ describe('domain proofs (V6)', () => {
       await expectProofError(attempt(), 'proof_well_known_invalid', 422);
     });
 
+    it('ends a submission whose server never answers at the submission deadline: one request, no further try, a retryable 503', async () => {
+      const challenge = challengeFor('domain', 'hang.example');
+      web.route('GET', path('hang.example'), { hang: true });
+      sleep.delays.length = 0;
+      const attempt = verifier({ httpTimeoutMs: 60_000, submissionTimeoutMs: 200 }).verify(challenge, { domain: 'hang.example', method: 'well-known' });
+      const error = await expectProofError(attempt, 'proof_source_unreachable', 503);
+      expect(error.retryable).to.equal(true);
+      expect(error.message).to.include('200 ms');
+      expect(web.requestsTo(path('hang.example'))).to.have.length(1);
+      expect(sleep.delays).to.have.length.at.most(1);
+    });
+
     it('times out a server that never answers, 3 times, then reports unreachable', async () => {
       web.route('GET', path('slow.example'), { hang: true });
       const outcome = await verifier({ httpTimeoutMs: 100 }).recheck({ kind: 'domain', subject: 'slow.example', domain: 'slow.example', via: 'well-known', token: 't' });
