@@ -2,7 +2,8 @@
  * The identity-proof verifier (V6), pure of storage: `verify` checks a user's evidence against the
  * challenge the server issued; `recheck` is what the scheduler runs on a stored proof. Sources are
  * read for real (GitHub API, DNS, HTTPS, chain RPC); those that cannot be reached are retried
- * (3 tries, backing off) before counting as a failed check.
+ * (3 tries, backing off) before counting as a failed check. HTTP(S) goes to public addresses only
+ * (outbound.ts, issue #15), and a submission's checks end at `submissionTimeoutMs`.
  */
 import { promises as dns } from 'node:dns';
 import { BaseError, InvalidInputError } from '../../errors';

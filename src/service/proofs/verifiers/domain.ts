@@ -5,7 +5,8 @@
  *   token, e.g. `_vrai.example.com. 300 IN TXT "vrai-proof:v1:domain:example.com:3f2a…"`;
  * - HTTPS: `https://<domain>/.well-known/vrai.json`, answered 200 directly (redirects are not
  *   followed) with at most 64 KiB of JSON `{ "vrai": ["<token>", …] }`: an array of token strings,
- *   so several challenges (e.g. of a new owner) can be listed at once.
+ *   so several challenges (e.g. of a new owner) can be listed at once. It is read only when every
+ *   address of the domain is public (outbound.ts): otherwise `proof_forbidden_address`, unconnected.
  */
 import { promises as dns } from 'node:dns';
 import { retry } from '../../../retry';
