@@ -128,9 +128,10 @@ describe("no input reaches a 5xx: random requests to every route and page on pgl
     testDb = await createTestPgliteDb();
     server = await startApiServer({
       db: testDb.db, operatorToken: OPERATOR_TOKEN, clock: createManualClock(T0), logger: pino({ level: "silent" }), rateLimit: { perMinute: 1_000_000, burst: 100_000 },
-      // No request leaves this machine: every proof source answers from here, and says "not found".
+      // No request leaves this machine: every name resolves to loopback, which the outbound filter
+      // refuses before any connection (a 422), and DNS TXT lookups find nothing.
       proofSources: {
-        fetch: async () => new Response("not found", { status: 404 }), resolveTxt: async () => [], sleep: async () => undefined, retry: { tries: 1, baseDelayMs: 1 },
+        resolveAddresses: async () => [{ address: "127.0.0.1", family: 4 }], resolveTxt: async () => [], sleep: async () => undefined, retry: { tries: 1, baseDelayMs: 1 },
       },
     });
     const post = async (path: string, token: string | undefined, body: unknown) => {

@@ -44,8 +44,8 @@ export function proofRoutes(deps: { proofs: ProofChecks; identity: Identity; rea
       body: z.object({ challengeId: z.string().min(1).max(64), evidence: z.record(z.string(), z.unknown()) }).strict(),
       responses: {
         201: { description: "verified and recorded" }, 400: e("invalid evidence"), 404: e("no such challenge"),
-        409: e("challenge already used, or the domain / ERC-8004 identity is held by another agent"), 422: e("the evidence does not prove the subject"),
-        503: e("the proof's source could not be reached"),
+        409: e("challenge already used, or the domain / ERC-8004 identity is held by another agent"), 422: e("the evidence does not prove the subject, or its source is not at a public address (proof_forbidden_address: nothing was connected to)"),
+        503: e("the proof's source could not be reached, or not within the submission's time (PROOF_SUBMISSION_TIMEOUT_MS)"),
       },
     }).handle(async ({ ownerId, body }) => ({ status: 201, body: proofJson(await proofs.submitProof(ownerId, body.challengeId, body.evidence)) })),
     defineRoute({

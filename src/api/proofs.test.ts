@@ -3,6 +3,7 @@ import { expect } from "chai";
 import pino from "pino";
 import { privateKeyToAccount } from "viem/accounts";
 import { createManualClock } from "../service/clock";
+import { apiClient } from "../test-helpers/api-client";
 import { TEST_STORES, type TestDb } from "../test-helpers/db";
 import { startDnsServer, type TestDnsServer } from "../test-helpers/dns-server";
 import { startApiServer, type ApiServer } from "../app/server";
@@ -19,19 +20,7 @@ for (const { name, create } of TEST_STORES) {
     let dns: TestDnsServer;
     const clock = createManualClock(T0);
 
-    async function call(method: string, path: string, token?: string, body?: unknown) {
-      const res = await fetch(server.url + path, {
-        method,
-        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: res.status, json: (await res.json()) as any };
-    }
-    async function ownerWithAgent() {
-      const owner = (await call("POST", "/v1/owners", undefined, {})).json;
-      const agent = (await call("POST", "/v1/agents", owner.token, {})).json;
-      return { owner, agent };
-    }
+    const { call, ownerWithAgent } = apiClient(() => server.url);
     const total = async (agentId: string) => (await call("GET", `/v1/agents/${agentId}/score`)).json.total as number;
 
     before(async () => {

@@ -43,6 +43,16 @@ describe("serve configuration", () => {
     for (const variable of Object.keys(serveConfigSchema.shape)) expect(listed.has(variable), variable).to.equal(true);
   });
 
+  it("bounds each HTTP request of a proof check (3 s by default, 100 ms to 30 s) and a submission's check (6 s) (issue #15)", () => {
+    expect(parseServeConfig({ OPERATOR_TOKEN })).to.include({ PROOF_HTTP_TIMEOUT_MS: 3_000, PROOF_SUBMISSION_TIMEOUT_MS: 6_000 });
+    expect(parseServeConfig({ OPERATOR_TOKEN, PROOF_SUBMISSION_TIMEOUT_MS: "60000" }).PROOF_SUBMISSION_TIMEOUT_MS).to.equal(60_000);
+    expect(() => parseServeConfig({ OPERATOR_TOKEN, PROOF_SUBMISSION_TIMEOUT_MS: "60001" })).to.throw(/^invalid configuration: PROOF_SUBMISSION_TIMEOUT_MS: /);
+    expect(parseServeConfig({ OPERATOR_TOKEN, PROOF_HTTP_TIMEOUT_MS: "1500" }).PROOF_HTTP_TIMEOUT_MS).to.equal(1_500);
+    for (const bad of ["0", "99", "30001", "soon"]) {
+      expect(() => parseServeConfig({ OPERATOR_TOKEN, PROOF_HTTP_TIMEOUT_MS: bad })).to.throw(/^invalid configuration: PROOF_HTTP_TIMEOUT_MS: /);
+    }
+  });
+
   it("names every bad variable in one line", () => {
     expect(() => parseServeConfig({ OPERATOR_TOKEN: "short", PORT: "70000" })).to.throw(/^invalid configuration: (?=.*OPERATOR_TOKEN: )(?=.*PORT: )[^\n]*$/);
   });

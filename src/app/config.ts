@@ -40,6 +40,10 @@ export const serveConfigSchema = z.object({
   OPERATOR_TOKEN: z.string().min(24, "must be at least 24 characters (it guards penalties and outages)"),
   LOG_LEVEL: logLevel,
   GITHUB_API_BASE_URL: z.url().default("https://api.github.com"),
+  /** Whole HTTP request of a proof check (connect, headers, body), per try (V6: 3 tries); issue #15 bounds it. */
+  PROOF_HTTP_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(3_000),
+  /** All the tries of a submitted proof's check together; past it the submission answers 503 (re-checks have no such bound). */
+  PROOF_SUBMISSION_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(6_000),
   /** JSON-RPC of the chain where ERC-8004 identities and ERC-1271 wallets are checked (V6); unset: those proofs are refused. */
   RPC_URL: z.url().optional(),
   /** deployments/<network>.json of the chain at RPC_URL: with it, the chain indexer runs beside the API. */

@@ -69,6 +69,8 @@ export async function startService(config: ServeConfig, options: { logger?: Logg
     scoreCacheBytes: config.SCORE_CACHE_MB * 2 ** 20,
     proofSources: {
       githubApiBaseUrl: config.GITHUB_API_BASE_URL,
+      httpTimeoutMs: config.PROOF_HTTP_TIMEOUT_MS,
+      submissionTimeoutMs: config.PROOF_SUBMISSION_TIMEOUT_MS,
       walletChainId: chainId,
       publicClientFor: (id) => (id === chainId ? publicClient : undefined),
     },

@@ -31,6 +31,8 @@ export type TestHttpServer = {
   requests: RecordedRequest[];
   /** Requests to `path` (any method). */
   requestsTo(path: string): RecordedRequest[];
+  /** TCP connections accepted so far (whatever came over them: HTTP, a TLS hello, nothing). */
+  connectionCount(): number;
   close(): Promise<void>;
 };
 
@@ -61,6 +63,9 @@ export async function startHttpServer(): Promise<TestHttpServer> {
     res.end(payload);
   });
 
+  let connections = 0;
+  server.on('connection', () => void connections++);
+
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 
@@ -70,6 +75,7 @@ export async function startHttpServer(): Promise<TestHttpServer> {
     route: (method, path, route) => void routes.set(`${method.toUpperCase()} ${path}`, route),
     requests,
     requestsTo: (path) => requests.filter((r) => r.path === path),
+    connectionCount: () => connections,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.closeAllConnections();

@@ -35,6 +35,11 @@ export const PROOF_ERROR_STATUS = {
   proof_dns_record_not_found: 422,
   /** `/.well-known/vrai.json` is missing, not JSON of the documented shape, or too large. */
   proof_well_known_invalid: 422,
+  /**
+   * The source's host is, or resolves to, an address that is not public (loopback, private,
+   * link-local, CGNAT, ...): nothing was connected to (outbound.ts).
+   */
+  proof_forbidden_address: 422,
   /** A response of a source broke the shape or host rules (e.g. a `raw_url` off the raw host). */
   proof_source_invalid: 422,
   /** No chain client is configured for the chain id of the evidence. */
@@ -81,12 +86,13 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = { tries: 3, baseDelayMs: 1_000 
  * The `retry` options of a proof check. V6: "A check that cannot reach its source is retried (3 tries,
  * backing off); if all fail, it counts as a failed check." Only `ProofSourceUnreachableError` is retried:
  * a definitive answer (404, content missing, bad signature) is final at the first try. After the last try
- * the unreachable error is thrown again with `attempts` set.
+ * the unreachable error is thrown again with `attempts` set. `signal` (a submission's deadline) ends the retries.
  * @example
  * const gist = await retry(() => fetchGist(id), unreachableRetry({ retry: DEFAULT_RETRY_POLICY, sleep: realSleep }));
  */
-export function unreachableRetry(deps: { retry: RetryPolicy; sleep: Sleep }): RetryOptions {
+export function unreachableRetry(deps: { retry: RetryPolicy; sleep: Sleep }, signal?: AbortSignal): RetryOptions {
   return {
+    signal,
     attempts: Math.floor(deps.retry.tries),
     baseDelayMs: deps.retry.baseDelayMs,
     retryable: (error) => error instanceof ProofSourceUnreachableError,

@@ -2,14 +2,36 @@
  * Bounded HTTP reads for proof sources: every request has a timeout and every body a size cap,
  * and transport failures become `ProofSourceUnreachableError`, which `unreachableRetry` retries.
  */
+import { InvalidInputError } from '../../errors';
 import { ProofSourceUnreachableError } from './errors';
 
-/** The subset of `fetch` the verifiers use; the global `fetch` fits. */
-export type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
+/** What the verifiers ask of a request: GETs only. */
+export type FetchInit = {
+  method: 'GET';
+  headers?: Record<string, string>;
+  redirect: 'follow' | 'manual' | 'error';
+  signal: AbortSignal;
+};
+
+/** A response body's reader, as DOM and `node:stream/web` streams both give it. */
+type BodyReader = {
+  read(): Promise<{ done: true; value?: undefined } | { done: false; value: Uint8Array }>;
+  cancel(): Promise<void>;
+};
+
+/** What the verifiers read of a response. */
+export type FetchResponse = {
+  status: number;
+  headers: { get(name: string): string | null };
+  body: { getReader(): BodyReader } | null;
+};
+
+/** The subset of `fetch` the verifiers use; `createOutboundFetch` (outbound.ts) is the one they get. */
+export type Fetch = (input: string, init: FetchInit) => Promise<FetchResponse>;
 
 export type BoundedResponse = {
   status: number;
-  headers: Headers;
+  headers: FetchResponse['headers'];
   /** The body decoded as UTF-8, cut at `maxBytes`. */
   text: string;
   /** True when the body was longer than `maxBytes` (then `text` holds its first `maxBytes` bytes). */
@@ -17,26 +39,40 @@ export type BoundedResponse = {
 };
 
 /**
- * GETs `url` with a timeout, reads at most `maxBytes` of its body (never buffering more), and maps
- * network errors and timeouts to `ProofSourceUnreachableError`. HTTP statuses are left to the caller.
+ * GETs `url` with a timeout covering the whole exchange (connect, headers and body), reads at most
+ * `maxBytes` of its body (never buffering more), and maps network errors and timeouts to
+ * `ProofSourceUnreachableError`. A refusal of the fetch itself (`proof_forbidden_address`) is final
+ * and passes through. HTTP statuses are left to the caller.
  */
 export async function boundedGet(
   fetchImpl: Fetch,
   url: string,
-  options: { timeoutMs: number; maxBytes: number; headers?: Record<string, string>; redirect?: 'follow' | 'manual' | 'error' },
+  options: {
+    timeoutMs: number;
+    maxBytes: number;
+    headers?: Record<string, string>;
+    redirect?: 'follow' | 'manual' | 'error';
+    /** Ends the request early too (a submission's deadline). */
+    signal?: AbortSignal;
+  },
 ): Promise<BoundedResponse> {
-  const signal = AbortSignal.timeout(options.timeoutMs);
+  const timeout = AbortSignal.timeout(options.timeoutMs);
+  const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
   try {
     const response = await fetchImpl(url, { method: 'GET', headers: options.headers, redirect: options.redirect ?? 'follow', signal });
     const { text, cut } = await readBounded(response, options.maxBytes);
     return { status: response.status, headers: response.headers, text, cut };
   } catch (error) {
-    const what = signal.aborted ? `timed out after ${options.timeoutMs} ms` : `failed: ${error instanceof Error ? error.message : String(error)}`;
+    if (error instanceof InvalidInputError) throw error;
+    const what =
+      timeout.aborted ? `timed out after ${options.timeoutMs} ms`
+      : signal.aborted ? 'stopped: the submission ran out of time'
+      : `failed: ${error instanceof Error ? error.message : String(error)}`;
     throw new ProofSourceUnreachableError(`GET ${url} ${what}`, { cause: error });
   }
 }
 
-async function readBounded(response: Response, maxBytes: number): Promise<{ text: string; cut: boolean }> {
+async function readBounded(response: FetchResponse, maxBytes: number): Promise<{ text: string; cut: boolean }> {
   if (!response.body) return { text: '', cut: false };
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];

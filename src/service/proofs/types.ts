@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { Address, PublicClient } from 'viem';
 import type { Challenge } from './challenge';
 import type { Fetch } from './http';
+import type { ResolveAddresses } from './outbound';
 import type { Sleep } from '../../retry';
 import type { RetryPolicy } from './errors';
 import type { ProofKind } from './subjects';
@@ -88,8 +89,16 @@ export type ProofVerifierDeps = {
   githubRawBaseUrl?: string;
   /** Optional GitHub token (raises the API rate limit from 60 to 5,000 requests an hour). */
   githubToken?: string;
-  /** Default: the global `fetch`. */
-  fetch?: Fetch;
+  /**
+   * Every address of a host the verifiers connect to over HTTP(S); a connection is made only when all
+   * of them are public (outbound.ts). Default: the system resolver (`resolveWithSystemDns`).
+   */
+  resolveAddresses?: ResolveAddresses;
+  /**
+   * TESTS ONLY (never set by src/app): also connect to `http://127.0.0.1:<port>`-style URLs, where
+   * the tests' servers listen. Names resolving to loopback stay refused. See `OutboundPolicy`.
+   */
+  allowLoopbackLiteralsForTests?: boolean;
   /** TXT lookup; default `dns.promises.resolveTxt` (each record as its character-strings). */
   resolveTxt?: (hostname: string) => Promise<string[][]>;
   /** URL of a domain's well-known file; default `https://<domain>/.well-known/vrai.json`. */
@@ -102,17 +111,29 @@ export type ProofVerifierDeps = {
   sleep?: Sleep;
   /** V6 default: 3 tries, 1 s base delay. */
   retry?: RetryPolicy;
-  /** Per HTTP request; default 10,000 ms. */
+  /** Whole HTTP request (connect, headers, body), per try; default `DEFAULT_HTTP_TIMEOUT_MS`. */
   httpTimeoutMs?: number;
+  /**
+   * The whole verification of a submitted proof, every try and wait included; default
+   * `DEFAULT_SUBMISSION_TIMEOUT_MS`. A source that has not answered by then is unreachable (503).
+   * Scheduled re-checks have no such deadline: they run in the background, `httpTimeoutMs` per try.
+   */
+  submissionTimeoutMs?: number;
 };
 
-/** The dependencies with their defaults applied, as the kind verifiers see them. */
-export type ResolvedDeps = Required<Omit<ProofVerifierDeps, 'githubToken' | 'walletChainId'>> &
-  Pick<ProofVerifierDeps, 'githubToken' | 'walletChainId'>;
+/** Default `httpTimeoutMs`: 3 s per try. */
+export const DEFAULT_HTTP_TIMEOUT_MS = 3_000;
+/** Default `submissionTimeoutMs`: 6 s for all tries of a submission (issue #15: a submission cannot hold a request long). */
+export const DEFAULT_SUBMISSION_TIMEOUT_MS = 6_000;
+
+/** The dependencies with their defaults applied, as the kind verifiers see them (`fetch` built on the outbound policy). */
+export type ResolvedDeps = Required<Omit<ProofVerifierDeps, 'githubToken' | 'walletChainId' | 'resolveAddresses' | 'allowLoopbackLiteralsForTests'>> &
+  Pick<ProofVerifierDeps, 'githubToken' | 'walletChainId'> & { fetch: Fetch };
 
 /** One kind's verification and re-check; errors are thrown (InvalidInputError / ProofSourceUnreachableError). */
 export type KindVerifier<Evidence, Proof extends VerifiedProof> = {
-  verify(challenge: Challenge, evidence: Evidence): Promise<Proof>;
+  /** `deadline` aborts when the submission's time is up: the reads and the waits between tries stop. */
+  verify(challenge: Challenge, evidence: Evidence, deadline: AbortSignal): Promise<Proof>;
   /** Resolves when the proof still holds, or to `moved`; throws like `verify` otherwise. */
   recheck(proof: Proof): Promise<{ type: 'ok' } | { type: 'moved'; newOwner: Address }>;
 };

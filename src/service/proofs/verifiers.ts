@@ -2,7 +2,8 @@
  * The identity-proof verifier (V6), pure of storage: `verify` checks a user's evidence against the
  * challenge the server issued; `recheck` is what the scheduler runs on a stored proof. Sources are
  * read for real (GitHub API, DNS, HTTPS, chain RPC); those that cannot be reached are retried
- * (3 tries, backing off) before counting as a failed check.
+ * (3 tries, backing off) before counting as a failed check. HTTP(S) goes to public addresses only
+ * (outbound.ts, issue #15), and a submission's checks end at `submissionTimeoutMs`.
  */
 import { promises as dns } from 'node:dns';
 import { BaseError, InvalidInputError } from '../../errors';
@@ -10,8 +11,11 @@ import { toRfc3339 } from '../../method';
 import { realSleep } from '../../retry';
 import { isExpired, type Challenge } from './challenge';
 import { DEFAULT_RETRY_POLICY, proofError, ProofSourceUnreachableError } from './errors';
+import { createOutboundFetch, resolveWithSystemDns } from './outbound';
 import { formatErc8004Subject, parseErc8004Subject, type ProofKind } from './subjects';
 import {
+  DEFAULT_HTTP_TIMEOUT_MS,
+  DEFAULT_SUBMISSION_TIMEOUT_MS,
   EVIDENCE_SCHEMAS,
   type KindVerifier,
   type ProofVerifierDeps,
@@ -44,19 +48,25 @@ export type ProofVerifier = {
  * const { binding, proof } = await verifier.verify(challenge, { domain: 'example.com' });
  */
 export function createProofVerifier(deps: ProofVerifierDeps): ProofVerifier {
+  const httpTimeoutMs = deps.httpTimeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
   const resolved: ResolvedDeps = {
     now: deps.now,
     githubApiBaseUrl: deps.githubApiBaseUrl ?? 'https://api.github.com',
     githubRawBaseUrl: deps.githubRawBaseUrl ?? 'https://gist.githubusercontent.com/',
     githubToken: deps.githubToken,
-    fetch: deps.fetch ?? ((input, init) => fetch(input, init)),
+    fetch: createOutboundFetch({
+      resolve: deps.resolveAddresses ?? resolveWithSystemDns,
+      connectTimeoutMs: httpTimeoutMs,
+      allowLoopbackLiteralsForTests: deps.allowLoopbackLiteralsForTests,
+    }),
     resolveTxt: deps.resolveTxt ?? ((hostname) => dns.resolveTxt(hostname)),
     wellKnownUrl: deps.wellKnownUrl ?? defaultWellKnownUrl,
     publicClientFor: deps.publicClientFor ?? (() => undefined),
     walletChainId: deps.walletChainId,
     sleep: deps.sleep ?? realSleep,
     retry: deps.retry ?? DEFAULT_RETRY_POLICY,
-    httpTimeoutMs: deps.httpTimeoutMs ?? 10_000,
+    httpTimeoutMs,
+    submissionTimeoutMs: deps.submissionTimeoutMs ?? DEFAULT_SUBMISSION_TIMEOUT_MS,
   };
   // Each entry takes the evidence and proof of its own kind; the dispatch below pairs them by `kind`.
   const kinds: { [K in ProofKind]: KindVerifier<any, Extract<VerifiedProof, { kind: K }>> } = {
@@ -75,7 +85,17 @@ export function createProofVerifier(deps: ProofVerifierDeps): ProofVerifier {
       if (!parsed.success) {
         throw proofError('proof_evidence_invalid', `invalid ${challenge.kind} evidence: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`, parsed.error);
       }
-      const proof = await kinds[challenge.kind].verify(challenge, parsed.data);
+      const deadline = AbortSignal.timeout(resolved.submissionTimeoutMs);
+      let proof: VerifiedProof;
+      try {
+        proof = await kinds[challenge.kind].verify(challenge, parsed.data, deadline);
+      } catch (error) {
+        // The deadline ended a wait between tries: the source was unreachable in the time a submission has.
+        if (deadline.aborted && !(error instanceof BaseError)) {
+          throw new ProofSourceUnreachableError(`the ${challenge.kind} proof's source did not answer within ${resolved.submissionTimeoutMs} ms`, { cause: error });
+        }
+        throw error;
+      }
       return { type: 'verified', kind: proof.kind, binding: bindingOf(proof), proof };
     },
     async recheck(proof) {

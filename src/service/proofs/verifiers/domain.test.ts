@@ -29,6 +29,8 @@ describe('domain proofs (V6)', () => {
       now: () => NOW + 60,
       resolveTxt: (name) => resolver.resolveTxt(name),
       wellKnownUrl: (domain) => `${web.url}/${domain}/.well-known/vrai.json`,
+      // The test server listens on 127.0.0.1 (test traffic stays on loopback).
+      allowLoopbackLiteralsForTests: true,
       sleep,
       retry: { tries: 3, baseDelayMs: 10 },
       httpTimeoutMs: 500,
@@ -131,6 +133,18 @@ describe('domain proofs (V6)', () => {
       await expectProofError(attempt(), 'proof_well_known_invalid', 422);
     });
 
+    it('ends a submission whose server never answers at the submission deadline: one request, no further try, a retryable 503', async () => {
+      const challenge = challengeFor('domain', 'hang.example');
+      web.route('GET', path('hang.example'), { hang: true });
+      sleep.delays.length = 0;
+      const attempt = verifier({ httpTimeoutMs: 60_000, submissionTimeoutMs: 200 }).verify(challenge, { domain: 'hang.example', method: 'well-known' });
+      const error = await expectProofError(attempt, 'proof_source_unreachable', 503);
+      expect(error.retryable).to.equal(true);
+      expect(error.message).to.include('200 ms');
+      expect(web.requestsTo(path('hang.example'))).to.have.length(1);
+      expect(sleep.delays).to.have.length.at.most(1);
+    });
+
     it('times out a server that never answers, 3 times, then reports unreachable', async () => {
       web.route('GET', path('slow.example'), { hang: true });
       const outcome = await verifier({ httpTimeoutMs: 100 }).recheck({ kind: 'domain', subject: 'slow.example', domain: 'slow.example', via: 'well-known', token: 't' });
@@ -139,7 +153,64 @@ describe('domain proofs (V6)', () => {
     });
   });
 
+  describe('connections go to public addresses only (issue #15, finding 2)', () => {
+    /** A public-looking name resolving to 127.0.0.1, where the test server counts connections: a failed check would connect to it. */
+    const resolved: string[] = [];
+    const toLoopback: ProofVerifierDeps['resolveAddresses'] = async (hostname) => {
+      resolved.push(hostname);
+      return [{ address: '127.0.0.1', family: 4 }];
+    };
+    const filtered = () =>
+      verifier({
+        resolveAddresses: toLoopback,
+        wellKnownUrl: (domain) => `http://${domain}:${web.port}/${domain}/.well-known/vrai.json`,
+        allowLoopbackLiteralsForTests: false,
+      });
+
+    it('refuses a well-known file whose host resolves to 127.0.0.1 (proof_forbidden_address, 422), at once, connecting to nothing', async () => {
+      const challenge = challengeFor('domain', 'proof.example.com');
+      web.route('GET', '/proof.example.com/.well-known/vrai.json', { body: { vrai: [challenge.token] } });
+      const connections = web.connectionCount();
+      resolved.length = 0;
+      sleep.delays.length = 0;
+      const error = await expectProofError(filtered().verify(challenge, { domain: 'proof.example.com', method: 'well-known' }), 'proof_forbidden_address', 422);
+      expect(web.connectionCount()).to.equal(connections);
+      expect(resolved, 'resolved once: a refusal is final, not retried').to.deep.equal(['proof.example.com']);
+      expect(sleep.delays).to.deep.equal([]);
+      expect(error.message).to.include('proof.example.com').and.not.include('127.0.0.1');
+    });
+
+    it('counts a re-check whose host now resolves to 127.0.0.1 as a rejected check, connecting to nothing', async () => {
+      const connections = web.connectionCount();
+      const proof = { kind: 'domain' as const, subject: 'proof.example.com', domain: 'proof.example.com', via: 'well-known' as const, token: 't' };
+      expect(await filtered().recheck(proof)).to.deep.include({ type: 'failed', reason: 'rejected', code: 'proof_forbidden_address' });
+      expect(web.connectionCount()).to.equal(connections);
+    });
+  });
+
   describe('domain names', () => {
+    // Issue #15, finding 2: on main these four passed and the URL parser read them as 127.0.0.1 / 127.1.0.1.
+    for (const spelling of ['127.0.0.0x1', '0x7f.0.0.0x1', '127.1.0x1', '0177.0.0.0x1']) {
+      it(`refuses ${spelling}, an IPv4 address to the URL parser (proof_domain_invalid, 400)`, () => {
+        const error = expectThrowsProofError(() => normalizeDomain(spelling), 'proof_domain_invalid', 400);
+        expect(error.message).to.include('IP addresses are not domains');
+      });
+    }
+
+    it('refuses IP literals in every other spelling: decimal, hex and octal integers, IPv6 bracketed or not, mapped, with zones, trailing dots (proof_domain_invalid, 400)', () => {
+      for (const spelling of ['2130706433', '0x7f000001', '017700000001', '0x7f.1', '127.0.0.1.', '127.0.0.0x1.', '[::1]', '::1', '::ffff:127.0.0.1', '[::ffff:127.0.0.1]', 'fe80::1%eth0', '[fe80::1%25eth0]', '10.0.0.1', '169.254.169.254']) {
+        expectThrowsProofError(() => normalizeDomain(spelling), 'proof_domain_invalid', 400);
+      }
+    });
+
+    it('refuses a last label that is not a top-level domain: digits or hex in it (proof_domain_invalid, 400)', () => {
+      for (const spelling of ['a.0x1', 'example.c0m', 'example.123abc', 'example.x']) {
+        const error = expectThrowsProofError(() => normalizeDomain(spelling), 'proof_domain_invalid', 400);
+        expect(error.message, spelling).to.include('top-level domain');
+      }
+      expect(normalizeDomain('example.xn--p1ai')).to.equal('example.xn--p1ai');
+    });
+
     it('rejects IPs, ports, localhost and bad syntax (proof_domain_invalid, 400)', async () => {
       for (const bad of ['127.0.0.1', '[::1]', 'example.com:8443', 'localhost', 'api.localhost', 'com', 'ex_ample.com', '-a.com', 'a-.com', 'a..com', 'exa mple.com', 'https://example.com', 'example.com/path', 'ex\u00e4mple.com', `${'a'.repeat(64)}.com`, `${'a.'.repeat(127)}com`, '']) {
         expectThrowsProofError(() => normalizeDomain(bad), 'proof_domain_invalid', 400);

@@ -5,7 +5,8 @@
  *   token, e.g. `_vrai.example.com. 300 IN TXT "vrai-proof:v1:domain:example.com:3f2a…"`;
  * - HTTPS: `https://<domain>/.well-known/vrai.json`, answered 200 directly (redirects are not
  *   followed) with at most 64 KiB of JSON `{ "vrai": ["<token>", …] }`: an array of token strings,
- *   so several challenges (e.g. of a new owner) can be listed at once.
+ *   so several challenges (e.g. of a new owner) can be listed at once. It is read only when every
+ *   address of the domain is public (outbound.ts): otherwise `proof_forbidden_address`, unconnected.
  */
 import { promises as dns } from 'node:dns';
 import { retry } from '../../../retry';
@@ -31,7 +32,7 @@ export function defaultWellKnownUrl(domain: string): string {
 
 /** Verifies and re-checks domain proofs through `deps.resolveTxt` and `deps.fetch`. */
 export function createDomainVerifier(deps: ResolvedDeps): KindVerifier<DomainEvidence, DomainProof> {
-  async function checkDns(domain: string, token: string): Promise<void> {
+  async function checkDns(domain: string, token: string, deadline?: AbortSignal): Promise<void> {
     const name = `${DNS_RECORD_LABEL}.${domain}`;
     const records = await retry(
       async () => {
@@ -43,14 +44,14 @@ export function createDomainVerifier(deps: ResolvedDeps): KindVerifier<DomainEvi
           throw new ProofSourceUnreachableError(`TXT lookup of ${name} failed (${code ?? String(error)})`, { cause: error });
         }
       },
-      unreachableRetry(deps),
+      unreachableRetry(deps, deadline),
     );
     if (!records.some((chunks) => chunks.join('').trim() === token)) {
       throw proofError('proof_challenge_missing', `no TXT record at ${name} equals ${token}`);
     }
   }
 
-  async function checkWellKnown(domain: string, token: string): Promise<void> {
+  async function checkWellKnown(domain: string, token: string, deadline?: AbortSignal): Promise<void> {
     const url = deps.wellKnownUrl(domain);
     const response = await retry(
       async () => {
@@ -59,11 +60,12 @@ export function createDomainVerifier(deps: ResolvedDeps): KindVerifier<DomainEvi
           maxBytes: MAX_WELL_KNOWN_BYTES,
           headers: { accept: 'application/json', 'user-agent': 'vrai-proof-verifier' },
           redirect: 'manual',
+          signal: deadline,
         });
         if (isTransientStatus(answer.status)) throw new ProofSourceUnreachableError(`GET ${url} answered ${answer.status}`);
         return answer;
       },
-      unreachableRetry(deps),
+      unreachableRetry(deps, deadline),
     );
     if (response.status !== 200) {
       const redirect = response.status >= 300 && response.status < 400 ? ' (redirects are not followed)' : '';
@@ -85,26 +87,26 @@ export function createDomainVerifier(deps: ResolvedDeps): KindVerifier<DomainEvi
     }
   }
 
-  const check = (via: DomainProof['via'], domain: string, token: string) =>
-    via === 'dns' ? checkDns(domain, token) : checkWellKnown(domain, token);
+  const check = (via: DomainProof['via'], domain: string, token: string, deadline?: AbortSignal) =>
+    via === 'dns' ? checkDns(domain, token, deadline) : checkWellKnown(domain, token, deadline);
 
   return {
-    async verify(challenge, evidence) {
+    async verify(challenge, evidence, deadline) {
       const domain = normalizeDomain(evidence.domain);
       if (domain !== challenge.subject) {
         throw proofError('proof_subject_mismatch', `the challenge is for ${challenge.subject}, the evidence names ${domain}`);
       }
       const proven = (via: DomainProof['via']): DomainProof => ({ kind: 'domain', subject: domain, domain, via, token: challenge.token });
       if (evidence.method) {
-        await check(evidence.method, domain, challenge.token);
+        await check(evidence.method, domain, challenge.token, deadline);
         return proven(evidence.method);
       }
       try {
-        await checkDns(domain, challenge.token);
+        await checkDns(domain, challenge.token, deadline);
         return proven('dns');
       } catch (dnsError) {
         try {
-          await checkWellKnown(domain, challenge.token);
+          await checkWellKnown(domain, challenge.token, deadline);
           return proven('well-known');
         } catch (wellKnownError) {
           // Neither publication proves it: report the DNS failure, naming the well-known one too.

@@ -16,6 +16,8 @@ describe('GitHub proofs (V6)', () => {
       now: () => NOW + 60,
       githubApiBaseUrl: server.url,
       githubRawBaseUrl: `${server.url}/raw/`,
+      // The test server listens on 127.0.0.1 (test traffic stays on loopback).
+      allowLoopbackLiteralsForTests: true,
       sleep,
       retry: { tries: 3, baseDelayMs: 50 },
     });
@@ -80,6 +82,21 @@ describe('GitHub proofs (V6)', () => {
       body: { ...gist(''), files: { 'big.txt': { content: '', truncated: true, raw_url: 'http://169.254.169.254/latest/meta-data' } } },
     });
     await expectProofError(verifier().verify(challenge, { username: 'octocat', gistId: GIST }), 'proof_source_invalid', 422);
+  });
+
+  it('refuses an API host that resolves to 127.0.0.1 (proof_forbidden_address, 422), connecting to nothing (issue #15, finding 2)', async () => {
+    const challenge = challengeFor('github', 'octocat');
+    server.route('GET', `/gists/${GIST}`, { body: gist(challenge.token) });
+    const connections = server.connectionCount();
+    const toLoopback = createProofVerifier({
+      now: () => NOW + 60,
+      githubApiBaseUrl: `http://api.github.example:${server.port}`,
+      resolveAddresses: async () => [{ address: '127.0.0.1', family: 4 }],
+      allowLoopbackLiteralsForTests: true,
+      sleep,
+    });
+    await expectProofError(toLoopback.verify(challenge, { username: 'octocat', gistId: GIST }), 'proof_forbidden_address', 422);
+    expect(server.connectionCount()).to.equal(connections);
   });
 
   it('retries a 500 three times, then answers the initial proof with a retryable 503', async () => {

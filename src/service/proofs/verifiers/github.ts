@@ -37,22 +37,22 @@ export function createGithubVerifier(deps: ResolvedDeps): KindVerifier<GithubEvi
   };
   const rawBase = new URL(deps.githubRawBaseUrl);
 
-  const get = (url: string, maxBytes: number) =>
+  const get = (url: string, maxBytes: number, deadline?: AbortSignal) =>
     retry(
       async () => {
-        const response = await boundedGet(deps.fetch, url, { timeoutMs: deps.httpTimeoutMs, maxBytes, headers });
+        const response = await boundedGet(deps.fetch, url, { timeoutMs: deps.httpTimeoutMs, maxBytes, headers, signal: deadline });
         const rateLimited = (response.status === 403 || response.status === 401) && response.headers.get('x-ratelimit-remaining') === '0';
         if (isTransientStatus(response.status) || rateLimited) {
           throw new ProofSourceUnreachableError(`GET ${url} answered ${response.status}`);
         }
         return response;
       },
-      unreachableRetry(deps),
+      unreachableRetry(deps, deadline),
     );
 
   /** Throws unless gist `gistId` is public, owned by `login` and contains `token`. */
-  async function checkGist(gistId: string, login: string, token: string): Promise<void> {
-    const response = await get(`${deps.githubApiBaseUrl.replace(/\/+$/, '')}/gists/${encodeURIComponent(gistId)}`, MAX_API_BYTES);
+  async function checkGist(gistId: string, login: string, token: string, deadline?: AbortSignal): Promise<void> {
+    const response = await get(`${deps.githubApiBaseUrl.replace(/\/+$/, '')}/gists/${encodeURIComponent(gistId)}`, MAX_API_BYTES, deadline);
     if (response.status === 404 || response.status === 410) throw proofError('proof_gist_not_found', `gist ${gistId} does not exist`);
     if (response.status !== 200) throw proofError('proof_source_invalid', `the GitHub API answered ${response.status} for gist ${gistId}`);
     if (response.cut) throw proofError('proof_source_invalid', `gist ${gistId} is larger than ${MAX_API_BYTES} bytes`);
@@ -63,18 +63,18 @@ export function createGithubVerifier(deps: ResolvedDeps): KindVerifier<GithubEvi
       throw proofError('proof_gist_owner_mismatch', `gist ${gistId} belongs to ${ownerLogin ?? 'nobody (anonymous)'}, not ${login}`);
     }
     for (const file of Object.values(gist.files)) {
-      if (file && (await fileContent(file)).includes(token)) return;
+      if (file && (await fileContent(file, deadline)).includes(token)) return;
     }
     throw proofError('proof_challenge_missing', `no file of gist ${gistId} contains ${token}`);
   }
 
-  async function fileContent(file: { content?: string; truncated?: boolean; raw_url?: string }): Promise<string> {
+  async function fileContent(file: { content?: string; truncated?: boolean; raw_url?: string }, deadline?: AbortSignal): Promise<string> {
     if (!file.truncated && file.content !== undefined) return file.content;
     if (!file.raw_url) return file.content ?? '';
     if (!isUnderRawBase(file.raw_url)) {
       throw proofError('proof_source_invalid', `raw_url ${file.raw_url} is not under ${rawBase.href}`);
     }
-    const response = await get(file.raw_url, MAX_RAW_BYTES);
+    const response = await get(file.raw_url, MAX_RAW_BYTES, deadline);
     if (response.status !== 200) throw proofError('proof_source_invalid', `GET ${file.raw_url} answered ${response.status}`);
     return response.text;
   }
@@ -90,12 +90,12 @@ export function createGithubVerifier(deps: ResolvedDeps): KindVerifier<GithubEvi
   }
 
   return {
-    async verify(challenge, evidence) {
+    async verify(challenge, evidence, deadline) {
       const username = normalizeGithubLogin(evidence.username);
       if (username !== challenge.subject) {
         throw proofError('proof_subject_mismatch', `the challenge is for GitHub user ${challenge.subject}, the evidence names ${username}`);
       }
-      await checkGist(evidence.gistId, username, challenge.token);
+      await checkGist(evidence.gistId, username, challenge.token, deadline);
       return { kind: 'github', subject: username, username, gistId: evidence.gistId, token: challenge.token };
     },
     async recheck(proof) {
