@@ -39,6 +39,8 @@ function errorReply(error: unknown, log: (error: unknown) => void): { status: nu
 export function errorHandler(log: (error: unknown) => void) {
   return (error: unknown, _req: Request, res: Response, _next: NextFunction): void => {
     if (res.headersSent) return;
+    // An unavailable database (a failover): 503, and when the client may try again.
+    if (error instanceof BaseError && error.retryAfterS !== undefined) res.set("Retry-After", String(error.retryAfterS));
     const { status, code, message } = errorReply(error, log);
     sendError(res, status, code, message);
   };
