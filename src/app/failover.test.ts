@@ -5,9 +5,12 @@
  * one not in recovery), answers 503 with Retry-After in between, and loses no acknowledged check-in (V3.1:
  * a retry with the same Idempotency-Key is answered, never counted twice).
  */
+import net from "node:net";
 import { expect } from "chai";
 import pino from "pino";
 import { createPgDb, type Db } from "../store/db";
+import { createTestPgDb } from "../test-helpers/db";
+import { freePort } from "../test-helpers/node";
 import { startAutoFailoverFormation, type AutoFailoverFormation } from "../test-helpers/pg-auto-failover";
 import { startApiServer, type ApiServer } from "./server";
 
@@ -23,6 +26,70 @@ const RETRY_PAUSE_MS = 100;
 const LOAD_BOUND_MS = 240_000;
 
 type Agent = { agentId: string; agentKey: string };
+
+/** A TCP relay on `port` to PostgreSQL, and a switch that cuts it (every connection dropped, new ones refused). */
+async function startRelay(port: number, to: { host: string; port: number }): Promise<{ cut(): Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const relay = net.createServer((client) => {
+    const server = net.connect(to.port, to.host);
+    for (const socket of [client, server]) {
+      sockets.add(socket);
+      socket.on("error", () => undefined);
+      socket.on("close", () => sockets.delete(socket));
+    }
+    client.on("close", () => server.destroy());
+    server.on("close", () => client.destroy());
+    client.pipe(server).pipe(client);
+  });
+  await new Promise<void>((resolve) => relay.listen(port, "127.0.0.1", resolve));
+  return {
+    async cut() {
+      const closed = new Promise((resolve) => relay.close(resolve));
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
+  };
+}
+
+describe("the API while PostgreSQL cannot be reached", function () {
+  this.timeout(120_000);
+
+  it("answers 503 database_unavailable with Retry-After, and serves again once it is back, without a restart", async () => {
+    const testDb = await createTestPgDb();
+    const upstream = new URL(testDb.url!);
+    const port = await freePort();
+    let relay = await startRelay(port, { host: upstream.hostname, port: Number(upstream.port || 5432) });
+    const through = new URL(testDb.url!);
+    through.hostname = "127.0.0.1";
+    through.port = String(port);
+    const db = createPgDb(through.toString(), { max: 4 });
+    const server = await startApiServer({ db, operatorToken: OPERATOR_TOKEN, logger: pino({ level: "silent" }) });
+    try {
+      const post = (p: string, token: string | undefined, headers: Record<string, string> = {}) =>
+        fetch(server.url + p, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers }, body: "{}" });
+      const owner = (await (await post("/v1/owners", undefined)).json()) as { token: string };
+      const agent = (await (await post("/v1/agents", owner.token)).json()) as Agent;
+      await relay.cut();
+      const checkIn = () => post(`/v1/agents/${agent.agentId}/checkins`, agent.agentKey, { "idempotency-key": "while-away" });
+      for (const res of [await checkIn(), await fetch(`${server.url}/v1/agents/${agent.agentId}/score`)]) {
+        expect(res.status).to.equal(503);
+        expect(res.headers.get("retry-after")).to.equal("5");
+        expect(((await res.json()) as { error: { code: string } }).error.code).to.equal("database_unavailable");
+      }
+      relay = await startRelay(port, { host: upstream.hostname, port: Number(upstream.port || 5432) });
+      const back = await checkIn();
+      expect(back.status).to.equal(201);
+      const { rows } = await testDb.db.query<{ idempotency_key: string }>("SELECT idempotency_key FROM checkins WHERE agent_id = $1", [agent.agentId]);
+      expect(rows).to.deep.equal([{ idempotency_key: "while-away" }]);
+    } finally {
+      await server.close();
+      await db.close();
+      await relay.cut();
+      await testDb.drop();
+    }
+  });
+});
+
 type Attempt = { at: number; status: number; retryAfter: string | null; code: string | null };
 
 describe("PostgreSQL failover under a check-in load (pg_auto_failover)", function () {

@@ -32,6 +32,8 @@ describe("three vrai serve instances behind HAProxy on one PostgreSQL", function
   let chainAgent: bigint;
   const instances: ServeProcess[] = [];
   let balancer: Balancer;
+  /** What every instance shares: the database and the chain it follows (each has its own port). More instances start with it. */
+  let sharedEnv: Record<string, string>;
 
   before(async () => {
     testDb = await createTestPgDb();
@@ -39,14 +41,13 @@ describe("three vrai serve instances behind HAProxy on one PostgreSQL", function
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-instances-"));
     chain = await deployToNode(node.url, dir);
     [chainAgent] = await chain.register(chain.accounts[2]);
-    // What every instance shares: the database and the chain it follows. Each has its own port.
-    const env = {
+    sharedEnv = {
       DATABASE_URL: testDb.url!, PORT: "0", OPERATOR_TOKEN, LOG_LEVEL: "info", RATE_LIMIT_PER_MINUTE: "100000",
       RPC_URL: node.url, DEPLOYMENT: chain.file, CONFIRMATIONS: "0", POLL_INTERVAL_MS: "100",
     };
     // The first alone: it builds the bundle all three run, and takes the indexer lock.
-    instances.push(await startServe(env));
-    instances.push(...(await Promise.all(Array.from({ length: INSTANCES - 1 }, () => startServe(env)))));
+    instances.push(await startServe(sharedEnv));
+    instances.push(...(await Promise.all(Array.from({ length: INSTANCES - 1 }, () => startServe(sharedEnv)))));
     balancer = await startBalancer(instances.map((s, i) => ({ name: `vrai${i + 1}`, url: s.url })), HEALTH_PATH);
   });
   after(async () => {
