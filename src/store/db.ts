@@ -75,7 +75,7 @@ const DEFAULT_PG_PORT = 5432;
 
 const hostText = (h: PgHost) => `${h.host.includes(":") ? `[${h.host}]` : h.host}:${h.port}`;
 
-function parseHost(text: string, connectionString: string): PgHost {
+function parseHost(text: string): PgHost {
   const match = /^(?:\[([^\]]+)\]|([^:[\]]+))(?::(\d{1,5}))?$/.exec(text);
   if (!match) throw new InvalidInputError("invalid_configuration", `invalid configuration: DATABASE_URL: cannot read host "${text}" of a multi-host URL`);
   return { host: match[1] ?? match[2], port: match[3] === undefined ? DEFAULT_PG_PORT : Number(match[3]) };
@@ -95,7 +95,7 @@ export function parseMultiHostUrl(connectionString: string): { hosts: PgHost[]; 
   const match = /^(postgres(?:ql)?:\/\/)(?:([^/?#]*)@)?([^/?#@]*)([^?#]*)(?:\?([^#]*))?$/.exec(connectionString);
   if (!match || !match[3].includes(",")) return null;
   const [, scheme, userinfo, hostList, dbPath, query] = match;
-  const hosts = hostList.split(",").map((text) => parseHost(text, connectionString));
+  const hosts = hostList.split(",").map(parseHost);
   const params = new URLSearchParams(query ?? "");
   const attrs = params.get("target_session_attrs");
   if (attrs !== null && !WRITABLE_SESSION_ATTRS.has(attrs)) {
