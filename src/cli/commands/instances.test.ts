@@ -161,4 +161,29 @@ describe("three vrai serve instances behind HAProxy on one PostgreSQL", function
     expect(rows.map((r) => r.tx_hash).sort(), "every event, none missing").to.deep.equal([...sent].map((h) => h.toLowerCase()).sort());
     expect(rows.every((r) => r.n === 1), "none twice").to.equal(true);
   });
+
+  it("keeps indexing when every lock connection is lost at once, as in a database failover: the instances stand by again and one takes the lock", async () => {
+    const did = executorId(chain.deployment.chainId, chain.deployment.contracts.IdentityRegistry.address, chainAgent);
+    const alive = instances.filter((s) => s.child.exitCode === null && s.child.signalCode === null);
+    expect(alive).to.have.length(INSTANCES - 1);
+    const acquired = () => alive.map((s) => s.output().split("indexer lock acquired").length - 1).reduce((a, b) => a + b, 0);
+    const acquiredBefore = acquired();
+    const { rows: ended } = await testDb.db.query<{ ended: boolean }>(
+      "SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'vrai-indexer-%'");
+    expect(ended.filter((r) => r.ended), "the active instance's lock and the standby's").to.have.length(alive.length);
+    const sent: Hex[] = [];
+    for (let n = 7; n <= 9; n++) sent.push(...(await chain.send([chain.proofTx(chain.accounts[2], chainAgent, { success: true, riskLevel: 0, policyViolations: 0, traceRoot: traceRoot(`instances-${n}`) })])));
+    let indexed = false;
+    for (const until = Date.now() + 120_000; !indexed && Date.now() < until; await new Promise((r) => setTimeout(r, 200))) {
+      const res = await call(balancer.url, "GET", `/v1/executors/${encodeURIComponent(did)}/derived-score`);
+      indexed = res.status === 200 && res.json.recordCount === 9;
+    }
+    expect(indexed, "the events after the loss were indexed").to.equal(true);
+    expect(acquired() - acquiredBefore, "one instance took the lock again").to.equal(1);
+    for (const s of alive) expect(s.output()).to.not.contain("indexer stopped");
+    const { rows } = await testDb.db.query<{ tx_hash: string; n: number }>("SELECT tx_hash, count(*)::int AS n FROM chain_proof_records GROUP BY tx_hash");
+    expect(rows).to.have.length(9);
+    expect(rows.every((r) => r.n === 1), "none twice").to.equal(true);
+    for (const hash of sent) expect(rows.map((r) => r.tx_hash)).to.include(hash.toLowerCase());
+  });
 });
