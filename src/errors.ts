@@ -9,13 +9,16 @@ export class BaseError extends Error {
   readonly status: number;
   /** Whether retrying the same operation later may succeed (used by the indexer and schedulers). */
   readonly retryable: boolean;
+  /** Seconds after which a retry may succeed, when known: the API sends it as `Retry-After`. */
+  readonly retryAfterS: number | undefined;
 
-  constructor(code: string, message: string, options: { status?: number; cause?: unknown; retryable?: boolean } = {}) {
+  constructor(code: string, message: string, options: { status?: number; cause?: unknown; retryable?: boolean; retryAfterS?: number } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
     this.status = options.status ?? 500;
     this.retryable = options.retryable ?? false;
+    this.retryAfterS = options.retryAfterS;
   }
 }
 

@@ -1,7 +1,6 @@
 /** The API's one error shape, and how any error becomes it. */
 import type { NextFunction, Request, Response } from "express";
 import { BaseError } from "../errors";
-import { RateLimitedError } from "./rate-limit";
 
 /** The one JSON error shape of the API. */
 export type ErrorBody = { error: { code: string; message: string } };
@@ -43,7 +42,8 @@ function errorReply(error: unknown, log: (error: unknown) => void): { status: nu
 export function errorHandler(log: (error: unknown) => void) {
   return (error: unknown, _req: Request, res: Response, _next: NextFunction): void => {
     if (res.headersSent) return;
-    if (error instanceof RateLimitedError) res.set("Retry-After", String(error.retryAfterS));
+    // When the client may try again: a rate limit (429), an unavailable database during a failover (503).
+    if (error instanceof BaseError && error.retryAfterS !== undefined) res.set("Retry-After", String(error.retryAfterS));
     const { status, code, message } = errorReply(error, log);
     sendError(res, status, code, message);
   };

@@ -57,8 +57,8 @@ type Rule = { points: number; windowS: number };
 
 /** A 429 with the seconds to wait, sent with `Retry-After` (src/api/http.ts). */
 export class RateLimitedError extends BaseError {
-  constructor(readonly retryAfterS: number) {
-    super("rate_limited", `too many requests; retry in ${retryAfterS} s`, { status: 429 });
+  constructor(retryAfterS: number) {
+    super("rate_limited", `too many requests; retry in ${retryAfterS} s`, { status: 429, retryAfterS });
   }
 }
 

@@ -10,8 +10,9 @@ import { createPublicClient, http } from "viem";
 import { readFollowedDeployment } from "../chain/deployment";
 import { IndexerConfigError } from "../indexer/errors";
 import { createIndexer } from "../indexer/indexer";
-import { acquireIndexerLock } from "../indexer/lock";
+import { acquireIndexerLock, type HeldLock } from "../indexer/lock";
 import { createChainRpc } from "../indexer/rpc";
+import { realSleep } from "../retry";
 import { createVraiService } from "../service";
 import { systemClock } from "../service/clock";
 import { createDerivedScores } from "../service/derived-scores";
@@ -20,6 +21,7 @@ import { createProofChecks, type ProofChecks } from "../service/proof-checks";
 import { createProofVerifier } from "../service/proofs/verifiers";
 import { createChainStore } from "../store/chain-store";
 import { createPgDb, type Db } from "../store/db";
+import { isDatabaseUnavailable } from "../store/errors";
 import { migrate } from "../store/migrate";
 import { createSqlStore } from "../store/sql-store";
 import type { IndexerConfig } from "./config";
@@ -45,7 +47,15 @@ export type IndexerOptions = {
   pollIntervalMs?: number;
   /** Largest `eth_getLogs` range. */
   maxRange?: number;
+  /**
+   * After losing the lock or the database for it (a PostgreSQL failover takes every connection with the old
+   * primary), stand by for the lock again instead of stopping: `vrai serve`, where nothing would restart it.
+   */
+  rejoin?: boolean;
 };
+
+/** How long an instance that lost the lock, or the database, waits before it stands by again. */
+const REJOIN_DELAY_MS = 1_000;
 
 /** Starts indexing the chain of `options.deploymentFile` on `options.db`; resolves once it runs (or stands by). */
 export async function startIndexerAlongside(options: IndexerOptions): Promise<IndexerAlongside> {
@@ -64,23 +74,41 @@ export async function startIndexerAlongside(options: IndexerOptions): Promise<In
     ...(options.maxRange === undefined ? {} : { range: { initial: Math.min(1_000, options.maxRange), max: options.maxRange } }),
     onIdentityTransfer: (id, registry, agentId) => options.proofs.recheckErc8004(id, registry, agentId),
   });
-  let lockLost = false;
-  const done = (async () => {
-    const lock = options.databaseUrl
-      ? await acquireIndexerLock({ databaseUrl: options.databaseUrl, chainId, logger, signal: controller.signal })
-      : undefined;
-    if (lock === null) return true;
+  /** One turn: waits for the lock, then indexes until stopped ("stopped") or until the lock or the database is lost ("lost"). */
+  const turn = async (): Promise<"stopped" | "lost"> => {
+    let lock: HeldLock | null | undefined;
+    try {
+      lock = options.databaseUrl ? await acquireIndexerLock({ databaseUrl: options.databaseUrl, chainId, logger, signal: controller.signal }) : undefined;
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      logger.error({ err: error instanceof Error ? error.message : String(error) }, "indexer lock: the database is unavailable");
+      return "lost";
+    }
+    if (lock === null) return "stopped";
+    const held = new AbortController();
+    const stop = () => held.abort();
+    controller.signal.addEventListener("abort", stop, { once: true });
+    let lost = false;
     void lock?.lost.then((error) => {
-      lockLost = true;
+      lost = true;
       logger.error({ err: error.message }, "indexer lock lost: stopping the indexer");
-      controller.abort();
+      held.abort();
     });
     try {
-      await indexer.run(controller.signal);
+      await indexer.run(held.signal);
     } finally {
+      controller.signal.removeEventListener("abort", stop);
       await lock?.release();
     }
-    return !lockLost;
+    return lost ? "lost" : "stopped";
+  };
+  const done = (async () => {
+    for (;;) {
+      if ((await turn()) === "stopped") return true;
+      if (!options.rejoin) return false;
+      await realSleep(REJOIN_DELAY_MS, controller.signal).catch(() => undefined);
+      if (controller.signal.aborted) return true;
+    }
   })().catch((error: unknown) => {
     logger.error({ err: error instanceof Error ? error.message : String(error) }, "indexer stopped");
     return false;

@@ -82,7 +82,7 @@ export async function startService(config: ServeConfig, options: { logger?: Logg
     if (config.RPC_URL && config.DEPLOYMENT) {
       indexer = await startIndexerAlongside({
         db, logger, proofs: server.proofs, databaseUrl: config.DATABASE_URL, rpcUrl: config.RPC_URL, deploymentFile: config.DEPLOYMENT,
-        confirmations: config.CONFIRMATIONS, pollIntervalMs: config.POLL_INTERVAL_MS, maxRange: config.INDEXER_MAX_RANGE,
+        confirmations: config.CONFIRMATIONS, pollIntervalMs: config.POLL_INTERVAL_MS, maxRange: config.INDEXER_MAX_RANGE, rejoin: true,
       });
     }
   } catch (error) {

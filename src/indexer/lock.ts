@@ -3,8 +3,8 @@
  * instance polls until it gets the lock (a standby); when the first dies, its connection closes, PostgreSQL frees
  * the lock and the standby takes over.
  */
-import pg from "pg";
 import type { Logger } from "pino";
+import { createPgClient } from "../store/db";
 import { IndexerLockLostError } from "./errors";
 
 // Lock class of the two-key advisory lock; the second key is the chain id. Distinct from the migration lock.
@@ -21,7 +21,8 @@ export type HeldLock = {
  * @example const lock = await acquireIndexerLock({ databaseUrl, chainId: 31337, logger, signal });
  */
 export async function acquireIndexerLock(options: { databaseUrl: string; chainId: number; logger: Logger; signal: AbortSignal; pollMs?: number }): Promise<HeldLock | null> {
-  const client = new pg.Client({ connectionString: options.databaseUrl, application_name: `vrai-indexer-${options.chainId}` });
+  // With a multi-host URL, on the primary: a lock taken on a standby would lock nothing.
+  const client = createPgClient(options.databaseUrl, { application_name: `vrai-indexer-${options.chainId}` });
   let onLost: (error: IndexerLockLostError) => void = () => {};
   const lost = new Promise<IndexerLockLostError>((resolve) => (onLost = resolve));
   let released = false;

@@ -3,6 +3,8 @@ import fs from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { PGlite } from "@electric-sql/pglite";
+import { InvalidInputError } from "../errors";
+import { DatabaseUnavailableError, storeError } from "./errors";
 
 /** Anything that runs one parameterised SQL statement. */
 export type Queryable = {
@@ -66,11 +68,153 @@ function statementName(sql: string): string | undefined {
   return name ?? undefined;
 }
 
-/** Opens a PostgreSQL pool on `connectionString`. */
+/** One server named by a connection string. */
+type PgHost = { host: string; port: number };
+
+const DEFAULT_PG_PORT = 5432;
+
+const hostText = (h: PgHost) => `${h.host.includes(":") ? `[${h.host}]` : h.host}:${h.port}`;
+
+function parseHost(text: string): PgHost {
+  const match = /^(?:\[([^\]]+)\]|([^:[\]]+))(?::(\d{1,5}))?$/.exec(text);
+  if (!match) throw new InvalidInputError("invalid_configuration", `invalid configuration: DATABASE_URL: cannot read host "${text}" of a multi-host URL`);
+  return { host: match[1] ?? match[2], port: match[3] === undefined ? DEFAULT_PG_PORT : Number(match[3]) };
+}
+
+/** What `target_session_attrs` of a multi-host URL may ask for: the service writes, so only the primary will do. */
+const WRITABLE_SESSION_ATTRS = new Set(["read-write", "primary"]);
+
+/**
+ * A libpq multi-host URL (`postgres://[user@]h1:p1,h2:p2/db?...`, as `pg_autoctl show uri` prints it): its hosts
+ * in order, and the URL of the first with everything else kept (node-postgres reads one host, and has no
+ * `target_session_attrs`: the connections of a Db find the primary themselves). Null for a URL of one host.
+ * @example parseMultiHostUrl("postgres://127.0.0.1:6001,127.0.0.1:6002/postgres?target_session_attrs=read-write")
+ * // { hosts: [{ host: "127.0.0.1", port: 6001 }, { host: "127.0.0.1", port: 6002 }], url: "postgres://127.0.0.1:6001/postgres" }
+ */
+export function parseMultiHostUrl(connectionString: string): { hosts: PgHost[]; url: string } | null {
+  const match = /^(postgres(?:ql)?:\/\/)(?:([^/?#]*)@)?([^/?#@]*)([^?#]*)(?:\?([^#]*))?$/.exec(connectionString);
+  if (!match || !match[3].includes(",")) return null;
+  const [, scheme, userinfo, hostList, dbPath, query] = match;
+  const hosts = hostList.split(",").map(parseHost);
+  const params = new URLSearchParams(query ?? "");
+  const attrs = params.get("target_session_attrs");
+  if (attrs !== null && !WRITABLE_SESSION_ATTRS.has(attrs)) {
+    throw new InvalidInputError("invalid_configuration", `invalid configuration: DATABASE_URL: target_session_attrs=${attrs}: the service writes, so it needs read-write (or primary)`);
+  }
+  params.delete("target_session_attrs");
+  const rest = params.toString();
+  return { hosts, url: `${scheme}${userinfo === undefined ? "" : `${userinfo}@`}${hostText(hosts[0])}${dbPath}${rest ? `?${rest}` : ""}` };
+}
+
+/** A standby answers true (it replays the primary's WAL); the primary false. */
+const RECOVERY_SQL = "SELECT pg_is_in_recovery() AS standby";
+/** How long the search for the primary waits for one host to answer before it asks the next. */
+const PROBE_TIMEOUT_MS = 3000;
+
+/** Which of several hosts is the primary: remembered until a connection to it fails, then searched for again. */
+type PrimaryLocator = { find(): Promise<PgHost>; lost(host: PgHost): void };
+
+function createPrimaryLocator(url: string, hosts: readonly PgHost[]): PrimaryLocator {
+  let known: PgHost | null = null;
+  let searching: Promise<PgHost> | null = null;
+  /** "primary", "standby", or why the host could not be asked. */
+  const probe = async (target: PgHost): Promise<string> => {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: PROBE_TIMEOUT_MS });
+    client.host = target.host;
+    client.port = target.port;
+    client.on("error", () => undefined);
+    try {
+      await client.connect();
+      const { rows } = await client.query<{ standby: boolean }>(RECOVERY_SQL);
+      return rows[0].standby ? "standby" : "primary";
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  };
+  // In the URL's order, as libpq tries them; one search at a time, shared by every connection waiting for it.
+  const search = async () => {
+    const answers: string[] = [];
+    for (const target of hosts) {
+      const answer = await probe(target);
+      if (answer === "primary") return (known = target);
+      answers.push(`${hostText(target)}: ${answer}`);
+    }
+    throw new DatabaseUnavailableError(`no primary among the database's hosts (${answers.join("; ")})`);
+  };
+  return {
+    find: () => (known ? Promise.resolve(known) : (searching ??= search().finally(() => (searching = null)))),
+    lost(target) {
+      if (known === target) known = null;
+    },
+  };
+}
+
+/**
+ * The pg.Client of a multi-host URL: it connects to the primary the locator finds and checks that it is
+ * one (a standby that answers is refused); a failed connection sends the next one searching again.
+ */
+function primaryClientClass(locator: PrimaryLocator): typeof pg.Client {
+  return class PrimaryClient extends pg.Client {
+    connect(): Promise<pg.Client>;
+    connect(callback: (err: Error | null) => void): void;
+    connect(callback?: (err: Error | null) => void): Promise<pg.Client> | void {
+      const connected = (async () => {
+        const target = await locator.find();
+        this.host = target.host;
+        this.port = target.port;
+        this.on("error", () => locator.lost(target));
+        try {
+          await super.connect();
+          const { rows } = await this.query<{ standby: boolean }>(RECOVERY_SQL);
+          if (rows[0].standby) throw new DatabaseUnavailableError(`${hostText(target)} is a standby`);
+          return this;
+        } catch (error) {
+          locator.lost(target);
+          await this.end().catch(() => undefined);
+          throw error;
+        }
+      })();
+      if (!callback) return connected;
+      connected.then(() => callback(null), (error: Error) => callback(error));
+    }
+  };
+}
+
+/** How a Db reaches PostgreSQL: the URL node-postgres reads, and the client class that connects there. */
+type PgTarget = { url: string; Client: typeof pg.Client };
+
+function pgTarget(connectionString: string): PgTarget {
+  const multi = parseMultiHostUrl(connectionString);
+  if (!multi) return { url: connectionString, Client: pg.Client };
+  return { url: multi.url, Client: primaryClientClass(createPrimaryLocator(multi.url, multi.hosts)) };
+}
+
+/**
+ * A client on `connectionString` (not yet connected); with several hosts, one that connects to the primary.
+ * @example const client = createPgClient(databaseUrl, { application_name: "vrai-indexer" }); await client.connect();
+ */
+export function createPgClient(connectionString: string, config: Omit<pg.ClientConfig, "connectionString"> = {}): pg.Client {
+  const target = pgTarget(connectionString);
+  return new target.Client({ ...config, connectionString: target.url });
+}
+
+/** Throws what `error` means to the store's callers (an unreachable server: DatabaseUnavailableError, HTTP 503). */
+const fail = (error: unknown): never => {
+  throw storeError(error);
+};
+
+/**
+ * Opens a PostgreSQL pool on `connectionString`. A multi-host URL (`postgres://h1:p1,h2:p2/db`) connects to
+ * whichever host is the primary, and after a failover to the new one; while none is reachable, queries fail
+ * with DatabaseUnavailableError.
+ */
 export function createPgDb(connectionString: string, options: { max?: number } = {}): Db {
   // Pipeline mode: a query is written as soon as it is issued, not after the previous one's answer,
   // so a transaction's BEGIN travels with its first statement (one round trip fewer per transaction).
-  const pool = new pg.Pool({ connectionString, max: options.max ?? 20, types: pgTypes as pg.CustomTypesConfig, pipeline: true });
+  const target = pgTarget(connectionString);
+  const pool = new pg.Pool({ connectionString: target.url, Client: target.Client, max: options.max ?? 20, types: pgTypes as pg.CustomTypesConfig, pipeline: true });
   pool.on("error", () => {
     // An idle client lost its connection; the pool replaces it. Queries in flight get their own error.
   });
@@ -93,22 +237,22 @@ export function createPgDb(connectionString: string, options: { max?: number } =
   };
   return {
     kind: "pg",
-    query: (sql, params) => run(pool, sql, params) as never,
+    query: (sql, params) => run(pool, sql, params).catch(fail) as never,
     async transaction(fn) {
-      const client = await pool.connect();
+      const client = await pool.connect().catch(fail);
       try {
         // Not awaited: the transaction's first statement is written right behind it, in the same
         // round trip. BEGIN fails only when the connection does (and then so does every statement
         // after it); its error, if any, fails the transaction before COMMIT.
         const begin = client.query("BEGIN");
         begin.catch(() => undefined);
-        const result = await fn({ query: (sql, params) => run(client, sql, params) as never });
+        const result = await fn({ query: (sql, params) => run(client, sql, params).catch(fail) as never });
         await begin;
         await client.query("COMMIT");
         return result;
       } catch (error) {
         await client.query("ROLLBACK").catch(() => undefined);
-        throw error;
+        return fail(error);
       } finally {
         client.release();
       }
@@ -126,7 +270,7 @@ export function createPgDb(connectionString: string, options: { max?: number } =
         if (!closed) retry = setTimeout(connect, RELISTEN_DELAY_MS).unref();
       };
       const connect = async () => {
-        const client = new pg.Client({ connectionString });
+        const client = new target.Client({ connectionString: target.url });
         current = client;
         client.on("notification", (n) => handlers.notify(n.payload ?? "", ownBackends.has(n.processId)));
         client.on("error", () => lost(client));

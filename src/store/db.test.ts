@@ -1,0 +1,96 @@
+import { expect } from "chai";
+import { InvalidInputError } from "../errors";
+import { createTestPgDb, type TestDb } from "../test-helpers/db";
+import { freePort } from "../test-helpers/node";
+import { createPgClient, createPgDb, parseMultiHostUrl } from "./db";
+import { DatabaseUnavailableError } from "./errors";
+
+describe("multi-host PostgreSQL URLs", () => {
+  it("reads the hosts of a URL as pg_autoctl show uri prints it, keeping the user, database and other parameters", () => {
+    const parsed = parseMultiHostUrl("postgres://vrai@127.0.0.1:6001,[::1]:6002,db.local/scores?target_session_attrs=read-write&sslmode=require");
+    expect(parsed).to.deep.equal({
+      hosts: [{ host: "127.0.0.1", port: 6001 }, { host: "::1", port: 6002 }, { host: "db.local", port: 5432 }],
+      url: "postgres://vrai@127.0.0.1:6001/scores?sslmode=require",
+    });
+  });
+
+  it("leaves a URL of one host to node-postgres as it is", () => {
+    expect(parseMultiHostUrl("postgresql://postgres@127.0.0.1:5432/postgres?sslmode=disable")).to.equal(null);
+  });
+
+  it("refuses a target_session_attrs that would send the service's writes to a standby", () => {
+    expect(() => parseMultiHostUrl("postgres://127.0.0.1:6001,127.0.0.1:6002/db?target_session_attrs=standby"))
+      .to.throw(InvalidInputError, "target_session_attrs=standby");
+  });
+});
+
+describe("a PostgreSQL Db on several hosts", function () {
+  this.timeout(60_000);
+  let testDb: TestDb;
+  let closedPort: number;
+  /** The test database's URL with `hosts` in place of its one host. */
+  const withHosts = (hosts: string) => testDb.url!.replace("127.0.0.1:5432", hosts);
+  before(async () => {
+    testDb = await createTestPgDb();
+    // Nothing listens there: a host that is down refuses at once on loopback.
+    closedPort = await freePort();
+  });
+  after(() => testDb.drop());
+
+  it("connects to the host that answers when the first is down, for queries, transactions and single clients", async () => {
+    const db = createPgDb(`${withHosts(`127.0.0.1:${closedPort},127.0.0.1:5432`)}?target_session_attrs=read-write`, { max: 2 });
+    try {
+      const { rows } = await db.query<{ port: number }>("SELECT inet_server_port() AS port");
+      expect(rows).to.deep.equal([{ port: 5432 }]);
+      const inTransaction = await db.transaction(async (tx) => (await tx.query<{ n: number }>("SELECT $1::int + 1 AS n", [41])).rows[0].n);
+      expect(inTransaction).to.equal(42);
+    } finally {
+      await db.close();
+    }
+    const client = createPgClient(withHosts(`127.0.0.1:${closedPort},127.0.0.1:5432`));
+    await client.connect();
+    try {
+      expect((await client.query("SELECT pg_is_in_recovery() AS standby")).rows).to.deep.equal([{ standby: false }]);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it("fails with DatabaseUnavailableError (503, retryable, Retry-After) naming each host while none answers", async () => {
+    const other = await freePort();
+    const db = createPgDb(withHosts(`127.0.0.1:${closedPort},127.0.0.1:${other}`));
+    try {
+      const error = await db.query("SELECT 1").then(() => null, (e: unknown) => e);
+      expect(error).to.be.instanceOf(DatabaseUnavailableError);
+      const unavailable = error as DatabaseUnavailableError;
+      expect([unavailable.status, unavailable.code, unavailable.retryable, unavailable.retryAfterS]).to.deep.equal([503, "database_unavailable", true, 5]);
+      expect(unavailable.message).to.contain(`127.0.0.1:${closedPort}`).and.to.contain(`127.0.0.1:${other}`);
+      const inTransaction = await db.transaction(async () => 1).then(() => null, (e: unknown) => e);
+      expect(inTransaction).to.be.instanceOf(DatabaseUnavailableError);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("reports a server that ends the session (57P01) or refuses a write (25006) as unavailable, and a wrong statement as it is", async () => {
+    const db = createPgDb(testDb.url!, { max: 1 });
+    try {
+      const terminated = await db.query("SELECT pg_terminate_backend(pg_backend_pid())").then(() => null, (e: unknown) => e);
+      expect(terminated).to.be.instanceOf(DatabaseUnavailableError);
+      expect(((terminated as DatabaseUnavailableError).cause as { code?: string }).code).to.equal("57P01");
+      // The pool replaced the terminated connection.
+      expect((await db.query<{ one: number }>("SELECT 1 AS one")).rows).to.deep.equal([{ one: 1 }]);
+      const readOnly = await db.transaction(async (tx) => {
+        await tx.query("SET TRANSACTION READ ONLY");
+        await tx.query("CREATE TABLE never_made (x int)");
+      }).then(() => null, (e: unknown) => e);
+      expect(readOnly).to.be.instanceOf(DatabaseUnavailableError);
+      expect(((readOnly as DatabaseUnavailableError).cause as { code?: string }).code).to.equal("25006");
+      const wrong = await db.query("SELECT FROM WHERE").then(() => null, (e: unknown) => e);
+      expect(wrong).to.not.be.instanceOf(DatabaseUnavailableError);
+      expect((wrong as { code?: string }).code).to.equal("42601");
+    } finally {
+      await db.close();
+    }
+  });
+});
