@@ -104,7 +104,10 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       method: "post", path: "/v1/agents", tag: "claims", auth: "owner",
       summary: "Claim a new agent (V2). Returns the agent key once; only its hash is stored.",
       body: z.object({ name: z.string().trim().min(1).max(100).optional() }).strict(),
-      responses: { 201: { description: "claimed", schema: claimResponse }, 400: e("bad request"), 401: e("no valid owner token") },
+      responses: {
+        201: { description: "claimed", schema: claimResponse }, 400: e("bad request"), 401: e("no valid owner token"),
+        409: e("limit_reached: the owner has as many agents as MAX_AGENTS_PER_OWNER allows"),
+      },
     }).handle(async ({ ownerId, body }) => ({ status: 201, body: claimJson(await accounts.claimNewAgent(ownerId, { name: body.name ?? null })) })),
     defineRoute({
       method: "post", path: "/v1/agents/:id/claim", tag: "claims", auth: "owner",

@@ -57,6 +57,7 @@ export async function startService(config: ServeConfig): Promise<RunningService>
     overload: { maxInFlight: config.OVERLOAD_MAX_IN_FLIGHT, maxLoopDelayMs: config.OVERLOAD_MAX_LOOP_DELAY_MS },
     rateLimit: { perMinute: config.RATE_LIMIT_PER_MINUTE, burst: Math.max(10, Math.ceil(config.RATE_LIMIT_PER_MINUTE / 5)) },
     scoreCacheBytes: config.SCORE_CACHE_MB * 2 ** 20,
+    limits: { openChallenges: config.MAX_OPEN_CHALLENGES_PER_OWNER, agents: config.MAX_AGENTS_PER_OWNER },
     proofSources: {
       githubApiBaseUrl: config.GITHUB_API_BASE_URL,
       walletChainId: chainId,

@@ -20,6 +20,7 @@ import { createVraiService, type VraiService } from "../service";
 import { createAnchoring, type Anchoring } from "../service/anchoring";
 import { systemClock, type Clock } from "../service/clock";
 import { createDirectory } from "../service/directory";
+import type { OwnerLimits } from "../service/limits";
 import { createLoadMonitor } from "../service/load";
 import { createOperators, type Operators } from "../service/operators";
 import { createProofChecks, type ProofChecks } from "../service/proof-checks";
@@ -78,7 +79,18 @@ export type ApiServerOptions = {
   anchorWriter?: AnchorWriter;
   /** Memory for the latest-score cache (default 512 MiB); 0 turns it off. */
   scoreCacheBytes?: number;
+  /** What one owner may keep: open proof challenges (default 20) and agents (default 1,000). */
+  limits?: OwnerLimits;
+  /**
+   * Recompute an owner's agents in the background as soon as an owner-level proof asks for it, and
+   * at start what an earlier process left pending; on by default. Off: tests drain them by hand
+   * (`service.ownerRecomputes.drain()`), and the scheduler's ticks do.
+   */
+  ownerRecomputeWorker?: boolean;
 };
+
+/** MAX_OPEN_CHALLENGES_PER_OWNER and MAX_AGENTS_PER_OWNER when not configured. */
+export const DEFAULT_OWNER_LIMITS: OwnerLimits = { openChallenges: 20, agents: 1000 };
 
 const DEFAULT_SCORE_CACHE_BYTES = 512 * 2 ** 20;
 // The operator's busy switch is read from the store at most this often, so several API instances agree within it.
@@ -94,7 +106,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
 
   const load = createLoadMonitor(options.overload ?? { maxInFlight: 256, maxLoopDelayMs: 200 });
   let busySwitch = false;
-  const service = createVraiService({ store, clock, busy: () => busySwitch || load.overloaded(), onBusyChanged: (on) => void (busySwitch = on) });
+  const limits = options.limits ?? DEFAULT_OWNER_LIMITS;
+  const service = createVraiService({ store, clock, limits, logger, busy: () => busySwitch || load.overloaded(), onBusyChanged: (on) => void (busySwitch = on) });
   const refreshBusy = async () => {
     busySwitch = await service.operator.isBusySwitchOn().catch(() => busySwitch);
   };
@@ -106,10 +119,14 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const reads = createReads({ store, latestScores: store, clock });
   const directory = createDirectory({ store: createDirectoryRepository(options.db) });
   const proofs = createProofChecks({
-    store, clock, identity: service.identity, logger, verifier: createProofVerifier({ ...options.proofSources, now: () => clock.now() }),
+    store, clock, identity: service.identity, logger, limits, verifier: createProofVerifier({ ...options.proofSources, now: () => clock.now() }),
   });
   const anchoring = createAnchoring({ anchors: createAnchorRepository(options.db), clock, logger, writer: options.anchorWriter });
-  const scheduler = createScheduler({ store, clock, scoring: service.scoring, proofs, logger, afterDaily: anchoring.afterDaily });
+  const scheduler = createScheduler({ store, clock, scoring: service.scoring, proofs, ownerRecomputes: service.ownerRecomputes, logger, afterDaily: anchoring.afterDaily });
+  if (options.ownerRecomputeWorker !== false) {
+    service.ownerRecomputes.startWorker();
+    service.ownerRecomputes.wake();
+  }
   if (options.schedule) {
     anchoring.start();
     scheduler.start(options.schedule.intervalMs);
@@ -156,6 +173,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      // A recompute asked for and not done yet stays stored: the next start drains it.
+      await service.ownerRecomputes.stop();
       await scoreCache?.stop();
     },
   };

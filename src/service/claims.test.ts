@@ -4,26 +4,13 @@ import { createManualClock } from "./clock";
 import type { Store } from "./ports";
 import { createProofChecks } from "./proof-checks";
 import { createProofVerifier } from "./proofs/verifiers";
-import { createMemoryStore } from "../store/memory-store";
-import { createSqlStore } from "../store/sql-store";
-import { createMigratedTestDb, TEST_STORES } from "../test-helpers/db";
+import { TEST_SERVICE_STORES } from "../test-helpers/db";
 
 const T0 = Date.UTC(2026, 9, 1) / 1000; // 2026-10-01T00:00:00Z
 const H = 3600;
 
-const SETUPS: Array<{ name: string; open(): Promise<{ store: Store; close(): Promise<void> }> }> = [
-  ...TEST_STORES.map(({ name, create }) => ({
-    name,
-    async open() {
-      const testDb = await createMigratedTestDb(create);
-      return { store: createSqlStore(testDb.db), close: () => testDb.drop() };
-    },
-  })),
-  { name: "memory", open: async () => ({ store: createMemoryStore(), close: async () => undefined }) },
-];
-
 /** Issue 14's V2, V4.1 and V6 sentences through the service, on every store (replay.test.ts has them through `vrai replay`). */
-for (const setup of SETUPS) {
+for (const setup of TEST_SERVICE_STORES) {
   describe(`claims, proofs and outages to the letter on ${setup.name} (V2, V4.1, V6)`, function () {
     let store: Store;
     let close: () => Promise<void>;
