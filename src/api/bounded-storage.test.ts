@@ -161,6 +161,90 @@ for (const { name, create } of TEST_STORES) {
       });
     });
 
+    describe("paged lists", () => {
+      /** Every item of a list route, following nextCursor `limit` at a time, and the pages' sizes. */
+      async function allPages(path: string, field: string, limit: number, token?: string): Promise<{ items: Json[]; sizes: number[] }> {
+        const items: Json[] = [];
+        const sizes: number[] = [];
+        const join = path.includes("?") ? "&" : "?";
+        for (let cursor: string | null = null, pages = 0; pages === 0 || cursor !== null; pages++) {
+          expect(pages, `more pages than items under ${path}`).to.be.below(20);
+          const page = await call("GET", `${path}${join}limit=${limit}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`, token);
+          expect(page.status, JSON.stringify(page.json)).to.equal(200);
+          items.push(...page.json[field]);
+          sizes.push(page.json[field].length);
+          cursor = page.json.nextCursor;
+        }
+        return { items, sizes };
+      }
+
+      it("pages /v1/owners/me by agent id, with nextCursor null on the last page", async () => {
+        const owner = await newOwner();
+        const agents = (await claimAgents(owner.ownerId, 5)).sort();
+        const { items, sizes } = await allPages("/v1/owners/me", "agents", 2, owner.token);
+        expect(items).to.deep.equal(agents);
+        expect(sizes).to.deep.equal([2, 2, 1]);
+        const first = await call("GET", "/v1/owners/me", owner.token);
+        expect(first.json).to.deep.equal({ ownerId: owner.ownerId, agents, nextCursor: null });
+      });
+
+      it("pages an agent's penalties, proofs and daily scores, the audit log and the declared windows", async () => {
+        const owner = await newOwner();
+        const [agentId] = await claimAgents(owner.ownerId, 1);
+        for (let i = 0; i < 3; i++) {
+          clock.set(T0 + i);
+          const added = await call("POST", "/v1/operator/penalties", OPERATOR_TOKEN, { agentId, code: "rule_violation", points: 10, days: 30, reason: `spam ${i}` });
+          expect(added.status).to.equal(201);
+          await server.service.identity.recordProof({ id: `gh-${agentId}-${i}`, kind: "github", ownerId: owner.ownerId, agentId: null, subject: `user${i}`, binding: null, evidence: {} });
+        }
+        const penalties = await allPages(`/v1/agents/${agentId}/penalties`, "penalties", 2);
+        expect(penalties.items.map((p) => p.addedAt)).to.deep.equal([0, 1, 2].map((i) => new Date((T0 + i) * 1000).toISOString().replace(".000", "")));
+        expect(penalties.sizes).to.deep.equal([2, 1]);
+        const proofs = await allPages(`/v1/agents/${agentId}/proofs`, "proofs", 2);
+        expect(proofs.items.map((p) => p.id)).to.deep.equal([0, 1, 2].map((i) => `gh-${agentId}-${i}`));
+
+        const history = `/v1/agents/${agentId}/scores?from=2026-11-01&to=2026-11-30`;
+        clock.set(T0 + 3 * 86400);
+        await server.scheduler.catchUpDaily();
+        const days = (await allPages(history, "scores", 2)).items.map((x) => x.day);
+        expect(days).to.include.members(["2026-11-03", "2026-11-04", "2026-11-05"]);
+        expect(days).to.deep.equal([...new Set(days)].sort());
+
+        const entries = await allPages("/v1/operator/audit", "entries", 2, OPERATOR_TOKEN);
+        const ids = entries.items.map((x) => x.id);
+        expect(ids).to.deep.equal([...ids].sort((a, b) => a - b));
+        expect(new Set(ids).size).to.equal(ids.length);
+        expect(entries.items.filter((x) => x.subject === agentId || x.details?.agentId === agentId).length).to.be.at.least(3);
+
+        for (let i = 0; i < 3; i++) {
+          const declared = await call("POST", "/v1/operator/outages", OPERATOR_TOKEN, { start: new Date((T0 + 3 * 86400 - 3600 + i) * 1000).toISOString().replace(".000", ""), end: null, reason: `window ${i}` });
+          expect(declared.status).to.equal(201);
+        }
+        const windows = await allPages("/v1/outages", "outages", 2);
+        expect(windows.items.map((o) => o.reason).slice(0, 3)).to.deep.equal(["window 2", "window 1", "window 0"]);
+        const method = await call("GET", "/v1/method");
+        expect(method.json.outages.map((o: Json) => o.id)).to.deep.equal(windows.items.map((o) => o.id));
+        expect(method.json.outagesNextCursor).to.equal(null);
+      });
+
+      it("refuses a page size out of range and a cursor no page of that list gave, with 400", async () => {
+        const owner = await newOwner();
+        const [agentId] = await claimAgents(owner.ownerId, 2);
+        const me = await call("GET", "/v1/owners/me?limit=1", owner.token);
+        expect(me.json.nextCursor).to.be.a("string");
+        for (const [path, token] of [
+          ["/v1/owners/me?limit=0", owner.token], ["/v1/owners/me?limit=1001", owner.token], [`/v1/agents/${agentId}/proofs?limit=101`, undefined],
+          ["/v1/owners/me?cursor=not-a-cursor", owner.token], [`/v1/agents/${agentId}/penalties?cursor=${me.json.nextCursor}`, undefined],
+          [`/v1/operator/audit?cursor=${me.json.nextCursor}`, OPERATOR_TOKEN], [`/v1/outages?cursor=${"A".repeat(201)}`, undefined],
+        ] as const) {
+          const answer = await call("GET", path, token);
+          expect(answer.status, path).to.equal(400);
+          expect(answer.json.error.code, path).to.be.oneOf(["invalid_request", "invalid_cursor"]);
+          expect(answer.json.error.message, path).to.match(/limit|cursor/);
+        }
+      });
+    });
+
     describe("the owner recompute queue", () => {
       it("keeps a request across a restart and does it at the next drain", async () => {
         const owner = await newOwner();

@@ -6,6 +6,7 @@ import type { ProofChecks } from "../service/proof-checks";
 import type { ProofRow } from "../service/ports";
 import { proofTypedData } from "../service/proofs/challenge";
 import type { Reads } from "../service/reads";
+import { pageQuery, ROWS_PAGE } from "./page-query";
 import { defineRoute, errorResponse as e, idSchema, type Route } from "./route";
 
 function proofJson(p: ProofRow) {
@@ -53,12 +54,12 @@ export function proofRoutes(deps: { proofs: ProofChecks; identity: Identity; rea
     }).handle(async ({ ownerId, body }) => ({ status: 201, body: proofJson(await proofs.submitProof(ownerId, body.challengeId, body.evidence)) })),
     defineRoute({
       method: "get", path: "/v1/agents/:id/proofs", tag: "proofs", auth: "none",
-      summary: "The identity proofs that count for an agent now: its own and its owner's (V6).",
-      params: z.object({ id: idSchema }),
-      responses: { 200: { description: "ok" }, 404: e("no such agent") },
-    }).handle(async ({ params }) => {
-      const { agent, proofs: rows } = await reads.proofsOf(params.id);
-      return { status: 200, body: { agentId: agent.id, proofs: rows.map(proofJson) } };
+      summary: "The identity proofs that count for an agent now: its own and its owner's (V6), oldest first, a page at a time (nextCursor).",
+      params: z.object({ id: idSchema }), query: z.object(pageQuery(ROWS_PAGE)),
+      responses: { 200: { description: "ok" }, 400: e("a parameter is not valid, or a cursor no page gave"), 404: e("no such agent") },
+    }).handle(async ({ params, query }) => {
+      const { agent, items, nextCursor } = await reads.proofsOf(params.id, query);
+      return { status: 200, body: { agentId: agent.id, proofs: items.map(proofJson), nextCursor } };
     }),
     defineRoute({
       method: "delete", path: "/v1/proofs/:id", tag: "proofs", auth: "owner",

@@ -134,8 +134,9 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
 
   const chain = options.indexerApi === false ? undefined : chainScoreParts({ db: options.db, accounts: service.accounts, agents: store.read, clock });
   const metrics = createApiMetrics({ busy: () => load.overloaded(), scoreCache: scoreCache?.server.stats });
+  const site = createSiteReads({ site: store, clock });
   const routes: Route[] = [
-    ...serviceRoutes({ ...service, reads, checkinResults: metrics.checkinResults }),
+    ...serviceRoutes({ ...service, reads, site, checkinResults: metrics.checkinResults }),
     ...proofRoutes({ proofs, identity: service.identity, reads }),
     ...anchorRoutes(anchoring),
     ...directoryRoutes(directory),
@@ -143,7 +144,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   ];
   const app = createHttpApp({
     routes,
-    pages: [...pageRoutes(createPages({ reads, site: createSiteReads({ site: store, clock }), directory, panels: chain?.panels, origin: () => url })), ...directoryPageRoutes(createDirectoryPages({ directory }))],
+    pages: [...pageRoutes(createPages({ reads, site, directory, panels: chain?.panels, origin: () => url })), ...directoryPageRoutes(createDirectoryPages({ directory }))],
     authenticateOwner: service.accounts.authenticateOwner,
     authenticateOperator: operators.authenticate,
     limiter: createRateLimiter(options.rateLimit ?? { perMinute: 600, burst: 120 }),
