@@ -9,7 +9,7 @@ const T0 = Date.UTC(2026, 10, 2, 10) / 1000;
 
 for (const setup of TEST_SERVICE_STORES) {
   describe(`owner recomputes on ${setup.name} (V6, V9)`, function () {
-    it("scores every agent of the owner, a few per transaction, and only that owner's, at the drain's instant", async () => {
+    it("scores every agent of the owner, a few ids per read, and only that owner's, at the drain's instant", async () => {
       const { store, close } = await setup.open();
       try {
         const clock = createManualClock(T0);
@@ -21,7 +21,7 @@ for (const setup of TEST_SERVICE_STORES) {
         const bystander = (await service.accounts.claimNewAgent(other)).agentId;
         await service.identity.recordProof({ id: "gh-1", kind: "github", ownerId, agentId: null, subject: "octocat", binding: null, evidence: {} });
         clock.set(T0 + 60);
-        const recomputes = createOwnerRecomputes({ store, clock, scoring: service.scoring, agentsPerTransaction: 2 });
+        const recomputes = createOwnerRecomputes({ store, clock, scoring: service.scoring, agentsPerPage: 2 });
         expect(await recomputes.drain()).to.deep.equal({ owners: 1, scores: 5, failed: 0 });
         for (const id of agents) {
           const latest = await store.read.latestScore(id);

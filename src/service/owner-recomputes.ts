@@ -29,8 +29,8 @@ export type OwnerRecomputes = {
 
 /** Requests taken per round of a drain. */
 const TAKE_BATCH = 20;
-/** Agents scored per transaction, unless told. */
-const AGENT_BATCH = 200;
+/** Agent ids read per statement, unless told. */
+const AGENT_PAGE = 200;
 /**
  * Seconds a taken request is the drain's: a drain that stops midway (the process died) leaves it
  * due again after this. Longer than any owner's recompute (2,000 agents took 1.2 s).
@@ -39,29 +39,33 @@ export const OWNER_RECOMPUTE_LEASE_S = 600;
 /** Backoff after a failed recompute: doubling from 30 s, at most an hour. */
 export const ownerRecomputeBackoffS = (attempts: number): number => Math.min(3600, 30 * 2 ** Math.min(attempts, 7));
 
-/** @param deps.agentsPerTransaction agents scored per transaction (200 by default) */
-export function createOwnerRecomputes(deps: { store: Store; clock: Clock; scoring: Scoring; logger?: Logger; agentsPerTransaction?: number }): OwnerRecomputes {
+/** @param deps.agentsPerPage agent ids read per statement (200 by default) */
+export function createOwnerRecomputes(deps: { store: Store; clock: Clock; scoring: Scoring; logger?: Logger; agentsPerPage?: number }): OwnerRecomputes {
   const { store, clock, scoring } = deps;
-  const batch = deps.agentsPerTransaction ?? AGENT_BATCH;
+  const pageSize = deps.agentsPerPage ?? AGENT_PAGE;
   let worker = false;
   let running: Promise<unknown> | null = null;
   let again = false;
 
-  /** Scores every agent of the owner, a batch per transaction, in id order; returns how many. */
+  /**
+   * Scores every agent of the owner in id order, each in its own transaction with its row locked, so
+   * no check-in or claim of the agent lands between the facts read and the instant scored, and a
+   * check-in of the agent waits for one score at most; returns how many.
+   */
   async function recomputeOwner(ownerId: string): Promise<number> {
     let scored = 0;
     for (let after: string | undefined; ; ) {
-      const ids = await store.read.listAgentsOfOwner(ownerId, { after, limit: batch });
-      await store.transaction(async (tx) => {
-        for (const id of ids) {
-          // Locked, so no check-in or claim of the agent lands between the facts read and the instant scored.
+      const ids = await store.read.listAgentsOfOwner(ownerId, { after, limit: pageSize });
+      for (const id of ids) {
+        const done = await store.transaction(async (tx) => {
           const agent = await tx.getAgent(id, { lock: true });
-          if (agent?.ownerId !== ownerId) continue;
+          if (agent?.ownerId !== ownerId) return false;
           await scoring.scoreAgentIn(tx, id, clock.now(), "change");
-          scored++;
-        }
-      });
-      if (ids.length < batch) return scored;
+          return true;
+        });
+        if (done) scored++;
+      }
+      if (ids.length < pageSize) return scored;
       after = ids[ids.length - 1];
     }
   }

@@ -147,7 +147,6 @@ export type SiteReads = {
   dailyTotals(agentId: string, days: number): Promise<DailyTotal[]>;
 };
 
-
 /**
  * The reads of the site's pages over the SQL store's `site` queries.
  * @param deps.site the store's paged and summary reads

@@ -218,8 +218,9 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
       async insertOwner(o: OwnerRow) {
         await q.query("INSERT INTO owners (id, token_hash, created_at) VALUES ($1, $2, $3)", [o.id, o.tokenHash, o.createdAt]);
       },
+      // NO KEY UPDATE: lockers of one owner wait for each other, rows that only reference the owner (proofs, claims) do not.
       getOwner: (id, options) =>
-        one(`SELECT * FROM owners WHERE id = $1${options?.lock ? " FOR UPDATE" : ""}`, [id], (r) => ({ id: r.id, tokenHash: r.token_hash, createdAt: r.created_at })),
+        one(`SELECT * FROM owners WHERE id = $1${options?.lock ? " FOR NO KEY UPDATE" : ""}`, [id], (r) => ({ id: r.id, tokenHash: r.token_hash, createdAt: r.created_at })),
 
       getAgent: (id, options) =>
         one(`SELECT ${AGENT_COLUMNS} FROM agents WHERE id = $1${options?.lock ? " FOR UPDATE" : ""}`, [id], agentFrom),
