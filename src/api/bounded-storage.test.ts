@@ -285,6 +285,21 @@ for (const { name, create } of TEST_STORES) {
         expect(await latestTotals(agents)).to.deep.equal([230, 230]);
       });
 
+      it("lets a drain that outlived its lease end no request made after it took its own", async () => {
+        const owner = await newOwner();
+        const agents = await claimAgents(owner.ownerId, 1);
+        expect((await proveWallet(owner.token)).status).to.equal(201);
+        const [stale] = await server.service.store.transaction((tx) => tx.takeOwnerRecomputes(T0, T0 + OWNER_RECOMPUTE_LEASE_S, 10));
+        clock.set(T0 + OWNER_RECOMPUTE_LEASE_S);
+        expect((await server.service.ownerRecomputes.drain()).owners).to.equal(1);
+        // A new change after that drain is a new request; the slow drain finishing its old one leaves it.
+        expect((await proveWallet(owner.token)).status).to.equal(201);
+        await server.service.store.transaction((tx) => tx.finishOwnerRecompute(stale, T0 + OWNER_RECOMPUTE_LEASE_S));
+        expect(await pending(owner.ownerId)).to.equal(1);
+        expect(await server.service.ownerRecomputes.drain()).to.deep.equal({ owners: 1, scores: 1, failed: 0 });
+        expect(await latestTotals(agents)).to.deep.equal([230]);
+      });
+
       it("keeps a request whose recompute failed, and does it after its backoff", async () => {
         const owner = await newOwner();
         const agents = await claimAgents(owner.ownerId, 2);

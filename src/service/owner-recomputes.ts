@@ -33,7 +33,8 @@ const TAKE_BATCH = 20;
 const AGENT_PAGE = 200;
 /**
  * Seconds a taken request is the drain's: a drain that stops midway (the process died) leaves it
- * due again after this. Longer than any owner's recompute (2,000 agents took 1.2 s).
+ * due again after this. Far longer than an owner's recompute (1,000 agents, the default limit, take
+ * seconds); a request taken twice is only done twice.
  */
 export const OWNER_RECOMPUTE_LEASE_S = 600;
 /** Backoff after a failed recompute: doubling from 30 s, at most an hour. */

@@ -176,7 +176,10 @@ export type StoreTx = {
   requestOwnerRecompute(ownerId: string, at: number): Promise<void>;
   /** Takes up to `limit` requests due at `now`, each leased until `leaseUntil` (a drain that stops midway leaves it due then). */
   takeOwnerRecomputes(now: number, leaseUntil: number, limit: number): Promise<OwnerRecomputeJob[]>;
-  /** Ends a request after its recompute; when another change came meanwhile (a newer generation), it is due again at `now`. */
+  /**
+   * Ends a request after its recompute; when another change came meanwhile (a newer generation: each
+   * change gets one never used before), it is due again at `now`.
+   */
   finishOwnerRecompute(job: OwnerRecomputeJob, now: number): Promise<void>;
   /** A failed recompute: the request stays, due again at `dueAt`. */
   failOwnerRecompute(job: OwnerRecomputeJob, dueAt: number, error: string): Promise<void>;

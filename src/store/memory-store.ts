@@ -84,6 +84,8 @@ export function createMemoryStore(): Store {
   const auditLog: Array<AuditEntry & { id: number }> = [];
   const settings = new Map<string, unknown>();
   const ownerRecomputes = new Map<string, OwnerRecomputeJob & { dueAt: number }>();
+  /** Generations are never reused, not even by a later request of the same owner (as migration 009's sequence). */
+  let lastGeneration = 0;
 
   const copy = <T>(value: T | undefined): T | null => (value === undefined ? null : { ...value });
 
@@ -190,8 +192,8 @@ export function createMemoryStore(): Store {
 
     async requestOwnerRecompute(ownerId, at) {
       const pending = ownerRecomputes.get(ownerId);
-      if (pending) pending.generation++;
-      else ownerRecomputes.set(ownerId, { ownerId, generation: 1, attempts: 0, dueAt: at });
+      if (pending) pending.generation = ++lastGeneration;
+      else ownerRecomputes.set(ownerId, { ownerId, generation: ++lastGeneration, attempts: 0, dueAt: at });
     },
     async takeOwnerRecomputes(now, leaseUntil, limit) {
       const due = [...ownerRecomputes.values()].filter((j) => j.dueAt <= now).sort((a, b) => a.dueAt - b.dueAt || byText(a.ownerId, b.ownerId)).slice(0, limit);

@@ -461,7 +461,7 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
       async requestOwnerRecompute(ownerId, at) {
         await q.query(
           `INSERT INTO owner_recomputes (owner_id, requested_at, due_at) VALUES ($1, $2, $2)
-           ON CONFLICT (owner_id) DO UPDATE SET generation = owner_recomputes.generation + 1`,
+           ON CONFLICT (owner_id) DO UPDATE SET generation = nextval('owner_recompute_generations')`,
           [ownerId, at],
         );
       },

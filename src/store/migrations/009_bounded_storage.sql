@@ -15,12 +15,14 @@ DROP INDEX agents_owner_idx;
 -- recomputed even when the process stops before the recompute ran; deleted once every agent of the
 -- owner has a score computed after the change. One row per owner: changes made meanwhile are one
 -- recompute.
+CREATE SEQUENCE owner_recompute_generations;
 CREATE TABLE owner_recomputes (
   owner_id      text PRIMARY KEY REFERENCES owners (id),
   -- The earliest change not recomputed yet.
   requested_at  bigint NOT NULL,
-  -- Bumped by every change: a drain deletes the row only if no change came while it recomputed.
-  generation    bigint NOT NULL DEFAULT 1,
+  -- New from the sequence at every change, never reused (not even by a later row of the owner): a
+  -- drain deletes the row only if no change came while it recomputed.
+  generation    bigint NOT NULL DEFAULT nextval('owner_recompute_generations'),
   -- When a drain may take it: at once, after a failed attempt's backoff, or after the lease of a
   -- drain that took it and never finished (the process stopped).
   due_at        bigint NOT NULL,
