@@ -176,7 +176,7 @@ describe("vrai dev (npm start)", function () {
     expect(Number((await restored.getBlock()).timestamp)).to.be.at.least(restartedAt);
     const me = await fetch(`${running.api}/v1/owners/me`, { headers: { authorization: `Bearer ${owner.token}` } });
     expect(me.status).to.equal(200);
-    expect(await me.json()).to.deep.equal({ ownerId: owner.ownerId, agents: [claim.agentId] });
+    expect(await me.json()).to.deep.equal({ ownerId: owner.ownerId, agents: [claim.agentId], nextCursor: null });
     const scoreAfter = (await (await fetch(`${running.api}/v1/agents/${claim.agentId}/score`)).json()) as { total: number };
     expect(scoreAfter.total).to.equal(230);
     expect(fs.readFileSync(path.join(dir, "data", "operator-token"), "utf8")).to.equal(operatorToken);
