@@ -69,7 +69,7 @@ for (const { name, create } of TEST_STORES) {
       expect(stored.rows[0].token_hash).to.equal(crypto.createHash("sha256").update(owner.token).digest("hex"));
       expect(JSON.stringify(stored.rows)).not.to.contain(owner.token);
       const me = await call("GET", "/v1/owners/me", { token: owner.token });
-      expect(me.json).to.deep.equal({ ownerId: owner.ownerId, agents: [] });
+      expect(me.json).to.deep.equal({ ownerId: owner.ownerId, agents: [], nextCursor: null });
     });
 
     it("scores a newly claimed agent 200 at once (V8, V9)", async () => {

@@ -8,7 +8,7 @@ import { createLoadMonitor } from "../service/load";
 import type { Store } from "../service/ports";
 import { UnauthorizedError } from "../service/errors";
 import { createMemoryStore } from "../store/memory-store";
-import { createReads } from "../service/reads";
+import { createReads, createSiteReads } from "../service/reads";
 import { createHttpApp } from "./express";
 import { createApiMetrics } from "./metrics";
 import { createRateLimits, DEFAULT_RATE_LIMITS } from "./rate-limit";
@@ -31,7 +31,8 @@ describe("a check-in whose Idempotency-Key is still in flight", () => {
     const metrics = createApiMetrics({ busy: () => false });
     const reads = createReads({ store, latestScores: { latestScoreSummary: async () => ({ agentExists: false, score: null }) }, clock: service.clock });
     const app = createHttpApp({
-      routes: serviceRoutes({ ...service, reads, checkinResults: metrics.checkinResults }), authenticateOwner: service.accounts.authenticateOwner,
+      // The memory store keeps no pages of declared windows: this test declares none and reads none.
+      routes: serviceRoutes({ ...service, reads, site: createSiteReads({ site: { listOutagesPage: async () => [], listDailyTotals: async () => [] }, clock: service.clock }), checkinResults: metrics.checkinResults }), authenticateOwner: service.accounts.authenticateOwner,
       authenticateOperator: async () => {
         throw new UnauthorizedError("invalid_operator_token", "no operator in this test");
       },

@@ -6,6 +6,7 @@ import type { ProofChecks } from "../service/proof-checks";
 import type { ProofRow } from "../service/ports";
 import { proofTypedData } from "../service/proofs/challenge";
 import type { Reads } from "../service/reads";
+import { pageQuery, ROWS_PAGE } from "./page-query";
 import { defineRoute, errorResponse as e, idSchema, type Route } from "./route";
 
 function proofJson(p: ProofRow) {
@@ -26,7 +27,10 @@ export function proofRoutes(deps: { proofs: ProofChecks; identity: Identity; rea
       method: "post", path: "/v1/proofs/challenges", tag: "proofs", auth: "owner",
       summary: "Issue a challenge (single use, expires in 1 h) to prove a wallet, GitHub account, domain or ERC-8004 identity (V6). A domain or ERC-8004 proof names a claimed agent and is taken only from the owner of its latest claim; a github or wallet proof names no agent.",
       body: z.object({ kind: z.enum(PROOF_KINDS), subject: z.string().min(1).max(300), agentId: idSchema.optional() }).strict(),
-      responses: { 201: { description: "issued" }, 400: e("invalid subject or kind, or an agent named (or not) against V6"), 403: e("not your agent"), 404: e("no such agent") },
+      responses: {
+        201: { description: "issued" }, 400: e("invalid subject or kind, or an agent named (or not) against V6"), 403: e("not your agent"), 404: e("no such agent"),
+        409: e("limit_reached: the owner has as many open (unused, unexpired) challenges as MAX_OPEN_CHALLENGES_PER_OWNER allows"),
+      },
     }).handle(async ({ ownerId, body }) => {
       const c = await proofs.issueChallenge(ownerId, body);
       const typedData = c.kind === "wallet" || c.kind === "erc8004" ? proofTypedData(c) : undefined;
@@ -40,7 +44,7 @@ export function proofRoutes(deps: { proofs: ProofChecks; identity: Identity; rea
     }),
     defineRoute({
       method: "post", path: "/v1/proofs", tag: "proofs", auth: "owner",
-      summary: "Answer a challenge with evidence; the proof is verified against its real source, recorded, and the score recomputed at once.",
+      summary: "Answer a challenge with evidence; the proof is verified against its real source and recorded. The score of an agent-level proof's agent (domain, erc8004) is recomputed at once; an owner-level proof (github, wallet) counts for every agent of the owner, which are recomputed in the background, moments later.",
       body: z.object({ challengeId: z.string().min(1).max(64), evidence: z.record(z.string(), z.unknown()) }).strict(),
       responses: {
         201: { description: "verified and recorded" }, 400: e("invalid evidence"), 404: e("no such challenge"),
@@ -50,16 +54,16 @@ export function proofRoutes(deps: { proofs: ProofChecks; identity: Identity; rea
     }).handle(async ({ ownerId, body }) => ({ status: 201, body: proofJson(await proofs.submitProof(ownerId, body.challengeId, body.evidence)) })),
     defineRoute({
       method: "get", path: "/v1/agents/:id/proofs", tag: "proofs", auth: "none",
-      summary: "The identity proofs that count for an agent now: its own and its owner's (V6).",
-      params: z.object({ id: idSchema }),
-      responses: { 200: { description: "ok" }, 404: e("no such agent") },
-    }).handle(async ({ params }) => {
-      const { agent, proofs: rows } = await reads.proofsOf(params.id);
-      return { status: 200, body: { agentId: agent.id, proofs: rows.map(proofJson) } };
+      summary: "The identity proofs that count for an agent now: its own and its owner's (V6), oldest first, a page at a time (nextCursor).",
+      params: z.object({ id: idSchema }), query: z.object(pageQuery(ROWS_PAGE)),
+      responses: { 200: { description: "ok" }, 400: e("a parameter is not valid, or a cursor no page gave"), 404: e("no such agent") },
+    }).handle(async ({ params, query }) => {
+      const { agent, items, nextCursor } = await reads.proofsOf(params.id, query);
+      return { status: 200, body: { agentId: agent.id, proofs: items.map(proofJson), nextCursor } };
     }),
     defineRoute({
       method: "delete", path: "/v1/proofs/:id", tag: "proofs", auth: "owner",
-      summary: "Remove one of your proofs; the scores it counted for are recomputed at once.",
+      summary: "Remove one of your proofs; the scores it counted for are recomputed: at once for an agent-level proof, in the background for an owner-level one.",
       params: z.object({ id: idSchema }),
       responses: { 200: { description: "removed" }, 403: e("not your proof"), 404: e("no such proof"), 409: e("already removed") },
     }).handle(async ({ ownerId, params }) => ({ status: 200, body: proofJson(await identity.removeProof(params.id, "removed by its owner", { ownerId })) })),

@@ -7,7 +7,7 @@ import { startApiServer, type ApiServer } from "../app/server";
 import { createVraiService } from "../service";
 import { createManualClock } from "../service/clock";
 import { createLoadMonitor } from "../service/load";
-import { createReads } from "../service/reads";
+import { createReads, createSiteReads } from "../service/reads";
 import { createMemoryStore } from "../store/memory-store";
 import { createTestPgliteDb, type TestDb } from "../test-helpers/db";
 import { addressKey, createHttpApp } from "./express";
@@ -94,7 +94,7 @@ describe("rate limits", () => {
       const reads = createReads({ store, latestScores: { latestScoreSummary: async () => ({ agentExists: false, score: null }) }, clock: service.clock });
       const lookups = { owner: 0 };
       const app = createHttpApp({
-        routes: serviceRoutes({ ...service, reads, checkinResults: metrics.checkinResults }),
+        routes: serviceRoutes({ ...service, reads, site: createSiteReads({ site: { listOutagesPage: async () => [], listDailyTotals: async () => [] }, clock: service.clock }), checkinResults: metrics.checkinResults }),
         authenticateOwner: (token) => {
           lookups.owner++;
           return service.accounts.authenticateOwner(token);

@@ -7,7 +7,8 @@ import type { Checkins } from "../service/checkins";
 import { ConflictError } from "../service/errors";
 import type { Operator } from "../service/operator";
 import type { OutageRow, ScoreRow, ScoreSummary } from "../service/ports";
-import type { Reads } from "../service/reads";
+import type { Reads, SiteReads } from "../service/reads";
+import { nextCursorSchema, pageQuery, ROWS_PAGE, SMALL_ROWS_PAGE } from "./page-query";
 import { defineRoute, errorResponse as e, errorSchema, idSchema, JsonText, type Route } from "./route";
 import { daySchema, instantSchema } from "./schemas";
 
@@ -77,6 +78,8 @@ export type ServiceRouteDeps = {
   checkins: Checkins;
   operator: Operator;
   reads: Reads;
+  /** The declared windows a page at a time (the method page's read). */
+  site: SiteReads;
   checkinResults: client.Counter<"result">;
 };
 
@@ -95,14 +98,24 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
     }).handle(async () => ({ status: 201, body: await accounts.createOwner() })),
     defineRoute({
       method: "get", path: "/v1/owners/me", tag: "owners", auth: "owner",
-      summary: "The calling owner and its agents.",
-      responses: { 200: { description: "ok", schema: z.object({ ownerId: z.string(), agents: z.array(z.string()) }) }, 401: e("no valid owner token") },
-    }).handle(async ({ ownerId }) => ({ status: 200, body: { ownerId, agents: await reads.agentsOfOwner(ownerId) } })),
+      summary: "The calling owner and the ids of its agents, in id order, a page at a time: nextCursor (null on the last page) is the cursor of the next.",
+      query: z.object(pageQuery(SMALL_ROWS_PAGE)),
+      responses: {
+        200: { description: "ok", schema: z.object({ ownerId: z.string(), agents: z.array(z.string()), nextCursor: nextCursorSchema }) },
+        400: e("a parameter is not valid (named in the message), or a cursor no page gave"), 401: e("no valid owner token"),
+      },
+    }).handle(async ({ ownerId, query }) => {
+      const { items, nextCursor } = await reads.agentsOfOwner(ownerId, query);
+      return { status: 200, body: { ownerId, agents: items, nextCursor } };
+    }),
     defineRoute({
       method: "post", path: "/v1/agents", tag: "claims", auth: "owner",
       summary: "Claim a new agent (V2). Returns the agent key once; only its hash is stored.",
       body: z.object({ name: z.string().trim().min(1).max(100).optional() }).strict(),
-      responses: { 201: { description: "claimed", schema: claimResponse }, 400: e("bad request"), 401: e("no valid owner token") },
+      responses: {
+        201: { description: "claimed", schema: claimResponse }, 400: e("bad request"), 401: e("no valid owner token"),
+        409: e("limit_reached: the owner has as many agents as MAX_AGENTS_PER_OWNER allows"),
+      },
     }).handle(async ({ ownerId, body }) => ({ status: 201, body: claimJson(await accounts.claimNewAgent(ownerId, { name: body.name ?? null })) })),
     defineRoute({
       method: "post", path: "/v1/agents/:id/claim", tag: "claims", auth: "owner",
@@ -164,12 +177,12 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
     }),
     defineRoute({
       method: "get", path: "/v1/agents/:id/scores", tag: "scores", auth: "none",
-      summary: "The daily score history of an agent between two days (default: the last 90 days).",
-      params: idParams, query: z.object({ from: daySchema.optional(), to: daySchema.optional() }),
-      responses: { 200: { description: "ok" }, 404: e("no such agent") },
+      summary: "The daily score history of an agent between two days (default: the last 90 days), oldest first, a page at a time (nextCursor).",
+      params: idParams, query: z.object({ from: daySchema.optional(), to: daySchema.optional(), ...pageQuery(ROWS_PAGE) }),
+      responses: { 200: { description: "ok" }, 400: e("a parameter is not valid, or a cursor no page gave"), 404: e("no such agent") },
     }).handle(async ({ params, query }) => {
-      const { from, to, scores } = await reads.dailyScores(params.id, query);
-      return { status: 200, body: { agentId: params.id, scoreType: "vrai", from, to, scores: scores.map(scoreJson) } };
+      const { from, to, items, nextCursor } = await reads.dailyScores(params.id, query);
+      return { status: 200, body: { agentId: params.id, scoreType: "vrai", from, to, scores: items.map(scoreJson), nextCursor } };
     }),
     defineRoute({
       method: "get", path: "/v1/scores/:id", tag: "scores", auth: "none",
@@ -188,22 +201,33 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
     }),
     defineRoute({
       method: "get", path: "/v1/method", tag: "method", auth: "none",
-      summary: "The method versions with their changes, the identity points (V6) and every declared outage window (V4.4).",
+      summary: "The method versions with their changes, the identity points (V6) and the declared outage windows (V4.4), newest first: the first page of /v1/outages, whose next page outagesNextCursor names.",
       responses: { 200: { description: "ok" } },
-    }).handle(async () => ({
-      status: 200,
-      body: {
-        current: CURRENT_METHOD,
-        versions: METHOD_VERSIONS.map((v) => ({ version: v, published: METHODS[v].published, changes: METHODS[v].changes })),
-        identityPoints: { claim: CLAIM_POINTS, proofs: IDENTITY_PROOFS },
-        outages: (await reads.outages()).map(outageJson),
-      },
-    })),
+    }).handle(async () => {
+      const { outages, nextCursor } = await deps.site.outagesPage({ limit: ROWS_PAGE.default });
+      return {
+        status: 200,
+        body: {
+          current: CURRENT_METHOD,
+          versions: METHOD_VERSIONS.map((v) => ({ version: v, published: METHODS[v].published, changes: METHODS[v].changes })),
+          identityPoints: { claim: CLAIM_POINTS, proofs: IDENTITY_PROOFS },
+          outages: outages.map(outageJson),
+          outagesNextCursor: nextCursor,
+        },
+      };
+    }),
     defineRoute({
       method: "get", path: "/v1/outages", tag: "outages", auth: "none",
-      summary: "Every declared outage window (V4.4), with start, end and declared_at.",
-      responses: { 200: { description: "ok", schema: z.object({ outages: z.array(outageResponse) }) } },
-    }).handle(async () => ({ status: 200, body: { outages: (await reads.outages()).map(outageJson) } })),
+      summary: "Every declared outage window (V4.4), with start, end and declared_at, newest first, a page at a time (nextCursor).",
+      query: z.object(pageQuery(ROWS_PAGE)),
+      responses: {
+        200: { description: "ok", schema: z.object({ outages: z.array(outageResponse), nextCursor: nextCursorSchema }) },
+        400: e("a parameter is not valid, or a cursor no page gave"),
+      },
+    }).handle(async ({ query }) => {
+      const { outages, nextCursor } = await deps.site.outagesPage(query);
+      return { status: 200, body: { outages: outages.map(outageJson), nextCursor } };
+    }),
     defineRoute({
       method: "post", path: "/v1/operator/outages", tag: "operator", auth: "operator",
       summary: "Declare an outage window (V4.1): while it lasts, or after it ended when it started at most 48 h ago.",
@@ -245,15 +269,16 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
     }),
     defineRoute({
       method: "get", path: "/v1/agents/:id/penalties", tag: "scores", auth: "none",
-      summary: "The penalties of an agent, active or not, with codes, points, durations and the operators who added and revoked them (V7).",
-      params: idParams,
-      responses: { 200: { description: "ok" }, 404: e("no such agent") },
-    }).handle(async ({ params }) => {
-      const penalties = (await reads.penaltiesOf(params.id)).map((p) => ({
+      summary: "The penalties of an agent, active or not, with codes, points, durations and the operators who added and revoked them (V7), oldest first, a page at a time (nextCursor).",
+      params: idParams, query: z.object(pageQuery(ROWS_PAGE)),
+      responses: { 200: { description: "ok" }, 400: e("a parameter is not valid, or a cursor no page gave"), 404: e("no such agent") },
+    }).handle(async ({ params, query }) => {
+      const { items, nextCursor } = await reads.penaltiesOf(params.id, query);
+      const penalties = items.map((p) => ({
         id: p.id, code: p.code, points: p.points, days: p.days, addedAt: toRfc3339(p.addedAt),
         revokedAt: p.revokedAt === null ? null : toRfc3339(p.revokedAt), addedBy: p.addedBy, revokedBy: p.revokedBy,
       }));
-      return { status: 200, body: { agentId: params.id, penalties } };
+      return { status: 200, body: { agentId: params.id, penalties, nextCursor } };
     }),
     defineRoute({
       method: "put", path: "/v1/operator/busy", tag: "operator", auth: "operator",
@@ -272,12 +297,12 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
     }).handle(async ({ params, body, operatorName }) => ({ status: 200, body: claimJson(await accounts.transfer(params.id, body.toOwnerId, body.reason, operatorName)) })),
     defineRoute({
       method: "get", path: "/v1/operator/audit", tag: "operator", auth: "operator",
-      summary: "The audit log: every operator change with who, when and why, oldest first.",
-      query: z.object({ after: z.coerce.number().int().min(0).optional(), limit: z.coerce.number().int().min(1).max(1000).optional() }),
-      responses: { 200: { description: "ok" }, 401: e("not the operator") },
+      summary: "The audit log: every operator change with who, when and why, oldest first, a page at a time (nextCursor).",
+      query: z.object(pageQuery(SMALL_ROWS_PAGE)),
+      responses: { 200: { description: "ok" }, 400: e("a parameter is not valid, or a cursor no page gave"), 401: e("not the operator") },
     }).handle(async ({ query }) => {
-      const entries = await reads.audit({ afterId: query.after ?? 0, limit: query.limit ?? 100 });
-      return { status: 200, body: { entries: entries.map((x) => ({ ...x, at: toRfc3339(x.at) })) } };
+      const { items, nextCursor } = await reads.audit(query);
+      return { status: 200, body: { entries: items.map((x) => ({ ...x, at: toRfc3339(x.at) })), nextCursor } };
     }),
   ];
 }

@@ -77,6 +77,9 @@ export const serveConfigSchema = z.object({
    * (about 3.5 kB per agent); 0 turns the cache off. It lives in node's heap (about 4 GiB by default), hence the bound.
    */
   SCORE_CACHE_MB: z.coerce.number().int().min(0).max(2048).default(512),
+  /** What one owner may keep (issue #15): proof challenges neither used nor expired, and agents claimed. */
+  MAX_OPEN_CHALLENGES_PER_OWNER: z.coerce.number().int().min(1).max(10_000).default(20),
+  MAX_AGENTS_PER_OWNER: z.coerce.number().int().min(1).max(10_000_000).default(1000),
   /** Key of the account that anchors each day's score root (it needs AnchorRegistry's anchorer role); unset: anchoring is off. */
   ANCHOR_PRIVATE_KEY: z.custom<Hex>((value) => typeof value === "string" && /^0x[0-9a-fA-F]{64}$/.test(value), "expected 0x and 64 hex digits").optional(),
   /** JSON-RPC of the anchoring chain; RPC_URL when unset. */

@@ -67,6 +67,7 @@ export async function startService(config: ServeConfig, options: { logger?: Logg
     },
     metrics: { token: config.METRICS_TOKEN, port: config.METRICS_PORT, host: config.METRICS_HOST },
     scoreCacheBytes: config.SCORE_CACHE_MB * 2 ** 20,
+    limits: { openChallenges: config.MAX_OPEN_CHALLENGES_PER_OWNER, agents: config.MAX_AGENTS_PER_OWNER },
     proofSources: {
       githubApiBaseUrl: config.GITHUB_API_BASE_URL,
       httpTimeoutMs: config.PROOF_HTTP_TIMEOUT_MS,

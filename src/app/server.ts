@@ -19,6 +19,7 @@ import { createVraiService, type VraiService } from "../service";
 import { createAnchoring, type Anchoring } from "../service/anchoring";
 import { systemClock, type Clock } from "../service/clock";
 import { createDirectory } from "../service/directory";
+import type { OwnerLimits } from "../service/limits";
 import { createLoadMonitor } from "../service/load";
 import { createOperators, type Operators } from "../service/operators";
 import { createProofChecks, type ProofChecks } from "../service/proof-checks";
@@ -93,7 +94,18 @@ export type ApiServerOptions = {
   anchorWriter?: AnchorWriter;
   /** Memory for the latest-score cache (default 512 MiB); 0 turns it off. */
   scoreCacheBytes?: number;
+  /** What one owner may keep: open proof challenges (default 20) and agents (default 1,000). */
+  limits?: OwnerLimits;
+  /**
+   * Recompute an owner's agents in the background as soon as an owner-level proof asks for it, and
+   * at start what an earlier process left pending; on by default. Off: tests drain them by hand
+   * (`service.ownerRecomputes.drain()`), and the scheduler's ticks do.
+   */
+  ownerRecomputeWorker?: boolean;
 };
+
+/** MAX_OPEN_CHALLENGES_PER_OWNER and MAX_AGENTS_PER_OWNER when not configured. */
+export const DEFAULT_OWNER_LIMITS: OwnerLimits = { openChallenges: 20, agents: 1000 };
 
 const DEFAULT_SCORE_CACHE_BYTES = 512 * 2 ** 20;
 // The operator's busy switch is read from the store at most this often, so several API instances agree within it.
@@ -109,7 +121,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
 
   const load = createLoadMonitor(options.overload ?? { maxInFlight: 256, maxLoopDelayMs: 200 });
   let busySwitch = false;
-  const service = createVraiService({ store, clock, busy: () => busySwitch || load.overloaded(), onBusyChanged: (on) => void (busySwitch = on) });
+  const ownerLimits = options.limits ?? DEFAULT_OWNER_LIMITS;
+  const service = createVraiService({ store, clock, limits: ownerLimits, logger, busy: () => busySwitch || load.overloaded(), onBusyChanged: (on) => void (busySwitch = on) });
   const refreshBusy = async () => {
     busySwitch = await service.operator.isBusySwitchOn().catch(() => busySwitch);
   };
@@ -121,10 +134,14 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const reads = createReads({ store, latestScores: store, clock });
   const directory = createDirectory({ store: createDirectoryRepository(options.db) });
   const proofs = createProofChecks({
-    store, clock, identity: service.identity, logger, verifier: createProofVerifier({ ...options.proofSources, now: () => clock.now() }),
+    store, clock, identity: service.identity, logger, limits: ownerLimits, verifier: createProofVerifier({ ...options.proofSources, now: () => clock.now() }),
   });
   const anchoring = createAnchoring({ anchors: createAnchorRepository(options.db), clock, logger, writer: options.anchorWriter });
-  const scheduler = createScheduler({ store, clock, scoring: service.scoring, proofs, logger, afterDaily: anchoring.afterDaily });
+  const scheduler = createScheduler({ store, clock, scoring: service.scoring, proofs, ownerRecomputes: service.ownerRecomputes, logger, afterDaily: anchoring.afterDaily });
+  if (options.ownerRecomputeWorker !== false) {
+    service.ownerRecomputes.startWorker();
+    service.ownerRecomputes.wake();
+  }
   if (options.schedule) {
     anchoring.start();
     scheduler.start(options.schedule.intervalMs);
@@ -132,8 +149,9 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
 
   const chain = options.indexerApi === false ? undefined : chainScoreParts({ db: options.db, accounts: service.accounts, agents: store.read, clock });
   const metrics = createApiMetrics({ busy: () => load.overloaded(), scoreCache: scoreCache?.server.stats });
+  const site = createSiteReads({ site: store, clock });
   const routes: Route[] = [
-    ...serviceRoutes({ ...service, reads, checkinResults: metrics.checkinResults }),
+    ...serviceRoutes({ ...service, reads, site, checkinResults: metrics.checkinResults }),
     ...proofRoutes({ proofs, identity: service.identity, reads }),
     ...anchorRoutes(anchoring),
     ...directoryRoutes(directory),
@@ -145,7 +163,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const metricsTokenHash = options.metrics?.token === undefined ? undefined : hashSecret(options.metrics.token);
   const app = createHttpApp({
     routes,
-    pages: [...pageRoutes(createPages({ reads, site: createSiteReads({ site: store, clock }), directory, panels: chain?.panels, origin: () => url })), ...directoryPageRoutes(createDirectoryPages({ directory }))],
+    pages: [...pageRoutes(createPages({ reads, site, directory, panels: chain?.panels, origin: () => url })), ...directoryPageRoutes(createDirectoryPages({ directory }))],
     authenticateOwner: service.accounts.authenticateOwner,
     authenticateOperator: operators.authenticate,
     limits,
@@ -175,6 +193,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       await anchoring.stop();
       load.stop();
       await Promise.all([listener.close(), metricsListener?.close()]);
+      // A recompute asked for and not done yet stays stored: the next start drains it.
+      await service.ownerRecomputes.stop();
       await scoreCache?.stop();
       redis?.client.disconnect();
     },

@@ -10,6 +10,8 @@ import { InvalidInputError } from "../errors";
 import { canonicalJson, scoreFromInputs, sha256Hex, toRfc3339, validateScoreInputs } from "../method";
 
 const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
+/** Pages of score history read at most (100 daily scores each): more means a day must be named. */
+const MAX_HISTORY_PAGES = 100;
 /** `IAnchorRegistry.AnchorRole`: 0 anchorer, 1 verifier (METHOD A6); a root has at most one anchor of each. */
 const ROLE_NAMES = ["an anchorer", "a verifier"] as const;
 const ROLES = [0, 1] as const;
@@ -120,9 +122,17 @@ export async function verifyScore(given: VerifyScoreOptions): Promise<VerifyScor
 
   try {
     // The daily score of the day (default: the agent's latest daily score).
-    const range = options.day ? `?from=${options.day}&to=${options.day}` : "";
-    const listed = await getJson<{ scores: ScoreJson[] }>(`/v1/agents/${options.agentId}/scores${range}`);
-    const daily = listed.scores.filter((s) => s.trigger === "daily" && (options.day === undefined || s.day === options.day));
+    const range: Record<string, string> = options.day ? { from: options.day, to: options.day } : {};
+    const listed: ScoreJson[] = [];
+    // The history comes a page at a time, oldest first: every page up to the last (a bounded number of them).
+    for (let cursor: string | null | undefined, pages = 0; cursor !== null; pages++) {
+      if (pages === MAX_HISTORY_PAGES) throw stop(`the score history of agent ${options.agentId} has more than ${MAX_HISTORY_PAGES} pages: name a day`);
+      const query = new URLSearchParams({ ...range, ...(cursor === undefined ? {} : { cursor }) }).toString();
+      const page = await getJson<{ scores: ScoreJson[]; nextCursor: string | null }>(`/v1/agents/${options.agentId}/scores${query ? `?${query}` : ""}`);
+      listed.push(...page.scores);
+      cursor = page.nextCursor;
+    }
+    const daily = listed.filter((s) => s.trigger === "daily" && (options.day === undefined || s.day === options.day));
     const found = daily[daily.length - 1];
     if (!found || found.day === null) throw stop(`no daily score of agent ${options.agentId}${options.day ? ` on ${options.day}` : ""}`);
     const day = found.day;

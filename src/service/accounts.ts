@@ -1,6 +1,7 @@
 import type { Clock } from "./clock";
 import { UNNAMED_OPERATOR } from "./operator";
 import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from "./errors";
+import { limitReached, type OwnerLimits } from "./limits";
 import type { AgentRow, OwnerRow, Store, StoreTx } from "./ports";
 import { generateId, generateSecret, hashSecret, secretMatches } from "./secrets";
 
@@ -16,8 +17,11 @@ export type ClaimResult = { agentId: string; ownerId: string; agentKey: string; 
  * Creates owners, claims agents (new claim, re-claim by the owner, operator transfer) and checks
  * the secrets that identify owners and agents.
  * @param deps.onClaimed called inside the claim's transaction, to recompute the score at once (V9)
+ * @param deps.limits what one owner may keep (none: no limit)
  */
-export function createAccounts(deps: { store: Store; clock: Clock; onClaimed?: (tx: StoreTx, agentId: string, at: number) => Promise<void> }) {
+export function createAccounts(deps: {
+  store: Store; clock: Clock; onClaimed?: (tx: StoreTx, agentId: string, at: number) => Promise<void>; limits?: Pick<OwnerLimits, "agents">;
+}) {
   const { store, clock } = deps;
 
   /** Creates an owner; the token is returned here once and only its hash is stored. */
@@ -63,11 +67,17 @@ export function createAccounts(deps: { store: Store; clock: Clock; onClaimed?: (
   /**
    * An owner claims a new agent (V2). The agent key is returned once.
    * @param options.agentId an id of the caller's choosing (replay); a fresh one otherwise
+   * @throws ConflictError `limit_reached` when the owner has as many agents as `limits.agents`
    */
   async function claimNewAgent(ownerId: string, options: { agentId?: string; name?: string | null } = {}): Promise<ClaimResult> {
     const agentId = options.agentId ?? generateId("agt");
     return store.transaction(async (tx) => {
-      if (!(await tx.getOwner(ownerId))) throw new NotFoundError("owner_not_found", `owner ${ownerId} does not exist`);
+      // Locked: two claims of one owner at its limit are counted one after the other, so one is refused.
+      if (!(await tx.getOwner(ownerId, { lock: true }))) throw new NotFoundError("owner_not_found", `owner ${ownerId} does not exist`);
+      const limit = deps.limits?.agents;
+      if (limit !== undefined && (await tx.countAgentsOfOwner(ownerId)) >= limit) {
+        throw limitReached("agents", limit, "MAX_AGENTS_PER_OWNER", "an operator's transfer can move an agent to another owner");
+      }
       if (await tx.getAgent(agentId, { lock: true })) throw new ConflictError("agent_exists", `agent ${agentId} is already claimed`);
       await tx.insertAgent({
         id: agentId, name: options.name ?? null, ownerId, claimId: 0, claimedAt: 0, keyHash: "", last: null, createdAt: clock.now(),

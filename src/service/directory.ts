@@ -6,6 +6,7 @@
  * scores change: an agent that did not move is neither shown twice nor skipped.
  */
 import type { Band } from "../method";
+import { decodeKeyset, encodeKeyset } from "./keyset";
 import { ID_PATTERN } from "./secrets";
 
 /** V8 states. */
@@ -68,17 +69,16 @@ export function bandTotals(band: Band): { min: number; max: number } {
  * @example decodeCursor(encodeCursor({ direction: "after", total: 230, agentId: "agt_x" })) // the same position
  */
 export function encodeCursor(position: DirectoryPosition): string {
-  return Buffer.from(`${position.direction === "after" ? "a" : "b"}:${position.total}:${position.agentId}`).toString("base64url");
+  return encodeKeyset([position.direction === "after" ? "a" : "b", position.total, position.agentId]);
 }
 
 const CURSOR_PATTERN = /^([ab]):(0|[1-9]\d{0,3}):(.+)$/;
 
 /** The position a cursor names; null when it is not one this service made. */
 export function decodeCursor(cursor: string): DirectoryPosition | null {
-  if (!/^[A-Za-z0-9_-]{1,120}$/.test(cursor)) return null;
-  const match = CURSOR_PATTERN.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  if (!match || Number(match[2]) > 1000 || !ID_PATTERN.test(match[3])) return null;
-  return { direction: match[1] === "a" ? "after" : "before", total: Number(match[2]), agentId: match[3] };
+  const fields = decodeKeyset(cursor, CURSOR_PATTERN);
+  if (!fields || Number(fields[1]) > 1000 || !ID_PATTERN.test(fields[2])) return null;
+  return { direction: fields[0] === "a" ? "after" : "before", total: Number(fields[1]), agentId: fields[2] };
 }
 
 const after = (e: DirectoryEntry) => encodeCursor({ direction: "after", total: e.total, agentId: e.agentId });

@@ -37,16 +37,30 @@ async function refuseHeldBinding(tx: StoreTx, input: BindingInput): Promise<void
 export type VerifiedProofInput = Pick<ProofRow, "id" | "kind" | "ownerId" | "agentId" | "subject" | "binding" | "evidence">;
 
 /**
- * Records and removes identity proofs (V6) and recomputes the scores they count for, at once (V6, V9).
+ * Records and removes identity proofs (V6) and recomputes the scores they count for (V6, V9).
  * Verification against the outside world happens before (src/service/proofs); this module keeps
  * the rules that hold whatever the source: who a proof belongs to and the one-agent bindings.
+ * @param deps.onChanged recomputes one agent inside the change's transaction (an agent-level proof)
+ * @param deps.onOwnerRecomputeRequested told after the commit of a change that asked for every agent
+ *   of an owner to be recomputed (an owner-level proof): the request is stored with the change and
+ *   done in the background (src/service/owner-recomputes.ts), since an owner may have thousands of agents
  */
-export function createIdentity(deps: { store: Store; clock: Clock; onChanged: (tx: StoreTx, agentId: string, at: number) => Promise<void> }) {
+export function createIdentity(deps: {
+  store: Store; clock: Clock; onChanged: (tx: StoreTx, agentId: string, at: number) => Promise<void>; onOwnerRecomputeRequested?: () => void;
+}) {
   const { store, clock } = deps;
 
-  /** The agents a proof counts for: its agent, or every agent of its owner (V6 "belongs to"). */
-  async function agentsCountedBy(tx: StoreTx, proof: Pick<ProofRow, "agentId" | "ownerId">): Promise<string[]> {
-    return proof.agentId !== null ? [proof.agentId] : tx.listAgentsOfOwner(proof.ownerId);
+  /** Recomputes what a proof counts for (V6 "belongs to"): its agent at once, in `tx`; every agent of its owner by a request stored in `tx`. */
+  async function recomputeCountedBy(tx: StoreTx, proof: Pick<ProofRow, "agentId" | "ownerId">, at: number): Promise<void> {
+    if (proof.agentId !== null) await deps.onChanged(tx, proof.agentId, at);
+    else await tx.requestOwnerRecompute(proof.ownerId, at);
+  }
+
+  /** Runs a change of one proof in a transaction; once committed, tells of the owner's recompute an owner-level proof asked for. */
+  async function change(fn: (tx: StoreTx) => Promise<ProofRow>): Promise<ProofRow> {
+    const proof = await store.transaction(fn);
+    if (proof.agentId === null) deps.onOwnerRecomputeRequested?.();
+    return proof;
   }
 
   /**
@@ -60,7 +74,7 @@ export function createIdentity(deps: { store: Store; clock: Clock; onChanged: (t
     const kind = input.kind;
     if (!isProofKind(kind)) throw new InvalidInputError("proof_kind_invalid", `proof kind must be one of ${PROOF_KINDS.join(", ")}, got ${JSON.stringify(kind)}`);
     checkProofAgent(kind, input.agentId);
-    return store.transaction(async (tx) => {
+    return change(async (tx) => {
       if (!(await tx.getOwner(input.ownerId))) throw new NotFoundError("owner_not_found", `owner ${input.ownerId} does not exist`);
       if (input.agentId !== null) {
         const agent = await tx.getAgent(input.agentId, { lock: true });
@@ -82,7 +96,7 @@ export function createIdentity(deps: { store: Store; clock: Clock; onChanged: (t
         await refuseHeldBinding(tx, input);
         throw bindingConflict(input, "another");
       }
-      for (const agentId of await agentsCountedBy(tx, proof)) await deps.onChanged(tx, agentId, at);
+      await recomputeCountedBy(tx, proof, at);
       return proof;
     });
   }
@@ -92,7 +106,7 @@ export function createIdentity(deps: { store: Store; clock: Clock; onChanged: (t
    * @param ownerId when given, only this owner's proof may be removed
    */
   async function removeProof(id: string, reason: string, options: { ownerId?: string; actor?: string } = {}): Promise<ProofRow> {
-    return store.transaction(async (tx) => {
+    return change(async (tx) => {
       const proof = await tx.getProof(id);
       if (!proof) throw new NotFoundError("proof_not_found", `proof ${id} does not exist`);
       if (options.ownerId !== undefined && proof.ownerId !== options.ownerId) throw new ForbiddenError("proof_owned_by_another_owner", `proof ${id} belongs to another owner`);
@@ -100,10 +114,10 @@ export function createIdentity(deps: { store: Store; clock: Clock; onChanged: (t
       const at = clock.now();
       await tx.removeProof(id, at, reason);
       await tx.audit({ at, actor: options.actor ?? "owner", action: "proof.remove", subject: id, details: { reason, kind: proof.kind, agentId: proof.agentId } });
-      for (const agentId of await agentsCountedBy(tx, proof)) await deps.onChanged(tx, agentId, at);
+      await recomputeCountedBy(tx, proof, at);
       return { ...proof, removedAt: at, removedReason: reason };
     });
   }
 
-  return { recordProof, removeProof, agentsCountedBy };
+  return { recordProof, removeProof };
 }

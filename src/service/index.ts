@@ -1,9 +1,12 @@
+import type { Logger } from "pino";
 import type { MethodVersion } from "../method";
 import type { Clock } from "./clock";
 import { createAccounts } from "./accounts";
 import { createCheckins } from "./checkins";
 import { createIdentity } from "./identity";
+import type { OwnerLimits } from "./limits";
 import { createOperator } from "./operator";
+import { createOwnerRecomputes } from "./owner-recomputes";
 import type { Store } from "./ports";
 import { createScoring } from "./scoring";
 
@@ -13,13 +16,17 @@ export type VraiService = ReturnType<typeof createVraiService>;
  * The service's rules wired together on one store and one clock; the HTTP API and `vrai replay`
  * both run exactly this.
  * @param deps.busy whether the service is busy now (operator switch or overload, V3.3)
+ * @param deps.limits what one owner may keep (none: no limit, as in `vrai replay`)
  */
-export function createVraiService(deps: { store: Store; clock: Clock; busy: () => boolean; onBusyChanged?: (on: boolean) => void; method?: MethodVersion }) {
+export function createVraiService(deps: {
+  store: Store; clock: Clock; busy: () => boolean; onBusyChanged?: (on: boolean) => void; method?: MethodVersion; limits?: OwnerLimits; logger?: Logger;
+}) {
   const { store, clock } = deps;
   const scoring = createScoring({ store, clock, method: deps.method });
-  const accounts = createAccounts({ store, clock, onClaimed: scoring.onChange });
+  const accounts = createAccounts({ store, clock, onClaimed: scoring.onChange, limits: deps.limits });
   const checkins = createCheckins({ store, clock, busy: deps.busy });
   const operator = createOperator({ store, clock, onPenaltyChanged: scoring.onChange, onBusyChanged: deps.onBusyChanged });
-  const identity = createIdentity({ store, clock, onChanged: scoring.onChange });
-  return { store, clock, scoring, accounts, checkins, operator, identity };
+  const ownerRecomputes = createOwnerRecomputes({ store, clock, scoring, logger: deps.logger });
+  const identity = createIdentity({ store, clock, onChanged: scoring.onChange, onOwnerRecomputeRequested: ownerRecomputes.wake });
+  return { store, clock, scoring, accounts, checkins, operator, identity, ownerRecomputes };
 }

@@ -100,10 +100,17 @@ export type LatestScores = {
 
 export type AuditEntry = { at: number; actor: string; action: string; subject: string; details: unknown };
 
+/** A keyset page of a list: `limit` rows at most, strictly after the position `after` (none: from the start). */
+export type PageRequest<P> = { after?: P; limit: number };
+
+/** An owner whose agents are to be recomputed (an owner-level proof changed, V6), as a drain took it. */
+export type OwnerRecomputeJob = { ownerId: string; generation: number; attempts: number };
+
 /** One transaction's view of the store. */
 export type StoreTx = {
   insertOwner(owner: OwnerRow): Promise<void>;
-  getOwner(id: string): Promise<OwnerRow | null>;
+  /** Reads an owner; `lock` serialises every writer that locks that owner (its per-owner limits) until the transaction ends. */
+  getOwner(id: string, options?: { lock?: boolean }): Promise<OwnerRow | null>;
 
   /** Reads an agent; `lock` serialises every writer of that agent until the transaction ends. */
   getAgent(id: string, options?: { lock?: boolean }): Promise<AgentRow | null>;
@@ -111,7 +118,9 @@ export type StoreTx = {
   /** Starts a new claim (V2): new claim id, key, owner; forgets the previous counted check-in. Returns the claim id. */
   startClaim(agentId: string, claim: { ownerId: string; keyHash: string; claimedAt: number; kind: "claim" | "reclaim" | "transfer" }): Promise<number>;
   listClaimedAgentIds(): Promise<string[]>;
-  listAgentsOfOwner(ownerId: string): Promise<string[]>;
+  /** The ids of the owner's agents in id order: every one, or a page after an id. */
+  listAgentsOfOwner(ownerId: string, page?: PageRequest<string>): Promise<string[]>;
+  countAgentsOfOwner(ownerId: string): Promise<number>;
 
   /** Every day aggregate of the claim up to and including `lastDay`, oldest first. */
   listDays(agentId: string, claimId: number, lastDay: string): Promise<DayAggregate[]>;
@@ -127,12 +136,17 @@ export type StoreTx = {
   insertPenalty(penalty: PenaltyRow): Promise<void>;
   getPenalty(id: string): Promise<PenaltyRow | null>;
   revokePenalty(id: string, revokedAt: number, reason: string, revokedBy: string): Promise<void>;
-  listPenalties(agentId: string): Promise<PenaltyRow[]>;
+  /** The agent's penalties by `addedAt` then id: all, or a page. */
+  listPenalties(agentId: string, page?: PageRequest<{ addedAt: number; id: string }>): Promise<PenaltyRow[]>;
 
   insertChallenge(challenge: ChallengeRow): Promise<void>;
   /** Marks the challenge used; false when it was already used (single use). */
   useChallenge(id: string, at: number): Promise<boolean>;
   getChallenge(id: string): Promise<ChallengeRow | null>;
+  /** The owner's challenges neither used nor expired at `at`. */
+  countOpenChallenges(ownerId: string, at: number): Promise<number>;
+  /** Deletes up to `limit` challenges expired at `at` (of one owner when `ownerId` is given), oldest first; returns how many. */
+  deleteExpiredChallenges(at: number, options: { ownerId?: string; limit: number }): Promise<number>;
   /**
    * Records a proof; false, recording nothing, when an active proof already holds its binding
    * (one that another transaction committed first included: V6 binds a subject once).
@@ -141,8 +155,8 @@ export type StoreTx = {
   getProof(id: string): Promise<ProofRow | null>;
   /** The active proof holding `binding`, if any. */
   findActiveBinding(binding: string): Promise<ProofRow | null>;
-  /** Proofs that count for an agent at `at`: its own and its owner's owner-level ones (V6). */
-  proofsForAgentAt(agentId: string, ownerId: string, at: number): Promise<ProofRow[]>;
+  /** Proofs that count for an agent at `at`: its own and its owner's owner-level ones (V6), by `verifiedAt` then id: all, or a page. */
+  proofsForAgentAt(agentId: string, ownerId: string, at: number, page?: PageRequest<{ verifiedAt: number; id: string }>): Promise<ProofRow[]>;
   listActiveProofs(): Promise<ProofRow[]>;
   updateProofCheck(id: string, check: { lastCheckedAt: number; consecutiveFailures: number }): Promise<void>;
   removeProof(id: string, at: number, reason: string): Promise<void>;
@@ -150,13 +164,29 @@ export type StoreTx = {
   insertScore(score: Omit<ScoreRow, "id">): Promise<number>;
   latestScore(agentId: string): Promise<ScoreRow | null>;
   getScore(id: number): Promise<ScoreRow | null>;
-  listDailyScores(agentId: string, fromDay: string, toDay: string): Promise<ScoreRow[]>;
+  /** The agent's daily scores from `fromDay` to `toDay` (inclusive) by day: all, or a page after a day. */
+  listDailyScores(agentId: string, fromDay: string, toDay: string, page?: PageRequest<string>): Promise<ScoreRow[]>;
   hasDailyScore(agentId: string, day: string): Promise<boolean>;
   /** Every stored score, in id order, `limit` at a time after `afterId`. */
   scoresAfter(afterId: number, limit: number): Promise<ScoreRow[]>;
 
   audit(entry: AuditEntry): Promise<void>;
   listAudit(options: { afterId: number; limit: number }): Promise<Array<AuditEntry & { id: number }>>;
+
+  /**
+   * Asks for every agent of the owner to be recomputed (an owner-level proof changed at `at`, V6):
+   * stored with the change, so it is done even if the process stops first.
+   */
+  requestOwnerRecompute(ownerId: string, at: number): Promise<void>;
+  /** Takes up to `limit` requests due at `now`, each leased until `leaseUntil` (a drain that stops midway leaves it due then). */
+  takeOwnerRecomputes(now: number, leaseUntil: number, limit: number): Promise<OwnerRecomputeJob[]>;
+  /**
+   * Ends a request after its recompute; when another change came meanwhile (a newer generation: each
+   * change gets one never used before), it is due again at `now`.
+   */
+  finishOwnerRecompute(job: OwnerRecomputeJob, now: number): Promise<void>;
+  /** A failed recompute: the request stays, due again at `dueAt`. */
+  failOwnerRecompute(job: OwnerRecomputeJob, dueAt: number, error: string): Promise<void>;
 
   getSetting<T>(key: string): Promise<T | null>;
   setSetting(key: string, value: unknown): Promise<void>;

@@ -3,6 +3,7 @@ import { toRfc3339 } from "../method";
 import type { Clock } from "./clock";
 import { ConflictError, ForbiddenError, NotFoundError } from "./errors";
 import { checkProofAgent, type Identity } from "./identity";
+import { limitReached, type OwnerLimits } from "./limits";
 import type { ChallengeRow, ProofKind, ProofRow, Store } from "./ports";
 import { createChallenge, isExpired } from "./proofs/challenge";
 import { proofError } from "./proofs/errors";
@@ -13,6 +14,8 @@ import { generateId } from "./secrets";
 
 /** How long a proof challenge may be answered (V6: challenges expire). */
 export const CHALLENGE_TTL_S = 3600;
+/** Expired challenges deleted per statement: by an owner asking for a challenge, and by the scheduler until none is left. */
+const EXPIRED_CHALLENGES_BATCH = 5000;
 
 export type ProofChecks = ReturnType<typeof createProofChecks>;
 
@@ -20,13 +23,18 @@ export type ProofChecks = ReturnType<typeof createProofChecks>;
  * The life of an identity proof (V6): a challenge issued and remembered (single use, expiring),
  * its verification against the real source, and the scheduled re-checks that keep or remove it.
  */
-export function createProofChecks(deps: { store: Store; clock: Clock; identity: Identity; verifier: ProofVerifier; logger?: Logger }) {
+export function createProofChecks(deps: {
+  store: Store; clock: Clock; identity: Identity; verifier: ProofVerifier; logger?: Logger;
+  /** What one owner may keep (none: no limit). */
+  limits?: Pick<OwnerLimits, "openChallenges">;
+}) {
   const { store, clock, identity, verifier } = deps;
 
   /**
    * Issues a challenge for `ownerId` to prove `subject` of `kind`: for `agentId` when the kind
    * belongs to one agent, which must be claimed, its latest claim by this owner; naming no agent
-   * when it belongs to the owner (V2, V6).
+   * when it belongs to the owner (V2, V6). The owner's expired challenges are deleted first.
+   * @throws ConflictError `limit_reached` when the owner has as many open challenges as `limits.openChallenges`
    */
   async function issueChallenge(ownerId: string, input: { kind: ProofKind; subject: string; agentId?: string | null }): Promise<ChallengeRow> {
     checkProofAgent(input.kind, input.agentId ?? null);
@@ -42,8 +50,27 @@ export function createProofChecks(deps: { store: Store; clock: Clock; identity: 
       id: c.id, kind: c.kind, ownerId, agentId: c.agentId, subject: c.subject, nonce: c.nonce, token: c.token, message: c.message,
       issuedAt: c.issuedAt, expiresAt: c.expiresAt, usedAt: null,
     };
-    await store.transaction((tx) => tx.insertChallenge(row));
+    await store.transaction(async (tx) => {
+      // Locked: two requests of one owner at its limit are counted one after the other, so one is refused.
+      if (!(await tx.getOwner(ownerId, { lock: true }))) throw new NotFoundError("owner_not_found", `owner ${ownerId} does not exist`);
+      await tx.deleteExpiredChallenges(row.issuedAt, { ownerId, limit: EXPIRED_CHALLENGES_BATCH });
+      const limit = deps.limits?.openChallenges;
+      if (limit !== undefined && (await tx.countOpenChallenges(ownerId, row.issuedAt)) >= limit) {
+        throw limitReached("open proof challenges", limit, "MAX_OPEN_CHALLENGES_PER_OWNER", `answer one, or wait until one expires (challenges expire ${CHALLENGE_TTL_S} s after they are issued)`);
+      }
+      await tx.insertChallenge(row);
+    });
     return row;
+  }
+
+  /** Deletes every challenge expired now, a batch per statement (an expired challenge can no longer be answered); returns how many. */
+  async function deleteExpiredChallenges(): Promise<number> {
+    const now = clock.now();
+    for (let deleted = 0; ; ) {
+      const n = await store.transaction((tx) => tx.deleteExpiredChallenges(now, { limit: EXPIRED_CHALLENGES_BATCH }));
+      deleted += n;
+      if (n < EXPIRED_CHALLENGES_BATCH) return deleted;
+    }
   }
 
   /** Verifies `evidence` against challenge `challengeId` of `ownerId`, and records the proof (using the challenge up). */
@@ -100,5 +127,5 @@ export function createProofChecks(deps: { store: Store; clock: Clock; identity: 
     return 1;
   }
 
-  return { issueChallenge, submitProof, recheck, recheckDue, recheckErc8004 };
+  return { issueChallenge, deleteExpiredChallenges, submitProof, recheck, recheckDue, recheckErc8004 };
 }

@@ -2,39 +2,53 @@
  * What the API and the pages read: each answer with the errors a reader gets when the thing asked
  * for does not exist. Nothing here writes.
  */
-import { InvalidInputError } from "../errors";
 import { dayName, dayNumber, dayStart, parseRfc3339, toRfc3339 } from "../method";
 import type { Clock } from "./clock";
 import { NotFoundError } from "./errors";
+import { keysetPage, parseKeyset, type KeysetPage } from "./keyset";
 import type { AgentRow, AuditEntry, LatestScores, OutageRow, PenaltyRow, ProofRow, ScoreRow, ScoreSummary, Store } from "./ports";
+import { ID_PATTERN } from "./secrets";
 
 /** An agent's page: the agent, its latest score (null before the first), and the declared windows that touch that score's window. */
 export type AgentPageData = { agent: AgentRow; score: ScoreRow | null; outages: OutageRow[] };
 
+/**
+ * A page of a list asked for: `limit` items after the position `cursor` names (a page's
+ * `nextCursor`), or the first ones. A cursor no page of that list gave is 400 `invalid_cursor`.
+ */
+export type PageAsked = { cursor?: string; limit: number };
+
 export type Reads = {
   /** The agent; agent_not_found otherwise. */
   agent(agentId: string): Promise<AgentRow>;
-  agentsOfOwner(ownerId: string): Promise<string[]>;
+  /** The ids of the owner's agents, in id order, a page at a time. */
+  agentsOfOwner(ownerId: string, page: PageAsked): Promise<KeysetPage<string>>;
   /** The agent's latest score without its inputs (V9); agent_not_found or score_not_found otherwise. */
   latestScore(agentId: string): Promise<ScoreSummary>;
-  /** The agent's daily scores from `from` to `to` (days, inclusive; default: the last 90 days up to now). */
-  dailyScores(agentId: string, range: { from?: string; to?: string }): Promise<{ from: string; to: string; scores: ScoreRow[] }>;
+  /** The agent's daily scores from `from` to `to` (days, inclusive; default: the last 90 days up to now), oldest first, a page at a time. */
+  dailyScores(agentId: string, range: { from?: string; to?: string } & PageAsked): Promise<{ from: string; to: string } & KeysetPage<ScoreRow>>;
   /** One stored score with its inputs; score_not_found otherwise. */
   score(id: number): Promise<ScoreRow>;
-  /** Every declared outage window (V4.4). */
-  outages(): Promise<OutageRow[]>;
-  /** The agent's penalties, active or not (V7). */
-  penaltiesOf(agentId: string): Promise<PenaltyRow[]>;
-  /** The audit log after entry `afterId`, oldest first. */
-  audit(options: { afterId: number; limit: number }): Promise<Array<AuditEntry & { id: number }>>;
-  /** The identity proofs that count for the agent now: its own and its owner's (V6). */
-  proofsOf(agentId: string): Promise<{ agent: AgentRow; proofs: ProofRow[] }>;
+  /** The agent's penalties, active or not (V7), oldest first, a page at a time. */
+  penaltiesOf(agentId: string, page: PageAsked): Promise<KeysetPage<PenaltyRow>>;
+  /** The audit log, oldest first, a page at a time. */
+  audit(page: PageAsked): Promise<KeysetPage<AuditEntry & { id: number }>>;
+  /** The identity proofs that count for the agent now: its own and its owner's (V6), oldest first, a page at a time. */
+  proofsOf(agentId: string, page: PageAsked): Promise<{ agent: AgentRow } & KeysetPage<ProofRow>>;
   /** What the agent's page shows; null when there is no such agent. */
   agentPage(agentId: string): Promise<AgentPageData | null>;
 };
 
 /** Days of score history a reader gets when it names no range. */
 const DEFAULT_HISTORY_DAYS = 90;
+
+// The keys of the lists (keyset.ts): an id; a day; an instant and an id; an audit entry's serial id.
+const ID_KEY = /^(.+)$/;
+const DAY_KEY = /^(\d{4}-\d{2}-\d{2})$/;
+const INSTANT_ID_KEY = /^(0|[1-9]\d{0,11}):(.+)$/;
+const SERIAL_KEY = /^([1-9]\d{0,15})$/;
+const anId = ([id]: string[]) => (ID_PATTERN.test(id) ? id : null);
+const instantAndId = ([at, id]: string[]) => (ID_PATTERN.test(id) ? { at: Number(at), id } : null);
 
 /** Windows that touch the score's window, from its first day to its instant (open windows touch everything after their start). */
 function outagesOfWindow(outages: readonly OutageRow[], score: ScoreRow): OutageRow[] {
@@ -58,33 +72,44 @@ export function createReads(deps: { store: Store; latestScores: LatestScores; cl
 
   return {
     agent,
-    agentsOfOwner: (ownerId) => read.listAgentsOfOwner(ownerId),
+    async agentsOfOwner(ownerId, { cursor, limit }) {
+      const after = cursor === undefined ? undefined : parseKeyset(cursor, ID_KEY, anId);
+      return keysetPage(await read.listAgentsOfOwner(ownerId, { after, limit: limit + 1 }), limit, (id) => [id]);
+    },
     async latestScore(agentId) {
       const { agentExists, score } = await deps.latestScores.latestScoreSummary(agentId);
       if (!agentExists) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
       if (!score) throw new NotFoundError("score_not_found", `agent ${agentId} has no score yet`);
       return score;
     },
-    async dailyScores(agentId, range) {
+    async dailyScores(agentId, { cursor, limit, ...range }) {
+      const after = cursor === undefined ? undefined : parseKeyset(cursor, DAY_KEY, ([day]) => day);
       await agent(agentId);
       const to = range.to ?? "9999-12-31";
       const from = range.from ?? toRfc3339(deps.clock.now() - DEFAULT_HISTORY_DAYS * 86400).slice(0, 10);
-      return { from, to, scores: await read.listDailyScores(agentId, from, to) };
+      const page = keysetPage(await read.listDailyScores(agentId, from, to, { after, limit: limit + 1 }), limit, (s) => [s.day ?? ""]);
+      return { from, to, ...page };
     },
     async score(id) {
       const row = await read.getScore(id);
       if (!row) throw new NotFoundError("score_not_found", `score ${id} does not exist`);
       return row;
     },
-    outages: () => read.listOutages(),
-    async penaltiesOf(agentId) {
+    async penaltiesOf(agentId, { cursor, limit }) {
+      const after = cursor === undefined ? undefined : parseKeyset(cursor, INSTANT_ID_KEY, instantAndId);
       await agent(agentId);
-      return read.listPenalties(agentId);
+      const rows = await read.listPenalties(agentId, { after: after && { addedAt: after.at, id: after.id }, limit: limit + 1 });
+      return keysetPage(rows, limit, (p) => [p.addedAt, p.id]);
     },
-    audit: (options) => read.listAudit(options),
-    async proofsOf(agentId) {
+    async audit({ cursor, limit }) {
+      const afterId = cursor === undefined ? 0 : parseKeyset(cursor, SERIAL_KEY, ([id]) => Number(id));
+      return keysetPage(await read.listAudit({ afterId, limit: limit + 1 }), limit, (e) => [e.id]);
+    },
+    async proofsOf(agentId, { cursor, limit }) {
+      const after = cursor === undefined ? undefined : parseKeyset(cursor, INSTANT_ID_KEY, instantAndId);
       const row = await agent(agentId);
-      return { agent: row, proofs: await read.proofsForAgentAt(row.id, row.ownerId, deps.clock.now()) };
+      const rows = await read.proofsForAgentAt(row.id, row.ownerId, deps.clock.now(), { after: after && { verifiedAt: after.at, id: after.id }, limit: limit + 1 });
+      return { agent: row, ...keysetPage(rows, limit, (p) => [p.verifiedAt, p.id]) };
     },
     async agentPage(agentId) {
       const row = await read.getAgent(agentId);
@@ -122,22 +147,6 @@ export type SiteReads = {
   dailyTotals(agentId: string, days: number): Promise<DailyTotal[]>;
 };
 
-const CURSOR_FORMAT = /^(\d{1,12})\.([A-Za-z0-9_-]{1,64})$/;
-
-/** A cursor as the opaque text a page links to. */
-export function encodeOutageCursor(cursor: OutageCursor): string {
-  return Buffer.from(`${cursor.start}.${cursor.id}`).toString("base64url");
-}
-
-/** The cursor a page's `nextCursor` names; `invalid_cursor` otherwise. */
-export function decodeOutageCursor(text: string): OutageCursor {
-  const match = CURSOR_FORMAT.exec(Buffer.from(text, "base64url").toString());
-  if (!match || encodeOutageCursor({ start: Number(match[1]), id: match[2] }) !== text) {
-    throw new InvalidInputError("invalid_cursor", "cursor: not a cursor of this list; follow the link of the previous page");
-  }
-  return { start: Number(match[1]), id: match[2] };
-}
-
 /**
  * The reads of the site's pages over the SQL store's `site` queries.
  * @param deps.site the store's paged and summary reads
@@ -145,12 +154,12 @@ export function decodeOutageCursor(text: string): OutageCursor {
 export function createSiteReads(deps: { site: SiteStore; clock: Clock }): SiteReads {
   return {
     async outagesPage({ cursor, limit }) {
-      const after = cursor === undefined ? null : decodeOutageCursor(cursor);
-      // One more than asked tells whether a next page exists without a count.
-      const rows = await deps.site.listOutagesPage(after, limit + 1);
-      const outages = rows.slice(0, limit);
-      const last = outages[outages.length - 1];
-      return { outages, nextCursor: rows.length > limit ? encodeOutageCursor({ start: last.start, id: last.id }) : null };
+      const after = cursor === undefined ? null : parseKeyset(cursor, INSTANT_ID_KEY, (fields) => {
+        const key = instantAndId(fields);
+        return key && { start: key.at, id: key.id };
+      });
+      const { items, nextCursor } = keysetPage(await deps.site.listOutagesPage(after, limit + 1), limit, (o) => [o.start, o.id]);
+      return { outages: items, nextCursor };
     },
     async dailyTotals(agentId, days) {
       const today = dayNumber(deps.clock.now());

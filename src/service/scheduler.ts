@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { DAY_S, dayStart, utcDay } from "../method";
 import type { Clock } from "./clock";
+import type { OwnerRecomputes } from "./owner-recomputes";
 import type { Store } from "./ports";
 import type { ProofChecks } from "./proof-checks";
 import type { Scoring } from "./scoring";
@@ -9,10 +10,12 @@ const LAST_DAILY_SETTING = "daily_recompute_last_day";
 
 /**
  * The service's timed work: the daily recompute at 00:00 UTC (V9), with every day missed while
- * the service was down computed when it comes back, and the proof re-checks (V6).
+ * the service was down computed when it comes back, the owners' recomputes still pending (V6, a
+ * drain of what a stopped process or a failed attempt left), the proof re-checks (V6) and the
+ * deletion of expired challenges.
  */
 export function createScheduler(deps: {
-  store: Store; clock: Clock; scoring: Scoring; proofs?: ProofChecks; logger: Logger;
+  store: Store; clock: Clock; scoring: Scoring; proofs?: ProofChecks; ownerRecomputes?: OwnerRecomputes; logger: Logger;
   /** Runs after each day's recompute, before the day counts as done (the daily anchoring: its failure retries the day). */
   afterDaily?: (day: string) => Promise<void>;
 }) {
@@ -39,18 +42,41 @@ export function createScheduler(deps: {
     return done;
   }
 
+  /** The work of a pass, each part on its own: one that fails (the day's anchoring) holds back none of the others. */
+  const parts: Array<{ name: string; run(): Promise<void> }> = [
+    { name: "daily recompute", run: async () => void (await catchUpDaily()) },
+    {
+      name: "owner recomputes",
+      async run() {
+        const done = await deps.ownerRecomputes?.drain();
+        if (done && done.owners + done.failed > 0) logger.info(done, "owner recomputes done");
+      },
+    },
+    {
+      name: "proof re-checks",
+      async run() {
+        if (!deps.proofs) return;
+        const { checked, removed } = await deps.proofs.recheckDue();
+        if (checked > 0) logger.info({ checked, removed }, "proof re-checks done");
+      },
+    },
+    {
+      name: "expired challenges",
+      async run() {
+        const deleted = (await deps.proofs?.deleteExpiredChallenges()) ?? 0;
+        if (deleted > 0) logger.info({ deleted }, "expired challenges deleted");
+      },
+    },
+  ];
+
   /** One pass of everything due now. Passes never overlap. */
   async function tick(): Promise<void> {
     if (running) return running;
     running = (async () => {
       try {
-        await catchUpDaily();
-        if (deps.proofs) {
-          const { checked, removed } = await deps.proofs.recheckDue();
-          if (checked > 0) logger.info({ checked, removed }, "proof re-checks done");
+        for (const part of parts) {
+          await part.run().catch((error: unknown) => logger.error({ err: error, part: part.name }, "scheduled work failed; retrying at the next tick"));
         }
-      } catch (error) {
-        logger.error({ err: error }, "scheduled work failed; retrying at the next tick");
       } finally {
         running = null;
       }

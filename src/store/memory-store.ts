@@ -1,6 +1,8 @@
 import { GRACE_S, type DayAggregate, type OutageWindow } from "../method";
 import { KeyList } from "./key-list";
-import type { AgentRow, AuditEntry, ChallengeRow, OutageRow, OwnerRow, PenaltyRow, ProofRow, ScoreRow, Store, StoreTx, StoredCheckin } from "../service/ports";
+import type {
+  AgentRow, AuditEntry, ChallengeRow, OutageRow, OwnerRecomputeJob, OwnerRow, PageRequest, PenaltyRow, ProofRow, ScoreRow, Store, StoreTx, StoredCheckin,
+} from "../service/ports";
 
 /**
  * The store in memory, for `vrai replay` (METHOD F2: same service code, storage in memory).
@@ -36,6 +38,14 @@ const CHECKIN_FIELDS = 5;
 /** Check-ins an agent's array holds once it first grows. */
 const INITIAL_CHECKINS = 64;
 const NO_FIELDS = new Float64Array(0);
+
+/** A keyset page of rows already in key order: those after `page.after` (by `compare`), `page.limit` of them; all without a page. */
+function pageOf<T, P>(rows: T[], page: PageRequest<P> | undefined, compare: (row: T, after: P) => number): T[] {
+  if (page === undefined) return rows;
+  const { after } = page;
+  return (after === undefined ? rows : rows.filter((r) => compare(r, after) > 0)).slice(0, page.limit);
+}
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 export function createMemoryStore(): Store {
   const owners = new Map<string, OwnerRow>();
@@ -73,6 +83,9 @@ export function createMemoryStore(): Store {
   const scores: ScoreRow[] = [];
   const auditLog: Array<AuditEntry & { id: number }> = [];
   const settings = new Map<string, unknown>();
+  const ownerRecomputes = new Map<string, OwnerRecomputeJob & { dueAt: number }>();
+  /** Generations are never reused, not even by a later request of the same owner (as migration 009's sequence). */
+  let lastGeneration = 0;
 
   const copy = <T>(value: T | undefined): T | null => (value === undefined ? null : { ...value });
 
@@ -92,7 +105,9 @@ export function createMemoryStore(): Store {
       return claimId;
     },
     listClaimedAgentIds: async () => [...agents.keys()].sort(),
-    listAgentsOfOwner: async (ownerId) => [...agents.values()].filter((r) => r.row.ownerId === ownerId).map((r) => r.row.id).sort(),
+    listAgentsOfOwner: async (ownerId, page) =>
+      pageOf([...agents.values()].filter((r) => r.row.ownerId === ownerId).map((r) => r.row.id).sort(), page, byText),
+    countAgentsOfOwner: async (ownerId) => [...agents.values()].filter((r) => r.row.ownerId === ownerId).length,
 
     async listDays(agentId, claimId, lastDay) {
       const byDay = agents.get(agentId)?.days.get(claimId);
@@ -114,7 +129,11 @@ export function createMemoryStore(): Store {
     insertPenalty: async (p) => void penalties.set(p.id, { ...p }),
     getPenalty: async (id) => copy(penalties.get(id)),
     revokePenalty: async (id, revokedAt, reason, revokedBy) => void Object.assign(penalties.get(id)!, { revokedAt, revokeReason: reason, revokedBy }),
-    listPenalties: async (agentId) => [...penalties.values()].filter((p) => p.agentId === agentId).map((p) => ({ ...p })),
+    listPenalties: async (agentId, page) => {
+      const rows = [...penalties.values()].filter((p) => p.agentId === agentId).map((p) => ({ ...p }));
+      if (page === undefined) return rows;
+      return pageOf(rows.sort((a, b) => a.addedAt - b.addedAt || byText(a.id, b.id)), page, (p, after) => p.addedAt - after.addedAt || byText(p.id, after.id));
+    },
 
     insertChallenge: async (c) => void challenges.set(c.id, { ...c }),
     async useChallenge(id, at) {
@@ -124,6 +143,13 @@ export function createMemoryStore(): Store {
       return true;
     },
     getChallenge: async (id) => copy(challenges.get(id)),
+    countOpenChallenges: async (ownerId, at) => [...challenges.values()].filter((c) => c.ownerId === ownerId && c.usedAt === null && c.expiresAt > at).length,
+    async deleteExpiredChallenges(at, { ownerId, limit }) {
+      const expired = [...challenges.values()].filter((c) => c.expiresAt <= at && (ownerId === undefined || c.ownerId === ownerId));
+      const deleted = expired.sort((a, b) => a.expiresAt - b.expiresAt).slice(0, limit);
+      for (const c of deleted) challenges.delete(c.id);
+      return deleted.length;
+    },
     async insertProof(p) {
       if (p.binding !== null && [...proofs.values()].some((held) => held.binding === p.binding && held.removedAt === null)) return false;
       proofs.set(p.id, { ...p });
@@ -131,10 +157,13 @@ export function createMemoryStore(): Store {
     },
     getProof: async (id) => copy(proofs.get(id)),
     findActiveBinding: async (binding) => copy([...proofs.values()].find((p) => p.binding === binding && p.removedAt === null)),
-    proofsForAgentAt: async (agentId, ownerId, at) =>
-      [...proofs.values()]
+    async proofsForAgentAt(agentId, ownerId, at, page) {
+      const rows = [...proofs.values()]
         .filter((p) => (p.agentId === agentId || (p.agentId === null && p.ownerId === ownerId)) && p.verifiedAt <= at && (p.removedAt === null || p.removedAt > at))
-        .map((p) => ({ ...p })),
+        .map((p) => ({ ...p }));
+      if (page === undefined) return rows;
+      return pageOf(rows.sort((a, b) => a.verifiedAt - b.verifiedAt || byText(a.id, b.id)), page, (p, after) => p.verifiedAt - after.verifiedAt || byText(p.id, after.id));
+    },
     listActiveProofs: async () => [...proofs.values()].filter((p) => p.removedAt === null).map((p) => ({ ...p })),
     updateProofCheck: async (id, check) => void Object.assign(proofs.get(id)!, check),
     async removeProof(id, at, reason) {
@@ -153,13 +182,37 @@ export function createMemoryStore(): Store {
       return copy(best);
     },
     getScore: async (id) => copy(scores[id - 1]),
-    listDailyScores: async (agentId, fromDay, toDay) =>
-      scores.filter((s) => s.agentId === agentId && s.trigger === "daily" && s.day! >= fromDay && s.day! <= toDay).map((s) => ({ ...s })),
+    listDailyScores: async (agentId, fromDay, toDay, page) =>
+      pageOf(
+        scores.filter((s) => s.agentId === agentId && s.trigger === "daily" && s.day! >= fromDay && s.day! <= toDay).map((s) => ({ ...s })),
+        page,
+        (s, after) => byText(s.day!, after),
+      ),
     hasDailyScore: async (agentId, day) => scores.some((s) => s.agentId === agentId && s.trigger === "daily" && s.day === day),
     scoresAfter: async (afterId, limit) => scores.slice(afterId, afterId + limit).map((s) => ({ ...s })),
 
     audit: async (e) => void auditLog.push({ ...e, id: auditLog.length + 1 }),
     listAudit: async ({ afterId, limit }) => auditLog.slice(afterId, afterId + limit).map((e) => ({ ...e })),
+
+    async requestOwnerRecompute(ownerId, at) {
+      const pending = ownerRecomputes.get(ownerId);
+      if (pending) pending.generation = ++lastGeneration;
+      else ownerRecomputes.set(ownerId, { ownerId, generation: ++lastGeneration, attempts: 0, dueAt: at });
+    },
+    async takeOwnerRecomputes(now, leaseUntil, limit) {
+      const due = [...ownerRecomputes.values()].filter((j) => j.dueAt <= now).sort((a, b) => a.dueAt - b.dueAt || byText(a.ownerId, b.ownerId)).slice(0, limit);
+      for (const j of due) j.dueAt = leaseUntil;
+      return due.map((j) => ({ ownerId: j.ownerId, generation: j.generation, attempts: j.attempts }));
+    },
+    async finishOwnerRecompute(job, now) {
+      const pending = ownerRecomputes.get(job.ownerId);
+      if (pending?.generation === job.generation) ownerRecomputes.delete(job.ownerId);
+      else if (pending) Object.assign(pending, { dueAt: now, attempts: 0 });
+    },
+    async failOwnerRecompute(job, dueAt) {
+      const pending = ownerRecomputes.get(job.ownerId);
+      if (pending) Object.assign(pending, { dueAt, attempts: pending.attempts + 1 });
+    },
 
     getSetting: async <T>(key: string) => (settings.has(key) ? (settings.get(key) as T) : null),
     setSetting: async (key, value) => void settings.set(key, value),

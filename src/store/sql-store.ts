@@ -197,7 +197,9 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
       async insertOwner(o: OwnerRow) {
         await q.query("INSERT INTO owners (id, token_hash, created_at) VALUES ($1, $2, $3)", [o.id, o.tokenHash, o.createdAt]);
       },
-      getOwner: (id) => one("SELECT * FROM owners WHERE id = $1", [id], (r) => ({ id: r.id, tokenHash: r.token_hash, createdAt: r.created_at })),
+      // NO KEY UPDATE: lockers of one owner wait for each other, rows that only reference the owner (proofs, claims) do not.
+      getOwner: (id, options) =>
+        one(`SELECT * FROM owners WHERE id = $1${options?.lock ? " FOR NO KEY UPDATE" : ""}`, [id], (r) => ({ id: r.id, tokenHash: r.token_hash, createdAt: r.created_at })),
 
       getAgent: (id, options) =>
         one(`SELECT ${AGENT_COLUMNS} FROM agents WHERE id = $1${options?.lock ? " FOR UPDATE" : ""}`, [id], agentFrom),
@@ -222,8 +224,13 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
         return claimId;
       },
       listClaimedAgentIds: async () => (await q.query<Row>("SELECT id FROM agents ORDER BY id")).rows.map((r) => r.id),
-      listAgentsOfOwner: async (ownerId) =>
-        (await q.query<Row>("SELECT id FROM agents WHERE owner_id = $1 ORDER BY id", [ownerId])).rows.map((r) => r.id),
+      listAgentsOfOwner: async (ownerId, page) =>
+        (page === undefined
+          ? await q.query<Row>("SELECT id FROM agents WHERE owner_id = $1 ORDER BY id", [ownerId])
+          : await q.query<Row>("SELECT id FROM agents WHERE owner_id = $1 AND id > $2 ORDER BY id LIMIT $3", [ownerId, page.after ?? "", page.limit])
+        ).rows.map((r) => r.id),
+      countAgentsOfOwner: async (ownerId) =>
+        (await q.query<Row>("SELECT count(*)::int AS n FROM agents WHERE owner_id = $1", [ownerId])).rows[0].n,
 
       listDays: (agentId, claimId, lastDay) =>
         many(`SELECT ${DAY_COLUMNS} FROM agent_days WHERE agent_id = $1 AND claim_id = $2 AND day <= $3 ORDER BY day`, [agentId, claimId, lastDay], dayFrom),
@@ -252,7 +259,14 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
       async revokePenalty(id, revokedAt, reason, revokedBy) {
         await q.query("UPDATE penalties SET revoked_at = $2, revoke_reason = $3, revoked_by = $4 WHERE id = $1", [id, revokedAt, reason, revokedBy]);
       },
-      listPenalties: (agentId) => many("SELECT * FROM penalties WHERE agent_id = $1 ORDER BY added_at, id", [agentId], penaltyFrom),
+      listPenalties: (agentId, page) =>
+        page === undefined
+          ? many("SELECT * FROM penalties WHERE agent_id = $1 ORDER BY added_at, id", [agentId], penaltyFrom)
+          : many(
+            "SELECT * FROM penalties WHERE agent_id = $1 AND (added_at, id) > ($2::bigint, $3::text) ORDER BY added_at, id LIMIT $4",
+            [agentId, page.after?.addedAt ?? -1, page.after?.id ?? "", page.limit],
+            penaltyFrom,
+          ),
 
       async insertChallenge(c: ChallengeRow) {
         await q.query(
@@ -264,6 +278,16 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
       useChallenge: async (id, at) =>
         (await q.query("UPDATE proof_challenges SET used_at = $2 WHERE id = $1 AND used_at IS NULL", [id, at])).rowCount === 1,
       getChallenge: (id) => one("SELECT * FROM proof_challenges WHERE id = $1", [id], challengeFrom),
+      countOpenChallenges: async (ownerId, at) =>
+        (await q.query<Row>("SELECT count(*)::int AS n FROM proof_challenges WHERE owner_id = $1 AND used_at IS NULL AND expires_at > $2", [ownerId, at]))
+          .rows[0].n,
+      deleteExpiredChallenges: async (at, { ownerId, limit }) =>
+        (await q.query(
+          `DELETE FROM proof_challenges WHERE id IN (
+             SELECT id FROM proof_challenges WHERE expires_at <= $1 ${ownerId === undefined ? "" : "AND owner_id = $3"} ORDER BY expires_at LIMIT $2
+           )`,
+          ownerId === undefined ? [at, limit] : [at, limit, ownerId],
+        )).rowCount ?? 0,
       // The arbiter is proofs_active_binding_idx: a proof whose binding another transaction holds (or
       // is committing) is not written, and the statement waits for that transaction rather than
       // failing with a unique violation. Any other conflict (an id) still fails.
@@ -279,13 +303,14 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
       getProof: (id) => one("SELECT * FROM proofs WHERE id = $1", [id], proofFrom),
       findActiveBinding: (binding) =>
         one("SELECT * FROM proofs WHERE binding = $1 AND removed_at IS NULL", [binding], proofFrom),
-      proofsForAgentAt: (agentId, ownerId, at) =>
+      proofsForAgentAt: (agentId, ownerId, at, page) =>
         many(
           `SELECT * FROM proofs
            WHERE (agent_id = $1 OR (agent_id IS NULL AND owner_id = $2))
              AND verified_at <= $3 AND (removed_at IS NULL OR removed_at > $3)
-           ORDER BY verified_at, id`,
-          [agentId, ownerId, at],
+             ${page === undefined ? "" : "AND (verified_at, id) > ($4::bigint, $5::text)"}
+           ORDER BY verified_at, id${page === undefined ? "" : " LIMIT $6"}`,
+          page === undefined ? [agentId, ownerId, at] : [agentId, ownerId, at, page.after?.verifiedAt ?? -1, page.after?.id ?? "", page.limit],
           proofFrom,
         ),
       listActiveProofs: () => many("SELECT * FROM proofs WHERE removed_at IS NULL ORDER BY id", [], proofFrom),
@@ -313,12 +338,18 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
       latestScore: (agentId) =>
         one(`SELECT ${SCORE_COLUMNS} FROM scores WHERE agent_id = $1 ORDER BY at DESC, id DESC LIMIT 1`, [agentId], scoreFrom),
       getScore: (id) => one(`SELECT ${SCORE_COLUMNS} FROM scores WHERE id = $1`, [id], scoreFrom),
-      listDailyScores: (agentId, fromDay, toDay) =>
-        many(
-          `SELECT ${SCORE_COLUMNS} FROM scores WHERE agent_id = $1 AND trigger = 'daily' AND day >= $2 AND day <= $3 ORDER BY day`,
-          [agentId, fromDay, toDay],
-          scoreFrom,
-        ),
+      listDailyScores: (agentId, fromDay, toDay, page) =>
+        page === undefined
+          ? many(
+            `SELECT ${SCORE_COLUMNS} FROM scores WHERE agent_id = $1 AND trigger = 'daily' AND day >= $2 AND day <= $3 ORDER BY day`,
+            [agentId, fromDay, toDay],
+            scoreFrom,
+          )
+          : many(
+            `SELECT ${SCORE_COLUMNS} FROM scores WHERE agent_id = $1 AND trigger = 'daily' AND day >= $2 AND day <= $3 AND day > $4 ORDER BY day LIMIT $5`,
+            [agentId, fromDay, toDay, page.after ?? "", page.limit],
+            scoreFrom,
+          ),
       // The daily recompute's bulk path (DailyBatchTx): the same rows, in the same order, as
       // getAgent + hasDailyScore + listDays + countCheckinsAt + proofsForAgentAt + listPenalties per agent.
       async dailyFactRows(agentIds: readonly string[], day: string, at: number): Promise<AgentFactRows[]> {
@@ -410,6 +441,30 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
         many("SELECT * FROM audit_log WHERE id > $1 ORDER BY id LIMIT $2", [afterId, limit], (r) => ({
           id: r.id, at: r.at, actor: r.actor, action: r.action, subject: r.subject, details: r.details,
         })),
+
+      async requestOwnerRecompute(ownerId, at) {
+        await q.query(
+          `INSERT INTO owner_recomputes (owner_id, requested_at, due_at) VALUES ($1, $2, $2)
+           ON CONFLICT (owner_id) DO UPDATE SET generation = nextval('owner_recompute_generations')`,
+          [ownerId, at],
+        );
+      },
+      // SKIP LOCKED: drains of several instances take different owners.
+      takeOwnerRecomputes: (now, leaseUntil, limit) =>
+        many(
+          `UPDATE owner_recomputes SET due_at = $2 WHERE owner_id IN (
+             SELECT owner_id FROM owner_recomputes WHERE due_at <= $1 ORDER BY due_at, owner_id LIMIT $3 FOR UPDATE SKIP LOCKED
+           ) RETURNING owner_id, generation, attempts`,
+          [now, leaseUntil, limit],
+          (r) => ({ ownerId: r.owner_id, generation: Number(r.generation), attempts: r.attempts }),
+        ),
+      async finishOwnerRecompute(job, now) {
+        const { rowCount } = await q.query("DELETE FROM owner_recomputes WHERE owner_id = $1 AND generation = $2", [job.ownerId, job.generation]);
+        if (rowCount === 0) await q.query("UPDATE owner_recomputes SET due_at = $2, attempts = 0, last_error = NULL WHERE owner_id = $1", [job.ownerId, now]);
+      },
+      async failOwnerRecompute(job, dueAt, error) {
+        await q.query("UPDATE owner_recomputes SET due_at = $2, attempts = attempts + 1, last_error = $3 WHERE owner_id = $1", [job.ownerId, dueAt, error]);
+      },
 
       getSetting: (key) => one("SELECT value FROM settings WHERE key = $1", [key], (r) => r.value),
       async setSetting(key, value) {

@@ -1,7 +1,10 @@
 import crypto from "node:crypto";
 import pg from "pg";
 import { createPgDb, createPgliteDb, type Db } from "../store/db";
+import type { Store } from "../service/ports";
+import { createMemoryStore } from "../store/memory-store";
 import { migrate } from "../store/migrate";
+import { createSqlStore } from "../store/sql-store";
 
 /** The PostgreSQL server tests use (trust auth on this machine and in CI). */
 export const TEST_PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -50,3 +53,4 @@ export async function createMigratedTestDb(create: () => Promise<TestDb> = creat
   await migrate(testDb.db);
   return testDb;
 }
+

@@ -294,9 +294,12 @@ export async function replay(input: { method: "0.1" | "0.2"; events: readonly Re
       case "proof":
         await ensureOwner(e.owner);
         await s.identity.recordProof({ id: e.id, kind: e.kind, ownerId: e.owner, agentId: e.agent, subject: e.id, binding: null, evidence: { replay: true } });
+        // The service recomputes an owner's agents in the background; the timeline does it before its next event.
+        await s.ownerRecomputes.drain();
         return { result: "ok" };
       case "proof_removed":
         await s.identity.removeProof(e.id, "replay", { actor: REPLAY_ACTOR });
+        await s.ownerRecomputes.drain();
         return { result: "ok" };
       case "penalty":
         await s.operator.addPenalty({ id: e.id, agentId: e.agent, code: e.code, points: e.points, days: e.days, reason: "replay" }, REPLAY_ACTOR);
