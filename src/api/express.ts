@@ -4,7 +4,7 @@
  * reply; every error leaves as the JSON error shape.
  */
 import type { IncomingMessage } from "node:http";
-import express, { type Request, type Response } from "express";
+import express, { type NextFunction, type Request, type Response } from "express";
 import type { Logger } from "pino";
 import { UnauthorizedError } from "../service/errors";
 import { hashSecret } from "../service/secrets";
@@ -12,6 +12,7 @@ import { errorHandler, sendError } from "./http";
 import type { ApiMetrics } from "./metrics";
 import { openApiDocument } from "./openapi";
 import type { RateLimiter } from "./rate-limit";
+import { checkedError, checkReply } from "./reply-check";
 import type { Reply, Route } from "./route";
 
 /** The load a request adds while it is served (V3.3's in-flight count). */
@@ -31,6 +32,8 @@ export type HttpAppOptions = {
   metrics: ApiMetrics;
   logger: Logger;
   version?: string;
+  /** Check every answer against its route's declaration, a mismatch answered as a 500 (src/api/reply-check.ts): the test suite's setting; off by default, it costs CPU on every reply. */
+  checkReplies?: boolean;
 };
 
 const BODY_LIMIT = "32kb";
@@ -53,6 +56,9 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   app.disable("x-powered-by");
   app.set("trust proxy", "loopback");
   const log = (error: unknown) => logger.error({ err: error }, "request failed");
+  const checked = options.checkReplies === true;
+  // Checked, an error a route does not declare becomes a reply_mismatch for the error handler.
+  const errorCheck = (route: Route) => (checked ? [(error: unknown, _req: Request, _res: Response, next: NextFunction) => next(checkedError(route, error))] : []);
 
   // Every request is counted, timed and logged once it has been answered.
   app.use((req, res, next) => {
@@ -96,10 +102,10 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
       const operatorName = route.auth === "operator" ? await options.authenticateOperator(credential) : "";
       // Express parses the query string when it is read: only for a route that declares one.
       const reply = await route.respond({ params: req.params, query: route.query && req.query, headers: req.headers, body: req.body, ownerId, operatorName, credential });
-      send(res, route, reply);
+      send(res, route, reply, checked);
     };
-    if (route.body) app[route.method](route.path, jsonBody, serve);
-    else app[route.method](route.path, serve);
+    if (route.body) app[route.method](route.path, jsonBody, serve, ...errorCheck(route));
+    else app[route.method](route.path, serve, ...errorCheck(route));
   }
   // Preflights after the routes: a GET is matched without walking past them.
   const preflighted = new Set(options.routes.filter((route) => route.cors === "public").map((route) => route.path));
@@ -108,8 +114,8 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   const pages = express.Router();
   for (const route of options.pages ?? []) {
     pages[route.method](route.path, async (req: Request, res: Response) => {
-      send(res, route, await route.respond({ params: req.params, query: req.query, headers: req.headers, body: undefined, ownerId: "", operatorName: "", credential: "" }));
-    });
+      send(res, route, await route.respond({ params: req.params, query: req.query, headers: req.headers, body: undefined, ownerId: "", operatorName: "", credential: "" }), checked);
+    }, ...errorCheck(route));
   }
   app.use(pages);
 
@@ -118,8 +124,9 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   return app;
 }
 
-/** Writes a handler's reply: JSON (built here or already serialised) or declared text, after the reply's headers. */
-function send(res: Response, route: Route, reply: Reply): void {
+/** Writes a handler's reply: JSON (built here or already serialised) or declared text, after the reply's headers; `checked`, only a declared one. */
+function send(res: Response, route: Route, reply: Reply, checked: boolean): void {
+  if (checked) checkReply(route, reply);
   res.status(reply.status);
   for (const [name, value] of Object.entries(reply.headers ?? {})) if (value !== undefined) res.set(name, value);
   if ("text" in reply) {

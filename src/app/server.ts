@@ -38,6 +38,7 @@ import { createSqlStore } from "../store/sql-store";
 import { createDirectoryPages } from "../web/directory-page";
 import { createPages } from "../web/pages";
 import { chainScoreParts } from "./chain-scores";
+import { checkRepliesOf } from "./config";
 
 export type { ServerScoreCache };
 
@@ -78,6 +79,8 @@ export type ApiServerOptions = {
   anchorWriter?: AnchorWriter;
   /** Memory for the latest-score cache (default 512 MiB); 0 turns it off. */
   scoreCacheBytes?: number;
+  /** Check every answer against its route's declaration (src/api/reply-check.ts); default: VRAI_CHECK_REPLIES=1, which the test suite sets. */
+  checkReplies?: boolean;
 };
 
 const DEFAULT_SCORE_CACHE_BYTES = 512 * 2 ** 20;
@@ -133,6 +136,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     load,
     metrics,
     logger,
+    checkReplies: options.checkReplies ?? checkRepliesOf(process.env),
   });
   const server = http.createServer(app);
   server.keepAliveTimeout = 5000;
