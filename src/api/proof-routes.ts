@@ -59,7 +59,8 @@ export function proofRoutes(deps: { proofs: ProofChecks; identity: Identity; rea
       summary: "Answer a challenge with evidence; the proof is verified against its real source, recorded, and the score recomputed at once.",
       body: z.object({ challengeId: z.string().min(1).max(64), evidence: z.record(z.string(), z.unknown()) }).strict(),
       responses: {
-        201: { description: "verified and recorded", schema: proofResponse }, 400: e("invalid evidence"), 404: e("no such challenge"),
+        201: { description: "verified and recorded", schema: proofResponse }, 400: e("invalid evidence"),
+        403: e("the challenge's agent now belongs to another owner"), 404: e("no such challenge"),
         409: e("challenge already used, or the domain / ERC-8004 identity is held by another agent"), 422: e("the evidence does not prove the subject"),
         503: e("the proof's source could not be reached"),
       },

@@ -151,7 +151,7 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       responses: {
         201: { description: "counted (or the original response of a duplicate)", schema: checkinResponse, example: examples.checkin },
         400: e("missing or malformed Idempotency-Key"), 401: e("no valid agent key"),
-        409: e("a request with this key is in flight"),
+        409: e("a request with this key is in flight (checkin_in_flight), or the agent changed under every attempt to count it (checkin_contended): retry with the same key"),
         429: {
           description: "refused (V3.2): less than 1,200 s since the previous counted check-in (`checkin_refused`, with `retry_after_s`), or rate limited (`rate_limited`); both with Retry-After",
           schema: errorSchema.extend({ retry_after_s: z.number().optional() }),
