@@ -7,6 +7,7 @@ import { z } from "zod";
 import { toRfc3339 } from "../method";
 import type { Accounts } from "../service/accounts";
 import type { ChainScores, DerivedScoreView, IndexerHealth, NetworkScoreView } from "../service/chain-scores";
+import * as examples from "./examples";
 import { derivedResultSchema, proofRecordSchema } from "./method-schemas";
 import { defineRoute, errorResponse as e, idSchema, type Route } from "./route";
 
@@ -47,13 +48,13 @@ export function chainScoreRoutes(deps: { chainScores: ChainScores; accounts: Pic
       method: "get", path: "/v1/agents/:id/derived-score", operationId: "getAgentDerivedScore", tag: "scores", auth: "none",
       summary: "The SDK Derived Score (scoreType sdk-derived, METHOD part A) of the agent's ERC-8004 identity: F1 result, and the records it used in A2 order.",
       params: z.object({ id: idSchema }), query: page,
-      responses: { 200: { description: "ok", schema: derivedResponse }, 404: e("unknown agent, or no ERC-8004 identity linked (agent_not_linked)") },
+      responses: { 200: { description: "ok", schema: derivedResponse, example: examples.derivedScore }, 404: e("unknown agent, or no ERC-8004 identity linked (agent_not_linked)") },
     }).handle(async ({ params, query }) => ({ status: 200, body: derivedJson(await chainScores.agentDerivedScore(params.id, query)) })),
     defineRoute({
       method: "get", path: "/v1/agents/:id/network-score", operationId: "getAgentNetworkScore", tag: "scores", auth: "none",
       summary: "The Platform Network Score (scoreType platform-network, METHOD part N) of the agent's ERC-8004 identity, mirrored from the Registry's events.",
       params: z.object({ id: idSchema }),
-      responses: { 200: { description: "ok", schema: networkResponse }, 404: e("unknown agent, or no ERC-8004 identity linked (agent_not_linked)") },
+      responses: { 200: { description: "ok", schema: networkResponse, example: examples.networkScore }, 404: e("unknown agent, or no ERC-8004 identity linked (agent_not_linked)") },
     }).handle(async ({ params }) => ({ status: 200, body: networkJson(await chainScores.agentNetworkScore(params.id)) })),
     defineRoute({
       method: "get", path: "/v1/executors/:did/derived-score", operationId: "getExecutorDerivedScore", tag: "scores", auth: "none",

@@ -3,7 +3,7 @@
  * by the method engine from a small inputs document, so they are a real score, not a made-up one;
  * the route declarations type each example against its schema.
  */
-import { buildScoreInputs, scoreFromInputs, toRfc3339 } from "../method";
+import { buildScoreInputs, deriveScores, scoreFromInputs, toRfc3339, type ProofRecord } from "../method";
 import type { PenaltyRow, ScoreRow } from "../service/ports";
 
 const DAY_S = 86_400;
@@ -53,3 +53,21 @@ export const penalty = {
   id: "pen_2b7d9f1a3c5e8640", agentId, code: "rate_abuse", points: 20, days: 30, addedAt: toRfc3339(AT), reason: "check-ins scripted from 40 addresses to dodge the 1,200 s rule",
   revokedAt: null, revokeReason: null, addedBy: "alice", revokedBy: null,
 } satisfies { code: PenaltyRow["code"]; [field: string]: unknown };
+
+/** An ERC-8004 identity as an executor DID (docs/executor-id.md). */
+export const executor = "did:erc8004:8453:0x8004a169fb4a3325136eb29fa0ceb6d2e539a432:7";
+
+const records: ProofRecord[] = [1, 2, 3].map((n) => ({
+  txHash: `0x${String(n).repeat(64)}`, executor, success: n !== 3, riskLevel: n === 1 ? "high" : "low", policyViolations: 0, verified: true,
+  traceRoot: `0x${"ab".repeat(32)}`, source: "onchain", blockNumber: 1_000 + n, logIndex: 0,
+}));
+
+/** The SDK Derived Score of three on-chain records, as the method engine derives it (F1, A2–A5). */
+export const derivedScore = {
+  scoreType: "sdk-derived", executor, agentId, source: "onchain", result: deriveScores(records)[executor], computedAt: toRfc3339(AT), recordCount: records.length,
+  records: records.map((r) => ({ ...r, duplicate: false })),
+} satisfies { scoreType: "sdk-derived"; source: "onchain"; [field: string]: unknown };
+
+export const networkScore = {
+  scoreType: "platform-network", executor, agentId, tenths: 873, score: 87.3, settlements: 41, lastSettledAt: toRfc3339(AT - 3600), mismatch: null,
+} satisfies { scoreType: "platform-network"; [field: string]: unknown };

@@ -1,6 +1,6 @@
 /** The OpenAPI 3.1 document, generated from the route declarations so it cannot drift from what the server accepts. */
 import { z } from "zod";
-import { errorResponse as e, errorSchema, type ResponseSpec, type Responses, type Route } from "./route";
+import { describeZodError, errorResponse as e, errorSchema, type ResponseSpec, type Responses, type Route } from "./route";
 
 const jsonSchema = (schema: z.core.$ZodType) => {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" });
@@ -39,11 +39,19 @@ function parametersOf(where: "path" | "query" | "header", part: z.ZodObject | un
   }));
 }
 
+/** `example` as documented, once its schema accepts it: the types check its shape, this its formats and values too. */
+function checkedExample(where: string, schema: z.ZodType, example: unknown): { example?: unknown } {
+  if (example === undefined) return {};
+  const parsed = schema.safeParse(example);
+  if (!parsed.success) throw new Error(`the example of ${where} does not match its schema: ${describeZodError("example", parsed.error)}`);
+  return { example };
+}
+
 /** One response object: its JSON schema and example, or its text's content type, or no content. */
-function responseObject(response: ResponseSpec): unknown {
+function responseObject(where: string, response: ResponseSpec): unknown {
   const { description, schema, contentType, example } = response;
   if (schema) {
-    return { description, content: { "application/json": { schema: schema === errorSchema ? ERROR_REF : jsonSchema(schema), ...(example === undefined ? {} : { example }) } } };
+    return { description, content: { "application/json": { schema: schema === errorSchema ? ERROR_REF : jsonSchema(schema), ...checkedExample(where, schema, example) } } };
   }
   if (contentType) return { description, content: { [contentType]: { schema: { type: "string" } } } };
   return { description };
@@ -54,7 +62,7 @@ export function openApiDocument(routes: readonly Route[], info: { version: strin
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
     const path = r.path.replace(/:([A-Za-z]+)/g, "{$1}");
-    const body = r.body && { schema: jsonSchema(r.body), ...(r.bodyExample === undefined ? {} : { example: r.bodyExample }) };
+    const body = r.body && { schema: jsonSchema(r.body), ...checkedExample(`${r.operationId}'s body`, r.body, r.bodyExample) };
     (paths[path] ??= {})[r.method] = {
       operationId: r.operationId,
       summary: r.summary,
@@ -62,7 +70,7 @@ export function openApiDocument(routes: readonly Route[], info: { version: strin
       security: r.auth === "none" ? [] : [{ [`${r.auth}Token`]: [] }],
       parameters: [...parametersOf("path", r.params), ...parametersOf("query", r.query), ...parametersOf("header", r.headers)],
       ...(body ? { requestBody: { required: true, content: { "application/json": body } } } : {}),
-      responses: Object.fromEntries(Object.entries(answeredResponses(r)).map(([status, response]) => [status, responseObject(response)])),
+      responses: Object.fromEntries(Object.entries(answeredResponses(r)).map(([status, response]) => [status, responseObject(`${r.operationId} ${status}`, response)])),
     };
   }
   const bearer = (description: string) => ({ type: "http", scheme: "bearer", description });

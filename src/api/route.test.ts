@@ -57,4 +57,14 @@ describe("a declared route", () => {
     // Its own responses, and those the HTTP layer answers for a route with a body and a credential.
     expect(Object.keys(operation.responses)).to.deep.equal(["201", "400", "401", "413", "415", "429"]);
   });
+
+  it("documents an example only when its schema accepts it, formats and values included", () => {
+    const withExample = (example: { id: string }) => defineRoute({
+      method: "get", path: "/v1/ids", operationId: "getId", tag: "things", auth: "none", summary: "An id.",
+      responses: { 200: { description: "ok", schema: z.object({ id: z.string().regex(/^id_/) }), example } },
+    }).handle(async () => ({ status: 200, body: { id: "id_1" } }));
+    const document = JSON.stringify(openApiDocument([withExample({ id: "id_7" })], { version: "1" }));
+    expect(document).to.contain('"example":{"id":"id_7"}');
+    expect(() => openApiDocument([withExample({ id: "7" })], { version: "1" })).to.throw("the example of getId 200 does not match its schema: example.id: ");
+  });
 });
