@@ -8,7 +8,7 @@ import pino from "pino";
 import { startApiServer, type ApiServer } from "../app/server";
 import { PROJECT_ROOT } from "../project-root";
 import { createManualClock } from "../service/clock";
-import { takeMismatches } from "../test-helpers/check-replies";
+import { mismatchesDuring } from "../test-helpers/check-replies";
 import { createTestPgliteDb, type TestDb } from "../test-helpers/db";
 
 const run = promisify(execFile);
@@ -172,14 +172,15 @@ describe("the OpenAPI document", function () {
     expect(tsc).to.equal("");
 
     const client: { readEverything(baseUrl: string, ids: Seeded & { executor: string }): Promise<Array<{ operationId: string; status: number; body: any }>> } = require(path.join(dir, "client.ts"));
-    const answers = await client.readEverything(server.url, { ...seeded, executor: EXECUTOR });
+    let answers: Array<{ operationId: string; status: number; body: any }> = [];
+    // Every body is checked against its declared schema by the server as it answers (src/api/reply-check.ts).
+    const mismatches = await mismatchesDuring(async () => (answers = await client.readEverything(server.url, { ...seeded, executor: EXECUTOR })));
+    expect(mismatches).to.deep.equal([]);
     const byId = new Map(answers.map((a) => [a.operationId, a]));
     expect([...byId.keys()].filter((id) => publicReads.includes(id)).sort()).to.deep.equal([...publicReads].sort());
     const expected: Record<string, number> = Object.fromEntries(publicReads.map((id) => [id, 200]));
     expected["getLatestScore (unknown agent)"] = 404;
     expect(Object.fromEntries(answers.map((a) => [a.operationId, a.status]))).to.deep.equal(expected);
-    // Every body was checked against its declared schema by the server as it answered (src/api/reply-check.ts).
-    expect(await takeMismatches()).to.deep.equal([]);
 
     // Non-trivial answers: the seeded agent's data, read through the typed client.
     const body = (id: string) => byId.get(id)?.body;
