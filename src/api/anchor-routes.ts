@@ -21,7 +21,7 @@ const proofResponse = z.object({
 export function anchorRoutes(anchoring: Pick<Anchoring, "proofOf">): Route[] {
   return [
     defineRoute({
-      method: "get", path: "/v1/scores/:id/proof", tag: "scores", auth: "none",
+      method: "get", path: "/v1/scores/:id/proof", operationId: "getScoreProof", tag: "scores", auth: "none",
       summary:
         "The Merkle proof of a daily score: its leaf (StandardMerkleTree leaf hash of [agent, day, method, inputs sha256]), the proof, " +
         "the day's root and the AnchorRegistry transaction that anchored it (null until mined).",

@@ -38,6 +38,14 @@ const directoryResponse = z.object({
   agents: z.array(entryResponse), nextCursor: z.string().nullable(), prevCursor: z.string().nullable(),
 });
 
+const directoryExample: z.input<typeof directoryResponse> = {
+  agents: [{
+    agentId: "agt_3f9c0d1e2b4a5968", name: "research-agent", scoreType: "vrai", total: 410, band: "400-599", state: "provisional", at: "2026-11-02T10:00:00Z",
+    links: { score: "/v1/agents/agt_3f9c0d1e2b4a5968/score", page: "/agents/agt_3f9c0d1e2b4a5968" },
+  }],
+  nextCursor: null, prevCursor: null,
+};
+
 const entryJson = (a: DirectoryEntry): z.input<typeof entryResponse> => ({
   agentId: a.agentId, name: a.name, scoreType: "vrai", total: a.total, band: a.band, state: a.state, at: toRfc3339(a.at),
   links: { score: `/v1/agents/${a.agentId}/score`, page: `/agents/${a.agentId}` },
@@ -52,11 +60,14 @@ export const directoryRequestOf = (query: DirectoryQuery): DirectoryRequest => (
 export function directoryRoutes(directory: Directory): Route[] {
   return [
     defineRoute({
-      method: "get", path: "/v1/agents", tag: "directory", auth: "none", cors: "public",
+      method: "get", path: "/v1/agents", operationId: "listAgents", tag: "directory", auth: "none", cors: "public",
       summary:
         "Claimed agents ranked by the total of their latest Vrai score (V8: active components only), ties by agent id; filter by band and state, search names (any case) or an exact agent id; keyset pages through nextCursor and prevCursor.",
       query: directoryQuery,
-      responses: { 200: { description: "one page of the directory", schema: directoryResponse }, 400: e("a parameter is not valid (named in the message)") },
+      responses: {
+        200: { description: "one page of the directory", schema: directoryResponse, example: directoryExample },
+        400: e("a parameter is not valid (named in the message)"),
+      },
     }).handle(async ({ query }) => {
       const page = await directory.page(directoryRequestOf(query));
       return { status: 200, body: { agents: page.agents.map(entryJson), nextCursor: page.nextCursor, prevCursor: page.prevCursor } };

@@ -5,7 +5,7 @@
  * `nosniff`; every route answers OPTIONS.
  */
 import type { IncomingMessage } from "node:http";
-import express, { type Request, type Response } from "express";
+import express, { type NextFunction, type Request, type Response } from "express";
 import ipaddr from "ipaddr.js";
 import type { Logger } from "pino";
 import { BaseError, InvalidInputError } from "../errors";
@@ -15,6 +15,7 @@ import { errorHandler, sendError } from "./http";
 import type { ApiMetrics } from "./metrics";
 import { openApiDocument } from "./openapi";
 import { RateLimitedError, type Limit, type RateLimits, type Verdict } from "./rate-limit";
+import { checkedError, checkReply } from "./reply-check";
 import type { Method, Reply, Route } from "./route";
 /** The load a request adds while it is served (V3.3's in-flight count). */
 export type LoadGauge = { enter(): () => void };
@@ -39,6 +40,8 @@ export type HttpAppOptions = {
   metrics: ApiMetrics;
   logger: Logger;
   version?: string;
+  /** Check every answer against its route's declaration, a mismatch answered as a 500 (src/api/reply-check.ts): the test suite's setting; off by default, it costs CPU on every reply. */
+  checkReplies?: boolean;
 };
 
 const BODY_LIMIT = "32kb";
@@ -67,6 +70,9 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   app.disable("x-powered-by");
   app.set("trust proxy", options.trustProxy ?? "loopback");
   const log = (error: unknown) => logger.error({ err: error }, "request failed");
+  const checked = options.checkReplies === true;
+  // Checked, an error a route does not declare becomes a reply_mismatch for the error handler.
+  const errorCheck = (route: Route) => (checked ? [(error: unknown, _req: Request, _res: Response, next: NextFunction) => next(checkedError(route, error))] : []);
 
   // Every request is counted, timed and logged once it has been answered.
   app.use((req, res, next) => {
@@ -120,20 +126,20 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
         if (createsAccount) charge(await limits.accountCreation.take(addressOf(req)));
         // Express parses the query string when it is read: only for a route that declares one.
         const reply = await route.respond({ params: req.params, query: route.query && req.query, headers: req.headers, body: req.body, ...caller });
-        send(res, route, reply);
+        send(res, route, reply, checked);
       } catch (error) {
         // An agent is charged up front (its key is checked in the handler); an error is charged to the address instead.
         if (route.auth === "agent") await rechargeToAddress(error, caller.account, addressOf(req), limits);
         throw error;
       }
-    });
+    }, ...errorCheck(route));
     allow(route.path, route.method);
   }
   // The pages take no credential and read no body.
   for (const route of options.pages ?? []) {
     app[route.method](route.path, limitAddress, async (req: Request, res: Response) => {
-      send(res, route, await route.respond({ params: req.params, query: req.query, headers: req.headers, body: undefined, ...NOBODY }));
-    });
+      send(res, route, await route.respond({ params: req.params, query: req.query, headers: req.headers, body: undefined, ...NOBODY }), checked);
+    }, ...errorCheck(route));
     allow(route.path, route.method);
   }
   // OPTIONS after the routes (a GET is matched without walking past them): a preflight for public reads, else what the path allows.
@@ -304,8 +310,9 @@ function serveMetrics(metrics: ApiMetrics) {
   };
 }
 
-/** Writes a handler's reply: JSON (built here or already serialised) or declared text, after the reply's headers. */
-function send(res: Response, route: Route, reply: Reply): void {
+/** Writes a handler's reply: JSON (built here or already serialised) or declared text, after the reply's headers; `checked`, only a declared one. */
+function send(res: Response, route: Route, reply: Reply, checked: boolean): void {
+  if (checked) checkReply(route, reply);
   res.status(reply.status);
   for (const [name, value] of Object.entries(reply.headers ?? {})) if (value !== undefined) res.set(name, value);
   if ("text" in reply) {

@@ -20,9 +20,9 @@ export type Pages = {
 };
 
 /** A GET route about one agent, for any id: what it renders says when the id cannot be one. */
-function agentRoute(spec: { path: string; summary: string; contentType: string; found: string; missing: string }, render: (id: string) => Promise<Page<200 | 404>>): Route {
+function agentRoute(spec: { path: string; operationId: string; summary: string; contentType: string; found: string; missing: string }, render: (id: string) => Promise<Page<200 | 404>>): Route {
   return defineRoute({
-    method: "get", path: spec.path, tag: "pages", auth: "none", summary: spec.summary,
+    method: "get", path: spec.path, operationId: spec.operationId, tag: "pages", auth: "none", summary: spec.summary,
     params: z.object({ id: z.string() }),
     responses: { 200: { description: spec.found, contentType: spec.contentType }, 404: { description: spec.missing, contentType: spec.contentType } },
   }).handle(({ params }) => render(params.id));
@@ -33,22 +33,22 @@ export function pageRoutes(pages: Pages): Route[] {
   const html = "text/html";
   return [
     defineRoute({
-      method: "get", path: "/", tag: "pages", auth: "none",
+      method: "get", path: "/", operationId: "homePage", tag: "pages", auth: "none",
       summary: "The home page: what Vrai measures and what it does not, the three score types, a search, the top agents, the latest declared windows.",
       responses: { 200: { description: "the home page", contentType: html } },
     }).handle(() => pages.home()),
     defineRoute({
-      method: "get", path: "/method", tag: "pages", auth: "none",
+      method: "get", path: "/method", operationId: "methodPage", tag: "pages", auth: "none",
       summary: "The method page: every version, the exact rules, how to verify, and every declared window (V4.4), newest first, by cursor.",
       query: z.object({ cursor: z.string().optional() }),
       responses: { 200: { description: "the method page", contentType: html }, 400: { description: "a cursor no page gave", contentType: html } },
     }).handle(({ query }) => pages.methodPage(query)),
     agentRoute({
-      path: "/agents/:id/badge.svg", contentType: "image/svg+xml", found: "the badge", missing: "no such agent: a neutral unknown badge",
+      path: "/agents/:id/badge.svg", operationId: "agentBadge", contentType: "image/svg+xml", found: "the badge", missing: "no such agent: a neutral unknown badge",
       summary: "The SVG badge of an agent's latest Vrai score (total and state), with an ETag; 304 for If-None-Match.",
     }, pages.badge),
     agentRoute({
-      path: "/agents/:id", contentType: html, found: "the agent page", missing: "no such agent",
+      path: "/agents/:id", operationId: "agentPage", contentType: html, found: "the agent page", missing: "no such agent",
       summary: "The agent page: the latest Vrai score, its window, and the other score types apart.",
     }, pages.agentPage),
   ];
@@ -64,7 +64,7 @@ export type DirectoryPages = {
 export function directoryPageRoutes(pages: DirectoryPages): Route[] {
   return [
     defineRoute({
-      method: "get", path: "/agents", tag: "pages", auth: "none",
+      method: "get", path: "/agents", operationId: "directoryPage", tag: "pages", auth: "none",
       summary: "The directory: claimed agents ranked by the total of their latest Vrai score, with band and state filters, a name search and pages by cursor.",
       // Any query: the page itself names a parameter that is not valid.
       query: z.looseObject({}),

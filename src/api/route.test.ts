@@ -7,7 +7,7 @@ const parts = (given: Partial<RequestParts> = {}): RequestParts => ({ params: {}
 
 describe("a declared route", () => {
   const route = defineRoute({
-    method: "post", path: "/v1/things/:id", tag: "things", auth: "owner", summary: "Make a thing.",
+    method: "post", path: "/v1/things/:id", operationId: "makeThing", tag: "things", auth: "owner", summary: "Make a thing.",
     params: z.object({ id: z.string().regex(/^[a-z]+$/, "expected letters") }),
     query: z.object({ n: z.coerce.number().int().default(1) }),
     headers: z.object({ "x-kind": z.enum(["a", "b"]) }),
@@ -61,7 +61,7 @@ describe("a declared route", () => {
     const document = openApiDocument([route], { version: "9.9.9" });
     const operation = z.object({
       paths: z.object({ "/v1/things/{id}": z.object({ post: z.object({
-        summary: z.string(), tags: z.array(z.string()), security: z.array(z.record(z.string(), z.array(z.string()))),
+        operationId: z.string(), summary: z.string(), tags: z.array(z.string()), security: z.array(z.record(z.string(), z.array(z.string()))),
         parameters: z.array(z.object({ name: z.string(), in: z.string(), required: z.boolean() })),
         requestBody: z.object({ required: z.boolean() }),
         responses: z.record(z.string(), z.object({ description: z.string(), content: z.unknown() })),
@@ -70,6 +70,18 @@ describe("a declared route", () => {
     expect(operation.summary).to.equal("Make a thing.");
     expect(operation.security).to.deep.equal([{ ownerToken: [] }]);
     expect(operation.parameters.map((p) => [p.name, p.in, p.required])).to.deep.equal([["id", "path", true], ["n", "query", false], ["x-kind", "header", true]]);
-    expect(Object.keys(operation.responses)).to.deep.equal(["201", "400"]);
+    expect(operation.operationId).to.equal("makeThing");
+    // Its own responses, and those the HTTP layer answers for a route with a body and a credential.
+    expect(Object.keys(operation.responses)).to.deep.equal(["201", "400", "401", "413", "415", "429"]);
+  });
+
+  it("documents an example only when its schema accepts it, formats and values included", () => {
+    const withExample = (example: { id: string }) => defineRoute({
+      method: "get", path: "/v1/ids", operationId: "getId", tag: "things", auth: "none", summary: "An id.",
+      responses: { 200: { description: "ok", schema: z.object({ id: z.string().regex(/^id_/) }), example } },
+    }).handle(async () => ({ status: 200, body: { id: "id_1" } }));
+    const document = JSON.stringify(openApiDocument([withExample({ id: "id_7" })], { version: "1" }));
+    expect(document).to.contain('"example":{"id":"id_7"}');
+    expect(() => openApiDocument([withExample({ id: "7" })], { version: "1" })).to.throw("the example of getId 200 does not match its schema: example.id: ");
   });
 });

@@ -23,10 +23,10 @@ export type Cors = "public" | "none";
 export type Method = "get" | "post" | "put" | "delete";
 
 /**
- * One response of a route: JSON matching `schema` (or JSON of unknown shape without one), or text of
- * `contentType` (canonical inputs bytes, HTML pages).
+ * One response of a route: JSON matching `schema`, text of `contentType` (HTML pages, badges), or
+ * nothing (neither). `example` is shown in the OpenAPI document (typed by `ExamplesOf`).
  */
-export type ResponseSpec = { description: string; schema?: z.ZodType; contentType?: string };
+export type ResponseSpec = { description: string; schema?: z.ZodType; contentType?: string; example?: unknown };
 
 export type Responses = Record<number, ResponseSpec>;
 
@@ -72,11 +72,16 @@ export type AuthOf<A extends Auth> = A extends "owner"
 
 export type RouteContext<A extends Auth, P, Q, H, B> = { params: PartOf<P>; query: PartOf<Q>; headers: PartOf<H>; body: PartOf<B> } & AuthOf<A>;
 
+/** Each response's `example` as what its handler may send: the input of the response's schema. */
+export type ExamplesOf<RS extends Responses> = { [S in keyof RS]: RS[S] extends { schema: infer Z extends z.ZodType } ? { example?: z.input<Z> } : { example?: never } };
+
 /** A route as declared; `defineRoute` infers every type parameter from it. */
 export type RouteDeclaration<A extends Auth, P, Q, H, B, RS extends Responses> = {
   method: Method;
   /** Express path, e.g. `/v1/agents/:id/checkins`. */
   path: string;
+  /** The operation's name in the OpenAPI document and in clients generated from it, e.g. `checkIn`: unique, camelCase. */
+  operationId: string;
   summary: string;
   tag: string;
   auth: A;
@@ -86,7 +91,9 @@ export type RouteDeclaration<A extends Auth, P, Q, H, B, RS extends Responses> =
   query?: Q;
   headers?: H;
   body?: B;
-  responses: RS;
+  /** A request body as a client sends it, for the OpenAPI document. */
+  bodyExample?: B extends z.ZodType ? z.input<B> : never;
+  responses: RS & ExamplesOf<RS>;
 };
 
 /** What serves a declared route's requests. */
@@ -99,6 +106,7 @@ export type RequestParts = { params: unknown; query: unknown; headers: unknown; 
 export type Route = {
   readonly method: Method;
   readonly path: string;
+  readonly operationId: string;
   readonly summary: string;
   readonly tag: string;
   readonly auth: Auth;
@@ -107,6 +115,7 @@ export type Route = {
   readonly query?: z.ZodObject;
   readonly headers?: z.ZodObject;
   readonly body?: z.ZodType;
+  readonly bodyExample?: unknown;
   readonly responses: Responses;
   /** Validates the parts (a 400 naming the first bad field) and runs the handler. */
   respond(parts: RequestParts): Promise<Reply>;
@@ -171,7 +180,7 @@ function authContext(auth: Auth, { ownerId, operatorName, credential }: RequestP
  * checked against the declaration once every type of it is known (status literals included).
  * @example
  * defineRoute({
- *   method: "get", path: "/v1/agents/:id/score", tag: "scores", auth: "none", summary: "The latest score.",
+ *   method: "get", path: "/v1/agents/:id/score", operationId: "getLatestScore", tag: "scores", auth: "none", summary: "The latest score.",
  *   params: z.object({ id: idSchema }),
  *   responses: { 200: { description: "ok", schema: scoreResponse } },
  * }).handle(async ({ params }) => ({ status: 200, body: await scoreOf(params.id) }));

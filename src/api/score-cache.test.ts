@@ -6,6 +6,7 @@ import { createPgDb, type Db } from "../store/db";
 import { createSqlStore } from "../store/sql-store";
 import { TEST_STORES, type TestDb } from "../test-helpers/db";
 import { startApiServer, type ApiServer } from "../app/server";
+import * as examples from "./examples";
 
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
 const OPERATOR = "operator-cache-test-0123456789";
@@ -169,14 +170,15 @@ for (const { name, create } of TEST_STORES) {
         );
         await other.query(
           `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total)
-           SELECT 'agt_bulk_' || i, '0.2', $1::bigint, 'change', NULL, '{}', repeat('0', 64), json_build_object('total', i), 200 FROM generate_series(1, 700) AS i`,
-          [T0],
+           SELECT 'agt_bulk_' || i, '0.2', $1::bigint, 'change', NULL, '{}', repeat('0', 64), jsonb_set($2::jsonb, '{total}', to_jsonb(i))::json, 200 FROM generate_series(1, 700) AS i`,
+          // A result of the declared shape (the documented example's), each with its own total.
+          [T0, JSON.stringify(examples.score.result)],
         );
         await eventually(async () => server.scoreCache!.stats().entries === 701);
         const hits = server.scoreCache!.stats().hits;
         const bulk = await latest(server, "agt_bulk_7");
         expect(bulk.body).to.include({ agentId: "agt_bulk_7", total: 200 });
-        expect(bulk.body.result).to.deep.equal({ total: 7 });
+        expect(bulk.body.result).to.deep.equal({ ...examples.score.result, total: 7 });
         expect(server.scoreCache!.stats().hits).to.equal(hits + 1);
       }));
   });

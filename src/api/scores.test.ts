@@ -4,6 +4,7 @@ import pino from "pino";
 import { createManualClock } from "../service/clock";
 import { TEST_STORES, type TestDb } from "../test-helpers/db";
 import { startApiServer, type ApiServer } from "../app/server";
+import * as examples from "./examples";
 import { scoreJson, scoreJsonText } from "./service-routes";
 import { createVraiService } from "../service";
 import type { Db } from "../store/db";
@@ -26,7 +27,8 @@ function get(url: string, headers: Record<string, string>): Promise<{ status: nu
 describe("scoreJsonText", () => {
   it("writes the fields of scoreJson in the same order, the result's text put in as it is", () => {
     const row = { id: 7, agentId: "agt_x", method: "0.2", at: T0, trigger: "change" as const, day: null, sha256: "ab".repeat(32), total: 230 };
-    const result = { total: 230, band: "fair", window: [{ day: "2026-11-01", checkins: 3 }], note: "a \"quoted\" \\ value" };
+    // A real result (the documented example's), with a string that JSON escapes.
+    const result = { ...examples.score.result, agent: "a \"quoted\" \\ value" };
     const { text } = scoreJsonText({ ...row, resultJson: JSON.stringify(result, null, 1) });
     expect(text).to.equal(JSON.stringify(scoreJson({ ...row, result })).replace(`"result":${JSON.stringify(result)}`, `"result":${JSON.stringify(result, null, 1)}`));
     expect(JSON.parse(text)).to.deep.equal(scoreJson({ ...row, result }));

@@ -1,13 +1,15 @@
 /** Owners, claims, check-ins, operator actions, scores and the method: the routes of the Vrai service. */
 import type client from "prom-client";
 import { z } from "zod";
-import { CLAIM_POINTS, CURRENT_METHOD, IDENTITY_PROOFS, METHOD_VERSIONS, METHODS, PENALTY_CODES, toRfc3339, type CountedCheckin } from "../method";
+import { CLAIM_POINTS, CURRENT_METHOD, IDENTITY_PROOFS, METHOD_VERSIONS, METHODS, PENALTY_CODES, toRfc3339, type CountedCheckin, type ProofKind, type ScoreInputs } from "../method";
 import type { Accounts, ClaimResult } from "../service/accounts";
 import type { Checkins } from "../service/checkins";
 import { ConflictError } from "../service/errors";
 import type { Operator } from "../service/operator";
-import type { OutageRow, ScoreRow, ScoreSummary } from "../service/ports";
+import type { OutageRow, PenaltyRow, ScoreRow, ScoreSummary } from "../service/ports";
 import type { Reads, SiteReads } from "../service/reads";
+import * as examples from "./examples";
+import { scoreInputsSchema, scoreResultSchema, windowDaySchema } from "./method-schemas";
 import { nextCursorSchema, pageQuery, ROWS_PAGE, SMALL_ROWS_PAGE } from "./page-query";
 import { defineRoute, errorResponse as e, errorSchema, idSchema, JsonText, type Route } from "./route";
 import { daySchema, instantSchema } from "./schemas";
@@ -22,14 +24,31 @@ const checkinResponse = z.object({
   on_time: z.boolean().nullable(), excused: z.boolean(), credit: z.number(),
 });
 const scoreResponse = z.object({
-  id: z.number(), scoreType: z.literal("vrai"), agentId: z.string(), method: z.string(), at: z.string(), trigger: z.string(),
-  day: z.string().nullable(), sha256: z.string(), total: z.number(), result: z.record(z.string(), z.unknown()),
+  id: z.number(), scoreType: z.literal("vrai"), agentId: z.string(), method: z.string(), at: z.string(), trigger: z.enum(["daily", "change"]),
+  day: z.string().nullable(), sha256: z.string(), total: z.number(), result: scoreResultSchema,
   links: z.object({ inputs: z.string(), self: z.string() }),
 });
 type ScoreJson = z.input<typeof scoreResponse>;
 const outageResponse = z.object({
   id: z.string(), start: z.string(), end: z.string().nullable(), declared_at: z.string(), reason: z.string(),
   declared_by: z.string(), closed_by: z.string().nullable(),
+});
+const penaltyResponse = z.object({
+  id: z.string(), agentId: z.string(), code: z.enum(PENALTY_CODES), points: z.number().int(), days: z.number().int(), addedAt: z.string(), reason: z.string(),
+  revokedAt: z.string().nullable(), revokeReason: z.string().nullable(), addedBy: z.string(), revokedBy: z.string().nullable(),
+});
+
+const proofPoints = z.object({ points: z.number().int(), belongsTo: z.enum(["owner", "agent"]), recheckDays: z.number().int().nullable() });
+const methodResponse = z.object({
+  current: z.string(),
+  versions: z.array(z.object({ version: z.string(), published: z.string(), changes: z.string() })),
+  identityPoints: z.object({
+    claim: z.number().int(),
+    // V6: each kind of proof (IDENTITY_PROOFS), spelled out so the document lists them.
+    proofs: z.object({ github: proofPoints, wallet: proofPoints, domain: proofPoints, erc8004: proofPoints }) satisfies z.ZodType<Record<ProofKind, unknown>>,
+  }),
+  outages: z.array(outageResponse),
+  outagesNextCursor: nextCursorSchema,
 });
 
 const scoreLinks = (id: number) => ({ inputs: `/v1/scores/${id}/inputs`, self: `/v1/scores/${id}` });
@@ -67,6 +86,13 @@ function outageJson(o: OutageRow) {
   };
 }
 
+function penaltyJson(p: PenaltyRow): z.input<typeof penaltyResponse> {
+  return {
+    id: p.id, agentId: p.agentId, code: p.code, points: p.points, days: p.days, addedAt: toRfc3339(p.addedAt), reason: p.reason,
+    revokedAt: p.revokedAt === null ? null : toRfc3339(p.revokedAt), revokeReason: p.revokeReason, addedBy: p.addedBy, revokedBy: p.revokedBy,
+  };
+}
+
 function checkinJson(agentId: string, c: CountedCheckin): z.input<typeof checkinResponse> {
   return { agentId, result: "counted", arrival: toRfc3339(c.arrival), next_heartbeat_s: c.nextHeartbeatS, on_time: c.onTime, excused: c.excused, credit: c.credit };
 }
@@ -91,17 +117,23 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
 
   return [
     defineRoute({
-      method: "post", path: "/v1/owners", tag: "owners", auth: "none",
+      method: "post", path: "/v1/owners", operationId: "createOwner", tag: "owners", auth: "none",
       summary: "Create an owner account. The token is returned once; only its hash is stored.",
-      body: z.object({}).strict(),
-      responses: { 201: { description: "created", schema: z.object({ ownerId: z.string(), token: z.string() }) }, 400: e("bad request") },
+      body: z.object({}).strict(), bodyExample: {},
+      responses: {
+        201: { description: "created", schema: z.object({ ownerId: z.string(), token: z.string() }), example: examples.owner },
+        400: e("bad request"),
+      },
     }).handle(async () => ({ status: 201, body: await accounts.createOwner() })),
     defineRoute({
-      method: "get", path: "/v1/owners/me", tag: "owners", auth: "owner",
+      method: "get", path: "/v1/owners/me", operationId: "getCurrentOwner", tag: "owners", auth: "owner",
       summary: "The calling owner and the ids of its agents, in id order, a page at a time: nextCursor (null on the last page) is the cursor of the next.",
       query: z.object(pageQuery(SMALL_ROWS_PAGE)),
       responses: {
-        200: { description: "ok", schema: z.object({ ownerId: z.string(), agents: z.array(z.string()), nextCursor: nextCursorSchema }) },
+        200: {
+          description: "ok", schema: z.object({ ownerId: z.string(), agents: z.array(z.string()), nextCursor: nextCursorSchema }),
+          example: { ownerId: examples.owner.ownerId, agents: [examples.agentId], nextCursor: null },
+        },
         400: e("a parameter is not valid (named in the message), or a cursor no page gave"), 401: e("no valid owner token"),
       },
     }).handle(async ({ ownerId, query }) => {
@@ -109,30 +141,34 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       return { status: 200, body: { ownerId, agents: items, nextCursor } };
     }),
     defineRoute({
-      method: "post", path: "/v1/agents", tag: "claims", auth: "owner",
+      method: "post", path: "/v1/agents", operationId: "claimAgent", tag: "claims", auth: "owner",
       summary: "Claim a new agent (V2). Returns the agent key once; only its hash is stored.",
-      body: z.object({ name: z.string().trim().min(1).max(100).optional() }).strict(),
+      body: z.object({ name: z.string().trim().min(1).max(100).optional() }).strict(), bodyExample: { name: "research-agent" },
       responses: {
-        201: { description: "claimed", schema: claimResponse }, 400: e("bad request"), 401: e("no valid owner token"),
+        201: { description: "claimed", schema: claimResponse, example: examples.claim }, 400: e("bad request"), 401: e("no valid owner token"),
         409: e("limit_reached: the owner has as many agents as MAX_AGENTS_PER_OWNER allows"),
       },
     }).handle(async ({ ownerId, body }) => ({ status: 201, body: claimJson(await accounts.claimNewAgent(ownerId, { name: body.name ?? null })) })),
     defineRoute({
-      method: "post", path: "/v1/agents/:id/claim", tag: "claims", auth: "owner",
+      method: "post", path: "/v1/agents/:id/claim", operationId: "reclaimAgent", tag: "claims", auth: "owner",
       summary: "Re-claim your own agent: rotates its key and restarts everything V2 restarts (idempotency keys used before are forgotten). Its domain and ERC-8004 proofs stay. Another owner's agent is refused.",
       params: idParams, body: z.object({}).strict(),
-      responses: { 200: { description: "re-claimed", schema: claimResponse }, 403: e("the agent belongs to another owner"), 404: e("no such agent") },
+      responses: { 200: { description: "re-claimed", schema: claimResponse, example: examples.claim }, 403: e("the agent belongs to another owner"), 404: e("no such agent") },
     }).handle(async ({ ownerId, params }) => ({ status: 200, body: claimJson(await accounts.reclaim(ownerId, params.id)) })),
     defineRoute({
-      method: "post", path: "/v1/agents/:id/checkins", tag: "check-ins", auth: "agent",
+      method: "post", path: "/v1/agents/:id/checkins", operationId: "checkIn", tag: "check-ins", auth: "agent",
       summary: "Check in (V3). Counted: 201; the same Idempotency-Key again: the original response; under 1,200 s: 429 with Retry-After; the same key in flight: 409.",
       params: idParams,
       headers: z.object({ "idempotency-key": z.string().regex(/^[\x21-\x7e]{1,128}$/, "expected 1 to 128 visible ASCII characters") }),
       responses: {
-        201: { description: "counted (or the original response of a duplicate)", schema: checkinResponse },
+        201: { description: "counted (or the original response of a duplicate)", schema: checkinResponse, example: examples.checkin },
         400: e("missing or malformed Idempotency-Key"), 401: e("no valid agent key"),
-        409: e("a request with this key is in flight"),
-        429: { description: "refused: too soon", schema: errorSchema.extend({ retry_after_s: z.number() }) },
+        409: e("a request with this key is in flight (checkin_in_flight), or the agent changed under every attempt to count it (checkin_contended): retry with the same key"),
+        429: {
+          description: "refused (V3.2): less than 1,200 s since the previous counted check-in (`checkin_refused`, with `retry_after_s`), or rate limited (`rate_limited`); both with Retry-After",
+          schema: errorSchema.extend({ retry_after_s: z.number().optional() }),
+          example: examples.checkinRefused,
+        },
       },
     }).handle(async ({ params, headers, credential }) => {
       const key = headers["idempotency-key"];
@@ -156,53 +192,63 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       }
     }),
     defineRoute({
-      method: "get", path: "/v1/agents/:id/score", tag: "scores", auth: "none",
+      method: "get", path: "/v1/agents/:id/score", operationId: "getLatestScore", tag: "scores", auth: "none",
       summary: "The latest Vrai score of an agent (scoreType vrai), with its method and inputs digest.",
       params: idParams,
-      responses: { 200: { description: "ok", schema: scoreResponse }, 404: e("no such agent or no score yet") },
+      responses: { 200: { description: "ok", schema: scoreResponse, example: examples.score }, 404: e("no such agent or no score yet") },
     }).handle(async ({ params }) => {
       const score = await reads.latestScore(params.id);
       return { status: 200, json: scoreJsonText(score), headers: { ETag: scoreEtag(score) } };
     }),
     defineRoute({
-      method: "get", path: "/v1/agents/:id/window", tag: "scores", auth: "none",
+      method: "get", path: "/v1/agents/:id/window", operationId: "getScoreWindow", tag: "scores", auth: "none",
       summary: "The 30 days of the latest score's window (V10), oldest first.",
       params: idParams,
-      responses: { 200: { description: "ok" }, 404: e("no such agent or no score yet") },
+      responses: {
+        200: { description: "ok", schema: z.object({ agentId: z.string(), scoreId: z.number().int(), at: z.string(), window: z.array(windowDaySchema) }) },
+        404: e("no such agent or no score yet"),
+      },
     }).handle(async ({ params }) => {
       const score = await reads.latestScore(params.id);
       const result: unknown = JSON.parse(score.resultJson);
-      const { window, at } = z.object({ window: z.unknown(), at: z.string() }).parse(result);
+      const { window, at } = scoreResultSchema.pick({ window: true, at: true }).parse(result);
       return { status: 200, body: { agentId: params.id, scoreId: score.id, at, window } };
     }),
     defineRoute({
-      method: "get", path: "/v1/agents/:id/scores", tag: "scores", auth: "none",
+      method: "get", path: "/v1/agents/:id/scores", operationId: "listDailyScores", tag: "scores", auth: "none",
       summary: "The daily score history of an agent between two days (default: the last 90 days), oldest first, a page at a time (nextCursor).",
       params: idParams, query: z.object({ from: daySchema.optional(), to: daySchema.optional(), ...pageQuery(ROWS_PAGE) }),
-      responses: { 200: { description: "ok" }, 400: e("a parameter is not valid, or a cursor no page gave"), 404: e("no such agent") },
+      responses: {
+        200: {
+          description: "ok",
+          schema: z.object({ agentId: z.string(), scoreType: z.literal("vrai"), from: z.string(), to: z.string(), scores: z.array(scoreResponse), nextCursor: nextCursorSchema }),
+        },
+        400: e("a parameter is not valid, or a cursor no page gave"), 404: e("no such agent"),
+      },
     }).handle(async ({ params, query }) => {
       const { from, to, items, nextCursor } = await reads.dailyScores(params.id, query);
       return { status: 200, body: { agentId: params.id, scoreType: "vrai", from, to, scores: items.map(scoreJson), nextCursor } };
     }),
     defineRoute({
-      method: "get", path: "/v1/scores/:id", tag: "scores", auth: "none",
+      method: "get", path: "/v1/scores/:id", operationId: "getScore", tag: "scores", auth: "none",
       summary: "One stored score.",
       params: scoreIdParams,
-      responses: { 200: { description: "ok", schema: scoreResponse }, 404: e("no such score") },
+      responses: { 200: { description: "ok", schema: scoreResponse, example: examples.score }, 404: e("no such score") },
     }).handle(async ({ params }) => ({ status: 200, body: scoreJson(await reads.score(params.id)) })),
     defineRoute({
-      method: "get", path: "/v1/scores/:id/inputs", tag: "scores", auth: "none",
+      method: "get", path: "/v1/scores/:id/inputs", operationId: "getScoreInputs", tag: "scores", auth: "none",
       summary: "The exact canonical inputs (RFC 8785 bytes) of a stored score; their SHA-256 is in the X-Vrai-Sha256 header.",
       params: scoreIdParams,
-      responses: { 200: { description: "the canonical bytes", contentType: "application/json" }, 404: e("no such score") },
+      responses: { 200: { description: "the canonical bytes of the inputs document (V9)", schema: scoreInputsSchema, example: examples.scoreInputs }, 404: e("no such score") },
     }).handle(async ({ params }) => {
       const score = await reads.score(params.id);
-      return { status: 200, headers: { "X-Vrai-Sha256": score.sha256, "X-Vrai-Method": score.method }, text: score.inputs };
+      // The stored bytes as they are: their SHA-256 is the score's digest.
+      return { status: 200, headers: { "X-Vrai-Sha256": score.sha256, "X-Vrai-Method": score.method }, json: new JsonText<ScoreInputs>(score.inputs) };
     }),
     defineRoute({
-      method: "get", path: "/v1/method", tag: "method", auth: "none",
+      method: "get", path: "/v1/method", operationId: "getMethod", tag: "method", auth: "none",
       summary: "The method versions with their changes, the identity points (V6) and the declared outage windows (V4.4), newest first: the first page of /v1/outages, whose next page outagesNextCursor names.",
-      responses: { 200: { description: "ok" } },
+      responses: { 200: { description: "ok", schema: methodResponse } },
     }).handle(async () => {
       const { outages, nextCursor } = await deps.site.outagesPage({ limit: ROWS_PAGE.default });
       return {
@@ -217,11 +263,11 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       };
     }),
     defineRoute({
-      method: "get", path: "/v1/outages", tag: "outages", auth: "none",
+      method: "get", path: "/v1/outages", operationId: "listOutages", tag: "outages", auth: "none",
       summary: "Every declared outage window (V4.4), with start, end and declared_at, newest first, a page at a time (nextCursor).",
       query: z.object(pageQuery(ROWS_PAGE)),
       responses: {
-        200: { description: "ok", schema: z.object({ outages: z.array(outageResponse), nextCursor: nextCursorSchema }) },
+        200: { description: "ok", schema: z.object({ outages: z.array(outageResponse), nextCursor: nextCursorSchema }), example: { outages: [examples.outage], nextCursor: null } },
         400: e("a parameter is not valid, or a cursor no page gave"),
       },
     }).handle(async ({ query }) => {
@@ -229,16 +275,17 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       return { status: 200, body: { outages: outages.map(outageJson), nextCursor } };
     }),
     defineRoute({
-      method: "post", path: "/v1/operator/outages", tag: "operator", auth: "operator",
+      method: "post", path: "/v1/operator/outages", operationId: "declareOutage", tag: "operator", auth: "operator",
       summary: "Declare an outage window (V4.1): while it lasts, or after it ended when it started at most 48 h ago.",
       body: z.object({ start: instantSchema, end: instantSchema.nullable().optional(), reason }).strict(),
-      responses: { 201: { description: "declared", schema: outageResponse }, 400: e("rejected declaration"), 401: e("not the operator") },
+      bodyExample: { start: examples.outage.start, end: examples.outage.end, reason: examples.outage.reason },
+      responses: { 201: { description: "declared", schema: outageResponse, example: examples.outage }, 400: e("rejected declaration"), 401: e("not the operator") },
     }).handle(async ({ body, operatorName }) => {
       const outage = await operator.declareOutage({ start: body.start, end: body.end ?? null, reason: body.reason }, operatorName);
       return { status: 201, body: outageJson(outage) };
     }),
     defineRoute({
-      method: "post", path: "/v1/operator/outages/:id/close", tag: "operator", auth: "operator",
+      method: "post", path: "/v1/operator/outages/:id/close", operationId: "closeOutage", tag: "operator", auth: "operator",
       summary: "Close an open outage window by setting its end (V4.1), never before its start. An end before the window's declared_at is judged as a declaration after it ended: rejected when it started more than 48 h before declared_at.",
       params: idParams, body: z.object({ end: instantSchema }).strict(),
       responses: {
@@ -247,31 +294,36 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       },
     }).handle(async ({ params, body, operatorName }) => ({ status: 200, body: outageJson(await operator.closeOutage(params.id, body.end, operatorName)) })),
     defineRoute({
-      method: "post", path: "/v1/operator/penalties", tag: "operator", auth: "operator",
+      method: "post", path: "/v1/operator/penalties", operationId: "addPenalty", tag: "operator", auth: "operator",
       summary: "Add a penalty (V7): code, 10-50 points, 30-180 days, and why. Recomputes the score at once.",
       body: z.object({
         agentId: idSchema, code: z.enum(PENALTY_CODES), points: z.number().int().min(10).max(50),
         days: z.number().int().min(30).max(180), reason,
       }).strict(),
-      responses: { 201: { description: "added" }, 400: e("invalid penalty"), 401: e("not the operator"), 404: e("no such agent") },
-    }).handle(async ({ body, operatorName }) => {
-      const p = await operator.addPenalty(body, operatorName);
-      return { status: 201, body: { ...p, addedAt: toRfc3339(p.addedAt), revokedAt: null } };
-    }),
+      bodyExample: { agentId: examples.penalty.agentId, code: examples.penalty.code, points: examples.penalty.points, days: examples.penalty.days, reason: examples.penalty.reason },
+      responses: { 201: { description: "added", schema: penaltyResponse, example: examples.penalty }, 400: e("invalid penalty"), 401: e("not the operator"), 404: e("no such agent") },
+    }).handle(async ({ body, operatorName }) => ({ status: 201, body: penaltyJson(await operator.addPenalty(body, operatorName)) })),
     defineRoute({
-      method: "post", path: "/v1/operator/penalties/:id/revoke", tag: "operator", auth: "operator",
+      method: "post", path: "/v1/operator/penalties/:id/revoke", operationId: "revokePenalty", tag: "operator", auth: "operator",
       summary: "Revoke a penalty from now on, with the reason. Recomputes the score at once.",
       params: idParams, body: z.object({ reason }).strict(),
-      responses: { 200: { description: "revoked" }, 404: e("no such penalty"), 409: e("already revoked") },
-    }).handle(async ({ params, body, operatorName }) => {
-      const p = await operator.revokePenalty(params.id, body.reason, operatorName);
-      return { status: 200, body: { ...p, addedAt: toRfc3339(p.addedAt), revokedAt: p.revokedAt === null ? null : toRfc3339(p.revokedAt) } };
-    }),
+      responses: { 200: { description: "revoked", schema: penaltyResponse }, 404: e("no such penalty"), 409: e("already revoked") },
+    }).handle(async ({ params, body, operatorName }) => ({ status: 200, body: penaltyJson(await operator.revokePenalty(params.id, body.reason, operatorName)) })),
     defineRoute({
-      method: "get", path: "/v1/agents/:id/penalties", tag: "scores", auth: "none",
+      method: "get", path: "/v1/agents/:id/penalties", operationId: "listPenalties", tag: "scores", auth: "none",
       summary: "The penalties of an agent, active or not, with codes, points, durations and the operators who added and revoked them (V7), oldest first, a page at a time (nextCursor).",
       params: idParams, query: z.object(pageQuery(ROWS_PAGE)),
-      responses: { 200: { description: "ok" }, 400: e("a parameter is not valid, or a cursor no page gave"), 404: e("no such agent") },
+      responses: {
+        200: {
+          description: "ok",
+          schema: z.object({
+            agentId: z.string(),
+            penalties: z.array(penaltyResponse.pick({ id: true, code: true, points: true, days: true, addedAt: true, revokedAt: true, addedBy: true, revokedBy: true })),
+            nextCursor: nextCursorSchema,
+          }),
+        },
+        400: e("a parameter is not valid, or a cursor no page gave"), 404: e("no such agent"),
+      },
     }).handle(async ({ params, query }) => {
       const { items, nextCursor } = await reads.penaltiesOf(params.id, query);
       const penalties = items.map((p) => ({
@@ -281,25 +333,34 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       return { status: 200, body: { agentId: params.id, penalties, nextCursor } };
     }),
     defineRoute({
-      method: "put", path: "/v1/operator/busy", tag: "operator", auth: "operator",
+      method: "put", path: "/v1/operator/busy", operationId: "setBusy", tag: "operator", auth: "operator",
       summary: "Turn the busy switch on or off (V3.3: next_heartbeat_s 7200 while on).",
       body: z.object({ on: z.boolean(), reason }).strict(),
-      responses: { 200: { description: "set" }, 401: e("not the operator") },
+      responses: { 200: { description: "set", schema: z.object({ busy: z.boolean() }) }, 401: e("not the operator") },
     }).handle(async ({ body, operatorName }) => {
       await operator.setBusy(body.on, body.reason, operatorName);
       return { status: 200, body: { busy: body.on } };
     }),
     defineRoute({
-      method: "post", path: "/v1/operator/agents/:id/transfer", tag: "operator", auth: "operator",
+      method: "post", path: "/v1/operator/agents/:id/transfer", operationId: "transferAgent", tag: "operator", auth: "operator",
       summary: "Transfer an agent to an owner: a new claim by that owner (V2), logged. A new owner's claim removes the agent's domain and ERC-8004 proofs at that instant; a transfer to its own owner is a re-claim and keeps them. Idempotency keys used before are forgotten. Returns the new agent key once.",
       params: idParams, body: z.object({ toOwnerId: idSchema, reason }).strict(),
       responses: { 200: { description: "transferred", schema: claimResponse }, 404: e("no such agent or owner") },
     }).handle(async ({ params, body, operatorName }) => ({ status: 200, body: claimJson(await accounts.transfer(params.id, body.toOwnerId, body.reason, operatorName)) })),
     defineRoute({
-      method: "get", path: "/v1/operator/audit", tag: "operator", auth: "operator",
+      method: "get", path: "/v1/operator/audit", operationId: "listAuditEntries", tag: "operator", auth: "operator",
       summary: "The audit log: every operator change with who, when and why, oldest first, a page at a time (nextCursor).",
       query: z.object(pageQuery(SMALL_ROWS_PAGE)),
-      responses: { 200: { description: "ok" }, 400: e("a parameter is not valid, or a cursor no page gave"), 401: e("not the operator") },
+      responses: {
+        200: {
+          description: "ok",
+          schema: z.object({
+            entries: z.array(z.object({ id: z.number().int(), at: z.string(), actor: z.string(), action: z.string(), subject: z.string(), details: z.unknown() })),
+            nextCursor: nextCursorSchema,
+          }),
+        },
+        400: e("a parameter is not valid, or a cursor no page gave"), 401: e("not the operator"),
+      },
     }).handle(async ({ query }) => {
       const { items, nextCursor } = await reads.audit(query);
       return { status: 200, body: { entries: items.map((x) => ({ ...x, at: toRfc3339(x.at) })), nextCursor } };

@@ -128,3 +128,10 @@ export const parseServeConfig = (env: Readonly<Record<string, string | undefined
 
 /** The configuration of the indexer alone from `env`. */
 export const parseIndexerConfig = (env: Readonly<Record<string, string | undefined>>): IndexerConfig => parseEnv(indexerConfigSchema, env);
+
+/**
+ * `VRAI_CHECK_REPLIES=1`: every server started checks each answer against its route's declaration
+ * (src/api/reply-check.ts). The test suite sets it (src/test-helpers/check-replies.ts); unset in
+ * production and in benches, where it would cost CPU on every reply.
+ */
+export const checkRepliesOf = (env: Readonly<Record<string, string | undefined>>): boolean => env.VRAI_CHECK_REPLIES === "1";

@@ -39,6 +39,7 @@ import { createDirectoryPages } from "../web/directory-page";
 import { createPages } from "../web/pages";
 import { chainScoreParts } from "./chain-scores";
 import { DEFAULT_SERVER_LIMITS, listen, type Listener, type ServerLimits } from "./listener";
+import { checkRepliesOf } from "./config";
 
 export type { ServerScoreCache };
 
@@ -102,6 +103,8 @@ export type ApiServerOptions = {
    * (`service.ownerRecomputes.drain()`), and the scheduler's ticks do.
    */
   ownerRecomputeWorker?: boolean;
+  /** Check every answer against its route's declaration (src/api/reply-check.ts); default: VRAI_CHECK_REPLIES=1, which the test suite sets. */
+  checkReplies?: boolean;
 };
 
 /** MAX_OPEN_CHALLENGES_PER_OWNER and MAX_AGENTS_PER_OWNER when not configured. */
@@ -173,6 +176,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     load,
     metrics,
     logger,
+    checkReplies: options.checkReplies ?? checkRepliesOf(process.env),
   });
   const serverLimits = { ...DEFAULT_SERVER_LIMITS, ...options.serverLimits };
   const host = options.host ?? "127.0.0.1";

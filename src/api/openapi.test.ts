@@ -1,0 +1,203 @@
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { expect } from "chai";
+import pino from "pino";
+import { startApiServer, type ApiServer } from "../app/server";
+import { PROJECT_ROOT } from "../project-root";
+import { createManualClock } from "../service/clock";
+import { mismatchesDuring } from "../test-helpers/check-replies";
+import { createTestPgliteDb, type TestDb } from "../test-helpers/db";
+
+const run = promisify(execFile);
+const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
+const OPERATOR = "operator-openapi-test-0123456789";
+/** The ERC-8004 identity the seeded agent is linked to (V6 erc8004 proof), as an executor DID (docs/executor-id.md). */
+const IDENTITY = "31337:0x5fbdb2315678afecb367f032d93f642f64180aa3:7";
+const EXECUTOR = `did:erc8004:${IDENTITY}`;
+const nodeModules = fs.realpathSync(path.join(PROJECT_ROOT, "node_modules"));
+const bin = (pkg: string, file: string) => path.join(nodeModules, pkg, file);
+/** The tools run offline: any connection they try beyond loopback is refused and reported on stderr. */
+const OFFLINE = { ...process.env, NODE_OPTIONS: `--require ${path.join(PROJECT_ROOT, "src/test-helpers/loopback-only.cjs")}` };
+
+type Seeded = { agentId: string; scoreId: number; dailyScoreId: number };
+
+/** An agent with check-ins, a penalty, an ERC-8004 link with self-reported summaries, a daily score and its Merkle proof; and a declared outage. */
+async function seed(server: ApiServer, clock: { set(t: number): void }): Promise<Seeded> {
+  const { service } = server;
+  const { ownerId } = await service.accounts.createOwner();
+  const { agentId, agentKey } = await service.accounts.claimNewAgent(ownerId, { name: "openapi agent" });
+  await service.identity.recordProof({ id: "prf_openapi", kind: "erc8004", ownerId, agentId, subject: IDENTITY, binding: `erc8004:${IDENTITY}`, evidence: {} });
+  const post = (url: string, headers: Record<string, string>, body?: unknown) =>
+    fetch(server.url + url, { method: "POST", headers: { authorization: `Bearer ${agentKey}`, "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+  clock.set(T0 + 600);
+  expect((await post(`/v1/agents/${agentId}/checkins`, { "idempotency-key": "k1" })).status).to.equal(201);
+  clock.set(T0 + 4200);
+  expect((await post(`/v1/agents/${agentId}/checkins`, { "idempotency-key": "k2" })).status).to.equal(201);
+  const records = [1, 2].map((n) => ({ txHash: `0x${String(n).repeat(64)}`, success: true, riskLevel: "high", policyViolations: 0, traceRoot: `0x${"ab".repeat(32)}` }));
+  expect((await post(`/v1/agents/${agentId}/summaries`, {}, { records })).status).to.equal(201);
+  await service.operator.addPenalty({ agentId, code: "rate_abuse", points: 10, days: 30, reason: "scripted check-ins" }, "alice");
+  await service.operator.declareOutage({ start: T0 + 3600, end: T0 + 7200, reason: "database failover" }, "alice");
+  clock.set(T0 + 86_400);
+  await server.scheduler.catchUpDaily();
+  const scores = await server.reads.dailyScores(agentId, { limit: 100 });
+  const latest = await server.reads.latestScore(agentId);
+  return { agentId, scoreId: latest.id, dailyScoreId: scores.items[scores.items.length - 1].id };
+}
+
+/**
+ * A client of every public read route, written as an agent developer would against the generated types: it must
+ * type-check with them (the `@ts-expect-error` lines prove the types are precise, not `any`), and calling it
+ * returns each answer's status and body.
+ */
+const CLIENT = `
+import createClient from "openapi-fetch";
+import type { paths } from "./schema";
+
+export type Answer = { operationId: string; status: number; body: unknown };
+
+export async function readEverything(baseUrl: string, ids: { agentId: string; scoreId: number; dailyScoreId: number; executor: string }): Promise<Answer[]> {
+  const client = createClient<paths>({ baseUrl });
+  const id = { path: { id: ids.agentId } };
+  const answers: Answer[] = [];
+  const answer = (operationId: string, reply: { data?: unknown; error?: unknown; response: Response }) => {
+    answers.push({ operationId, status: reply.response.status, body: reply.data ?? reply.error });
+  };
+
+  const latest = await client.GET("/v1/agents/{id}/score", { params: id });
+  const total: number | undefined = latest.data?.result.components.identity.value;
+  const band: "0-199" | "200-399" | "400-599" | "600-799" | "800-1000" | undefined = latest.data?.result.band;
+  // @ts-expect-error: a score has no such field
+  latest.data?.result.nothing;
+  answer("getLatestScore", latest);
+  answer("getScoreWindow", await client.GET("/v1/agents/{id}/window", { params: id }));
+  const daily = await client.GET("/v1/agents/{id}/scores", { params: { ...id, query: { from: "2026-11-01" } } });
+  const trigger: "daily" | "change" | undefined = daily.data?.scores[0]?.trigger;
+  answer("listDailyScores", daily);
+  answer("getScore", await client.GET("/v1/scores/{id}", { params: { path: { id: ids.scoreId } } }));
+  const inputs = await client.GET("/v1/scores/{id}/inputs", { params: { path: { id: ids.scoreId } } });
+  const claimedAt: string | undefined = inputs.data?.claimed_at;
+  answer("getScoreInputs", inputs);
+  answer("getScoreProof", await client.GET("/v1/scores/{id}/proof", { params: { path: { id: ids.dailyScoreId } } }));
+  answer("getMethod", await client.GET("/v1/method"));
+  answer("listOutages", await client.GET("/v1/outages"));
+  answer("listPenalties", await client.GET("/v1/agents/{id}/penalties", { params: id }));
+  answer("listProofs", await client.GET("/v1/agents/{id}/proofs", { params: id }));
+  answer("listAgents", await client.GET("/v1/agents", { params: { query: { limit: 10 } } }));
+  const derived = await client.GET("/v1/agents/{id}/derived-score", { params: id });
+  const flags: string[] | undefined = derived.data?.result.flags;
+  answer("getAgentDerivedScore", derived);
+  answer("getAgentNetworkScore", await client.GET("/v1/agents/{id}/network-score", { params: id }));
+  const did = { path: { did: ids.executor } };
+  answer("getExecutorDerivedScore", await client.GET("/v1/executors/{did}/derived-score", { params: { ...did, query: { limit: 1 } } }));
+  answer("getExecutorNetworkScore", await client.GET("/v1/executors/{did}/network-score", { params: did }));
+  const health = await client.GET("/v1/indexer/health");
+  const status: "ok" | undefined = health.data?.status;
+  answer("getIndexerHealth", health);
+  // An error is typed too: the one error shape.
+  const missing = await client.GET("/v1/agents/{id}/score", { params: { path: { id: "agt_nobody" } } });
+  const code: string | undefined = missing.error?.error.code;
+  answer("getLatestScore (unknown agent)", missing);
+  void [total, band, trigger, claimedAt, flags, status, code];
+  return answers;
+}
+`;
+
+describe("the OpenAPI document", function () {
+  let testDb: TestDb;
+  let server: ApiServer;
+  let dir: string;
+  let documentFile: string;
+  let document: { paths: Record<string, Record<string, { operationId?: string; security: unknown[]; responses: Record<string, { content?: unknown }> }>> };
+  let seeded: Seeded;
+  const clock = createManualClock(T0);
+
+  before(async () => {
+    testDb = await createTestPgliteDb();
+    server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR, clock, logger: pino({ level: "silent" }) });
+    seeded = await seed(server, clock);
+    const text = await (await fetch(`${server.url}/v1/openapi.json`)).text();
+    document = JSON.parse(text);
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-openapi-"));
+    documentFile = path.join(dir, "openapi.json");
+    fs.writeFileSync(documentFile, text);
+  });
+  after(async () => {
+    await server?.close();
+    await testDb?.drop();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("names every operation uniquely and gives every answer with a body a schema", () => {
+    const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
+    expect(operations).to.have.length(32);
+    const ids = operations.map((o) => o.operationId);
+    expect(ids.every((id) => typeof id === "string" && /^[a-z][A-Za-z]+$/.test(id)), ids.join(", ")).to.equal(true);
+    expect(new Set(ids).size).to.equal(operations.length);
+    for (const operation of operations) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        // Only a 304 (Not Modified) has no body.
+        const media = Object.values(response.content ?? {});
+        if (status === "304") expect(media, `${operation.operationId} ${status}`).to.deep.equal([]);
+        else expect(media.map((m) => Object.keys(m as object)), `${operation.operationId} ${status}`).to.satisfy((keys: string[][]) => keys.length === 1 && keys[0].includes("schema"));
+      }
+    }
+  });
+
+  it("passes Redocly's recommended lint with no error and no warning, offline", async () => {
+    // Its own config: the recommended rules and no telemetry; no update check either.
+    fs.writeFileSync(path.join(dir, "redocly.yaml"), "extends:\n  - recommended\ntelemetry: off\n");
+    const env = { ...OFFLINE, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true", NO_COLOR: "1" };
+    const { stdout, stderr } = await run(process.execPath, [bin("@redocly/cli", "bin/cli.js"), "lint", documentFile, "--format=json"], { cwd: dir, env });
+    expect(stderr).not.to.contain("loopback-only:");
+    const report = JSON.parse(stdout) as { totals: { errors: number; warnings: number }; problems: Array<{ ruleId: string; message: string }> };
+    expect(report.problems.map((p) => `${p.ruleId}: ${p.message}`)).to.deep.equal([]);
+    expect(report.totals).to.include({ errors: 0, warnings: 0 });
+  });
+
+  it("generates a typed client that type-checks, and through it every public read route answers its declared status and body", async () => {
+    const publicReads = Object.values(document.paths).flatMap((methods) =>
+      Object.entries(methods).filter(([method, o]) => method === "get" && o.security.length === 0).map(([, o]) => o.operationId));
+    const generated = await run(process.execPath, [bin("openapi-typescript", "bin/cli.js"), documentFile, "--output", path.join(dir, "schema.d.ts")], { cwd: dir, env: OFFLINE });
+    expect(generated.stderr).not.to.contain("loopback-only:");
+    fs.writeFileSync(path.join(dir, "client.ts"), CLIENT);
+    fs.symlinkSync(nodeModules, path.join(dir, "node_modules"));
+    fs.writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({
+      compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "nodenext", moduleResolution: "nodenext", types: [], lib: ["es2022", "dom"], skipLibCheck: true },
+      files: ["client.ts"],
+    }));
+    const tsc = await run(process.execPath, [bin("typescript", "bin/tsc"), "-p", dir]).then(() => "", (e: { stdout: string }) => e.stdout);
+    expect(tsc).to.equal("");
+
+    const client: { readEverything(baseUrl: string, ids: Seeded & { executor: string }): Promise<Array<{ operationId: string; status: number; body: any }>> } = require(path.join(dir, "client.ts"));
+    let answers: Array<{ operationId: string; status: number; body: any }> = [];
+    // Every body is checked against its declared schema by the server as it answers (src/api/reply-check.ts).
+    const mismatches = await mismatchesDuring(async () => (answers = await client.readEverything(server.url, { ...seeded, executor: EXECUTOR })));
+    expect(mismatches).to.deep.equal([]);
+    const byId = new Map(answers.map((a) => [a.operationId, a]));
+    expect([...byId.keys()].filter((id) => publicReads.includes(id)).sort()).to.deep.equal([...publicReads].sort());
+    const expected: Record<string, number> = Object.fromEntries(publicReads.map((id) => [id, 200]));
+    expected["getLatestScore (unknown agent)"] = 404;
+    expect(Object.fromEntries(answers.map((a) => [a.operationId, a.status]))).to.deep.equal(expected);
+
+    // Non-trivial answers: the seeded agent's data, read through the typed client.
+    const body = (id: string) => byId.get(id)?.body;
+    expect(body("getLatestScore")).to.deep.include({ agentId: seeded.agentId, scoreType: "vrai" });
+    expect(body("getLatestScore").result.components.integrity.penalties).to.have.length(1);
+    expect(body("getScoreWindow").window).to.have.length(30);
+    expect(body("listDailyScores").scores.map((s: { id: number }) => s.id)).to.include(seeded.dailyScoreId);
+    expect(body("getScoreInputs")).to.deep.include({ agent: seeded.agentId, proofs: ["erc8004"] });
+    expect(body("getScoreProof")).to.include({ scoreId: seeded.dailyScoreId, anchor: null });
+    expect(body("listOutages").outages).to.have.length(1);
+    expect(body("listPenalties").penalties[0]).to.include({ code: "rate_abuse", addedBy: "alice" });
+    expect(body("listProofs").proofs[0]).to.include({ kind: "erc8004", subject: IDENTITY });
+    expect(body("listAgents").agents.map((a: { agentId: string }) => a.agentId)).to.deep.equal([seeded.agentId]);
+    expect(body("getAgentDerivedScore")).to.deep.include({ executor: EXECUTOR, source: "self-reported", recordCount: 2 });
+    expect(body("getExecutorDerivedScore").records).to.have.length(1);
+    expect(body("getAgentNetworkScore")).to.include({ executor: EXECUTOR, tenths: 0 });
+    expect(body("getIndexerHealth")).to.include({ status: "ok" });
+    expect(body("getLatestScore (unknown agent)").error.code).to.equal("agent_not_found");
+  });
+});
