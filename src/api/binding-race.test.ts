@@ -27,7 +27,7 @@ describe("owners racing to prove the same wallet on postgresql (V6: a wallet bin
     testDb = await createTestPgDb();
     server = await startApiServer({
       db: testDb.db, operatorToken: "operator-test-token-race-0123", clock: createManualClock(T0), logger: pino({ level: "silent" }),
-      rateLimit: { perMinute: 100_000, burst: 10_000 },
+      rateLimit: { perMinute: 100_000, burst: 10_000, ownersPerHour: 1_000 },
     });
   });
   after(async () => {
