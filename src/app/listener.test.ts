@@ -53,6 +53,25 @@ describe("the HTTP listener's bounds (finding 3)", () => {
     expect(listener.server.maxConnections).to.equal(800);
   });
 
+  it("answers a request Node's parser refuses (NUL in a header, a malformed line) with the JSON error shape, and runs no handler (issue #15, finding 4)", async () => {
+    let handled = 0;
+    listener = await listen((_req, res) => {
+      handled++;
+      res.end("ok");
+    }, { host: "127.0.0.1", port: 0, limits: DEFAULT_SERVER_LIMITS });
+    for (const request of ["GET / HTTP/1.1\r\nHost: x\r\nIdempotency-Key: a\u0000b\r\n\r\n", "GET / HTTP/1.1 junk\r\n\r\n"]) {
+      const socket = await connect(listener);
+      const answer = untilClosed(socket, 5_000);
+      socket.write(request);
+      const text = (await answer) ?? "";
+      const [head, body] = text.split("\r\n\r\n");
+      expect(head).to.match(/^HTTP\/1\.1 400 Bad Request\r\n/);
+      expect(head).to.include("Content-Type: application/json").and.include("X-Content-Type-Options: nosniff");
+      expect(JSON.parse(body)).to.have.nested.property("error.code", "malformed_request");
+    }
+    expect(handled).to.equal(0);
+  });
+
   it("cuts off a client that never finishes its headers, or sends nothing, once the headers' timeout has passed", async () => {
     await start({ headersTimeoutMs: 300, requestTimeoutMs: 600 });
     const slow = await connect(listener);

@@ -5,6 +5,7 @@
  */
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import type { RequestListener } from "node:http";
 
 /** The limits of a listener. */
@@ -56,6 +57,7 @@ export async function listen(handler: RequestListener, options: { host: string; 
   server.maxRequestsPerSocket = limits.maxRequestsPerSocket;
   server.maxConnections = limits.maxConnections;
   capConnectionsPerAddress(server, limits.maxConnectionsPerAddress);
+  server.on("clientError", answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => resolve());
@@ -70,6 +72,27 @@ export async function listen(handler: RequestListener, options: { host: string; 
       server.closeIdleConnections();
     }),
   };
+}
+
+/** What Node's HTTP parser refuses before the app sees a request, as the API's error shape. */
+const CLIENT_ERRORS: Readonly<Record<string, { status: number; code: string; message: string }>> = {
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: "request_timeout", message: "the request was not received in time" },
+  HPE_HEADER_OVERFLOW: { status: 431, code: "headers_too_large", message: "the request's headers are too large" },
+};
+const MALFORMED = { status: 400, code: "malformed_request", message: "the request is not valid HTTP/1.1 (a header with NUL or a control character, or a malformed request line)" };
+
+/**
+ * Answers a request Node's parser refused (a header value with NUL, a malformed line, headers too
+ * large or too slow) with the JSON error shape instead of Node's bare status line, then closes.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable) return void socket.destroy();
+  const { status, code, message } = CLIENT_ERRORS[error.code ?? ""] ?? MALFORMED;
+  const body = JSON.stringify({ error: { code, message } });
+  socket.end(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** Closes a connection that would be more than `cap` open from its address. */
