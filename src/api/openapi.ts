@@ -27,6 +27,8 @@ export function answeredResponses(route: Route): Responses {
     shared[415] = e("the body is not application/json");
   }
   shared[429] = e("rate limited (rate_limited): retry after the Retry-After header's seconds");
+  // Any route may find its database away (a PostgreSQL failover): nothing was done, retry after Retry-After.
+  shared[503] = e("the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds");
   const all = { ...shared, ...route.responses };
   return Object.fromEntries(Object.keys(all).map(Number).sort((a, b) => a - b).map((status) => [status, all[status]]));
 }

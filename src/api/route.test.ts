@@ -72,7 +72,7 @@ describe("a declared route", () => {
     expect(operation.parameters.map((p) => [p.name, p.in, p.required])).to.deep.equal([["id", "path", true], ["n", "query", false], ["x-kind", "header", true]]);
     expect(operation.operationId).to.equal("makeThing");
     // Its own responses, and those the HTTP layer answers for a route with a body and a credential.
-    expect(Object.keys(operation.responses)).to.deep.equal(["201", "400", "401", "413", "415", "429"]);
+    expect(Object.keys(operation.responses)).to.deep.equal(["201", "400", "401", "413", "415", "429", "503"]);
   });
 
   it("documents an example only when its schema accepts it, formats and values included", () => {
