@@ -55,7 +55,7 @@ async function serve(): Promise<void> {
   const server = await startApiServer({
     db, operatorToken: OPERATOR_TOKEN, clock: createManualClock(AT + 3600), logger: pino({ level: "silent" }),
     // The load comes from one address: limits and connection caps out of its way.
-    rateLimit: { perMinute: 1_000_000_000, burst: 1_000_000_000 }, serverLimits: { maxConnections: 10_000, maxConnectionsPerAddress: 10_000 },
+    rateLimit: { perMinute: 1_000_000_000, burst: 1_000_000_000 }, serverLimits: { maxConnections: 10_000, maxConnectionsPerAddress: 10_000, maxRequestsPerSocket: 0 },
   });
   await server.scoreCache?.warmed;
   process.on("message", async () => {
