@@ -1,12 +1,9 @@
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { freePort } from "../test-helpers/node";
-
-const ROOT = path.resolve(__dirname, "../..");
+import { startDev } from "../test-helpers/dev-process";
 
 /** The processes below `pid` (children, their children, ...), read from /proc. */
 function descendantsOf(pid: number): number[] {
@@ -60,30 +57,19 @@ describe("npm start under a process manager", function () {
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it("stops everything on SIGTERM to npm: no process left below it and nothing listening on its ports", async () => {
-    const [apiPort, chainPort] = [await freePort(), await freePort()];
-    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(apiPort), CHAIN_PORT: String(chainPort), DATA_DIR: path.join(dir, "data"), DEPLOYMENTS_DIR: path.join(dir, "deployments"), LOG_LEVEL: "warn" };
-    for (const name of ["DATABASE_URL", "OPERATOR_TOKEN", "RPC_URL", "HARDHAT_NETWORK", "HARDHAT_CONFIG"]) delete env[name];
-    for (const name of Object.keys(env)) if (name.startsWith("ANCHOR_") || name.startsWith("npm_")) delete env[name];
-    const npm = spawn("npm", ["start"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    npm.stdout.on("data", (chunk) => (out += chunk));
-    npm.stderr.on("data", (chunk) => (out += chunk));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => npm.once("exit", (code, signal) => resolve({ code, signal })));
+    const dev = await startDev(["npm", "start"], dir);
+    const { child: npm, apiPort, chainPort, exited } = dev;
     let below: number[] = [];
     try {
-      await new Promise<void>((resolve, reject) => {
-        npm.stdout.on("data", () => /vrai ready: api /.test(out) && resolve());
-        void exited.then(({ code }) => reject(new Error(`npm start exited with ${code} before ready: ${out}`)));
-      });
-      expect(await listening(apiPort), out).to.equal(true);
+      expect(await listening(apiPort), dev.output()).to.equal(true);
       expect(await listening(chainPort)).to.equal(true);
       below = descendantsOf(npm.pid!);
       expect(below.length, "vrai runs below npm").to.be.greaterThan(0);
 
       npm.kill("SIGTERM");
       const { code } = await exited;
-      expect(out).to.contain("vrai stopped");
-      expect(code, out).to.equal(0);
+      expect(dev.output()).to.contain("vrai stopped");
+      expect(code, dev.output()).to.equal(0);
       expect(below.filter(alive), "processes left running").to.deep.equal([]);
       expect(await listening(apiPort), "API port").to.equal(false);
       expect(await listening(chainPort), "chain port").to.equal(false);

@@ -14,6 +14,7 @@ import ts from "typescript";
 import { getAddress, toHex, type Address } from "viem";
 import { identityRegistryAbi } from "../chain/abi/identityRegistry";
 import { startAnchoredScore, type AnchoredScore } from "../test-helpers/anchored-score";
+import { startDev } from "../test-helpers/dev-process";
 
 const SDK_DIR = path.resolve(__dirname, "../../packages/sdk");
 const TSC = require.resolve("typescript/bin/tsc");
@@ -187,6 +188,25 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     expect(result.checks.map((c) => [c.step, c.ok])).to.deep.equal([["inputs", true], ["score", true], ["digest", true], ["merkle", true], ["anchor", true]]);
     expect(result.verified).to.equal(true);
     expect(result.anchor).to.include({ contract: fixture.registry, leafCount: 3 });
+  });
+
+  it("checks in for real against a running vrai dev, as an agent developer does after npm start", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-sdk-dev-"));
+    const dev = await startDev([process.execPath, "bin/vrai.js", "dev"], dir);
+    try {
+      const post = async (p: string, token: string | undefined) =>
+        (await fetch(dev.url + p, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: "{}" })).json() as Promise<Record<string, string>>;
+      const owner = await post("/v1/owners", undefined);
+      const agent = await post("/v1/agents", owner.token);
+      const checkIn = await node(["--input-type=module", "-e",
+        'import { createVraiAgent } from "@vrai/sdk"; const a = createVraiAgent({ baseUrl: process.env.API, agentId: process.env.AGENT, agentKey: process.env.KEY }); console.log(JSON.stringify(await a.checkIn()))'],
+        { API: dev.url, AGENT: agent.agentId, KEY: agent.agentKey });
+      expect(JSON.parse(checkIn.stdout)).to.include({ agentId: agent.agentId, result: "counted", replayed: false });
+    } finally {
+      dev.child.kill("SIGTERM");
+      await dev.exited;
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("runs every @example of its declarations against the live API and chain, and every exported function has one", async () => {

@@ -6,14 +6,13 @@
  * stores it only if the agent is still as it was read (V3.2), and a batch holding two requests of
  * one agent stores at most one of them, the other deciding again.
  */
-import { GRACE_S, type OutageWindow } from "../method";
+import { GRACE_S, type DayDelta, type OutageWindow } from "../method";
 import type { CheckinExpectation, CheckinState, Store, StoredCheckin } from "../service/ports";
 import { AGENT_COLUMNS_OF_A, agentFrom } from "./agent-rows";
 import { createBatcher } from "./batch";
 import type { Queryable } from "./db";
 
 type Row = Record<string, any>;
-type DayDelta = Parameters<Store["commitCheckin"]>[2][number];
 
 /** The most check-ins in one statement. */
 const MAX_BATCH = 64;
