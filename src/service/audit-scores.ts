@@ -5,7 +5,8 @@ export type ScoreMismatch = { id: number; agentId: string; problem: string };
 
 /**
  * V9: recomputes every stored score from its stored inputs alone and compares byte for byte:
- * the inputs must be canonical, their SHA-256 the stored digest, and the result the stored result.
+ * the inputs must be canonical, their SHA-256 the stored digest, the result the stored result (for
+ * rows that keep one; compact rows derive it, migration 010) and its total the stored total.
  */
 export async function verifyStoredScores(store: Store, onProgress?: (checked: number) => void): Promise<{ checked: number; mismatches: ScoreMismatch[] }> {
   const mismatches: ScoreMismatch[] = [];
@@ -27,6 +28,7 @@ export async function verifyStoredScores(store: Store, onProgress?: (checked: nu
       if (recomputed.canonical !== row.inputs) fail("stored inputs are not in canonical form (RFC 8785)");
       else if (recomputed.sha256 !== row.sha256) fail(`digest differs: stored ${row.sha256}, recomputed ${recomputed.sha256}`);
       else if (canonicalJson(recomputed.result) !== canonicalJson(row.result)) fail(`result differs: stored total ${row.total}, recomputed ${recomputed.result.total}`);
+      else if (row.total !== recomputed.result.total) fail(`total differs: stored ${row.total}, recomputed ${recomputed.result.total}`);
       else if (row.method !== recomputed.result.method) fail(`method differs: stored ${row.method}, inputs say ${recomputed.result.method}`);
     }
     onProgress?.(checked);

@@ -3,7 +3,7 @@
  * `src/store/sql-store.ts`) and memory (`src/store/memory-store.ts`, used by `vrai replay`).
  * The service code above this line is the same for both (METHOD F2: replay runs the service's code).
  */
-import type { CountedCheckin, DayAggregate, DayDelta, OutageWindow, PenaltyCode, ProofKind, ScoreResult } from "../method";
+import type { CountedCheckin, DayAggregate, DayDelta, OutageWindow, PenaltyCode, ProofKind, ScoreInputs, ScoreResult } from "../method";
 
 export type { PenaltyCode, ProofKind };
 
@@ -88,6 +88,13 @@ export type ScoreRow = {
 };
 
 /**
+ * A score to store. With the claim it was computed in and its inputs document as an object (the
+ * scoring service gives both), the SQL store keeps the compact form of the inputs and derives the
+ * rest when read (src/store/score-facts.ts, migration 010); without them it keeps the text as given.
+ */
+export type NewScore = Omit<ScoreRow, "id"> & { claimId?: number; document?: ScoreInputs };
+
+/**
  * A stored score without its inputs document, its result as the JSON text the store holds: what
  * `GET /v1/agents/:id/score` answers with (the text goes into the response as it is).
  */
@@ -161,7 +168,7 @@ export type StoreTx = {
   updateProofCheck(id: string, check: { lastCheckedAt: number; consecutiveFailures: number }): Promise<void>;
   removeProof(id: string, at: number, reason: string): Promise<void>;
 
-  insertScore(score: Omit<ScoreRow, "id">): Promise<number>;
+  insertScore(score: NewScore): Promise<number>;
   latestScore(agentId: string): Promise<ScoreRow | null>;
   getScore(id: number): Promise<ScoreRow | null>;
   /** The agent's daily scores from `fromDay` to `toDay` (inclusive) by day: all, or a page after a day. */

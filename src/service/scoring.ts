@@ -1,7 +1,7 @@
 import { buildScoreInputs, CURRENT_METHOD, dayStart, scoreFromInputs, utcDay, type DayAggregate, type MethodVersion, type ScoreFacts } from "../method";
 import type { Clock } from "./clock";
 import { NotFoundError } from "./errors";
-import type { AgentRow, PenaltyRow, ProofRow, ScoreRow, Store, StoreTx } from "./ports";
+import type { AgentRow, NewScore, PenaltyRow, ProofRow, ScoreRow, Store, StoreTx } from "./ports";
 
 export type Scoring = ReturnType<typeof createScoring>;
 
@@ -30,7 +30,7 @@ export type DailyBatchTx = {
    */
   dailyFactRows(agentIds: readonly string[], day: string, at: number): Promise<AgentFactRows[]>;
   /** Inserts scores in the order given (so their ids follow that order). */
-  insertScores(scores: ReadonlyArray<Omit<ScoreRow, "id">>): Promise<void>;
+  insertScores(scores: readonly NewScore[]): Promise<void>;
 };
 
 /** Agents per batch (one insert transaction) in the batched daily recompute. */
@@ -82,19 +82,23 @@ export function createScoring(deps: { store: Store; clock: Clock; method?: Metho
     };
   }
 
-  /** The score row (without id) of an agent's facts. */
-  function scoreRowOf(agentId: string, facts: ScoreFacts, at: number, trigger: "daily" | "change"): Omit<ScoreRow, "id"> {
-    const { result, canonical, sha256 } = scoreFromInputs(buildScoreInputs(facts));
-    return { agentId, method, at, trigger, day: trigger === "daily" ? utcDay(at) : null, inputs: canonical, sha256, result, total: result.total };
+  /** The score to store (without id) of an agent's facts, with its claim and inputs document (the SQL store keeps them compactly). */
+  function scoreRowOf(agent: AgentRow, facts: ScoreFacts, at: number, trigger: "daily" | "change"): NewScore {
+    const document = buildScoreInputs(facts);
+    const { result, canonical, sha256 } = scoreFromInputs(document);
+    return {
+      agentId: agent.id, method, at, trigger, day: trigger === "daily" ? utcDay(at) : null, inputs: canonical, sha256, result, total: result.total,
+      claimId: agent.claimId, document,
+    };
   }
 
   /** Computes and stores the score of one agent at `at` inside `tx`. */
   async function scoreAgentIn(tx: StoreTx, agentId: string, at: number, trigger: "daily" | "change"): Promise<ScoreRow> {
     const agent = await tx.getAgent(agentId);
     if (!agent) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
-    const row = scoreRowOf(agentId, await factsAt(tx, agent, at), at, trigger);
-    const id = await tx.insertScore(row);
-    return { ...row, id };
+    const score = scoreRowOf(agent, await factsAt(tx, agent, at), at, trigger);
+    const id = await tx.insertScore(score);
+    return { id, agentId, method: score.method, at, trigger, day: score.day, inputs: score.inputs, sha256: score.sha256, result: score.result, total: score.total };
   }
 
   /** Recomputes one agent at once, `at` = now (V9: its claim, proofs or penalties changed). */
@@ -117,8 +121,8 @@ export function createScoring(deps: { store: Store; clock: Clock; method?: Metho
       // scores inserted in one transaction per batch, batches committed in order (score ids follow agent order).
       // The next batches are read and computed while the previous one is being written.
       const prepare = async (from: number) =>
-        (await bulk.dailyFactRows(agentIds.slice(from, from + DAILY_BATCH), day, at)).map((r) => scoreRowOf(r.agent.id, factsFrom(r, at), at, "daily"));
-      const ahead: Array<Promise<Array<Omit<ScoreRow, "id">>>> = [];
+        (await bulk.dailyFactRows(agentIds.slice(from, from + DAILY_BATCH), day, at)).map((r) => scoreRowOf(r.agent, factsFrom(r, at), at, "daily"));
+      const ahead: Array<Promise<NewScore[]>> = [];
       let from = 0;
       const readAhead = () => {
         for (; ahead.length < DAILY_READ_AHEAD && from < agentIds.length; from += DAILY_BATCH) {

@@ -1,6 +1,7 @@
-import type { DayAggregate } from "../method";
+import { BaseError } from "../errors";
+import { scoreFromInputs, type DayAggregate, type MethodVersion, type ScoreResult } from "../method";
 import type {
-  AgentRow, AuditEntry, ChallengeRow, LatestScores, OutageRow, OwnerRow, PenaltyRow, ProofRow, ScoreRow, ScoreSummary, Store, StoreTx, StoredCheckin,
+  AgentRow, AuditEntry, ChallengeRow, LatestScores, NewScore, OutageRow, OwnerRow, PenaltyRow, ProofRow, ScoreRow, ScoreSummary, Store, StoreTx, StoredCheckin,
 } from "../service/ports";
 import type { SiteStore } from "../service/reads";
 import type { AgentFactRows, DailyBatchTx } from "../service/scoring";
@@ -9,6 +10,7 @@ import { createBatcher } from "./batch";
 import { createCheckinWrites } from "./checkin-writes";
 import type { Db, Queryable } from "./db";
 import type { ScoreCache } from "./score-cache";
+import { decodeScoreFacts, encodeScoreFacts, type SettledDay } from "./score-facts";
 
 type Row = Record<string, any>;
 
@@ -42,12 +44,58 @@ const proofFrom = (r: Row): ProofRow => ({
   consecutiveFailures: r.consecutive_failures, removedAt: r.removed_at, removedReason: r.removed_reason,
 });
 
-const scoreFrom = (r: Row): ScoreRow => ({
-  id: r.id, agentId: r.agent_id, method: r.method, at: r.at, trigger: r.trigger, day: r.day,
-  inputs: r.inputs, sha256: r.sha256, result: r.result, total: r.total,
-});
+/**
+ * The `agent_days` lines a compact score (migration 010) takes its settled days from: the agent's
+ * rows of the score's claim in the score's window (the 30 days before the day of `at`, V1), as JSON
+ * `[day, checkins, on_time, credit_s, digest]` arrays; NULL for a row that keeps its inputs as text.
+ */
+const settledLinesOf = (s: string) => `CASE WHEN ${s}.facts IS NULL THEN NULL ELSE (
+  SELECT json_agg(json_build_array(d.day, d.checkins, d.on_time, d.credit_s, d.digest)) FROM agent_days d
+  WHERE d.agent_id = ${s}.agent_id AND d.claim_id = ${s}.claim_id
+    AND d.day >= to_char((to_timestamp(${s}.at) AT TIME ZONE 'UTC')::date - 30, 'YYYY-MM-DD')
+    AND d.day < to_char(to_timestamp(${s}.at) AT TIME ZONE 'UTC', 'YYYY-MM-DD')) END`;
 
-const SCORE_COLUMNS = "id, agent_id, method, at, trigger, day, inputs, sha256, result, total";
+/** A score's inputs, digest and result as a row holds them: as text (rows before migration 010), or rebuilt from its compact form. */
+type StoredInputs = { inputs: string; sha256: string; result: ScoreResult; resultJson: string | null };
+
+/**
+ * The inputs and result of a score row. A compact row's document is rebuilt from its facts and the
+ * settled lines (src/store/score-facts.ts) and its result computed from it (V9: a pure function of
+ * the inputs). `strict`: a rebuilt document whose SHA-256 is not the stored one is an error (a fact it
+ * refers to changed); otherwise it is returned as rebuilt, for `vrai recompute --verify` to report.
+ */
+function storedInputsOf(r: Row, strict: boolean): StoredInputs {
+  if (r.facts === null) return { inputs: r.inputs, sha256: r.sha256, result: r.result, resultJson: null };
+  const settled = new Map<string, SettledDay>(
+    ((r.settled ?? []) as Array<[string, number, number, number, string]>).map(([day, checkins, onTime, creditS, digest]) => [
+      day, { checkins, onTime, creditS: Number(creditS), digest },
+    ]),
+  );
+  const document = decodeScoreFacts(r.facts, { agent: r.agent_id, method: r.method as MethodVersion, at: Number(r.at) }, settled);
+  const { result, canonical, sha256 } = scoreFromInputs(document);
+  if (strict && sha256 !== r.sha256) {
+    throw new BaseError("score_inputs_mismatch", `score ${r.id}: its inputs rebuilt from the stored facts hash to ${sha256}, not the stored ${r.sha256}`);
+  }
+  return { inputs: canonical, sha256: r.sha256, result, resultJson: JSON.stringify(result) };
+}
+
+const scoreOf = (strict: boolean) => (r: Row): ScoreRow => {
+  const { inputs, result } = storedInputsOf(r, strict);
+  return { id: r.id, agentId: r.agent_id, method: r.method, at: r.at, trigger: r.trigger, day: r.day, inputs, sha256: r.sha256, result, total: r.total };
+};
+const scoreFrom = scoreOf(true);
+
+const SCORE_COLUMNS = `s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.inputs, s.sha256, s.result, s.total, s.facts, ${settledLinesOf("s")} AS settled`;
+
+/** The columns of a score as `insertScores` writes them; with its claim and document, the compact form (migration 010). */
+const INSERT_COLUMNS = "agent_id, method, at, trigger, day, inputs, sha256, result, total, claim_id, facts, established";
+
+function insertParams(s: NewScore, resultJson: string): unknown[] {
+  if (s.claimId === undefined || s.document === undefined) {
+    return [s.agentId, s.method, s.at, s.trigger, s.day, s.inputs, s.sha256, resultJson, s.total, null, null, null];
+  }
+  return [s.agentId, s.method, s.at, s.trigger, s.day, null, s.sha256, null, s.total, s.claimId, encodeScoreFacts(s.document, s.at), s.result.state === "established"];
+}
 const DAY_COLUMNS = "day, checkins, on_time, credit_s, coverage_s, digest";
 
 type SummaryAnswer = { agentExists: boolean; score: ScoreSummary | null };
@@ -55,10 +103,11 @@ type SummaryAnswer = { agentExists: boolean; score: ScoreSummary | null };
 /** The most agents asked for in one statement of latest scores. */
 const SUMMARY_BATCH = 1000;
 
-const SUMMARY_COLUMNS = "s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.sha256, s.result::text AS result_json, s.total";
+const SUMMARY_COLUMNS = `s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.sha256, s.result::text AS result_json, s.total, s.facts, ${settledLinesOf("s")} AS settled`;
 
 const summaryFrom = (r: Row): ScoreSummary => ({
-  id: r.id, agentId: r.agent_id, method: r.method, at: r.at, trigger: r.trigger, day: r.day, sha256: r.sha256, resultJson: r.result_json, total: r.total,
+  id: r.id, agentId: r.agent_id, method: r.method, at: r.at, trigger: r.trigger, day: r.day, sha256: r.sha256,
+  resultJson: r.facts === null ? r.result_json : storedInputsOf(r, true).resultJson!, total: r.total,
 });
 
 /**
@@ -76,7 +125,7 @@ function createSummaryReader(db: Queryable, cache: ScoreCache | undefined): Late
          FROM unnest($1::text[]) AS q (id)
          LEFT JOIN agents a ON a.id = q.id
          LEFT JOIN LATERAL (
-           SELECT id, agent_id, method, at, trigger, day, sha256, result, total FROM scores
+           SELECT id, agent_id, method, at, trigger, day, sha256, result, total, claim_id, facts FROM scores
            WHERE agent_id = a.id ORDER BY at DESC, id DESC LIMIT 1
          ) s ON true`,
         [[...new Set(asked)]],
@@ -327,26 +376,25 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
         const mark = cache?.mark() ?? 0;
         const resultJson = JSON.stringify(s.result);
         const { rows } = await q.query<Row>(
-          `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
-          [s.agentId, s.method, s.at, s.trigger, s.day, s.inputs, s.sha256, resultJson, s.total],
+          `INSERT INTO scores (${INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
+          insertParams(s, resultJson),
         );
         await setLatestScores(q, [{ id: rows[0].id, score: s }]);
         wrote([{ score: s, id: rows[0].id, resultJson }], mark);
         return rows[0].id;
       },
       latestScore: (agentId) =>
-        one(`SELECT ${SCORE_COLUMNS} FROM scores WHERE agent_id = $1 ORDER BY at DESC, id DESC LIMIT 1`, [agentId], scoreFrom),
-      getScore: (id) => one(`SELECT ${SCORE_COLUMNS} FROM scores WHERE id = $1`, [id], scoreFrom),
+        one(`SELECT ${SCORE_COLUMNS} FROM scores s WHERE s.agent_id = $1 ORDER BY s.at DESC, s.id DESC LIMIT 1`, [agentId], scoreFrom),
+      getScore: (id) => one(`SELECT ${SCORE_COLUMNS} FROM scores s WHERE s.id = $1`, [id], scoreFrom),
       listDailyScores: (agentId, fromDay, toDay, page) =>
         page === undefined
           ? many(
-            `SELECT ${SCORE_COLUMNS} FROM scores WHERE agent_id = $1 AND trigger = 'daily' AND day >= $2 AND day <= $3 ORDER BY day`,
+            `SELECT ${SCORE_COLUMNS} FROM scores s WHERE s.agent_id = $1 AND s.trigger = 'daily' AND s.day >= $2 AND s.day <= $3 ORDER BY s.day`,
             [agentId, fromDay, toDay],
             scoreFrom,
           )
           : many(
-            `SELECT ${SCORE_COLUMNS} FROM scores WHERE agent_id = $1 AND trigger = 'daily' AND day >= $2 AND day <= $3 AND day > $4 ORDER BY day LIMIT $5`,
+            `SELECT ${SCORE_COLUMNS} FROM scores s WHERE s.agent_id = $1 AND s.trigger = 'daily' AND s.day >= $2 AND s.day <= $3 AND s.day > $4 ORDER BY s.day LIMIT $5`,
             [agentId, fromDay, toDay, page.after ?? "", page.limit],
             scoreFrom,
           ),
@@ -416,13 +464,10 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
         const results = scores.map((s) => JSON.stringify(s.result));
         const tuples = scores.map((s, i) => {
           const b = params.length;
-          params.push(s.agentId, s.method, s.at, s.trigger, s.day, s.inputs, s.sha256, results[i], s.total);
-          return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, $${b + 7}, $${b + 8}, $${b + 9})`;
+          params.push(...insertParams(s, results[i]));
+          return `(${Array.from({ length: params.length - b }, (_, k) => `$${b + k + 1}`).join(", ")})`;
         });
-        const { rows } = await q.query<Row>(
-          `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total) VALUES ${tuples.join(", ")} RETURNING id, agent_id`,
-          params,
-        );
+        const { rows } = await q.query<Row>(`INSERT INTO scores (${INSERT_COLUMNS}) VALUES ${tuples.join(", ")} RETURNING id, agent_id`, params);
         await setLatestScores(q, scores.map((score, i) => ({ id: rows[i].id, score })));
         if (cache) {
           // The daily recompute writes one score per agent; an agent written twice is dropped from the cache instead.
@@ -434,7 +479,8 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
       hasDailyScore: async (agentId, day) =>
         (await q.query("SELECT 1 FROM scores WHERE agent_id = $1 AND trigger = 'daily' AND day = $2", [agentId, day])).rows.length > 0,
       scoresAfter: (afterId, limit) =>
-        many(`SELECT ${SCORE_COLUMNS} FROM scores WHERE id > $1 ORDER BY id LIMIT $2`, [afterId, limit], scoreFrom),
+        // Not strict: a compact row whose facts changed is returned as rebuilt, for the verification to report.
+        many(`SELECT ${SCORE_COLUMNS} FROM scores s WHERE s.id > $1 ORDER BY s.id LIMIT $2`, [afterId, limit], scoreOf(false)),
 
       audit: (e) => insertAuditEntry(q, e),
       listAudit: ({ afterId, limit }) =>

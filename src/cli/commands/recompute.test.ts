@@ -46,17 +46,22 @@ describe("vrai recompute --verify (V9)", () => {
     expect(summary).to.deep.equal({ checked: stored, mismatches: 0 });
   });
 
-  it("names a score whose stored result or digest was tampered with, and exits 1", async () => {
+  it("names a score whose stored total or digest was tampered with, or whose day aggregate changed under it, and exits 1", async () => {
     const { rows } = await testDb.db.query<{ id: number }>("SELECT id FROM scores ORDER BY id LIMIT 2");
-    await testDb.db.query("UPDATE scores SET result = jsonb_set(result::jsonb, '{total}', '999')::json WHERE id = $1", [rows[0].id]);
+    await testDb.db.query("UPDATE scores SET total = 999 WHERE id = $1", [rows[0].id]);
     await testDb.db.query("UPDATE scores SET sha256 = repeat('0', 64) WHERE id = $1", [rows[1].id]);
+    // The last daily scores (day 3) read the check-in figures of day 1 back from agent_days (migration 010).
+    const changed = await testDb.db.query<{ agent_id: string }>(
+      "UPDATE agent_days SET digest = repeat('f', 64) WHERE (agent_id, day) = (SELECT agent_id, day FROM agent_days WHERE checkins > 0 ORDER BY agent_id, day LIMIT 1) RETURNING agent_id",
+    );
+    const dependent = (await testDb.db.query<{ id: number }>("SELECT id FROM scores WHERE agent_id = $1 AND facts IS NOT NULL AND trigger = 'daily' ORDER BY id DESC LIMIT 1", [changed.rows[0].agent_id])).rows[0].id;
     const io = memoryIo();
     expect(await runCli(["recompute", "--verify", "--database-url", testDb.url!], io)).to.equal(1);
-    const lines = io.out.trim().split("\n").map((l) => JSON.parse(l));
-    expect(lines[0].mismatch).to.include({ id: rows[0].id });
-    expect(lines[0].mismatch.problem).to.contain("result differs");
-    expect(lines[1].mismatch).to.include({ id: rows[1].id });
-    expect(lines[1].mismatch.problem).to.contain("digest differs");
+    const mismatches = io.out.trim().split("\n").slice(0, -1).map((l) => JSON.parse(l).mismatch);
+    const problemOf = (id: number) => mismatches.find((m) => m.id === id)?.problem;
+    expect(problemOf(rows[0].id)).to.contain("total differs");
+    expect(problemOf(rows[1].id)).to.contain("digest differs");
+    expect(problemOf(dependent)).to.contain("digest differs");
   });
 
   it("refuses an unknown flag with exit 2 and one line", async () => {
