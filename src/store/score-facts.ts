@@ -18,7 +18,7 @@
  * Pure: no database here (the SQL is the store's).
  */
 import { BaseError } from "../errors";
-import { DAY_S, dayStart, parseRfc3339, PENALTY_CODES, PROOF_KINDS, toRfc3339, windowDays, type InputDay, type InputPenalty, type MethodVersion, type ScoreInputs } from "../method";
+import { DAY_S, dayNumber, dayStart, parseRfc3339, PENALTY_CODES, PROOF_KINDS, toRfc3339, WINDOW_DAYS, windowDays, type InputDay, type InputPenalty, type MethodVersion, type ScoreInputs } from "../method";
 
 /** A day line kept in `agent_days`: what a rebuilt document takes from it. */
 export type SettledDay = { checkins: number; onTime: number; creditS: number; digest: string };
@@ -34,27 +34,52 @@ export function isSettledDay(day: string, at: number): boolean {
   return dayStart(day) + DAY_S + SETTLED_AFTER_S <= at;
 }
 
-/** An unsigned LEB128 writer over a growing byte array. */
+/** Bytes an unsigned LEB128 number takes at most (a safe integer). */
+const MAX_UINT_BYTES = 8;
+
+/** An unsigned LEB128 writer into a buffer sized for the worst case up front. */
 class Writer {
-  private bytes: number[] = [];
+  private readonly buf: Buffer;
+  private at = 0;
+  constructor(size: number) {
+    this.buf = Buffer.allocUnsafe(size);
+  }
   u8(n: number) {
-    this.bytes.push(n & 0xff);
+    this.buf[this.at++] = n;
   }
   uint(n: number) {
     if (!Number.isSafeInteger(n) || n < 0) throw new BaseError("score_facts_unencodable", `cannot store ${n} compactly`);
     while (n >= 0x80) {
-      this.bytes.push((n % 0x80) | 0x80);
+      this.buf[this.at++] = (n % 0x80) | 0x80;
       n = Math.floor(n / 0x80);
     }
-    this.bytes.push(n);
+    this.buf[this.at++] = n;
   }
-  raw(b: Uint8Array) {
-    for (const x of b) this.bytes.push(x);
+  hex(s: string) {
+    this.at += this.buf.write(s, this.at, "hex");
+  }
+  utf8(s: string) {
+    this.at += this.buf.write(s, this.at, "utf8");
   }
   done(): Buffer {
-    return Buffer.from(this.bytes);
+    return Buffer.from(this.buf.subarray(0, this.at));
   }
 }
+
+let windowCache: { dayNumber: number; days: readonly string[]; position: ReadonlyMap<string, number> } | null = null;
+
+/** V1 window of `at` with each day's position, memoised on the day of `at` (a daily recompute scores everyone at one instant). */
+function windowOf(at: number): { days: readonly string[]; position: ReadonlyMap<string, number> } {
+  const d = dayNumber(at);
+  if (windowCache === null || windowCache.dayNumber !== d) {
+    const days = windowDays(at);
+    windowCache = { dayNumber: d, days, position: new Map(days.map((day, i) => [day, i])) };
+  }
+  return windowCache;
+}
+
+/** Whether the window day at `position` (0 = the oldest) of a document scored at `at` is settled (`isSettledDay`). */
+const settledAt = (position: number, at: number) => (dayNumber(at) - WINDOW_DAYS + position + 1) * DAY_S + SETTLED_AFTER_S <= at;
 
 class Reader {
   private at = 0;
@@ -91,7 +116,9 @@ class Reader {
  * @example encodeScoreFacts(inputs, at).length // about 150 bytes for 30 days of hourly check-ins
  */
 export function encodeScoreFacts(inputs: ScoreInputs, at: number): Buffer {
-  const w = new Writer();
+  let size = 2 + 3 * MAX_UINT_BYTES + inputs.days.length * (2 + 4 * MAX_UINT_BYTES + 32);
+  for (const p of inputs.penalties) size += 1 + 5 * MAX_UINT_BYTES + Buffer.byteLength(p.id, "utf8");
+  const w = new Writer(size);
   w.u8(VERSION);
   w.uint(parseRfc3339(inputs.claimed_at));
   let proofs = 0;
@@ -100,20 +127,19 @@ export function encodeScoreFacts(inputs: ScoreInputs, at: number): Buffer {
   w.uint(inputs.other_checkin_days);
   w.uint(inputs.penalties.length);
   for (const p of inputs.penalties) {
-    const id = Buffer.from(p.id, "utf8");
-    w.uint(id.length);
-    w.raw(id);
+    w.uint(Buffer.byteLength(p.id, "utf8"));
+    w.utf8(p.id);
     w.u8(PENALTY_CODES.indexOf(p.code));
     w.uint(p.points);
     w.uint(p.days);
     w.uint(parseRfc3339(p.added_at));
   }
-  const window = windowDays(at);
+  const { position: positionOf } = windowOf(at);
   w.uint(inputs.days.length);
   for (const d of inputs.days) {
-    const position = window.indexOf(d.day);
-    if (position < 0) throw new BaseError("score_facts_unencodable", `day ${d.day} is not in the window of ${toRfc3339(at)}`);
-    const full = !isSettledDay(d.day, at);
+    const position = positionOf.get(d.day);
+    if (position === undefined) throw new BaseError("score_facts_unencodable", `day ${d.day} is not in the window of ${toRfc3339(at)}`);
+    const full = !settledAt(position, at);
     w.u8(position);
     w.u8(full ? FULL_LINE : 0);
     w.uint(d.coverage_s);
@@ -121,7 +147,7 @@ export function encodeScoreFacts(inputs: ScoreInputs, at: number): Buffer {
       w.uint(d.checkins);
       w.uint(d.on_time);
       w.uint(d.credit_s);
-      if (d.checkins > 0) w.raw(Buffer.from(d.digest, "hex"));
+      if (d.checkins > 0) w.hex(d.digest);
     }
   }
   return w.done();
@@ -131,7 +157,7 @@ export function encodeScoreFacts(inputs: ScoreInputs, at: number): Buffer {
 export function settledDaysOf(facts: Uint8Array, at: number): string[] {
   const r = new Reader(facts);
   readHeader(r);
-  const window = windowDays(at);
+  const window = windowOf(at).days;
   const out: string[] = [];
   for (let n = r.uint(); n > 0; n--) {
     const { day, full } = readDayHead(r, window);
@@ -188,7 +214,7 @@ export function decodeScoreFacts(
 ): ScoreInputs {
   const r = new Reader(facts);
   const header = readHeader(r);
-  const window = windowDays(score.at);
+  const window = windowOf(score.at).days;
   const days: InputDay[] = [];
   for (let n = r.uint(); n > 0; n--) {
     const { day, full, coverage } = readDayHead(r, window);
