@@ -3,7 +3,8 @@ import { expect } from "chai";
 import crypto from "node:crypto";
 import type { Hex } from "viem";
 import {
-  buildScoreTree, buildScoreTreeParallel, PARALLEL_MIN_LEAVES, proofElements, processScoreProof, SCORE_DAY_KIND, SCORE_LEAF_TYPES, scoreLeafHash, type ScoreLeafValues, type ScoreTree,
+  buildChunkedScoreTree, buildScoreTree, createLeafHasher, findLeafInChunk, PARALLEL_MIN_LEAVES, proofElements, proofIndices, processScoreProof, SCORE_DAY_KIND, SCORE_LEAF_TYPES,
+  scoreLeafHash, scoreTreeLayout, type ScoreLeafValues, type ScoreTree,
 } from "./score-tree";
 
 const randomValues = (n: number): ScoreLeafValues[] =>
@@ -30,7 +31,7 @@ function expectStandardTree(ours: ScoreTree, values: ScoreLeafValues[], proofStr
 }
 
 describe("score trees", () => {
-  it("have the root, leaf hashes and proofs (one by one and in batches) of StandardMerkleTree.of for 1 to 33 and 257 leaves", () => {
+  it("have the root, leaf hashes and proofs of StandardMerkleTree.of for 1 to 33 and 257 leaves", () => {
     for (const n of [...Array.from({ length: 33 }, (_, i) => i + 1), 257]) {
       const values = randomValues(n);
       const ours = buildScoreTree(values);
@@ -41,12 +42,6 @@ describe("score trees", () => {
         expect(scoreLeafHash(values[i])).to.equal(oz.leafHash(values[i]));
         expect(proofElements(ours.proof(i))).to.deep.equal(oz.getProof(values[i]));
       }
-      const from = Math.floor(n / 3);
-      const batch = ours.proofBatch(from, n);
-      for (let i = from; i < n; i++) {
-        expect(batch.leaves.subarray(32 * (i - from), 32 * (i - from + 1)).equals(ours.leaf(i))).to.equal(true);
-        expect(batch.proofs.subarray(batch.offsets[i - from], batch.offsets[i - from] + batch.lengths[i - from]).equals(ours.proof(i))).to.equal(true);
-      }
     }
   });
 
@@ -55,11 +50,6 @@ describe("score trees", () => {
       const values = randomValues(n);
       expectStandardTree(buildScoreTree(values), values);
     }
-  });
-
-  it("are StandardMerkleTree.of's tree when their leaves are hashed on worker threads (one leaf above the threshold), and every proof leads to the root", async () => {
-    const values = randomValues(PARALLEL_MIN_LEAVES + 1);
-    expectStandardTree(await buildScoreTreeParallel(values, 2), values, 97);
   });
 
   it("orders leaves whose hashes share their first 4 bytes by the whole hash", () => {
@@ -75,14 +65,20 @@ describe("score trees", () => {
     }
   });
 
-  it("are the same when their leaves are hashed on worker threads (25,000 leaves)", async () => {
-    const values = randomValues(25_000);
-    const parallel = await buildScoreTreeParallel(values, 2);
-    const single = buildScoreTree(values);
-    expect(parallel.root).to.equal(single.root);
-    for (let i = 0; i < values.length; i += 499) {
-      expect(parallel.leaf(i).equals(single.leaf(i))).to.equal(true);
-      expect(parallel.proof(i).equals(single.proof(i))).to.equal(true);
+  it("hash leaves on worker threads (a page one above the threshold, then a small one on the calling thread) as scoreLeafHash does", async () => {
+    const hasher = createLeafHasher(2);
+    try {
+      for (const values of [randomValues(PARALLEL_MIN_LEAVES + 1), randomValues(5)]) {
+        const leaves = await hasher.hash(values);
+        expect(leaves.length).to.equal(32 * values.length);
+        for (let i = 0; i < values.length; i += values.length > 100 ? 997 : 1) {
+          expect(`0x${leaves.subarray(32 * i, 32 * i + 32).toString("hex")}`, `leaf ${i}`).to.equal(scoreLeafHash(values[i]));
+        }
+        const last = values.length - 1;
+        expect(`0x${leaves.subarray(32 * last).toString("hex")}`).to.equal(scoreLeafHash(values[last]));
+      }
+    } finally {
+      await hasher.close();
     }
   });
 
@@ -94,6 +90,95 @@ describe("score trees", () => {
     const altered = [...proof];
     altered[1] = `0x${"11".repeat(32)}`;
     expect(processScoreProof(scoreLeafHash(values[4]), altered)).not.to.equal(tree.root);
+  });
+
+  describe("built in chunks (bounded memory)", () => {
+    /** Builds `values`' tree into a map of chunks, leaves handed over in ascending pages of `pageLeaves`. */
+    async function buildInChunks(values: readonly ScoreLeafValues[], chunkNodes: number, pageLeaves: number) {
+      const sorted = values.map((v) => Buffer.from(scoreLeafHash(v).slice(2), "hex")).sort(Buffer.compare);
+      const chunks = new Map<number, { nodes: Buffer; minLeaf: Buffer | null }>();
+      const reads: number[][] = [];
+      async function* pages() {
+        for (let i = 0; i < sorted.length; i += pageLeaves) yield Buffer.concat(sorted.slice(i, i + pageLeaves));
+      }
+      const built = await buildChunkedScoreTree(values.length, pages(), chunkNodes, {
+        async write(chunk, nodes, minLeaf) {
+          expect(chunks.has(chunk), `chunk ${chunk} written twice`).to.equal(false);
+          chunks.set(chunk, { nodes: Buffer.from(nodes), minLeaf: minLeaf && Buffer.from(minLeaf) });
+        },
+        async read(wanted) {
+          reads.push([...wanted]);
+          return new Map(wanted.map((c) => [c, chunks.get(c)!.nodes]));
+        },
+      });
+      return { built, chunks, reads };
+    }
+
+    /** The proof of `values[i]` as the repository derives it: fence, search of one chunk, sibling nodes. */
+    function derivedProof(chunks: Map<number, { nodes: Buffer; minLeaf: Buffer | null }>, leafCount: number, chunkNodes: number, value: ScoreLeafValues): Hex[] {
+      const layout = scoreTreeLayout(leafCount, chunkNodes);
+      const leaf = Buffer.from(scoreLeafHash(value).slice(2), "hex");
+      const fenced = [...chunks.entries()].filter(([, c]) => c.minLeaf && Buffer.compare(c.minLeaf, leaf) <= 0).map(([c]) => c);
+      const chunk = Math.min(...fenced);
+      const index = findLeafInChunk(layout, chunk, chunks.get(chunk)!.nodes, leaf);
+      expect(index, `leaf of ${value[0]} in chunk ${chunk}`).to.not.equal(null);
+      return proofIndices(index!).map((j) => {
+        const { chunk: at, offset } = layout.locate(j);
+        return `0x${chunks.get(at)!.nodes.subarray(32 * offset, 32 * offset + 32).toString("hex")}` as Hex;
+      });
+    }
+
+    it("are StandardMerkleTree.of's tree for 1, 2, 3, 5, 1000 and 4097 leaves in chunks of 1 to 2048 nodes: same root, every proof derived from the chunks leads to it", async () => {
+      for (const n of [1, 2, 3, 5, 1000, 4097]) {
+        const values = randomValues(n);
+        const oz = StandardMerkleTree.of(values, [...SCORE_LEAF_TYPES]);
+        for (const chunkNodes of [1, 2, 7, 64, 2048]) {
+          if (n > 1000 && chunkNodes < 7) continue;
+          const { built, chunks } = await buildInChunks(values, chunkNodes, 3);
+          expect(built.root, `root of ${n} in chunks of ${chunkNodes}`).to.equal(oz.root);
+          const layout = scoreTreeLayout(n, chunkNodes);
+          expect([...chunks.keys()].sort((a, b) => a - b)).to.deep.equal(Array.from({ length: layout.locate(2 * n - 2).chunk + 1 }, (_, c) => c));
+          expect([...chunks.values()].reduce((sum, c) => sum + c.nodes.length, 0), "64 bytes a leaf, less one node").to.equal(32 * (2 * n - 1));
+          // The package's own proofs (about 1 ms each) for one value in 97; every derived proof reaches the root.
+          values.forEach((v, i) => {
+            const proof = derivedProof(chunks, n, chunkNodes, v);
+            if (i % 97 === 0 || n < 100) expect(proof, `proof ${i} of ${n}`).to.deep.equal(oz.getProof(i));
+            expect(processScoreProof(scoreLeafHash(v), proof), `proof ${i} of ${n} leads to the root`).to.equal(oz.root);
+          });
+        }
+      }
+    });
+
+    it("hold a few chunks and one page whatever the leaf count (chunks of 8 nodes, pages of 16 leaves, 100 to 20,000 leaves)", async () => {
+      const peaks: number[] = [];
+      for (const n of [100, 2_000, 20_000]) {
+        const values = randomValues(n);
+        const { built, reads } = await buildInChunks(values, 8, 16);
+        expect(built.root).to.equal(buildScoreTree(values).root);
+        peaks.push(built.peakNodesHeld);
+        // Chunk c ≥ 1 reads back its children's chunks 2c to 2c+2, never more.
+        expect(Math.max(...reads.map((r) => r.length))).to.be.at.most(3);
+      }
+      // The chunk made, the one being written, three read back (8 nodes each), or one chunk and a page of 16.
+      for (const peak of peaks) expect(peak).to.be.at.most(5 * 8);
+      expect(peaks[2], "the same at 20,000 leaves as at 100").to.equal(peaks[0]);
+    });
+
+    it("refuse leaves that do not match the count announced", async () => {
+      const leaves = Buffer.alloc(32 * 3);
+      const store = { write: async () => undefined, read: async () => new Map() };
+      async function* once() {
+        yield leaves;
+      }
+      await buildChunkedScoreTree(2, once(), 4, store).then(
+        () => expect.fail("built"),
+        (error: unknown) => expect((error as { code: string }).code).to.equal("tree_leaf_count"),
+      );
+      await buildChunkedScoreTree(4, once(), 4, store).then(
+        () => expect.fail("built"),
+        (error: unknown) => expect((error as { code: string }).code).to.equal("tree_leaf_count"),
+      );
+    });
   });
 
   it("use bytes32(\"vrai-score-day\") as the anchor kind", () => {

@@ -92,7 +92,7 @@ export function processScoreProof(leaf: Hex, proof: readonly Hex[]): Hex {
   return hex(node);
 }
 
-/** A day's tree: its root and, for each leaf in the order given, its leaf hash and proof. */
+/** A tree held in memory (small trees: tests, tools): its root and, for each leaf in the order given, its leaf hash and proof. */
 export type ScoreTree = {
   root: Hex;
   leafCount: number;
@@ -100,134 +100,274 @@ export type ScoreTree = {
   leaf(i: number): Buffer;
   /** Proof of the `i`-th value given: sibling hashes concatenated, 32 bytes each, from the leaf up. */
   proof(i: number): Buffer;
-  /** Leaf hashes and proofs of values `from` to `to`, each kind in one buffer, with each proof's byte offset and length. */
-  proofBatch(from: number, to: number): { leaves: Buffer; proofs: Buffer; offsets: number[]; lengths: number[] };
 };
 
 /**
- * Builds the tree of score leaves exactly as `StandardMerkleTree.of(values, SCORE_LEAF_TYPES)` does
- * (same root, same proofs; a test checks both against the package), in O(n log n) over flat buffers:
- * the package's hex strings make 1,000,000 leaves take minutes.
+ * Builds in memory the tree of score leaves exactly as `StandardMerkleTree.of(values, SCORE_LEAF_TYPES)`
+ * does (same root, same proofs; a test checks both against the package). A day's tree is built in
+ * bounded memory by `buildChunkedScoreTree`; this one is for small trees and as a reference.
  */
 export function buildScoreTree(values: readonly ScoreLeafValues[]): ScoreTree {
-  const leaves = Buffer.allocUnsafe(32 * values.length);
-  for (let i = 0; i < values.length; i++) leaves.set(keccak(keccak(encodeLeafValues(values[i]))), 32 * i);
-  return treeOfLeafHashes(leaves);
+  const n = values.length;
+  if (n === 0) throw new BaseError("empty_tree", "a tree needs at least one leaf");
+  const leaves = values.map((v) => Buffer.from(keccak(keccak(encodeLeafValues(v)))));
+  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => Buffer.compare(leaves[a], leaves[b]));
+  const size = 2 * n - 1;
+  const nodes: Buffer[] = new Array(size);
+  const treeIndexOf = new Uint32Array(n);
+  order.forEach((valueIndex, k) => {
+    nodes[size - 1 - k] = leaves[valueIndex];
+    treeIndexOf[valueIndex] = size - 1 - k;
+  });
+  for (let i = size - 1 - n; i >= 0; i--) nodes[i] = Buffer.from(hashPair(nodes[2 * i + 1], nodes[2 * i + 2]));
+  return {
+    root: hex(nodes[0]),
+    leafCount: n,
+    leaf: (i) => leaves[i],
+    proof: (i) => Buffer.concat(proofIndices(treeIndexOf[i]).map((j) => nodes[j])),
+  };
 }
 
 /** Below this many leaves, hashing them on worker threads costs more than it saves. */
 export const PARALLEL_MIN_LEAVES = 20_000;
 
+/** Computes leaf hashes page by page, on worker threads kept for its life; `close()` ends them. */
+export type LeafHasher = {
+  /** The leaf hashes of `values`, 32 bytes each, in the order given (as `scoreLeafHash`). */
+  hash(values: readonly ScoreLeafValues[]): Promise<Buffer>;
+  close(): Promise<void>;
+};
+
 /**
- * `buildScoreTree` with the leaf hashes (four fifths of the hashing) computed on worker threads, one per
- * core: the same tree. Small trees are built on the calling thread.
+ * A leaf hasher with one worker thread per core (started at the first page of at least
+ * `PARALLEL_MIN_LEAVES` values; smaller pages are hashed on the calling thread). The leaf hashes are four
+ * fifths of a tree's hashing, which decides whether a 1,000,000-leaf day builds in time.
+ * @example const hasher = createLeafHasher(); try { leaves = await hasher.hash(page); } finally { await hasher.close(); }
  */
-export async function buildScoreTreeParallel(values: readonly ScoreLeafValues[], threads = os.availableParallelism()): Promise<ScoreTree> {
-  if (values.length < PARALLEL_MIN_LEAVES || threads < 2) return buildScoreTree(values);
-  const jsSha3Path = require.resolve("js-sha3");
-  const n = values.length;
-  const offsets = new Uint32Array(new SharedArrayBuffer(4 * (n + 1)));
-  for (let i = 0; i < n; i++) offsets[i + 1] = offsets[i] + encodedLeafSize(values[i]);
-  const encoded = Buffer.from(new SharedArrayBuffer(offsets[n]));
-  for (let i = 0; i < n; i++) writeLeafValues(values[i], encoded, offsets[i]);
-  const leaves = Buffer.from(new SharedArrayBuffer(32 * n));
-  const chunk = Math.ceil(n / threads);
-  await Promise.all(
-    Array.from({ length: threads }, (_, t) =>
-      new Promise<void>((resolve, reject) => {
-        const worker = new Worker(LEAF_HASH_WORKER, {
-          eval: true,
-          workerData: { jsSha3Path, encoded: encoded.buffer, offsets: offsets.buffer, leaves: leaves.buffer, from: t * chunk, to: Math.min(n, (t + 1) * chunk) },
-        });
-        worker.once("error", reject);
-        worker.once("exit", (code) => (code === 0 ? resolve() : reject(new BaseError("leaf_hash_worker_failed", `leaf hashing worker exited with ${code}`))));
-      }),
-    ),
-  );
-  return treeOfLeafHashes(leaves);
-}
-
-/** Leaf hashes of encoded values `from` to `to`: keccak256(keccak256(encoded)), as `scoreLeafHash`. */
-const LEAF_HASH_WORKER = `
-const { workerData } = require("node:worker_threads");
-const { keccak256 } = require(workerData.jsSha3Path);
-const encoded = new Uint8Array(workerData.encoded);
-const offsets = new Uint32Array(workerData.offsets);
-const leaves = new Uint8Array(workerData.leaves);
-for (let i = workerData.from; i < workerData.to; i++) {
-  const inner = new Uint8Array(keccak256.arrayBuffer(encoded.subarray(offsets[i], offsets[i + 1])));
-  leaves.set(new Uint8Array(keccak256.arrayBuffer(inner)), 32 * i);
-}
-`;
-
-/** The tree over leaf hashes given in value order (32 bytes each): sorted, laid out and hashed as the package does. */
-function treeOfLeafHashes(leaves: Buffer): ScoreTree {
-  const n = leaves.length / 32;
-  if (n === 0) throw new BaseError("empty_tree", "a tree needs at least one leaf");
-
-  // Leaves sorted by hash (the package's default `sortLeaves`): sort (first 4 bytes, index) as one
-  // 64-bit number natively, then order runs with equal first bytes by the whole hash.
-  const keys = new BigUint64Array(n);
-  for (let i = 0; i < n; i++) keys[i] = (BigInt(leaves.readUInt32BE(32 * i)) << 32n) | BigInt(i);
-  keys.sort();
-  const order = new Uint32Array(n);
-  for (let i = 0; i < n; i++) order[i] = Number(keys[i] & 0xffffffffn);
-  const leafAt = (i: number) => leaves.subarray(32 * i, 32 * i + 32);
-  for (let start = 0; start < n; ) {
-    let end = start + 1;
-    while (end < n && leaves.readUInt32BE(32 * order[end]) === leaves.readUInt32BE(32 * order[start])) end++;
-    if (end - start > 1) order.set(Array.from(order.subarray(start, end)).sort((a, b) => Buffer.compare(leafAt(a), leafAt(b))), start);
-    start = end;
-  }
-
-  // The package's array layout: node i has children 2i+1 and 2i+2; sorted leaf k sits at size-1-k.
-  const size = 2 * n - 1;
-  const nodes = Buffer.from(new ArrayBuffer(32 * size));
-  // The same bytes as 32-bit words (8 per node): proofs are copied word by word, not node by node as buffers.
-  const words = new Uint32Array(nodes.buffer);
-  const treeIndexOf = new Uint32Array(n);
-  for (let k = 0; k < n; k++) {
-    nodes.set(leafAt(order[k]), 32 * (size - 1 - k));
-    treeIndexOf[order[k]] = size - 1 - k;
-  }
-  const node = (i: number) => nodes.subarray(32 * i, 32 * i + 32);
-  for (let i = size - 1 - n; i >= 0; i--) nodes.set(hashPair(node(2 * i + 1), node(2 * i + 2)), 32 * i);
-
+export function createLeafHasher(threads = os.availableParallelism()): LeafHasher {
+  let workers: Worker[] | null = null;
+  const run = (worker: Worker, job: object) =>
+    new Promise<void>((resolve, reject) => {
+      const onError = (error: unknown) => {
+        worker.off("message", onDone);
+        reject(error);
+      };
+      const onDone = () => {
+        worker.off("error", onError);
+        resolve();
+      };
+      worker.once("message", onDone);
+      worker.once("error", onError);
+      worker.postMessage(job);
+    });
   return {
-    root: hex(node(0)),
-    leafCount: n,
-    leaf: (i) => leafAt(i),
-    proof(i) {
-      const siblings: Buffer[] = [];
-      for (let j = treeIndexOf[i]; j > 0; j = (j - 1) >> 1) siblings.push(node(j % 2 === 1 ? j + 1 : j - 1));
-      return Buffer.concat(siblings);
+    async hash(values) {
+      const n = values.length;
+      if (n < PARALLEL_MIN_LEAVES || threads < 2) {
+        const leaves = Buffer.allocUnsafe(32 * n);
+        for (let i = 0; i < n; i++) leaves.set(keccak(keccak(encodeLeafValues(values[i]))), 32 * i);
+        return leaves;
+      }
+      const jsSha3Path = require.resolve("js-sha3");
+      workers ??= Array.from({ length: threads }, () => new Worker(LEAF_HASH_WORKER, { eval: true, workerData: { jsSha3Path } }));
+      const offsets = new Uint32Array(new SharedArrayBuffer(4 * (n + 1)));
+      for (let i = 0; i < n; i++) offsets[i + 1] = offsets[i] + encodedLeafSize(values[i]);
+      const encoded = Buffer.from(new SharedArrayBuffer(offsets[n]));
+      for (let i = 0; i < n; i++) writeLeafValues(values[i], encoded, offsets[i]);
+      const leaves = Buffer.from(new SharedArrayBuffer(32 * n));
+      const share = Math.ceil(n / workers.length);
+      await Promise.all(
+        workers.map((worker, t) => run(worker, { encoded: encoded.buffer, offsets: offsets.buffer, leaves: leaves.buffer, from: t * share, to: Math.min(n, (t + 1) * share) })),
+      );
+      return leaves;
     },
-    proofBatch(from, to) {
-      const offsets: number[] = [];
-      const lengths: number[] = [];
-      let total = 0;
-      for (let i = from; i < to; i++) {
-        let depth = 0;
-        for (let j = treeIndexOf[i]; j > 0; j = (j - 1) >> 1) depth++;
-        offsets.push(total);
-        lengths.push(32 * depth);
-        total += 32 * depth;
-      }
-      const leafBytes = Buffer.from(new ArrayBuffer(32 * (to - from)));
-      const proofBytes = Buffer.from(new ArrayBuffer(total));
-      const leafWords = new Uint32Array(leafBytes.buffer);
-      const proofWords = new Uint32Array(proofBytes.buffer);
-      let w = 0;
-      for (let i = from; i < to; i++) {
-        leafWords.set(words.subarray(8 * treeIndexOf[i], 8 * treeIndexOf[i] + 8), 8 * (i - from));
-        for (let j = treeIndexOf[i]; j > 0; j = (j - 1) >> 1) {
-          const sibling = 8 * (j % 2 === 1 ? j + 1 : j - 1);
-          for (let k = 0; k < 8; k++) proofWords[w++] = words[sibling + k];
-        }
-      }
-      return { leaves: leafBytes, proofs: proofBytes, offsets, lengths };
+    async close() {
+      const ending = workers ?? [];
+      workers = null;
+      await Promise.all(ending.map((w) => w.terminate()));
     },
   };
+}
+
+/** Leaf hashes of encoded values `from` to `to` of each job: keccak256(keccak256(encoded)), as `scoreLeafHash`. */
+const LEAF_HASH_WORKER = `
+const { parentPort, workerData } = require("node:worker_threads");
+const { keccak256 } = require(workerData.jsSha3Path);
+parentPort.on("message", (job) => {
+  const encoded = new Uint8Array(job.encoded);
+  const offsets = new Uint32Array(job.offsets);
+  const leaves = new Uint8Array(job.leaves);
+  for (let i = job.from; i < job.to; i++) {
+    const inner = new Uint8Array(keccak256.arrayBuffer(encoded.subarray(offsets[i], offsets[i + 1])));
+    leaves.set(new Uint8Array(keccak256.arrayBuffer(inner)), 32 * i);
+  }
+  parentPort.postMessage(null);
+});
+`;
+
+/**
+ * Heap indices of the proof of node `index`, from it up to the root: node i's children are 2i+1 and 2i+2
+ * (the package's layout), so its sibling is i+1 when i is odd, i-1 when even.
+ */
+export function proofIndices(index: number): number[] {
+  const out: number[] = [];
+  for (let j = index; j > 0; j = (j - 1) >> 1) out.push(j % 2 === 1 ? j + 1 : j - 1);
+  return out;
+}
+
+/**
+ * Where a stored tree's nodes sit. A tree of n leaves has 2n-1 nodes in the package's heap layout (sorted
+ * leaf k at index 2n-2-k, so leaf hashes fall as the index rises from n-1 to 2n-2); it is stored as chunks
+ * of `chunkNodes` consecutive nodes (32 bytes each), chunk c holding nodes c·C to c·C+C-1, the last chunk
+ * fewer.
+ */
+export type ScoreTreeLayout = {
+  leafCount: number;
+  /** 2n-1. */
+  size: number;
+  chunkNodes: number;
+  /** The chunk holding node `index`, and the node's position in it. */
+  locate(index: number): { chunk: number; offset: number };
+  /** Heap indices of the leaves chunk `chunk` holds, `from` to `to` inclusive; null when it holds none. */
+  leavesIn(chunk: number): { from: number; to: number } | null;
+};
+
+/** The layout of a stored tree of `leafCount` leaves in chunks of `chunkNodes` nodes. */
+export function scoreTreeLayout(leafCount: number, chunkNodes: number): ScoreTreeLayout {
+  if (!Number.isSafeInteger(leafCount) || leafCount < 1) throw new BaseError("empty_tree", `a tree needs at least one leaf, got ${leafCount}`);
+  if (!Number.isSafeInteger(chunkNodes) || chunkNodes < 1) throw new BaseError("invalid_chunk_size", `a chunk holds at least one node, got ${chunkNodes}`);
+  const size = 2 * leafCount - 1;
+  return {
+    leafCount,
+    size,
+    chunkNodes,
+    locate: (index) => ({ chunk: Math.floor(index / chunkNodes), offset: index % chunkNodes }),
+    leavesIn(chunk) {
+      const from = Math.max(chunk * chunkNodes, leafCount - 1);
+      const to = Math.min(chunk * chunkNodes + chunkNodes - 1, size - 1);
+      return from <= to ? { from, to } : null;
+    },
+  };
+}
+
+/**
+ * The heap index of `leaf` in chunk `chunk` of a stored tree (`nodes`: the chunk's bytes), or null when the
+ * chunk does not hold it: a binary search over the chunk's leaves, whose hashes fall as the index rises.
+ */
+export function findLeafInChunk(layout: ScoreTreeLayout, chunk: number, nodes: Uint8Array, leaf: Uint8Array): number | null {
+  const range = layout.leavesIn(chunk);
+  if (!range) return null;
+  const base = chunk * layout.chunkNodes;
+  const at = (index: number) => nodes.subarray(32 * (index - base), 32 * (index - base) + 32);
+  let lo = range.from;
+  let hi = range.to;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const order = Buffer.compare(at(mid), leaf);
+    if (order === 0) return mid;
+    // Falling hashes: a larger hash than the leaf's sits at a lower index.
+    if (order > 0) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return null;
+}
+
+/** Where the chunked build stores the chunks it makes and reads back the ones it needs again. */
+export type TreeChunkStore = {
+  /** Stores chunk `chunk` (its nodes concatenated) with its smallest leaf hash, null when it holds no leaf. */
+  write(chunk: number, nodes: Buffer, minLeaf: Buffer | null): Promise<void>;
+  /** Chunks written before, by number. */
+  read(chunks: readonly number[]): Promise<Map<number, Uint8Array>>;
+};
+
+/** What a chunked build made: the root, and the most 32-byte hashes (nodes of chunks, leaves of a page) it held at once. */
+export type ChunkedTreeBuild = { root: Hex; leafCount: number; peakNodesHeld: number };
+
+/**
+ * Builds the tree of `leafCount` leaves whose hashes `sortedLeaves` yields in ascending order (pages of
+ * concatenated 32-byte hashes) and hands it to `store` chunk by chunk: the same nodes as
+ * `StandardMerkleTree.of` (a test checks roots and proofs against the package). Memory stays O(chunk +
+ * page) whatever the leaf count: nodes are made in descending index order, the leaves first (they arrive
+ * in that order), then each parent from its children 2i+1 and 2i+2, which sit in higher, already written
+ * chunks (2c to 2c+2 for chunk c ≥ 1) read back when the chunk is made. At most the chunk being made,
+ * the one being written, three read back and one page of leaves are held.
+ */
+export async function buildChunkedScoreTree(leafCount: number, sortedLeaves: AsyncIterable<Uint8Array>, chunkNodes: number, store: TreeChunkStore): Promise<ChunkedTreeBuild> {
+  const layout = scoreTreeLayout(leafCount, chunkNodes);
+  const { size } = layout;
+  const C = chunkNodes;
+  const n = leafCount;
+  const lastChunk = layout.locate(size - 1).chunk;
+  /** The chunk holding node n-1, the first leaf: it holds parents too, unless n-1 starts it. */
+  const boundaryChunk = layout.locate(n - 1).chunk;
+  const chunkLength = (c: number) => Math.min(C, size - c * C);
+  let peakNodesHeld = 0;
+  let writing: Promise<void> = Promise.resolve();
+  let writingNodes = 0;
+  const held = (nodes: number) => {
+    peakNodesHeld = Math.max(peakNodesHeld, nodes + writingNodes);
+  };
+  /** Hands chunk c to the store; the next write (or read) waits for it, so at most one is in flight. */
+  const write = async (c: number, nodes: Buffer) => {
+    await writing;
+    const leaves = layout.leavesIn(c);
+    const minLeaf = leaves ? nodes.subarray(32 * (leaves.to - c * C), 32 * (leaves.to - c * C) + 32) : null;
+    writingNodes = nodes.length / 32;
+    writing = store.write(c, nodes, minLeaf);
+    // Awaited by the next write or read: this keeps its failure from going unhandled meanwhile.
+    writing.catch(() => undefined);
+  };
+
+  // The leaves: sorted leaf k at index size-1-k, so the ascending stream fills chunks from the last one down.
+  let chunk = lastChunk;
+  let current = Buffer.alloc(32 * chunkLength(chunk));
+  let index = size - 1;
+  for await (const page of sortedLeaves) {
+    held(current.length / 32 + page.length / 32);
+    for (let at = 0; at < page.length; at += 32) {
+      if (index < n - 1) throw new BaseError("tree_leaf_count", `more than the ${n} leaves announced`);
+      current.set(page.subarray(at, at + 32), 32 * (index - chunk * C));
+      if (index === chunk * C && chunk > boundaryChunk) {
+        await write(chunk, current);
+        chunk--;
+        current = Buffer.alloc(32 * C);
+      }
+      index--;
+    }
+  }
+  if (index !== n - 2) throw new BaseError("tree_leaf_count", `${size - 1 - index} leaves, ${n} announced`);
+
+  // The parents, chunk by chunk downwards, each from children already made.
+  for (let c = boundaryChunk; c >= 0; c--) {
+    if (c < boundaryChunk) current = Buffer.alloc(32 * C);
+    const top = Math.min(n - 2, c * C + C - 1);
+    let children = new Map<number, Uint8Array>();
+    if (top >= c * C) {
+      const first = Math.max(c + 1, layout.locate(2 * c * C + 1).chunk);
+      const last = layout.locate(2 * top + 2).chunk;
+      const wanted = Array.from({ length: Math.max(0, last - first + 1) }, (_, k) => first + k);
+      if (wanted.length > 0) {
+        await writing;
+        children = await store.read(wanted);
+      }
+    }
+    held(current.length / 32 + [...children.values()].reduce((sum, b) => sum + b.length / 32, 0));
+    const node = (i: number): Uint8Array => {
+      const { chunk: at, offset } = layout.locate(i);
+      const bytes = at === c ? current : children.get(at);
+      if (!bytes || bytes.length < 32 * offset + 32) throw new BaseError("tree_chunk_missing", `node ${i} of chunk ${at} was not read back`);
+      return bytes.subarray(32 * offset, 32 * offset + 32);
+    };
+    for (let i = top; i >= c * C; i--) current.set(hashPair(node(2 * i + 1), node(2 * i + 2)), 32 * (i - c * C));
+    if (c === 0) {
+      const root = hex(current.subarray(0, 32));
+      await write(0, current);
+      await writing;
+      return { root, leafCount: n, peakNodesHeld };
+    }
+    await write(c, current);
+  }
+  throw new BaseError("tree_chunk_missing", "chunk 0 was never made");
 }
 
 /** Splits a stored proof (concatenated 32-byte hashes) into its 0x-hex elements. */

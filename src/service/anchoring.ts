@@ -10,7 +10,7 @@ import { encodeFunctionData, keccak256, TransactionReceiptNotFoundError, WaitFor
 import type { Logger } from "pino";
 import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
 import type { AnchorWriter } from "../chain/anchor-writer";
-import { buildScoreTreeParallel, SCORE_DAY_KIND } from "../chain/score-tree";
+import { SCORE_DAY_KIND } from "../chain/score-tree";
 import { BaseError } from "../errors";
 import { retry } from "../retry";
 import type { AnchorRepository, DayAnchorRow, ScoreProof } from "../store/anchors";
@@ -91,16 +91,19 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
     const existing = await anchors.getDay(day);
     if (existing) return { root: existing.root, leafCount: existing.leafCount };
     const started = Date.now();
-    const { ids, values } = await anchors.dayLeaves(day);
-    if (ids.length === 0) return null;
-    const tree = await buildScoreTreeParallel(values);
-    if (await anchors.insertTree(day, ids, tree, clock.now())) {
-      logger.info({ day, root: tree.root, leaves: tree.leafCount, ms: Date.now() - started }, "score tree stored");
-      return { root: tree.root, leafCount: tree.leafCount };
+    const built = await anchors.storeDayTree(day, clock.now());
+    switch (built.type) {
+      case "empty":
+        return null;
+      case "stored":
+        logger.info({ day, root: built.root, leaves: built.leafCount, peakNodesHeld: built.peakNodesHeld, ms: Date.now() - started }, "score tree stored");
+        return { root: built.root, leafCount: built.leafCount };
+      case "exists": {
+        // Another instance stored the day's tree first: the same scores, so the same tree.
+        const stored = await anchors.getDay(day);
+        return stored && { root: stored.root, leafCount: stored.leafCount };
+      }
     }
-    // Another instance stored the day's tree first: the same scores, so the same tree.
-    const stored = await anchors.getDay(day);
-    return stored && { root: stored.root, leafCount: stored.leafCount };
   }
 
   /**

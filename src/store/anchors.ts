@@ -1,11 +1,15 @@
 /**
- * The anchor repository: the tables of migration 003 (`score_anchors`, one row a day; `score_proofs`, one
- * row a daily score), on PostgreSQL or PGlite. SQL only: the tree is built by `chain/score-tree`, and the
- * anchoring service decides what is written when.
+ * The anchor repository: `score_anchors` (migration 003, one row a day: root, leaf count, anchoring
+ * state) and `score_tree_chunks` (migration 011: each day's tree once, its node array in chunks), on
+ * PostgreSQL or PGlite. SQL only: the tree's arithmetic is `chain/score-tree`'s, and the anchoring
+ * service decides what is written when.
  */
 import { bytesToHex, type Address, type Hex } from "viem";
-import { proofElements, type ScoreLeafValues, type ScoreTree } from "../chain/score-tree";
-import type { Db } from "./db";
+import {
+  buildChunkedScoreTree, createLeafHasher, findLeafInChunk, proofIndices, scoreLeafHash, scoreTreeLayout, type ScoreLeafValues, type TreeChunkStore,
+} from "../chain/score-tree";
+import type { Db, Queryable } from "./db";
+import { BaseError } from "../errors";
 
 /** Where a day's root stands. */
 export type DayAnchorRow = {
@@ -47,13 +51,12 @@ export type MinedAnchor = { txHash: Hex; blockNumber: number; chainId: number; c
 
 /** The anchoring tables. */
 export type AnchorRepository = {
-  /** The daily scores of `day` as leaf values, in id order, with their ids. */
-  dayLeaves(day: string): Promise<{ ids: number[]; values: ScoreLeafValues[] }>;
   /**
-   * Stores a day's root (pending) and every score's leaf and proof in one transaction; false, storing
-   * nothing, when the day already has a tree (another instance built it first).
+   * Builds the tree of `day`'s daily scores and stores it with its root (pending) in one transaction, in
+   * memory bounded by the repository's page and chunk sizes whatever the number of scores. One instance
+   * builds a day: another waits for it, then finds the day `exists` and stores nothing.
    */
-  insertTree(day: string, ids: readonly number[], tree: ScoreTree, builtAt: number): Promise<boolean>;
+  storeDayTree(day: string, builtAt: number): Promise<DayTreeOutcome>;
   /** The day's root and anchoring state; `null` before its tree is stored. */
   getDay(day: string): Promise<DayAnchorRow | null>;
   /** Days whose root is not yet seen mined, oldest first. */
@@ -65,14 +68,41 @@ export type AnchorRepository = {
   setPendingTx(day: string, expected: Hex | null, next: PendingAnchorTx | null): Promise<boolean>;
   /** Marks the day mined by the given transaction; its signed transaction is no longer kept. */
   setMined(day: string, mined: MinedAnchor): Promise<void>;
-  /** A score with its proof and anchor; `null` when the score does not exist. */
+  /** A score with its proof (derived from its day's stored tree) and anchor; `null` when the score does not exist. */
   scoreProof(scoreId: number): Promise<ScoreProofLookup>;
 };
 
-/** Rows per INSERT of proofs: one statement carries ids, offsets and two binary blobs. */
-const PROOF_BATCH = 20_000;
-/** Scores read per query while gathering a day's leaves. */
-const LEAF_PAGE = 50_000;
+/** What `storeDayTree` did: stored the tree, found none to build (no daily score), or found it built. */
+export type DayTreeOutcome =
+  | { type: "stored"; root: Hex; leafCount: number; peakNodesHeld: number }
+  | { type: "empty" }
+  | { type: "exists" };
+
+/** Sizes of a tree build; the defaults suit 1,000,000 leaves, tests make them tiny. */
+export type AnchorRepositoryOptions = {
+  /** Nodes per stored chunk (default `TREE_CHUNK_NODES`). */
+  chunkNodes?: number;
+  /** Scores read, and sorted leaf hashes fetched, per query (default `TREE_PAGE_ROWS`). */
+  pageRows?: number;
+  /** Leaf hashing threads (default: one per core). */
+  threads?: number;
+};
+
+/**
+ * Nodes per chunk of a stored tree: 2,048 × 32 bytes = 64 KiB, stored out of line uncompressed (hashes
+ * do not compress). A proof reads one chunk whole (the leaf's, found by its fence) and then only its
+ * siblings' 32 bytes each; the top 11 levels of every tree are all in chunk 0. Larger chunks make the
+ * leaf's chunk slower to read; smaller ones add rows and round trips to the build (a 1,000,000-leaf tree
+ * is 977 chunks). The stored chunk size is read back from chunk 0, so a day keeps the size it was built with.
+ */
+export const TREE_CHUNK_NODES = 2048;
+/** Rows per query while building: 20,000 scores (a few MB as JS strings) and then 640 KB of sorted leaf hashes. */
+export const TREE_PAGE_ROWS = 20_000;
+
+/** The build transaction's scratch table of leaf hashes, dropped at commit. */
+const SCRATCH = "score_tree_leaves";
+/** `pg_advisory_xact_lock(TREE_LOCK_CLASS, hashtext(day))`: one instance builds a day's tree at a time. */
+const TREE_LOCK_CLASS = 7_264_011;
 
 /** A `score_anchors` row; the hex columns hold only what this repository wrote. */
 type AnchorDbRow = {
@@ -87,56 +117,98 @@ const anchorRow = (r: AnchorDbRow): DayAnchorRow => ({
   blockNumber: r.block_number === null ? null : Number(r.block_number), minedAt: r.mined_at === null ? null : Number(r.mined_at),
 });
 
-/** One statement inserts a batch of proofs: ids, offsets and lengths as arrays, leaves and proofs as two binary blobs. */
-const INSERT_PROOFS = `INSERT INTO score_proofs (score_id, day, leaf, proof)
-  SELECT u.id, $1, substring($3::bytea FROM ((u.ord - 1) * 32 + 1)::int FOR 32), substring($4::bytea FROM u.off + 1 FOR u.len)
-  FROM unnest($2::bigint[], $5::int[], $6::int[]) WITH ORDINALITY AS u(id, off, len, ord)`;
-
-/** The parameters of `INSERT_PROOFS` for leaves `from` to `to`. */
-function proofBatchParams(day: string, ids: readonly number[], tree: ScoreTree, from: number, to: number): unknown[] {
-  const { leaves, proofs, offsets, lengths } = tree.proofBatch(from, to);
-  return [day, ids.slice(from, to), leaves, proofs, offsets, lengths];
+/**
+ * Hashes the day's daily scores into the scratch table, page by page in id order; returns how many. The
+ * next page is asked for before this one is hashed, and a page's INSERT runs while the next is hashed.
+ */
+async function hashDayLeaves(tx: Queryable, day: string, pageRows: number, threads: number | undefined): Promise<number> {
+  type ScoreRow = { id: number; agent_id: string; method: string; sha256: string };
+  const page = (after: number) =>
+    tx.query<ScoreRow>("SELECT id, agent_id, method, sha256 FROM scores WHERE trigger = 'daily' AND day = $1 AND id > $2 ORDER BY id LIMIT $3", [day, after, pageRows]);
+  const hasher = createLeafHasher(threads);
+  let inserting: Promise<unknown> = Promise.resolve();
+  let count = 0;
+  try {
+    for (let next: Promise<{ rows: ScoreRow[] }> | null = page(0); next; ) {
+      const { rows }: { rows: ScoreRow[] } = await next;
+      next = rows.length === pageRows ? page(Number(rows[rows.length - 1].id)) : null;
+      // Awaited below or at the next page's end: this keeps its failure from going unhandled meanwhile.
+      next?.catch(() => undefined);
+      if (rows.length === 0) break;
+      const leaves = await hasher.hash(rows.map((r): ScoreLeafValues => [r.agent_id, day, r.method, `0x${r.sha256}`]));
+      await inserting;
+      inserting = tx.query(`INSERT INTO ${SCRATCH} (leaf) SELECT substring($1::bytea FROM i * 32 + 1 FOR 32) FROM generate_series(0, $2 - 1) AS i`, [leaves, rows.length]);
+      inserting.catch(() => undefined);
+      count += rows.length;
+    }
+    await inserting;
+    return count;
+  } finally {
+    await hasher.close();
+  }
 }
+
+/** The scratch table's leaf hashes in ascending order, `pageRows` a fetch, through a cursor of the transaction. */
+async function* sortedLeaves(tx: Queryable, pageRows: number): AsyncGenerator<Buffer> {
+  await tx.query(`DECLARE sorted_leaves NO SCROLL CURSOR FOR SELECT leaf FROM ${SCRATCH} ORDER BY leaf`);
+  for (;;) {
+    const { rows } = await tx.query<{ leaf: Uint8Array }>(`FETCH ${pageRows} FROM sorted_leaves`);
+    if (rows.length === 0) break;
+    yield Buffer.concat(rows.map((r) => r.leaf));
+    if (rows.length < pageRows) break;
+  }
+  await tx.query("CLOSE sorted_leaves");
+}
+
+/** `score_tree_chunks` of one day, inside the build's transaction. */
+function chunkStore(tx: Queryable, day: string): TreeChunkStore {
+  return {
+    async write(chunk, nodes, minLeaf) {
+      await tx.query("INSERT INTO score_tree_chunks (day, chunk, nodes, min_leaf) VALUES ($1, $2, $3, $4)", [day, chunk, nodes, minLeaf]);
+    },
+    async read(chunks) {
+      const { rows } = await tx.query<{ chunk: number; nodes: Uint8Array }>("SELECT chunk, nodes FROM score_tree_chunks WHERE day = $1 AND chunk = ANY($2::int[])", [day, chunks]);
+      return new Map(rows.map((r) => [Number(r.chunk), r.nodes]));
+    },
+  };
+}
+
+/** The score and its day's anchor, if any: the first of a proof's queries. */
+type ProofScoreRow = {
+  agent_id: string; method: string; sha256: string; trigger: "daily" | "change"; day: string | null;
+  root: Hex | null; leaf_count: number | null; status: string | null; tx_hash: Hex | null; block_number: number | null; chain_id: number | null; contract: Address | null;
+};
+
+/**
+ * The chunk that holds `leaf` if the day's tree does (fence: the lowest chunk whose smallest leaf hash is at
+ * most the leaf's; leaf hashes fall as chunks rise), with the size of chunk 0, which gives the chunk size.
+ */
+const FENCE_SQL = `SELECT chunk, nodes, (SELECT octet_length(nodes) FROM score_tree_chunks WHERE day = $1 AND chunk = 0) AS first_length
+  FROM score_tree_chunks WHERE day = $1 AND min_leaf IS NOT NULL AND min_leaf <= $2 ORDER BY min_leaf DESC, chunk LIMIT 1`;
+
+/** The proof's nodes, in order: 32 bytes at each (chunk, offset), read out of line without the rest of the chunk. */
+const SIBLINGS_SQL = `SELECT substring(c.nodes FROM u.off * 32 + 1 FOR 32) AS node
+  FROM unnest($2::int[], $3::int[]) WITH ORDINALITY AS u(chunk, off, ord) JOIN score_tree_chunks c ON c.day = $1 AND c.chunk = u.chunk ORDER BY u.ord`;
 
 /**
  * The anchor repository over `db` (PostgreSQL or PGlite).
  * @example const anchors = createAnchorRepository(db); await anchors.unminedDays();
  */
-export function createAnchorRepository(db: Db): AnchorRepository {
+export function createAnchorRepository(db: Db, options: AnchorRepositoryOptions = {}): AnchorRepository {
+  const chunkNodes = options.chunkNodes ?? TREE_CHUNK_NODES;
+  const pageRows = options.pageRows ?? TREE_PAGE_ROWS;
   return {
-    async dayLeaves(day) {
-      const ids: number[] = [];
-      const values: ScoreLeafValues[] = [];
-      for (let after = 0; ; ) {
-        const { rows } = await db.query<{ id: number; agent_id: string; method: string; sha256: string }>(
-          "SELECT id, agent_id, method, sha256 FROM scores WHERE trigger = 'daily' AND day = $1 AND id > $2 ORDER BY id LIMIT $3",
-          [day, after, LEAF_PAGE],
-        );
-        for (const r of rows) {
-          ids.push(Number(r.id));
-          values.push([r.agent_id, day, r.method, `0x${r.sha256}`]);
-        }
-        if (rows.length < LEAF_PAGE) return { ids, values };
-        after = Number(rows[rows.length - 1].id);
-      }
-    },
-
-    async insertTree(day, ids, tree, builtAt) {
-      return db.transaction(async (tx) => {
-        const inserted = await tx.query(
-          "INSERT INTO score_anchors (day, root, leaf_count, status, built_at) VALUES ($1, $2, $3, 'pending', $4) ON CONFLICT (day) DO NOTHING",
-          [day, tree.root, tree.leafCount, builtAt],
-        );
-        if (inserted.rowCount === 0) return false;
-        // Each batch's parameters are assembled while the previous batch's INSERT runs in the database.
-        let params: unknown[] | null = proofBatchParams(day, ids, tree, 0, Math.min(ids.length, PROOF_BATCH));
-        for (let from = 0; params; from += PROOF_BATCH) {
-          const inserting = tx.query(INSERT_PROOFS, params);
-          const next = from + PROOF_BATCH;
-          params = next < ids.length ? proofBatchParams(day, ids, tree, next, Math.min(ids.length, next + PROOF_BATCH)) : null;
-          await inserting;
-        }
-        return true;
+    async storeDayTree(day, builtAt) {
+      return db.transaction(async (tx): Promise<DayTreeOutcome> => {
+        // A second instance waits here until the first commits, then finds the day built.
+        await tx.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [TREE_LOCK_CLASS, day]);
+        if ((await tx.query("SELECT 1 FROM score_anchors WHERE day = $1", [day])).rows.length > 0) return { type: "exists" };
+        await tx.query(`CREATE TEMP TABLE ${SCRATCH} (leaf bytea NOT NULL) ON COMMIT DROP`);
+        const leafCount = await hashDayLeaves(tx, day, pageRows, options.threads);
+        if (leafCount === 0) return { type: "empty" };
+        const built = await buildChunkedScoreTree(leafCount, sortedLeaves(tx, pageRows), chunkNodes, chunkStore(tx, day));
+        await tx.query("INSERT INTO score_anchors (day, root, leaf_count, status, built_at) VALUES ($1, $2, $3, 'pending', $4)", [day, built.root, leafCount, builtAt]);
+        return { type: "stored", ...built };
       });
     },
 
@@ -165,24 +237,38 @@ export function createAnchorRepository(db: Db): AnchorRepository {
       );
     },
 
+    // Three queries: the score and its day's anchor; the leaf's chunk (by its fence); the proof's nodes.
     async scoreProof(scoreId) {
-      const { rows } = await db.query<{
-        agent_id: string; method: string; sha256: string; trigger: "daily" | "change"; day: string | null; leaf: Uint8Array | null; proof: Uint8Array | null;
-        root: Hex | null; status: string | null; tx_hash: Hex | null; block_number: number | null; chain_id: number | null; contract: Address | null;
-      }>(
-        `SELECT s.agent_id, s.method, s.sha256, s.trigger, s.day, p.leaf, p.proof, a.root, a.status, a.tx_hash, a.block_number, a.chain_id, a.contract
-         FROM scores s LEFT JOIN score_proofs p ON p.score_id = s.id LEFT JOIN score_anchors a ON a.day = p.day WHERE s.id = $1`,
+      const { rows } = await db.query<ProofScoreRow>(
+        `SELECT s.agent_id, s.method, s.sha256, s.trigger, s.day, a.root, a.leaf_count, a.status, a.tx_hash, a.block_number, a.chain_id, a.contract
+         FROM scores s LEFT JOIN score_anchors a ON s.trigger = 'daily' AND a.day = s.day WHERE s.id = $1`,
         [scoreId],
       );
       const r = rows[0];
       if (!r) return null;
-      if (r.leaf === null || r.proof === null || r.root === null || r.day === null) return { trigger: r.trigger, proof: null };
+      if (r.trigger !== "daily" || r.day === null || r.root === null || r.leaf_count === null) return { trigger: r.trigger, proof: null };
+      const day = r.day;
+      const leafValues: ScoreLeafValues = [r.agent_id, day, r.method, `0x${r.sha256}`];
+      const leaf = scoreLeafHash(leafValues);
+      const leafBytes = Buffer.from(leaf.slice(2), "hex");
+      const fence = await db.query<{ chunk: number; nodes: Uint8Array; first_length: number }>(FENCE_SQL, [day, leafBytes]);
+      const found = fence.rows[0];
+      // A daily score stored after its day's tree (not one of its leaves) has no proof.
+      if (!found) return { trigger: "daily", proof: null };
+      const layout = scoreTreeLayout(Number(r.leaf_count), Number(found.first_length) / 32);
+      const index = findLeafInChunk(layout, Number(found.chunk), found.nodes, leafBytes);
+      if (index === null) return { trigger: "daily", proof: null };
+      const path = proofIndices(index).map((i) => layout.locate(i));
+      const siblings = path.length === 0 ? [] : (await db.query<{ node: Uint8Array }>(SIBLINGS_SQL, [day, path.map((p) => p.chunk), path.map((p) => p.offset)])).rows;
+      if (siblings.length !== path.length || siblings.some((s) => s.node.length !== 32)) {
+        throw new BaseError("score_tree_incomplete", `the stored tree of ${day} lacks nodes of score ${scoreId}'s proof`);
+      }
       const { tx_hash: txHash, block_number: blockNumber, chain_id: chainId, contract } = r;
       const mined = r.status === "mined" && txHash !== null && blockNumber !== null && chainId !== null && contract !== null;
       return {
         trigger: "daily",
         proof: {
-          scoreId, leaf: bytesToHex(r.leaf), leafValues: [r.agent_id, r.day, r.method, `0x${r.sha256}`], proof: proofElements(r.proof), root: r.root, day: r.day,
+          scoreId, leaf, leafValues, proof: siblings.map((s) => bytesToHex(s.node)), root: r.root, day,
           anchor: mined ? { txHash, blockNumber: Number(blockNumber), chainId: Number(chainId), contract } : null,
         },
       };
