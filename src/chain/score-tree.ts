@@ -250,28 +250,6 @@ export function scoreTreeLayout(leafCount: number, chunkNodes: number): ScoreTre
   };
 }
 
-/**
- * The heap index of `leaf` in chunk `chunk` of a stored tree (`nodes`: the chunk's bytes), or null when the
- * chunk does not hold it: a binary search over the chunk's leaves, whose hashes fall as the index rises.
- */
-export function findLeafInChunk(layout: ScoreTreeLayout, chunk: number, nodes: Uint8Array, leaf: Uint8Array): number | null {
-  const range = layout.leavesIn(chunk);
-  if (!range) return null;
-  const base = chunk * layout.chunkNodes;
-  const at = (index: number) => nodes.subarray(32 * (index - base), 32 * (index - base) + 32);
-  let lo = range.from;
-  let hi = range.to;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    const order = Buffer.compare(at(mid), leaf);
-    if (order === 0) return mid;
-    // Falling hashes: a larger hash than the leaf's sits at a lower index.
-    if (order > 0) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return null;
-}
-
 /** Where the chunked build stores the chunks it makes and reads back the ones it needs again. */
 export type TreeChunkStore = {
   /** Stores chunk `chunk` (its nodes concatenated) with its smallest leaf hash, null when it holds no leaf. */

@@ -6,7 +6,7 @@
  */
 import { bytesToHex, type Address, type Hex } from "viem";
 import {
-  buildChunkedScoreTree, createLeafHasher, findLeafInChunk, proofIndices, scoreLeafHash, scoreTreeLayout, type ScoreLeafValues, type TreeChunkStore,
+  buildChunkedScoreTree, createLeafHasher, proofIndices, scoreLeafHash, scoreTreeLayout, type ScoreLeafValues, type TreeChunkStore,
 } from "../chain/score-tree";
 import type { Db, Queryable } from "./db";
 import { BaseError } from "../errors";
@@ -180,11 +180,15 @@ type ProofScoreRow = {
 };
 
 /**
- * The chunk that holds `leaf` if the day's tree does (fence: the lowest chunk whose smallest leaf hash is at
- * most the leaf's; leaf hashes fall as chunks rise), with the size of chunk 0, which gives the chunk size.
+ * The heap index of `$2` in the day's tree of `$3` leaves, if it is a leaf of it, and the chunk size (chunk 0's
+ * length): the fence (the lowest chunk whose smallest leaf hash is at most the leaf's; leaf hashes fall as
+ * chunks rise) gives the one chunk to search, searched in the database (migration 011).
  */
-const FENCE_SQL = `SELECT chunk, nodes, (SELECT octet_length(nodes) FROM score_tree_chunks WHERE day = $1 AND chunk = 0) AS first_length
-  FROM score_tree_chunks WHERE day = $1 AND min_leaf IS NOT NULL AND min_leaf <= $2 ORDER BY min_leaf DESC, chunk LIMIT 1`;
+const LEAF_INDEX_SQL = `WITH fenced AS (
+    SELECT chunk, nodes, (SELECT octet_length(nodes) / 32 FROM score_tree_chunks WHERE day = $1 AND chunk = 0) AS chunk_nodes
+    FROM score_tree_chunks WHERE day = $1 AND min_leaf IS NOT NULL AND min_leaf <= $2 ORDER BY min_leaf DESC, chunk LIMIT 1
+  )
+  SELECT chunk_nodes, score_tree_leaf_index(nodes, chunk, chunk_nodes, $3, $2) AS index FROM fenced`;
 
 /** The proof's nodes, in order: 32 bytes at each (chunk, offset), read out of line without the rest of the chunk. */
 const SIBLINGS_SQL = `SELECT substring(c.nodes FROM u.off * 32 + 1 FOR 32) AS node
@@ -237,7 +241,7 @@ export function createAnchorRepository(db: Db, options: AnchorRepositoryOptions 
       );
     },
 
-    // Three queries: the score and its day's anchor; the leaf's chunk (by its fence); the proof's nodes.
+    // Three queries: the score and its day's anchor; the leaf's index (its chunk found by the fence, searched); the proof's nodes.
     async scoreProof(scoreId) {
       const { rows } = await db.query<ProofScoreRow>(
         `SELECT s.agent_id, s.method, s.sha256, s.trigger, s.day, a.root, a.leaf_count, a.status, a.tx_hash, a.block_number, a.chain_id, a.contract
@@ -251,13 +255,12 @@ export function createAnchorRepository(db: Db, options: AnchorRepositoryOptions 
       const leafValues: ScoreLeafValues = [r.agent_id, day, r.method, `0x${r.sha256}`];
       const leaf = scoreLeafHash(leafValues);
       const leafBytes = Buffer.from(leaf.slice(2), "hex");
-      const fence = await db.query<{ chunk: number; nodes: Uint8Array; first_length: number }>(FENCE_SQL, [day, leafBytes]);
+      const fence = await db.query<{ chunk_nodes: number; index: number | null }>(LEAF_INDEX_SQL, [day, leafBytes, r.leaf_count]);
       const found = fence.rows[0];
       // A daily score stored after its day's tree (not one of its leaves) has no proof.
-      if (!found) return { trigger: "daily", proof: null };
-      const layout = scoreTreeLayout(Number(r.leaf_count), Number(found.first_length) / 32);
-      const index = findLeafInChunk(layout, Number(found.chunk), found.nodes, leafBytes);
-      if (index === null) return { trigger: "daily", proof: null };
+      if (!found || found.index === null) return { trigger: "daily", proof: null };
+      const layout = scoreTreeLayout(Number(r.leaf_count), Number(found.chunk_nodes));
+      const index = Number(found.index);
       const path = proofIndices(index).map((i) => layout.locate(i));
       const siblings = path.length === 0 ? [] : (await db.query<{ node: Uint8Array }>(SIBLINGS_SQL, [day, path.map((p) => p.chunk), path.map((p) => p.offset)])).rows;
       if (siblings.length !== path.length || siblings.some((s) => s.node.length !== 32)) {

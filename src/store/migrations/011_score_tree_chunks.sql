@@ -12,7 +12,8 @@
 --
 -- The fence: each chunk holding leaves keeps its smallest leaf hash (its last node), indexed, so a
 -- proof finds its leaf's chunk without reading the tree (the lowest chunk whose min_leaf is at most
--- the leaf's hash), searches that chunk, then reads only its siblings' 32 bytes: three queries.
+-- the leaf's hash), searches that chunk in the database (score_tree_leaf_index: the chunk's 64 KiB
+-- never leave it), then reads only its siblings' 32 bytes: three queries.
 -- Chunks are written once, in the transaction that inserts their day's score_anchors row, and never
 -- changed; no foreign key, as for score_proofs before.
 CREATE TABLE score_tree_chunks (
@@ -28,6 +29,33 @@ CREATE TABLE score_tree_chunks (
 -- reads one TOAST page, not the whole chunk.
 ALTER TABLE score_tree_chunks ALTER COLUMN nodes SET STORAGE EXTERNAL;
 CREATE INDEX score_tree_chunks_fence_idx ON score_tree_chunks (day, min_leaf DESC, chunk) WHERE min_leaf IS NOT NULL;
+
+-- The heap index of `leaf` in chunk `chunk` (its `nodes`) of a tree of `leaf_count` leaves in chunks of
+-- `chunk_nodes`, or NULL when the chunk does not hold it: a binary search over the chunk's leaves
+-- (indices max(chunk*C, n-1) to min(chunk*C+C-1, 2n-2)), whose hashes fall as the index rises.
+CREATE FUNCTION score_tree_leaf_index(nodes bytea, chunk integer, chunk_nodes integer, leaf_count integer, leaf bytea) RETURNS integer
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+  base integer := chunk * chunk_nodes;
+  lo integer := greatest(chunk * chunk_nodes, leaf_count - 1);
+  hi integer := least(chunk * chunk_nodes + chunk_nodes - 1, 2 * leaf_count - 2);
+  mid integer;
+  node bytea;
+BEGIN
+  WHILE lo <= hi LOOP
+    mid := (lo + hi) / 2;
+    node := substring(nodes FROM (mid - base) * 32 + 1 FOR 32);
+    IF node = leaf THEN
+      RETURN mid;
+    ELSIF node > leaf THEN
+      lo := mid + 1;
+    ELSE
+      hi := mid - 1;
+    END IF;
+  END LOOP;
+  RETURN NULL;
+END
+$$;
 
 -- The days already stored as proofs become chunks, in SQL. Every node but the root is in the proof of
 -- some leaf: the t-th element of the proof of the leaf at index j is the sibling of j's ancestor t
