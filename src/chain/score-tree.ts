@@ -267,8 +267,8 @@ export type ChunkedTreeBuild = { root: Hex; leafCount: number; peakNodesHeld: nu
  * `StandardMerkleTree.of` (a test checks roots and proofs against the package). Memory stays O(chunk +
  * page) whatever the leaf count: nodes are made in descending index order, the leaves first (they arrive
  * in that order), then each parent from its children 2i+1 and 2i+2, which sit in higher, already written
- * chunks (2c to 2c+2 for chunk c ≥ 1) read back when the chunk is made. At most the chunk being made,
- * the one being written, three read back and one page of leaves are held.
+ * chunks (2c, 2c+1 and the first node of 2c+2 for chunk c ≥ 1) read back when the chunk is made. At most
+ * the chunk being made, the one being written, three read back and one page of leaves are held.
  */
 export async function buildChunkedScoreTree(leafCount: number, sortedLeaves: AsyncIterable<Uint8Array>, chunkNodes: number, store: TreeChunkStore): Promise<ChunkedTreeBuild> {
   const layout = scoreTreeLayout(leafCount, chunkNodes);
@@ -315,22 +315,30 @@ export async function buildChunkedScoreTree(leafCount: number, sortedLeaves: Asy
   }
   if (index !== n - 2) throw new BaseError("tree_leaf_count", `${size - 1 - index} leaves, ${n} announced`);
 
-  // The parents, chunk by chunk downwards, each from children already made.
+  // The parents, chunk by chunk downwards, each from children already made. Chunk c's last child is the
+  // first node of the lowest chunk chunk c+1 read: kept (32 bytes) rather than read again.
+  let carried: { chunk: number; node: Uint8Array } | null = null;
   for (let c = boundaryChunk; c >= 0; c--) {
     if (c < boundaryChunk) current = Buffer.alloc(32 * C);
     const top = Math.min(n - 2, c * C + C - 1);
     let children = new Map<number, Uint8Array>();
+    const lastChild = 2 * top + 2;
+    const lastAt = layout.locate(lastChild);
+    const carriedNode: Uint8Array | null = carried !== null && carried.chunk === lastAt.chunk && lastAt.offset === 0 ? carried.node : null;
     if (top >= c * C) {
       const first = Math.max(c + 1, layout.locate(2 * c * C + 1).chunk);
-      const last = layout.locate(2 * top + 2).chunk;
+      const last: number = lastAt.chunk - (carriedNode ? 1 : 0);
       const wanted = Array.from({ length: Math.max(0, last - first + 1) }, (_, k) => first + k);
       if (wanted.length > 0) {
         await writing;
         children = await store.read(wanted);
+        const lowest = children.get(wanted[0]);
+        carried = lowest ? { chunk: wanted[0], node: Buffer.from(lowest.subarray(0, 32)) } : null;
       }
     }
     held(current.length / 32 + [...children.values()].reduce((sum, b) => sum + b.length / 32, 0));
     const node = (i: number): Uint8Array => {
+      if (i === lastChild && carriedNode) return carriedNode;
       const { chunk: at, offset } = layout.locate(i);
       const bytes = at === c ? current : children.get(at);
       if (!bytes || bytes.length < 32 * offset + 32) throw new BaseError("tree_chunk_missing", `node ${i} of chunk ${at} was not read back`);

@@ -23,7 +23,7 @@ export type AnchorOutcome =
   | { type: "waiting"; day: string; txHash: Hex }
   | { type: "off"; day: string };
 
-/** The daily anchoring of score roots, and the proofs it stored. */
+/** The daily anchoring of score roots, and the proofs derived from the trees it stored. */
 export type Anchoring = {
   /** Builds and stores the tree of `day`'s daily scores, once; returns its root (null: no score that day). */
   buildDay(day: string): Promise<{ root: Hex; leafCount: number } | null>;
@@ -47,7 +47,7 @@ export type AnchoringDeps = {
   anchors: AnchorRepository;
   clock: Clock;
   logger: Logger;
-  /** Absent: anchoring is off, trees and proofs are still stored. */
+  /** Absent: anchoring is off, trees are still stored and proofs served. */
   writer?: AnchorWriter;
   /** How long one attempt waits for its transaction's receipt (default `RECEIPT_TIMEOUT_MS`). */
   receiptTimeoutMs?: number;
@@ -85,7 +85,7 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
   let running: Promise<Pass> | null = null;
   /** The retries after an unsettled pass, until one settles; one at a time. */
   let retrying: Promise<void> | null = null;
-  if (!writer) logger.info("anchoring off: no ANCHOR_PRIVATE_KEY (trees and proofs are still stored)");
+  if (!writer) logger.info("anchoring off: no ANCHOR_PRIVATE_KEY (trees are still stored and proofs served)");
 
   async function buildDay(day: string): Promise<{ root: Hex; leafCount: number } | null> {
     const existing = await anchors.getDay(day);
