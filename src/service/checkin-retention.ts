@@ -12,6 +12,13 @@ import type { CheckinArchive } from "../store/checkin-archive";
 import type { CheckinPartitions } from "../store/checkin-partitions";
 import type { Clock } from "./clock";
 
+/**
+ * CHECKIN_RETENTION_DAYS when not configured. Three days are hours past the longest a heartbeat
+ * client retries a key (minutes; the SDK uses a fresh key per attempt), and cover a client whose
+ * queue stalls over a weekend; with today's partition that keeps at most four days of check-ins,
+ * about 4/30 of what keeping them all would cost an agent over 30 days.
+ */
+export const DEFAULT_CHECKIN_RETENTION_DAYS = 3;
 /** Days whose partition exists before their first check-in: today and the next two (a pass that fails has two days to succeed). */
 const DAYS_AHEAD = 2;
 /** Rows read from a partition and written to its archive at a time. */

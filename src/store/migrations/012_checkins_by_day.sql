@@ -20,8 +20,11 @@
 -- minutes and the SDK uses a fresh key per attempt; the window is days (README, "Configuration").
 --
 -- The row, narrowed: no `id` (nothing reads it; a row is found by its agent, claim and key, or its
--- agent and arrival); `next_heartbeat_s` is 3600 or 7200 (V3.3), a smallint; fixed-width columns
--- first, widest first, so no alignment padding sits between them.
+-- agent and arrival); fixed-width columns first, widest first, so no alignment padding sits between
+-- them. `next_heartbeat_s` (3600 or 7200, V3.3) stays an integer: as a smallint it would save 2 bytes
+-- that the row's 8-byte alignment mostly pads back, and it would change the result type of the
+-- duplicate lookup, which instances still running when this migration commits hold prepared (they
+-- would fail every check-in until restarted).
 --
 -- V3.1 "never counted twice" does not rest on a unique index (PostgreSQL cannot enforce one across
 -- partitions without the partition key): a check-in is written only by the agent-row
@@ -38,7 +41,7 @@ CREATE TABLE checkins (
   arrival          bigint NOT NULL,
   claim_id         bigint NOT NULL,
   credit           integer NOT NULL,
-  next_heartbeat_s smallint NOT NULL,
+  next_heartbeat_s integer NOT NULL,
   on_time          boolean,
   excused          boolean NOT NULL,
   agent_id         text NOT NULL REFERENCES agents (id),
