@@ -27,7 +27,10 @@ const MAX_IN_FLIGHT = 2;
  * claim (V3.1: keys are per agent and claim), and the windows that may excuse its next check-in
  * (open, ending at or after the deadline after the previous check-in, or ended later than it). An
  * unknown agent has no row. The duplicate is looked up in each day partition kept (migration 012),
- * except those ending before the claim: a check-in of the claim arrived at or after it.
+ * except those ending before the claim (a check-in of the claim arrived at or after it), through
+ * the index of agent and key, spelt as the index's expression; a lateral probe, so the planner
+ * cannot join on a part of the key only (a plain join to the B-tree of migration 006 was planned on
+ * agent and claim alone, which read every check-in of the agent).
  */
 const STATE_SQL = `SELECT q.ord::integer AS ord, ${AGENT_COLUMNS_OF_A},
        c.arrival AS dup_arrival, c.next_heartbeat_s AS dup_next_heartbeat_s, c.on_time AS dup_on_time,
@@ -37,7 +40,11 @@ const STATE_SQL = `SELECT q.ord::integer AS ord, ${AGENT_COLUMNS_OF_A},
           AND (o.end_at IS NULL OR o.end_at >= a.last_arrival + a.last_next_heartbeat_s + $3::integer OR o.closed_at > a.last_arrival)) AS windows
 FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q (agent_id, idempotency_key, ord)
 JOIN agents a ON a.id = q.agent_id
-LEFT JOIN checkins c ON c.agent_id = a.id AND c.claim_id = a.claim_id AND c.idempotency_key = q.idempotency_key AND c.arrival >= a.claimed_at`;
+LEFT JOIN LATERAL (
+  SELECT c.arrival, c.next_heartbeat_s, c.on_time, c.excused, c.credit, c.claim_id FROM checkins c
+  WHERE c.agent_id || '/' || c.idempotency_key = a.id || '/' || q.idempotency_key
+    AND c.agent_id = a.id AND c.claim_id = a.claim_id AND c.idempotency_key = q.idempotency_key AND c.arrival >= a.claimed_at LIMIT 1
+) c ON true`;
 
 /**
  * One statement, committed on its own, for a batch of counted check-ins. `locked` locks the agents'
