@@ -17,7 +17,7 @@
 -- (`agents.last_arrival`, V3.4). The one rule retention changes is V3.1's memory of keys: a key
 -- whose check-in's partition was dropped is no longer known, and a request resent with it after the
 -- retention window is judged afresh (counted if it passes V3.2). Heartbeat clients retry within
--- minutes and the SDK uses a fresh key per attempt; the window is days (README, "Configuration").
+-- minutes and the SDK uses a fresh key per attempt; the window is days (README, "Check-in retention").
 --
 -- The row, narrowed: no `id` (nothing reads it; a row is found by its agent, claim and key, or its
 -- agent and arrival); fixed-width columns first, widest first, so no alignment padding sits between
