@@ -72,6 +72,17 @@ for (const { name, create } of TEST_STORES) {
       // A second pass finds everything in place.
       expect(await retention.run(null)).to.deep.equal({ created: [], archived: [], dropped: [], kept: [] });
     });
+
+    it("drops a day past the window once it is scored, and forgets its keys (V3.1)", async () => {
+      const clock = createManualClock(Date.UTC(2026, 10, 6, 12) / 1000);
+      const retention = createCheckinRetention({ partitions: createCheckinPartitions(testDb.db), clock, logger: pino({ level: "silent" }), retentionDays: 3 });
+      expect(await retention.run("2026-11-06")).to.deep.equal({ created: ["2026-11-06", "2026-11-07", "2026-11-08"], archived: [], dropped: ["2026-11-02"], kept: [] });
+      expect(await partitionDays(testDb.db)).to.deep.equal(["2026-11-03", "2026-11-04", "2026-11-06", "2026-11-07", "2026-11-08"]);
+      expect(await rowsOf(testDb.db, "checkins")).to.deep.equal([]);
+      const store = createSqlStore(testDb.db);
+      const [agent] = (await testDb.db.query<{ id: string }>("SELECT id FROM agents")).rows;
+      expect((await store.checkinState(agent.id, "k0")).duplicate).to.equal(null);
+    });
   });
 }
 
