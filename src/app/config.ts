@@ -9,6 +9,7 @@ import type { Address, Hex } from "viem";
 import { z } from "zod";
 import { DEFAULT_RATE_LIMITS } from "../api/rate-limit";
 import { InvalidInputError } from "../errors";
+import { DEFAULT_CHECKIN_RETENTION_DAYS } from "../service/checkin-retention";
 import { DEFAULT_SERVER_LIMITS } from "./listener";
 
 const postgresUrl = z.string().regex(/^postgres(ql)?:\/\//, "expected a postgres:// or postgresql:// URL");
@@ -51,6 +52,10 @@ export const serveConfigSchema = z.object({
   CONFIRMATIONS: confirmations(2),
   ...indexerPolling,
   SCHEDULE_INTERVAL_MS: z.coerce.number().int().min(1000).default(60_000),
+  /** Whole UTC days of check-ins kept before today (migration 012): older ones are dropped, and V3.1 forgets their keys. */
+  CHECKIN_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(DEFAULT_CHECKIN_RETENTION_DAYS),
+  /** Where a day's check-ins are written (`checkins-YYYY-MM-DD.ndjson.gz`) before it is dropped; unset: dropped unarchived. */
+  CHECKIN_ARCHIVE_DIR: z.string().min(1).optional(),
   OVERLOAD_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
   OVERLOAD_MAX_LOOP_DELAY_MS: z.coerce.number().int().min(1).default(200),
   RATE_LIMIT_PER_MINUTE: count(DEFAULT_RATE_LIMITS.perMinute),

@@ -76,6 +76,7 @@ export async function startService(config: ServeConfig, options: { logger?: Logg
       publicClientFor: (id) => (id === chainId ? publicClient : undefined),
     },
     schedule: { intervalMs: config.SCHEDULE_INTERVAL_MS },
+    checkinRetention: { days: config.CHECKIN_RETENTION_DAYS, archiveDir: config.CHECKIN_ARCHIVE_DIR },
     anchorWriter,
   });
   let indexer: IndexerAlongside | undefined;

@@ -26,9 +26,12 @@ import { createProofChecks, type ProofChecks } from "../service/proof-checks";
 import type { ProofVerifierDeps } from "../service/proofs/types";
 import { createProofVerifier } from "../service/proofs/verifiers";
 import { createReads, createSiteReads, type Reads } from "../service/reads";
+import { createCheckinRetention, DEFAULT_CHECKIN_RETENTION_DAYS } from "../service/checkin-retention";
 import { createScheduler, type Scheduler } from "../service/scheduler";
 import { hashSecret } from "../service/secrets";
 import { createAnchorRepository } from "../store/anchors";
+import { createCheckinArchive } from "../store/checkin-archive";
+import { createCheckinPartitions } from "../store/checkin-partitions";
 import type { Db } from "../store/db";
 import { createDirectoryRepository } from "../store/directory";
 import { migrate } from "../store/migrate";
@@ -91,6 +94,8 @@ export type ApiServerOptions = {
   proofSources?: Omit<ProofVerifierDeps, "now">;
   /** Run the daily recompute and proof re-checks every `intervalMs` (off when absent: tests drive `scheduler.tick`). */
   schedule?: { intervalMs: number };
+  /** Check-ins kept: whole UTC days before today (default DEFAULT_CHECKIN_RETENTION_DAYS), archived to `archiveDir` before they are dropped. */
+  checkinRetention?: { days: number; archiveDir?: string };
   /** Anchors each day's score root on chain after the daily recompute; off when absent (trees and proofs are still stored). */
   anchorWriter?: AnchorWriter;
   /** Memory for the latest-score cache (default 512 MiB); 0 turns it off. */
@@ -140,7 +145,14 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     store, clock, identity: service.identity, logger, limits: ownerLimits, verifier: createProofVerifier({ ...options.proofSources, now: () => clock.now() }),
   });
   const anchoring = createAnchoring({ anchors: createAnchorRepository(options.db), clock, logger, writer: options.anchorWriter });
-  const scheduler = createScheduler({ store, clock, scoring: service.scoring, proofs, ownerRecomputes: service.ownerRecomputes, logger, afterDaily: anchoring.afterDaily });
+  const retention = options.checkinRetention ?? { days: DEFAULT_CHECKIN_RETENTION_DAYS };
+  const checkinRetention = createCheckinRetention({
+    partitions: createCheckinPartitions(options.db), clock, logger, retentionDays: retention.days,
+    archive: retention.archiveDir === undefined ? undefined : createCheckinArchive(retention.archiveDir),
+  });
+  const scheduler = createScheduler({
+    store, clock, scoring: service.scoring, proofs, ownerRecomputes: service.ownerRecomputes, checkinRetention, logger, afterDaily: anchoring.afterDaily,
+  });
   if (options.ownerRecomputeWorker !== false) {
     service.ownerRecomputes.startWorker();
     service.ownerRecomputes.wake();

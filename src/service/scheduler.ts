@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { DAY_S, dayStart, utcDay } from "../method";
+import type { CheckinRetention } from "./checkin-retention";
 import type { Clock } from "./clock";
 import type { OwnerRecomputes } from "./owner-recomputes";
 import type { Store } from "./ports";
@@ -11,11 +12,12 @@ const LAST_DAILY_SETTING = "daily_recompute_last_day";
 /**
  * The service's timed work: the daily recompute at 00:00 UTC (V9), with every day missed while
  * the service was down computed when it comes back, the owners' recomputes still pending (V6, a
- * drain of what a stopped process or a failed attempt left), the proof re-checks (V6) and the
- * deletion of expired challenges.
+ * drain of what a stopped process or a failed attempt left), the proof re-checks (V6), the
+ * deletion of expired challenges and the check-ins' day partitions (created ahead, dropped past
+ * their retention: src/service/checkin-retention.ts).
  */
 export function createScheduler(deps: {
-  store: Store; clock: Clock; scoring: Scoring; proofs?: ProofChecks; ownerRecomputes?: OwnerRecomputes; logger: Logger;
+  store: Store; clock: Clock; scoring: Scoring; proofs?: ProofChecks; ownerRecomputes?: OwnerRecomputes; checkinRetention?: CheckinRetention; logger: Logger;
   /** Runs after each day's recompute, before the day counts as done (the daily anchoring: its failure retries the day). */
   afterDaily?: (day: string) => Promise<void>;
 }) {
@@ -65,6 +67,15 @@ export function createScheduler(deps: {
       async run() {
         const deleted = (await deps.proofs?.deleteExpiredChallenges()) ?? 0;
         if (deleted > 0) logger.info({ deleted }, "expired challenges deleted");
+      },
+    },
+    {
+      // After the daily recompute: a day's check-ins are dropped only once its daily score is stored.
+      name: "check-in retention",
+      async run() {
+        if (!deps.checkinRetention) return;
+        const pass = await deps.checkinRetention.run(await store.read.getSetting<string>(LAST_DAILY_SETTING));
+        if (pass.created.length + pass.dropped.length + pass.kept.length > 0) logger.info(pass, "check-in partitions maintained");
       },
     },
   ];

@@ -106,13 +106,13 @@ for (const setup of SETUPS) {
       const [a, b] = [await newAgent(), await newAgent()];
       for (const id of [a, b]) await service.checkins.checkIn(id, "first", agentKnown);
       const [ra, rb] = await Promise.all([a, b].map(async (id) => (await store.read.getAgent(id))!));
-      const at = (agent: AgentRow, key: string) => ({
-        agentId: agent.id, claimId: agent.claimId, idempotencyKey: key, arrival: T0 + 3600, nextHeartbeatS: 3600, onTime: true, excused: false, credit: 3600,
+      const at = (agent: AgentRow, key: string, credit = 3600) => ({
+        agentId: agent.id, claimId: agent.claimId, idempotencyKey: key, arrival: T0 + 3600, nextHeartbeatS: 3600, onTime: true, excused: false, credit,
       });
       const deltas = [{ day: utcDay(T0), checkins: 1, onTime: 1, creditS: 3600, coverageS: 3600, digest: "cd".repeat(32) }];
-      // A's write reuses a key already stored for its claim, which the service never does: the store refuses it.
+      // A's write carries a credit its column cannot hold (an integer; V3.5 credits are seconds between check-ins): the store refuses it.
       const results = await Promise.allSettled([
-        store.commitCheckin({ claimId: ra.claimId, lastArrival: ra.last!.arrival }, at(ra, "first"), deltas),
+        store.commitCheckin({ claimId: ra.claimId, lastArrival: ra.last!.arrival }, at(ra, "second", 2 ** 31), deltas),
         store.commitCheckin({ claimId: rb.claimId, lastArrival: rb.last!.arrival }, at(rb, "second"), deltas),
       ]);
       if (db !== null) expect(results[0].status).to.equal("rejected");

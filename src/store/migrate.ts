@@ -16,8 +16,11 @@ export function listMigrations(dir = MIGRATIONS_DIR): Array<{ version: number; n
     .map((file) => ({ version: Number(file.slice(0, 3)), name: file, sql: fs.readFileSync(path.join(dir, file), "utf8") }));
 }
 
-/** Applies the migrations not applied yet, each in its own transaction; returns the names applied. */
-export async function migrate(db: Db): Promise<string[]> {
+/**
+ * Applies the migrations not applied yet, in one transaction; returns the names applied.
+ * @param options.upTo the last version to apply (tests of a migration start from the schema before it)
+ */
+export async function migrate(db: Db, options: { upTo?: number } = {}): Promise<string[]> {
   const applied: string[] = [];
   await db.transaction(async (tx) => {
     if (db.kind === "pg") await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK_KEY]);
@@ -26,7 +29,7 @@ export async function migrate(db: Db): Promise<string[]> {
     );
     const done = new Set((await tx.query<{ version: number }>("SELECT version FROM schema_migrations")).rows.map((r) => r.version));
     for (const migration of listMigrations()) {
-      if (done.has(migration.version)) continue;
+      if (done.has(migration.version) || migration.version > (options.upTo ?? Infinity)) continue;
       for (const statement of splitStatements(migration.sql)) await tx.query(statement);
       await tx.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [migration.version, migration.name]);
       applied.push(migration.name);

@@ -7,7 +7,7 @@ import type { SiteStore } from "../service/reads";
 import type { AgentFactRows, DailyBatchTx } from "../service/scoring";
 import { AGENT_COLUMNS, agentFrom } from "./agent-rows";
 import { createBatcher } from "./batch";
-import { createCheckinWrites } from "./checkin-writes";
+import { atMidnight, createCheckinWrites } from "./checkin-writes";
 import type { Db, Queryable } from "./db";
 import type { ScoreCache } from "./score-cache";
 import { decodeScoreFacts, encodeScoreFacts, type SettledDay } from "./score-facts";
@@ -284,7 +284,7 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
       listDays: (agentId, claimId, lastDay) =>
         many(`SELECT ${DAY_COLUMNS} FROM agent_days WHERE agent_id = $1 AND claim_id = $2 AND day <= $3 ORDER BY day`, [agentId, claimId, lastDay], dayFrom),
       countCheckinsAt: async (agentId, claimId, at) =>
-        (await q.query<Row>("SELECT count(*)::int AS n FROM checkins WHERE agent_id = $1 AND claim_id = $2 AND arrival = $3", [agentId, claimId, at]))
+        (await q.query<Row>(`SELECT count(*)::int AS n FROM checkins WHERE agent_id = $1 AND claim_id = $2 AND arrival = $3${atMidnight(at)}`, [agentId, claimId, at]))
           .rows[0].n,
 
       listOutages: () => many("SELECT * FROM outages ORDER BY start_at, id", [], outageFrom),
@@ -427,7 +427,7 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
             [found, agents.map((a) => a.claimId), day],
           ),
           q.query<Row>(
-            "SELECT agent_id, claim_id, count(*)::int AS n FROM checkins WHERE agent_id = ANY($1::text[]) AND arrival = $2 GROUP BY agent_id, claim_id",
+            `SELECT agent_id, claim_id, count(*)::int AS n FROM checkins WHERE agent_id = ANY($1::text[]) AND arrival = $2${atMidnight(at)} GROUP BY agent_id, claim_id`,
             [found, at],
           ),
           q.query<Row>(
