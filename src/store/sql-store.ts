@@ -272,7 +272,8 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
         );
         return claimId;
       },
-      listClaimedAgentIds: async () => (await q.query<Row>("SELECT id FROM agents ORDER BY id")).rows.map((r) => r.id),
+      listClaimedAgentIds: async (page) =>
+        (await q.query<Row>("SELECT id FROM agents WHERE id > $1 ORDER BY id LIMIT $2", [page.after ?? "", page.limit])).rows.map((r) => r.id),
       listAgentsOfOwner: async (ownerId, page) =>
         (page === undefined
           ? await q.query<Row>("SELECT id FROM agents WHERE owner_id = $1 ORDER BY id", [ownerId])
