@@ -24,7 +24,7 @@
  * Flags: `--agents N`, `--days D` (else BENCH_AGENTS, BENCH_DAYS). Environment: BENCH_AGENTS (100000),
  * BENCH_DAYS (30), BENCH_RING (20000), BENCH_CHECKIN_S (20), BENCH_GET_S (15), BENCH_PGBENCH_S (20),
  * BENCH_CONNECTIONS (16), BENCH_PHASES, BENCH_SERVER_PROFILE, SCORE_CACHE_MB (the server's, 512), TEST_PG_ADMIN_URL.
- * A million agents, recompute, tree and reads only (some 7 GB of disk, mostly the day aggregates):
+ * A million agents, recompute, tree and reads only (some 8 GB of disk, mostly the day aggregates):
  * `BENCH_PHASES=recompute,get npm run bench:service -- --agents 1000000`
  */
 import { execFile, fork, type ChildProcess } from "node:child_process";
