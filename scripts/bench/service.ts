@@ -2,8 +2,12 @@
  * `npm run bench:service`: the Vrai service against real PostgreSQL on this machine, each figure
  * printed beside its target from the issue.
  *
- * 1. Daily recompute of 100,000 agents with 30 days of history (bulk-loaded with SQL), timed
- *    through `scoring.recomputeDay`, then a sample re-derived one agent at a time to check the stored digests.
+ * 1. Daily recompute of N agents (`--agents`, 100,000) with D days of history (`--days`, 30), bulk-loaded
+ *    with SQL (a few set-based statements, the day aggregates in chunks on two connections), timed through
+ *    `scoring.recomputeDay`, then the day's tree built and stored as the scheduler's `afterDaily` does with
+ *    anchoring off (`createAnchoring(...).buildDay`): both times, their sum against the issue's 5 minutes for
+ *    a million agents, and the peak of this process's heap during each (sampled every 100 ms); then a
+ *    sample re-derived one agent at a time to check the stored digests.
  * 2. `GET /v1/agents/<id>/score` at 2,000 requests/s (random agents), with autocannon twice: sent
  *    steadily through each second, and as `autocannon -R` sends it, in bursts (see `STEADY`), each
  *    measured after a warm-up on the same connections (`loadRun`); then both schedules on an empty
@@ -17,8 +21,11 @@
  *
  * The API server runs in a child process (this file with `--serve`), so the load generator's CPU
  * is not the server's; both share the machine's cores with PostgreSQL, as pgbench does.
- * Environment: BENCH_AGENTS (100000), BENCH_RING (20000), BENCH_CHECKIN_S (20), BENCH_GET_S (15),
- * BENCH_PGBENCH_S (20), BENCH_CONNECTIONS (16), BENCH_PHASES, BENCH_SERVER_PROFILE, TEST_PG_ADMIN_URL.
+ * Flags: `--agents N`, `--days D` (else BENCH_AGENTS, BENCH_DAYS). Environment: BENCH_AGENTS (100000),
+ * BENCH_DAYS (30), BENCH_RING (20000), BENCH_CHECKIN_S (20), BENCH_GET_S (15), BENCH_PGBENCH_S (20),
+ * BENCH_CONNECTIONS (16), BENCH_PHASES, BENCH_SERVER_PROFILE, SCORE_CACHE_MB (the server's, 512), TEST_PG_ADMIN_URL.
+ * A million agents, recompute, tree and reads only (some 8 GB of disk, mostly the day aggregates):
+ * `BENCH_PHASES=recompute,get npm run bench:service -- --agents 1000000`
  */
 import { execFile, fork, type ChildProcess } from "node:child_process";
 import crypto from "node:crypto";
@@ -26,25 +33,37 @@ import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import { monitorEventLoopDelay, performance } from "node:perf_hooks";
-import { promisify } from "node:util";
+import { constants as perfConstants, monitorEventLoopDelay, performance, PerformanceObserver } from "node:perf_hooks";
+import { parseArgs, promisify } from "node:util";
+import v8 from "node:v8";
 import autocannon from "autocannon";
 import pg from "pg";
 import pino from "pino";
 import { buildScoreInputs, dayStart, scoreFromInputs } from "../../src/method";
 import { startApiServer } from "../../src/app/server";
 import { createVraiService } from "../../src/service";
+import { createAnchoring } from "../../src/service/anchoring";
+import { createAnchorRepository } from "../../src/store/anchors";
 import { createManualClock } from "../../src/service/clock";
 import { createPgDb } from "../../src/store/db";
 import { migrate } from "../../src/store/migrate";
+import type { ScoreCacheStats } from "../../src/store/score-cache";
 import { createSqlStore } from "../../src/store/sql-store";
 
 const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const envInt = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
 
-const AGENTS = envInt("BENCH_AGENTS", 100_000);
-const HISTORY_DAYS = 30;
-const RING = Math.min(AGENTS, envInt("BENCH_RING", 20_000));
+/** The bench's size: BENCH_AGENTS and BENCH_DAYS, or `--agents` and `--days` when run (`setSize`). */
+let AGENTS = envInt("BENCH_AGENTS", 100_000);
+let HISTORY_DAYS = envInt("BENCH_DAYS", 30);
+let RING = Math.min(AGENTS, envInt("BENCH_RING", 20_000));
+/** The issue's targets: the daily recompute of 100,000 agents in a minute; recompute and tree of a million in 5 minutes. */
+const RECOMPUTE_TARGET = { agents: 100_000, seconds: 60 };
+const END_TO_END_TARGET = { agents: 1_000_000, seconds: 300 };
+/** Above this many agents the recompute is not run a second time (the rerun reads every agent again). */
+const RERUN_MAX_AGENTS = 100_000;
+/** Agents per statement of the day aggregates' load, two statements at a time. */
+const LOAD_CHUNK = 50_000;
 const CONNECTIONS = envInt("BENCH_CONNECTIONS", 16);
 const CHECKIN_S = envInt("BENCH_CHECKIN_S", 20);
 const GET_S = envInt("BENCH_GET_S", 15);
@@ -60,6 +79,23 @@ const METRICS_TOKEN = "metrics-bench-token-0123456789";
 /** The recomputed day; the history is the 30 days before it. */
 const DAY = "2026-11-02";
 const AT = dayStart(DAY);
+/** Exit status of bad flags (as the CLI's). */
+const USAGE_EXIT = 2;
+const USAGE = "npm run bench:service -- [--agents N] [--days D]";
+
+/** Sets the bench's size from `--agents` and `--days`; a bad value is a usage error. */
+function setSize(args: string[]): void {
+  const { values } = parseArgs({ args, options: { agents: { type: "string" }, days: { type: "string" } }, strict: true });
+  const count = (text: string | undefined, name: string, fallback: number, max: number) => {
+    if (text === undefined) return fallback;
+    if (!/^[1-9]\d*$/.test(text) || Number(text) > max) throw new Error(`${name}: expected a whole number from 1 to ${fmt(max)}, got ${JSON.stringify(text)}`);
+    return Number(text);
+  };
+  AGENTS = count(values.agents, "--agents", AGENTS, 10_000_000);
+  HISTORY_DAYS = count(values.days, "--days", HISTORY_DAYS, 365);
+  RING = Math.min(AGENTS, envInt("BENCH_RING", 20_000));
+}
+
 /** Check-ins start at 00:20 of that day; every agent's previous check-in was at 23:50 the day before. */
 const CHECKIN_T0 = AT + 1200;
 const PREVIOUS_ARRIVAL = AT - 600;
@@ -85,7 +121,7 @@ async function serve(): Promise<void> {
     db, operatorToken: OPERATOR_TOKEN, clock, logger: pino({ level: "silent" }),
     // The load comes from one address: limits and connection caps out of its way.
     rateLimit: { perMinute: 1_000_000_000, burst: 1_000_000_000 }, serverLimits: { maxConnections: 10_000, maxConnectionsPerAddress: 10_000, maxRequestsPerSocket: 0 },
-    metrics: { token: METRICS_TOKEN },
+    metrics: { token: METRICS_TOKEN }, scoreCacheBytes: envInt("SCORE_CACHE_MB", 512) * 2 ** 20,
   });
   // How late the server's event loop runs (GC pauses, long tasks): reported with each CPU mark, then
   // reset. Its timer ticks every LOOP_RESOLUTION_MS; a finer one would wake the server often enough
@@ -95,7 +131,11 @@ async function serve(): Promise<void> {
   process.on("message", async (m: { clock?: number; stop?: true; cpu?: true }) => {
     if (m.clock !== undefined) clock.set(Math.max(clock.now(), m.clock));
     if (m.cpu) {
-      process.send?.({ cpuS: (process.cpuUsage().user + process.cpuUsage().system) / 1e6, loopP99Ms: loop.percentile(99) / 1e6 - LOOP_RESOLUTION_MS, loopMaxMs: loop.max / 1e6 - LOOP_RESOLUTION_MS });
+      const { rss, heapUsed: heap } = process.memoryUsage();
+      process.send?.({
+        cpuS: (process.cpuUsage().user + process.cpuUsage().system) / 1e6, loopP99Ms: loop.percentile(99) / 1e6 - LOOP_RESOLUTION_MS, loopMaxMs: loop.max / 1e6 - LOOP_RESOLUTION_MS,
+        memory: { rss, heap, cache: server.scoreCache?.stats() },
+      });
       loop.reset();
     }
     if (m.stop) {
@@ -126,13 +166,16 @@ function startServerChild(dbUrl: string): Promise<{ child: ChildProcess; url: st
   });
 }
 
-/** CPU seconds the server child has used so far, and its event-loop delay since the previous call. */
-function serverCpu(child: ChildProcess): Promise<{ cpuS: number; loopDelay: string }> {
+/** The server child's memory: RSS, heap, and its latest-score cache's figures. */
+type ServerMemory = { rss: number; heap: number; cache?: ScoreCacheStats };
+
+/** CPU seconds the server child has used so far, its event-loop delay since the previous call, and its memory now. */
+function serverCpu(child: ChildProcess): Promise<{ cpuS: number; loopDelay: string; memory: ServerMemory }> {
   return new Promise((resolve) => {
-    const on = (m: { cpuS?: number; loopP99Ms: number; loopMaxMs: number }) => {
+    const on = (m: { cpuS?: number; loopP99Ms: number; loopMaxMs: number; memory: ServerMemory }) => {
       if (m.cpuS === undefined) return;
       child.off("message", on);
-      resolve({ cpuS: m.cpuS, loopDelay: `server event loop late by p99 ${m.loopP99Ms.toFixed(1)} ms, max ${m.loopMaxMs.toFixed(1)} ms` });
+      resolve({ cpuS: m.cpuS, loopDelay: `server event loop late by p99 ${m.loopP99Ms.toFixed(1)} ms, max ${m.loopMaxMs.toFixed(1)} ms`, memory: m.memory });
     };
     child.on("message", on);
     child.send({ cpu: true });
@@ -190,30 +233,42 @@ async function stopServerChild(child: ChildProcess): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Data
 
-export async function bulkLoad(db: pg.Client): Promise<void> {
+/**
+ * Loads AGENTS agents with HISTORY_DAYS days of aggregates each, and their owners, claims, proofs and
+ * penalties, in set-based statements; the day aggregates (most of the rows) in chunks of LOAD_CHUNK
+ * agents, two at a time when `second` (another connection to the same database) is given.
+ */
+export async function bulkLoad(db: pg.Client, second?: pg.Client): Promise<void> {
   const owners = Math.ceil(AGENTS / 10);
   const q = (sql: string) => db.query(sql);
+  const claimedAt = AT - (HISTORY_DAYS + 10) * 86400;
   await q(`INSERT INTO owners (id, token_hash, created_at)
            SELECT 'own_bench' || lpad(o::text, 8, '0'), md5(o::text) || md5(o::text), ${AT - 50 * 86400} FROM generate_series(1, ${owners}) o`);
-  // Agent i belongs to owner ceil(i/10); claim i; claimed 40 days before the recomputed day.
+  // Agent i belongs to owner ceil(i/10); claim i; claimed 10 days before its history starts.
   await q(`INSERT INTO agents (id, name, owner_id, claim_id, claimed_at, key_hash, last_arrival, last_next_heartbeat_s, created_at)
-           SELECT ${SQL_AGENT_ID("i")}, 'bench agent ' || i, 'own_bench' || lpad(((i + 9) / 10)::text, 8, '0'), i, ${AT - 40 * 86400},
+           SELECT ${SQL_AGENT_ID("i")}, 'bench agent ' || i, 'own_bench' || lpad(((i + 9) / 10)::text, 8, '0'), i, ${claimedAt},
                   encode(sha256(convert_to('va_' || ${SQL_AGENT_ID("i")} || '.k_bench_secret_' || i, 'UTF8')), 'hex'),
-                  ${PREVIOUS_ARRIVAL}, 3600, ${AT - 40 * 86400}
+                  ${PREVIOUS_ARRIVAL}, 3600, ${claimedAt}
            FROM generate_series(1, ${AGENTS}) i`);
   await q(`INSERT INTO claims (id, agent_id, owner_id, kind, claimed_at)
-           SELECT i, ${SQL_AGENT_ID("i")}, 'own_bench' || lpad(((i + 9) / 10)::text, 8, '0'), 'claim', ${AT - 40 * 86400}
+           SELECT i, ${SQL_AGENT_ID("i")}, 'own_bench' || lpad(((i + 9) / 10)::text, 8, '0'), 'claim', ${claimedAt}
            FROM generate_series(1, ${AGENTS}) i`);
   await q(`SELECT setval('claims_id_seq', ${AGENTS})`);
-  // 30 days of aggregates per agent; one day in seven is a partial day.
-  await q(`INSERT INTO agent_days (agent_id, claim_id, day, checkins, on_time, credit_s, coverage_s, digest)
+  // HISTORY_DAYS days of aggregates per agent; one day in seven is a partial day.
+  const chunks = Array.from({ length: Math.ceil(AGENTS / LOAD_CHUNK) }, (_, k) => [k * LOAD_CHUNK + 1, Math.min(AGENTS, (k + 1) * LOAD_CHUNK)]);
+  const loadDays = async (client: pg.Client) => {
+    for (let chunk = chunks.shift(); chunk; chunk = chunks.shift()) {
+      await client.query(`INSERT INTO agent_days (agent_id, claim_id, day, checkins, on_time, credit_s, coverage_s, digest)
            SELECT ${SQL_AGENT_ID("i")}, i, to_char(date '${DAY}' - d, 'YYYY-MM-DD'),
                   CASE WHEN (i + d) % 7 = 0 THEN 12 ELSE 24 END,
                   CASE WHEN (i + d) % 7 = 0 THEN 11 ELSE 24 END,
                   CASE WHEN (i + d) % 7 = 0 THEN 39600 ELSE 86400 END,
                   CASE WHEN (i + d) % 7 = 0 THEN 43200 ELSE 86400 END,
                   md5(i::text || '/' || d) || md5(d::text || '/' || i)
-           FROM generate_series(1, ${AGENTS}) i, generate_series(1, ${HISTORY_DAYS}) d`);
+           FROM generate_series(${chunk[0]}, ${chunk[1]}) i, generate_series(1, ${HISTORY_DAYS}) d`);
+    }
+  };
+  await Promise.all([loadDays(db), ...(second ? [loadDays(second)] : [])]);
   // Proofs: a github proof for one owner in five (owner-level), a domain proof for one agent in twenty.
   await q(`INSERT INTO proofs (id, kind, owner_id, agent_id, subject, binding, evidence, verified_at, last_checked_at)
            SELECT 'prf_gh' || o, 'github', 'own_bench' || lpad(o::text, 8, '0'), NULL, 'user' || o, NULL, '{}', ${AT - 45 * 86400}, ${AT - 86400}
@@ -263,20 +318,64 @@ async function count(db: pg.Client, sql: string): Promise<number> {
 // ---------------------------------------------------------------------------------------------
 // Phases
 
+/** The heap this process uses now (V8's figure; cheaper to read than `process.memoryUsage()`). */
+const heapUsed = () => v8.getHeapStatistics().used_heap_size;
+const mib = (bytes: number) => `${fmt(bytes / 2 ** 20)} MiB`;
+
+/**
+ * Runs `work`, sampling this process's heap every 100 ms (garbage not yet collected included, so its
+ * peak follows V8's collection schedule more than what is kept) and right after each full collection
+ * (what is kept): its result, seconds, and both peaks.
+ */
+async function measured<T>(work: () => Promise<T>): Promise<{ value: T; seconds: number; peakHeap: number; peakLive: number }> {
+  let peakHeap = heapUsed();
+  let peakLive = 0;
+  const sampler = setInterval(() => void (peakHeap = Math.max(peakHeap, heapUsed())), 100);
+  const collections = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      if ((entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) peakLive = Math.max(peakLive, heapUsed());
+    }
+  });
+  collections.observe({ entryTypes: ["gc"] });
+  const t0 = performance.now();
+  try {
+    const value = await work();
+    peakHeap = Math.max(peakHeap, heapUsed());
+    return { value, seconds: (performance.now() - t0) / 1000, peakHeap, peakLive };
+  } finally {
+    clearInterval(sampler);
+    collections.disconnect();
+  }
+}
+
+/**
+ * The most heap kept (after a full collection) while recomputing and building the tree: what they hold
+ * has fixed caps, the same for 100,000 agents as for a million.
+ */
+const HEAP_TARGET_BYTES = 256 * 2 ** 20;
+
 async function recomputePhase(dbUrl: string, admin: pg.Client, rows: Row[]): Promise<void> {
   const db = createPgDb(dbUrl);
   try {
     const store = createSqlStore(db);
-    const service = createVraiService({ store, clock: createManualClock(AT + 3600), busy: () => false });
+    const clock = createManualClock(AT + 3600);
+    const service = createVraiService({ store, clock, busy: () => false });
+    // As the scheduler's afterDaily: the day's tree built and stored, no writer (anchoring off).
+    const anchoring = createAnchoring({ anchors: createAnchorRepository(db), clock, logger: pino({ level: "silent" }) });
     log(`recompute: ${fmt(AGENTS)} agents, ${fmt(AGENTS * HISTORY_DAYS)} day aggregates, day ${DAY} ...`);
+    const heapAtStart = heapUsed();
     const m0 = await cpuMark(null);
-    const t0 = performance.now();
-    const stored = await service.scoring.recomputeDay(DAY);
-    log(`recompute: ${cpuReport(m0, await cpuMark(null)).replace("load generator", "recompute (node)")}`);
-    const seconds = (performance.now() - t0) / 1000;
+    const recompute = await measured(() => service.scoring.recomputeDay(DAY));
+    const m1 = await cpuMark(null);
+    log(`recompute: ${cpuReport(m0, m1).replace("load generator", "recompute (node)")}`);
+    const tree = await measured(() => anchoring.buildDay(DAY));
+    log(`tree: ${cpuReport(m1, await cpuMark(null)).replace("load generator", "tree build (node)")}`);
+    const stored = recompute.value;
+    const seconds = recompute.seconds;
     const inTable = await count(admin, `SELECT count(*) AS n FROM scores WHERE trigger = 'daily' AND day = '${DAY}'`);
     const expected = await count(admin, `SELECT count(*) AS n FROM agents WHERE claimed_at <= ${AT}`);
-    log(`recompute: ${fmt(stored)} scores stored (${fmt(inTable)} in the table) in ${fmt(seconds, 1)} s = ${fmt(stored / seconds)} agents/s`);
+    log(`recompute: ${fmt(stored)} scores stored (${fmt(inTable)} in the table) in ${fmt(seconds, 1)} s = ${fmt(stored / seconds)} agents/s; peak heap ${mib(recompute.peakHeap)}, after a full collection ${mib(recompute.peakLive)} (${mib(heapAtStart)} before)`);
+    log(`tree: ${fmt(tree.value?.leafCount ?? 0)} leaves, root ${tree.value?.root}, built and stored in ${fmt(tree.seconds, 1)} s; peak heap ${mib(tree.peakHeap)}, after a full collection ${mib(tree.peakLive)}`);
 
     // Re-derive a sample one agent at a time (the per-agent facts path) and compare with what was stored.
     const special = [1, 3, 7, 20, 50, 100, 301, 503, 1007, 2003].filter((i) => i <= AGENTS);
@@ -294,16 +393,34 @@ async function recomputePhase(dbUrl: string, admin: pg.Client, rows: Row[]): Pro
         if (!row || row.sha256 !== sha256 || Number(row.total) !== result.total) mismatches++;
       }
     });
-    const again = await service.scoring.recomputeDay(DAY);
-    log(`recompute: ${sample.length} sampled agents re-derived one by one, ${mismatches} mismatches; a rerun stored ${again}`);
+    // The rerun reads every agent again: left out of the large runs, to keep them short.
+    const again = AGENTS <= RERUN_MAX_AGENTS ? await service.scoring.recomputeDay(DAY) : null;
+    log(`recompute: ${sample.length} sampled agents re-derived one by one, ${mismatches} mismatches; ${again === null ? `no rerun above ${fmt(RERUN_MAX_AGENTS)} agents` : `a rerun stored ${again}`}`);
     const totals = (await admin.query(`SELECT total, count(*)::int AS n FROM scores WHERE day = '${DAY}' GROUP BY total ORDER BY total`)).rows;
     log(`recompute: totals ${totals.map((r) => `${r.total}×${r.n}`).join(", ")}`);
 
-    rows.push({ figure: `daily recompute, ${fmt(AGENTS)} agents × ${HISTORY_DAYS} days`, value: `${fmt(seconds, 1)} s`, target: "<= 60 s", verdict: seconds <= 60 ? "PASS" : "FAIL" });
-    rows.push({ figure: "  recompute throughput", value: `${fmt(stored / seconds)} agents/s`, target: `>= ${fmt(AGENTS / 60)} agents/s`, verdict: "" });
+    const recomputeRow: Row = { figure: `daily recompute, ${fmt(AGENTS)} agents × ${HISTORY_DAYS} days`, value: `${fmt(seconds, 1)} s`, target: "", verdict: "" };
+    if (AGENTS <= RECOMPUTE_TARGET.agents) Object.assign(recomputeRow, { target: `<= ${RECOMPUTE_TARGET.seconds} s`, verdict: seconds <= RECOMPUTE_TARGET.seconds ? "PASS" : "FAIL" });
+    rows.push(recomputeRow);
+    rows.push({ figure: "  recompute throughput", value: `${fmt(stored / seconds)} agents/s`, target: `>= ${fmt(END_TO_END_TARGET.agents / END_TO_END_TARGET.seconds)} agents/s (1M in 5 min, with the tree)`, verdict: "" });
+    rows.push({ figure: "  day's tree built and stored (anchoring off)", value: `${fmt(tree.seconds, 1)} s`, target: "", verdict: "" });
+    // The issue's 5 minutes are for a million agents; a smaller run is held to its share of them.
+    const total = seconds + tree.seconds;
+    const scaled = AGENTS >= END_TO_END_TARGET.agents ? END_TO_END_TARGET.seconds : (END_TO_END_TARGET.seconds * AGENTS) / END_TO_END_TARGET.agents;
+    const scaledNote = AGENTS >= END_TO_END_TARGET.agents ? "" : ` (${END_TO_END_TARGET.seconds} s per 1M, scaled)`;
+    rows.push({ figure: "recompute + tree, end to end", value: `${fmt(total, 1)} s`, target: `<= ${fmt(scaled, 1)} s${scaledNote}`, verdict: total <= scaled ? "PASS" : "FAIL" });
+    // Without a full collection during a step (a short one), its sampled peak bounds what it kept.
+    const kept = (m: { peakLive: number; peakHeap: number }) => (m.peakLive > 0 ? m.peakLive : m.peakHeap);
+    const keptText = (m: { peakLive: number; peakHeap: number }) => `${mib(kept(m))}${m.peakLive > 0 ? "" : " (no full collection: sampled peak)"}`;
+    const peakKept = Math.max(kept(recompute), kept(tree));
     rows.push({
-      figure: "  scores = agents claimed by then; sample re-derived; rerun", value: `${fmt(stored)}; ${mismatches} mismatches; ${again}`,
-      target: `${fmt(expected)}; 0 mismatches; 0`, verdict: stored === expected && inTable === expected && mismatches === 0 && again === 0 ? "PASS" : "FAIL",
+      figure: "  peak heap kept, after full collections (recompute; tree)", value: `${keptText(recompute)}; ${keptText(tree)}`,
+      target: `<= ${mib(HEAP_TARGET_BYTES)} (pages of 1,000 agents, 2 ahead)`, verdict: peakKept <= HEAP_TARGET_BYTES ? "PASS" : "FAIL",
+    });
+    rows.push({ figure: "  peak heap used, sampled every 100 ms (recompute; tree)", value: `${mib(recompute.peakHeap)}; ${mib(tree.peakHeap)}`, target: "garbage included", verdict: "" });
+    rows.push({
+      figure: "  scores = agents claimed by then; sample re-derived; rerun", value: `${fmt(stored)}; ${mismatches} mismatches; ${again ?? "not run"}`,
+      target: `${fmt(expected)}; 0 mismatches; 0`, verdict: stored === expected && inTable === expected && mismatches === 0 && (again ?? 0) === 0 ? "PASS" : "FAIL",
     });
   } finally {
     await db.close();
@@ -421,6 +538,10 @@ async function getScorePhase(url: string, child: ChildProcess, rows: Row[]): Pro
     log(`GET score (${schedule.name}): the server's own time per request (from its listener to the response's close, /metrics): ${within("0.001")} within 1 ms, ${within("0.005")} within 5 ms, ${within("0.01")} within 10 ms`);
     measured.set(schedule, r);
   }
+  const { memory } = await serverCpu(child);
+  const cache = memory.cache;
+  const cacheFigures = cache ? `; cache ${fmt(cache.entries)} agents, ${mib(cache.bytes)} of ${mib(cache.maxBytes)}, ${fmt(cache.hits)} hits, ${fmt(cache.misses)} misses, ${cache.evictions} evictions` : "; no cache";
+  log(`GET score: server child after the runs: RSS ${mib(memory.rss)}, heap ${mib(memory.heap)}${cacheFigures}`);
   const floor = await autocannonFloor();
   const second = await h2loadGet(url);
   const steady = measured.get(STEADY)!;
@@ -434,6 +555,10 @@ async function getScorePhase(url: string, child: ChildProcess, rows: Row[]): Pro
   rows.push({ figure: "GET score p99 at 2,000 req/s, bursts (autocannon -R)", value: ms(burstP99), target: "< 10 ms", verdict: burstP99 < 10 ? "PASS" : "FAIL" });
   rows.push({ figure: "  empty Node server, same bursts", value: `p99 ${ms(floor.get(BURST)!)}`, target: "", verdict: "" });
   rows.push({ figure: "  GET score, steady, measured by h2load (C client)", value: second, target: "", verdict: "" });
+  rows.push({
+    figure: `  server child over ${fmt(AGENTS)} agents: RSS; heap; cached`, value: `${mib(memory.rss)}; ${mib(memory.heap)}; ${fmt(cache?.entries ?? 0)}`,
+    target: cache ? `cache <= ${mib(cache.maxBytes)} (SCORE_CACHE_MB)` : "", verdict: "",
+  });
 }
 
 /** The server's histogram of GET score durations from /metrics: count of requests at or under each bucket bound. */
@@ -616,7 +741,9 @@ async function main(): Promise<void> {
     await migrate(migrateDb);
     await migrateDb.close();
     const t = performance.now();
-    await bulkLoad(admin);
+    const second = new pg.Client({ connectionString: dbUrl });
+    await second.connect();
+    await bulkLoad(admin, second).finally(() => second.end());
     log(`loaded ${fmt(AGENTS)} agents, ${fmt(AGENTS * HISTORY_DAYS)} day aggregates in ${fmt((performance.now() - t) / 1000, 1)} s`);
 
     if (PHASES.has("recompute")) await recomputePhase(dbUrl, admin, rows);
@@ -670,6 +797,13 @@ if (process.argv.includes("--empty-server")) {
     process.exit(1);
   });
 } else if (require.main === module) {
+  try {
+    setSize(process.argv.slice(2));
+  } catch (error) {
+    // parseArgs's own errors (an unknown flag, a missing value) are usage errors as well.
+    console.error(`${error instanceof Error ? error.message : error} (usage: ${USAGE})`);
+    process.exit(USAGE_EXIT);
+  }
   main().catch((error) => {
     console.error(error);
     process.exit(1);

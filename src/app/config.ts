@@ -79,7 +79,8 @@ export const serveConfigSchema = z.object({
   METRICS_HOST: z.string().min(1).default("127.0.0.1"),
   /**
    * Memory for the latest score of each agent, served by `GET /v1/agents/:id/score` without a query
-   * (about 3.5 kB per agent); 0 turns the cache off. It lives in node's heap (about 4 GiB by default), hence the bound.
+   * (about 350 bytes per agent, its result deflated: a million agents in about 350 MiB); 0 turns the cache
+   * off. Entries live outside node's heap, which holds one id per agent; the cache never takes more than this.
    */
   SCORE_CACHE_MB: z.coerce.number().int().min(0).max(2048).default(512),
   /** What one owner may keep (issue #15): proof challenges neither used nor expired, and agents claimed. */

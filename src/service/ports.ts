@@ -124,7 +124,11 @@ export type StoreTx = {
   insertAgent(agent: AgentRow): Promise<void>;
   /** Starts a new claim (V2): new claim id, key, owner; forgets the previous counted check-in. Returns the claim id. */
   startClaim(agentId: string, claim: { ownerId: string; keyHash: string; claimedAt: number; kind: "claim" | "reclaim" | "transfer" }): Promise<number>;
-  listClaimedAgentIds(): Promise<string[]>;
+  /**
+   * A keyset page of every agent's id, in id order (the daily recompute's agents, V9, read a page at a
+   * time so that no list of every agent is ever held in memory).
+   */
+  listClaimedAgentIds(page: PageRequest<string>): Promise<string[]>;
   /** The ids of the owner's agents in id order: every one, or a page after an id. */
   listAgentsOfOwner(ownerId: string, page?: PageRequest<string>): Promise<string[]>;
   countAgentsOfOwner(ownerId: string): Promise<number>;

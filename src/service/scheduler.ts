@@ -33,8 +33,8 @@ export function createScheduler(deps: {
     // A new store starts with today: there is nothing to catch up before its first day.
     for (let day = last === null ? today : utcDay(dayStart(last) + DAY_S); day <= today; day = utcDay(dayStart(day) + DAY_S)) {
       const started = Date.now();
-      const stored = await scoring.recomputeDay(day, (n, total) => {
-        if (n % 1000 === 0 || n === total) logger.info({ day, done: n, total }, "daily recompute progress");
+      const stored = await scoring.recomputeDay(day, (n) => {
+        if (n % 10_000 === 0) logger.info({ day, done: n }, "daily recompute progress");
       });
       await deps.afterDaily?.(day);
       await store.transaction((tx) => tx.setSetting(LAST_DAILY_SETTING, day));

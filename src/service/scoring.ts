@@ -33,9 +33,12 @@ export type DailyBatchTx = {
   insertScores(scores: readonly NewScore[]): Promise<void>;
 };
 
-/** Agents per batch (one insert transaction) in the batched daily recompute. */
-const DAILY_BATCH = 1000;
-/** Batches read and computed ahead of the one being written. */
+/**
+ * Agents per keyset page of the daily recompute, and per batch (one insert transaction) when batched:
+ * what it holds in memory at once is a few pages, whatever the number of agents.
+ */
+const DAILY_PAGE = 1000;
+/** Pages read and computed ahead of the one being written. */
 const DAILY_READ_AHEAD = 2;
 
 const isDailyBatchTx = (tx: StoreTx): tx is StoreTx & DailyBatchTx =>
@@ -45,9 +48,14 @@ const isDailyBatchTx = (tx: StoreTx): tx is StoreTx & DailyBatchTx =>
  * Computes and stores Vrai scores (V9): gathers an agent's facts at `at` from the store, builds
  * the canonical inputs with the method engine, and stores inputs, digest and result together.
  */
-export function createScoring(deps: { store: Store; clock: Clock; method?: MethodVersion }) {
+export function createScoring(deps: {
+  store: Store; clock: Clock; method?: MethodVersion;
+  /** Agents per page of the daily recompute (default DAILY_PAGE). */
+  dailyPageSize?: number;
+}) {
   const { store } = deps;
   const method = deps.method ?? CURRENT_METHOD;
+  const pageSize = deps.dailyPageSize ?? DAILY_PAGE;
 
   /** The facts of V5–V8 for `agent` at `at`, read in `tx`. */
   async function factsAt(tx: StoreTx, agent: AgentRow, at: number): Promise<ScoreFacts> {
@@ -107,48 +115,73 @@ export function createScoring(deps: { store: Store; clock: Clock; method?: Metho
   }
 
   /**
+   * The agents' ids a page at a time, in id order: each call asks for the page after the one the
+   * previous call got (one query after the other, however far ahead they are asked), and an empty
+   * page once the last was shorter than `pageSize`. Nothing grows with the number of agents.
+   */
+  function agentPages(pageSize: number): () => Promise<string[]> {
+    let previous: Promise<string[] | null> = Promise.resolve(null);
+    return () => {
+      previous = previous.then((ids) =>
+        ids !== null && ids.length < pageSize ? [] : store.read.listClaimedAgentIds({ after: ids?.[ids.length - 1], limit: pageSize }));
+      return previous as Promise<string[]>;
+    };
+  }
+
+  /**
    * The daily recompute of day `day` (V9): every agent claimed by `day 00:00:00`, at that instant.
    * Agents that already have that day's score are skipped, so a rerun (or a catch-up) is safe.
+   * The agents are read a keyset page at a time (`dailyPageSize` of them), so memory stays the same
+   * whatever their number; scores are stored in agent order (their ids follow it).
+   * @param onProgress called with how many agents have been looked at so far, after each page (batched) or agent
    * @returns how many scores were stored
    */
-  async function recomputeDay(day: string, onProgress?: (done: number, total: number) => void): Promise<number> {
+  async function recomputeDay(day: string, onProgress?: (done: number) => void): Promise<number> {
     const at = dayStart(day);
-    const agentIds = await store.read.listClaimedAgentIds();
+    const nextPage = agentPages(pageSize);
     let stored = 0;
+    let done = 0;
     const bulk = store.read;
     if (isDailyBatchTx(bulk)) {
-      // Batched when the store offers it: the facts of DAILY_BATCH agents read in a few statements, their
-      // scores inserted in one transaction per batch, batches committed in order (score ids follow agent order).
-      // The next batches are read and computed while the previous one is being written.
-      const prepare = async (from: number) =>
-        (await bulk.dailyFactRows(agentIds.slice(from, from + DAILY_BATCH), day, at)).map((r) => scoreRowOf(r.agent, factsFrom(r, at), at, "daily"));
-      const ahead: Array<Promise<NewScore[]>> = [];
-      let from = 0;
+      // Batched when the store offers it: the facts of a page of agents read in a few statements, their
+      // scores inserted in one transaction per page, pages committed in order (score ids follow agent order).
+      // The next pages are read and computed while the previous one is being written.
+      let last = false;
+      const prepare = async () => {
+        const ids = await nextPage();
+        if (ids.length < pageSize) last = true;
+        const rows = ids.length === 0 ? [] : await bulk.dailyFactRows(ids, day, at);
+        return { looked: ids.length, scores: rows.map((r) => scoreRowOf(r.agent, factsFrom(r, at), at, "daily")) };
+      };
+      const ahead: Array<ReturnType<typeof prepare>> = [];
       const readAhead = () => {
-        for (; ahead.length < DAILY_READ_AHEAD && from < agentIds.length; from += DAILY_BATCH) {
-          const batch = prepare(from);
-          batch.catch(() => undefined);
-          ahead.push(batch);
+        while (!last && ahead.length < DAILY_READ_AHEAD) {
+          const page = prepare();
+          page.catch(() => undefined);
+          ahead.push(page);
         }
       };
       readAhead();
-      for (let i = 0; ahead.length > 0; i += DAILY_BATCH) {
-        const rows = await ahead.shift()!;
+      while (ahead.length > 0) {
+        const { looked, scores } = await ahead.shift()!;
         readAhead();
-        if (rows.length > 0) await store.transaction((tx) => (tx as StoreTx & DailyBatchTx).insertScores(rows));
-        stored += rows.length;
-        for (let k = i; k < Math.min(i + DAILY_BATCH, agentIds.length); k++) onProgress?.(k + 1, agentIds.length);
+        if (scores.length > 0) await store.transaction((tx) => (tx as StoreTx & DailyBatchTx).insertScores(scores));
+        stored += scores.length;
+        done += looked;
+        if (looked > 0) onProgress?.(done);
       }
       return stored;
     }
-    for (let i = 0; i < agentIds.length; i++) {
-      stored += await store.transaction(async (tx) => {
-        const agent = await tx.getAgent(agentIds[i]);
-        if (!agent || agent.claimedAt > at || (await tx.hasDailyScore(agent.id, day))) return 0;
-        await scoreAgentIn(tx, agent.id, at, "daily");
-        return 1;
-      });
-      onProgress?.(i + 1, agentIds.length);
+    for (let ids = await nextPage(); ids.length > 0; ids = await nextPage()) {
+      for (const agentId of ids) {
+        stored += await store.transaction(async (tx) => {
+          const agent = await tx.getAgent(agentId);
+          if (!agent || agent.claimedAt > at || (await tx.hasDailyScore(agent.id, day))) return 0;
+          await scoreAgentIn(tx, agent.id, at, "daily");
+          return 1;
+        });
+        onProgress?.(++done);
+      }
     }
     return stored;
   }

@@ -52,6 +52,8 @@ export function createMemoryStore(): Store {
   // Per agent one record: its row and its check-ins, so a check-in finds both with one lookup.
   const agents = new Map<string, AgentRecord>();
   let nextClaimId = 1;
+  /** Every agent's id in id order, for keyset pages of them; rebuilt after an agent is added. */
+  let sortedIds: string[] | null = null;
   /** Appends one check-in's fields; flags: 0 late, 1 on time, 2 null (first after a claim); + 4 when excused. */
   const appendCheckin = (r: AgentRecord, c: StoredCheckin): void => {
     if (r.used + CHECKIN_FIELDS > r.fields.length) {
@@ -94,7 +96,10 @@ export function createMemoryStore(): Store {
     getOwner: async (id) => copy(owners.get(id)),
 
     getAgent: async (id) => copy(agents.get(id)?.row),
-    insertAgent: async (a) => void agents.set(a.id, { row: { ...a }, keys: new KeyList(), claimFirst: 0, fields: NO_FIELDS, used: 0, days: new Map(), lastDay: null }),
+    async insertAgent(a) {
+      agents.set(a.id, { row: { ...a }, keys: new KeyList(), claimFirst: 0, fields: NO_FIELDS, used: 0, days: new Map(), lastDay: null });
+      sortedIds = null;
+    },
     async startClaim(agentId, c) {
       const claimId = nextClaimId++;
       const r = agents.get(agentId)!;
@@ -104,7 +109,18 @@ export function createMemoryStore(): Store {
       r.claimFirst = r.used / CHECKIN_FIELDS;
       return claimId;
     },
-    listClaimedAgentIds: async () => [...agents.keys()].sort(),
+    async listClaimedAgentIds({ after, limit }) {
+      sortedIds ??= [...agents.keys()].sort(byText);
+      const ids = sortedIds;
+      // The first id after `after`, by binary search: a page costs the same however deep it is.
+      let lo = 0;
+      for (let hi = ids.length; after !== undefined && lo < hi;) {
+        const mid = (lo + hi) >>> 1;
+        if (ids[mid] <= after) lo = mid + 1;
+        else hi = mid;
+      }
+      return ids.slice(lo, lo + limit);
+    },
     listAgentsOfOwner: async (ownerId, page) =>
       pageOf([...agents.values()].filter((r) => r.row.ownerId === ownerId).map((r) => r.row.id).sort(), page, byText),
     countAgentsOfOwner: async (ownerId) => [...agents.values()].filter((r) => r.row.ownerId === ownerId).length,

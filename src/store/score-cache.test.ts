@@ -83,21 +83,46 @@ describe("score cache", () => {
     expect(cache.get("a")).to.equal(undefined);
   });
 
-  it("stays within its memory: when full, the oldest tenth goes, and the bytes are accounted exactly", () => {
-    const result = "x".repeat(600);
-    const one = 400 + result.length + 64;
-    const cache = createScoreCache({ maxBytes: one * 100 });
-    for (let i = 0; i < 100; i++) cache.offerRead(`a${i}`, score(`a${i}`, i, 100, result), cache.mark());
-    expect(cache.stats()).to.include({ entries: 100, bytes: one * 100 });
-    cache.offerRead("new", score("new", 1000, 100, result), cache.mark());
-    expect(cache.stats()).to.include({ entries: 91, bytes: one * 91 });
-    expect(cache.get("a0")).to.equal(undefined);
-    expect(cache.get("a9")).to.equal(undefined);
-    expect(cache.get("a10")?.id).to.equal(10);
-    expect(cache.get("new")?.id).to.equal(1000);
-    // A replaced entry moves to the back of the eviction order, and its bytes are re-counted.
-    cache.offerWrite(score("a10", 2000, 200, "y".repeat(100)), cache.mark());
-    expect(cache.stats().bytes).to.equal(one * 90 + 400 + 100 + 64);
+  it("gives back exactly the summary it was given: binary fields and the deflated result text", () => {
+    const cache = createScoreCache({ maxBytes: 1 << 20 });
+    const window = Array.from({ length: 30 }, (_, d) => `{"day":"2026-10-${String(d + 1).padStart(2, "0")}","checkins":24,"on_time":${20 + (d % 5)},"coverage_s":86400,"before_claim":false}`);
+    const daily: ScoreSummary = { ...score("a", 2 ** 40 + 3, 1_793_923_200, `{"total":612,"window":[${window.join(",")}],"note":"é ✓"}`), trigger: "daily", day: "2026-11-05", total: 612 };
+    cache.offerRead("a", daily, cache.mark());
+    cache.offerRead("b", score("b", 7, 1_793_923_201, '{"total":3}'), cache.mark());
+    cache.offerRead("c", null, cache.mark());
+    expect(cache.get("a")).to.deep.equal(daily);
+    expect(cache.get("b")).to.deep.equal(score("b", 7, 1_793_923_201, '{"total":3}'));
+    expect(cache.get("c")).to.equal(null);
+    // Emptied, it starts again with another dictionary (the first result it keeps next).
+    cache.invalidate("all");
+    cache.offerRead("b", score("b", 8, 1_793_923_300, '{"other":[1,2,3]}'), cache.mark());
+    cache.offerRead("a", daily, cache.mark());
+    expect([cache.get("a"), cache.get("b")?.resultJson]).to.deep.equal([daily, '{"other":[1,2,3]}']);
+  });
+
+  it("stays within its memory: never charges more than maxBytes, and when full drops the oldest entries first, many at once", () => {
+    const maxBytes = 64 * 1024;
+    const cache = createScoreCache({ maxBytes });
+    // Results that do not deflate to nothing: 300 pseudo-random hex digits each.
+    const noise = (i: number) => Array.from({ length: 40 }, (_, k) => ((i * 2654435761 + k * 40503) >>> 0).toString(16).padStart(8, "0")).join("").slice(0, 300);
+    const ids = Array.from({ length: 2000 }, (_, i) => `agt_${String(i).padStart(6, "0")}`);
+    for (const [i, id] of ids.entries()) {
+      cache.offerRead(id, score(id, i + 1, 100, `{"n":"${noise(i)}"}`), cache.mark());
+      expect(cache.stats().bytes).to.be.at.most(maxBytes);
+    }
+    const { entries, evictions } = cache.stats();
+    expect(entries).to.be.greaterThan(50).and.lessThan(2000);
+    // One eviction drops a whole segment's entries (a 32nd of the cache), not one entry at a time.
+    expect(evictions).to.be.greaterThan(0);
+    expect((2000 - entries) / evictions).to.be.at.least(5);
+    // What is kept is the newest entries, each as it was given.
+    const kept = ids.filter((id) => cache.get(id) !== undefined);
+    expect(kept).to.deep.equal(ids.slice(ids.length - entries));
+    expect(cache.get(ids[1999])?.resultJson).to.equal(`{"n":"${noise(1999)}"}`);
+    // Replacing entries (the daily recompute writing every agent again) keeps within the cap too.
+    for (const [i, id] of kept.entries()) cache.offerWrite(score(id, 5000 + i, 200, `{"n":"${noise(i + 7)}"}`), cache.mark());
+    expect(cache.stats().bytes).to.be.at.most(maxBytes);
+    expect(cache.get(kept[kept.length - 1])?.id).to.equal(5000 + kept.length - 1);
   });
 
   it("does not keep an entry larger than the whole cache", () => {
@@ -107,11 +132,17 @@ describe("score cache", () => {
   });
 
   it("refuses, after an eviction, answers sent before it (the agent may have been overtaken meanwhile)", () => {
-    const cache = createScoreCache({ maxBytes: (400 + 13 + 64) * 10 });
-    for (let i = 0; i < 10; i++) cache.offerRead(`a${i}`, score(`a${i}`, i, 100), cache.mark());
-    const before = cache.mark();
-    cache.offerRead("b", score("b", 1, 100), cache.mark());
+    const cache = createScoreCache({ maxBytes: 32 * 1024 });
+    let i = 0;
+    let before = cache.mark();
+    while (cache.stats().evictions === 0) {
+      before = cache.mark();
+      const id = `a${i++}`;
+      cache.offerRead(id, score(id, i, 100, `{"i":${i * 7919}}`), cache.mark());
+    }
     cache.offerRead("c", score("c", 1, 100), before);
     expect(cache.get("c")).to.equal(undefined);
+    cache.offerRead("c", score("c", 1, 100), cache.mark());
+    expect(cache.get("c")?.id).to.equal(1);
   });
 });

@@ -156,10 +156,12 @@ const WARM_BATCH = 1000;
 /**
  * Fills `cache` with the latest score of every agent that has one, in agent order, a batch per
  * statement and a turn of the event loop between batches (requests are served meanwhile), until
- * the cache is full or every agent is in.
+ * every agent is in or the cache is full: once it has had to drop entries to make room, reading
+ * more would only push out what was read, so it stops (the rest is read on demand).
  * @returns how many agents' scores were offered
  */
 export async function warmScoreCache(db: Queryable, cache: ScoreCache): Promise<number> {
+  const { evictions } = cache.stats();
   let after = "";
   let offered = 0;
   for (;;) {
@@ -171,8 +173,8 @@ export async function warmScoreCache(db: Queryable, cache: ScoreCache): Promise<
     );
     for (const r of rows) cache.offerRead(r.agent_id, summaryFrom(r), mark);
     offered += rows.length;
-    const { entries, bytes, maxBytes } = cache.stats();
-    if (rows.length < WARM_BATCH || entries === 0 || bytes >= maxBytes * 0.9) return offered;
+    const stats = cache.stats();
+    if (rows.length < WARM_BATCH || stats.entries === 0 || stats.evictions > evictions) return offered;
     after = rows[rows.length - 1].agent_id;
     await new Promise((resolve) => setImmediate(resolve));
   }
@@ -272,7 +274,8 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
         );
         return claimId;
       },
-      listClaimedAgentIds: async () => (await q.query<Row>("SELECT id FROM agents ORDER BY id")).rows.map((r) => r.id),
+      listClaimedAgentIds: async (page) =>
+        (await q.query<Row>("SELECT id FROM agents WHERE id > $1 ORDER BY id LIMIT $2", [page.after ?? "", page.limit])).rows.map((r) => r.id),
       listAgentsOfOwner: async (ownerId, page) =>
         (page === undefined
           ? await q.query<Row>("SELECT id FROM agents WHERE owner_id = $1 ORDER BY id", [ownerId])

@@ -41,8 +41,8 @@ export const command: Command = {
         return mismatches.length === 0 ? 0 : 1;
       }
       const scoring = createScoring({ store, clock: systemClock });
-      const stored = await scoring.recomputeDay(day, (done, total) => {
-        if (done % 1000 === 0 || done === total) io.stderr(`recompute ${day}: ${done}/${total} agents\n`);
+      const stored = await scoring.recomputeDay(day, (done) => {
+        if (done % 1000 === 0) io.stderr(`recompute ${day}: ${done} agents\n`);
       });
       io.stdout(`${JSON.stringify({ day, stored })}\n`);
       return 0;

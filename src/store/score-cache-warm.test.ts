@@ -1,0 +1,46 @@
+import { expect } from "chai";
+import { createMigratedTestDb, TEST_STORES, type TestDb } from "../test-helpers/db";
+import { seedDailyScores } from "../test-helpers/daily-scores";
+import { createScoreCache } from "./score-cache";
+import { createSqlStore, warmScoreCache } from "./sql-store";
+
+const DAY = "2026-11-02";
+const AT = Date.UTC(2026, 10, 2) / 1000;
+const AGENTS = 5000;
+const agentId = (i: number) => `agt_${String(i).padStart(5, "0")}`;
+
+for (const { name, create } of TEST_STORES) {
+  describe(`filling the latest-score cache at start on ${name}`, function () {
+    let testDb: TestDb;
+
+    before(async () => {
+      testDb = await createMigratedTestDb(create);
+      await seedDailyScores(testDb.db, { ownerId: "own_warm", day: DAY, at: AT, count: AGENTS, digits: 5 });
+    });
+    after(() => testDb.drop());
+
+    it("reads every agent's latest score when they all fit, and answers them from memory", async () => {
+      const cache = createScoreCache({ maxBytes: 64 * 2 ** 20 });
+      expect(await warmScoreCache(testDb.db, cache)).to.equal(AGENTS);
+      expect(cache.stats()).to.include({ entries: AGENTS, evictions: 0 });
+      const stored = await createSqlStore(testDb.db).read.latestScore(agentId(4321));
+      expect(cache.get(agentId(4321))).to.deep.include({ id: stored!.id, sha256: stored!.sha256, day: DAY, at: AT });
+    });
+
+    it("stops once the cache is full instead of reading every agent, within its cap", async () => {
+      // About 200 bytes an entry here: a 200 kB cache holds about a thousand of the 5,000.
+      const cache = createScoreCache({ maxBytes: 200_000 });
+      const offered = await warmScoreCache(testDb.db, cache);
+      const { entries, bytes, evictions } = cache.stats();
+      // It stopped after the batch of 1,000 that filled it: not every agent was read.
+      expect(evictions).to.be.greaterThan(0);
+      expect(offered).to.be.at.most(2000);
+      expect(entries).to.be.greaterThan(500).and.at.most(offered);
+      expect(bytes).to.be.at.most(200_000);
+      // Only agents it read are kept (the answers of a batch after the eviction it caused are refused, as any read's).
+      const kept = Array.from({ length: AGENTS }, (_, i) => agentId(i + 1)).filter((id) => cache.get(id) !== undefined);
+      expect(kept).to.have.length(entries);
+      expect(kept[kept.length - 1] <= agentId(offered)).to.equal(true);
+    });
+  });
+}
