@@ -63,6 +63,8 @@ const MISS_STEADY = 0.02;
 const MISS_FLAKY = 0.3;
 /** An hour is cut into this many slots; agent i checks in at slot i mod SLOTS of every hour, so its check-ins are 3,600 s apart (V3.2: refused under 1,200 s). */
 const SLOTS = 4;
+/** Owners set up at once (each claims its agents one after the other: a claim locks its owner). */
+const SETUP_IN_FLIGHT = 32;
 /** Check-ins in flight at once: enough for the store to batch, few enough to bound memory. */
 const IN_FLIGHT = 512;
 /** Agents whose daily scores' proofs are read over HTTP, and days sampled for each. */
@@ -152,7 +154,7 @@ async function setUp(server: ApiServer, dns: { setTxt(name: string, records: str
   const { service, proofs } = server;
   const owners = Array.from({ length: Math.ceil(n / AGENTS_PER_OWNER) }, (_, o) => o);
   const agents: Agent[] = new Array(n);
-  await forEachConcurrently(owners, 32, async (o) => {
+  await forEachConcurrently(owners, SETUP_IN_FLIGHT, async (o) => {
     const owner = await service.accounts.createOwner();
     const wallet = privateKeyToAccount(generatePrivateKey());
     const challenge = await proofs.issueChallenge(owner.ownerId, { kind: "wallet", subject: wallet.address });
@@ -259,45 +261,49 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
     // The tick after the setup computed START_DAY, at its 00:00, before any claim: the daily scores are of the days after it.
     const scoredDays: string[] = [];
     let counted = 0;
-    let checkinMs = 0;
-    let tickMs = 0;
+    // Milliseconds spent in each kind of work of the simulated days.
+    const spent = { checkins: 0, hourlyTicks: 0, daily: 0, penalties: 0 };
+    const timed = async (kind: keyof typeof spent, work: () => Promise<void>) => {
+      const t = performance.now();
+      await work();
+      spent[kind] += performance.now() - t;
+    };
     for (let day = 0; day < d; day++) {
       const date = utcDay(dayStart(START_DAY) + day * DAY_S);
-      const dayCheckinsStarted = performance.now();
-      let dayCounted = 0;
+      const before = { counted, checkins: spent.checkins };
       for (let hour = 0; hour < 24; hour++) {
         for (let slot = 0; slot < SLOTS; slot++) {
           // Two minutes into the slot: after the setup's claims, and after the midnight tick.
           clock.set(dayStart(date) + hour * 3600 + (slot * 3600) / SLOTS + 120);
           const due = agents.filter((a, i) => i % SLOTS === slot && chance(a.id, date, hour) >= (a.flaky ? MISS_FLAKY : MISS_STEADY));
-          await forEachConcurrently(due, IN_FLIGHT, async (agent) => {
+          await timed("checkins", () => forEachConcurrently(due, IN_FLIGHT, async (agent) => {
             const outcome = await service.checkins.checkIn(agent.id, crypto.randomUUID(), agent.authenticate);
             if (outcome.type !== "counted") throw new Error(`check-in of ${agent.id} at ${clock.now()} was ${outcome.type}, not counted`);
-            dayCounted++;
-          });
+            counted++;
+          }));
         }
         if (day === Math.floor(d / 2) && hour === 12) {
-          for (let i = 0; i < n; i += PENALTY_EVERY) {
-            await service.operator.addPenalty({ agentId: agents[i].id, code: "rule_violation", points: 10 + (i % 41), days: 30, reason: "bench" });
-          }
+          await timed("penalties", async () => {
+            for (let i = 0; i < n; i += PENALTY_EVERY) {
+              await service.operator.addPenalty({ agentId: agents[i].id, code: "rule_violation", points: 10 + (i % 41), days: 30, reason: "bench" });
+            }
+          });
         }
-        const t = performance.now();
-        if (hour < 23) await scheduler.tick();
-        tickMs += performance.now() - t;
+        if (hour < 23) await timed("hourlyTicks", () => scheduler.tick());
       }
-      checkinMs += performance.now() - dayCheckinsStarted;
-      counted += dayCounted;
-      // Midnight: the daily recompute of the new day (its window ends with `date`) and its tree (V9).
+      // Midnight: the daily recompute of the new day (its window ends with `date`) and its tree (V9), in the scheduler's tick.
       const next = utcDay(dayStart(date) + DAY_S);
       clock.set(dayStart(next));
-      const t = performance.now();
-      await scheduler.tick();
-      tickMs += performance.now() - t;
+      const dailyBefore = spent.daily;
+      await timed("daily", () => scheduler.tick());
       scoredDays.push(next);
-      log(`day ${day + 1}/${d} (${date}): ${fmt(dayCounted)} check-ins counted at ${fmt(dayCounted / ((performance.now() - dayCheckinsStarted) / 1000))} /s; daily recompute and tree of ${next} ${fmt(performance.now() - t)} ms`);
+      const rate = (counted - before.counted) / ((spent.checkins - before.checkins) / 1000);
+      log(`day ${day + 1}/${d} (${date}): ${fmt(counted - before.counted)} check-ins counted at ${fmt(rate)} /s; midnight tick (daily recompute and tree of ${next}) ${fmt(spent.daily - dailyBefore)} ms`);
     }
-    checkinMs -= tickMs;
-    stage(`check-ins and daily recomputes (${fmt(counted)} counted, ${fmt(counted / (checkinMs / 1000))} /s; scheduler ticks ${fmt(tickMs / 1000, 1)} s in all)`);
+    stage(
+      `days (${fmt(counted)} check-ins counted in ${fmt(spent.checkins / 1000, 1)} s, ${fmt(counted / (spent.checkins / 1000))} /s; ` +
+        `midnight ticks ${fmt(spent.daily / 1000, 1)} s, hourly ticks ${fmt(spent.hourlyTicks / 1000, 1)} s, penalties ${fmt(spent.penalties / 1000, 1)} s)`,
+    );
 
     await admin.query("VACUUM ANALYZE");
     const sizes = await tableSizes(admin);
