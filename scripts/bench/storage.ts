@@ -18,7 +18,8 @@
  *    the fixed-size ones in `FIXED_TABLES`; the breakdown names each table and whether it is counted.
  * 3. Verify what the savings must keep: `vrai recompute --verify` recomputes every stored score from
  *    its stored inputs byte for byte (V9), and `GET /v1/scores/{id}/proof` over HTTP serves the
- *    proof of sampled daily scores of several days, each checked against its day's root.
+ *    proof of sampled daily scores of several days, each checked against its day's stored root, itself
+ *    checked against the tree of that day's daily scores built again.
  *
  * The last line is `storage: <bytes> bytes per agent-day (<N> agents × <D> days, ...)`; the exit
  * code is 1 when a verification fails or the 2,000 × 30 target is missed, 2 on bad flags.
@@ -29,9 +30,10 @@ import { Resolver } from "node:dns/promises";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
 import pino from "pino";
+import type { Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { startApiServer, type ApiServer } from "../../src/app/server";
-import { processScoreProof, scoreLeafHash, type ScoreLeafValues } from "../../src/chain/score-tree";
+import { buildScoreTree, processScoreProof, scoreLeafHash, type ScoreLeafValues } from "../../src/chain/score-tree";
 import { parseFlags } from "../../src/cli/flags";
 import { memoryIo } from "../../src/cli/io";
 import { runCli } from "../../src/cli/main";
@@ -39,6 +41,7 @@ import { InvalidInputError } from "../../src/errors";
 import { DAY_S, dayStart, utcDay } from "../../src/method";
 import type { Authenticate } from "../../src/service/checkins";
 import { createManualClock } from "../../src/service/clock";
+import { createAnchorRepository } from "../../src/store/anchors";
 import { createPgDb } from "../../src/store/db";
 import { startDnsServer } from "../../src/test-helpers/dns-server";
 
@@ -94,7 +97,7 @@ export type StorageBenchResult = {
 
 type DailyScore = { id: number; day: string; sha256: string; method: string };
 
-type Agent = { id: string; key: string; authenticate: Authenticate; flaky: boolean };
+type Agent = { id: string; authenticate: Authenticate; flaky: boolean };
 
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
@@ -163,7 +166,7 @@ async function setUp(server: ApiServer, dns: { setTxt(name: string, records: str
     for (let i = o * AGENTS_PER_OWNER; i < Math.min(n, (o + 1) * AGENTS_PER_OWNER); i++) {
       const claim = await service.accounts.claimNewAgent(owner.ownerId, { name: `bench agent ${i}` });
       const key = claim.agentKey;
-      agents[i] = { id: claim.agentId, key, authenticate: (agent) => service.accounts.checkAgentKey(agent, key), flaky: i % FLAKY_EVERY === 0 };
+      agents[i] = { id: claim.agentId, authenticate: (agent) => service.accounts.checkAgentKey(agent, key), flaky: i % FLAKY_EVERY === 0 };
       if (i % DOMAIN_EVERY === 0) {
         const domain = `agent-${i}.bench-storage.example`;
         const c = await proofs.issueChallenge(owner.ownerId, { kind: "domain", subject: domain, agentId: claim.agentId });
@@ -175,12 +178,24 @@ async function setUp(server: ApiServer, dns: { setTxt(name: string, records: str
   return agents;
 }
 
-/** Reads the proofs of sampled daily scores over HTTP and checks each against its day's root; returns how many and how many days. */
-async function verifyProofs(url: string, agents: Agent[], days: string[]): Promise<{ proofs: number; days: number; problems: string[] }> {
+/**
+ * Reads the proofs of sampled daily scores over HTTP (`GET /v1/scores/{id}/proof`) and checks each
+ * one: its leaf is the score's [agent, day, method, sha256], and the proof leads from the leaf to the
+ * root the anchoring stored for that day (`dayRoot`). Every sampled agent must have a daily score on
+ * every sampled day. Returns how many proofs and days passed, and what went wrong.
+ */
+async function verifyProofs(url: string, agents: Agent[], days: string[], dayRoot: (day: string) => Promise<Hex | null>): Promise<{ proofs: number; days: number; problems: string[] }> {
   const problems: string[] = [];
-  const rootOfDay = new Map<string, string>();
   const picks = Math.min(PROOF_DAYS, days.length);
-  const sampledDays = new Set(Array.from({ length: picks }, (_, k) => days[Math.round((k * (days.length - 1)) / Math.max(1, picks - 1))]));
+  const sampledDays = [...new Set(Array.from({ length: picks }, (_, k) => days[Math.round((k * (days.length - 1)) / Math.max(1, picks - 1))]))];
+  const roots = new Map<string, Hex | null>();
+  for (const day of sampledDays) {
+    roots.set(day, await dayRoot(day).catch((error: Error) => {
+      problems.push(error.message);
+      return null;
+    }));
+  }
+  const provenDays = new Set<string>();
   const step = Math.max(1, Math.floor(agents.length / PROOF_AGENTS));
   let proofs = 0;
   for (let i = 0; i < agents.length && i / step < PROOF_AGENTS; i += step) {
@@ -196,24 +211,30 @@ async function verifyProofs(url: string, agents: Agent[], days: string[]): Promi
       scores.push(...page.scores);
       cursor = page.nextCursor;
     }
-    for (const score of scores.filter((s) => sampledDays.has(s.day))) {
+    for (const day of sampledDays) {
+      const score = scores.find((s) => s.day === day);
+      if (!score) {
+        problems.push(`agent ${agent.id} has no daily score of ${day}`);
+        continue;
+      }
       const res = await fetch(`${url}/v1/scores/${score.id}/proof`);
       if (res.status !== 200) {
         problems.push(`GET /v1/scores/${score.id}/proof answered ${res.status}: ${await res.text()}`);
         continue;
       }
-      const p = (await res.json()) as { leaf: `0x${string}`; leafValues: ScoreLeafValues; proof: `0x${string}`[]; root: string; day: string };
-      const expected: ScoreLeafValues = [agent.id, score.day, score.method, `0x${score.sha256}`];
-      const root = rootOfDay.get(p.day) ?? p.root;
-      rootOfDay.set(p.day, root);
+      const p = (await res.json()) as { leaf: Hex; leafValues: ScoreLeafValues; proof: Hex[]; root: Hex; day: string };
+      const expected: ScoreLeafValues = [agent.id, day, score.method, `0x${score.sha256}`];
       if (JSON.stringify(p.leafValues) !== JSON.stringify(expected)) problems.push(`score ${score.id}: leaf values ${JSON.stringify(p.leafValues)}, expected ${JSON.stringify(expected)}`);
       else if (scoreLeafHash(p.leafValues) !== p.leaf) problems.push(`score ${score.id}: the leaf is not the hash of its values`);
-      else if (processScoreProof(p.leaf, p.proof) !== p.root) problems.push(`score ${score.id}: the proof does not lead to the root`);
-      else if (p.root !== root) problems.push(`score ${score.id}: day ${p.day} root ${p.root}, another score of that day gave ${root}`);
-      else proofs++;
+      else if (processScoreProof(p.leaf, p.proof) !== roots.get(day)) problems.push(`score ${score.id}: the proof leads to ${processScoreProof(p.leaf, p.proof)}, not to ${day}'s stored root ${roots.get(day)}`);
+      else if (p.root !== roots.get(day) || p.day !== day) problems.push(`score ${score.id}: answered root ${p.root} of ${p.day}, the stored root of ${day} is ${roots.get(day)}`);
+      else {
+        proofs++;
+        provenDays.add(day);
+      }
     }
   }
-  return { proofs, days: rootOfDay.size, problems };
+  return { proofs, days: provenDays.size, problems };
 }
 
 /**
@@ -327,7 +348,14 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
     stage(`vrai recompute --verify (${fmt(verdict.checked ?? 0)} of ${fmt(storedScores)} stored scores, ${fmt(verdict.mismatches ?? NaN)} mismatches, exit ${verifyCode})`);
     if (!recomputeOk) log(io.out.split("\n").slice(0, 10).join("\n"));
 
-    const proofCheck = await verifyProofs(server.url, agents, scoredDays);
+    const anchors = createAnchorRepository(db);
+    const proofCheck = await verifyProofs(server.url, agents, scoredDays, async (day) => {
+      // The root the midnight tick stored, which must be the root of the day's daily scores built again here.
+      const stored = (await anchors.getDay(day))?.root ?? null;
+      const rebuilt = buildScoreTree((await anchors.dayLeaves(day)).values).root;
+      if (stored !== rebuilt) throw new Error(`day ${day}: stored root ${stored}, the day's daily scores make ${rebuilt}`);
+      return stored;
+    });
     const proofsOk = proofCheck.problems.length === 0 && proofCheck.proofs > 0;
     stage(`GET /v1/scores/{id}/proof (${fmt(proofCheck.proofs)} proofs of ${proofCheck.days} days checked against their day's root, ${proofCheck.problems.length} problems)`);
     for (const p of proofCheck.problems.slice(0, 10)) log(`  proof problem: ${p}`);
