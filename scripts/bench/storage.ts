@@ -9,9 +9,9 @@
  *    `checkins.checkIn` in process (all agents of a quarter-hour slot at once, so the SQL store's
  *    batching is used; one agent's check-ins are 3,600 s apart, V3.2), some missed so that
  *    reliabilities differ, and a penalty (V7) for one agent in twenty halfway through. The
- *    scheduler's `tick` runs every simulated hour, as the service runs it: at each midnight the daily
- *    recompute and the day's tree (V9, no chain writer), and every maintenance part it has (owner
- *    recomputes, proof re-checks, expired challenges, and check-in retention once it hooks in there).
+ *    scheduler's `tick` runs at each simulated midnight, as the service runs it: the daily recompute
+ *    and the day's tree (V9, no chain writer), then every maintenance part it has (owner recomputes,
+ *    proof re-checks, expired challenges, and check-in retention once it hooks in there).
  * 2. Measure: plain `VACUUM ANALYZE` (not FULL: the sizes a running service has), then
  *    `pg_total_relation_size` (heap, indexes, TOAST) of every table and each of its partitions, in
  *    every schema. Counted: every table that grew from its empty size after the migrations, except
@@ -283,7 +283,7 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
     const scoredDays: string[] = [];
     let counted = 0;
     // Milliseconds spent in each kind of work of the simulated days.
-    const spent = { checkins: 0, hourlyTicks: 0, daily: 0, penalties: 0 };
+    const spent = { checkins: 0, daily: 0, penalties: 0 };
     const timed = async (kind: keyof typeof spent, work: () => Promise<void>) => {
       const t = performance.now();
       await work();
@@ -310,9 +310,10 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
             }
           });
         }
-        if (hour < 23) await timed("hourlyTicks", () => scheduler.tick());
       }
-      // Midnight: the daily recompute of the new day (its window ends with `date`) and its tree (V9), in the scheduler's tick.
+      // Midnight: the scheduler's tick, the daily recompute of the new day (its window ends with `date`)
+      // and its tree (V9), then the maintenance parts. The service ticks every minute; what its other
+      // parts do here (owner recomputes, proof re-checks, expired challenges, retention) is due at most daily.
       const next = utcDay(dayStart(date) + DAY_S);
       clock.set(dayStart(next));
       const dailyBefore = spent.daily;
@@ -323,7 +324,7 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
     }
     stage(
       `days (${fmt(counted)} check-ins counted in ${fmt(spent.checkins / 1000, 1)} s, ${fmt(counted / (spent.checkins / 1000))} /s; ` +
-        `midnight ticks ${fmt(spent.daily / 1000, 1)} s, hourly ticks ${fmt(spent.hourlyTicks / 1000, 1)} s, penalties ${fmt(spent.penalties / 1000, 1)} s)`,
+        `midnight ticks ${fmt(spent.daily / 1000, 1)} s, penalties ${fmt(spent.penalties / 1000, 1)} s)`,
     );
 
     await admin.query("VACUUM ANALYZE");
