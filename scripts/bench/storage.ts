@@ -80,7 +80,8 @@ const PROOF_DAYS = 5;
  */
 const FIXED_TABLES = new Set(["schema_migrations", "settings", "operators", "outages", "indexer_checkpoints", "indexer_blocks"]);
 
-export type TableSize = { name: string; bytes: number; rows: number; partitions: number; counted: boolean; why: string };
+/** `heapFree`: of `bytes`, the heap's free and dead space (pgstattuple_approx), reusable but not given back by a plain VACUUM; null without pgstattuple. */
+export type TableSize = { name: string; bytes: number; heapFree: number | null; rows: number; partitions: number; counted: boolean; why: string };
 
 export type StorageBenchResult = {
   agents: number;
@@ -126,22 +127,51 @@ function parseOptions(argv: readonly string[]): { agents: number; days: number; 
   return { agents: whole("agents", values.agents, 1_000_000), days: whole("days", values.days, 400), keep: values.keep ?? false };
 }
 
+/** A table's name in the breakdown: schema-qualified outside `public`. */
+const TABLE_NAME = "CASE WHEN n.nspname = 'public' THEN c.relname ELSE n.nspname || '.' || c.relname END";
+
+/**
+ * Every table `c` of every user schema (plain, partitioned or materialized view), joined to each of
+ * its parts `p`: the table itself and its partitions at any depth.
+ */
+const TABLES_WITH_PARTS = `
+      FROM pg_class c
+      JOIN pg_namespace n ON n.oid = c.relnamespace
+       AND c.relkind IN ('r', 'p', 'm') AND NOT c.relispartition
+       AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'
+      -- pg_partition_tree lists nothing for a table that is not partitioned: hence the table itself besides.
+      CROSS JOIN LATERAL (SELECT c.oid UNION SELECT t.relid::oid FROM pg_partition_tree(c.oid) t) AS part(oid)
+      JOIN pg_class p ON p.oid = part.oid`;
+
 /** Every table of every user schema, with its partitions' heap, indexes and TOAST summed, and its rows (as ANALYZE estimates them). */
 async function tableSizes(client: pg.Client): Promise<Map<string, { bytes: number; rows: number; partitions: number }>> {
   const { rows } = await client.query<{ name: string; bytes: string; rows: string; partitions: string }>(`
-    SELECT CASE WHEN n.nspname = 'public' THEN c.relname ELSE n.nspname || '.' || c.relname END AS name,
+    SELECT ${TABLE_NAME} AS name,
            sum(pg_total_relation_size(p.oid))::bigint AS bytes,
            sum(greatest(p.reltuples, 0))::bigint AS rows,
            count(*) FILTER (WHERE p.oid <> c.oid) AS partitions
-      FROM pg_class c
-      JOIN pg_namespace n ON n.oid = c.relnamespace
-      -- pg_partition_tree lists nothing for a table that is not partitioned: the table itself, and its partitions at any depth.
-      CROSS JOIN LATERAL (SELECT c.oid UNION SELECT t.relid::oid FROM pg_partition_tree(c.oid) t) AS part(oid)
-      JOIN pg_class p ON p.oid = part.oid
-     WHERE c.relkind IN ('r', 'p', 'm') AND NOT c.relispartition
-       AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'
+      ${TABLES_WITH_PARTS}
      GROUP BY 1`);
   return new Map(rows.map((r) => [r.name, { bytes: Number(r.bytes), rows: Number(r.rows), partitions: Number(r.partitions) }]));
+}
+
+/**
+ * The free and dead space in each table's heap (partitions summed), from pgstattuple_approx: what a
+ * VACUUM FULL would give back of the heap (indexes not included). Empty when the extension is not installed.
+ */
+async function heapFreeSpace(client: pg.Client): Promise<Map<string, number>> {
+  try {
+    await client.query("CREATE EXTENSION IF NOT EXISTS pgstattuple");
+  } catch {
+    return new Map();
+  }
+  const { rows } = await client.query<{ name: string; free: string }>(`
+    SELECT ${TABLE_NAME} AS name, sum(s.approx_free_space + s.dead_tuple_len)::bigint AS free
+      ${TABLES_WITH_PARTS}
+      CROSS JOIN LATERAL pgstattuple_approx(p.oid) s
+     WHERE p.relkind = 'r'
+     GROUP BY 1`);
+  return new Map(rows.map((r) => [r.name, Number(r.free)]));
 }
 
 /** What the check-in tables hold at the end: the retention rule in force shows as the oldest day kept. */
@@ -329,11 +359,12 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
 
     await admin.query("VACUUM ANALYZE");
     const sizes = await tableSizes(admin);
+    const free = await heapFreeSpace(admin);
     const tables: TableSize[] = [...sizes].map(([name, s]) => {
       const grew = s.bytes > (empty.get(name)?.bytes ?? 0);
       const counted = grew && !FIXED_TABLES.has(name);
       const why = FIXED_TABLES.has(name) ? "fixed size" : grew ? "grows" : "did not grow";
-      return { name, ...s, counted, why };
+      return { name, ...s, heapFree: free.get(name) ?? null, counted, why };
     });
     tables.sort((a, b) => Number(b.counted) - Number(a.counted) || b.bytes - a.bytes || a.name.localeCompare(b.name));
     const agentDays = n * d;
@@ -364,11 +395,13 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
     const w = Math.max(...tables.map((t) => t.name.length), 5);
     log("");
     log(`storage after plain VACUUM ANALYZE (not FULL), pg_total_relation_size: heap + indexes + TOAST, all partitions`);
-    log(`${"table".padEnd(w)}  ${"bytes".padStart(13)}  ${"rows".padStart(11)}  ${"parts".padStart(5)}  ${"B/agent-day".padStart(11)}  counted`);
+    log(`("heap free": free and dead heap space in those bytes, pgstattuple_approx: what a VACUUM FULL would give back of the heap, indexes not included)`);
+    log(`${"table".padEnd(w)}  ${"bytes".padStart(13)}  ${"heap free".padStart(13)}  ${"rows".padStart(11)}  ${"parts".padStart(5)}  ${"B/agent-day".padStart(11)}  counted`);
     for (const t of tables) {
-      log(`${t.name.padEnd(w)}  ${fmt(t.bytes).padStart(13)}  ${fmt(t.rows).padStart(11)}  ${String(t.partitions).padStart(5)}  ${fmt(t.bytes / agentDays, 1).padStart(11)}  ${t.counted ? "yes" : `no (${t.why})`}`);
+      log(`${t.name.padEnd(w)}  ${fmt(t.bytes).padStart(13)}  ${(t.heapFree === null ? "n/a" : fmt(t.heapFree)).padStart(13)}  ${fmt(t.rows).padStart(11)}  ${String(t.partitions).padStart(5)}  ${fmt(t.bytes / agentDays, 1).padStart(11)}  ${t.counted ? "yes" : `no (${t.why})`}`);
     }
-    log(`${"total counted".padEnd(w)}  ${fmt(total).padStart(13)}  ${"".padStart(11)}  ${"".padStart(5)}  ${fmt(bytesPerAgentDay, 1).padStart(11)}`);
+    const totalFree = tables.filter((t) => t.counted).reduce((sum, t) => sum + (t.heapFree ?? 0), 0);
+    log(`${"total counted".padEnd(w)}  ${fmt(total).padStart(13)}  ${fmt(totalFree).padStart(13)}  ${"".padStart(11)}  ${"".padStart(5)}  ${fmt(bytesPerAgentDay, 1).padStart(11)}`);
     log("");
     const atTarget = n === TARGET_AGENTS && d === TARGET_DAYS;
     const targetOk = !atTarget || bytesPerAgentDay <= TARGET_BYTES;
@@ -376,7 +409,7 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
     log(`verification: recompute --verify ${recomputeOk ? "PASS" : "FAIL"}, proofs ${proofsOk ? "PASS" : "FAIL"}; total ${fmt((performance.now() - started) / 1000, 1)} s`);
     const largest = tables.filter((t) => t.counted).slice(0, 3).map((t) => `${t.name} ${fmt(t.bytes / agentDays)}`).join(", ");
     const retention = await checkinsKept(admin, tables);
-    const summary = `storage: ${Math.round(bytesPerAgentDay)} bytes per agent-day (${n} agents × ${d} days, ${tables.filter((t) => t.counted).length} tables counted; largest ${largest}; ${retention}; verified ${verdict.checked ?? 0} scores and ${proofCheck.proofs} proofs${recomputeOk && proofsOk ? "" : ": VERIFICATION FAILED"})`;
+    const summary = `storage: ${Math.round(bytesPerAgentDay)} bytes per agent-day (${n} agents × ${d} days, ${tables.filter((t) => t.counted).length} tables counted; largest ${largest}; heap free space ${fmt(totalFree / agentDays)} of it; ${retention}; verified ${verdict.checked ?? 0} scores and ${proofCheck.proofs} proofs${recomputeOk && proofsOk ? "" : ": VERIFICATION FAILED"})`;
     log(summary);
     return {
       agents: n, days: d, bytesPerAgentDay, tables, summary,
