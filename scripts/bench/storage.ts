@@ -111,7 +111,7 @@ async function forEachConcurrently<T>(items: readonly T[], limit: number, fn: (i
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
-/** A pseudo-random number in [0, 1) fixed by `parts`: the same run misses the same check-ins. */
+/** A pseudo-random number in [0, 1) fixed by `parts`: every run with the same flags misses the same check-ins. */
 function chance(...parts: Array<string | number>): number {
   return crypto.createHash("sha256").update(parts.join(":")).digest().readUInt32BE(0) / 2 ** 32;
 }
@@ -326,7 +326,7 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
         for (let slot = 0; slot < SLOTS; slot++) {
           // Two minutes into the slot: after the setup's claims, and after the midnight tick.
           clock.set(dayStart(date) + hour * 3600 + (slot * 3600) / SLOTS + 120);
-          const due = agents.filter((a, i) => i % SLOTS === slot && chance(a.id, date, hour) >= (a.flaky ? MISS_FLAKY : MISS_STEADY));
+          const due = agents.filter((a, i) => i % SLOTS === slot && chance(i, date, hour) >= (a.flaky ? MISS_FLAKY : MISS_STEADY));
           await timed("checkins", () => forEachConcurrently(due, IN_FLIGHT, async (agent) => {
             const outcome = await service.checkins.checkIn(agent.id, crypto.randomUUID(), agent.authenticate);
             if (outcome.type !== "counted") throw new Error(`check-in of ${agent.id} at ${clock.now()} was ${outcome.type}, not counted`);
