@@ -384,7 +384,11 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
     const proofCheck = await verifyProofs(server.url, agents, scoredDays, async (day) => {
       // The root the midnight tick stored, which must be the root of the day's daily scores built again here.
       const stored = (await anchors.getDay(day))?.root ?? null;
-      const rebuilt = buildScoreTree((await anchors.dayLeaves(day)).values).root;
+      const leaves = await admin.query<{ agent_id: string; method: string; sha256: string }>(
+        "SELECT agent_id, method, sha256 FROM scores WHERE trigger = 'daily' AND day = $1 ORDER BY id",
+        [day],
+      );
+      const rebuilt = buildScoreTree(leaves.rows.map((r): ScoreLeafValues => [r.agent_id, day, r.method, `0x${r.sha256}`])).root;
       if (stored !== rebuilt) throw new Error(`day ${day}: stored root ${stored}, the day's daily scores make ${rebuilt}`);
       return stored;
     });
