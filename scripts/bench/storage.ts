@@ -150,7 +150,8 @@ async function tableSizes(client: pg.Client): Promise<Map<string, { bytes: numbe
   const { rows } = await client.query<{ name: string; bytes: string; rows: string; partitions: string }>(`
     SELECT ${TABLE_NAME} AS name,
            sum(pg_total_relation_size(p.oid))::bigint AS bytes,
-           sum(greatest(p.reltuples, 0))::bigint AS rows,
+           -- A partitioned parent's reltuples (set by ANALYZE) is the sum of its partitions': counted once, in them.
+           coalesce(sum(greatest(p.reltuples, 0)) FILTER (WHERE p.relkind <> 'p'), 0)::bigint AS rows,
            count(*) FILTER (WHERE p.oid <> c.oid) AS partitions
       ${TABLES_WITH_PARTS}
      GROUP BY 1`);
