@@ -23,7 +23,8 @@
  * is not the server's; both share the machine's cores with PostgreSQL, as pgbench does.
  * Flags: `--agents N`, `--days D` (else BENCH_AGENTS, BENCH_DAYS). Environment: BENCH_AGENTS (100000),
  * BENCH_DAYS (30), BENCH_RING (20000), BENCH_CHECKIN_S (20), BENCH_GET_S (15), BENCH_PGBENCH_S (20),
- * BENCH_CONNECTIONS (16), BENCH_PHASES, BENCH_SERVER_PROFILE, SCORE_CACHE_MB (the server's, 512), TEST_PG_ADMIN_URL.
+ * BENCH_CONNECTIONS (16), BENCH_PHASES, BENCH_SERVER_PROFILE, SCORE_CACHE_MB (the server's, 512), TEST_PG_ADMIN_URL,
+ * BENCH_KEEP_DB=1 (keep the loaded database), BENCH_DB=vrai_bench_xxxxxxxx (measure a kept one again, without the load).
  * A million agents, recompute, tree and reads only (some 8 GB of disk, mostly the day aggregates):
  * `BENCH_PHASES=recompute,get npm run bench:service -- --agents 1000000`
  */
@@ -726,11 +727,16 @@ END;
 async function main(): Promise<void> {
   const started = performance.now();
   const loadAtStart = loadavg();
-  const dbName = `vrai_bench_${crypto.randomBytes(4).toString("hex")}`;
+  // BENCH_DB: a database an earlier run left loaded with the same --agents and --days (BENCH_KEEP_DB=1):
+  // its scores and trees are emptied and it is measured again, without the load (13 min for a million).
+  const reused = process.env.BENCH_DB;
+  if (reused !== undefined && !/^vrai_bench_[0-9a-f]{8}$/.test(reused)) throw new Error(`BENCH_DB: expected a bench database name vrai_bench_xxxxxxxx, got ${reused}`);
+  const dbName = reused ?? `vrai_bench_${crypto.randomBytes(4).toString("hex")}`;
+  const keep = reused !== undefined || process.env.BENCH_KEEP_DB === "1";
   const dbUrl = ADMIN_URL.replace(/\/[^/]*$/, `/${dbName}`);
   const root = new pg.Client({ connectionString: ADMIN_URL });
   await root.connect();
-  await root.query(`CREATE DATABASE ${dbName}`);
+  if (!reused) await root.query(`CREATE DATABASE ${dbName}`);
   log(`database ${dbName} on ${new URL(ADMIN_URL).host}; ${os.cpus().length} cores; node ${process.version}`);
   const admin = new pg.Client({ connectionString: dbUrl });
   let child: ChildProcess | null = null;
@@ -741,10 +747,18 @@ async function main(): Promise<void> {
     await migrate(migrateDb);
     await migrateDb.close();
     const t = performance.now();
-    const second = new pg.Client({ connectionString: dbUrl });
-    await second.connect();
-    await bulkLoad(admin, second).finally(() => second.end());
-    log(`loaded ${fmt(AGENTS)} agents, ${fmt(AGENTS * HISTORY_DAYS)} day aggregates in ${fmt((performance.now() - t) / 1000, 1)} s`);
+    if (reused) {
+      const loaded = Number((await admin.query<{ n: string }>("SELECT count(*) AS n FROM agents")).rows[0].n);
+      if (loaded !== AGENTS) throw new Error(`BENCH_DB ${reused} holds ${loaded} agents, not --agents ${AGENTS}`);
+      await admin.query("TRUNCATE scores, score_tree_chunks, score_anchors");
+      await admin.query("VACUUM ANALYZE");
+      log(`reusing ${fmt(AGENTS)} loaded agents of ${reused}: scores and trees emptied in ${fmt((performance.now() - t) / 1000, 1)} s`);
+    } else {
+      const second = new pg.Client({ connectionString: dbUrl });
+      await second.connect();
+      await bulkLoad(admin, second).finally(() => second.end());
+      log(`loaded ${fmt(AGENTS)} agents, ${fmt(AGENTS * HISTORY_DAYS)} day aggregates in ${fmt((performance.now() - t) / 1000, 1)} s`);
+    }
 
     if (PHASES.has("recompute")) await recomputePhase(dbUrl, admin, rows);
     // The recompute wrote 100,000 scores: vacuum, analyze and checkpoint them now, so that
@@ -775,7 +789,8 @@ async function main(): Promise<void> {
   } finally {
     if (child) await stopServerChild(child);
     await admin.end().catch(() => undefined);
-    await root.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    if (keep) log(`database ${dbName} kept (BENCH_DB=${dbName} measures it again)`);
+    else await root.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
     await root.end();
   }
 

@@ -405,14 +405,18 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
       // getAgent + hasDailyScore + listDays + countCheckinsAt + proofsForAgentAt + listPenalties per agent.
       async dailyFactRows(agentIds: readonly string[], day: string, at: number): Promise<AgentFactRows[]> {
         const ids = [...agentIds];
-        // Each agent found by primary key, its daily score of `day` by a (left) join: planned as one
-        // pass over that day's scores, not a merge over the whole daily-score index per batch.
+        // Each agent found by primary key, and whether it has a daily score of `day` by one probe of
+        // scores_daily_idx (agent, day) per agent: a lateral LIMIT 1, so it is never planned as a pass
+        // over the day's scores, which the recompute is writing (a join was: quadratic in the agents,
+        // a million took a quarter of an hour).
         const agents = await many(
           `SELECT ${AGENT_COLUMNS.split(", ").map((c) => `a.${c}`).join(", ")}
            FROM unnest($1::text[]) AS i (id)
              JOIN agents a ON a.id = i.id
-             LEFT JOIN scores s ON s.agent_id = i.id AND s.trigger = 'daily' AND s.day = $3
-           WHERE a.claimed_at <= $2 AND s.id IS NULL`,
+             LEFT JOIN LATERAL (
+               SELECT true AS scored FROM scores s WHERE s.agent_id = a.id AND s.trigger = 'daily' AND s.day = $3 LIMIT 1
+             ) s ON true
+           WHERE a.claimed_at <= $2 AND s.scored IS NULL`,
           [ids, at, day],
           agentFrom,
         );
