@@ -24,13 +24,13 @@ export type AgentFactRows = {
  * recomputed one agent at a time.
  */
 export type DailyBatchTx = {
-  /**
-   * The fact rows at `at` of those of `agentIds` that exist, were claimed by `at` and have no daily
-   * score of `day` yet, in the order of `agentIds`.
-   */
+  /** The fact rows at `at` of those of `agentIds` that exist and were claimed by `at`, in the order of `agentIds`. */
   dailyFactRows(agentIds: readonly string[], day: string, at: number): Promise<AgentFactRows[]>;
-  /** Inserts scores in the order given (so their ids follow that order). */
-  insertScores(scores: readonly NewScore[]): Promise<void>;
+  /**
+   * Inserts scores in the order given (so their ids follow that order), except daily scores of an
+   * agent and day that already has one (a rerun, or another instance first): returns how many were inserted.
+   */
+  insertScores(scores: readonly NewScore[]): Promise<number>;
 };
 
 /**
@@ -165,8 +165,7 @@ export function createScoring(deps: {
       while (ahead.length > 0) {
         const { looked, scores } = await ahead.shift()!;
         readAhead();
-        if (scores.length > 0) await store.transaction((tx) => (tx as StoreTx & DailyBatchTx).insertScores(scores));
-        stored += scores.length;
+        if (scores.length > 0) stored += await store.transaction((tx) => (tx as StoreTx & DailyBatchTx).insertScores(scores));
         done += looked;
         if (looked > 0) onProgress?.(done);
       }

@@ -405,19 +405,15 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
       // getAgent + hasDailyScore + listDays + countCheckinsAt + proofsForAgentAt + listPenalties per agent.
       async dailyFactRows(agentIds: readonly string[], day: string, at: number): Promise<AgentFactRows[]> {
         const ids = [...agentIds];
-        // Each agent found by primary key, and whether it has a daily score of `day` by one probe of
-        // scores_daily_idx (agent, day) per agent: a lateral LIMIT 1, so it is never planned as a pass
-        // over the day's scores, which the recompute is writing (a join was: quadratic in the agents,
-        // a million took a quarter of an hour).
+        // Each agent found by primary key. Whether it already has the day's score is left to the insert
+        // (ON CONFLICT on scores_daily_idx): a probe here was planned, with the scores table's statistics of
+        // an empty or new day, as a pass over the day's scores per agent, which the recompute is writing
+        // (quadratic: a million agents took a quarter of an hour). A rerun computes again and stores nothing.
         const agents = await many(
           `SELECT ${AGENT_COLUMNS.split(", ").map((c) => `a.${c}`).join(", ")}
-           FROM unnest($1::text[]) AS i (id)
-             JOIN agents a ON a.id = i.id
-             LEFT JOIN LATERAL (
-               SELECT true AS scored FROM scores s WHERE s.agent_id = a.id AND s.trigger = 'daily' AND s.day = $3 LIMIT 1
-             ) s ON true
-           WHERE a.claimed_at <= $2 AND s.scored IS NULL`,
-          [ids, at, day],
+           FROM unnest($1::text[]) AS i (id) JOIN agents a ON a.id = i.id
+           WHERE a.claimed_at <= $2`,
+          [ids, at],
           agentFrom,
         );
         if (agents.length === 0) return [];
@@ -463,25 +459,35 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
         for (const r of penalties.rows) byAgent.get(r.agent_id)?.penalties.push(penaltyFrom(r));
         return ids.flatMap((id) => byAgent.get(id) ?? []);
       },
-      async insertScores(scores) {
-        if (scores.length === 0) return;
+      async insertScores(given) {
+        if (given.length === 0) return 0;
         const mark = cache?.mark() ?? 0;
-        // One multi-row INSERT: rows get ids in the order given.
+        // One multi-row INSERT: rows get ids in the order given; a daily score of an agent and day that
+        // has one already is skipped by the unique index (RETURNING lists the inserted rows, in order).
         const params: unknown[] = [];
-        const results = scores.map((s) => JSON.stringify(s.result));
-        const tuples = scores.map((s, i) => {
+        const results = given.map((s) => JSON.stringify(s.result));
+        const tuples = given.map((s, i) => {
           const b = params.length;
           params.push(...insertParams(s, results[i]));
           return `(${Array.from({ length: params.length - b }, (_, k) => `$${b + k + 1}`).join(", ")})`;
         });
-        const { rows } = await q.query<Row>(`INSERT INTO scores (${INSERT_COLUMNS}) VALUES ${tuples.join(", ")} RETURNING id, agent_id`, params);
-        await setLatestScores(q, scores.map((score, i) => ({ id: rows[i].id, score })));
+        const { rows } = await q.query<Row>(
+          `INSERT INTO scores (${INSERT_COLUMNS}) VALUES ${tuples.join(", ")}
+           ON CONFLICT (agent_id, day) WHERE trigger = 'daily' DO NOTHING RETURNING id, agent_id, at, trigger`,
+          params,
+        );
+        const inserted: Array<{ id: number; score: NewScore; resultJson: string }> = [];
+        for (let i = 0, r = 0; i < given.length && r < rows.length; i++) {
+          if (rows[r].agent_id === given[i].agentId && Number(rows[r].at) === given[i].at && rows[r].trigger === given[i].trigger) inserted.push({ id: rows[r++].id, score: given[i], resultJson: results[i] });
+        }
+        if (inserted.length > 0) await setLatestScores(q, inserted);
         if (cache) {
           // The daily recompute writes one score per agent; an agent written twice is dropped from the cache instead.
           const ids = new Map<string, number | null>();
-          for (const r of rows) ids.set(r.agent_id, ids.has(r.agent_id) ? null : r.id);
-          wrote(scores.map((s, i) => ({ score: s, id: ids.get(s.agentId) ?? null, resultJson: results[i] })), mark);
+          for (const w of inserted) ids.set(w.score.agentId, ids.has(w.score.agentId) ? null : w.id);
+          wrote(inserted.map((w) => ({ score: w.score, id: ids.get(w.score.agentId) ?? null, resultJson: w.resultJson })), mark);
         }
+        return inserted.length;
       },
       hasDailyScore: async (agentId, day) =>
         (await q.query("SELECT 1 FROM scores WHERE agent_id = $1 AND trigger = 'daily' AND day = $2", [agentId, day])).rows.length > 0,
