@@ -90,9 +90,10 @@ const SCORE_COLUMNS = `s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.inp
 /** The columns of a score as `insertScores` writes them; with its claim and document, the compact form (migration 010). */
 const INSERT_COLUMNS = "agent_id, method, at, trigger, day, inputs, sha256, result, total, claim_id, facts, established";
 
-function insertParams(s: NewScore, resultJson: string): unknown[] {
+/** The parameters of INSERT_COLUMNS; `resultJson` is asked for only by a score kept as text (a compact one derives its result). */
+function insertParams(s: NewScore, resultJson: () => string): unknown[] {
   if (s.claimId === undefined || s.document === undefined) {
-    return [s.agentId, s.method, s.at, s.trigger, s.day, s.inputs, s.sha256, resultJson, s.total, null, null, null];
+    return [s.agentId, s.method, s.at, s.trigger, s.day, s.inputs, s.sha256, resultJson(), s.total, null, null, null];
   }
   return [s.agentId, s.method, s.at, s.trigger, s.day, null, s.sha256, null, s.total, s.claimId, encodeScoreFacts(s.document, s.at), s.result.state === "established"];
 }
@@ -380,7 +381,7 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
         const resultJson = JSON.stringify(s.result);
         const { rows } = await q.query<Row>(
           `INSERT INTO scores (${INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
-          insertParams(s, resultJson),
+          insertParams(s, () => resultJson),
         );
         await setLatestScores(q, [{ id: rows[0].id, score: s }]);
         wrote([{ score: s, id: rows[0].id, resultJson }], mark);
@@ -465,10 +466,13 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
         // One multi-row INSERT: rows get ids in the order given; a daily score of an agent and day that
         // has one already is skipped by the unique index (RETURNING lists the inserted rows, in order).
         const params: unknown[] = [];
-        const results = given.map((s) => JSON.stringify(s.result));
+        // Result texts only where something takes them (a score kept as text, the cache): the daily
+        // recompute of a million agents without a cache would spend a minute making texts nobody reads.
+        const results: string[] = [];
+        const resultOf = (i: number) => (results[i] ??= JSON.stringify(given[i].result));
         const tuples = given.map((s, i) => {
           const b = params.length;
-          params.push(...insertParams(s, results[i]));
+          params.push(...insertParams(s, () => resultOf(i)));
           return `(${Array.from({ length: params.length - b }, (_, k) => `$${b + k + 1}`).join(", ")})`;
         });
         const { rows } = await q.query<Row>(
@@ -476,16 +480,16 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
            ON CONFLICT (agent_id, day) WHERE trigger = 'daily' DO NOTHING RETURNING id, agent_id, at, trigger`,
           params,
         );
-        const inserted: Array<{ id: number; score: NewScore; resultJson: string }> = [];
+        const inserted: Array<{ id: number; score: NewScore; index: number }> = [];
         for (let i = 0, r = 0; i < given.length && r < rows.length; i++) {
-          if (rows[r].agent_id === given[i].agentId && Number(rows[r].at) === given[i].at && rows[r].trigger === given[i].trigger) inserted.push({ id: rows[r++].id, score: given[i], resultJson: results[i] });
+          if (rows[r].agent_id === given[i].agentId && Number(rows[r].at) === given[i].at && rows[r].trigger === given[i].trigger) inserted.push({ id: rows[r++].id, score: given[i], index: i });
         }
         if (inserted.length > 0) await setLatestScores(q, inserted);
         if (cache) {
           // The daily recompute writes one score per agent; an agent written twice is dropped from the cache instead.
           const ids = new Map<string, number | null>();
           for (const w of inserted) ids.set(w.score.agentId, ids.has(w.score.agentId) ? null : w.id);
-          wrote(inserted.map((w) => ({ score: w.score, id: ids.get(w.score.agentId) ?? null, resultJson: w.resultJson })), mark);
+          wrote(inserted.map((w) => ({ score: w.score, id: ids.get(w.score.agentId) ?? null, resultJson: resultOf(w.index) })), mark);
         }
         return inserted.length;
       },
