@@ -336,10 +336,11 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
             counted++;
           }));
         }
-        // An hour of the service's life is a second or two here, so autovacuum (every minute, at 2 % dead
-        // rows for these two: migration 013) would see a few of a real day's 1,440 chances. Each simulated
-        // hour gets the plain VACUUM that a real hour's autovacuum runs would have done: it marks the dead
-        // versions of the rows every check-in updates as free space, it never shrinks a file.
+        // An hour of the service's life is a second or two here. In a real hour every agent's row is updated
+        // once (all of agents' rows dead: autovacuum takes it within a minute), and the dead versions of
+        // agent_days are an hour old, so the next read of their page prunes them (heap-only updates,
+        // migration 013). Here neither has time to happen, so each simulated hour gets a plain VACUUM of
+        // both: it marks the dead versions as free space, it never shrinks a file.
         await timed("vacuum", async () => void (await admin.query("VACUUM agents, agent_days")));
         if (day === Math.floor(d / 2) && hour === 12) {
           await timed("penalties", async () => {
