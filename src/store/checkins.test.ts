@@ -4,7 +4,7 @@ import { createVraiService, type VraiService } from "../service";
 import { createManualClock } from "../service/clock";
 import type { AgentRow, Store } from "../service/ports";
 import { createMigratedTestDb, TEST_STORES } from "../test-helpers/db";
-import type { Db } from "./db";
+import { createPgDb, type Db } from "./db";
 import { createMemoryStore } from "./memory-store";
 import { migrate } from "./migrate";
 import { createSqlStore } from "./sql-store";
@@ -298,4 +298,44 @@ describe("migration 004 (last_day_digest)", () => {
       }
     });
   }
+});
+
+describe("duplicate lookup on a growing day partition (PostgreSQL)", () => {
+  it("never reads the partition whole, whatever its statistics said when the lookup was first run (V3.1)", async () => {
+    const testDb = await createMigratedTestDb();
+    // One connection, so the lookups below share the session a cached plan would live in.
+    const db = createPgDb(testDb.url!, { max: 1 });
+    try {
+      const store = createSqlStore(db);
+      const clock = createManualClock(T0);
+      const service = createVraiService({ store, clock, busy: () => false });
+      const { ownerId } = await service.accounts.createOwner();
+      const { agentId } = await service.accounts.claimNewAgent(ownerId);
+      await service.checkins.checkIn(agentId, "first", agentKnown);
+      // Statistics of a nearly empty partition (as a day's partition has just after midnight), and lookups
+      // while it is: PostgreSQL may then keep one generic plan for a prepared statement, costed on that
+      // (whether it does depends on costs; this session makes it always do so).
+      await db.query("ANALYZE checkins");
+      await db.query("SET plan_cache_mode = force_generic_plan");
+      for (let i = 0; i < 8; i++) expect((await store.checkinState(agentId, `absent-${i}`)).duplicate).to.equal(null);
+      // The partition grows far past what its statistics say.
+      await db.query(
+        `INSERT INTO checkins (agent_id, claim_id, idempotency_key, arrival, next_heartbeat_s, on_time, excused, credit)
+         SELECT $1, 0, 'bulk-' || i, $2::bigint + i % 3000, 3600, true, false, 0 FROM generate_series(1, 20000) i`,
+        [agentId, T0],
+      );
+      const seqScans = async () => {
+        await db.query("SELECT pg_stat_force_next_flush()");
+        await db.query("SELECT 1");
+        return Number((await db.query<{ n: string }>("SELECT seq_scan AS n FROM pg_stat_user_tables WHERE relname = 'checkins_default'")).rows[0].n);
+      };
+      const before = await seqScans();
+      for (let i = 0; i < 8; i++) expect((await store.checkinState(agentId, `absent-again-${i}`)).duplicate).to.equal(null);
+      expect((await store.checkinState(agentId, "first")).duplicate).to.include({ arrival: T0, idempotencyKey: "first" });
+      expect(await seqScans()).to.equal(before);
+    } finally {
+      await db.close();
+      await testDb.drop();
+    }
+  });
 });

@@ -6,9 +6,19 @@ import { PGlite } from "@electric-sql/pglite";
 import { InvalidInputError } from "../errors";
 import { DatabaseUnavailableError, storeError } from "./errors";
 
+/**
+ * How a statement is planned on PostgreSQL. By default a parameterised statement is prepared once per
+ * connection, and after five executions PostgreSQL may keep one generic plan for it, costed on the
+ * table sizes of that moment. `planEach: true` sends it unprepared, so it is planned for each execution
+ * on the sizes of then: for a statement whose best plan changes as a table grows from empty (a day
+ * partition of check-ins: a sequential scan while it holds one page, its index once it holds more; a
+ * generic plan made on the empty partition kept scanning it all day). PGlite ignores it.
+ */
+export type QueryOptions = { planEach?: boolean };
+
 /** Anything that runs one parameterised SQL statement. */
 export type Queryable = {
-  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<{ rows: Row[]; rowCount: number }>;
+  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<{ rows: Row[]; rowCount: number }>;
 };
 
 /** A database: PostgreSQL through `pg`, or the embedded PGlite; the same SQL serves both. */
@@ -230,14 +240,14 @@ export function createPgDb(connectionString: string, options: { max?: number } =
     // before PostgreSQL 14) refuse the setting and keep pglz. Queued ahead of the client's first query.
     client.query("SET default_toast_compression = 'lz4'").catch(() => undefined);
   });
-  const run = async (q: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) => {
-    const name = params && params.length > 0 ? statementName(sql) : undefined;
+  const run = async (q: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[], options?: QueryOptions) => {
+    const name = params && params.length > 0 && !options?.planEach ? statementName(sql) : undefined;
     const result = await (name ? q.query({ name, text: sql, values: params as unknown[] }) : q.query(sql, params as unknown[]));
     return { rows: result.rows, rowCount: result.rowCount ?? 0 };
   };
   return {
     kind: "pg",
-    query: (sql, params) => run(pool, sql, params).catch(fail) as never,
+    query: (sql, params, options) => run(pool, sql, params, options).catch(fail) as never,
     async transaction(fn) {
       const client = await pool.connect().catch(fail);
       try {
@@ -246,7 +256,7 @@ export function createPgDb(connectionString: string, options: { max?: number } =
         // after it); its error, if any, fails the transaction before COMMIT.
         const begin = client.query("BEGIN");
         begin.catch(() => undefined);
-        const result = await fn({ query: (sql, params) => run(client, sql, params).catch(fail) as never });
+        const result = await fn({ query: (sql, params, options) => run(client, sql, params, options).catch(fail) as never });
         await begin;
         await client.query("COMMIT");
         return result;
