@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import fc from "fast-check";
 import type { ScoreSummary } from "../service/ports";
 import { createScoreCache } from "./score-cache";
 
@@ -144,5 +145,65 @@ describe("score cache", () => {
     expect(cache.get("c")).to.equal(undefined);
     cache.offerRead("c", score("c", 1, 100), cache.mark());
     expect(cache.get("c")?.id).to.equal(1);
+  });
+
+  // The id index (open addressing in typed arrays) against a Map: ids that collide in their home slot,
+  // drops in the middle of probe runs, and the index growing from its first slots to thousands.
+  it("answers for every agent what a Map of the same operations would, through growth and drops (property)", () => {
+    type Op = { kind: "read" | "write" | "none" | "drop"; agent: number; at: number };
+    const op = fc.record({ kind: fc.constantFrom("read", "write", "none", "drop"), agent: fc.nat(2999), at: fc.nat(50) }) as fc.Arbitrary<Op>;
+    fc.assert(
+      fc.property(fc.array(op, { minLength: 1, maxLength: 4000 }), (ops) => {
+        const cache = createScoreCache({ maxBytes: 64 << 20 });
+        const model = new Map<string, ScoreSummary | null>();
+        let id = 0;
+        for (const o of ops) {
+          const agentId = `agt_${o.agent.toString(16).padStart(4, "0")}`;
+          const seen = model.get(agentId);
+          if (o.kind === "drop") {
+            cache.invalidate([agentId]);
+            model.delete(agentId);
+          } else if (o.kind === "none") {
+            cache.offerRead(agentId, null, cache.mark());
+            if (!model.has(agentId)) model.set(agentId, null);
+          } else {
+            const s = score(agentId, ++id, o.at, `{"total":${id}}`);
+            if (o.kind === "read") cache.offerRead(agentId, s, cache.mark());
+            else cache.offerWrite(s, cache.mark());
+            if (seen === undefined || seen === null || s.at > seen.at || (s.at === seen.at && s.id > seen.id)) model.set(agentId, s);
+          }
+        }
+        expect(cache.stats()).to.include({ entries: model.size, evictions: 0 });
+        for (let agent = 0; agent < 3000; agent++) {
+          const agentId = `agt_${agent.toString(16).padStart(4, "0")}`;
+          expect(cache.get(agentId)).to.deep.equal(model.get(agentId));
+        }
+      }),
+      { numRuns: 40, seed: 18 },
+    );
+  });
+
+  it("under eviction, answers each agent its latest score or nothing, never another's or an older one", () => {
+    const cache = createScoreCache({ maxBytes: 256 * 1024 });
+    const latest = new Map<string, ScoreSummary>();
+    for (let i = 1; i <= 30_000; i++) {
+      const agentId = `agt_${((i * 7919) % 5000).toString(16)}`;
+      const s = score(agentId, i, i, `{"total":${i},"pad":"${"x".repeat(i % 200)}"}`);
+      cache.offerWrite(s, cache.mark());
+      latest.set(agentId, s);
+      if (i % 3 === 0) cache.invalidate([`agt_${((i * 31) % 5000).toString(16)}`]);
+      expect(cache.stats().bytes).to.be.at.most(256 * 1024);
+    }
+    const { entries, evictions } = cache.stats();
+    expect(evictions).to.be.greaterThan(10);
+    let found = 0;
+    for (const [agentId, s] of latest) {
+      const got = cache.get(agentId);
+      if (got !== undefined) {
+        expect(got).to.deep.equal(s);
+        found++;
+      }
+    }
+    expect(found).to.equal(entries);
   });
 });
