@@ -12,8 +12,8 @@ export type AgentFactRows = {
   days: DayAggregate[];
   /** `countCheckinsAt(agent, claim, at)`: counted check-ins of the claim arriving exactly at `at`. */
   atMidnight: number;
-  /** `proofsForAgentAt(agent, owner, at)`, in its order. */
-  proofs: ProofRow[];
+  /** `proofsForAgentAt(agent, owner, at)`, in its order: only their kinds count (V6). */
+  proofs: Array<Pick<ProofRow, "kind">>;
   /** `listPenalties(agent)`, in its order. */
   penalties: PenaltyRow[];
 };
