@@ -1,5 +1,7 @@
+import http from "node:http";
 import net from "node:net";
 import { expect } from "chai";
+import express from "express";
 import { DEFAULT_SERVER_LIMITS, listen, type Listener, type ServerLimits } from "./listener";
 
 /** A raw loopback connection from `localAddress`, once connected. */
@@ -102,5 +104,34 @@ describe("the HTTP listener's bounds (finding 3)", () => {
     const held = [await connect(listener), await connect(listener, "127.0.0.3")];
     expect(await statusLine(listener, "127.0.0.4")).to.equal(null);
     for (const socket of held) socket.destroy();
+  });
+});
+
+describe("the HTTP listener and an Express app", () => {
+  it("makes each request and response with the app's own prototypes, so Express's Object.setPrototypeOf finds them in place; Express works as before", async () => {
+    const app = express();
+    app.get("/things/:id", (req, res) => void res.status(201).set("X-Id", req.params.id).json({ id: req.params.id, query: req.query.q, ip: req.ip }));
+    const arrived: Array<[boolean, boolean]> = [];
+    // What Node hands the app, before Express touches it.
+    const observed = Object.assign((req: http.IncomingMessage, res: http.ServerResponse) => {
+      arrived.push([Object.getPrototypeOf(req) === app.request, Object.getPrototypeOf(res) === app.response]);
+      app(req, res);
+    }, { request: app.request, response: app.response });
+    const listener = await listen(observed, { host: "127.0.0.1", port: 0, limits: DEFAULT_SERVER_LIMITS });
+    try {
+      const answer = await fetch(`${listener.url}/things/abc?q=1`);
+      expect([answer.status, answer.headers.get("x-id"), await answer.json()]).to.deep.equal([201, "abc", { id: "abc", query: "1", ip: "127.0.0.1" }]);
+      expect((await fetch(`${listener.url}/nothing`)).status).to.equal(404);
+      expect(arrived).to.deep.equal([[true, true], [true, true]]);
+      // A plain handler gets Node's own.
+      const plain = await listen((req, res) => res.end(String(Object.getPrototypeOf(req) === http.IncomingMessage.prototype)), { host: "127.0.0.1", port: 0, limits: DEFAULT_SERVER_LIMITS });
+      try {
+        expect(await (await fetch(plain.url)).text()).to.equal("true");
+      } finally {
+        await plain.close();
+      }
+    } finally {
+      await listener.close();
+    }
   });
 });
