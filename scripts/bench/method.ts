@@ -7,7 +7,6 @@
  * and runs that under those flags.
  */
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { performance } from "node:perf_hooks";
 import {
@@ -16,6 +15,7 @@ import {
 } from "../../src/method";
 import { parseReplayInput, replay, type ReplayEvent } from "../../src/cli/commands/replay";
 import { PROJECT_ROOT } from "../../src/project-root";
+import { vraiNodeFlags } from "./vrai-flags";
 
 type Benchmark = { name: string; unit: string; target: number; items: number; prepare(): () => void };
 
@@ -200,13 +200,6 @@ function replayTimelineText(): string {
   const end = t0 + REPLAY_HOURS * 3600 + 3600;
   for (let a = 0; a < REPLAY_AGENTS; a++) events.push({ at: end, type: "score", agent: `a${a}` });
   return JSON.stringify({ method: "0.2", events });
-}
-
-/** The node flags on the `vrai` command's shebang line (`#!/usr/bin/env -S node <flags>`). */
-function vraiNodeFlags(): string[] {
-  const shebang = readFileSync(join(PROJECT_ROOT, "bin/vrai.js"), "utf8").split("\n", 1)[0];
-  const flags = /^#!\/usr\/bin\/env -S node(.*)$/.exec(shebang);
-  return flags === null ? [] : flags[1].split(" ").filter(Boolean);
 }
 
 async function main(flags: readonly string[]): Promise<void> {

@@ -23,7 +23,7 @@
  * is not the server's; both share the machine's cores with PostgreSQL, as pgbench does.
  * Flags: `--agents N`, `--days D` (else BENCH_AGENTS, BENCH_DAYS). Environment: BENCH_AGENTS (100000),
  * BENCH_DAYS (30), BENCH_RING (20000), BENCH_CHECKIN_S (20), BENCH_GET_S (15), BENCH_PGBENCH_S (20),
- * BENCH_CONNECTIONS (16), BENCH_PHASES, BENCH_SERVER_PROFILE, SCORE_CACHE_MB (the server's, 512), TEST_PG_ADMIN_URL,
+ * BENCH_CONNECTIONS (16), BENCH_PHASES, BENCH_SERVER_PROFILE, BENCH_SERVER_FLAGS, SCORE_CACHE_MB (the server's, 512), TEST_PG_ADMIN_URL,
  * BENCH_KEEP_DB=1 (keep the loaded database), BENCH_DB=vrai_bench_xxxxxxxx (measure a kept one again, without the load).
  * A million agents, recompute, tree and reads only (some 8 GB of disk, mostly the day aggregates):
  * `BENCH_PHASES=recompute,get npm run bench:service -- --agents 1000000`
@@ -50,6 +50,7 @@ import { createPgDb } from "../../src/store/db";
 import { migrate } from "../../src/store/migrate";
 import type { ScoreCacheStats } from "../../src/store/score-cache";
 import { createSqlStore } from "../../src/store/sql-store";
+import { vraiNodeFlags } from "./vrai-flags";
 
 const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const envInt = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
@@ -113,6 +114,11 @@ type Row = { figure: string; value: string; target: string; verdict: "PASS" | "F
 // Child process: the API server with a clock the parent sets.
 
 const LOOP_RESOLUTION_MS = 10;
+/** perf_hooks' garbage collection kinds (NODE_PERFORMANCE_GC_*), named. */
+const GC_KINDS: Record<number, string> = {
+  [perfConstants.NODE_PERFORMANCE_GC_MINOR]: "scavenges", [perfConstants.NODE_PERFORMANCE_GC_MAJOR]: "mark-compacts",
+  [perfConstants.NODE_PERFORMANCE_GC_INCREMENTAL]: "incremental markings", [perfConstants.NODE_PERFORMANCE_GC_WEAKCB]: "weak callbacks",
+};
 
 async function serve(): Promise<void> {
   const db = createPgDb(process.env.BENCH_DB_URL as string, { max: 20 });
@@ -129,15 +135,26 @@ async function serve(): Promise<void> {
   // to cost it CPU of its own on this machine.
   const loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
   loop.enable();
+  // The server's garbage collections since the previous mark, by kind: what stops its event loop.
+  const gc = new Map<string, { count: number; ms: number; maxMs: number }>();
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const kind = GC_KINDS[(entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind ?? 0] ?? "other";
+      const k = gc.get(kind) ?? { count: 0, ms: 0, maxMs: 0 };
+      gc.set(kind, { count: k.count + 1, ms: k.ms + entry.duration, maxMs: Math.max(k.maxMs, entry.duration) });
+    }
+  }).observe({ entryTypes: ["gc"] });
   process.on("message", async (m: { clock?: number; stop?: true; cpu?: true }) => {
     if (m.clock !== undefined) clock.set(Math.max(clock.now(), m.clock));
     if (m.cpu) {
       const { rss, heapUsed: heap } = process.memoryUsage();
       process.send?.({
         cpuS: (process.cpuUsage().user + process.cpuUsage().system) / 1e6, loopP99Ms: loop.percentile(99) / 1e6 - LOOP_RESOLUTION_MS, loopMaxMs: loop.max / 1e6 - LOOP_RESOLUTION_MS,
+        gc: [...gc].map(([kind, g]) => `${g.count} ${kind} (${g.ms.toFixed(0)} ms, longest ${g.maxMs.toFixed(1)} ms)`).join(", ") || "none",
         memory: { rss, heap, cache: server.scoreCache?.stats() },
       });
       loop.reset();
+      gc.clear();
     }
     if (m.stop) {
       await server.close();
@@ -156,10 +173,13 @@ async function serve(): Promise<void> {
 }
 
 function startServerChild(dbUrl: string): Promise<{ child: ChildProcess; url: string }> {
-  // BENCH_SERVER_PROFILE=<dir>: the server child writes a V8 CPU profile there when it stops.
+  // The server runs under the node flags `vrai serve` runs under (bin/vrai.js: a 64 MiB semi-space, so its
+  // young generation is collected a quarter as often). BENCH_SERVER_PROFILE=<dir>: the server child writes
+  // a V8 CPU profile there when it stops. BENCH_SERVER_FLAGS: more node flags for it (e.g. --trace-gc-nvp).
   const profile = process.env.BENCH_SERVER_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_SERVER_PROFILE}`] : [];
+  const flags = [...vraiNodeFlags(), ...profile, ...(process.env.BENCH_SERVER_FLAGS ?? "").split(" ").filter(Boolean)];
   const child = fork(__filename, ["--serve"], {
-    env: { ...process.env, BENCH_DB_URL: dbUrl, BENCH_T0: String(CHECKIN_T0) }, stdio: "inherit", execArgv: [...process.execArgv, ...profile],
+    env: { ...process.env, BENCH_DB_URL: dbUrl, BENCH_T0: String(CHECKIN_T0) }, stdio: "inherit", execArgv: [...process.execArgv, ...flags],
   });
   return new Promise((resolve, reject) => {
     child.once("message", (m: { url: string }) => resolve({ child, url: m.url }));
@@ -173,10 +193,10 @@ type ServerMemory = { rss: number; heap: number; cache?: ScoreCacheStats };
 /** CPU seconds the server child has used so far, its event-loop delay since the previous call, and its memory now. */
 function serverCpu(child: ChildProcess): Promise<{ cpuS: number; loopDelay: string; memory: ServerMemory }> {
   return new Promise((resolve) => {
-    const on = (m: { cpuS?: number; loopP99Ms: number; loopMaxMs: number; memory: ServerMemory }) => {
+    const on = (m: { cpuS?: number; loopP99Ms: number; loopMaxMs: number; gc: string; memory: ServerMemory }) => {
       if (m.cpuS === undefined) return;
       child.off("message", on);
-      resolve({ cpuS: m.cpuS, loopDelay: `server event loop late by p99 ${m.loopP99Ms.toFixed(1)} ms, max ${m.loopMaxMs.toFixed(1)} ms`, memory: m.memory });
+      resolve({ cpuS: m.cpuS, loopDelay: `server event loop late by p99 ${m.loopP99Ms.toFixed(1)} ms, max ${m.loopMaxMs.toFixed(1)} ms; server GC: ${m.gc}`, memory: m.memory });
     };
     child.on("message", on);
     child.send({ cpu: true });
@@ -771,7 +791,7 @@ async function main(): Promise<void> {
 
     const server = await startServerChild(dbUrl);
     child = server.child;
-    log(`server (child process ${child.pid}) at ${server.url}`);
+    log(`server (child process ${child.pid}, node ${vraiNodeFlags().join(" ")} as bin/vrai.js) at ${server.url}`);
     if (PHASES.has("get")) await getScorePhase(server.url, child, rows);
     const checkins = PHASES.has("checkins") ? await checkinPhase(server.url, child, admin) : { rate: NaN, p99: NaN, ok: false };
     await stopServerChild(child);
