@@ -96,9 +96,10 @@ export type NewScore = Omit<ScoreRow, "id"> & { claimId?: number; document?: Sco
 
 /**
  * A stored score without its inputs document, its result as the JSON text the store holds: what
- * `GET /v1/agents/:id/score` answers with (the text goes into the response as it is).
+ * `GET /v1/agents/:id/score` answers with (the text goes into the response as it is). `result` is that
+ * text's value where the one who made the summary has it at hand (a cache keeps it in fewer bytes).
  */
-export type ScoreSummary = Omit<ScoreRow, "inputs" | "result"> & { resultJson: string };
+export type ScoreSummary = Omit<ScoreRow, "inputs" | "result"> & { resultJson: string; result?: ScoreResult };
 
 /** Whether an agent exists and its latest score without the inputs, read in one go (the API's hottest read). */
 export type LatestScores = {

@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import fc from "fast-check";
 import type { ScoreSummary } from "../service/ports";
+import { buildScoreInputs, scoreFromInputs } from "../method";
 import { createScoreCache } from "./score-cache";
 
 const score = (agentId: string, id: number, at: number, resultJson = '{"total":200}'): ScoreSummary => ({
@@ -205,5 +206,20 @@ describe("score cache", () => {
       }
     }
     expect(found).to.equal(entries);
+  });
+
+  it("gives back the same summary whether its result came with its value (kept by src/store/score-result-codec.ts) or as text only (deflated)", () => {
+    const document = buildScoreInputs({ agent: "agt_a", method: "0.2", at: 1_793_577_600, claimedAt: 1_793_577_600 - 40 * 86_400, proofs: [{ kind: "github" }], penalties: [], days: [
+      { day: "2026-10-20", checkins: 24, onTime: 24, creditS: 86_400, coverageS: 86_400, digest: "ab".repeat(32) },
+    ] });
+    const { result, sha256 } = scoreFromInputs(document);
+    const summary = { ...score("agt_a", 7, 1_793_577_600, JSON.stringify(result)), sha256, total: result.total };
+    const coded = createScoreCache({ maxBytes: 1 << 20 });
+    coded.offerWrite({ ...summary, result }, coded.mark());
+    const deflated = createScoreCache({ maxBytes: 1 << 20 });
+    deflated.offerWrite({ ...summary, agentId: "agt_b" }, deflated.mark());
+    deflated.offerWrite(summary, deflated.mark());
+    expect(coded.get("agt_a")).to.deep.equal(summary);
+    expect(deflated.get("agt_a")).to.deep.equal(summary);
   });
 });

@@ -1,5 +1,6 @@
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 import type { ScoreSummary } from "../service/ports";
+import { decodeResult, encodeResult } from "./score-result-codec";
 
 /** What the cache knows of an agent: its latest score, or `null` for an agent without one yet. */
 export type CachedLatest = ScoreSummary | null;
@@ -62,6 +63,11 @@ const DEFLATE = { windowBits: 12, memLevel: 8 } as const;
 const HAS_SCORE = 1;
 const DAILY = 2;
 const HAS_DAY = 4;
+/** The result is kept by src/store/score-result-codec.ts (else deflated). */
+const RESULT_CODED = 8;
+/** The digest is kept as its 32 bytes (it is 64 lowercase hex digits), else as its text. */
+const SHA_BYTES = 16;
+const HEX_SHA256 = /^[0-9a-f]{64}$/;
 
 /** FNV-1a of an id's characters, then mixed (murmur3's finaliser) so that ids differing in their last digits spread over the slots. */
 function hashId(id: string): number {
@@ -89,10 +95,12 @@ const after = (a: ScoreSummary, at: number, id: number) => a.at > at || (a.at ==
 /**
  * Creates an empty cache holding at most `maxBytes`: the entries' bytes in segments outside the JS
  * heap, allocated as needed, plus the id index (INDEX_SLOT_BYTES a slot, at least two slots an entry).
- * An entry keeps its summary in binary and its result text deflated with a preset dictionary (the
- * first result text kept since the cache was last emptied: results share their keys and their
- * 30-day window's shape), about 300 bytes for a 3 kB result, so a million agents fit in a few hundred
- * MiB, and the id index is typed arrays (INDEX_SLOT_BYTES): nothing per agent on the JS heap. Entries
+ * An entry keeps its summary in binary and its result in the few numbers src/store/score-result-codec.ts
+ * renders its text back from (when the summary comes with the result's value and the text is the
+ * method engine's rendering of it), else its text deflated with a preset dictionary (the first result
+ * text deflated since the cache was last emptied: results share their keys and their 30-day window's
+ * shape): 200-300 bytes for a 3 kB result, so a million agents fit in a few hundred MiB, and the id
+ * index is typed arrays (INDEX_SLOT_BYTES): nothing per agent on the JS heap. Entries
  * are written one after the other, segment after segment, and the ring of segments turns: when the
  * next entry does not fit, every entry of the oldest segment is dropped at once (the oldest stored),
  * so drops stay rare.
@@ -280,10 +288,15 @@ export function createScoreCache(options: { maxBytes: number; enabled?: boolean 
     let method = text("");
     let day = text("");
     let sha = text("");
+    let coded = false;
     if (latest !== null) {
-      dictionary ??= Buffer.from(latest.resultJson, "utf8");
-      result = deflateRawSync(latest.resultJson, { ...DEFLATE, dictionary });
-      [method, day, sha] = [text(latest.method), text(latest.day ?? ""), text(latest.sha256)];
+      result = latest.result === undefined ? null : encodeResult(latest.result, latest.resultJson, latest);
+      coded = result !== null;
+      if (!coded) {
+        dictionary ??= Buffer.from(latest.resultJson, "utf8");
+        result = deflateRawSync(latest.resultJson, { ...DEFLATE, dictionary });
+      }
+      [method, day, sha] = [text(latest.method), text(latest.day ?? ""), HEX_SHA256.test(latest.sha256) ? Buffer.from(latest.sha256, "hex") : text(latest.sha256)];
       if (method.length > 255 || day.length > 255 || sha.length > 255) return;
     }
     const body = latest === null ? 0 : 24 + 3 + method.length + day.length + sha.length + 4 + result!.length;
@@ -293,7 +306,8 @@ export function createScoreCache(options: { maxBytes: number; enabled?: boolean 
     const segment = segmentOf(position / ALIGN);
     let o = offsetOf(position / ALIGN);
     segment.writeUInt32LE(length, o);
-    segment[o + 4] = latest === null ? 0 : HAS_SCORE | (latest.trigger === "daily" ? DAILY : 0) | (latest.day === null ? 0 : HAS_DAY);
+    segment[o + 4] = latest === null ? 0
+      : HAS_SCORE | (latest.trigger === "daily" ? DAILY : 0) | (latest.day === null ? 0 : HAS_DAY) | (coded ? RESULT_CODED : 0) | (HEX_SHA256.test(latest.sha256) ? SHA_BYTES : 0);
     segment[o + 5] = agentId.length;
     o += HEAD_BYTES + segment.write(agentId, o + HEAD_BYTES, "latin1");
     if (latest !== null) {
@@ -329,13 +343,16 @@ export function createScoreCache(options: { maxBytes: number; enabled?: boolean 
     const at = segment.readDoubleLE(o + 8);
     const total = segment.readDoubleLE(o + 16);
     o += 24;
-    const [method, day, sha256] = [0, 1, 2].map(() => {
+    const [method, day, sha256] = [0, 1, 2].map((field) => {
       const length = segment[o];
       o += 1 + length;
-      return segment.toString("utf8", o - length, o);
+      return segment.toString(field === 2 && flags & SHA_BYTES ? "hex" : "utf8", o - length, o);
     });
     const resultLength = segment.readUInt32LE(o);
-    const resultJson = inflateRawSync(segment.subarray(o + 4, o + 4 + resultLength), { windowBits: DEFLATE.windowBits, dictionary: dictionary! }).toString("utf8");
+    const bytes = segment.subarray(o + 4, o + 4 + resultLength);
+    const resultJson = flags & RESULT_CODED
+      ? decodeResult(bytes, { agentId, at, sha256, total })
+      : inflateRawSync(bytes, { windowBits: DEFLATE.windowBits, dictionary: dictionary! }).toString("utf8");
     return { id, agentId, method, at, trigger: flags & DAILY ? "daily" : "change", day: flags & HAS_DAY ? day : null, sha256, resultJson, total };
   }
 

@@ -134,10 +134,12 @@ const SUMMARY_BATCH = 1000;
 
 const SUMMARY_COLUMNS = `s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.sha256, s.result::text AS result_json, s.total, s.facts, ${settledLinesOf("s")} AS settled`;
 
-const summaryFrom = (r: Row): ScoreSummary => ({
-  id: r.id, agentId: r.agent_id, method: r.method, at: r.at, trigger: r.trigger, day: r.day, sha256: r.sha256,
-  resultJson: r.facts === null ? r.result_json : storedInputsOf(r, true).resultJson!, total: r.total,
-});
+const summaryFrom = (r: Row): ScoreSummary => {
+  const head = { id: r.id, agentId: r.agent_id, method: r.method, at: r.at, trigger: r.trigger, day: r.day, sha256: r.sha256, total: r.total };
+  if (r.facts === null) return { ...head, resultJson: r.result_json };
+  const { result, resultJson } = storedInputsOf(r, true);
+  return { ...head, resultJson: resultJson!, result };
+};
 
 /**
  * `latestScoreSummary` batched (src/store/batch.ts): the agents asked for while the event loop
@@ -272,7 +274,7 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
     if (!cache) return;
     for (const { score: s, id, resultJson } of written.scores) {
       if (id === null) cache.invalidate([s.agentId]);
-      else cache.offerWrite({ id, agentId: s.agentId, method: s.method, at: s.at, trigger: s.trigger, day: s.day, sha256: s.sha256, resultJson, total: s.total }, written.mark);
+      else cache.offerWrite({ id, agentId: s.agentId, method: s.method, at: s.at, trigger: s.trigger, day: s.day, sha256: s.sha256, resultJson, result: s.result, total: s.total }, written.mark);
     }
   };
 
