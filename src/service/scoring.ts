@@ -38,6 +38,11 @@ export type DailyBatchTx = {
  * what it holds in memory at once is a few pages, whatever the number of agents.
  */
 const DAILY_PAGE = 1000;
+/**
+ * Scores computed between two turns of the event loop (about 60 us each): a page of them at once
+ * would hold every request the process serves for about 60 ms.
+ */
+const DAILY_SLICE = 100;
 /** Pages read and computed ahead of the one being written. */
 const DAILY_READ_AHEAD = 2;
 
@@ -151,7 +156,13 @@ export function createScoring(deps: {
         const ids = await nextPage();
         if (ids.length < pageSize) last = true;
         const rows = ids.length === 0 ? [] : await bulk.dailyFactRows(ids, day, at);
-        return { looked: ids.length, scores: rows.map((r) => scoreRowOf(r.agent, factsFrom(r, at), at, "daily")) };
+        const scores: NewScore[] = [];
+        for (let i = 0; i < rows.length; i++) {
+          // The recompute shares its process with the API: requests are served between slices of a page.
+          if (i > 0 && i % DAILY_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+          scores.push(scoreRowOf(rows[i].agent, factsFrom(rows[i], at), at, "daily"));
+        }
+        return { looked: ids.length, scores };
       };
       const ahead: Array<ReturnType<typeof prepare>> = [];
       const readAhead = () => {
