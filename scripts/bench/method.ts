@@ -203,12 +203,12 @@ function replayTimelineText(): string {
 }
 
 async function main(flags: readonly string[]): Promise<void> {
-  console.log(`method benchmarks, one thread, node ${process.version} ${flags.join(" ")} (as bin/vrai.js), compiled by bin/bundle.js`);
+  console.log(`method benchmarks, one thread, node ${process.version} ${flags.join(" ")} (as vrai replay runs, bin/node-flags.js), compiled by bin/bundle.js`);
   for (const b of BENCHMARKS) report(b.name, bestOf(3, b.items, b.prepare()), b.unit, b.target);
   await replayBenchmark();
 }
 
-const flags = vraiNodeFlags();
+const flags = vraiNodeFlags("replay");
 // In the bundle, __filename is the bundle's own path (dist/*.cjs).
 if (__filename.endsWith(".cjs") && flags.every((flag) => process.execArgv.includes(flag))) {
   void main(flags);

@@ -173,11 +173,11 @@ async function serve(): Promise<void> {
 }
 
 function startServerChild(dbUrl: string): Promise<{ child: ChildProcess; url: string }> {
-  // The server runs under the node flags `vrai serve` runs under (bin/vrai.js: a 64 MiB semi-space, so its
-  // young generation is collected a quarter as often). BENCH_SERVER_PROFILE=<dir>: the server child writes
-  // a V8 CPU profile there when it stops. BENCH_SERVER_FLAGS: more node flags for it (e.g. --trace-gc-nvp).
+  // The server runs under the node flags `vrai serve` runs under (bin/node-flags.js). BENCH_SERVER_PROFILE=<dir>:
+  // the server child writes a V8 CPU profile there when it stops. BENCH_SERVER_FLAGS: more node flags for it
+  // (e.g. --trace-gc-nvp, or --max-semi-space-size=64 to see what a larger young generation does).
   const profile = process.env.BENCH_SERVER_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_SERVER_PROFILE}`] : [];
-  const flags = [...vraiNodeFlags(), ...profile, ...(process.env.BENCH_SERVER_FLAGS ?? "").split(" ").filter(Boolean)];
+  const flags = [...vraiNodeFlags("serve"), ...profile, ...(process.env.BENCH_SERVER_FLAGS ?? "").split(" ").filter(Boolean)];
   const child = fork(__filename, ["--serve"], {
     env: { ...process.env, BENCH_DB_URL: dbUrl, BENCH_T0: String(CHECKIN_T0) }, stdio: "inherit", execArgv: [...process.execArgv, ...flags],
   });
@@ -791,7 +791,7 @@ async function main(): Promise<void> {
 
     const server = await startServerChild(dbUrl);
     child = server.child;
-    log(`server (child process ${child.pid}, node ${vraiNodeFlags().join(" ")} as bin/vrai.js) at ${server.url}`);
+    log(`server (child process ${child.pid}, node flags [${[...vraiNodeFlags("serve"), ...(process.env.BENCH_SERVER_FLAGS ?? "").split(" ").filter(Boolean)].join(" ")}] as vrai serve) at ${server.url}`);
     if (PHASES.has("get")) await getScorePhase(server.url, child, rows);
     const checkins = PHASES.has("checkins") ? await checkinPhase(server.url, child, admin) : { rate: NaN, p99: NaN, ok: false };
     await stopServerChild(child);

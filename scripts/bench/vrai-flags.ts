@@ -1,13 +1,11 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PROJECT_ROOT } from "../../src/project-root";
 
 /**
- * The node flags on the `vrai` command's shebang line (`#!/usr/bin/env -S node <flags>`): what `vrai serve`
- * and `vrai replay` run under, so the benches that measure them run under it too.
+ * The node flags `vrai <command>` runs under (bin/node-flags.js, which bin/vrai.js starts node with), so
+ * the benches that measure `vrai replay` and `vrai serve` run under them too.
  */
-export function vraiNodeFlags(): string[] {
-  const shebang = readFileSync(join(PROJECT_ROOT, "bin/vrai.js"), "utf8").split("\n", 1)[0];
-  const flags = /^#!\/usr\/bin\/env -S node(.*)$/.exec(shebang);
-  return flags === null ? [] : flags[1].split(" ").filter(Boolean);
+export function vraiNodeFlags(command: string): string[] {
+  const { nodeFlagsFor } = require(join(PROJECT_ROOT, "bin/node-flags.js")) as { nodeFlagsFor(command: string): string[] };
+  return nodeFlagsFor(command);
 }
