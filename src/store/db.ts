@@ -311,7 +311,11 @@ export function createPgDb(connectionString: string, options: { max?: number } =
 /** Opens the embedded PGlite store; `dataDir` of `memory://` keeps everything in memory. */
 export async function createPgliteDb(dataDir: string): Promise<Db> {
   if (!dataDir.startsWith("memory://")) fs.mkdirSync(path.resolve(dataDir), { recursive: true });
-  const lite = await PGlite.create(dataDir.startsWith("memory://") ? undefined : path.resolve(dataDir));
+  return pgliteDb(await PGlite.create(dataDir.startsWith("memory://") ? undefined : path.resolve(dataDir)));
+}
+
+/** The store's `Db` over an open PGlite; `close()` closes it. */
+export function pgliteDb(lite: PGlite): Db {
   const wrap = (q: Pick<PGlite, "query">): Queryable => ({
     async query(sql, params) {
       const result = await q.query(sql, params as unknown[]);
