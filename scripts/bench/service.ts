@@ -37,6 +37,7 @@ import path from "node:path";
 import { constants as perfConstants, monitorEventLoopDelay, performance, PerformanceObserver } from "node:perf_hooks";
 import { parseArgs, promisify } from "node:util";
 import v8 from "node:v8";
+import vm from "node:vm";
 import autocannon from "autocannon";
 import pg from "pg";
 import pino from "pino";
@@ -343,18 +344,39 @@ async function count(db: pg.Client, sql: string): Promise<number> {
 const heapUsed = () => v8.getHeapStatistics().used_heap_size;
 const mib = (bytes: number) => `${fmt(bytes / 2 ** 20)} MiB`;
 
+/** A full collection on demand (V8's `gc`, exposed to this process only when a step needs it). */
+let fullCollection: (() => void) | undefined;
+const collectAll = () => {
+  if (!fullCollection) {
+    v8.setFlagsFromString("--expose-gc");
+    fullCollection = vm.runInNewContext("gc") as () => void;
+  }
+  fullCollection();
+};
+
 /**
  * Runs `work`, sampling this process's heap every 100 ms (garbage not yet collected included, so its
  * peak follows V8's collection schedule more than what is kept) and right after each full collection
- * (what is kept): its result, seconds, and both peaks.
+ * (what is kept): its result, seconds, and both peaks. A second without a full collection of V8's own
+ * ends with one of the sampler's (tens of ms, counted in the step's time): a short step, the tree of
+ * 100,000 agents in 2.6 s, had none, and its kept heap was then known only as the sampled peak.
  */
 async function measured<T>(work: () => Promise<T>): Promise<{ value: T; seconds: number; peakHeap: number; peakLive: number }> {
   let peakHeap = heapUsed();
   let peakLive = 0;
-  const sampler = setInterval(() => void (peakHeap = Math.max(peakHeap, heapUsed())), 100);
+  let lastFull = performance.now();
+  const sampler = setInterval(() => {
+    peakHeap = Math.max(peakHeap, heapUsed());
+    if (performance.now() - lastFull < 1000) return;
+    collectAll();
+    lastFull = performance.now();
+    peakLive = Math.max(peakLive, heapUsed());
+  }, 100);
   const collections = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
-      if ((entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) peakLive = Math.max(peakLive, heapUsed());
+      if ((entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind !== perfConstants.NODE_PERFORMANCE_GC_MAJOR) continue;
+      lastFull = performance.now();
+      peakLive = Math.max(peakLive, heapUsed());
     }
   });
   collections.observe({ entryTypes: ["gc"] });
@@ -430,7 +452,7 @@ async function recomputePhase(dbUrl: string, admin: pg.Client, rows: Row[]): Pro
     const scaled = AGENTS >= END_TO_END_TARGET.agents ? END_TO_END_TARGET.seconds : (END_TO_END_TARGET.seconds * AGENTS) / END_TO_END_TARGET.agents;
     const scaledNote = AGENTS >= END_TO_END_TARGET.agents ? "" : ` (${END_TO_END_TARGET.seconds} s per 1M, scaled)`;
     rows.push({ figure: "recompute + tree, end to end", value: `${fmt(total, 1)} s`, target: `<= ${fmt(scaled, 1)} s${scaledNote}`, verdict: total <= scaled ? "PASS" : "FAIL" });
-    // Without a full collection during a step (a short one), its sampled peak bounds what it kept.
+    // Without a full collection during a step (one shorter than a second), its sampled peak bounds what it kept.
     const kept = (m: { peakLive: number; peakHeap: number }) => (m.peakLive > 0 ? m.peakLive : m.peakHeap);
     const keptText = (m: { peakLive: number; peakHeap: number }) => `${mib(kept(m))}${m.peakLive > 0 ? "" : " (no full collection: sampled peak)"}`;
     const peakKept = Math.max(kept(recompute), kept(tree));
