@@ -289,6 +289,7 @@ export function createScoreCache(options: { maxBytes: number; enabled?: boolean 
     let day = text("");
     let sha = text("");
     let coded = false;
+    const shaBytes = latest !== null && HEX_SHA256.test(latest.sha256);
     if (latest !== null) {
       result = latest.result === undefined ? null : encodeResult(latest.result, latest.resultJson, latest);
       coded = result !== null;
@@ -296,7 +297,7 @@ export function createScoreCache(options: { maxBytes: number; enabled?: boolean 
         dictionary ??= Buffer.from(latest.resultJson, "utf8");
         result = deflateRawSync(latest.resultJson, { ...DEFLATE, dictionary });
       }
-      [method, day, sha] = [text(latest.method), text(latest.day ?? ""), HEX_SHA256.test(latest.sha256) ? Buffer.from(latest.sha256, "hex") : text(latest.sha256)];
+      [method, day, sha] = [text(latest.method), text(latest.day ?? ""), shaBytes ? Buffer.from(latest.sha256, "hex") : text(latest.sha256)];
       if (method.length > 255 || day.length > 255 || sha.length > 255) return;
     }
     const body = latest === null ? 0 : 24 + 3 + method.length + day.length + sha.length + 4 + result!.length;
@@ -307,7 +308,7 @@ export function createScoreCache(options: { maxBytes: number; enabled?: boolean 
     let o = offsetOf(position / ALIGN);
     segment.writeUInt32LE(length, o);
     segment[o + 4] = latest === null ? 0
-      : HAS_SCORE | (latest.trigger === "daily" ? DAILY : 0) | (latest.day === null ? 0 : HAS_DAY) | (coded ? RESULT_CODED : 0) | (HEX_SHA256.test(latest.sha256) ? SHA_BYTES : 0);
+      : HAS_SCORE | (latest.trigger === "daily" ? DAILY : 0) | (latest.day === null ? 0 : HAS_DAY) | (coded ? RESULT_CODED : 0) | (shaBytes ? SHA_BYTES : 0);
     segment[o + 5] = agentId.length;
     o += HEAD_BYTES + segment.write(agentId, o + HEAD_BYTES, "latin1");
     if (latest !== null) {
