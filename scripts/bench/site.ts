@@ -143,7 +143,7 @@ async function main(): Promise<void> {
     // The cursor the 2,000th "Next page" link carries: after the 40,000th agent of the ranking (fewer with fewer agents).
     const deepPages = Math.min(DEEP_PAGES, Math.floor(ranked / 20) - 1);
     const deep = (await admin.query("SELECT id, score_total FROM agents WHERE score_total IS NOT NULL ORDER BY -score_total, id OFFSET $1 LIMIT 1", [deepPages * 20 - 1])).rows[0];
-    const cursor = encodeCursor({ direction: "after", total: deep.score_total, agentId: deep.id });
+    const cursor = encodeCursor({ direction: "after", total: deep.score_total, agentId: deep.id }, {});
 
     const server = await startServer(dbUrl);
     child = server.child;

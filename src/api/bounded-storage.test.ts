@@ -232,7 +232,12 @@ for (const { name, create } of TEST_STORES) {
         const [agentId] = await claimAgents(owner.ownerId, 2);
         const me = await call("GET", "/v1/owners/me?limit=1", owner.token);
         expect(me.json.nextCursor).to.be.a("string");
+        expect((await call("GET", `/v1/owners/me?limit=1&cursor=${me.json.nextCursor}`, owner.token)).status).to.equal(200);
+        // A cursor names its list (issue #33): another owner's list of agents refuses it too.
+        const other = await newOwner();
+        await claimAgents(other.ownerId, 2);
         for (const [path, token] of [
+          [`/v1/owners/me?limit=1&cursor=${me.json.nextCursor}`, other.token],
           ["/v1/owners/me?limit=0", owner.token], ["/v1/owners/me?limit=1001", owner.token], [`/v1/agents/${agentId}/proofs?limit=101`, undefined],
           ["/v1/owners/me?cursor=not-a-cursor", owner.token], [`/v1/agents/${agentId}/penalties?cursor=${me.json.nextCursor}`, undefined],
           [`/v1/operator/audit?cursor=${me.json.nextCursor}`, OPERATOR_TOKEN], [`/v1/outages?cursor=${"A".repeat(201)}`, undefined],

@@ -200,8 +200,16 @@ for (const { name, create } of TEST_STORES) {
         expect(answer.body.error.message, query).to.match(new RegExp(`^${field.replace(".", "\\.")}: `));
       }
       // A well-formed cursor of a position that names no agent still pages from there.
-      const there = await page(`?limit=100&cursor=${encodeCursor({ direction: "after", total: 230, agentId: "agt_zzzz" })}`);
+      const there = await page(`?limit=100&cursor=${encodeCursor({ direction: "after", total: 230, agentId: "agt_zzzz" }, {})}`);
       expect(there.agents.every((a) => a.total < 230)).to.equal(true);
+      // A cursor belongs to the directory under its filter (issue #33): under another band, state or search it is a 400.
+      const unfiltered = encodeCursor({ direction: "after", total: 230, agentId: "agt_zzzz" }, {});
+      for (const query of [`?band=200-399&cursor=${unfiltered}`, `?state=provisional&cursor=${unfiltered}`, `?q=agent&cursor=${unfiltered}`]) {
+        const answer = await get(query);
+        expect([answer.status, answer.body.error.message.split(":")[0]], query).to.deep.equal([400, "query.cursor"]);
+      }
+      const banded = encodeCursor({ direction: "after", total: 230, agentId: "agt_zzzz" }, { band: "200-399" });
+      expect((await get(`?band=200-399&cursor=${banded}`)).status).to.equal(200);
     });
 
     it("is in the OpenAPI document with its parameters and response schema", async () => {

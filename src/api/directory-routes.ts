@@ -1,7 +1,9 @@
 /** The directory of agents as JSON: `GET /v1/agents`, ranked by the total of the latest score (V8). */
 import { z } from "zod";
-import { BANDS, toRfc3339 } from "../method";
-import { decodeCursor, DIRECTORY_LIMIT, DIRECTORY_QUERY_MAX, DIRECTORY_STATES, type Directory, type DirectoryEntry, type DirectoryRequest } from "../service/directory";
+import { BANDS, toRfc3339, type Band } from "../method";
+import {
+  decodeCursor, DIRECTORY_LIMIT, DIRECTORY_QUERY_MAX, DIRECTORY_STATES, type Directory, type DirectoryEntry, type DirectoryFilter, type DirectoryRequest, type DirectoryState,
+} from "../service/directory";
 import { defineRoute, errorResponse as e, type Route } from "./route";
 
 /** An empty parameter (`band=` from a form left on "any") means the parameter is absent. */
@@ -18,14 +20,17 @@ export const directoryQuery = z.object({
   band: optionalEnum(BANDS),
   state: optionalEnum(DIRECTORY_STATES),
   q: z.string().max(DIRECTORY_QUERY_MAX).optional().transform((q) => (q?.trim() ? q.trim() : undefined)),
-  cursor: z.string().max(200).optional().transform((cursor, context) => {
-    if (!cursor) return undefined;
-    const position = decodeCursor(cursor);
-    if (!position) context.addIssue({ code: "custom", message: "not a cursor from this directory: use nextCursor or prevCursor of an earlier answer" });
-    return position ?? undefined;
-  }),
+  cursor: z.string().max(200).optional().transform((cursor) => cursor || undefined),
   limit: z.coerce.number().int().min(DIRECTORY_LIMIT.min).max(DIRECTORY_LIMIT.max).default(DIRECTORY_LIMIT.default),
+}).superRefine((query, context) => {
+  // A cursor belongs to the directory under one filter (issue #33): another filter's, or another list's, is refused.
+  if (query.cursor !== undefined && decodeCursor(query.cursor, filterOf(query)) === null) {
+    context.addIssue({ code: "custom", path: ["cursor"], message: "not a cursor of this directory and filter: use nextCursor or prevCursor of an earlier answer" });
+  }
 });
+
+/** The filter a parsed query names. */
+const filterOf = (query: { band?: Band; state?: DirectoryState; q?: string }): DirectoryFilter => ({ band: query.band, state: query.state, q: query.q });
 
 export type DirectoryQuery = z.output<typeof directoryQuery>;
 
@@ -52,9 +57,11 @@ const entryJson = (a: DirectoryEntry): z.input<typeof entryResponse> => ({
 });
 
 /** What a parsed query asks the directory for. */
-export const directoryRequestOf = (query: DirectoryQuery): DirectoryRequest => ({
-  filter: { band: query.band, state: query.state, q: query.q }, cursor: query.cursor, limit: query.limit,
-});
+export function directoryRequestOf(query: DirectoryQuery): DirectoryRequest {
+  const filter = filterOf(query);
+  // The query's check made sure a cursor names a position of this filter.
+  return { filter, cursor: query.cursor === undefined ? undefined : (decodeCursor(query.cursor, filter) ?? undefined), limit: query.limit };
+}
 
 /** The directory's JSON route. */
 export function directoryRoutes(directory: Directory): Route[] {

@@ -6,7 +6,7 @@
  * scores change: an agent that did not move is neither shown twice nor skipped.
  */
 import type { Band } from "../method";
-import { decodeKeyset, encodeKeyset } from "./keyset";
+import { decodeKeyset, encodeKeyset, type CursorList } from "./keyset";
 import { ID_PATTERN } from "./secrets";
 
 /** V8 states. */
@@ -64,31 +64,33 @@ export function bandTotals(band: Band): { min: number; max: number } {
   return { min, max };
 }
 
+/** The list a cursor of the directory belongs to: the directory under one filter (a cursor of another filter pages nothing of it). */
+const listOf = (filter: DirectoryFilter): CursorList => ({ kind: "directory", of: JSON.stringify([filter.band ?? "", filter.state ?? "", filter.q ?? ""]) });
+
 /**
- * The opaque text of a position.
- * @example decodeCursor(encodeCursor({ direction: "after", total: 230, agentId: "agt_x" })) // the same position
+ * The opaque text of a position in the directory under `filter`.
+ * @example decodeCursor(encodeCursor({ direction: "after", total: 230, agentId: "agt_x" }, {}), {}) // the same position
  */
-export function encodeCursor(position: DirectoryPosition): string {
-  return encodeKeyset([position.direction === "after" ? "a" : "b", position.total, position.agentId]);
+export function encodeCursor(position: DirectoryPosition, filter: DirectoryFilter): string {
+  return encodeKeyset(listOf(filter), [position.direction === "after" ? "a" : "b", position.total, position.agentId]);
 }
 
 const CURSOR_PATTERN = /^([ab]):(0|[1-9]\d{0,3}):(.+)$/;
 
-/** The position a cursor names; null when it is not one this service made. */
-export function decodeCursor(cursor: string): DirectoryPosition | null {
-  const fields = decodeKeyset(cursor, CURSOR_PATTERN);
+/** The position a cursor of the directory under `filter` names; null when it is not one this service made for that filter. */
+export function decodeCursor(cursor: string, filter: DirectoryFilter): DirectoryPosition | null {
+  const fields = decodeKeyset(cursor, listOf(filter), CURSOR_PATTERN);
   if (!fields || Number(fields[1]) > 1000 || !ID_PATTERN.test(fields[2])) return null;
   return { direction: fields[0] === "a" ? "after" : "before", total: Number(fields[1]), agentId: fields[2] };
 }
-
-const after = (e: DirectoryEntry) => encodeCursor({ direction: "after", total: e.total, agentId: e.agentId });
-const before = (e: DirectoryEntry) => encodeCursor({ direction: "before", total: e.total, agentId: e.agentId });
 
 /** The directory over `store`. */
 export function createDirectory(deps: { store: DirectoryStore }): Directory {
   const { store } = deps;
   return {
     async page({ filter, cursor, limit }) {
+      const after = (e: DirectoryEntry) => encodeCursor({ direction: "after", total: e.total, agentId: e.agentId }, filter);
+      const before = (e: DirectoryEntry) => encodeCursor({ direction: "before", total: e.total, agentId: e.agentId }, filter);
       const query = { state: filter.state, band: filter.band, totals: filter.band && bandTotals(filter.band), q: filter.q };
       const first = async (): Promise<DirectoryPage> => {
         const rows = await store.rankedAgents({ ...query, limit: limit + 1 });
@@ -105,7 +107,7 @@ export function createDirectory(deps: { store: DirectoryStore }): Directory {
       }
       const agents = rows.slice(0, limit);
       const nextCursor = rows.length > limit ? after(agents[agents.length - 1]) : null;
-      if (agents.length === 0) return { agents, nextCursor, prevCursor: encodeCursor({ ...cursor, direction: "before" }) };
+      if (agents.length === 0) return { agents, nextCursor, prevCursor: encodeCursor({ ...cursor, direction: "before" }, filter) };
       const earlier = await store.rankedAgents({ ...query, from: { direction: "before", total: agents[0].total, agentId: agents[0].agentId }, limit: 1 });
       return { agents, nextCursor, prevCursor: earlier.length > 0 ? before(agents[0]) : null };
     },

@@ -5,7 +5,7 @@
 import { dayName, dayNumber, dayStart, parseRfc3339, toRfc3339 } from "../method";
 import type { Clock } from "./clock";
 import { NotFoundError } from "./errors";
-import { keysetPage, parseKeyset, type KeysetPage } from "./keyset";
+import { keysetPage, parseKeyset, type CursorList, type KeysetPage } from "./keyset";
 import type { AgentRow, AuditEntry, LatestScores, OutageRow, PenaltyRow, ProofRow, ScoreRow, ScoreSummary, Store } from "./ports";
 import { ID_PATTERN } from "./secrets";
 
@@ -47,6 +47,16 @@ const ID_KEY = /^(.+)$/;
 const DAY_KEY = /^(\d{4}-\d{2}-\d{2})$/;
 const INSTANT_ID_KEY = /^(0|[1-9]\d{0,11}):(.+)$/;
 const SERIAL_KEY = /^([1-9]\d{0,15})$/;
+
+/** Each paged list's name in its cursors: a cursor of one is refused by every other (issue #33), one agent's list by another agent's. */
+const LISTS = {
+  agentsOfOwner: (ownerId: string): CursorList => ({ kind: "owner-agents", of: ownerId }),
+  dailyScores: (agentId: string): CursorList => ({ kind: "daily-scores", of: agentId }),
+  penalties: (agentId: string): CursorList => ({ kind: "penalties", of: agentId }),
+  proofs: (agentId: string): CursorList => ({ kind: "proofs", of: agentId }),
+  audit: { kind: "audit" } satisfies CursorList,
+  outages: { kind: "outages" } satisfies CursorList,
+};
 const anId = ([id]: string[]) => (ID_PATTERN.test(id) ? id : null);
 const instantAndId = ([at, id]: string[]) => (ID_PATTERN.test(id) ? { at: Number(at), id } : null);
 
@@ -73,8 +83,8 @@ export function createReads(deps: { store: Store; latestScores: LatestScores; cl
   return {
     agent,
     async agentsOfOwner(ownerId, { cursor, limit }) {
-      const after = cursor === undefined ? undefined : parseKeyset(cursor, ID_KEY, anId);
-      return keysetPage(await read.listAgentsOfOwner(ownerId, { after, limit: limit + 1 }), limit, (id) => [id]);
+      const after = cursor === undefined ? undefined : parseKeyset(cursor, LISTS.agentsOfOwner(ownerId), ID_KEY, anId);
+      return keysetPage(await read.listAgentsOfOwner(ownerId, { after, limit: limit + 1 }), limit, LISTS.agentsOfOwner(ownerId), (id) => [id]);
     },
     async latestScore(agentId) {
       const { agentExists, score } = await deps.latestScores.latestScoreSummary(agentId);
@@ -83,11 +93,11 @@ export function createReads(deps: { store: Store; latestScores: LatestScores; cl
       return score;
     },
     async dailyScores(agentId, { cursor, limit, ...range }) {
-      const after = cursor === undefined ? undefined : parseKeyset(cursor, DAY_KEY, ([day]) => day);
+      const after = cursor === undefined ? undefined : parseKeyset(cursor, LISTS.dailyScores(agentId), DAY_KEY, ([day]) => day);
       await agent(agentId);
       const to = range.to ?? "9999-12-31";
       const from = range.from ?? toRfc3339(deps.clock.now() - DEFAULT_HISTORY_DAYS * 86400).slice(0, 10);
-      const page = keysetPage(await read.listDailyScores(agentId, from, to, { after, limit: limit + 1 }), limit, (s) => [s.day ?? ""]);
+      const page = keysetPage(await read.listDailyScores(agentId, from, to, { after, limit: limit + 1 }), limit, LISTS.dailyScores(agentId), (s) => [s.day ?? ""]);
       return { from, to, ...page };
     },
     async score(id) {
@@ -96,20 +106,20 @@ export function createReads(deps: { store: Store; latestScores: LatestScores; cl
       return row;
     },
     async penaltiesOf(agentId, { cursor, limit }) {
-      const after = cursor === undefined ? undefined : parseKeyset(cursor, INSTANT_ID_KEY, instantAndId);
+      const after = cursor === undefined ? undefined : parseKeyset(cursor, LISTS.penalties(agentId), INSTANT_ID_KEY, instantAndId);
       await agent(agentId);
       const rows = await read.listPenalties(agentId, { after: after && { addedAt: after.at, id: after.id }, limit: limit + 1 });
-      return keysetPage(rows, limit, (p) => [p.addedAt, p.id]);
+      return keysetPage(rows, limit, LISTS.penalties(agentId), (p) => [p.addedAt, p.id]);
     },
     async audit({ cursor, limit }) {
-      const afterId = cursor === undefined ? 0 : parseKeyset(cursor, SERIAL_KEY, ([id]) => Number(id));
-      return keysetPage(await read.listAudit({ afterId, limit: limit + 1 }), limit, (e) => [e.id]);
+      const afterId = cursor === undefined ? 0 : parseKeyset(cursor, LISTS.audit, SERIAL_KEY, ([id]) => Number(id));
+      return keysetPage(await read.listAudit({ afterId, limit: limit + 1 }), limit, LISTS.audit, (e) => [e.id]);
     },
     async proofsOf(agentId, { cursor, limit }) {
-      const after = cursor === undefined ? undefined : parseKeyset(cursor, INSTANT_ID_KEY, instantAndId);
+      const after = cursor === undefined ? undefined : parseKeyset(cursor, LISTS.proofs(agentId), INSTANT_ID_KEY, instantAndId);
       const row = await agent(agentId);
       const rows = await read.proofsForAgentAt(row.id, row.ownerId, deps.clock.now(), { after: after && { verifiedAt: after.at, id: after.id }, limit: limit + 1 });
-      return { agent: row, ...keysetPage(rows, limit, (p) => [p.verifiedAt, p.id]) };
+      return { agent: row, ...keysetPage(rows, limit, LISTS.proofs(agentId), (p) => [p.verifiedAt, p.id]) };
     },
     async agentPage(agentId) {
       const row = await read.getAgent(agentId);
@@ -154,11 +164,11 @@ export type SiteReads = {
 export function createSiteReads(deps: { site: SiteStore; clock: Clock }): SiteReads {
   return {
     async outagesPage({ cursor, limit }) {
-      const after = cursor === undefined ? null : parseKeyset(cursor, INSTANT_ID_KEY, (fields) => {
+      const after = cursor === undefined ? null : parseKeyset(cursor, LISTS.outages, INSTANT_ID_KEY, (fields) => {
         const key = instantAndId(fields);
         return key && { start: key.at, id: key.id };
       });
-      const { items, nextCursor } = keysetPage(await deps.site.listOutagesPage(after, limit + 1), limit, (o) => [o.start, o.id]);
+      const { items, nextCursor } = keysetPage(await deps.site.listOutagesPage(after, limit + 1), limit, LISTS.outages, (o) => [o.start, o.id]);
       return { outages: items, nextCursor };
     },
     async dailyTotals(agentId, days) {
