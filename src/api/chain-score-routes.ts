@@ -77,8 +77,9 @@ export function chainScoreRoutes(deps: { chainScores: ChainScores; accounts: Pic
         201: { description: "stored; the derived score recomputed", schema: derivedResponse.omit({ records: true, recordCount: true }).extend({ accepted: z.number() }) },
         400: e("a record breaks A1 (the message names the record and the field)"), 401: e("no valid agent key"), 404: e("unknown agent, or no ERC-8004 identity linked"),
       },
-    }).handle(async ({ params, body, credential }) => {
+    }).handle(async ({ params, body, credential, keyVerified }) => {
       const agent = await deps.accounts.authenticateAgent(params.id, credential);
+      await keyVerified();
       const posted = await chainScores.postSummaries(agent, body.records);
       return { status: 201, body: { ...posted, computedAt: posted.computedAt === null ? null : toRfc3339(posted.computedAt) } };
     }),

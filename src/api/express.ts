@@ -10,12 +10,12 @@ import ipaddr from "ipaddr.js";
 import type { Logger } from "pino";
 import { BaseError, InvalidInputError } from "../errors";
 import { UnauthorizedError } from "../service/errors";
-import { hashMatches, hashSecret } from "../service/secrets";
+import { hashMatches, hashSecret, ID_PATTERN } from "../service/secrets";
 import { errorHandler, sendError } from "./http";
 import type { ApiMetrics } from "./metrics";
 import { openApiDocument } from "./openapi";
 import { RateLimitedError, type Limit, type RateLimits, type Verdict } from "./rate-limit";
-import { checkedError, checkReply } from "./reply-check";
+import { checkedError, checkKeyVerified, checkReply } from "./reply-check";
 import type { Method, Reply, Route } from "./route";
 /** The load a request adds while it is served (V3.3's in-flight count). */
 export type LoadGauge = { enter(): () => void };
@@ -29,6 +29,8 @@ export type HttpAppOptions = {
   authenticateOwner(token: string): Promise<string>;
   /** The name of the operator an operator token belongs to (V7 "who"); throws UnauthorizedError when it is not valid. */
   authenticateOperator(token: string): Promise<string>;
+  /** Resolves when `key` is the agent's key; throws UnauthorizedError otherwise. Checked before an agent route's body is read. */
+  authenticateAgent(agentId: string, key: string): Promise<void>;
   limits: RateLimits;
   /** The route that creates accounts (`POST /v1/owners`): also charged to the stricter account-creation limit of its address. */
   accountCreation?: { method: Method; path: string };
@@ -59,9 +61,10 @@ const PREFLIGHT_HEADERS: Readonly<Record<string, string>> = {
 /** Answers that may carry a secret (owner tokens, agent keys) or an account's data are never stored by a cache. */
 const NO_STORE = "no-store";
 
-/** Who an admitted request is charged to, and what authentication found. */
-type Caller = { ownerId: string; operatorName: string; credential: string; account: string };
-const NOBODY: Caller = Object.freeze({ ownerId: "", operatorName: "", credential: "", account: "" });
+/** What authentication found of an admitted request, and how an agent route's handler says its key holds. */
+type Caller = { ownerId: string; operatorName: string; credential: string; keyVerified: () => Promise<void>; isKeyVerified: () => boolean };
+const nothing = async () => undefined;
+const NOBODY: Caller = Object.freeze({ ownerId: "", operatorName: "", credential: "", keyVerified: nothing, isKeyVerified: () => false });
 
 /** Builds the Express app of the API and the pages. */
 export function createHttpApp(options: HttpAppOptions): express.Express {
@@ -111,7 +114,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   if (creation && !options.routes.some((route) => route.method === creation.method && route.path === creation.path)) {
     throw new Error(`accountCreation names no route: ${creation.method} ${creation.path}`);
   }
-  const authenticate = { owner: options.authenticateOwner, operator: options.authenticateOperator };
+  const authenticate: Authenticators = { owner: options.authenticateOwner, operator: options.authenticateOperator, agent: options.authenticateAgent };
   for (const route of options.routes) {
     if (route.auth === "agent" && !route.path.includes(":id")) throw new Error(`an agent route is charged to its :id: ${route.path}`);
     const createsAccount = route.method === creation?.method && route.path === creation.path;
@@ -122,14 +125,19 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
       else res.set("Cache-Control", NO_STORE);
       const caller = await admit(route, req, limits, authenticate);
       try {
+        // A stranger's body is never read: an agent route's key is checked first (its handler checks it again on the row it works with).
+        // (A malformed id is left to the route's validation: a 400 naming it.)
+        const agentId = String(req.params.id);
+        if (route.auth === "agent" && readBody && ID_PATTERN.test(agentId)) await authenticate.agent(agentId, caller.credential);
         if (readBody) await readBody(req, res);
         if (createsAccount) charge(await limits.accountCreation.take(addressOf(req)));
         // Express parses the query string when it is read: only for a route that declares one.
         const reply = await route.respond({ params: req.params, query: route.query && req.query, headers: req.headers, body: req.body, ...caller });
+        if (checked) checkKeyVerified(route, reply, caller.isKeyVerified());
         send(res, route, reply, checked);
       } catch (error) {
-        // An agent is charged up front (its key is checked in the handler); an error is charged to the address instead.
-        if (route.auth === "agent") await rechargeToAddress(error, caller.account, addressOf(req), limits);
+        // An agent's key that did not hold is a failed authentication of the address, never a charge of the agent.
+        if (route.auth === "agent" && !caller.isKeyVerified() && error instanceof UnauthorizedError) charge(await limits.authFailures.take(addressOf(req)));
         throw error;
       }
     }, ...errorCheck(route));
@@ -213,15 +221,23 @@ function addressLimiter(limit: Limit) {
   };
 }
 
+/** How the app checks each kind of credential. */
+type Authenticators = {
+  owner(token: string): Promise<string>;
+  operator(token: string): Promise<string>;
+  agent(agentId: string, key: string): Promise<void>;
+};
+
 /**
- * Rate limit and authentication of a route's request (issue #15, finding 1). Without an account, the
+ * Rate limit and authentication of a route's request (issues #15 and #33). Without an account, the
  * request is charged to its client address. With one, the address must have failed authentications
  * left (else a 429 before any lookup); a failure is charged to the address; a success to the account
  * (owner id, operator name), never to the credential, so a made-up token gets no bucket of its own.
- * An agent's key is checked in its handler, in the transaction of the check-in: the agent named in
- * the path is charged up front and `rechargeToAddress` moves the charge if the request fails.
+ * An account's budget is spent only by its holder: an agent's key is checked by its route's handler
+ * (a check-in checks it in its own read of the agent), so until the handler calls `keyVerified` the
+ * request is charged to its client address; only then is the point moved to the agent.
  */
-async function admit(route: Route, req: Request, limits: RateLimits, authenticate: { owner(token: string): Promise<string>; operator(token: string): Promise<string> }): Promise<Caller> {
+async function admit(route: Route, req: Request, limits: RateLimits, authenticate: Authenticators): Promise<Caller> {
   const address = addressOf(req);
   if (route.auth === "none") {
     charge(await limits.address.take(address));
@@ -232,41 +248,47 @@ async function admit(route: Route, req: Request, limits: RateLimits, authenticat
     const credential = bearer(req);
     if (route.auth === "owner") {
       const ownerId = await authenticate.owner(credential);
-      return chargedTo(limits.account, { ownerId, operatorName: "", credential, account: `o:${ownerId}` });
+      charge(await limits.account.take(`o:${ownerId}`));
+      return { ...NOBODY, ownerId, credential };
     }
     if (route.auth === "operator") {
       const operatorName = await authenticate.operator(credential);
-      return chargedTo(limits.account, { ownerId: "", operatorName, credential, account: `op:${operatorName}` });
+      charge(await limits.account.take(`op:${operatorName}`));
+      return { ...NOBODY, operatorName, credential };
     }
-    return chargedTo(limits.account, { ownerId: "", operatorName: "", credential, account: `a:${req.params.id}` });
+    charge(await limits.address.take(address));
+    return agentCaller(credential, `a:${req.params.id}`, address, limits);
   } catch (error) {
     if (error instanceof UnauthorizedError) charge(await limits.authFailures.take(address));
     throw error;
   }
 }
 
-/** `caller`, once its account had a point left. */
-async function chargedTo(limit: Limit, caller: Caller): Promise<Caller> {
-  charge(await limit.take(caller.account));
-  return caller;
+/** An agent route's caller: charged to `address` until `keyVerified`, then to the agent's `account` instead. */
+function agentCaller(credential: string, account: string, address: string, limits: RateLimits): Caller {
+  let verified = false;
+  return {
+    ...NOBODY,
+    credential,
+    isKeyVerified: () => verified,
+    async keyVerified() {
+      if (verified) return;
+      verified = true;
+      await limits.address.giveBack(address);
+      charge(await limits.account.take(account));
+    },
+  };
 }
 
 /**
- * An agent route's request that failed was not vouched for by the agent's key: its point goes back to
- * the agent and the address pays instead, as a failed authentication (401) or as an unauthenticated
- * request (a malformed body, a bad header, a conflict). A request past either limit answers 429.
+ * The body of a JSON route: 415 for any other content type, and for a request without one, even with
+ * no body (issue #33): a browser sends a cross-site request with no content type without asking, so a
+ * request that could change something must say it is JSON.
  */
-async function rechargeToAddress(error: unknown, account: string, address: string, limits: RateLimits): Promise<void> {
-  if (error instanceof RateLimitedError) return;
-  await limits.account.giveBack(account);
-  charge(await (error instanceof UnauthorizedError ? limits.authFailures : limits.address).take(address));
-}
-
-/** The body of a JSON route: 415 for any other content type, and for a body sent without one (finding 9). */
 async function jsonBody(req: Request, res: Response): Promise<void> {
   const type = req.headers["content-type"];
-  if (type === undefined ? hasBody(req) : !isJson(type)) {
-    throw new BaseError("unsupported_media_type", "the request body must be application/json", { status: 415 });
+  if (type === undefined || !isJson(type)) {
+    throw new BaseError("unsupported_media_type", "the request must be sent as Content-Type: application/json (an empty body as {})", { status: 415 });
   }
   await new Promise<void>((resolve, reject) => parseJson(req, res, (error?: unknown) => (error === undefined ? resolve() : reject(error))));
 }
@@ -278,9 +300,6 @@ function isJson(contentType: string): boolean {
   const media = contentType.split(";", 1)[0].trim().toLowerCase();
   return media === "application/json" || /^application\/[!#$%&'*.^_`|~0-9a-z-]+\+json$/.test(media);
 }
-
-/** Whether a request carries a body: a non-zero Content-Length or any Transfer-Encoding. */
-const hasBody = (req: IncomingMessage): boolean => req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
 
 /** `/metrics` behind the metrics token: a wrong or missing token is a failed authentication of its address. */
 function metricsHandler(metrics: ApiMetrics, tokenHash: string, limits: RateLimits) {

@@ -68,6 +68,8 @@ for (const { name, create } of TEST_STORES) {
         { type: "text/xml", body: "<name>x</name>" },
         { type: "application/json; charset=latin1", body: "{}" },
         { type: undefined, body: "{}" },
+        // No body and no type: what a cross-site fetch with mode "no-cors" sends without a preflight (issue #33).
+        { type: undefined, body: "" },
       ];
 
       it("answers 415 on POST /v1/owners, /v1/agents and /v1/agents/:id/claim and writes nothing, keys unrotated", async () => {
@@ -87,13 +89,23 @@ for (const { name, create } of TEST_STORES) {
         expect(await keyHash()).to.equal(keyBefore);
       });
 
-      it("takes application/json with a charset, application/*+json, and a request with no body and no type as before", async () => {
+      it("takes application/json with a charset, application/*+json, and application/json with no body as {}", async () => {
         const owner = await newOwner();
         expect((await call("POST", "/v1/agents", { token: owner.token, body: '{"name":"a"}', contentType: "application/json; charset=utf-8" })).status).to.equal(201);
         expect((await call("POST", "/v1/agents", { token: owner.token, body: '{"name":"b"}', contentType: "application/vnd.vrai+json" })).status).to.equal(201);
         expect((await call("POST", "/v1/agents", { token: owner.token, body: '{"name":"c"}', contentType: "Application/JSON" })).status).to.equal(201);
-        expect((await call("POST", "/v1/owners")).status).to.equal(201);
+        expect((await call("POST", "/v1/owners", { contentType: "application/json" })).status).to.equal(201);
         expect((await call("POST", "/v1/owners", json({}))).status).to.equal(201);
+      });
+
+      it("answers 415 to a POST or PUT of a JSON route sent with no body and no content type, and changes nothing (issue #33)", async () => {
+        const owners = await count("SELECT id FROM owners");
+        const answer = await call("POST", "/v1/owners", { headers: { origin: "https://elsewhere.example" } });
+        expect([answer.status, answer.code]).to.deep.equal([415, "unsupported_media_type"]);
+        expect(String((answer.json.error as { message: string }).message)).to.match(/Content-Type: application\/json/);
+        expect(await count("SELECT id FROM owners")).to.equal(owners);
+        const busy = await call("PUT", "/v1/operator/busy", { token: OPERATOR_TOKEN });
+        expect([busy.status, busy.code]).to.deep.equal([415, "unsupported_media_type"]);
       });
     });
 

@@ -18,12 +18,12 @@ describe("a check-in whose Idempotency-Key is still in flight", () => {
   it("answers 409 to the second request and 201 to the first once it commits", async () => {
     const memory = createMemoryStore();
     let gate: Promise<void> | null = null;
-    // The same store, with check-in reads held at a gate so that the first request stays in flight.
+    // The same store, with check-in writes held at a gate so that the first request stays in flight.
     const store: Store = {
       ...memory,
-      checkinState: async (agentId, key) => {
+      commitCheckin: async (...args) => {
         if (gate) await gate;
-        return memory.checkinState(agentId, key);
+        return memory.commitCheckin(...args);
       },
     };
     const load = createLoadMonitor({ maxInFlight: 100, maxLoopDelayMs: 10_000 });
@@ -36,6 +36,7 @@ describe("a check-in whose Idempotency-Key is still in flight", () => {
       authenticateOperator: async () => {
         throw new UnauthorizedError("invalid_operator_token", "no operator in this test");
       },
+      authenticateAgent: async (agentId, key) => void (await service.accounts.authenticateAgent(agentId, key)),
       limits: createRateLimits(DEFAULT_RATE_LIMITS), load, metrics, logger: pino({ level: "silent" }),
     });
     const server = http.createServer(app).listen(0, "127.0.0.1");

@@ -76,7 +76,7 @@ describe("the reply check", () => {
     let answer: Reply = { status: 200, body: { id: "a", tags: [], note: null, extra: true } };
     const app = createHttpApp({
       routes: [routeAnswering(() => answer)], checkReplies: true,
-      authenticateOwner: async () => "", authenticateOperator: async () => "",
+      authenticateOwner: async () => "", authenticateOperator: async () => "", authenticateAgent: async () => undefined,
       limits: createRateLimits(DEFAULT_RATE_LIMITS), load: createLoadMonitor({ maxInFlight: 100, maxLoopDelayMs: 10_000 }),
       metrics: createApiMetrics({ busy: () => false }), logger: pino({ level: "silent" }),
     });

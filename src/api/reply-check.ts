@@ -68,6 +68,14 @@ export function checkReply(route: Route, reply: Reply): void {
 }
 
 /**
+ * Throws a `ReplyMismatchError` when an agent route answers a success without its handler having
+ * said the key held (`keyVerified`): the agent would not have been charged for it.
+ */
+export function checkKeyVerified(route: Route, reply: Reply, verified: boolean): void {
+  if (route.auth === "agent" && reply.status < 300 && !verified) throw mismatch(route, `answered ${reply.status} without calling keyVerified()`);
+}
+
+/**
  * The error `route` answers for `error` when checked: the error itself when its status is declared
  * (or it is an internal error or a mismatch already, a 500 anyway), else a `ReplyMismatchError` naming the status.
  */

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { openApiDocument } from "./openapi";
 import { defineRoute, errorResponse, type RequestParts } from "./route";
 
-const parts = (given: Partial<RequestParts> = {}): RequestParts => ({ params: {}, query: {}, headers: {}, body: undefined, ownerId: "", operatorName: "", credential: "", ...given });
+const parts = (given: Partial<RequestParts> = {}): RequestParts => ({ params: {}, query: {}, headers: {}, body: undefined, ownerId: "", operatorName: "", credential: "", keyVerified: async () => undefined, ...given });
 
 describe("a declared route", () => {
   const route = defineRoute({

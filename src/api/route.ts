@@ -65,7 +65,15 @@ export type PartOf<S> = S extends z.ZodType ? z.output<S> : undefined;
 export type AuthOf<A extends Auth> = A extends "owner"
   ? { ownerId: string; credential: string }
   : A extends "agent"
-    ? { credential: string }
+    ? {
+        credential: string;
+        /**
+         * Says the agent's key has been checked and holds: from then on the request is charged to the
+         * agent's budget, not to its client address (429 `rate_limited` when the agent's is spent).
+         * An agent route's handler calls it before it acts; until then nothing a stranger sends costs the agent.
+         */
+        keyVerified: () => Promise<void>;
+      }
     : A extends "operator"
       ? { operatorName: string }
       : Record<never, never>;
@@ -100,7 +108,9 @@ export type RouteDeclaration<A extends Auth, P, Q, H, B, RS extends Responses> =
 export type Handler<A extends Auth, P, Q, H, B, RS extends Responses> = (context: RouteContext<A, P, Q, H, B>) => Promise<ReplyOf<RS>>;
 
 /** A request's parts as the HTTP layer read them, authentication done. */
-export type RequestParts = { params: unknown; query: unknown; headers: unknown; body: unknown; ownerId: string; operatorName: string; credential: string };
+export type RequestParts = {
+  params: unknown; query: unknown; headers: unknown; body: unknown; ownerId: string; operatorName: string; credential: string; keyVerified: () => Promise<void>;
+};
 
 /** A declared route with its types erased, for the HTTP layer and the OpenAPI document. */
 export type Route = {
@@ -167,9 +177,9 @@ function declaredHeaders(schema: z.ZodObject | undefined): (headers: unknown) =>
 }
 
 function authContext<A extends Auth>(auth: A, parts: RequestParts): AuthOf<A>;
-function authContext(auth: Auth, { ownerId, operatorName, credential }: RequestParts): object {
+function authContext(auth: Auth, { ownerId, operatorName, credential, keyVerified }: RequestParts): object {
   if (auth === "owner") return { ownerId, credential };
-  if (auth === "agent") return { credential };
+  if (auth === "agent") return { credential, keyVerified };
   if (auth === "operator") return { operatorName };
   return {};
 }

@@ -170,13 +170,18 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
           example: examples.checkinRefused,
         },
       },
-    }).handle(async ({ params, headers, credential }) => {
+    }).handle(async ({ params, headers, credential, keyVerified }) => {
       const key = headers["idempotency-key"];
       const flightKey = `${params.id}\u0000${key}`;
-      if (inFlight.has(flightKey)) throw new ConflictError("checkin_in_flight", "a check-in with this Idempotency-Key is still being processed");
-      inFlight.add(flightKey);
+      let flying = false;
       try {
-        const outcome = await checkins.checkIn(params.id, key, (agent) => accounts.checkAgentKey(agent, credential));
+        // The key is checked in the check-in's own read of the agent; only then is the request the agent's (charged to it, and in flight).
+        const outcome = await checkins.checkIn(params.id, key, (agent) => accounts.checkAgentKey(agent, credential), async () => {
+          await keyVerified();
+          if (inFlight.has(flightKey)) throw new ConflictError("checkin_in_flight", "a check-in with this Idempotency-Key is still being processed");
+          inFlight.add(flightKey);
+          flying = true;
+        });
         deps.checkinResults.inc({ result: outcome.type });
         if (outcome.type === "refused") {
           return {
@@ -188,7 +193,7 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
         if (outcome.type === "duplicate") return { status: 201, headers: { "Idempotent-Replayed": "true" }, body: checkinJson(params.id, outcome.original) };
         return { status: 201, body: checkinJson(params.id, outcome) };
       } finally {
-        inFlight.delete(flightKey);
+        if (flying) inFlight.delete(flightKey);
       }
     }),
     defineRoute({

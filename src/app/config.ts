@@ -66,6 +66,8 @@ export const serveConfigSchema = z.object({
   RATE_LIMIT_REDIS_PREFIX: z.string().min(1).default("vrai:rl"),
   /** Which proxies' X-Forwarded-For names the client address the limits key on. */
   TRUST_PROXY: proxyTrust.default("loopback"),
+  /** A new connection's first byte must arrive within this (issue #33: silent connections cannot be hoarded). */
+  FIRST_BYTE_TIMEOUT_MS: count(DEFAULT_SERVER_LIMITS.firstByteTimeoutMs),
   HEADERS_TIMEOUT_MS: count(DEFAULT_SERVER_LIMITS.headersTimeoutMs),
   REQUEST_TIMEOUT_MS: count(DEFAULT_SERVER_LIMITS.requestTimeoutMs),
   KEEP_ALIVE_TIMEOUT_MS: count(DEFAULT_SERVER_LIMITS.keepAliveTimeoutMs),

@@ -52,7 +52,7 @@ describe("the HTTP listener's bounds (finding 3)", () => {
     expect(listener.server.requestTimeout).to.equal(30_000);
     expect(listener.server.keepAliveTimeout).to.equal(5_000);
     expect(listener.server.maxRequestsPerSocket).to.equal(1_000);
-    expect(listener.server.maxConnections).to.equal(800);
+    expect(DEFAULT_SERVER_LIMITS).to.include({ firstByteTimeoutMs: 3_000, maxConnections: 800, maxConnectionsPerAddress: 64 });
   });
 
   it("answers a request Node's parser refuses (NUL in a header, a malformed line) with the JSON error shape, and runs no handler (issue #15, finding 4)", async () => {
@@ -99,11 +99,75 @@ describe("the HTTP listener's bounds (finding 3)", () => {
     held[1].destroy();
   });
 
-  it("closes connections beyond the cap in total, whatever their address", async () => {
-    await start({ maxConnections: 2 });
-    const held = [await connect(listener), await connect(listener, "127.0.0.3")];
+  it("closes a new connection that sends nothing within the first-byte time, one that has started its request is left to the headers' timeout (issue #33)", async () => {
+    await start({ firstByteTimeoutMs: 200, headersTimeoutMs: 5_000, requestTimeoutMs: 6_000 });
+    const silent = await connect(listener);
+    const started = await connect(listener);
+    started.write("GET / HTTP/1.1\r\n");
+    const opened = Date.now();
+    expect(await untilClosed(silent, 3_000)).to.equal("");
+    expect(Date.now() - opened).to.be.within(100, 2_000);
+    // The one that spoke is still open, and finishes its request.
+    const answer = untilClosed(started, 3_000);
+    started.end("Host: x\r\nConnection: close\r\n\r\n");
+    expect(await answer).to.match(/^HTTP\/1\.1 200 /);
+  });
+
+  it("at the cap in total, closes the connection idle the longest to answer a new client (issue #33)", async () => {
+    await start({ maxConnections: 3 });
+    const first = await connect(listener, "127.0.0.3");
+    const firstClosed = untilClosed(first, 5_000);
+    const second = await connect(listener, "127.0.0.4");
+    const secondClosed = untilClosed(second, 1_500);
+    // Its request makes the second busy, then answered and idle again (kept alive): now the newest idle.
+    second.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    await new Promise((resolve) => second.once("data", resolve));
+    const third = await connect(listener, "127.0.0.5");
+    expect(await statusLine(listener, "127.0.0.6")).to.equal("HTTP/1.1 200 OK");
+    expect(await firstClosed).to.equal("");
+    expect(await secondClosed).to.equal(null);
+    for (const socket of [second, third]) socket.destroy();
+  });
+
+  it("at the cap in total with every connection in a request, closes the new one", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    listener = await listen((_req, res) => void held.then(() => res.end("ok")), { host: "127.0.0.1", port: 0, limits: { ...DEFAULT_SERVER_LIMITS, maxConnections: 2 } });
+    const busy = [await connect(listener), await connect(listener, "127.0.0.3")];
+    for (const socket of busy) socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await statusLine(listener, "127.0.0.4")).to.equal(null);
-    for (const socket of held) socket.destroy();
+    release();
+    for (const socket of busy) socket.destroy();
+  });
+
+  it("lets a new client in past 900 idle connections held from 20 addresses, 45 each, with the default caps (issue #33, finding 3)", async () => {
+    await start({});
+    const hoarded: net.Socket[] = [];
+    for (let a = 0; a < 20; a++) hoarded.push(...(await Promise.all(Array.from({ length: 45 }, () => connect(listener, `127.0.${10 + a}.1`)))));
+    const closed = hoarded.map((socket) => untilClosed(socket, 2_000));
+    for (let i = 0; i < 5; i++) expect(await statusLine(listener, `127.0.99.${i + 1}`)).to.equal("HTTP/1.1 200 OK");
+    // The hoard made room: the first ones it opened (the longest idle) were closed for the newcomers.
+    expect((await Promise.all(closed)).filter((text) => text !== null).length).to.be.at.least(100 + 5);
+    for (const socket of hoarded) socket.destroy();
+  });
+
+  it("counts an IPv6 client by its /64 and an IPv4-mapped one as its IPv4 address", async () => {
+    listener = await listen((_req, res) => res.end("ok"), { host: "::", port: 0, limits: { ...DEFAULT_SERVER_LIMITS, maxConnectionsPerAddress: 1 } });
+    const { port } = new URL(listener.url.replace("[::]", "127.0.0.1"));
+    const open = (host: string, localAddress: string) => new Promise<net.Socket>((resolve) => {
+      const socket = net.connect({ host, port: Number(port), localAddress });
+      socket.on("error", () => undefined);
+      socket.once("connect", () => resolve(socket));
+    });
+    const v6 = await open("::1", "::1");
+    const v6Closed = untilClosed(await open("::1", "::1"), 2_000);
+    expect(await v6Closed).to.equal("");
+    // 127.0.0.7 arrives as ::ffff:127.0.0.7 on a dual-stack listener: still one client, its own.
+    const v4 = await open("127.0.0.1", "127.0.0.7");
+    const v4Closed = untilClosed(await open("127.0.0.1", "127.0.0.7"), 2_000);
+    expect(await v4Closed).to.equal("");
+    for (const socket of [v6, v4]) socket.destroy();
   });
 });
 

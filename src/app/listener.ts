@@ -1,15 +1,21 @@
 /**
- * An HTTP listener with bounded connections (issue #15, finding 3): short header and request
- * timeouts, bounded keep-alive, a cap on connections in total and per client address. The API and
- * the separate metrics listener both start through here.
+ * An HTTP listener whose connections cannot be hoarded (issues #15 and #33): a new connection must
+ * send its first byte within seconds, headers and requests have short timeouts, keep-alive is
+ * bounded, connections are capped per client (an IPv4 address, an IPv6 /64) and in total, and at
+ * the total cap the connection idle the longest (none of its requests in progress) makes room for a
+ * new one. The API and the separate metrics listener both start through here.
  */
 import http from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import net, { type AddressInfo, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { RequestListener } from "node:http";
+import { addressKey } from "../api/express";
+import { BaseError } from "../errors";
 
 /** The limits of a listener. */
 export type ServerLimits = {
+  /** A new connection must have sent its first byte within this, or it is closed. */
+  firstByteTimeoutMs: number;
   /** A client must have sent a request's headers within this (slow-header clients are cut off). */
   headersTimeoutMs: number;
   /** A client must have sent a whole request within this. */
@@ -18,14 +24,22 @@ export type ServerLimits = {
   keepAliveTimeoutMs: number;
   /** A keep-alive connection is closed after this many requests. */
   maxRequestsPerSocket: number;
-  /** Connections open at once; more are closed as they arrive (kept under the process's descriptor limit). */
+  /**
+   * Connections open at once (kept under the process's descriptor limit). At the cap, a new one
+   * closes the connection idle the longest (one that has sent no request yet, or is between two);
+   * when every connection is busy with a request, the new one is closed instead.
+   */
   maxConnections: number;
-  /** Connections open at once from one address (the socket's, not X-Forwarded-For: a proxy in front needs a cap to match). */
+  /**
+   * Connections open at once from one client: an IPv4 address, or an IPv6 /64 (the socket's address,
+   * not X-Forwarded-For: a proxy in front needs a cap to match). More are closed as they arrive.
+   */
   maxConnectionsPerAddress: number;
 };
 
 /** Node's own defaults are 60 s for headers and 300 s per request, and no cap on connections. */
 export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
+  firstByteTimeoutMs: 3_000,
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
@@ -78,8 +92,48 @@ function messageClasses(handler: PrototypedHandler): Pick<http.ServerOptions, "I
 const isPrototyped = (handler: RequestListener): handler is PrototypedHandler =>
   (handler as Partial<PrototypedHandler>).request instanceof http.IncomingMessage && (handler as Partial<PrototypedHandler>).response instanceof http.ServerResponse;
 
-/** Serves `handler` on `host:port` (0: any free port) within `limits`; an Express app's requests are made with its prototypes (`messageClasses`). */
-export async function listen(handler: RequestListener, options: { host: string; port: number; limits: ServerLimits }): Promise<Listener> {
+/** Why a listener could not start: its address is taken, not allowed, or not this machine's (`cause` has the system's error). */
+export class ListenError extends BaseError {
+  /** Which of the process's listeners it was (`listen`'s `which`): the API's, or the metrics'. */
+  which = "api";
+  constructor(readonly host: string, readonly port: number, readonly reason: "in_use" | "denied" | "not_here" | "other", cause: unknown) {
+    const where = `${host.includes(":") ? `[${host}]` : host}:${port}`;
+    const what = { in_use: "the port is in use", denied: "not allowed (a port under 1024 needs privileges)", not_here: "not an address of this machine", other: String((cause as Error).message) }[reason];
+    super("listen_failed", `cannot listen on ${where}: ${what}`, { cause });
+  }
+}
+
+const LISTEN_REASONS: Readonly<Record<string, ListenError["reason"]>> = { EADDRINUSE: "in_use", EACCES: "denied", EADDRNOTAVAIL: "not_here", ENOTFOUND: "not_here" };
+
+/** Binds `server` to `host:port`; a `ListenError` when it cannot. */
+async function bind(server: net.Server, host: string, port: number): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  }).catch((error: NodeJS.ErrnoException) => {
+    throw new ListenError(host, port, LISTEN_REASONS[error.code ?? ""] ?? "other", error);
+  });
+}
+
+/**
+ * Throws the `ListenError` `listen` would throw for `host:port` now, binding it for a moment: for a
+ * command that has slower work to do first (`vrai dev` starts a chain) and should fail before it.
+ */
+export async function checkCanListen(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  const probe = net.createServer();
+  await bind(probe, host, port);
+  await new Promise((resolve) => probe.close(resolve));
+}
+
+/**
+ * Serves `handler` on `host:port` (0: any free port) within `limits`; an Express app's requests are
+ * made with its prototypes (`messageClasses`). A `ListenError` when the address cannot be bound.
+ */
+export async function listen(handler: RequestListener, options: { host: string; port: number; limits: ServerLimits; which?: "api" | "metrics" }): Promise<Listener> {
   const { limits } = options;
   const server = http.createServer({
     headersTimeout: limits.headersTimeoutMs,
@@ -89,12 +143,11 @@ export async function listen(handler: RequestListener, options: { host: string; 
   }, handler);
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   server.maxRequestsPerSocket = limits.maxRequestsPerSocket;
-  server.maxConnections = limits.maxConnections;
-  capConnectionsPerAddress(server, limits.maxConnectionsPerAddress);
+  guardConnections(server, limits);
   server.on("clientError", answerClientError);
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => resolve());
+  await bind(server, options.host, options.port).catch((error: unknown) => {
+    if (error instanceof ListenError) error.which = options.which ?? "api";
+    throw error;
   });
   const address = server.address();
   const port = typeof address === "object" && address !== null ? (address satisfies AddressInfo).port : 0;
@@ -129,21 +182,61 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   );
 }
 
-/** Closes a connection that would be more than `cap` open from its address. */
-function capConnectionsPerAddress(server: http.Server, cap: number): void {
-  const open = new Map<string, number>();
+/** What the listener knows of an open connection. */
+type Connection = { client: string; requests: number; firstByte: NodeJS.Timeout };
+
+/**
+ * Admits connections within `limits` (see `ServerLimits`): per-client and total caps, the longest
+ * idle connection closed for a new one at the total cap, and a first-byte deadline. Node's own
+ * `maxConnections` is not used: it refuses the new connection, where the idle one should go.
+ */
+function guardConnections(server: http.Server, limits: ServerLimits): void {
+  const open = new Map<Socket, Connection>();
+  const perClient = new Map<string, number>();
+  // Insertion order is the order they became idle: the first is the one idle the longest.
+  const idle = new Set<Socket>();
+
+  const release = (socket: Socket) => {
+    const connection = open.get(socket);
+    if (connection === undefined) return;
+    open.delete(socket);
+    idle.delete(socket);
+    clearTimeout(connection.firstByte);
+    const left = (perClient.get(connection.client) ?? 1) - 1;
+    if (left === 0) perClient.delete(connection.client);
+    else perClient.set(connection.client, left);
+  };
+
   server.on("connection", (socket: Socket) => {
-    const address = socket.remoteAddress ?? "";
-    const count = open.get(address) ?? 0;
-    if (count >= cap) {
-      socket.destroy();
-      return;
+    const client = addressKey(socket.remoteAddress ?? "");
+    const fromClient = perClient.get(client) ?? 0;
+    if (fromClient >= limits.maxConnectionsPerAddress) return void socket.destroy();
+    if (open.size >= limits.maxConnections) {
+      const longestIdle = idle.values().next();
+      if (longestIdle.done) return void socket.destroy();
+      release(longestIdle.value);
+      longestIdle.value.destroy();
     }
-    open.set(address, count + 1);
-    socket.once("close", () => {
-      const left = (open.get(address) ?? 1) - 1;
-      if (left === 0) open.delete(address);
-      else open.set(address, left);
+    const firstByte = setTimeout(() => {
+      if (socket.bytesRead === 0) socket.destroy();
+    }, limits.firstByteTimeoutMs);
+    firstByte.unref();
+    open.set(socket, { client, requests: 0, firstByte });
+    perClient.set(client, fromClient + 1);
+    idle.add(socket);
+    socket.once("close", () => release(socket));
+  });
+
+  server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const socket = req.socket;
+    const connection = open.get(socket);
+    if (connection === undefined) return;
+    connection.requests++;
+    idle.delete(socket);
+    res.once("close", () => {
+      connection.requests--;
+      // Between two requests of a kept-alive connection: idle again, the newest of the idle.
+      if (connection.requests === 0 && open.has(socket) && !socket.destroyed) idle.add(socket);
     });
   });
 }

@@ -10,6 +10,7 @@ import { InvalidInputError } from "../errors";
 import { openDb } from "../store/db";
 import type { ServeConfig } from "./config";
 import { startIndexerAlongside, type IndexerAlongside } from "./indexer";
+import { ListenError } from "./listener";
 import { startApiServer, type ApiServer } from "./server";
 
 /** A running service. */
@@ -37,11 +38,23 @@ function anchorWriterOf(config: ServeConfig): AnchorWriter | undefined {
 }
 
 /**
+ * A listener that could not start, as one line naming the variable that moves it (issue #33): a
+ * configuration problem, exit 2, like any other bad variable.
+ */
+export function startupError(error: unknown): unknown {
+  if (!(error instanceof ListenError)) return error;
+  const [port, host] = error.which === "metrics" ? ["METRICS_PORT", "METRICS_HOST"] : ["PORT", "HOST"];
+  const fix = error.reason === "not_here" ? `set ${host} to an address of this machine` : `set ${port} to a free port${error.reason === "in_use" ? " (or stop what listens there)" : ""}`;
+  return new InvalidInputError(error.reason === "in_use" ? "port_in_use" : "cannot_listen", `${error.message}: ${fix}`, { cause: error });
+}
+
+/**
  * Starts the service of `config`: the store (PostgreSQL at DATABASE_URL, or PGlite in DATA_DIR), the
  * API on HOST:PORT with its schedulers and anchoring, and, with RPC_URL and DEPLOYMENT, the chain
- * indexer beside it on the same store. `logger` replaces the JSON logger at LOG_LEVEL (`vrai dev` at a terminal).
+ * indexer beside it on the same store. `logger` replaces the JSON logger at LOG_LEVEL (`vrai dev` at a terminal);
+ * `holder` names the process in a PGlite data directory's lock (what another process that finds it held is told).
  */
-export async function startService(config: ServeConfig, options: { logger?: Logger } = {}): Promise<RunningService> {
+export async function startService(config: ServeConfig, options: { logger?: Logger; holder?: string } = {}): Promise<RunningService> {
   const logger = options.logger ?? pino({ level: config.LOG_LEVEL });
   let publicClient: PublicClient | undefined;
   let chainId: number | undefined;
@@ -51,7 +64,7 @@ export async function startService(config: ServeConfig, options: { logger?: Logg
     publicClient = client;
   }
   const anchorWriter = anchorWriterOf(config);
-  const db = await openDb({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  const db = await openDb({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, holder: options.holder, notice: (line) => logger.warn(line) });
   const server = await startApiServer({
     db, logger, operatorToken: config.OPERATOR_TOKEN, port: config.PORT, host: config.HOST,
     overload: { maxInFlight: config.OVERLOAD_MAX_IN_FLIGHT, maxLoopDelayMs: config.OVERLOAD_MAX_LOOP_DELAY_MS },
@@ -62,7 +75,7 @@ export async function startService(config: ServeConfig, options: { logger?: Logg
     },
     trustProxy: config.TRUST_PROXY === "none" ? false : config.TRUST_PROXY,
     serverLimits: {
-      headersTimeoutMs: config.HEADERS_TIMEOUT_MS, requestTimeoutMs: config.REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
+      firstByteTimeoutMs: config.FIRST_BYTE_TIMEOUT_MS, headersTimeoutMs: config.HEADERS_TIMEOUT_MS, requestTimeoutMs: config.REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
       maxRequestsPerSocket: config.MAX_REQUESTS_PER_SOCKET, maxConnections: config.MAX_CONNECTIONS, maxConnectionsPerAddress: config.MAX_CONNECTIONS_PER_ADDRESS,
     },
     metrics: { token: config.METRICS_TOKEN, port: config.METRICS_PORT, host: config.METRICS_HOST },
@@ -78,6 +91,9 @@ export async function startService(config: ServeConfig, options: { logger?: Logg
     schedule: { intervalMs: config.SCHEDULE_INTERVAL_MS },
     checkinRetention: { days: config.CHECKIN_RETENTION_DAYS, archiveDir: config.CHECKIN_ARCHIVE_DIR },
     anchorWriter,
+  }).catch(async (error: unknown) => {
+    await db.close();
+    throw startupError(error);
   });
   let indexer: IndexerAlongside | undefined;
   try {

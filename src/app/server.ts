@@ -36,7 +36,7 @@ import type { Db } from "../store/db";
 import { createDirectoryRepository } from "../store/directory";
 import { migrate } from "../store/migrate";
 import { createOperatorRepository } from "../store/operators";
-import { startScoreCache, type ServerScoreCache } from "../store/score-cache-sync";
+import { createSyncedScoreCache, type ServerScoreCache } from "../store/score-cache-sync";
 import { createSqlStore } from "../store/sql-store";
 import { createDirectoryPages } from "../web/directory-page";
 import { createPages } from "../web/pages";
@@ -124,7 +124,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const logger = options.logger ?? pino({ level: "info" });
   const clock = options.clock ?? systemClock;
   await migrate(options.db);
-  const scoreCache = options.scoreCacheBytes === 0 ? undefined : startScoreCache(options.db, options.scoreCacheBytes ?? DEFAULT_SCORE_CACHE_BYTES, logger);
+  const scoreCache = options.scoreCacheBytes === 0 ? undefined : createSyncedScoreCache(options.db, options.scoreCacheBytes ?? DEFAULT_SCORE_CACHE_BYTES, logger);
   const store = createSqlStore(options.db, { scoreCache: scoreCache?.cache });
 
   const load = createLoadMonitor(options.overload ?? { maxInFlight: 256, maxLoopDelayMs: 200 });
@@ -135,8 +135,6 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     busySwitch = await service.operator.isBusySwitchOn().catch(() => busySwitch);
   };
   await refreshBusy();
-  const busyTimer = setInterval(refreshBusy, BUSY_SWITCH_REFRESH_MS);
-  busyTimer.unref();
 
   const operators = createOperators({ operators: createOperatorRepository(options.db), clock, bootstrapTokenHash: hashSecret(options.operatorToken) });
   const reads = createReads({ store, latestScores: store, clock });
@@ -153,14 +151,6 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const scheduler = createScheduler({
     store, clock, scoring: service.scoring, proofs, ownerRecomputes: service.ownerRecomputes, checkinRetention, logger, afterDaily: anchoring.afterDaily,
   });
-  if (options.ownerRecomputeWorker !== false) {
-    service.ownerRecomputes.startWorker();
-    service.ownerRecomputes.wake();
-  }
-  if (options.schedule) {
-    anchoring.start();
-    scheduler.start(options.schedule.intervalMs);
-  }
 
   const chain = options.indexerApi === false ? undefined : chainScoreParts({ db: options.db, accounts: service.accounts, agents: store.read, clock });
   const metrics = createApiMetrics({ busy: () => load.overloaded(), scoreCache: scoreCache?.server.stats });
@@ -181,6 +171,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     pages: [...pageRoutes(createPages({ reads, site, directory, panels: chain?.panels, origin: () => url })), ...directoryPageRoutes(createDirectoryPages({ directory }))],
     authenticateOwner: service.accounts.authenticateOwner,
     authenticateOperator: operators.authenticate,
+    authenticateAgent: async (agentId, key) => void (await service.accounts.authenticateAgent(agentId, key)),
     limits,
     accountCreation: { method: "post", path: "/v1/owners" },
     metricsTokenHash: options.metrics?.port === undefined ? metricsTokenHash : undefined,
@@ -192,13 +183,38 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   });
   const serverLimits = { ...DEFAULT_SERVER_LIMITS, ...options.serverLimits };
   const host = options.host ?? "127.0.0.1";
-  const listener = await listen(app, { host, port: options.port ?? 0, limits: serverLimits });
-  const url = listener.url;
-  logger.info({ url }, "api listening");
+  // Nothing runs in the background until both listeners are bound: a taken port stops the start here (issue #33).
+  const stopEarly = () => {
+    load.stop();
+    redis?.client.disconnect();
+  };
+  const listener = await listen(app, { host, port: options.port ?? 0, limits: serverLimits, which: "api" }).catch((error: unknown) => {
+    stopEarly();
+    throw error;
+  });
   let metricsListener: Listener | undefined;
   if (options.metrics?.port !== undefined) {
-    metricsListener = await listen(createMetricsApp({ metrics, metricsTokenHash, limits, logger }), { host: options.metrics.host ?? "127.0.0.1", port: options.metrics.port, limits: serverLimits });
-    logger.info({ url: metricsListener.url }, "metrics listening");
+    const metricsApp = createMetricsApp({ metrics, metricsTokenHash, limits, logger });
+    metricsListener = await listen(metricsApp, { host: options.metrics.host ?? "127.0.0.1", port: options.metrics.port, limits: serverLimits, which: "metrics" }).catch(async (error: unknown) => {
+      await listener.close();
+      stopEarly();
+      throw error;
+    });
+  }
+  const url = listener.url;
+  logger.info({ url }, "api listening");
+  if (metricsListener) logger.info({ url: metricsListener.url }, "metrics listening");
+
+  const busyTimer = setInterval(refreshBusy, BUSY_SWITCH_REFRESH_MS);
+  busyTimer.unref();
+  scoreCache?.start();
+  if (options.ownerRecomputeWorker !== false) {
+    service.ownerRecomputes.startWorker();
+    service.ownerRecomputes.wake();
+  }
+  if (options.schedule) {
+    anchoring.start();
+    scheduler.start(options.schedule.intervalMs);
   }
 
   return {

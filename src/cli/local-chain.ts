@@ -105,7 +105,7 @@ function journaled(provider: Provider, file: string): Provider {
     if (failure === undefined || after.hash !== before.hash) {
       const minedAt = after.number > before.number ? (await blockAt(provider, before.number + 1)).timestamp : null;
       const entry: JournalEntry = { method: args.method, params: args.params ?? [], failed: failure !== undefined, minedAt, head: after.hash };
-      fs.appendFileSync(file, `${JSON.stringify(entry)}\n`);
+      fs.appendFileSync(file, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
     }
     if (failure !== undefined) throw failure.error;
     return result;
@@ -173,7 +173,7 @@ export async function startLocalChain(options: { hostname: string; port: number;
     const genesis = new Date().toISOString();
     provider = await createChain(genesis);
     fs.mkdirSync(path.dirname(options.journalFile), { recursive: true });
-    fs.writeFileSync(options.journalFile, `${JSON.stringify({ genesis } satisfies JournalHeader)}\n`);
+    fs.writeFileSync(options.journalFile, `${JSON.stringify({ genesis } satisfies JournalHeader)}\n`, { mode: 0o600 });
   }
 
   const server = (await hre.run(TASK_NODE_CREATE_SERVER, { hostname: options.hostname, port: options.port, provider: journaled(provider, options.journalFile) })) as JsonRpcServer;

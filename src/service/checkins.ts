@@ -9,16 +9,28 @@ export type CheckinOutcome =
   | { type: "duplicate"; original: CountedCheckin }
   | { type: "refused"; retryAfterS: number };
 
-/** Throws when the caller may not check in for the agent (the API checks its key, replay only that it exists). */
+/**
+ * Throws when the caller may not check in for the agent (the API checks its key, replay only that it
+ * exists). Called on each attempt, with the agent as that attempt read it: a re-claim between two
+ * attempts changes the key.
+ */
 export type Authenticate = (agent: AgentRow | null) => asserts agent is AgentRow;
+
+/**
+ * Called once, the first time `Authenticate` held, before anything is decided: the API charges the
+ * request to the agent's budget there (issue #33) and refuses a second request with the same key in flight.
+ * It may throw to refuse the request.
+ */
+export type Admitted = () => Promise<void>;
 
 /** The check-in use-case (V3–V4). */
 export type Checkins = {
   /**
    * Decides and records one check-in request of `agentId` arriving now; resolves after the commit.
    * @param authenticate throws when the caller may not check in for the agent
+   * @param admitted what the caller does once it is authenticated, before the check-in is decided
    */
-  checkIn(agentId: string, idempotencyKey: string, authenticate: Authenticate): Promise<CheckinOutcome>;
+  checkIn(agentId: string, idempotencyKey: string, authenticate: Authenticate, admitted?: Admitted): Promise<CheckinOutcome>;
 };
 
 /**
@@ -40,11 +52,13 @@ const MAX_ATTEMPTS = 16;
 export function createCheckins(deps: { store: Store; clock: Clock; busy: () => boolean }): Checkins {
   const { store, clock } = deps;
 
-  async function checkIn(agentId: string, idempotencyKey: string, authenticate: Authenticate): Promise<CheckinOutcome> {
+  async function checkIn(agentId: string, idempotencyKey: string, authenticate: Authenticate, admitted?: Admitted): Promise<CheckinOutcome> {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       const state = await store.checkinState(agentId, idempotencyKey);
       const agent = state.agent;
       authenticate(agent);
+      // A change while it runs is caught as any other: the write below finds the agent changed and decides again.
+      if (attempt === 1 && admitted) await admitted();
       // V1: the arrival is read after the state it is decided on; a write on a state that has
       // changed since is refused, so the counted arrivals of one agent are in commit order.
       const arrival = clock.now();

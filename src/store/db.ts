@@ -1,8 +1,8 @@
 import crypto from "node:crypto";
-import fs from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { PGlite } from "@electric-sql/pglite";
+import { lockDataDir } from "./data-dir";
 import { InvalidInputError } from "../errors";
 import { DatabaseUnavailableError, storeError } from "./errors";
 
@@ -308,10 +308,46 @@ export function createPgDb(connectionString: string, options: { max?: number } =
   };
 }
 
-/** Opens the embedded PGlite store; `dataDir` of `memory://` keeps everything in memory. */
-export async function createPgliteDb(dataDir: string): Promise<Db> {
-  if (!dataDir.startsWith("memory://")) fs.mkdirSync(path.resolve(dataDir), { recursive: true });
-  return pgliteDb(await PGlite.create(dataDir.startsWith("memory://") ? undefined : path.resolve(dataDir)));
+/** Who opens a store, for what another process is told when it finds the data directory held, and where notices go. */
+export type OpenOptions = {
+  /** What holds a PGlite data directory, as another process's refusal names it (e.g. "vrai dev"). */
+  holder?: string;
+  /** Told one line when something about the data directory was fixed (it was open to other users). */
+  notice?: (line: string) => void;
+};
+
+/**
+ * Opens the embedded PGlite store; `dataDir` of `memory://` keeps everything in memory. A directory
+ * is this process's alone while it is open, and private to its user (`src/store/data-dir.ts`).
+ * @throws DataDirInUseError when another live process has it open
+ */
+export async function createPgliteDb(dataDir: string, options: OpenOptions = {}): Promise<Db> {
+  if (dataDir.startsWith("memory://")) return pgliteDb(await PGlite.create());
+  const dir = path.resolve(dataDir);
+  // Named as given (`./data`) in what another process is told.
+  const lock = lockDataDir(dataDir, options.holder ?? "");
+  if (lock.madePrivate !== null) {
+    options.notice?.(`data directory ${dataDir} was open to other users (mode ${lock.madePrivate.toString(8).padStart(4, "0")}): made private (directories 0700, files 0600)`);
+  }
+  let lite: PGlite;
+  try {
+    lite = await PGlite.create(dir);
+    lock.secure();
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+  const db = pgliteDb(lite);
+  return {
+    ...db,
+    async close() {
+      try {
+        await db.close();
+      } finally {
+        lock.release();
+      }
+    },
+  };
 }
 
 /** The store's `Db` over an open PGlite; `close()` closes it. */
@@ -331,7 +367,7 @@ export function pgliteDb(lite: PGlite): Db {
   };
 }
 
-/** Opens PostgreSQL when `databaseUrl` is set, else PGlite in `dataDir`. */
-export async function openDb(options: { databaseUrl?: string; dataDir: string }): Promise<Db> {
-  return options.databaseUrl ? createPgDb(options.databaseUrl) : createPgliteDb(options.dataDir);
+/** Opens PostgreSQL when `databaseUrl` is set, else PGlite in `dataDir` (this process's alone while open). */
+export async function openDb(options: { databaseUrl?: string; dataDir: string } & OpenOptions): Promise<Db> {
+  return options.databaseUrl ? createPgDb(options.databaseUrl) : createPgliteDb(options.dataDir, options);
 }

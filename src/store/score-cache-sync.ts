@@ -7,7 +7,13 @@ import { warmScoreCache } from "./sql-store";
 /** The latest-score cache of a running server: its figures, and the first fill from the database. */
 export type ServerScoreCache = { stats(): ScoreCacheStats; warmed: Promise<void> };
 
-export type SyncedScoreCache = { cache: ScoreCache; server: ServerScoreCache; stop(): Promise<void> };
+export type SyncedScoreCache = {
+  cache: ScoreCache;
+  server: ServerScoreCache;
+  /** Starts listening for other processes' writes and filling the cache (once the server can answer). */
+  start(): void;
+  stop(): Promise<void>;
+};
 
 /** Channel of migration 005's notifications: agents whose scores changed, or "*". */
 const SCORES_CHANNEL = "vrai_scores";
@@ -20,7 +26,7 @@ const REWARM_AFTER_MS = 1000;
  * a lost connection (whatever was missed meanwhile was dropped with everything else).
  * PGlite belongs to this process alone, so its cache is always on.
  */
-export function startScoreCache(db: Db, maxBytes: number, logger: Logger): SyncedScoreCache {
+export function createSyncedScoreCache(db: Db, maxBytes: number, logger: Logger): SyncedScoreCache {
   const cache = createScoreCache({ maxBytes, enabled: db.listen === undefined });
   let firstWarm: () => void = () => undefined;
   const warmed = new Promise<void>((resolve) => (firstWarm = resolve));
@@ -43,27 +49,30 @@ export function startScoreCache(db: Db, maxBytes: number, logger: Logger): Synce
       }
     });
   };
-  const listener = db.listen?.(SCORES_CHANNEL, {
-    notify(payload, fromThisDb) {
-      // This process's own writes reached the cache as they committed.
-      if (fromThisDb) return;
-      if (payload !== "*") return cache.invalidate(payload.split(","));
-      // Many agents at once (another instance's daily recompute): everything goes, and the cache
-      // fills again once such notifications have stopped for a while.
-      cache.invalidate("all");
-      clearTimeout(rewarm);
-      rewarm = setTimeout(warm, REWARM_AFTER_MS).unref();
-    },
-    listening(on) {
-      cache.setEnabled(on);
-      if (on) warm();
-      else logger.warn("score change notifications lost; the score cache is off until they are heard again");
-    },
-  });
-  if (!listener) warm();
+  let listener: { close(): Promise<void> } | undefined;
   return {
     cache,
     server: { stats: () => cache.stats(), warmed },
+    start() {
+      listener = db.listen?.(SCORES_CHANNEL, {
+        notify(payload, fromThisDb) {
+          // This process's own writes reached the cache as they committed.
+          if (fromThisDb) return;
+          if (payload !== "*") return cache.invalidate(payload.split(","));
+          // Many agents at once (another instance's daily recompute): everything goes, and the cache
+          // fills again once such notifications have stopped for a while.
+          cache.invalidate("all");
+          clearTimeout(rewarm);
+          rewarm = setTimeout(warm, REWARM_AFTER_MS).unref();
+        },
+        listening(on) {
+          cache.setEnabled(on);
+          if (on) warm();
+          else logger.warn("score change notifications lost; the score cache is off until they are heard again");
+        },
+      });
+      if (!listener) warm();
+    },
     async stop() {
       clearTimeout(rewarm);
       await listener?.close();

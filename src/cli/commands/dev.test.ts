@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -154,10 +154,26 @@ describe("vrai dev (npm start)", function () {
       await browser.close();
     }
     const operatorToken = fs.readFileSync(path.join(dir, "data", "operator-token"), "utf8");
+    // The data directory is this process's alone (issue #33): a second command on it is refused at once, naming it.
+    const { PORT: _port, CHAIN_PORT: _chain, DATA_DIR: _data, DATABASE_URL: _db, ...env } = process.env;
+    const recompute = spawnSync(process.execPath, [BIN, "recompute"], { cwd: dir, env, encoding: "utf8" });
+    expect(recompute.status, recompute.stderr).to.equal(2);
+    expect(recompute.stderr).to.match(new RegExp(`^vrai recompute: data directory \\./data is in use by vrai dev \\(pid ${running.child.pid}, since [^)]+\\): .*stop that one first.*\n$`));
+    const second = spawnSync(process.execPath, [BIN, "dev"], { cwd: dir, env: { ...env, PORT: "0", CHAIN_PORT: String(await freePort()) }, encoding: "utf8" });
+    expect(second.status, second.stderr).to.equal(2);
+    expect(second.stderr).to.match(/^vrai dev: data directory \.\/data is in use by vrai dev/);
+    expect(second.stdout).to.not.contain("chain started");
 
     running.child.kill("SIGTERM");
     expect(await running.exited).to.equal(0);
     expect(running.out()).to.contain("vrai stopped");
+    // Private to its user: the directory 0700, every file (the operator token, the chain journal, PGlite's) 0600.
+    const dataDir = path.join(dir, "data");
+    expect((fs.statSync(dataDir).mode & 0o777).toString(8)).to.equal("700");
+    for (const entry of fs.readdirSync(dataDir, { recursive: true, withFileTypes: true })) {
+      const mode = (fs.statSync(path.join(entry.parentPath, entry.name)).mode & 0o777).toString(8);
+      expect(mode, path.join(entry.parentPath, entry.name)).to.equal(entry.isDirectory() ? "700" : "600");
+    }
     expect(await rpc(running.chain, "eth_chainId").catch(() => "closed")).to.equal("closed");
 
     const restartedAt = Math.floor(Date.now() / 1000);

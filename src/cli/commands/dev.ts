@@ -2,6 +2,9 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { parseServeConfig, type ServeConfig } from "../../app/config";
+import { checkCanListen } from "../../app/listener";
+import { startupError } from "../../app/run";
+import { dataDirHolder, DataDirInUseError } from "../../store/data-dir";
 import { InvalidInputError } from "../../errors";
 import type { CliIo, Command } from "../io";
 import { startLocalChain, type ChainStart } from "../local-chain";
@@ -48,7 +51,10 @@ export const command: Command = {
     const port = chainPort(env);
     const hostname = "127.0.0.1";
     const restarted = hasData(dataDir);
-    fs.mkdirSync(dataDir, { recursive: true });
+    // Refused before the chain starts (issue #33): a data directory another process holds, or a taken PORT (below).
+    const holder = dataDirHolder(dataDir);
+    if (holder) throw new DataDirInUseError(dataDir, holder);
+    fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const deploymentFile = path.join(deploymentsDir, "localhost.json");
     // What `vrai dev` sets itself; any variable of `vrai serve` given by hand still applies.
     const local: Record<string, string> = { DATA_DIR: dataDir, RPC_URL: `http://${hostname}:${port}`, DEPLOYMENT: deploymentFile, CONFIRMATIONS: "0" };
@@ -65,6 +71,9 @@ export const command: Command = {
     }
     // The service's configuration is checked before the chain starts, so a bad variable costs no compile.
     const config = parseServeConfig({ ...env, ...local });
+    await checkCanListen(config.HOST, config.PORT).catch((error: unknown) => {
+      throw startupError(error);
+    });
     return runWithChain(io, config, { hostname, port, deploymentsDir, dataDir, restarted });
   },
 };
@@ -97,6 +106,7 @@ async function runWithChain(io: CliIo, config: ServeConfig, options: { hostname:
   };
   try {
     return await serveUntilSignal(io, { ...config, RPC_URL: chain.url, DEPLOYMENT: chain.deploymentFile }, {
+      holder: "vrai dev",
       readyNote: `chain ${chain.url} (id ${chain.chainId}, ${deployment}, indexed)`,
       // Readable lines for a person at a terminal; JSON through a pipe.
       logger: createLogger(config.LOG_LEVEL, logFormat("dev", process.stdout.isTTY === true)),

@@ -8,6 +8,7 @@ import { startApiServer, type ApiServer } from "../../app/server";
 import { hashSecret } from "../../service/secrets";
 import { createPgliteDb } from "../../store/db";
 import { createTestPgDb, type TestDb } from "../../test-helpers/db";
+import { startServe } from "../../test-helpers/serve";
 
 const BIN = path.resolve(__dirname, "../../../bin/vrai.js");
 const OPERATOR_TOKEN = "bootstrap-token-operator-cli-test-000";
@@ -92,6 +93,43 @@ describe("vrai operator add|revoke on PostgreSQL (V7)", function () {
 
     expectBadInput(vrai(["operator", "revoke", "alice"], env), /operator alice was already revoked/);
     expectBadInput(vrai(["operator", "revoke", "zed"], env), /operator "zed" does not exist/);
+  });
+
+  it("refuses a PGlite data directory that a running vrai serve holds (issue #33): exit 2 at once, the holder's PID named, nothing changed", async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), "vrai-operator-held-"));
+    const serve = await startServe({ DATA_DIR: dataDir, PORT: "0", OPERATOR_TOKEN, LOG_LEVEL: "silent", DATABASE_URL: "" });
+    try {
+      const pid = serve.child.pid!;
+      for (const args of [["operator", "add", "erin"], ["operator", "revoke", "erin"]]) {
+        const started = Date.now();
+        const run = vrai(args, { DATA_DIR: dataDir });
+        expectBadInput(run, new RegExp(`data directory .* is in use by vrai serve \\(pid ${pid}, .*stop that one first`));
+        expect(Date.now() - started).to.be.below(15_000);
+      }
+      const recompute = vrai(["recompute", "--data-dir", dataDir], {});
+      expect([recompute.status, recompute.stderr.trimEnd().split("\n").length], recompute.stderr).to.deep.equal([2, 1]);
+      expect(recompute.stderr).to.match(new RegExp(`^vrai recompute: data directory .* in use by vrai serve \\(pid ${pid}`));
+      // The service is untouched: the bootstrap token works, and no operator was added behind its back.
+      const busy = await fetch(`${serve.url}/v1/operator/busy`, {
+        method: "PUT", headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, "content-type": "application/json" }, body: JSON.stringify({ on: false, reason: "held test" }),
+      });
+      expect(busy.status).to.equal(200);
+    } finally {
+      await serve.kill("SIGTERM");
+    }
+    try {
+      // Stopped, the directory is free again.
+      const run = vrai(["operator", "add", "erin"], { DATA_DIR: dataDir });
+      expect(run.status, run.stderr).to.equal(0);
+      const db = await createPgliteDb(dataDir);
+      try {
+        expect((await db.query("SELECT name FROM operators")).rows).to.deep.equal([{ name: "erin" }]);
+      } finally {
+        await db.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it("works on the embedded PGlite store in DATA_DIR when DATABASE_URL is unset, as vrai serve does", async () => {

@@ -32,6 +32,8 @@ export const command: Command = {
       databaseUrl: values["database-url"] ?? process.env.DATABASE_URL,
       // An empty variable means unset, as in configuration (app/config.ts).
       dataDir: values["data-dir"] ?? (process.env.DATA_DIR || "./data"),
+      holder: `vrai operator ${action}`,
+      notice: (line) => io.stderr(`${line}\n`),
     });
     try {
       await migrate(db);

@@ -29,7 +29,9 @@ export const command: Command = {
     if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw new InvalidInputError("usage", `--day: expected YYYY-MM-DD, got ${day}`);
     const db = await openDb({
       databaseUrl: values["database-url"] ?? process.env.DATABASE_URL,
-      dataDir: values["data-dir"] ?? process.env.DATA_DIR ?? "./data",
+      dataDir: values["data-dir"] ?? (process.env.DATA_DIR || "./data"),
+      holder: "vrai recompute",
+      notice: (line) => io.stderr(`${line}\n`),
     });
     try {
       await migrate(db);

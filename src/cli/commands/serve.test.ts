@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import net from "node:net";
 import path from "node:path";
 import { expect } from "chai";
 import fs from "node:fs";
@@ -44,6 +45,45 @@ describe("vrai serve", function () {
     expect(result.err.trim().split("\n")).to.have.length(1);
     expect(result.err).to.contain("OPERATOR_TOKEN");
     expect(result.err).to.contain("PORT");
+  });
+
+  it("exits 2 at once on a taken port, naming the port and the variable to set, before any background work starts (issue #33)", async () => {
+    const taken = net.createServer().listen(0, "127.0.0.1");
+    await new Promise((resolve) => taken.once("listening", resolve));
+    const port = String((taken.address() as net.AddressInfo).port);
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-serve-port-"));
+    const run = (command: string, env: Record<string, string>) => new Promise<{ code: number | null; out: string; err: string; ms: number }>((resolve) => {
+      const started = Date.now();
+      const child = spawn(process.execPath, [BIN, command], {
+        env: { ...process.env, DATABASE_URL: "", DATA_DIR: dataDir, OPERATOR_TOKEN, LOG_LEVEL: "debug", SCHEDULE_INTERVAL_MS: "1000", ...env }, stdio: ["ignore", "pipe", "pipe"],
+      });
+      let out = "";
+      let err = "";
+      child.stdout!.on("data", (c) => (out += c));
+      child.stderr!.on("data", (c) => (err += c));
+      // One that does not exit would go on running work in the background: stopped, and failed by the time below.
+      const stop = setTimeout(() => child.kill("SIGKILL"), 40_000);
+      child.once("exit", (code) => {
+        clearTimeout(stop);
+        resolve({ code, out, err, ms: Date.now() - started });
+      });
+    });
+    try {
+      for (const [command, env, variable] of [
+        ["serve", { PORT: port }, "PORT"], ["serve", { PORT: "0", METRICS_PORT: port }, "METRICS_PORT"], ["dev", { PORT: port, CHAIN_PORT: String(Number(port) + 1), DEPLOYMENTS_DIR: path.join(dataDir, "deployments") }, "PORT"],
+      ] as const) {
+        const result = await run(command, env);
+        expect(result.code, result.err).to.equal(2);
+        expect(result.err.trim().split("\n"), result.err).to.have.length(1);
+        expect(result.err).to.match(new RegExp(`^vrai ${command}: cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use: set ${variable} to a free port`));
+        // Nothing ran: no recompute, partitions, tree, anchoring or chain; nothing listened.
+        expect(result.out, `${command}: ${result.out}`).to.not.match(/daily recompute|partitions maintained|score tree|score root|chain started|api listening|vrai ready/);
+        expect(result.ms, command).to.be.below(30_000);
+      }
+    } finally {
+      taken.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it("loses no acknowledged check-in when killed with SIGKILL in the middle of a load", async () => {

@@ -15,13 +15,15 @@ export const command: Command = {
   async run(args, io) {
     if (args.length > 0) throw new InvalidInputError("usage", `serve takes no arguments, got ${args.join(" ")}`);
     const config = parseServeConfig(process.env);
-    return serveUntilSignal(io, config, { logger: createLogger(config.LOG_LEVEL, logFormat("serve", process.stdout.isTTY === true)) });
+    return serveUntilSignal(io, config, { holder: "vrai serve", logger: createLogger(config.LOG_LEVEL, logFormat("serve", process.stdout.isTTY === true)) });
   },
 };
 
 /** Runs the service of `config` until SIGINT/SIGTERM, then stops it cleanly; returns the exit code. */
-export async function serveUntilSignal(io: CliIo, config: ServeConfig, more: { readyNote?: string; afterStop?: () => Promise<void>; logger?: Logger } = {}): Promise<number> {
-  const service = await startService(config, { logger: more.logger });
+export async function serveUntilSignal(
+  io: CliIo, config: ServeConfig, more: { readyNote?: string; afterStop?: () => Promise<void>; logger?: Logger; holder?: string } = {},
+): Promise<number> {
+  const service = await startService(config, { logger: more.logger, holder: more.holder });
   const { url } = service.server;
   const indexed = !more.readyNote && config.RPC_URL && config.DEPLOYMENT ? ` · chain ${config.RPC_URL} (indexed from ${config.DEPLOYMENT})` : "";
   io.stdout(`vrai ready: api ${url}/v1 · agent pages ${url}/agents/{id}${more.readyNote ? ` · ${more.readyNote}` : ""}${indexed} · store ${config.DATABASE_URL ? "postgresql" : `pglite ${config.DATA_DIR}`}\n`);
