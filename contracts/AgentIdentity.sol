@@ -110,7 +110,7 @@ contract AgentIdentity is ERC721URIStorage, EIP712, IIdentityRegistry {
     function setAgentWallet(uint256 agentId, address newWallet, uint256 deadline, bytes calldata signature) external {
         address owner = _requireAuthorized(agentId);
         if (newWallet == address(0)) revert AgentIdentityInvalidAgentWallet(newWallet);
-        uint256 currentTime = _now();
+        uint256 currentTime = block.timestamp;
         if (deadline < currentTime) revert AgentIdentityExpiredDeadline(deadline);
         if (deadline > currentTime + _MAX_DEADLINE_DELAY) {
             revert AgentIdentityDeadlineTooFar(deadline, currentTime + _MAX_DEADLINE_DELAY);
@@ -150,11 +150,6 @@ contract AgentIdentity is ERC721URIStorage, EIP712, IIdentityRegistry {
     function _update(address to, uint256 tokenId, address auth) internal virtual override returns (address) {
         if (_ownerOf(tokenId) != address(0)) _setAgentWallet(tokenId, address(0));
         return super._update(to, tokenId, auth);
-    }
-
-    /// @dev The block timestamp; a test subclass may override it.
-    function _now() internal view virtual returns (uint256) {
-        return block.timestamp;
     }
 
     /**

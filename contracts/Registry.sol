@@ -67,7 +67,8 @@ contract Registry is AccessControl, IRegistry {
         if (!isValid) revert RegistryInvalidSettlement(intentHash, verdict, completionProofHash);
         if (_settlements[orderId].settledAt != 0) revert RegistryOrderAlreadySettled(orderId);
 
-        uint64 settledAt = _now();
+        // Block timestamps fit in 64 bits for the next 584 billion years.
+        uint64 settledAt = uint64(block.timestamp);
         _settlements[orderId] = Settlement({settledAt: settledAt, verdict: verdict});
         emit OrderSettled(orderId, executorId, requesterId, intentHash, verdict, completionProofHash);
 
@@ -89,49 +90,34 @@ contract Registry is AccessControl, IRegistry {
         return _settlements[orderId];
     }
 
-    /// @dev The block timestamp; a test subclass may override it.
-    function _now() internal view virtual returns (uint64) {
-        // Block timestamps fit in 64 bits for the next 584 billion years.
-        return uint64(block.timestamp);
-    }
-
     /**
-     * @dev Reverts unless the caller controls agent `agentId`. Only standard ERC-721 reads and `getAgentWallet`
-     * are used, so any ERC-8004 identity registry works. Commonest first: the owner costs one call, the agent
-     * wallet two, an operator three, an account approved for this token only four.
+     * @dev Reverts unless the caller controls agent `agentId`: its owner, its agent wallet, an operator of
+     * the owner or the account approved for this token. Only standard ERC-721 reads and `getAgentWallet`
+     * are used, so any ERC-8004 identity registry works. Commonest first: the owner costs one call, the
+     * agent wallet two, an operator three, an account approved for this token only four.
      */
     function _checkAgentController(uint256 agentId) private view {
-        (bool found, uint256 owner) = _read(IERC8004IdentityRegistry.ownerOf.selector, agentId, 0, false);
-        if (!found) revert RegistryNonexistentAgent(agentId);
-        uint256 caller = uint256(uint160(msg.sender));
-        if (caller == owner) return;
-        (, uint256 agentWallet) = _read(IERC8004IdentityRegistry.getAgentWallet.selector, agentId, 0, false);
-        if (caller == agentWallet) return;
-        (, uint256 approvedForAll) = _read(IERC8004IdentityRegistry.isApprovedForAll.selector, owner, caller, true);
-        if (approvedForAll == 1) return;
-        (, uint256 approved) = _read(IERC8004IdentityRegistry.getApproved.selector, agentId, 0, false);
-        if (caller == approved) return;
+        address owner;
+        try _identityRegistry.ownerOf(agentId) returns (address found) {
+            owner = found;
+        } catch {
+            revert RegistryNonexistentAgent(agentId);
+        }
+        // ERC-721 reverts for a token that does not exist; some registries answer the zero address instead.
+        if (owner == address(0)) revert RegistryNonexistentAgent(agentId);
+        if (msg.sender == owner) return;
+        if (msg.sender == _agentWalletOf(agentId)) return;
+        if (_identityRegistry.isApprovedForAll(owner, msg.sender)) return;
+        if (msg.sender == _identityRegistry.getApproved(agentId)) return;
         revert RegistryNotAgentController(msg.sender, agentId);
     }
 
-    /**
-     * @dev One view call to the identity registry, returning its first return word: the standard
-     * ERC-721 calls and `getAgentWallet` without the ABI encoder's memory and copy overhead (the
-     * controller check runs on every `submitProof`). `found` is false when the call reverted or
-     * returned less than one word (e.g. `ownerOf` of a token that does not exist).
-     */
-    function _read(bytes4 selector, uint256 arg0, uint256 arg1, bool twoArgs) private view returns (bool found, uint256 word) {
-        address registry = address(_identityRegistry);
-        assembly ("memory-safe") {
-            let ptr := mload(0x40)
-            mstore(ptr, selector)
-            mstore(add(ptr, 0x04), arg0)
-            mstore(add(ptr, 0x24), arg1)
-            let ok := staticcall(gas(), registry, ptr, add(0x24, mul(twoArgs, 0x20)), 0x00, 0x20)
-            found := and(ok, iszero(lt(returndatasize(), 0x20)))
-            if found {
-                word := mload(0x00)
-            }
+    /// @dev The agent wallet of `agentId`, or the zero address where the registry has none (a plain ERC-721).
+    function _agentWalletOf(uint256 agentId) private view returns (address) {
+        try _identityRegistry.getAgentWallet(agentId) returns (address wallet) {
+            return wallet;
+        } catch {
+            return address(0);
         }
     }
 

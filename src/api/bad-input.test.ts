@@ -126,7 +126,7 @@ for (const { name, create } of TEST_STORES) {
       },
       {
         field: "body.evidence.signatureType", route: "POST /v1/proofs",
-        request: async () => ({ method: "POST", path: "/v1/proofs", token: owner.token, body: { challengeId: "chl_none", evidence: { signatureType: MARK } } }),
+        request: async () => ({ method: "POST", path: "/v1/proofs", token: owner.token, body: { challengeId: "chl_none", evidence: { address: WALLET.address, signature: "0x00", signatureType: MARK } } }),
         good: async () => ({ text: "eip191", status: 404 }),
       },
       {

@@ -146,6 +146,20 @@ describe("the OpenAPI document", function () {
     }
   });
 
+  it("declares each proof kind's evidence as a schema of its own, and what a challenge's answer says to do (issues #25, #31)", () => {
+    const op = (document.paths["/v1/proofs"] as any).post;
+    const evidence = op.requestBody.content["application/json"].schema.properties.evidence;
+    const members = (evidence.anyOf ?? evidence.oneOf) as Array<{ title: string; properties: Record<string, unknown>; additionalProperties: unknown }>;
+    expect(members.map((m) => m.title)).to.deep.equal(["github evidence", "wallet evidence", "domain evidence", "erc8004 evidence"]);
+    expect(members.map((m) => Object.keys(m.properties))).to.deep.equal([
+      ["username", "gistId"], ["address", "signature", "signatureType"], ["domain", "method"], ["chainId", "registry", "agentId", "signature", "signatureType"],
+    ]);
+    expect(members.every((m) => m.additionalProperties === false)).to.equal(true);
+    const challenge = (document.paths["/v1/proofs/challenges"] as any).post.responses["201"].content["application/json"].schema;
+    expect(Object.keys(challenge.properties.instructions.properties)).to.deep.equal(["steps", "publish", "sign", "evidence"]);
+    expect(challenge.properties.kind.enum).to.deep.equal(["github", "wallet", "domain", "erc8004"]);
+  });
+
   it("passes Redocly's recommended lint with no error and no warning, offline", async () => {
     // Its own config: the recommended rules and no telemetry; no update check either.
     fs.writeFileSync(path.join(dir, "redocly.yaml"), "extends:\n  - recommended\ntelemetry: off\n");

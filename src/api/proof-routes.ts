@@ -1,28 +1,72 @@
-/** Identity proofs (V6): challenges, verified submissions, listing and removal. */
+/**
+ * Identity proofs (V6): challenges, verified submissions, listing and removal. What each kind takes
+ * and says comes from its module (src/service/proofs/kinds): the kinds offered, their evidence
+ * schemas, their instructions and the words of the summaries.
+ */
 import { z } from "zod";
 import { PROOF_KINDS, toRfc3339 } from "../method";
 import type { Identity } from "../service/identity";
 import type { ProofChecks } from "../service/proof-checks";
 import type { ProofRow } from "../service/ports";
-import { proofTypedData } from "../service/proofs/challenge";
+import { proofTypedData, type Challenge } from "../service/proofs/challenge";
+import { currentProofRule, OFFERED_EVIDENCE, OFFERED_PROOF_KINDS, proofKindModule } from "../service/proofs/kinds";
 import type { Reads } from "../service/reads";
 import { pageQuery, ROWS_PAGE } from "./page-query";
 import { defineRoute, errorResponse as e, idSchema, type Route } from "./route";
 
+/** The kinds proofs are taken of, as a schema; the names of those that belong to the owner, and to one agent. */
+const offeredKind = z.enum(OFFERED_PROOF_KINDS);
+const kindsBelongingTo = (who: "owner" | "agent") => OFFERED_PROOF_KINDS.filter((k) => currentProofRule(k).belongsTo === who).join(", ");
+
 const proofResponse = z.object({
-  id: z.string(), kind: z.enum(PROOF_KINDS), subject: z.string(), agentId: z.string().nullable().describe("null for an owner-level proof (github, wallet: V6)"),
+  id: z.string(), kind: z.enum(PROOF_KINDS), subject: z.string(), agentId: z.string().nullable().describe(`null for an owner-level proof (${kindsBelongingTo("owner")}: V6)`),
   ownerId: z.string(), verifiedAt: z.string(), lastCheckedAt: z.string(), removedAt: z.string().nullable(), removedReason: z.string().nullable(),
 });
+const instructionsSchema = z.object({
+  steps: z.array(z.string()).describe("what to do, in order, in plain words"),
+  publish: z.array(z.object({
+    type: z.enum(["dns-txt", "https-file", "gist"]), name: z.string().describe("the record's name, the file's URL, or which gist"), value: z.string().describe("exactly what to publish there"),
+  })).describe("where to publish the challenge (any one place is enough); empty for a kind proven by a signature"),
+  sign: z.object({ message: z.string(), by: z.string() }).nullable().describe("what to sign (EIP-191, or typedData with EIP-712) and with which wallet; null for a kind proven by publishing"),
+  evidence: z.record(z.string(), z.union([z.string(), z.number()])).describe("the evidence to send to POST /v1/proofs, with what to fill in shown in angle brackets"),
+});
+
 const challengeResponse = z.object({
-  id: z.string(), kind: z.enum(PROOF_KINDS), subject: z.string(), agentId: z.string().nullable(), token: z.string(), message: z.string().describe("the text to sign or publish"),
+  id: z.string(), kind: offeredKind, subject: z.string(), agentId: z.string().nullable(), token: z.string(), message: z.string().describe("the text to sign or publish"),
   expiresAt: z.string(),
+  instructions: instructionsSchema,
   typedData: z.object({
     domain: z.object({ name: z.string(), version: z.string() }),
     types: z.record(z.string(), z.array(z.object({ name: z.string(), type: z.string() })).readonly()),
     primaryType: z.string(),
     message: z.object({ kind: z.string(), subject: z.string(), owner: z.string(), agent: z.string(), nonce: z.string(), expiresAt: z.string().describe("uint64 as a decimal string") }),
-  }).optional().describe("EIP-712 typed data to sign, for wallet and erc8004 proofs"),
+  }).optional().describe(`EIP-712 typed data to sign, for the kinds proven by a signature (${OFFERED_PROOF_KINDS.filter((k) => proofKindModule(k).signed).join(", ")})`),
 });
+
+/**
+ * The evidence of each kind, one schema each (its module's), told apart by their fields. Evidence of
+ * no kind is refused naming the field of the kind it is closest to; evidence of another kind than its
+ * challenge's is refused when it is checked (proof_evidence_invalid).
+ */
+const evidenceSchema = z.union(OFFERED_EVIDENCE, {
+    error: (issue) => {
+      const byKind = issue.code === "invalid_union" ? issue.errors : [];
+      let closest = 0;
+      byKind.forEach((issues, i) => void (issues.length < byKind[closest].length && (closest = i)));
+      const first = byKind[closest]?.[0];
+      return first === undefined ? "not the evidence of any proof kind" : `as ${OFFERED_PROOF_KINDS[closest]} evidence, ${first.path.map(String).join(".") || "(the whole)"}: ${first.message}`;
+    },
+  }).describe("the evidence of the challenge's kind (the challenge's instructions.evidence shows its fields)");
+
+/** The answer to a new challenge: the challenge, what to do with it, and its typed data when it is signed. */
+function challengeJson(c: Challenge): z.input<typeof challengeResponse> {
+  const module = proofKindModule(c.kind);
+  return {
+    id: c.id, kind: c.kind, subject: c.subject, agentId: c.agentId, token: c.token, message: c.message, expiresAt: toRfc3339(c.expiresAt),
+    instructions: module.instructions(c),
+    ...(module.signed ? { typedData: typedDataJson(proofTypedData(c)) } : {}),
+  };
+}
 
 function proofJson(p: ProofRow): z.input<typeof proofResponse> {
   return {
@@ -40,28 +84,23 @@ export function proofRoutes(deps: { proofs: ProofChecks; identity: Identity; rea
   return [
     defineRoute({
       method: "post", path: "/v1/proofs/challenges", operationId: "issueChallenge", tag: "proofs", auth: "owner",
-      summary: "Issue a challenge (single use, expires in 1 h) to prove a wallet, GitHub account, domain or ERC-8004 identity (V6). A domain or ERC-8004 proof names a claimed agent and is taken only from the owner of its latest claim; a github or wallet proof names no agent.",
-      body: z.object({ kind: z.enum(PROOF_KINDS), subject: z.string().min(1).max(300), agentId: idSchema.optional() }).strict(),
+      summary:
+        `Issue a challenge (single use, expires in 1 h) to prove an identity (V6): ${OFFERED_PROOF_KINDS.map((k) => `${k}, ${proofKindModule(k).summary}`).join("; ")}. ` +
+        `A proof of one agent (${kindsBelongingTo("agent")}) names a claimed agent in agentId and is taken only from the owner of its latest claim; an owner-level proof (${kindsBelongingTo("owner")}) names none. ` +
+        "The answer says exactly what to publish where, or what to sign.",
+      body: z.object({ kind: offeredKind, subject: z.string().min(1).max(300), agentId: idSchema.optional() }).strict(),
       bodyExample: { kind: "domain", subject: "agent.example.org", agentId: "agt_3f9c0d1e2b4a5968" },
       responses: {
         201: { description: "issued", schema: challengeResponse }, 400: e("invalid subject or kind, or an agent named (or not) against V6"), 403: e("not your agent"), 404: e("no such agent"),
         409: e("limit_reached: the owner has as many open (unused, unexpired) challenges as MAX_OPEN_CHALLENGES_PER_OWNER allows"),
       },
-    }).handle(async ({ ownerId, body }) => {
-      const c = await proofs.issueChallenge(ownerId, body);
-      const typedData = c.kind === "wallet" || c.kind === "erc8004" ? proofTypedData(c) : undefined;
-      return {
-        status: 201,
-        body: {
-          id: c.id, kind: c.kind, subject: c.subject, agentId: c.agentId, token: c.token, message: c.message,
-          expiresAt: toRfc3339(c.expiresAt), ...(typedData ? { typedData: typedDataJson(typedData) } : {}),
-        },
-      };
-    }),
+    }).handle(async ({ ownerId, body }) => ({ status: 201, body: challengeJson(await proofs.issueChallenge(ownerId, body)) })),
     defineRoute({
       method: "post", path: "/v1/proofs", operationId: "submitProof", tag: "proofs", auth: "owner",
-      summary: "Answer a challenge with evidence; the proof is verified against its real source and recorded. The score of an agent-level proof's agent (domain, erc8004) is recomputed at once; an owner-level proof (github, wallet) counts for every agent of the owner, which are recomputed in the background, moments later.",
-      body: z.object({ challengeId: z.string().min(1).max(64), evidence: z.record(z.string(), z.unknown()) }).strict(),
+      summary:
+        "Answer a challenge with evidence; the proof is verified against its real source and recorded. " +
+        `The score of a proof of one agent (${kindsBelongingTo("agent")}) is recomputed at once; an owner-level proof (${kindsBelongingTo("owner")}) counts for every agent of the owner, which are recomputed in the background, moments later.`,
+      body: z.object({ challengeId: z.string().min(1).max(64), evidence: evidenceSchema }).strict(),
       responses: {
         201: { description: "verified and recorded", schema: proofResponse }, 400: e("invalid evidence"),
         403: e("the challenge's agent now belongs to another owner"), 404: e("no such challenge"),

@@ -1,7 +1,7 @@
 import { Resolver } from "node:dns/promises";
 import { expect } from "chai";
 import pino from "pino";
-import { privateKeyToAccount } from "viem/accounts";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { createManualClock } from "../service/clock";
 import { apiClient } from "../test-helpers/api-client";
 import { TEST_STORES, type TestDb } from "../test-helpers/db";
@@ -61,6 +61,44 @@ for (const { name, create } of TEST_STORES) {
       expect(reused.status).to.equal(409);
       const listed = await call("GET", `/v1/agents/${second.agentId}/proofs`);
       expect(listed.json.proofs.map((p: any) => p.kind)).to.deep.equal(["wallet"]);
+    });
+
+    it("answers each kind's challenge with exactly what to publish or sign, and following it proves the kind (issue #31)", async () => {
+      const { owner, agent } = await ownerWithAgent();
+      const domain = await call("POST", "/v1/proofs/challenges", owner.token, { kind: "domain", subject: "Followed.Example.org", agentId: agent.agentId });
+      expect(domain.status).to.equal(201);
+      const { publish, sign, evidence, steps } = domain.json.instructions;
+      expect(publish).to.deep.equal([
+        { type: "dns-txt", name: "_vrai.followed.example.org", value: domain.json.token },
+        { type: "https-file", name: "https://followed.example.org/.well-known/vrai.json", value: JSON.stringify({ vrai: [domain.json.token] }) },
+      ]);
+      expect([sign, evidence, steps.length > 0]).to.deep.equal([null, { domain: "followed.example.org" }, true]);
+      // Done as told: the TXT record as published, the evidence as shown.
+      dns.setTxt(publish[0].name, [publish[0].value]);
+      expect((await call("POST", "/v1/proofs", owner.token, { challengeId: domain.json.id, evidence })).status).to.equal(201);
+
+      const fresh = privateKeyToAccount(generatePrivateKey());
+      const wallet = await call("POST", "/v1/proofs/challenges", owner.token, { kind: "wallet", subject: fresh.address });
+      expect(wallet.json.instructions.publish).to.deep.equal([]);
+      expect(wallet.json.instructions.sign).to.deep.equal({ message: wallet.json.message, by: fresh.address.toLowerCase() });
+      const filled = { ...wallet.json.instructions.evidence, signature: await fresh.signMessage({ message: wallet.json.instructions.sign.message }) };
+      expect((await call("POST", "/v1/proofs", owner.token, { challengeId: wallet.json.id, evidence: filled })).status).to.equal(201);
+
+      const github = await call("POST", "/v1/proofs/challenges", owner.token, { kind: "github", subject: "OctoCat" });
+      expect(github.json.instructions.publish).to.deep.equal([{ type: "gist", name: "a public gist of octocat", value: github.json.token }]);
+      expect(github.json.instructions.evidence).to.deep.equal({ username: "octocat", gistId: "<the gist id>" });
+      expect(github.json).to.not.have.property("typedData");
+      expect(wallet.json.typedData.primaryType).to.equal("VraiProof");
+    });
+
+    it("refuses evidence of no kind with a 400 naming the field of the closest kind, and evidence of another kind than its challenge's", async () => {
+      const { owner } = await ownerWithAgent();
+      const wallet = await call("POST", "/v1/proofs/challenges", owner.token, { kind: "wallet", subject: WALLET.address });
+      const partial = await call("POST", "/v1/proofs", owner.token, { challengeId: wallet.json.id, evidence: { username: "octocat" } });
+      expect([partial.status, partial.json.error.code, partial.json.error.message]).to.deep.equal([400, "invalid_request", "body.evidence: as github evidence, gistId: Invalid input: expected string, received undefined"]);
+      const otherKind = await call("POST", "/v1/proofs", owner.token, { challengeId: wallet.json.id, evidence: { username: "octocat", gistId: "aa5a315d61ae9438b18d" } });
+      expect([otherKind.status, otherKind.json.error.code]).to.deep.equal([400, "proof_evidence_invalid"]);
+      expect(otherKind.json.error.message).to.match(/^invalid wallet evidence: /);
     });
 
     it("refuses a challenge answered after it expired, and another owner's challenge", async () => {

@@ -1,7 +1,7 @@
 /** Owners, claims, check-ins, operator actions, scores and the method: the routes of the Vrai service. */
 import type client from "prom-client";
 import { z } from "zod";
-import { CLAIM_POINTS, CURRENT_METHOD, IDENTITY_PROOFS, METHOD_VERSIONS, METHODS, PENALTY_CODES, toRfc3339, type CountedCheckin, type ProofKind, type ScoreInputs } from "../method";
+import { CLAIM_POINTS, CURRENT_METHOD, METHOD_VERSIONS, METHODS, PENALTY_CODES, PROOF_KINDS, toRfc3339, type CountedCheckin, type ScoreInputs } from "../method";
 import type { Accounts, ClaimResult } from "../service/accounts";
 import type { Checkins } from "../service/checkins";
 import { ConflictError } from "../service/errors";
@@ -44,8 +44,8 @@ const methodResponse = z.object({
   versions: z.array(z.object({ version: z.string(), published: z.string(), changes: z.string() })),
   identityPoints: z.object({
     claim: z.number().int(),
-    // V6: each kind of proof (IDENTITY_PROOFS), spelled out so the document lists them.
-    proofs: z.object({ github: proofPoints, wallet: proofPoints, domain: proofPoints, erc8004: proofPoints }) satisfies z.ZodType<Record<ProofKind, unknown>>,
+    // V6 of the current method: each kind it counts, named in the document.
+    proofs: z.partialRecord(z.enum(PROOF_KINDS), proofPoints).describe("V6 of the current method: the kinds it counts"),
   }),
   outages: z.array(outageResponse),
   outagesNextCursor: nextCursorSchema,
@@ -261,7 +261,7 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
         body: {
           current: CURRENT_METHOD,
           versions: METHOD_VERSIONS.map((v) => ({ version: v, published: METHODS[v].published, changes: METHODS[v].changes })),
-          identityPoints: { claim: CLAIM_POINTS, proofs: IDENTITY_PROOFS },
+          identityPoints: { claim: CLAIM_POINTS, proofs: METHODS[CURRENT_METHOD].identity },
           outages: outages.map(outageJson),
           outagesNextCursor: nextCursor,
         },

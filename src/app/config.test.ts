@@ -30,6 +30,12 @@ describe("serve configuration", () => {
     expect(() => parseServeConfig({ OPERATOR_TOKEN, HEADERS_TIMEOUT_MS: "40000" })).to.throw(/^invalid configuration: HEADERS_TIMEOUT_MS: must not be longer than REQUEST_TIMEOUT_MS$/);
   });
 
+  it("takes each proof kind's own variables from its module (GitHub's API, raw base and token), checked there", () => {
+    expect(parseServeConfig({ OPERATOR_TOKEN })).to.include({ GITHUB_API_BASE_URL: "https://api.github.com", GITHUB_RAW_BASE_URL: "https://gist.githubusercontent.com/" });
+    expect(parseServeConfig({ OPERATOR_TOKEN, GITHUB_TOKEN: "ghp_x" }).GITHUB_TOKEN).to.equal("ghp_x");
+    expect(() => parseServeConfig({ OPERATOR_TOKEN, GITHUB_API_BASE_URL: "not a url" })).to.throw(/^invalid configuration: GITHUB_API_BASE_URL: /);
+  });
+
   it("takes a Redis URL, proxies to trust and a metrics token, and names a bad one", () => {
     const config = parseServeConfig({ OPERATOR_TOKEN, RATE_LIMIT_REDIS_URL: "redis://127.0.0.1:6379", TRUST_PROXY: "loopback, 10.0.0.0/8, ::1", METRICS_TOKEN: "m".repeat(24) });
     expect(config).to.include({ RATE_LIMIT_REDIS_URL: "redis://127.0.0.1:6379", RATE_LIMIT_REDIS_PREFIX: "vrai:rl" });

@@ -10,6 +10,7 @@ import { z } from "zod";
 import { DEFAULT_RATE_LIMITS } from "../api/rate-limit";
 import { InvalidInputError } from "../errors";
 import { DEFAULT_CHECKIN_RETENTION_DAYS } from "../service/checkin-retention";
+import { PROOF_KIND_SETTINGS } from "../service/proofs/kinds";
 import { DEFAULT_SERVER_LIMITS } from "./listener";
 
 const postgresUrl = z.string().regex(/^postgres(ql)?:\/\//, "expected a postgres:// or postgresql:// URL");
@@ -40,12 +41,11 @@ export const serveConfigSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   OPERATOR_TOKEN: z.string().min(24, "must be at least 24 characters (it guards penalties and outages)"),
   LOG_LEVEL: logLevel,
-  GITHUB_API_BASE_URL: z.url().default("https://api.github.com"),
   /** Whole HTTP request of a proof check (connect, headers, body), per try (V6: 3 tries); issue #15 bounds it. */
   PROOF_HTTP_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(3_000),
   /** All the tries of a submitted proof's check together; past it the submission answers 503 (re-checks have no such bound). */
   PROOF_SUBMISSION_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(6_000),
-  /** JSON-RPC of the chain where ERC-8004 identities and ERC-1271 wallets are checked (V6); unset: those proofs are refused. */
+  /** JSON-RPC of the chain where proofs read the chain (V6: identity tokens, contract wallets); unset: those proofs are refused. */
   RPC_URL: z.url().optional(),
   /** deployments/<network>.json of the chain at RPC_URL: with it, the chain indexer runs beside the API. */
   DEPLOYMENT: z.string().min(1).optional(),
@@ -56,6 +56,8 @@ export const serveConfigSchema = z.object({
   CHECKIN_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(DEFAULT_CHECKIN_RETENTION_DAYS),
   /** Where a day's check-ins are written (`checkins-YYYY-MM-DD.ndjson.gz`) before it is dropped; unset: dropped unarchived. */
   CHECKIN_ARCHIVE_DIR: z.string().min(1).optional(),
+  /** Each proof kind's own variables (its module's `settings`, src/service/proofs/kinds), e.g. GITHUB_API_BASE_URL. */
+  ...PROOF_KIND_SETTINGS,
   OVERLOAD_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
   OVERLOAD_MAX_LOOP_DELAY_MS: z.coerce.number().int().min(1).default(200),
   RATE_LIMIT_PER_MINUTE: count(DEFAULT_RATE_LIMITS.perMinute),

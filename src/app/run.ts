@@ -82,7 +82,7 @@ export async function startService(config: ServeConfig, options: { logger?: Logg
     scoreCacheBytes: config.SCORE_CACHE_MB * 2 ** 20,
     limits: { openChallenges: config.MAX_OPEN_CHALLENGES_PER_OWNER, agents: config.MAX_AGENTS_PER_OWNER },
     proofSources: {
-      githubApiBaseUrl: config.GITHUB_API_BASE_URL,
+      settings: config,
       httpTimeoutMs: config.PROOF_HTTP_TIMEOUT_MS,
       submissionTimeoutMs: config.PROOF_SUBMISSION_TIMEOUT_MS,
       walletChainId: chainId,

@@ -1,20 +1,21 @@
-import { IDENTITY_PROOFS, isProofKind, PROOF_KINDS, type ProofKind } from "../method";
+import type { ProofKind } from "../method";
 import { InvalidInputError } from "../errors";
 import type { Clock } from "./clock";
 import { ConflictError, ForbiddenError, NotFoundError } from "./errors";
 import type { ProofRow, Store, StoreTx } from "./ports";
+import { currentProofRule, OFFERED_PROOF_KINDS } from "./proofs/kinds";
 
 export type Identity = ReturnType<typeof createIdentity>;
 
 /**
- * V6: an agent-level proof (domain, erc8004) names its agent; an owner-level one (github, wallet)
- * names none, since it counts for every agent of its owner.
+ * V6: an agent-level proof names its agent; an owner-level one names none, since it counts for every
+ * agent of its owner (the current method's table says which a kind is).
  * @throws InvalidInputError `proof_agent_required` | `proof_agent_not_allowed`
  */
 export function checkProofAgent(kind: ProofKind, agentId: string | null): void {
-  const belongsTo = IDENTITY_PROOFS[kind].belongsTo;
+  const belongsTo = currentProofRule(kind).belongsTo;
   if (belongsTo === "agent" && agentId === null) {
-    throw new InvalidInputError("proof_agent_required", `a ${kind} proof belongs to one agent: name the agent`);
+    throw new InvalidInputError("proof_agent_required", `a ${kind} proof belongs to one agent: name it in agentId`);
   }
   if (belongsTo === "owner" && agentId !== null) {
     throw new InvalidInputError("proof_agent_not_allowed", `a ${kind} proof belongs to the owner and counts for all its agents: name no agent`);
@@ -71,8 +72,8 @@ export function createIdentity(deps: {
    * @param options.challengeId the challenge it answers, used up in the same transaction (single use)
    */
   async function recordProof(input: Omit<VerifiedProofInput, "kind"> & { kind: string }, options: { challengeId?: string } = {}): Promise<ProofRow> {
-    const kind = input.kind;
-    if (!isProofKind(kind)) throw new InvalidInputError("proof_kind_invalid", `proof kind must be one of ${PROOF_KINDS.join(", ")}, got ${JSON.stringify(kind)}`);
+    const kind = OFFERED_PROOF_KINDS.find((offered) => offered === input.kind);
+    if (kind === undefined) throw new InvalidInputError("proof_kind_invalid", `proof kind must be one of ${OFFERED_PROOF_KINDS.join(", ")}, got ${JSON.stringify(input.kind)}`);
     checkProofAgent(kind, input.agentId);
     return change(async (tx) => {
       if (!(await tx.getOwner(input.ownerId))) throw new NotFoundError("owner_not_found", `owner ${input.ownerId} does not exist`);

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { Address } from "viem";
 import { toRfc3339 } from "../method";
 import type { Clock } from "./clock";
 import { ConflictError, ForbiddenError, NotFoundError } from "./errors";
@@ -8,8 +9,8 @@ import type { ChallengeRow, ProofKind, ProofRow, Store } from "./ports";
 import { createChallenge, isExpired } from "./proofs/challenge";
 import { proofError } from "./proofs/errors";
 import { applyRecheckOutcome, dueForRecheck } from "./proofs/recheck-policy";
-import type { VerifiedProof } from "./proofs/types";
-import type { ProofVerifier } from "./proofs/verifiers";
+import { erc8004Binding } from "./proofs/kinds/erc8004";
+import type { ProofVerifier, VerifiedProof } from "./proofs/verifiers";
 import { generateId } from "./secrets";
 
 /** How long a proof challenge may be answered (V6: challenges expire). */
@@ -119,9 +120,8 @@ export function createProofChecks(deps: {
   }
 
   /** Re-checks at once the active ERC-8004 proofs of one identity token (V6: when the token moves). */
-  async function recheckErc8004(chainId: number, registry: string, agentId: bigint): Promise<number> {
-    const binding = `erc8004:${chainId}:${registry.toLowerCase()}:${agentId}`;
-    const proof = await store.read.findActiveBinding(binding);
+  async function recheckErc8004(chainId: number, registry: Address, agentId: bigint): Promise<number> {
+    const proof = await store.read.findActiveBinding(erc8004Binding({ chainId, registry, agentId }));
     if (!proof) return 0;
     await recheck(proof);
     return 1;

@@ -3,14 +3,14 @@
  * reads at a glance. Rendering is a pure function of plain data; `agent-route.ts` loads that data.
  */
 import {
-  CLAIM_POINTS, ESTABLISHED_DAYS, IDENTITY_MAX, IDENTITY_PROOFS, INTEGRITY_BASE, RELIABILITY_FULL_S, RELIABILITY_MAX,
+  CLAIM_POINTS, ESTABLISHED_DAYS, identityMax, INTEGRITY_BASE, METHODS, reachableMax, RELIABILITY_FULL_S, RELIABILITY_MAX,
   type ScoreResult,
 } from "../method";
 import { formatBand, formatCount, formatTime } from "./format";
 import { renderHistoryChart, renderHistoryTable, type HistoryDay } from "./history-chart";
 import { html, type Html } from "./html";
 import { renderDocument } from "./layout";
-import { PROOF_NAMES } from "./method-page";
+import { proofKindModule } from "../service/proofs/kinds";
 import { renderWindowChart, renderWindowTable } from "./window-chart";
 
 /** A declared outage window (V4.4) as the API publishes it. */
@@ -41,8 +41,6 @@ export type AgentPageView = {
   origin: string;
 };
 
-// V8, V7: the reachable maximum while Shield is not active.
-const REACHABLE_MAX = IDENTITY_MAX + RELIABILITY_MAX + INTEGRITY_BASE;
 
 function stateSentence(result: ScoreResult): string {
   if (result.method === "0.1") {
@@ -71,9 +69,11 @@ ${details}
 
 function renderComponents(result: ScoreResult): Html {
   const { identity, reliability, integrity } = result.components;
+  // V6 of the score's own method version.
+  const table = METHODS[result.method].identity;
   const proofs = [
     html`<li>Claim: ${CLAIM_POINTS}</li>`,
-    ...identity.proofs.map((kind) => html`<li>${PROOF_NAMES[kind] ?? kind} proof: ${IDENTITY_PROOFS[kind]?.points ?? 0}</li>`),
+    ...identity.proofs.map((kind) => html`<li>${proofKindModule(kind).title} proof: ${table[kind]?.points ?? 0}</li>`),
   ];
   const penalties = integrity.penalties.length === 0
     ? html`<p>No active penalties.</p>`
@@ -84,7 +84,7 @@ function renderComponents(result: ScoreResult): Html {
 <h2 id="components-heading">Components</h2>
 <p class="muted">The total is the sum of the active components.</p>
 <div class="components">
-${component("identity", "Identity", identity.value, IDENTITY_MAX, html`<p>Proofs that count:</p><ul class="proofs">${proofs}</ul>`)}
+${component("identity", "Identity", identity.value, identityMax(table), html`<p>Proofs that count:</p><ul class="proofs">${proofs}</ul>`)}
 ${component("reliability", "Reliability", reliability.value, RELIABILITY_MAX, html`<p>Credit in the window: ${formatCount(reliability.creditS)} s of the ${formatCount(RELIABILITY_FULL_S)} s (30 days) that earn full Reliability.</p>`)}
 ${component("integrity", "Integrity", integrity.value, INTEGRITY_BASE, penalties)}
 <div class="component inactive" data-component="shield">
@@ -102,7 +102,7 @@ function renderSummary(score: AgentPageScore): Html {
 <div>
 <h2 id="score-heading" class="eyebrow">Vrai Score</h2>
 <p class="total" id="total">${r.total}</p>
-<p class="total-scale">on a scale of 0 to 1,000; with Shield not active, at most ${REACHABLE_MAX} can be reached.</p>
+<p class="total-scale">on a scale of 0 to 1,000; with Shield not active, at most ${reachableMax(r.method)} can be reached.</p>
 </div>
 <dl class="facts">
 <dt>Band</dt><dd id="band"><strong>${formatBand(r.band)}</strong>: the range of 200 points the total falls in. A band names a range, nothing more: it is not a grade.</dd>

@@ -4,7 +4,7 @@
  * form and filters that work without JavaScript, and links to the pages before and after by cursor.
  * Rendering is a pure function of what the directory service answers.
  */
-import { BANDS, IDENTITY_MAX, INTEGRITY_BASE, RELIABILITY_MAX, toRfc3339 } from "../method";
+import { BANDS, CURRENT_METHOD, reachableMax, toRfc3339 } from "../method";
 import { DIRECTORY_QUERY_MAX, DIRECTORY_STATES, type Directory, type DirectoryEntry, type DirectoryFilter, type DirectoryRequest } from "../service/directory";
 import { formatBand, formatTime } from "./format";
 import { html, type Html } from "./html";
@@ -20,7 +20,7 @@ export const DIRECTORY_PAGE_HEADERS: Readonly<Record<string, string>> = {
 };
 
 // V8, V7: the reachable maximum while Shield is not active.
-const REACHABLE_MAX = IDENTITY_MAX + RELIABILITY_MAX + INTEGRITY_BASE;
+const REACHABLE_MAX = reachableMax(CURRENT_METHOD);
 
 const STATE_WORDS: Readonly<Record<string, string>> = { provisional: "Provisional", established: "Established" };
 
@@ -65,7 +65,7 @@ function row(a: DirectoryEntry): Html {
 function ranking(view: DirectoryView): Html {
   if (view.agents.length === 0) return html`<p id="no-agents">No claimed agent with a score matches this search.</p>`;
   return html`<table id="directory">
-<caption>Ranked by the total of the latest Vrai score (0–${REACHABLE_MAX} reachable in method 0.2), highest first; equal totals by agent id.</caption>
+<caption>Ranked by the total of the latest Vrai score (0–${REACHABLE_MAX} reachable in method ${CURRENT_METHOD}), highest first; equal totals by agent id.</caption>
 <thead><tr><th scope="col">Agent</th><th scope="col">Total</th><th scope="col">Band</th><th scope="col">State</th></tr></thead>
 <tbody>
 ${view.agents.map(row)}

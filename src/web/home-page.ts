@@ -3,7 +3,7 @@
  * never mixed, a search of the directory, its top agents, the latest declared windows, and where to
  * read the method, the API and how to verify a score.
  */
-import { CURRENT_METHOD, IDENTITY_MAX, INTEGRITY_BASE, RELIABILITY_MAX } from "../method";
+import { CURRENT_METHOD, reachableMax } from "../method";
 import { formatBand, formatTime } from "./format";
 import { html, type Html } from "./html";
 import { renderDocument } from "./layout";
@@ -20,7 +20,7 @@ export type HomePageView = {
   outages: readonly MethodPageOutage[];
 };
 
-const REACHABLE_MAX = IDENTITY_MAX + RELIABILITY_MAX + INTEGRITY_BASE;
+const REACHABLE_MAX = reachableMax(CURRENT_METHOD);
 
 function renderMeasures(): Html {
   return html`<section aria-labelledby="measures-heading">

@@ -4,10 +4,11 @@
  * the engine uses, how to verify a score, and every declared window (V4.4), newest first, a page at a time.
  */
 import {
-  BANDS, BUSY_NEXT_HEARTBEAT_S, CLAIM_POINTS, CURRENT_METHOD, ESTABLISHED_DAYS, GRACE_S, IDENTITY_MAX, IDENTITY_PROOFS, INTEGRITY_BASE,
-  METHOD_VERSIONS, METHODS, MIN_INTERVAL_S, NEXT_HEARTBEAT_S, PENALTY_CODES, PENALTY_DAYS, PENALTY_POINTS, PROOF_KINDS, RELIABILITY_FULL_S,
+  BANDS, BUSY_NEXT_HEARTBEAT_S, CLAIM_POINTS, CURRENT_METHOD, ESTABLISHED_DAYS, GRACE_S, identityMax, INTEGRITY_BASE, kindsOf,
+  METHOD_VERSIONS, METHODS, MIN_INTERVAL_S, NEXT_HEARTBEAT_S, PENALTY_CODES, PENALTY_DAYS, PENALTY_POINTS, reachableMax, RELIABILITY_FULL_S,
   RELIABILITY_MAX, type ProofKind,
 } from "../method";
+import { proofKindModule } from "../service/proofs/kinds";
 import { formatBand, formatCount, formatTime } from "./format";
 import { html, type Html } from "./html";
 import { renderDocument } from "./layout";
@@ -24,18 +25,14 @@ export type MethodPageView = {
   laterPage: boolean;
 };
 
-/** The proof kinds in people's words. */
-export const PROOF_NAMES: Readonly<Record<ProofKind, string>> = { github: "GitHub", wallet: "Wallet", domain: "Domain", erc8004: "ERC-8004 identity" };
+/** The current method's V6 table. */
+const IDENTITY = METHODS[CURRENT_METHOD].identity;
 
-const RECHECK_NOTES: Readonly<Partial<Record<ProofKind, string>>> = {
-  wallet: "never: a signature stays valid",
-  erc8004: "and at once when the identity token moves",
-};
-
+/** When a kind's proofs are checked again: the method's cadence, and what the kind's module adds. */
 function recheck(kind: ProofKind): string {
-  const days = IDENTITY_PROOFS[kind].recheckDays;
-  const note = RECHECK_NOTES[kind];
-  if (days === null) return note ?? "never";
+  const days = IDENTITY[kind]?.recheckDays ?? null;
+  const note = proofKindModule(kind).recheckNote;
+  if (days === null) return note ? `never: ${note}` : "never";
   return note ? `every ${days} days, ${note}` : `every ${days} days`;
 }
 
@@ -50,16 +47,19 @@ function renderVersions(): Html {
 </section>`;
 }
 
+/** The kinds that belong to one agent, by name: "Domain, ERC-8004 identity". */
+const oneAgentKinds = () => kindsOf(IDENTITY).filter((k) => IDENTITY[k]?.belongsTo === "agent").map((k) => proofKindModule(k).title).join(", ");
+
 function renderIdentity(): Html {
   return html`<section aria-labelledby="identity-heading">
-<h2 id="identity-heading">Identity: 0 to ${IDENTITY_MAX}</h2>
+<h2 id="identity-heading">Identity: 0 to ${identityMax(IDENTITY)}</h2>
 <div class="table-wrap" tabindex="0" role="region" aria-label="Identity proofs"><table class="identity">
 <thead><tr><th scope="col">Proof</th><th scope="col">Points</th><th scope="col">Belongs to</th><th scope="col">Checked again</th></tr></thead>
 <tbody>
 <tr><th scope="row">Claim</th><td>${CLAIM_POINTS}</td><td>the agent</td><td>—</td></tr>
-${PROOF_KINDS.map((k) => html`<tr data-proof="${k}"><th scope="row">${PROOF_NAMES[k]}</th><td>${IDENTITY_PROOFS[k].points}</td><td>${IDENTITY_PROOFS[k].belongsTo === "owner" ? "the owner: counts for each agent the owner has claimed" : "one agent"}</td><td>${recheck(k)}</td></tr>`)}
+${kindsOf(IDENTITY).map((k) => html`<tr data-proof="${k}"><th scope="row">${proofKindModule(k).title}</th><td>${IDENTITY[k]?.points}</td><td>${IDENTITY[k]?.belongsTo === "owner" ? "the owner: counts for each agent the owner has claimed" : "one agent"}</td><td>${recheck(k)}</td></tr>`)}
 </tbody></table></div>
-<p>Each kind counts once. A domain or an ERC-8004 identity is bound to at most one agent at a time. A check that cannot reach its source is tried 3 times; a proof that fails two checks in a row is removed, and the score is recomputed at once. No agent gains points from another agent's score.</p>
+<p>Each kind counts once. What a proof of one agent proves (${oneAgentKinds()}) is bound to that agent alone while the proof holds. A check that cannot reach its source is tried 3 times; a proof that fails two checks in a row is removed, and the score is recomputed at once. No agent gains points from another agent's score.</p>
 </section>`;
 }
 
@@ -86,7 +86,7 @@ function renderIntegrity(): Html {
 }
 
 function renderTotal(): Html {
-  const reachable = IDENTITY_MAX + RELIABILITY_MAX + INTEGRITY_BASE;
+  const reachable = reachableMax(CURRENT_METHOD);
   return html`<section aria-labelledby="total-heading">
 <h2 id="total-heading">Total, bands and state</h2>
 <p>The total is Identity + Reliability + Integrity, the active components only: 0 to ${reachable} under method ${CURRENT_METHOD}, on a scale of 0 to 1,000. A newly claimed agent with no proofs scores ${CLAIM_POINTS} + 0 + ${INTEGRITY_BASE} = ${CLAIM_POINTS + INTEGRITY_BASE}.</p>

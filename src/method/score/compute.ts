@@ -1,9 +1,9 @@
 import { sha256Hex } from "../canonical";
 import { canonicalScoreInputs } from "./canonical-inputs";
 import { DAY_S, WINDOW_DAYS, dayNumber, parseRfc3339, toRfc3339, windowDays } from "../time";
-import { identityValue, type ProofKind } from "./identity";
-import { integrityValue, isPenaltyActive, penaltyExpiry, type PenaltyCode } from "./integrity";
-import { methodRules, type MethodVersion } from "./methods";
+import { identityMax, identityValue, type ProofKind } from "./identity";
+import { INTEGRITY_BASE, integrityValue, isPenaltyActive, penaltyExpiry, type PenaltyCode } from "./integrity";
+import { methodRules, RELIABILITY_MAX, type MethodVersion } from "./methods";
 import type { ScoreInputs } from "./inputs";
 
 /** V8: the five bands, named by their range only. */
@@ -63,7 +63,7 @@ function evaluate(inputs: ScoreInputs, sha256: string): ScoreResult {
   const active = inputs.penalties
     .map((p) => ({ ...p, addedAt: parseRfc3339(p.added_at) }))
     .filter((p) => isPenaltyActive({ addedAt: p.addedAt, days: p.days, revokedAt: null }, at));
-  const identity = identityValue(inputs.proofs);
+  const identity = identityValue(rules.identity, inputs.proofs);
   const reliability = rules.reliability(creditS);
   const integrity = integrityValue(active.map((p) => p.points));
   // V8: total of the active components only (Shield is not active).
@@ -88,6 +88,15 @@ function evaluate(inputs: ScoreInputs, sha256: string): ScoreResult {
     window,
     sha256,
   };
+}
+
+/**
+ * V8: the most a score of `version` can total (the active components only, Shield not active): its
+ * V6 table's Identity maximum, full Reliability and Integrity without penalties.
+ * @example reachableMax("0.2") // 500
+ */
+export function reachableMax(version: MethodVersion): number {
+  return identityMax(methodRules(version).identity) + RELIABILITY_MAX + INTEGRITY_BASE;
 }
 
 /**

@@ -1,8 +1,17 @@
-/** V6: proof kinds, in the order of the V6 table (the order documents and results list them in). */
+/**
+ * V6 Identity: the claim's points and the points of each kind of proof, as one method version's table
+ * says (`MethodRules.identity`, src/method/score/methods.ts). A kind a later version adds is in that
+ * version's table only, so it never changes a score, a maximum or a page of an earlier version.
+ */
+
+/**
+ * Every proof kind a method version knows, in the order of the V6 table: inputs documents and results
+ * list kinds in it, so a kind added later goes at the end.
+ */
 export const PROOF_KINDS = ["github", "wallet", "domain", "erc8004"] as const;
 export type ProofKind = (typeof PROOF_KINDS)[number];
 
-/** Whether `kind` is one of the V6 proof kinds. */
+/** Whether `kind` is a kind some method version knows. */
 export function isProofKind(kind: string): kind is ProofKind {
   return (PROOF_KINDS as readonly string[]).includes(kind);
 }
@@ -10,30 +19,35 @@ export function isProofKind(kind: string): kind is ProofKind {
 /** V6: points for the claim itself. */
 export const CLAIM_POINTS = 100;
 
-/** V6 table: points per proof kind, whom a proof belongs to, and how often it is re-checked. */
-export const IDENTITY_PROOFS: Readonly<Record<ProofKind, { points: number; belongsTo: "owner" | "agent"; recheckDays: number | null }>> = {
-  github: { points: 30, belongsTo: "owner", recheckDays: 30 },
-  wallet: { points: 30, belongsTo: "owner", recheckDays: null },
-  domain: { points: 40, belongsTo: "agent", recheckDays: 7 },
-  erc8004: { points: 50, belongsTo: "agent", recheckDays: 7 },
-};
+/** One row of a V6 table: the points of a proof of the kind, whom it belongs to, and how often it is re-checked (days; null: never). */
+export type ProofRule = { readonly points: number; readonly belongsTo: "owner" | "agent"; readonly recheckDays: number | null };
 
-/** V6: the maximum Identity, claim plus one proof of each kind. */
-export const IDENTITY_MAX = CLAIM_POINTS + PROOF_KINDS.reduce((sum, k) => sum + IDENTITY_PROOFS[k].points, 0);
+/** A method version's V6 table: the kinds it counts, each with its rule. */
+export type IdentityTable = Readonly<Partial<Record<ProofKind, ProofRule>>>;
 
-/** The distinct kinds among `proofs`, in V6 table order (each kind counts once, V6). */
-export function distinctProofKinds(proofs: Iterable<{ kind: ProofKind }>): ProofKind[] {
+/** The kinds `table` counts, in V6 table order. */
+export function kindsOf(table: IdentityTable): ProofKind[] {
+  return PROOF_KINDS.filter((kind) => table[kind] !== undefined);
+}
+
+/** V6: the maximum Identity under `table`, the claim plus one proof of each kind it counts. */
+export function identityMax(table: IdentityTable): number {
+  return kindsOf(table).reduce((sum, kind) => sum + (table[kind]?.points ?? 0), CLAIM_POINTS);
+}
+
+/** The distinct kinds among `proofs` that `table` counts, in V6 table order (each kind counts once, V6). */
+export function distinctProofKinds(table: IdentityTable, proofs: Iterable<{ kind: ProofKind }>): ProofKind[] {
   const seen = new Set<ProofKind>();
   for (const p of proofs) seen.add(p.kind);
-  return PROOF_KINDS.filter((k) => seen.has(k));
+  return kindsOf(table).filter((k) => seen.has(k));
 }
 
 /**
- * V6: Identity of a claimed agent holding proofs of these kinds.
- * @example identityValue(["github", "erc8004"]) // 180
+ * V6: Identity of a claimed agent holding proofs of these kinds, under `table`.
+ * @example identityValue(METHODS["0.2"].identity, ["github", "erc8004"]) // 180
  */
-export function identityValue(kinds: readonly ProofKind[]): number {
+export function identityValue(table: IdentityTable, kinds: readonly ProofKind[]): number {
   let value = CLAIM_POINTS;
-  for (const k of new Set(kinds)) value += IDENTITY_PROOFS[k].points;
+  for (const k of new Set(kinds)) value += table[k]?.points ?? 0;
   return value;
 }

@@ -2,7 +2,7 @@ import type { DayAggregate } from "../days";
 import { DAY_S, dayNumber, dayStart, parseRfc3339, toRfc3339, utcDay, windowDays } from "../time";
 import { asArray, asInteger, asObject, asOneOf, asString, onlyKeys, shapeError } from "../shape";
 import { InvalidInputError } from "../../errors";
-import { PROOF_KINDS, distinctProofKinds, type ProofKind } from "./identity";
+import { distinctProofKinds, kindsOf, type ProofKind } from "./identity";
 import { PENALTY_CODES, PENALTY_DAYS, PENALTY_POINTS, isPenaltyActive, type Penalty, type PenaltyCode } from "./integrity";
 import { METHOD_VERSIONS, methodRules, type MethodVersion } from "./methods";
 
@@ -67,7 +67,7 @@ function cachedWindow(at: number): readonly string[] {
  * @example buildScoreInputs({ agent: "a1", method: "0.2", at, claimedAt, proofs: [], penalties: [], days: [] })
  */
 export function buildScoreInputs(facts: ScoreFacts): ScoreInputs {
-  methodRules(facts.method);
+  const rules = methodRules(facts.method);
   if (facts.claimedAt > facts.at) throw new InvalidInputError("invalid_inputs", `claimedAt ${facts.claimedAt} is after at ${facts.at}`);
   const window = cachedWindow(facts.at);
   const first = window[0];
@@ -95,7 +95,8 @@ export function buildScoreInputs(facts: ScoreFacts): ScoreInputs {
     agent: facts.agent,
     at: toRfc3339(facts.at),
     claimed_at: toRfc3339(facts.claimedAt),
-    proofs: distinctProofKinds(facts.proofs),
+    // V6 of the score's version: a kind it does not count is not among its inputs.
+    proofs: distinctProofKinds(rules.identity, facts.proofs),
     penalties,
     days,
     other_checkin_days: otherDays,
@@ -120,7 +121,7 @@ function asTime(value: unknown, path: string): number {
 export function validateScoreInputs(json: unknown): ScoreInputs {
   const doc = asObject(CODE, json, "inputs");
   if (!("method" in doc)) throw shapeError(CODE, "method", METHOD_VERSIONS.join("|"), ", missing");
-  methodRules(doc.method);
+  const kinds = kindsOf(methodRules(doc.method).identity);
   onlyKeys(CODE, doc, "inputs", INPUT_KEYS);
   for (const key of INPUT_KEYS) if (!(key in doc)) throw new InvalidInputError(CODE, `${key}: missing`);
   asOneOf(CODE, doc.scoreType, "scoreType", ["vrai"]);
@@ -132,8 +133,8 @@ export function validateScoreInputs(json: unknown): ScoreInputs {
   const proofs = asArray(CODE, doc.proofs, "proofs");
   let previousKind = -1;
   proofs.forEach((kind, i) => {
-    const k = PROOF_KINDS.indexOf(asOneOf(CODE, kind, `proofs[${i}]`, PROOF_KINDS));
-    if (k <= previousKind) throw new InvalidInputError(CODE, `proofs[${i}]: expected distinct kinds in the order ${PROOF_KINDS.join(", ")}`);
+    const k = kinds.indexOf(asOneOf(CODE, kind, `proofs[${i}]`, kinds));
+    if (k <= previousKind) throw new InvalidInputError(CODE, `proofs[${i}]: expected distinct kinds in the order ${kinds.join(", ")}`);
     previousKind = k;
   });
 

@@ -1,4 +1,5 @@
 import { InvalidInputError } from "../../errors";
+import type { IdentityTable } from "./identity";
 
 /** V5: seconds in 30 days, the credit sum that earns full Reliability. */
 export const RELIABILITY_FULL_S = 2_592_000;
@@ -24,11 +25,21 @@ export type MethodRules = {
   published: string;
   /** What changed and why, as published. */
   changes: string;
+  /** V6: the proof kinds this version counts, with their points, whom they belong to and their re-check days. */
+  identity: IdentityTable;
   /** V5: Reliability from the credit sum `S` of the window. */
   reliability(creditS: number): number;
   /** V8: whether the score is established. */
   established(facts: EstablishedFacts): boolean;
 };
+
+/** V6 table of methods 0.1 and 0.2 (seed, "Identity"). */
+const IDENTITY_V6: IdentityTable = Object.freeze({
+  github: { points: 30, belongsTo: "owner", recheckDays: 30 },
+  wallet: { points: 30, belongsTo: "owner", recheckDays: null },
+  domain: { points: 40, belongsTo: "agent", recheckDays: 7 },
+  erc8004: { points: 50, belongsTo: "agent", recheckDays: 7 },
+});
 
 function cappedCredit(creditS: number): number {
   return Math.min(Math.max(0, creditS), RELIABILITY_FULL_S);
@@ -36,13 +47,14 @@ function cappedCredit(creditS: number): number {
 
 /**
  * Every method version, so a stored score recomputes with its own rules (V9).
- * Shared rules (V6 Identity, V7 Integrity, V8 total and bands, V10 window) are the same in both.
+ * Shared rules (V7 Integrity, V8 total and bands, V10 window) are the same in both, as is their V6 table.
  */
 export const METHODS: Readonly<Record<MethodVersion, MethodRules>> = {
   "0.1": {
     version: "0.1",
     published: "2026-10-23",
     changes: "The first method.",
+    identity: IDENTITY_V6,
     // V5, method 0.1: floor(150 * min(1, S / 2592000)).
     reliability: (creditS) => Math.floor((RELIABILITY_MAX * cappedCredit(creditS)) / RELIABILITY_FULL_S),
     // V8, method 0.1: established only while 14 of the window's days had a counted check-in.
@@ -55,6 +67,7 @@ export const METHODS: Readonly<Record<MethodVersion, MethodRules>> = {
       "Reliability rounds to the nearest whole point instead of rounding down. Credits add up to the time between check-ins, " +
       "so an agent that never misses one sums to a few seconds more or less than 2,592,000, and rounding down moved it " +
       "between 149 and 150 from one day to the next. A score that is established now stays established until the agent's next claim.",
+    identity: IDENTITY_V6,
     // V5, method 0.2: min(150, floor((300*S + 2592000) / (2*2592000))), i.e. round half up.
     reliability: (creditS) =>
       Math.min(RELIABILITY_MAX, Math.floor((2 * RELIABILITY_MAX * cappedCredit(creditS) + RELIABILITY_FULL_S) / (2 * RELIABILITY_FULL_S))),

@@ -1,9 +1,9 @@
 import { expect } from "chai";
 import fc from "fast-check";
 import { buildScoreInputs, validateScoreInputs, type ScoreFacts } from "./inputs";
-import { computeScore, scoreFromInputs, bandOf } from "./compute";
+import { computeScore, scoreFromInputs, bandOf, reachableMax } from "./compute";
 import { METHODS, methodRules } from "./methods";
-import { IDENTITY_MAX } from "./identity";
+import { distinctProofKinds, identityMax, identityValue, kindsOf } from "./identity";
 import { playCheckins } from "../play";
 import { canonicalJson } from "../canonical";
 import { canonicalScoreInputs } from "./canonical-inputs";
@@ -142,9 +142,20 @@ describe("Vrai score (V5–V10)", () => {
     const proofs = (["github", "github", "wallet", "domain", "erc8004", "erc8004"] as const).map((kind) => ({ kind }));
     const { days } = playCheckins(hourly(NOV1 - H, AT));
     const r = score({ proofs, days });
-    expect(r.components.identity).to.deep.equal({ value: IDENTITY_MAX, proofs: ["github", "wallet", "domain", "erc8004"] });
-    expect(IDENTITY_MAX).to.equal(250);
+    expect(r.components.identity).to.deep.equal({ value: identityMax(METHODS["0.2"].identity), proofs: ["github", "wallet", "domain", "erc8004"] });
+    expect(identityMax(METHODS["0.2"].identity)).to.equal(250);
     expect(r).to.include({ total: 500, band: "400-599", state: "established" });
+  });
+
+  it("counts only the kinds a version's V6 table has: another kind adds nothing to its Identity, its maximum or its inputs (V6, issue #25)", () => {
+    const table = { github: { points: 30, belongsTo: "owner", recheckDays: 30 }, domain: { points: 40, belongsTo: "agent", recheckDays: 7 } } as const;
+    expect(kindsOf(table)).to.deep.equal(["github", "domain"]);
+    expect(identityMax(table)).to.equal(170);
+    expect(identityValue(table, ["github", "wallet", "domain", "erc8004"])).to.equal(170);
+    expect(distinctProofKinds(table, [{ kind: "erc8004" }, { kind: "domain" }, { kind: "wallet" }, { kind: "github" }])).to.deep.equal(["github", "domain"]);
+    // Each version keeps its own table: 0.1 and 0.2 count the four kinds of the seed's V6.
+    for (const v of ["0.1", "0.2"] as const) expect(identityMax(METHODS[v].identity), v).to.equal(250);
+    expect(reachableMax("0.2")).to.equal(500);
   });
 
   it("names the five bands by their range (V8)", () => {

@@ -11,21 +11,19 @@
  */
 import { randomBytes as nodeRandomBytes, randomUUID } from 'node:crypto';
 import { proofError } from './errors';
-import { normalizeSubject, type ProofKind } from './subjects';
+import type { ProofKind } from '../../method';
+import { currentProofRule, proofKindModule } from './kinds';
 
 /** Version prefix of every challenge token. */
 export const CHALLENGE_TOKEN_PREFIX = 'vrai-proof:v1';
 /** Random bytes in a nonce: 128 bits. */
 const NONCE_BYTES = 16;
 
-/** Kinds that belong to one agent (V6): their challenge must name it. */
-const AGENT_BOUND_KINDS: ReadonlySet<ProofKind> = new Set(['domain', 'erc8004']);
-
 /** A challenge as issued; the store keeps it until it is used once or expires. */
 export type Challenge = {
   id: string;
   kind: ProofKind;
-  /** Canonical subject (see `normalizeSubject`). */
+  /** Canonical subject (the kind's `normalizeSubject`). */
   subject: string;
   /** The Vrai owner (account) the proof is for. */
   ownerId: string;
@@ -69,10 +67,10 @@ export function createChallenge(params: CreateChallengeParams): Challenge {
   if (!ownerId) throw proofError('proof_evidence_invalid', 'a challenge needs the Vrai owner id');
   if (!Number.isSafeInteger(now) || now < 0) throw proofError('proof_evidence_invalid', `now must be whole unix seconds, got ${now}`);
   if (!Number.isSafeInteger(ttlS) || ttlS <= 0) throw proofError('proof_evidence_invalid', `ttlS must be a positive whole number, got ${ttlS}`);
-  if (AGENT_BOUND_KINDS.has(kind) && !agentId) {
-    throw proofError('proof_agent_required', `a ${kind} proof belongs to one agent (V6): the challenge must name it`);
+  if (currentProofRule(kind).belongsTo === 'agent' && !agentId) {
+    throw proofError('proof_agent_required', `a ${kind} proof belongs to one agent (V6): the challenge must name it in agentId`);
   }
-  const subject = normalizeSubject(kind, params.subject);
+  const subject = proofKindModule(kind).normalizeSubject(params.subject);
   const nonce = Buffer.from((params.randomBytes ?? nodeRandomBytes)(NONCE_BYTES)).toString('hex');
   if (nonce.length !== NONCE_BYTES * 2) throw new Error(`randomBytes returned ${nonce.length / 2} bytes, expected ${NONCE_BYTES}`);
   const token = challengeToken(kind, subject, nonce);
@@ -101,20 +99,6 @@ export function challengeToken(kind: ProofKind, subject: string, nonce: string):
   return `${CHALLENGE_TOKEN_PREFIX}:${kind}:${subject}:${nonce}`;
 }
 
-/** What each kind proves, in the first line of the message. */
-function purpose(kind: ProofKind, subject: string): string {
-  switch (kind) {
-    case 'wallet':
-      return `I control the wallet ${subject}.`;
-    case 'github':
-      return `I control the GitHub account ${subject}.`;
-    case 'domain':
-      return `I control the domain ${subject}.`;
-    case 'erc8004':
-      return `I own the ERC-8004 identity ${subject} (chain id:registry:agent id).`;
-  }
-}
-
 /**
  * The human-readable message of a challenge: one `Field: value` per line.
  * @example
@@ -131,7 +115,7 @@ function purpose(kind: ProofKind, subject: string): string {
 function challengeMessage(c: Omit<Challenge, 'id' | 'message' | 'issuedAt'>): string {
   return [
     'Vrai identity proof',
-    purpose(c.kind, c.subject),
+    proofKindModule(c.kind).purpose(c.subject),
     `Kind: ${c.kind}`,
     `Subject: ${c.subject}`,
     `Vrai owner: ${c.ownerId}`,

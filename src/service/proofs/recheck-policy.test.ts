@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { applyRecheckOutcome, dueForRecheck, nextRecheckAt, RECHECK_INTERVAL_S } from './recheck-policy';
+import { applyRecheckOutcome, dueForRecheck, nextRecheckAt, recheckIntervalS } from './recheck-policy';
 import type { RecheckOutcome } from './types';
 
 const ok: RecheckOutcome = { type: 'ok' };
@@ -20,7 +20,7 @@ function run(outcomes: RecheckOutcome[]) {
 
 describe('recheck policy (V6)', () => {
   it('re-checks github every 30 days, domain and erc8004 every 7 days, wallet never', () => {
-    expect(RECHECK_INTERVAL_S).to.deep.equal({ github: 30 * DAY, wallet: null, domain: 7 * DAY, erc8004: 7 * DAY });
+    expect((['github', 'wallet', 'domain', 'erc8004'] as const).map(recheckIntervalS)).to.deep.equal([30 * DAY, null, 7 * DAY, 7 * DAY]);
   });
 
   it('makes a domain or erc8004 proof due at exactly +7 d, not a second before', () => {

@@ -2,22 +2,15 @@
  * The scheduler's decisions about proofs (V6), pure: when a proof is due for a re-check, and what
  * a re-check outcome does to it. The scheduler stores `lastCheckedAt` and `consecutiveFailures`.
  */
-import type { ProofKind } from './subjects';
+import { DAY_S, type ProofKind } from '../../method';
+import { currentProofRule } from './kinds';
 import type { RecheckOutcome } from './types';
 
-const DAY_S = 86_400;
-
-/** V6 table: seconds between re-checks of each kind; `null` = never re-checked. */
-export const RECHECK_INTERVAL_S: Readonly<Record<ProofKind, number | null>> = {
-  // V6: github "every 30 days"
-  github: 30 * DAY_S,
-  // V6: wallet "never (a signature stays valid)"
-  wallet: null,
-  // V6: domain "every 7 days"
-  domain: 7 * DAY_S,
-  // V6: erc8004 "every 7 days, and at once when the identity token moves"
-  erc8004: 7 * DAY_S,
-};
+/** V6: seconds between re-checks of a kind, from the current method's table; null: never re-checked. */
+export function recheckIntervalS(kind: ProofKind): number | null {
+  const days = currentProofRule(kind).recheckDays;
+  return days === null ? null : days * DAY_S;
+}
 
 /** V6: "A proof that fails two checks in a row is removed." */
 export const MAX_CONSECUTIVE_FAILURES = 2;
@@ -33,7 +26,7 @@ export type RecheckState = {
 
 /** The unix second at which `proof` is next due, or null for kinds never re-checked. */
 export function nextRecheckAt(proof: Pick<RecheckState, 'kind' | 'lastCheckedAt'>): number | null {
-  const interval = RECHECK_INTERVAL_S[proof.kind];
+  const interval = recheckIntervalS(proof.kind);
   return interval === null ? null : proof.lastCheckedAt + interval;
 }
 

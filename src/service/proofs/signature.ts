@@ -4,12 +4,19 @@
  * ERC-1271 `isValidSignature` (and ERC-6492 for wallets not deployed yet).
  */
 import { isAddressEqual, recoverMessageAddress, recoverTypedDataAddress, type Address, type Hex, type PublicClient } from 'viem';
+import { z } from 'zod';
 import { proofTypedData, type Challenge } from './challenge';
 import { retry, type Sleep } from '../../retry';
 import { ProofSourceUnreachableError, unreachableRetry, type RetryPolicy } from './errors';
 
 /** EIP-191 signs `challenge.message`; EIP-712 signs `proofTypedData(challenge)`. */
 export type SignatureType = 'eip191' | 'eip712';
+
+/** The evidence fields of a kind proven by a signature of the challenge. */
+export const signatureEvidence = {
+  signature: z.string().regex(/^0x(?:[0-9a-fA-F]{2})+$/, 'a 0x-prefixed hex signature'),
+  signatureType: z.enum(['eip191', 'eip712']),
+};
 
 export type SignedChallenge = {
   challenge: Challenge;

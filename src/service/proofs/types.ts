@@ -1,73 +1,13 @@
 /**
- * Shapes shared by the proof verifiers: the evidence a user submits (zod schemas, reusable by the
- * route handler), the verified proof the store keeps for re-checks, and the re-check outcome.
+ * Shapes shared by the proof verifiers: their dependencies, one kind's verifier, and the re-check
+ * outcome. Each kind's evidence and proof are in its module (`./kinds`).
  */
-import { z } from 'zod';
 import type { Address, PublicClient } from 'viem';
 import type { Challenge } from './challenge';
 import type { Fetch } from './http';
 import type { ResolveAddresses } from './outbound';
 import type { Sleep } from '../../retry';
 import type { RetryPolicy } from './errors';
-import type { ProofKind } from './subjects';
-
-const hexSignature = z.string().regex(/^0x(?:[0-9a-fA-F]{2})+$/, 'a 0x-prefixed hex signature');
-const signatureType = z.enum(['eip191', 'eip712']);
-
-/** Evidence of each kind. Extra fields are refused so a typo is not silently ignored. */
-export const EVIDENCE_SCHEMAS = {
-  wallet: z.strictObject({
-    address: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'a 20-byte hex address'),
-    signature: hexSignature,
-    signatureType,
-  }),
-  github: z.strictObject({
-    username: z.string().min(1).max(39),
-    /** Gist ids are hex (older ones decimal). */
-    gistId: z.string().regex(/^[0-9a-fA-F]{1,64}$/, 'a gist id (hex digits)'),
-  }),
-  domain: z.strictObject({
-    domain: z.string().min(1).max(260),
-    /** Which publication to read; when absent the DNS record is tried first, then the well-known file. */
-    method: z.enum(['dns', 'well-known']).optional(),
-  }),
-  erc8004: z.strictObject({
-    chainId: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
-    registry: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'a 20-byte hex address'),
-    /** uint256 as a decimal string (or a safe integer). */
-    agentId: z.union([z.string().regex(/^(0|[1-9][0-9]{0,77})$/), z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER)]),
-    signature: hexSignature,
-    signatureType,
-  }),
-} as const;
-
-export type WalletEvidence = z.infer<typeof EVIDENCE_SCHEMAS.wallet>;
-export type GithubEvidence = z.infer<typeof EVIDENCE_SCHEMAS.github>;
-export type DomainEvidence = z.infer<typeof EVIDENCE_SCHEMAS.domain>;
-export type Erc8004Evidence = z.infer<typeof EVIDENCE_SCHEMAS.erc8004>;
-
-/**
- * What a verification proved, JSON-serialisable: the store keeps it and hands it back to `recheck`.
- * `subject` is the canonical subject of the challenge.
- */
-export type VerifiedProof =
-  | { kind: 'wallet'; subject: Address; address: Address }
-  | { kind: 'github'; subject: string; username: string; gistId: string; token: string }
-  | { kind: 'domain'; subject: string; domain: string; via: 'dns' | 'well-known'; token: string }
-  | { kind: 'erc8004'; subject: string; chainId: number; registry: Address; agentId: string; owner: Address };
-
-/** A successful initial verification. */
-export type Verified = {
-  type: 'verified';
-  kind: ProofKind;
-  /**
-   * The key the store keeps unique: across agents for domain and erc8004 (V6: bound to one agent),
-   * per owner for github and wallet. `domain:<name>`, `erc8004:<chainId>:<registry>:<agentId>`,
-   * `github:<login>`, `wallet:<address>`, all lowercase.
-   */
-  binding: string;
-  proof: VerifiedProof;
-};
 
 /**
  * Result of a scheduled re-check. `failed` counts as one failed check (V6) whatever its reason:
@@ -83,12 +23,8 @@ export type RecheckOutcome =
 export type ProofVerifierDeps = {
   /** The clock, in unix seconds. */
   now: () => number;
-  /** GitHub REST API base; default `https://api.github.com`. */
-  githubApiBaseUrl?: string;
-  /** Where a truncated gist file's `raw_url` must point; default `https://gist.githubusercontent.com/`. */
-  githubRawBaseUrl?: string;
-  /** Optional GitHub token (raises the API rate limit from 60 to 5,000 requests an hour). */
-  githubToken?: string;
+  /** The configuration's values (environment variables by name): each kind reads and checks its own (`ProofKindModule.settings`). */
+  settings?: Readonly<Record<string, unknown>>;
   /**
    * Every address of a host the verifiers connect to over HTTP(S); a connection is made only when all
    * of them are public (outbound.ts). Default: the system resolver (`resolveWithSystemDns`).
@@ -126,12 +62,18 @@ export const DEFAULT_HTTP_TIMEOUT_MS = 3_000;
 /** Default `submissionTimeoutMs`: 6 s for all tries of a submission (issue #15: a submission cannot hold a request long). */
 export const DEFAULT_SUBMISSION_TIMEOUT_MS = 6_000;
 
-/** The dependencies with their defaults applied, as the kind verifiers see them (`fetch` built on the outbound policy). */
-export type ResolvedDeps = Required<Omit<ProofVerifierDeps, 'githubToken' | 'walletChainId' | 'resolveAddresses' | 'allowLoopbackLiteralsForTests'>> &
-  Pick<ProofVerifierDeps, 'githubToken' | 'walletChainId'> & { fetch: Fetch };
+/** The dependencies every kind shares. */
+type SharedDeps = 'now' | 'publicClientFor' | 'sleep' | 'retry' | 'httpTimeoutMs' | 'submissionTimeoutMs';
+
+/**
+ * The dependencies as a kind's verifier sees them: the shared ones with their defaults applied (`fetch`
+ * built on the outbound policy), each kind's own as given (its module applies its defaults).
+ */
+export type ResolvedDeps = Required<Pick<ProofVerifierDeps, SharedDeps>> &
+  Omit<ProofVerifierDeps, SharedDeps | 'settings' | 'resolveAddresses' | 'allowLoopbackLiteralsForTests'> & { fetch: Fetch };
 
 /** One kind's verification and re-check; errors are thrown (InvalidInputError / ProofSourceUnreachableError). */
-export type KindVerifier<Evidence, Proof extends VerifiedProof> = {
+export type KindVerifier<Evidence, Proof> = {
   /** `deadline` aborts when the submission's time is up: the reads and the waits between tries stop. */
   verify(challenge: Challenge, evidence: Evidence, deadline: AbortSignal): Promise<Proof>;
   /** Resolves when the proof still holds, or to `moved`; throws like `verify` otherwise. */

@@ -5,29 +5,26 @@
  * (3 tries, backing off) before counting as a failed check. HTTP(S) goes to public addresses only
  * (outbound.ts, issue #15), and a submission's checks end at `submissionTimeoutMs`.
  */
-import { promises as dns } from 'node:dns';
 import { BaseError, InvalidInputError } from '../../errors';
 import { toRfc3339 } from '../../method';
 import { realSleep } from '../../retry';
 import { isExpired, type Challenge } from './challenge';
 import { DEFAULT_RETRY_POLICY, proofError, ProofSourceUnreachableError } from './errors';
 import { createOutboundFetch, resolveWithSystemDns } from './outbound';
-import { formatErc8004Subject, parseErc8004Subject, type ProofKind } from './subjects';
-import {
-  DEFAULT_HTTP_TIMEOUT_MS,
-  DEFAULT_SUBMISSION_TIMEOUT_MS,
-  EVIDENCE_SCHEMAS,
-  type KindVerifier,
-  type ProofVerifierDeps,
-  type RecheckOutcome,
-  type ResolvedDeps,
-  type Verified,
-  type VerifiedProof,
-} from './types';
-import { createDomainVerifier, defaultWellKnownUrl } from './verifiers/domain';
-import { createErc8004Verifier } from './verifiers/erc8004';
-import { createGithubVerifier } from './verifiers/github';
-import { createWalletVerifier } from './verifiers/wallet';
+import { PROOF_KIND_MODULES, proofKindModule, settingsOf, type VerifiedProof } from './kinds';
+import { DEFAULT_HTTP_TIMEOUT_MS, DEFAULT_SUBMISSION_TIMEOUT_MS, type KindVerifier, type ProofVerifierDeps, type RecheckOutcome, type ResolvedDeps } from './types';
+import type { ProofKind } from '../../method';
+
+export type { VerifiedProof } from './kinds';
+
+/** A successful initial verification. */
+export type Verified = {
+  type: 'verified';
+  kind: ProofKind;
+  /** The key the store keeps unique among active proofs (each kind's `binding`: V6, one agent or one owner at a time). */
+  binding: string;
+  proof: VerifiedProof;
+};
 
 export type ProofVerifier = {
   /**
@@ -49,46 +46,37 @@ export type ProofVerifier = {
  */
 export function createProofVerifier(deps: ProofVerifierDeps): ProofVerifier {
   const httpTimeoutMs = deps.httpTimeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
+  const { resolveAddresses, allowLoopbackLiteralsForTests, settings, ...given } = deps;
   const resolved: ResolvedDeps = {
-    now: deps.now,
-    githubApiBaseUrl: deps.githubApiBaseUrl ?? 'https://api.github.com',
-    githubRawBaseUrl: deps.githubRawBaseUrl ?? 'https://gist.githubusercontent.com/',
-    githubToken: deps.githubToken,
-    fetch: createOutboundFetch({
-      resolve: deps.resolveAddresses ?? resolveWithSystemDns,
-      connectTimeoutMs: httpTimeoutMs,
-      allowLoopbackLiteralsForTests: deps.allowLoopbackLiteralsForTests,
-    }),
-    resolveTxt: deps.resolveTxt ?? ((hostname) => dns.resolveTxt(hostname)),
-    wellKnownUrl: deps.wellKnownUrl ?? defaultWellKnownUrl,
+    ...given,
+    fetch: createOutboundFetch({ resolve: resolveAddresses ?? resolveWithSystemDns, connectTimeoutMs: httpTimeoutMs, allowLoopbackLiteralsForTests }),
     publicClientFor: deps.publicClientFor ?? (() => undefined),
-    walletChainId: deps.walletChainId,
     sleep: deps.sleep ?? realSleep,
     retry: deps.retry ?? DEFAULT_RETRY_POLICY,
     httpTimeoutMs,
     submissionTimeoutMs: deps.submissionTimeoutMs ?? DEFAULT_SUBMISSION_TIMEOUT_MS,
   };
-  // Each entry takes the evidence and proof of its own kind; the dispatch below pairs them by `kind`.
-  const kinds: { [K in ProofKind]: KindVerifier<any, Extract<VerifiedProof, { kind: K }>> } = {
-    wallet: createWalletVerifier(resolved),
-    github: createGithubVerifier(resolved),
-    domain: createDomainVerifier(resolved),
-    erc8004: createErc8004Verifier(resolved),
-  };
+  // Each kind's verifier, built once; the dispatch below pairs each with the evidence and proofs of its own kind.
+  const kinds = new Map<ProofKind, KindVerifier<unknown, VerifiedProof>>();
+  for (const kind of Object.keys(PROOF_KIND_MODULES) as ProofKind[]) {
+    const module = proofKindModule(kind);
+    kinds.set(kind, module.verifier(resolved, settingsOf(module, settings ?? {})) as KindVerifier<unknown, VerifiedProof>);
+  }
+  const verifierOf = (kind: ProofKind) => kinds.get(kind) as KindVerifier<unknown, VerifiedProof>;
 
   return {
     async verify(challenge, evidence) {
       if (isExpired(challenge, resolved.now())) {
         throw proofError('proof_challenge_expired', `challenge ${challenge.id} expired at ${toRfc3339(challenge.expiresAt)}`);
       }
-      const parsed = EVIDENCE_SCHEMAS[challenge.kind].safeParse(evidence);
+      const parsed = proofKindModule(challenge.kind).evidence.safeParse(evidence);
       if (!parsed.success) {
         throw proofError('proof_evidence_invalid', `invalid ${challenge.kind} evidence: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`, parsed.error);
       }
       const deadline = AbortSignal.timeout(resolved.submissionTimeoutMs);
       let proof: VerifiedProof;
       try {
-        proof = await kinds[challenge.kind].verify(challenge, parsed.data, deadline);
+        proof = await verifierOf(challenge.kind).verify(challenge, parsed.data, deadline);
       } catch (error) {
         // The deadline ended a wait between tries: the source was unreachable in the time a submission has.
         if (deadline.aborted && !(error instanceof BaseError)) {
@@ -100,8 +88,7 @@ export function createProofVerifier(deps: ProofVerifierDeps): ProofVerifier {
     },
     async recheck(proof) {
       try {
-        const kind = kinds[proof.kind] as KindVerifier<unknown, VerifiedProof>;
-        return await kind.recheck(proof);
+        return await verifierOf(proof.kind).recheck(proof);
       } catch (error) {
         if (error instanceof ProofSourceUnreachableError) {
           return { type: 'failed', reason: 'unreachable', code: error.code, message: error.message };
@@ -117,14 +104,5 @@ export function createProofVerifier(deps: ProofVerifierDeps): ProofVerifier {
 
 /** The uniqueness key of a proof (see `Verified.binding`). */
 export function bindingOf(proof: VerifiedProof): string {
-  switch (proof.kind) {
-    case 'wallet':
-      return `wallet:${proof.address.toLowerCase()}`;
-    case 'github':
-      return `github:${proof.username.toLowerCase()}`;
-    case 'domain':
-      return `domain:${proof.domain.toLowerCase()}`;
-    case 'erc8004':
-      return `erc8004:${formatErc8004Subject(parseErc8004Subject(proof.subject))}`;
-  }
+  return proofKindModule(proof.kind).binding(proof);
 }

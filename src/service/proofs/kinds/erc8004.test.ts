@@ -4,8 +4,7 @@ import { startHttpServer, type TestHttpServer } from '../../../test-helpers/http
 import { startTestChain, type DeployedContract, type TestChain } from '../../../test-helpers/chain';
 import { proofTypedData } from '../challenge';
 import { challengeFor, expectProofError, NOW, recordingSleep } from '../test-support';
-import { createProofVerifier } from '../verifiers';
-import type { VerifiedProof } from '../types';
+import { createProofVerifier, type VerifiedProof } from '../verifiers';
 
 describe('ERC-8004 proofs (V6)', () => {
   let chain: TestChain;

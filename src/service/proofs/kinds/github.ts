@@ -7,10 +7,61 @@ import { z } from 'zod';
 import { retry } from '../../../retry';
 import { proofError, ProofSourceUnreachableError, unreachableRetry } from '../errors';
 import { boundedGet, isTransientStatus } from '../http';
-import { normalizeGithubLogin } from '../subjects';
-import type { GithubEvidence, KindVerifier, ResolvedDeps, VerifiedProof } from '../types';
+import type { KindVerifier, ResolvedDeps } from '../types';
+import type { ProofKindModule } from './kind';
 
-type GithubProof = Extract<VerifiedProof, { kind: 'github' }>;
+/** GitHub logins: 1–39 letters, digits and hyphens, not starting with a hyphen. */
+const GITHUB_LOGIN = /^[a-z0-9][a-z0-9-]{0,38}$/i;
+
+/** Lowercases a GitHub login after checking its syntax. @throws `proof_subject_invalid` */
+export function normalizeGithubLogin(input: string): string {
+  if (!GITHUB_LOGIN.test(input)) throw proofError('proof_subject_invalid', `invalid GitHub username ${JSON.stringify(input)}`);
+  return input.toLowerCase();
+}
+
+const evidence = z.strictObject({
+  username: z.string().min(1).max(39),
+  /** Gist ids are hex (older ones decimal). */
+  gistId: z.string().regex(/^[0-9a-fA-F]{1,64}$/, 'a gist id (hex digits)'),
+});
+export type GithubEvidence = z.infer<typeof evidence>;
+
+/** What a GitHub proof holds: the gist that proved it, read again at each re-check. */
+export type GithubProof = { kind: 'github'; subject: string; username: string; gistId: string; token: string };
+
+const settings = {
+  /** The GitHub REST API. */
+  GITHUB_API_BASE_URL: z.url().default('https://api.github.com'),
+  /** Where a truncated gist file's `raw_url` must point. */
+  GITHUB_RAW_BASE_URL: z.url().default('https://gist.githubusercontent.com/'),
+  /** A token raises the GitHub API's limit from 60 to 5,000 requests an hour. */
+  GITHUB_TOKEN: z.string().min(1).optional(),
+};
+type GithubSettings = z.output<z.ZodObject<typeof settings>>;
+
+/** The GitHub kind (V6: owner-level). */
+export const github: ProofKindModule<'github', GithubEvidence, GithubProof, typeof settings> = {
+  kind: 'github',
+  title: 'GitHub',
+  summary: 'a GitHub account: a public gist of the account containing the challenge token, read through the GitHub API',
+  normalizeSubject: normalizeGithubLogin,
+  purpose: (subject) => `I control the GitHub account ${subject}.`,
+  signed: false,
+  instructions: (challenge) => ({
+    steps: [
+      `Signed in to GitHub as ${challenge.subject}, create a public gist (https://gist.github.com) whose text contains the challenge token (or the whole message).`,
+      'Send the gist id (the last part of its URL) as the evidence, before the challenge expires.',
+    ],
+    publish: [{ type: 'gist', name: `a public gist of ${challenge.subject}`, value: challenge.token }],
+    sign: null,
+    evidence: { username: challenge.subject, gistId: '<the gist id>' },
+  }),
+  evidence,
+  evidenceExample: { username: 'octocat', gistId: 'aa5a315d61ae9438b18d' },
+  settings,
+  verifier: createGithubVerifier,
+  binding: (proof) => `github:${proof.username.toLowerCase()}`,
+};
 
 /** Cap on the API's JSON (a gist inlines up to 1 MB per file). */
 const MAX_API_BYTES = 8 * 1024 * 1024;
@@ -27,15 +78,16 @@ const gistSchema = z.object({
   ),
 });
 
-/** Verifies and re-checks GitHub gist proofs against `deps.githubApiBaseUrl`. */
-export function createGithubVerifier(deps: ResolvedDeps): KindVerifier<GithubEvidence, GithubProof> {
+/** Verifies and re-checks GitHub gist proofs against the GitHub API of `settings`. */
+export function createGithubVerifier(deps: ResolvedDeps, settings: GithubSettings): KindVerifier<GithubEvidence, GithubProof> {
   const headers: Record<string, string> = {
     accept: 'application/vnd.github+json',
     'x-github-api-version': '2022-11-28',
     'user-agent': 'vrai-proof-verifier',
-    ...(deps.githubToken ? { authorization: `Bearer ${deps.githubToken}` } : {}),
+    ...(settings.GITHUB_TOKEN ? { authorization: `Bearer ${settings.GITHUB_TOKEN}` } : {}),
   };
-  const rawBase = new URL(deps.githubRawBaseUrl);
+  const apiBase = settings.GITHUB_API_BASE_URL.replace(/\/+$/, '');
+  const rawBase = new URL(settings.GITHUB_RAW_BASE_URL);
 
   const get = (url: string, maxBytes: number, deadline?: AbortSignal) =>
     retry(
@@ -52,7 +104,7 @@ export function createGithubVerifier(deps: ResolvedDeps): KindVerifier<GithubEvi
 
   /** Throws unless gist `gistId` is public, owned by `login` and contains `token`. */
   async function checkGist(gistId: string, login: string, token: string, deadline?: AbortSignal): Promise<void> {
-    const response = await get(`${deps.githubApiBaseUrl.replace(/\/+$/, '')}/gists/${encodeURIComponent(gistId)}`, MAX_API_BYTES, deadline);
+    const response = await get(`${apiBase}/gists/${encodeURIComponent(gistId)}`, MAX_API_BYTES, deadline);
     if (response.status === 404 || response.status === 410) throw proofError('proof_gist_not_found', `gist ${gistId} does not exist`);
     if (response.status !== 200) throw proofError('proof_source_invalid', `the GitHub API answered ${response.status} for gist ${gistId}`);
     if (response.cut) throw proofError('proof_source_invalid', `gist ${gistId} is larger than ${MAX_API_BYTES} bytes`);

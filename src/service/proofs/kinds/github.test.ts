@@ -14,8 +14,7 @@ describe('GitHub proofs (V6)', () => {
   const verifier = () =>
     createProofVerifier({
       now: () => NOW + 60,
-      githubApiBaseUrl: server.url,
-      githubRawBaseUrl: `${server.url}/raw/`,
+      settings: { GITHUB_API_BASE_URL: server.url, GITHUB_RAW_BASE_URL: `${server.url}/raw/` },
       // The test server listens on 127.0.0.1 (test traffic stays on loopback).
       allowLoopbackLiteralsForTests: true,
       sleep,
@@ -27,6 +26,16 @@ describe('GitHub proofs (V6)', () => {
     owner: { login: 'OctoCat' },
     files: { 'vrai.txt': { filename: 'vrai.txt', content, truncated: false, raw_url: `${server.url}/raw/${GIST}/vrai.txt` } },
     ...overrides,
+  });
+
+  it('reads the API with the configured token (GITHUB_TOKEN), and with none when it is not set', async () => {
+    const challenge = challengeFor('github', 'octocat');
+    server.route('GET', `/gists/${GIST}`, { body: gist(challenge.token) });
+    const withToken = createProofVerifier({ now: () => NOW + 60, settings: { GITHUB_API_BASE_URL: server.url, GITHUB_TOKEN: 'ghp_test' }, allowLoopbackLiteralsForTests: true, sleep });
+    await withToken.verify(challenge, { username: 'octocat', gistId: GIST });
+    expect(server.requestsTo(`/gists/${GIST}`).at(-1)?.headers.authorization).to.equal('Bearer ghp_test');
+    await verifier().verify(challenge, { username: 'octocat', gistId: GIST });
+    expect(server.requestsTo(`/gists/${GIST}`).at(-1)?.headers.authorization).to.equal(undefined);
   });
 
   it('accepts a public gist of the user that contains the challenge (login compared case-insensitively)', async () => {
@@ -90,7 +99,7 @@ describe('GitHub proofs (V6)', () => {
     const connections = server.connectionCount();
     const toLoopback = createProofVerifier({
       now: () => NOW + 60,
-      githubApiBaseUrl: `http://api.github.example:${server.port}`,
+      settings: { GITHUB_API_BASE_URL: `http://api.github.example:${server.port}` },
       resolveAddresses: async () => [{ address: '127.0.0.1', family: 4 }],
       allowLoopbackLiteralsForTests: true,
       sleep,

@@ -14,13 +14,78 @@ import {
   type Address,
   type PublicClient,
 } from 'viem';
+import { z } from 'zod';
 import { retry } from '../../../retry';
 import { proofError, ProofSourceUnreachableError, unreachableRetry } from '../errors';
-import { isSignedBy } from '../signature';
-import { formatErc8004Subject, normalizeAddress, type Erc8004Identity } from '../subjects';
-import type { Erc8004Evidence, KindVerifier, ResolvedDeps, VerifiedProof } from '../types';
+import { isSignedBy, signatureEvidence } from '../signature';
+import { normalizeAddress } from '../subjects';
+import type { KindVerifier, ResolvedDeps } from '../types';
+import type { ProofKindModule } from './kind';
 
-type Erc8004Proof = Extract<VerifiedProof, { kind: 'erc8004' }>;
+const UINT256_MAX = 2n ** 256n - 1n;
+
+/** An ERC-8004 identity: a token of an ERC-721 identity registry on one chain. */
+export type Erc8004Identity = { chainId: number; registry: Address; agentId: bigint };
+
+/** `<chainId>:<registry lowercased>:<agentId decimal>`, e.g. `8453:0xabc…:42`. */
+export function formatErc8004Subject(identity: Erc8004Identity): string {
+  return `${identity.chainId}:${identity.registry.toLowerCase()}:${identity.agentId.toString(10)}`;
+}
+
+/** Parses `formatErc8004Subject` output (the registry in any case). @throws `proof_subject_invalid` */
+export function parseErc8004Subject(subject: string): Erc8004Identity {
+  const match = /^([1-9][0-9]{0,15}):(0x[0-9a-fA-F]{40}):(0|[1-9][0-9]{0,77})$/.exec(subject);
+  const agentId = match ? BigInt(match[3]) : undefined;
+  const chainId = match ? Number(match[1]) : undefined;
+  if (!match || agentId === undefined || agentId > UINT256_MAX || !Number.isSafeInteger(chainId)) {
+    throw proofError('proof_subject_invalid', `invalid ERC-8004 subject ${JSON.stringify(subject)}: expected <chainId>:<registry>:<agentId>`);
+  }
+  return { chainId: chainId as number, registry: normalizeAddress(match[2]), agentId };
+}
+
+/** The binding of an ERC-8004 identity: the one key its active proof holds (V6: one agent at a time). */
+export const erc8004Binding = (identity: Erc8004Identity): string => `erc8004:${formatErc8004Subject(identity)}`;
+
+const evidence = z.strictObject({
+  chainId: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  registry: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'a 20-byte hex address'),
+  /** uint256 as a decimal string (or a safe integer). */
+  agentId: z.union([z.string().regex(/^(0|[1-9][0-9]{0,77})$/), z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER)]),
+  ...signatureEvidence,
+});
+export type Erc8004Evidence = z.infer<typeof evidence>;
+
+/** What an ERC-8004 proof holds: the identity, and the wallet that owned its token when it was proven. */
+export type Erc8004Proof = { kind: 'erc8004'; subject: string; chainId: number; registry: Address; agentId: string; owner: Address };
+
+/** The ERC-8004 kind (V6: agent-level). */
+export const erc8004: ProofKindModule<'erc8004', Erc8004Evidence, Erc8004Proof> = {
+  kind: 'erc8004',
+  title: 'ERC-8004 identity',
+  summary: "an ERC-8004 identity: a signature of the challenge by the wallet that owns the identity token (ERC-721 ownerOf on the token's chain)",
+  recheckNote: 'and at once when the identity token moves',
+  normalizeSubject: (input) => formatErc8004Subject(parseErc8004Subject(input)),
+  purpose: (subject) => `I own the ERC-8004 identity ${subject} (chain id:registry:agent id).`,
+  signed: true,
+  instructions: (challenge) => {
+    const identity = parseErc8004Subject(challenge.subject);
+    return {
+      steps: [
+        `With the wallet that owns token ${identity.agentId} of the identity registry ${identity.registry} on chain ${identity.chainId} (its ownerOf), sign the challenge's message as it is (EIP-191) or its typed data (EIP-712).`,
+        'Send the identity and the signature as the evidence, before the challenge expires.',
+        'The proof is checked again every week, and at once when the token moves to another wallet, which removes it.',
+      ],
+      publish: [],
+      sign: { message: challenge.message, by: `the owner of token ${identity.agentId} of ${identity.registry} on chain ${identity.chainId}` },
+      evidence: { chainId: identity.chainId, registry: identity.registry, agentId: identity.agentId.toString(10), signature: '<0x signature>', signatureType: 'eip191' },
+    };
+  },
+  evidence,
+  evidenceExample: { chainId: 8453, registry: '0x8004a169fb4a3325136eb29fa0ceb6d2e539a432', agentId: '42', signature: `0x${'5f'.repeat(65)}`, signatureType: 'eip191' },
+  settings: {},
+  verifier: createErc8004Verifier,
+  binding: (proof) => erc8004Binding(parseErc8004Subject(proof.subject)),
+};
 
 /** The one function the verifier needs from a registry (ERC-721). */
 export const OWNER_OF_ABI = [

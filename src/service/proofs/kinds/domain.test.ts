@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { promises as dns } from 'node:dns';
 import { startDnsServer, type TestDnsServer } from '../../../test-helpers/dns-server';
 import { startHttpServer, type TestHttpServer } from '../../../test-helpers/http-server';
-import { normalizeDomain } from '../subjects';
+import { normalizeDomain } from './domain';
 import { challengeFor, expectProofError, expectThrowsProofError, NOW, recordingSleep } from '../test-support';
 import { createProofVerifier } from '../verifiers';
 import type { ProofVerifierDeps } from '../types';

@@ -1,0 +1,31 @@
+import { expect } from 'chai';
+import { CURRENT_METHOD, kindsOf, METHODS, PROOF_KINDS } from '../../../method';
+import { currentProofRule, OFFERED_PROOF_KINDS, PROOF_KIND_MODULES, PROOF_KIND_SETTINGS, proofKindModule } from '.';
+
+describe('the table of proof kinds (issue #25)', () => {
+  it('has one module per kind, under its own kind', () => {
+    expect(Object.keys(PROOF_KIND_MODULES).sort()).to.deep.equal([...PROOF_KINDS].sort());
+    for (const kind of PROOF_KINDS) expect(proofKindModule(kind).kind).to.equal(kind);
+  });
+
+  it('offers the kinds the current method counts, in its V6 table order, with their rules from the method', () => {
+    expect(OFFERED_PROOF_KINDS).to.deep.equal(kindsOf(METHODS[CURRENT_METHOD].identity));
+    for (const kind of OFFERED_PROOF_KINDS) expect(currentProofRule(kind)).to.equal(METHODS[CURRENT_METHOD].identity[kind]);
+  });
+
+  it('gives every module a canonical subject that is stable (normalising twice changes nothing) and an example its evidence schema takes', () => {
+    const subjects = { github: 'OctoCat', wallet: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', domain: 'Agent.Example.ORG.', erc8004: '8453:0x8004A169FB4a3325136EB29fA0ceB6D2e539a432:42' };
+    for (const kind of PROOF_KINDS) {
+      const module = proofKindModule(kind);
+      const once = module.normalizeSubject(subjects[kind]);
+      expect(module.normalizeSubject(once), kind).to.equal(once);
+      expect(module.evidence.safeParse(module.evidenceExample).success, kind).to.equal(true);
+      expect(module.purpose(once), kind).to.include(once);
+    }
+  });
+
+  it('gathers every module\'s settings into the configuration\'s fields', () => {
+    expect(Object.keys(PROOF_KIND_SETTINGS).sort()).to.deep.equal(Object.values(PROOF_KIND_MODULES).flatMap((m) => Object.keys(m.settings)).sort());
+    expect(PROOF_KIND_SETTINGS).to.have.property('GITHUB_API_BASE_URL');
+  });
+});
