@@ -7,11 +7,11 @@
  */
 import { z } from "zod";
 import {
-  BANDS, FLAGS, PENALTY_CODES, PROOF_KINDS, RECORD_SOURCES, RISK_LEVELS,
+  BANDS, FLAGS, METHOD_VERSIONS, PENALTY_CODES, PROOF_KINDS, RECORD_SOURCES, RISK_LEVELS,
   type DerivedResult, type MethodVersion, type ProofRecord, type ScoreInputs, type ScoreResult,
 } from "../method";
 
-const methodVersion = z.enum(["0.1", "0.2"]) satisfies z.ZodType<MethodVersion, MethodVersion>;
+const methodVersion = z.enum(METHOD_VERSIONS) satisfies z.ZodType<MethodVersion, MethodVersion>;
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/).describe("a UTC day, YYYY-MM-DD");
 const instant = z.string().describe("RFC 3339 UTC, to the second");
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/);

@@ -81,7 +81,7 @@ export const METHODS: Readonly<Record<MethodVersion, MethodRules>> = {
 export const CURRENT_METHOD: MethodVersion = "0.2";
 
 /** Versions newest first, for the method page. */
-export const METHOD_VERSIONS: readonly MethodVersion[] = ["0.2", "0.1"];
+export const METHOD_VERSIONS: readonly [MethodVersion, ...MethodVersion[]] = ["0.2", "0.1"];
 
 /** Narrows a version string. */
 export function isMethodVersion(version: unknown): version is MethodVersion {

@@ -90,6 +90,7 @@ export const domain: ProofKindModule<'domain', DomainEvidence, DomainProof> = {
   title: 'Domain',
   summary: `a domain: the challenge token in a DNS TXT record at ${'`_vrai.<domain>`'}, or listed in https://<domain>/.well-known/vrai.json`,
   normalizeSubject: normalizeDomain,
+  subjectExample: 'Agent.Example.ORG.',
   purpose: (subject) => `I control the domain ${subject}.`,
   signed: false,
   instructions: (challenge) => ({

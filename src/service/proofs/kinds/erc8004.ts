@@ -65,6 +65,7 @@ export const erc8004: ProofKindModule<'erc8004', Erc8004Evidence, Erc8004Proof> 
   summary: "an ERC-8004 identity: a signature of the challenge by the wallet that owns the identity token (ERC-721 ownerOf on the token's chain)",
   recheckNote: 'and at once when the identity token moves',
   normalizeSubject: (input) => formatErc8004Subject(parseErc8004Subject(input)),
+  subjectExample: '8453:0x8004A169FB4a3325136EB29fA0ceB6D2e539a432:42',
   purpose: (subject) => `I own the ERC-8004 identity ${subject} (chain id:registry:agent id).`,
   signed: true,
   instructions: (challenge) => {

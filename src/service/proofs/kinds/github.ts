@@ -45,6 +45,7 @@ export const github: ProofKindModule<'github', GithubEvidence, GithubProof, type
   title: 'GitHub',
   summary: 'a GitHub account: a public gist of the account containing the challenge token, read through the GitHub API',
   normalizeSubject: normalizeGithubLogin,
+  subjectExample: 'OctoCat',
   purpose: (subject) => `I control the GitHub account ${subject}.`,
   signed: false,
   instructions: (challenge) => ({

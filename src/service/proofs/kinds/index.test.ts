@@ -14,10 +14,9 @@ describe('the table of proof kinds (issue #25)', () => {
   });
 
   it('gives every module a canonical subject that is stable (normalising twice changes nothing) and an example its evidence schema takes', () => {
-    const subjects = { github: 'OctoCat', wallet: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', domain: 'Agent.Example.ORG.', erc8004: '8453:0x8004A169FB4a3325136EB29fA0ceB6D2e539a432:42' };
     for (const kind of PROOF_KINDS) {
       const module = proofKindModule(kind);
-      const once = module.normalizeSubject(subjects[kind]);
+      const once = module.normalizeSubject(module.subjectExample);
       expect(module.normalizeSubject(once), kind).to.equal(once);
       expect(module.evidence.safeParse(module.evidenceExample).success, kind).to.equal(true);
       expect(module.purpose(once), kind).to.include(once);

@@ -47,6 +47,8 @@ export type ProofKindModule<K extends ProofKind, E, P extends StoredProof<K>, S 
   readonly recheckNote?: string;
   /** The subject in its one canonical spelling, so that challenges, evidence and bindings compare as plain strings. @throws InvalidInputError */
   normalizeSubject(input: string): string;
+  /** A subject as a person may type it (not in its canonical spelling), for examples and tests. */
+  readonly subjectExample: string;
   /** The first line of the challenge's message: what its signer or publisher claims. */
   purpose(subject: string): string;
   /** Whether it is proven by a wallet's signature of the challenge (its answer then carries EIP-712 typed data). */

@@ -23,6 +23,7 @@ export const wallet: ProofKindModule<'wallet', WalletEvidence, WalletProof> = {
   summary: 'a wallet: a signature of the challenge by the address (EIP-191 or EIP-712; ERC-1271 for a contract wallet on the configured chain)',
   recheckNote: 'a signature stays valid',
   normalizeSubject: normalizeAddress,
+  subjectExample: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
   purpose: (subject) => `I control the wallet ${subject}.`,
   signed: true,
   instructions: (challenge) => ({
