@@ -1,12 +1,12 @@
 import { expect } from "chai";
 import pino from "pino";
+import { buildScoreInputs, packResult, scoreFromInputs } from "../method";
 import { createVraiService } from "../service";
 import { createManualClock } from "../service/clock";
 import { createPgDb, type Db } from "../store/db";
 import { createSqlStore } from "../store/sql-store";
 import { TEST_STORES, type TestDb } from "../test-helpers/db";
 import { startApiServer, type ApiServer } from "../app/server";
-import * as examples from "./examples";
 
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
 const OPERATOR = "operator-cache-test-0123456789";
@@ -75,14 +75,16 @@ for (const { name, create } of TEST_STORES) {
       await testDb.drop();
     });
 
-    it("serves a score the service wrote at once, from memory, and the new one as soon as a penalty changes it", async () => {
+    it("serves a score the service wrote as soon as it commits, read through once and then from memory, and the new one as soon as a penalty changes it", async () => {
       const server = await start(testDb);
       try {
         const agentId = await claim(server);
         const before = server.scoreCache!.stats();
         const first = await latest(server, agentId);
         expect(first.body).to.include({ id: (await storedLatest(testDb, agentId)).id, total: 200 });
-        expect(server.scoreCache!.stats()).to.include({ hits: before.hits + 1, misses: before.misses });
+        expect(server.scoreCache!.stats()).to.include({ hits: before.hits, misses: before.misses + 1 });
+        expect((await latest(server, agentId)).body).to.deep.equal(first.body);
+        expect(server.scoreCache!.stats()).to.include({ hits: before.hits + 1, misses: before.misses + 1 });
 
         const penalty = await fetch(`${server.url}/v1/operator/penalties`, {
           method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${OPERATOR}` },
@@ -96,7 +98,10 @@ for (const { name, create } of TEST_STORES) {
         // The cached result is the one a read of the table gives (computed from the stored inputs, migration 010).
         const read = await createSqlStore(testDb.db).read.getScore(stored.id);
         expect(JSON.stringify(second.body.result)).to.equal(JSON.stringify(read!.result));
-        expect(server.scoreCache!.stats().misses).to.equal(before.misses);
+        // The penalty's commit dropped the entry: one read through again, then from memory.
+        expect(server.scoreCache!.stats().misses).to.equal(before.misses + 2);
+        expect((await latest(server, agentId)).body).to.deep.equal(second.body);
+        expect(server.scoreCache!.stats().misses).to.equal(before.misses + 2);
       } finally {
         await server.close();
       }
@@ -168,17 +173,19 @@ for (const { name, create } of TEST_STORES) {
           `INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at)
            SELECT 'agt_bulk_' || i, 'own_bulk', i, 0, 'x', 0 FROM generate_series(1, 700) AS i`,
         );
+        // Each with the compact result of a newly claimed agent at T0 (the row's agent, digest and total go with it).
+        const { result } = scoreFromInputs(buildScoreInputs({ agent: "agt_bulk", method: "0.2", at: T0, claimedAt: T0 - 86_400, proofs: [], penalties: [], days: [] }));
+        const packed = packResult(result, T0);
         await other.query(
-          `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total)
-           SELECT 'agt_bulk_' || i, '0.2', $1::bigint, 'change', NULL, '{}', repeat('0', 64), jsonb_set($2::jsonb, '{total}', to_jsonb(i))::json, 200 FROM generate_series(1, 700) AS i`,
-          // A result of the declared shape (the documented example's), each with its own total.
-          [T0, JSON.stringify(examples.score.result)],
+          `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total, packed)
+           SELECT 'agt_bulk_' || i, '0.2', $1::bigint, 'change', NULL, '{}', repeat('0', 64), '{}', i, $2 FROM generate_series(1, 700) AS i`,
+          [T0, packed],
         );
         await eventually(async () => server.scoreCache!.stats().entries === 701);
         const hits = server.scoreCache!.stats().hits;
         const bulk = await latest(server, "agt_bulk_7");
-        expect(bulk.body).to.include({ agentId: "agt_bulk_7", total: 200 });
-        expect(bulk.body.result).to.deep.equal({ ...examples.score.result, total: 7 });
+        expect(bulk.body).to.include({ agentId: "agt_bulk_7", total: 7 });
+        expect(bulk.body.result).to.deep.equal({ ...result, agent: "agt_bulk_7", total: 7, sha256: "0".repeat(64) });
         expect(server.scoreCache!.stats().hits).to.equal(hits + 1);
       }));
   });

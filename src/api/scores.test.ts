@@ -29,7 +29,7 @@ describe("scoreJsonText", () => {
     const row = { id: 7, agentId: "agt_x", method: "0.2", at: T0, trigger: "change" as const, day: null, sha256: "ab".repeat(32), total: 230 };
     // A real result (the documented example's), with a string that JSON escapes.
     const result = { ...examples.score.result, agent: "a \"quoted\" \\ value" };
-    const { text } = scoreJsonText({ ...row, resultJson: JSON.stringify(result, null, 1) });
+    const { text } = scoreJsonText({ ...row, resultJson: JSON.stringify(result, null, 1), packed: null });
     expect(text).to.equal(JSON.stringify(scoreJson({ ...row, result })).replace(`"result":${JSON.stringify(result)}`, `"result":${JSON.stringify(result, null, 1)}`));
     expect(JSON.parse(text)).to.deep.equal(scoreJson({ ...row, result }));
   });

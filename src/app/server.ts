@@ -125,7 +125,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const clock = options.clock ?? systemClock;
   await migrate(options.db);
   const scoreCache = options.scoreCacheBytes === 0 ? undefined : createSyncedScoreCache(options.db, options.scoreCacheBytes ?? DEFAULT_SCORE_CACHE_BYTES, logger);
-  const store = createSqlStore(options.db, { scoreCache: scoreCache?.cache });
+  const store = createSqlStore(options.db, { onScoresCommitted: scoreCache?.committed });
+  const latestScores = scoreCache ? scoreCache.over(store) : store;
 
   const load = createLoadMonitor(options.overload ?? { maxInFlight: 256, maxLoopDelayMs: 200 });
   let busySwitch = false;
@@ -137,7 +138,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   await refreshBusy();
 
   const operators = createOperators({ operators: createOperatorRepository(options.db), clock, bootstrapTokenHash: hashSecret(options.operatorToken) });
-  const reads = createReads({ store, latestScores: store, clock });
+  const reads = createReads({ store, latestScores, clock });
   const directory = createDirectory({ store: createDirectoryRepository(options.db) });
   const proofs = createProofChecks({
     store, clock, identity: service.identity, logger, limits: ownerLimits, verifier: createProofVerifier({ ...options.proofSources, now: () => clock.now() }),

@@ -27,8 +27,8 @@ export async function verifyStoredScores(store: Store, onProgress?: (checked: nu
       }
       if (recomputed.canonical !== row.inputs) fail("stored inputs are not in canonical form (RFC 8785)");
       else if (recomputed.sha256 !== row.sha256) fail(`digest differs: stored ${row.sha256}, recomputed ${recomputed.sha256}`);
-      else if (canonicalJson(recomputed.result) !== canonicalJson(row.result)) fail(`result differs: stored total ${row.total}, recomputed ${recomputed.result.total}`);
       else if (row.total !== recomputed.result.total) fail(`total differs: stored ${row.total}, recomputed ${recomputed.result.total}`);
+      else if (canonicalJson(recomputed.result) !== canonicalJson(row.result)) fail(`result differs: the stored result is not the one its inputs give (total ${recomputed.result.total})`);
       else if (row.method !== recomputed.result.method) fail(`method differs: stored ${row.method}, inputs say ${recomputed.result.method}`);
     }
     onProgress?.(checked);

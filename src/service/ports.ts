@@ -95,11 +95,12 @@ export type ScoreRow = {
 export type NewScore = Omit<ScoreRow, "id"> & { claimId?: number; document?: ScoreInputs };
 
 /**
- * A stored score without its inputs document, its result as the JSON text the store holds: what
- * `GET /v1/agents/:id/score` answers with (the text goes into the response as it is). `result` is that
- * text's value where the one who made the summary has it at hand (a cache keeps it in fewer bytes).
+ * A stored score without its inputs document, its result as JSON text: what `GET /v1/agents/:id/score`
+ * answers with (the text goes into the response as it is). `packed` is the result's compact form
+ * (`packResult`), which the text is rendered from; null only for an old score kept as text whose text
+ * is not exactly that rendering.
  */
-export type ScoreSummary = Omit<ScoreRow, "inputs" | "result"> & { resultJson: string; result?: ScoreResult };
+export type ScoreSummary = Omit<ScoreRow, "inputs" | "result"> & { resultJson: string; packed: Uint8Array | null };
 
 /** Whether an agent exists and its latest score without the inputs, read in one go (the API's hottest read). */
 export type LatestScores = {

@@ -1,14 +1,24 @@
-/** Keeps a server's latest-score cache in step with the database it caches. */
+/**
+ * A server's latest-score cache as a read-through layer over the store's `LatestScores`: a read the
+ * cache cannot answer goes to the store and its answer is kept. It is kept fresh by what this
+ * process's store commits (`committed`, which `createSqlStore`'s `onScoresCommitted` tells) and, on
+ * PostgreSQL, by the `NOTIFY vrai_scores` of every process's writes (migration 005); and filled at
+ * start from the store a page at a time. The SQL code knows nothing of it.
+ */
 import type { Logger } from "pino";
+import type { LatestScores, ScoreSummary } from "../service/ports";
 import type { Db } from "./db";
 import { createScoreCache, type ScoreCache, type ScoreCacheStats } from "./score-cache";
-import { warmScoreCache } from "./sql-store";
+import type { LatestScorePages } from "./sql-store";
 
 /** The latest-score cache of a running server: its figures, and the first fill from the database. */
 export type ServerScoreCache = { stats(): ScoreCacheStats; warmed: Promise<void> };
 
 export type SyncedScoreCache = {
-  cache: ScoreCache;
+  /** The latest scores of `store`, through the cache. */
+  over(store: LatestScores & LatestScorePages): LatestScores;
+  /** Told the agents whose scores this process committed: their entries go, the next read takes the new ones. */
+  committed(agentIds: readonly string[]): void;
   server: ServerScoreCache;
   /** Starts listening for other processes' writes and filling the cache (once the server can answer). */
   start(): void;
@@ -19,6 +29,43 @@ export type SyncedScoreCache = {
 const SCORES_CHANNEL = "vrai_scores";
 /** Quiet time after another process changed many agents' scores before the cache fills again. */
 const REWARM_AFTER_MS = 1000;
+/** Agents' latest scores per read when filling the cache. */
+const WARM_BATCH = 1000;
+/** Scores kept between two turns of the event loop while the cache fills, so that requests are served meanwhile. */
+const WARM_SLICE = 200;
+
+/**
+ * Fills `cache` with the latest score of every agent that has one, in agent order, a page per read
+ * (the next asked for while this one is kept), until every agent is in or the cache is full: once it
+ * has had to drop entries to make room, reading more would only push out what was read, so it stops
+ * (the rest is read on demand).
+ * @returns how many agents' scores were offered
+ */
+export async function warmScoreCache(pages: LatestScorePages, cache: ScoreCache): Promise<number> {
+  const { evictions } = cache.stats();
+  type Batch = { mark: number; page: Promise<Awaited<ReturnType<LatestScorePages["latestScoresAfter"]>>> };
+  const batch = (after: string): Batch => {
+    const mark = cache.mark();
+    const page = pages.latestScoresAfter(after, WARM_BATCH);
+    // Awaited in turn below; this keeps a failure meanwhile from going unhandled.
+    page.catch(() => undefined);
+    return { mark, page };
+  };
+  let offered = 0;
+  for (let next: Batch | null = batch(""); next !== null; ) {
+    const { mark } = next;
+    const page: ScoreSummary[] = await next.page;
+    next = page.length === WARM_BATCH ? batch(page[page.length - 1].agentId) : null;
+    for (let i = 0; i < page.length; i++) {
+      if (i > 0 && i % WARM_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+      cache.offerRead(page[i].agentId, page[i], mark);
+    }
+    offered += page.length;
+    const stats = cache.stats();
+    if (stats.entries === 0 || stats.evictions > evictions) return offered;
+  }
+  return offered;
+}
 
 /**
  * The latest-score cache of one server over `db`. On PostgreSQL other processes may write scores:
@@ -28,6 +75,7 @@ const REWARM_AFTER_MS = 1000;
  */
 export function createSyncedScoreCache(db: Db, maxBytes: number, logger: Logger): SyncedScoreCache {
   const cache = createScoreCache({ maxBytes, enabled: db.listen === undefined });
+  let store: (LatestScores & LatestScorePages) | undefined;
   let firstWarm: () => void = () => undefined;
   const warmed = new Promise<void>((resolve) => (firstWarm = resolve));
   let warming = false;
@@ -35,9 +83,10 @@ export function createSyncedScoreCache(db: Db, maxBytes: number, logger: Logger)
   let rewarm: NodeJS.Timeout | undefined;
   /** Fills the cache from the table; asked again while filling, it fills once more afterwards. */
   const warm = () => {
+    if (store === undefined) return firstWarm();
     if (warming) return void (warmAgain = true);
     warming = true;
-    warmScoreCache(db, cache).then(
+    warmScoreCache(store, cache).then(
       (agents) => logger.info({ agents, ...cache.stats() }, "score cache filled"),
       (error: unknown) => logger.warn({ err: error }, "score cache not filled; scores are read from the database until they are cached"),
     ).finally(() => {
@@ -51,16 +100,31 @@ export function createSyncedScoreCache(db: Db, maxBytes: number, logger: Logger)
   };
   let listener: { close(): Promise<void> } | undefined;
   return {
-    cache,
+    over(given) {
+      store = given;
+      return {
+        latestScoreSummary(agentId) {
+          const cached = cache.get(agentId);
+          if (cached !== undefined) return Promise.resolve({ agentExists: true, score: cached });
+          const mark = cache.mark();
+          return given.latestScoreSummary(agentId).then((answer) => {
+            // Agents that do not exist are not cached: creating one commits no score that would drop the entry.
+            if (answer.agentExists) cache.offerRead(agentId, answer.score, mark);
+            return answer;
+          });
+        },
+      };
+    },
+    committed: (agentIds) => cache.invalidate(agentIds),
     server: { stats: () => cache.stats(), warmed },
     start() {
       listener = db.listen?.(SCORES_CHANNEL, {
         notify(payload, fromThisDb) {
-          // This process's own writes reached the cache as they committed.
+          // This process's own writes were told through `committed` as they committed.
           if (fromThisDb) return;
           if (payload !== "*") return cache.invalidate(payload.split(","));
-          // Many agents at once (another instance's daily recompute): everything goes, and the cache
-          // fills again once such notifications have stopped for a while.
+          // Many agents at once (another instance's daily recompute): everything goes, and the cache fills again once
+          // such notifications have stopped for a while.
           cache.invalidate("all");
           clearTimeout(rewarm);
           rewarm = setTimeout(warm, REWARM_AFTER_MS).unref();

@@ -2,7 +2,8 @@ import { expect } from "chai";
 import { createMigratedTestDb, TEST_STORES, type TestDb } from "../test-helpers/db";
 import { seedDailyScores } from "../test-helpers/daily-scores";
 import { createScoreCache } from "./score-cache";
-import { createSqlStore, warmScoreCache } from "./sql-store";
+import { warmScoreCache } from "./score-cache-sync";
+import { createSqlStore } from "./sql-store";
 
 const DAY = "2026-11-02";
 const AT = Date.UTC(2026, 10, 2) / 1000;
@@ -21,7 +22,7 @@ for (const { name, create } of TEST_STORES) {
 
     it("reads every agent's latest score when they all fit, and answers them from memory", async () => {
       const cache = createScoreCache({ maxBytes: 64 * 2 ** 20 });
-      expect(await warmScoreCache(testDb.db, cache)).to.equal(AGENTS);
+      expect(await warmScoreCache(createSqlStore(testDb.db), cache)).to.equal(AGENTS);
       expect(cache.stats()).to.include({ entries: AGENTS, evictions: 0 });
       const stored = await createSqlStore(testDb.db).read.latestScore(agentId(4321));
       expect(cache.get(agentId(4321))).to.deep.include({ id: stored!.id, sha256: stored!.sha256, day: DAY, at: AT });
@@ -30,7 +31,7 @@ for (const { name, create } of TEST_STORES) {
     it("stops once the cache is full instead of reading every agent, within its cap", async () => {
       // About 200 bytes an entry here: a 200 kB cache holds about a thousand of the 5,000.
       const cache = createScoreCache({ maxBytes: 200_000 });
-      const offered = await warmScoreCache(testDb.db, cache);
+      const offered = await warmScoreCache(createSqlStore(testDb.db), cache);
       const { entries, bytes, evictions } = cache.stats();
       // It stopped after the batch of 1,000 that filled it: not every agent was read.
       expect(evictions).to.be.greaterThan(0);

@@ -1,5 +1,4 @@
-import { BaseError } from "../errors";
-import { scoreFromInputs, type DayAggregate, type MethodVersion, type ScoreResult } from "../method";
+import type { DayAggregate } from "../method";
 import type {
   AgentRow, AuditEntry, ChallengeRow, LatestScores, NewScore, OutageRow, OwnerRow, PenaltyRow, ProofRow, ScoreRow, ScoreSummary, Store, StoreTx, StoredCheckin,
 } from "../service/ports";
@@ -9,8 +8,8 @@ import { AGENT_COLUMNS, AGENT_COLUMNS_OF_A, agentFrom } from "./agent-rows";
 import { createBatcher } from "./batch";
 import { atMidnight, createCheckinWrites } from "./checkin-writes";
 import type { Db, Queryable } from "./db";
-import type { ScoreCache } from "./score-cache";
-import { decodeScoreFacts, encodeScoreFacts, type SettledDay } from "./score-facts";
+import type { SettledDay } from "./score-facts";
+import { packScore, scoreRowOf, summaryOf, type ScoreColumns } from "./score-packing";
 
 type Row = Record<string, any>;
 
@@ -45,190 +44,95 @@ const proofFrom = (r: Row): ProofRow => ({
 });
 
 /**
- * The `agent_days` lines a compact score (migration 010) takes its settled days from: the agent's
- * rows of the score's claim in the score's window (the 30 days before the day of `at`, V1), as one
- * text of `day checkins on_time credit_s digest` lines, every field separated by one space (as
- * DAYS_OF_AGENT: no field holds a space; cheaper than JSON to make and to read); NULL for a row that
- * keeps its inputs as text, or without such rows.
+ * The `agent_days` lines of a compact score (migration 010) in its window (the 30 days before the day
+ * of `at`, V1), of its claim, as JSON `[[day, checkins, on_time, credit_s, digest], ...]`: what its
+ * inputs are rebuilt from (src/store/score-packing.ts). Read only `when` the SQL condition holds (NULL otherwise).
  */
-const settledLinesOf = (s: string) => `CASE WHEN ${s}.facts IS NULL THEN NULL ELSE (
-  SELECT string_agg(d.day || ' ' || d.checkins || ' ' || d.on_time || ' ' || d.credit_s || ' ' || d.digest, ' ') FROM agent_days d
-  WHERE d.agent_id = ${s}.agent_id AND d.claim_id = ${s}.claim_id
+const settledOf = (s: string, when: string) => `(SELECT json_agg(json_build_array(d.day, d.checkins, d.on_time, d.credit_s, d.digest)) FROM agent_days d
+  WHERE ${when} AND d.agent_id = ${s}.agent_id AND d.claim_id = ${s}.claim_id
     AND d.day >= to_char((to_timestamp(${s}.at) AT TIME ZONE 'UTC')::date - 30, 'YYYY-MM-DD')
-    AND d.day < to_char(to_timestamp(${s}.at) AT TIME ZONE 'UTC', 'YYYY-MM-DD')) END`;
+    AND d.day < to_char(to_timestamp(${s}.at) AT TIME ZONE 'UTC', 'YYYY-MM-DD'))`;
 
-const SETTLED_FIELDS = 5;
+type SettledLine = [day: string, checkins: number, onTime: number, creditS: number, digest: string];
 
-/** A score's inputs, digest and result as a row holds them: as text (rows before migration 010), or rebuilt from its compact form. */
-type StoredInputs = { inputs: string; sha256: string; result: ScoreResult; resultJson: string | null };
-
-/**
- * The inputs and result of a score row. A compact row's document is rebuilt from its facts and the
- * settled lines (src/store/score-facts.ts) and its result computed from it (V9: a pure function of
- * the inputs). `strict`: a rebuilt document whose SHA-256 is not the stored one is an error (a fact it
- * refers to changed); otherwise it is returned as rebuilt, for `vrai recompute --verify` to report.
- */
-function storedInputsOf(r: Row, strict: boolean): StoredInputs {
-  if (r.facts === null) return { inputs: r.inputs, sha256: r.sha256, result: r.result, resultJson: null };
+/** A score row's columns, for score-packing.ts. */
+function scoreColumnsOf(r: Row): ScoreColumns {
   const settled = new Map<string, SettledDay>();
-  if (r.settled !== null) {
-    const f = (r.settled as string).split(" ");
-    for (let i = 0; i < f.length; i += SETTLED_FIELDS) {
-      settled.set(f[i], { checkins: Number(f[i + 1]), onTime: Number(f[i + 2]), creditS: Number(f[i + 3]), digest: f[i + 4] });
-    }
-  }
-  const document = decodeScoreFacts(r.facts, { agent: r.agent_id, method: r.method as MethodVersion, at: Number(r.at) }, settled);
-  const { result, canonical, sha256 } = scoreFromInputs(document);
-  if (strict && sha256 !== r.sha256) {
-    throw new BaseError("score_inputs_mismatch", `score ${r.id}: its inputs rebuilt from the stored facts hash to ${sha256}, not the stored ${r.sha256}`);
-  }
-  return { inputs: canonical, sha256: r.sha256, result, resultJson: JSON.stringify(result) };
+  for (const [day, checkins, onTime, creditS, digest] of (r.settled ?? []) as SettledLine[]) settled.set(day, { checkins, onTime, creditS: Number(creditS), digest });
+  return {
+    id: r.id, agentId: r.agent_id, method: r.method, at: r.at, trigger: r.trigger, day: r.day, sha256: r.sha256, total: r.total,
+    inputs: r.inputs, resultJson: r.result_json, facts: r.facts, packed: r.packed, settled,
+  };
 }
 
-const scoreOf = (strict: boolean) => (r: Row): ScoreRow => {
-  const { inputs, result } = storedInputsOf(r, strict);
-  return { id: r.id, agentId: r.agent_id, method: r.method, at: r.at, trigger: r.trigger, day: r.day, inputs, sha256: r.sha256, result, total: r.total };
-};
+const scoreOf = (strict: boolean) => (r: Row): ScoreRow => scoreRowOf(scoreColumnsOf(r), { strict });
 const scoreFrom = scoreOf(true);
+const summaryFrom = (r: Row): ScoreSummary => summaryOf(scoreColumnsOf(r));
 
-const SCORE_COLUMNS = `s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.inputs, s.sha256, s.result, s.total, s.facts, ${settledLinesOf("s")} AS settled`;
+/** A whole score: a compact one's settled lines come with it, its inputs being rebuilt. */
+const SCORE_COLUMNS = `s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.inputs, s.sha256, s.result::text AS result_json, s.total, s.facts, s.packed,
+  ${settledOf("s", "s.facts IS NOT NULL")} AS settled`;
 
-/** The columns of a score as `insertScores` writes them; with its claim and document, the compact form (migration 010). */
-const INSERT_COLUMNS = "agent_id, method, at, trigger, day, inputs, sha256, result, total, claim_id, facts, established";
+/** A score's summary: settled lines only for a compact score of before migration 015, whose result is computed from its inputs. */
+const SUMMARY_COLUMNS = `s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.sha256, s.result::text AS result_json, s.total, s.facts, s.packed,
+  ${settledOf("s", "s.facts IS NOT NULL AND s.packed IS NULL")} AS settled`;
 
-/** The parameters of INSERT_COLUMNS; `resultJson` is asked for only by a score kept as text (a compact one derives its result). */
-function insertParams(s: NewScore, resultJson: () => string): unknown[] {
-  if (s.claimId === undefined || s.document === undefined) {
-    return [s.agentId, s.method, s.at, s.trigger, s.day, s.inputs, s.sha256, resultJson(), s.total, null, null, null];
-  }
-  return [s.agentId, s.method, s.at, s.trigger, s.day, null, s.sha256, null, s.total, s.claimId, encodeScoreFacts(s.document, s.at), s.result.state === "established"];
+/** The columns an insert writes (score-packing.ts makes the stored form). */
+const INSERT_COLUMNS = "agent_id, method, at, trigger, day, inputs, sha256, result, total, claim_id, facts, packed, established";
+
+function insertParams(s: NewScore): unknown[] {
+  const p = packScore(s);
+  return [s.agentId, s.method, s.at, s.trigger, s.day, p.inputs, s.sha256, p.resultJson, s.total, p.claimId, p.facts, p.packed, p.established];
 }
+
 const DAY_COLUMNS = "day, checkins, on_time, credit_s, coverage_s, digest";
 
-/**
- * An agent's (`a`) day aggregates of its claim up to day $3 as one text for the daily recompute, oldest
- * first: six fields a day (DAY_COLUMNS), all separated by one space (days are YYYY-MM-DD, digests hex or
- * empty, the rest integers: none holds a space). NULL for none. Thirty rows an agent parsed by node-postgres
- * cost the recompute more than all its scoring: one text is a third of that in node and less in PostgreSQL
- * (json_agg costs PostgreSQL more than the rows).
- */
-const DAYS_OF_AGENT = `(SELECT string_agg(d.day || ' ' || d.checkins || ' ' || d.on_time || ' ' || d.credit_s || ' ' || d.coverage_s || ' ' || d.digest, ' ' ORDER BY d.day)
+/** An agent's (`a`) day aggregates of its claim up to day $3, oldest first, for the daily recompute: JSON `[[day, checkins, on_time, credit_s, coverage_s, digest], ...]`. */
+const DAYS_OF_AGENT = `(SELECT json_agg(json_build_array(d.day, d.checkins, d.on_time, d.credit_s, d.coverage_s, d.digest) ORDER BY d.day)
   FROM agent_days d WHERE d.agent_id = a.id AND d.claim_id = a.claim_id AND d.day <= $3)`;
-const DAY_FIELDS = 6;
 
-/** The day aggregates of a DAYS_OF_AGENT text. */
-function daysFrom(text: string | null): DayAggregate[] {
-  if (text === null) return [];
-  const f = text.split(" ");
-  const days: DayAggregate[] = new Array(f.length / DAY_FIELDS);
-  for (let i = 0, k = 0; i < f.length; i += DAY_FIELDS, k++) {
-    days[k] = { day: f[i], checkins: Number(f[i + 1]), onTime: Number(f[i + 2]), creditS: Number(f[i + 3]), coverageS: Number(f[i + 4]), digest: f[i + 5] };
-  }
-  return days;
-}
+type DayLine = [day: string, checkins: number, onTime: number, creditS: number, coverageS: number, digest: string];
+
+/** The day aggregates of a DAYS_OF_AGENT value. */
+const daysFrom = (lines: DayLine[] | null): DayAggregate[] =>
+  (lines ?? []).map(([day, checkins, onTime, creditS, coverageS, digest]) => ({ day, checkins, onTime, creditS: Number(creditS), coverageS, digest }));
 
 type SummaryAnswer = { agentExists: boolean; score: ScoreSummary | null };
 
 /** The most agents asked for in one statement of latest scores. */
 const SUMMARY_BATCH = 1000;
 
-const SUMMARY_COLUMNS = `s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.sha256, s.result::text AS result_json, s.total, s.facts, ${settledLinesOf("s")} AS settled`;
-
-const summaryFrom = (r: Row): ScoreSummary => {
-  const head = { id: r.id, agentId: r.agent_id, method: r.method, at: r.at, trigger: r.trigger, day: r.day, sha256: r.sha256, total: r.total };
-  if (r.facts === null) return { ...head, resultJson: r.result_json };
-  const { result, resultJson } = storedInputsOf(r, true);
-  return { ...head, resultJson: resultJson!, result };
-};
-
 /**
  * `latestScoreSummary` batched (src/store/batch.ts): the agents asked for while the event loop
- * handles one round of I/O are looked up together, in one statement; with a score cache, cached
- * agents are answered without one.
+ * handles one round of I/O are looked up together, in one statement.
  */
-function createSummaryReader(db: Queryable, cache: ScoreCache | undefined): LatestScores {
+function createSummaryReader(db: Queryable): LatestScores {
   const read = createBatcher<string, SummaryAnswer>({
     maxBatch: SUMMARY_BATCH,
     async run(asked) {
-      const mark = cache?.mark() ?? 0;
       const { rows } = await db.query<Row>(
         `SELECT q.id AS asked, a.id IS NOT NULL AS agent_exists, ${SUMMARY_COLUMNS}
          FROM unnest($1::text[]) AS q (id)
          LEFT JOIN agents a ON a.id = q.id
          LEFT JOIN LATERAL (
-           SELECT id, agent_id, method, at, trigger, day, sha256, result, total, claim_id, facts FROM scores
+           SELECT id, agent_id, method, at, trigger, day, sha256, result, total, claim_id, facts, packed FROM scores
            WHERE agent_id = a.id ORDER BY at DESC, id DESC LIMIT 1
          ) s ON true`,
         [[...new Set(asked)]],
       );
       const answers = new Map<string, SummaryAnswer>();
-      for (const r of rows) {
-        const answer: SummaryAnswer = { agentExists: r.agent_exists, score: r.id === null ? null : summaryFrom(r) };
-        // Agents that do not exist are not cached: creating one does not pass through the cache.
-        if (answer.agentExists) cache?.offerRead(r.asked, answer.score, mark);
-        answers.set(r.asked, answer);
-      }
+      for (const r of rows) answers.set(r.asked, { agentExists: r.agent_exists, score: r.id === null ? null : summaryFrom(r) });
       return asked.map((id) => answers.get(id) ?? { agentExists: false, score: null });
     },
   });
-
-  return {
-    latestScoreSummary(agentId) {
-      const cached = cache?.get(agentId);
-      if (cached !== undefined) return Promise.resolve({ agentExists: true, score: cached });
-      return read(agentId);
-    },
-  };
+  return { latestScoreSummary: read };
 }
 
-/** Agents' latest scores per statement when filling a score cache at start. */
-const WARM_BATCH = 1000;
-/**
- * Scores rebuilt between two turns of the event loop while the cache fills: each is a document rebuilt,
- * hashed and scored (about a third of a millisecond), so a batch at once would hold every request
- * waiting for a third of a second.
- */
-const WARM_SLICE = 50;
-
-/**
- * Fills `cache` with the latest score of every agent that has one, in agent order, a batch per
- * statement (the next asked for while this one is rebuilt) and a turn of the event loop every
- * WARM_SLICE scores (requests are served meanwhile), until every agent is in or the cache is full:
- * once it has had to drop entries to make room, reading more would only push out what was read, so it
- * stops (the rest is read on demand).
- * @returns how many agents' scores were offered
- */
-export async function warmScoreCache(db: Queryable, cache: ScoreCache): Promise<number> {
-  const { evictions } = cache.stats();
-  type Batch = { mark: number; rows: Promise<Row[]> };
-  const batch = (after: string): Batch => {
-    const mark = cache.mark();
-    const rows = db.query<Row>(
-      `SELECT DISTINCT ON (s.agent_id) ${SUMMARY_COLUMNS} FROM scores s
-       WHERE s.agent_id > $1 ORDER BY s.agent_id, s.at DESC, s.id DESC LIMIT $2`,
-      [after, WARM_BATCH],
-    ).then((r) => r.rows);
-    // Awaited in turn below; this keeps a failure meanwhile from going unhandled.
-    rows.catch(() => undefined);
-    return { mark, rows };
-  };
-  let offered = 0;
-  for (let next: Batch | null = batch(""); next !== null; ) {
-    const { mark, rows } = next;
-    const page: Row[] = await rows;
-    next = page.length === WARM_BATCH ? batch(page[page.length - 1].agent_id) : null;
-    for (let i = 0; i < page.length; i++) {
-      if (i > 0 && i % WARM_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
-      cache.offerRead(page[i].agent_id, summaryFrom(page[i]), mark);
-    }
-    offered += page.length;
-    const stats = cache.stats();
-    if (stats.entries === 0 || stats.evictions > evictions) return offered;
-  }
-  return offered;
-}
-
-/** The SQL store: the service's `Store`, and latest scores read in batches (and from the cache when there is one). */
+/** Latest scores a page at a time, by agent id: what a latest-score cache is filled from at start. */
+export type LatestScorePages = {
+  /** The latest score of each of the next `limit` agents after `afterAgentId` (by id) that have one. */
+  latestScoresAfter(afterAgentId: string, limit: number): Promise<ScoreSummary[]>;
+};
 
 /**
  * Puts scores just inserted on their agents' rows as their latest (migration 008, for the directory)
@@ -256,34 +160,23 @@ export async function insertAuditEntry(q: Queryable, e: AuditEntry): Promise<voi
   ]);
 }
 
-export type SqlStore = Store & LatestScores & SiteStore;
+export type SqlStore = Store & LatestScores & LatestScorePages & SiteStore;
 
 /**
  * The store on PostgreSQL or PGlite: all SQL of the service lives here.
- * @param options.scoreCache answers latest-score reads from memory, and is given every score this
- *   store writes once its transaction has committed. Score changes made any other way (another
- *   process, SQL typed by hand) reach it only by `invalidate` (the API server listens for them).
+ * @param options.onScoresCommitted told the agents whose scores a transaction (or a statement outside
+ *   one) wrote, once it has committed: what keeps a latest-score cache of this process fresh (another
+ *   process's writes are heard through `NOTIFY vrai_scores`, src/store/score-cache-sync.ts)
  */
-export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}): SqlStore {
-  const cache = options.scoreCache;
-  /** Scores written through one transaction (or one statement outside any), for the cache once committed. */
-  type Written = { mark: number; scores: WrittenScore[] };
-  /** A written score with its id and result text; id `null` when it is not known which row is which. */
-  type WrittenScore = { score: Omit<ScoreRow, "id">; id: number | null; resultJson: string };
-  const offerWritten = (written: Written) => {
-    if (!cache) return;
-    for (const { score: s, id, resultJson } of written.scores) {
-      if (id === null) cache.invalidate([s.agentId]);
-      else cache.offerWrite({ id, agentId: s.agentId, method: s.method, at: s.at, trigger: s.trigger, day: s.day, sha256: s.sha256, resultJson, result: s.result, total: s.total }, written.mark);
-    }
-  };
+export function createSqlStore(db: Db, options: { onScoresCommitted?: (agentIds: readonly string[]) => void } = {}): SqlStore {
+  const committed = options.onScoresCommitted;
 
-  /** `q` runs the statements; scores inserted are added to `written`, or offered at once when there is no transaction. */
-  const txFor = (q: Queryable, written?: Written): StoreTx & DailyBatchTx => {
-    const wrote = (scores: WrittenScore[], mark: number) => {
-      if (!cache) return;
-      if (written) written.scores.push(...scores);
-      else offerWritten({ mark, scores });
+  /** `q` runs the statements; the agents of the scores written go to `written`, told once its transaction commits (at once outside one). */
+  const txFor = (q: Queryable, written?: string[]): StoreTx & DailyBatchTx => {
+    const wrote = (agentIds: string[]) => {
+      if (!committed) return;
+      if (written) written.push(...agentIds);
+      else committed(agentIds);
     };
     const one = async <T>(sql: string, params: unknown[], map: (r: Row) => T): Promise<T | null> => {
       const { rows } = await q.query<Row>(sql, params);
@@ -424,14 +317,12 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
       },
 
       async insertScore(s) {
-        const mark = cache?.mark() ?? 0;
-        const resultJson = JSON.stringify(s.result);
         const { rows } = await q.query<Row>(
-          `INSERT INTO scores (${INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
-          insertParams(s, () => resultJson),
+          `INSERT INTO scores (${INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`,
+          insertParams(s),
         );
         await setLatestScores(q, [{ id: rows[0].id, score: s }]);
-        wrote([{ score: s, id: rows[0].id, resultJson }], mark);
+        wrote([s.agentId]);
         return rows[0].id;
       },
       latestScore: (agentId) =>
@@ -499,17 +390,12 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
       },
       async insertScores(given) {
         if (given.length === 0) return 0;
-        const mark = cache?.mark() ?? 0;
         // One multi-row INSERT: rows get ids in the order given; a daily score of an agent and day that
         // has one already is skipped by the unique index (RETURNING lists the inserted rows, in order).
         const params: unknown[] = [];
-        // Result texts only where something takes them (a score kept as text, the cache): the daily
-        // recompute of a million agents without a cache would spend a minute making texts nobody reads.
-        const results: string[] = [];
-        const resultOf = (i: number) => (results[i] ??= JSON.stringify(given[i].result));
-        const tuples = given.map((s, i) => {
+        const tuples = given.map((s) => {
           const b = params.length;
-          params.push(...insertParams(s, () => resultOf(i)));
+          params.push(...insertParams(s));
           return `(${Array.from({ length: params.length - b }, (_, k) => `$${b + k + 1}`).join(", ")})`;
         });
         const { rows } = await q.query<Row>(
@@ -517,17 +403,12 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
            ON CONFLICT (agent_id, day) WHERE trigger = 'daily' DO NOTHING RETURNING id, agent_id, at, trigger`,
           params,
         );
-        const inserted: Array<{ id: number; score: NewScore; index: number }> = [];
+        const inserted: Array<{ id: number; score: NewScore }> = [];
         for (let i = 0, r = 0; i < given.length && r < rows.length; i++) {
-          if (rows[r].agent_id === given[i].agentId && Number(rows[r].at) === given[i].at && rows[r].trigger === given[i].trigger) inserted.push({ id: rows[r++].id, score: given[i], index: i });
+          if (rows[r].agent_id === given[i].agentId && Number(rows[r].at) === given[i].at && rows[r].trigger === given[i].trigger) inserted.push({ id: rows[r++].id, score: given[i] });
         }
         if (inserted.length > 0) await setLatestScores(q, inserted);
-        if (cache) {
-          // The daily recompute writes one score per agent; an agent written twice is dropped from the cache instead.
-          const ids = new Map<string, number | null>();
-          for (const w of inserted) ids.set(w.score.agentId, ids.has(w.score.agentId) ? null : w.id);
-          wrote(inserted.map((w) => ({ score: w.score, id: ids.get(w.score.agentId) ?? null, resultJson: resultOf(w.index) })), mark);
-        }
+        wrote(inserted.map((w) => w.score.agentId));
         return inserted.length;
       },
       hasDailyScore: async (agentId, day) =>
@@ -578,13 +459,21 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
 
   return {
     async transaction(fn) {
-      const written: Written = { mark: cache?.mark() ?? 0, scores: [] };
+      const written: string[] = [];
       const result = await db.transaction((q) => fn(txFor(q, written)));
-      offerWritten(written);
+      if (committed && written.length > 0) committed(written);
       return result;
     },
     read: txFor(db),
-    ...createSummaryReader(db, cache),
+    ...createSummaryReader(db),
+    async latestScoresAfter(afterAgentId, limit) {
+      const { rows } = await db.query<Row>(
+        `SELECT DISTINCT ON (s.agent_id) ${SUMMARY_COLUMNS} FROM scores s
+         WHERE s.agent_id > $1 ORDER BY s.agent_id, s.at DESC, s.id DESC LIMIT $2`,
+        [afterAgentId, limit],
+      );
+      return rows.map(summaryFrom);
+    },
 
     // Keyset pages: the row comparison resumes after the cursor's window, stable while windows are added.
     async listOutagesPage(after, limit) {

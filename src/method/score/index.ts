@@ -4,3 +4,4 @@ export * from "./methods";
 export * from "./inputs";
 export * from "./compute";
 export * from "./canonical-inputs";
+export * from "./packed-result";

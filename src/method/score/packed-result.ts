@@ -1,20 +1,22 @@
 /**
- * A Vrai score's result (ScoreResult, src/method/score/compute.ts) in about 150 bytes, for the API
- * server's latest-score cache (src/store/score-cache.ts), which must give back the result's JSON text
- * exactly as it was given.
+ * A score's result (`ScoreResult`, V5–V10) in its compact form: what a stored score keeps of its
+ * result, in the table and in the API server's latest-score cache alike, about 150 bytes for a
+ * result of 3 kB of text, and `renderResult`, the one function that renders it as the API serves it.
  *
- * Most of a result's 3 kB of text is its shape (keys, the 30 window days' dates, which follow from
- * `at`) and values the cache keeps anyway (agent, `at`, total, digest). What is left is a few small
- * numbers a day. `encodeResult` keeps those, and only when the text rendered back from them is the
- * given text byte for byte; anything else (another shape, a result of a future method) gets `null`, and
- * the cache deflates the text instead. Decoding writes the text directly: no zlib stream per read (each
- * one's native handle held its objects through two young-generation collections of the API server) and
- * a few microseconds.
+ * Most of a result's text is its shape (keys, the 30 window days' dates, which follow from `at`) and
+ * values its score keeps anyway (agent, `at`, total, digest: the `ResultKey`). What is left is a few
+ * small numbers a day. Rendering writes the text directly, byte for byte what `JSON.stringify` makes of
+ * the result the engine computed (the property test of packed-result.test.ts holds it to that): no
+ * object is built and no zlib stream opened per read.
  * Pure: no I/O.
  */
-import { BANDS, DAY_S, PENALTY_CODES, PROOF_KINDS, toRfc3339, windowDays, type ScoreResult } from "../method";
+import { BaseError } from "../../errors";
+import { DAY_S, toRfc3339, windowDays } from "../time";
+import { BANDS, type ScoreResult } from "./compute";
+import { PROOF_KINDS } from "./identity";
+import { PENALTY_CODES } from "./integrity";
 
-/** What the cache knows of the score apart from its result: the result must agree with it. */
+/** What a score keeps of its result apart from the compact form: its agent, instant (unix seconds), digest and total. */
 export type ResultKey = { agentId: string; at: number; sha256: string; total: number };
 
 const VERSION = 1;
@@ -42,8 +44,8 @@ class Writer {
     this.uint(b.length);
     for (const x of b) this.bytes.push(x);
   }
-  done(): Buffer {
-    return Buffer.from(this.bytes);
+  done(): Uint8Array {
+    return Uint8Array.from(this.bytes);
   }
 }
 
@@ -81,25 +83,48 @@ function windowAt(at: number): readonly string[] {
   return windowOf.days;
 }
 
+/** The `ResultKey` of a result: what its score keeps of it. */
+export const resultKeyOf = (result: ScoreResult, at: number): ResultKey => ({ agentId: result.agent, at, sha256: result.sha256, total: result.total });
+
 /**
- * The bytes of `result`, or null when they would not render back to exactly `text` (then the caller
- * keeps the text otherwise): `text` is the result's JSON text as stored, `key` what the cache keeps of its score.
+ * The compact form of a result the method engine computed (`at` its instant in unix seconds), or null
+ * for a result of another shape (none the engine makes), which has no compact form.
+ * @example renderResult(packResult(result, at)!, resultKeyOf(result, at)) === JSON.stringify(result) // true
  */
-export function encodeResult(result: ScoreResult, text: string, key: ResultKey): Buffer | null {
+export function packResult(result: ScoreResult, at: number): Uint8Array | null {
+  return tryPack(result, at);
+}
+
+/**
+ * The compact form of a result as some text had it (a score stored as text before the compact form),
+ * or null when its rendering would not be that text byte for byte.
+ */
+export function packResultText(text: string, at: number): Uint8Array | null {
+  let result: ScoreResult;
+  try {
+    result = JSON.parse(text) as ScoreResult;
+  } catch {
+    return null;
+  }
+  const packed = tryPack(result, at);
+  return packed !== null && renderResult(packed, resultKeyOf(result, at)) === text ? packed : null;
+}
+
+function tryPack(result: ScoreResult, at: number): Uint8Array | null {
   try {
     const { identity, reliability, integrity } = result.components;
-    const days = windowAt(key.at);
-    if (result.agent !== key.agentId || result.at !== toRfc3339(key.at) || result.sha256 !== key.sha256 || result.total !== key.total) return null;
+    const days = windowAt(at);
+    if (result.at !== toRfc3339(at)) return null;
     if (result.window.length !== days.length || result.window.some((d, i) => d.day !== days[i])) return null;
     if (!isSafe(identity.value, reliability.value, reliability.creditS, integrity.value)) return null;
     const w = new Writer();
     w.u8(VERSION);
     w.str(result.method);
-    w.u8(BANDS.indexOf(result.band));
-    w.u8(STATES.indexOf(result.state));
+    w.u8(known(BANDS.indexOf(result.band)));
+    w.u8(known(STATES.indexOf(result.state)));
     w.int(identity.value);
     w.uint(identity.proofs.length);
-    for (const kind of identity.proofs) w.u8(PROOF_KINDS.indexOf(kind));
+    for (const kind of identity.proofs) w.u8(known(PROOF_KINDS.indexOf(kind)));
     w.int(reliability.value);
     w.int(reliability.creditS);
     w.int(integrity.value);
@@ -107,7 +132,7 @@ export function encodeResult(result: ScoreResult, text: string, key: ResultKey):
     for (const p of integrity.penalties) {
       if (!isSafe(p.points)) return null;
       w.str(p.id);
-      w.u8(PENALTY_CODES.indexOf(p.code));
+      w.u8(known(PENALTY_CODES.indexOf(p.code)));
       w.int(p.points);
       w.str(p.addedAt);
       w.str(p.expiresAt);
@@ -126,18 +151,26 @@ export function encodeResult(result: ScoreResult, text: string, key: ResultKey):
         beforeClaim = 0;
       }
     }
-    const bytes = w.done();
-    return decodeResult(bytes, key) === text ? bytes : null;
+    return w.done();
   } catch {
-    // A value of another type or out of every table: not a shape this codec keeps.
+    // A value of another type or out of every table: not a shape of the engine's.
     return null;
   }
 }
 
-/** The JSON text of the result `encodeResult` made `bytes` of, with its score's `key`. */
-export function decodeResult(bytes: Uint8Array, key: ResultKey): string {
-  const r = new Reader(bytes);
-  if (r.u8() !== VERSION) throw new Error("score result bytes of an unknown version");
+/** An index into one of the tables (bands, states, kinds, codes); -1 (not in it) throws, for `tryPack` to refuse the result. */
+function known(index: number): number {
+  if (index < 0) throw new RangeError("not in the table");
+  return index;
+}
+
+/**
+ * The JSON text of the result `packed` holds, with its score's `key`: exactly what `JSON.stringify`
+ * makes of the result the engine computed.
+ */
+export function renderResult(packed: Uint8Array, key: ResultKey): string {
+  const r = new Reader(packed);
+  if (r.u8() !== VERSION) throw new BaseError("result_unknown_form", "a compact score result of an unknown version");
   const method = r.str();
   const band = BANDS[r.u8()];
   const state = STATES[r.u8()];
