@@ -5,8 +5,23 @@ import { limitReached, type OwnerLimits } from "./limits";
 import type { AgentRow, OwnerRow, Store, StoreTx } from "./ports";
 import { generateId, generateSecret, hashSecret, secretMatches } from "./secrets";
 
-/** Owners and claims (METHOD V2). */
-export type Accounts = ReturnType<typeof createAccounts>;
+/** Owners and claims (METHOD V2), and the secrets that identify owners and agents. */
+export type Accounts = {
+  /** Creates an owner; its token is returned this once and only its hash is stored. */
+  createOwner(options?: { ownerId?: string }): Promise<{ ownerId: string; token: string }>;
+  /** The owner an owner token belongs to; 401 when it matches none. */
+  authenticateOwner(token: string): Promise<string>;
+  /** Checks an agent key against the agent's stored key hash; 401 when it does not match. */
+  checkAgentKey(agent: AgentRow | null, agentKey: string): asserts agent is AgentRow;
+  /** The agent an agent key belongs to; 401 when it is not that agent's key. */
+  authenticateAgent(agentId: string, agentKey: string): Promise<AgentRow>;
+  /** An owner claims a new agent (V2); its key is returned once. */
+  claimNewAgent(ownerId: string, options?: { agentId?: string; name?: string | null }): Promise<ClaimResult>;
+  /** The owner claims its own agent again: a new key, and everything V2 restarts. */
+  reclaim(ownerId: string, agentId: string): Promise<ClaimResult>;
+  /** An operator transfers an agent to an owner (V2, logged). */
+  transfer(agentId: string, toOwnerId: string, reason: string, actor?: string): Promise<ClaimResult>;
+};
 
 /** Who is calling, once a token or key has been checked. */
 export type Actor = { type: "owner"; ownerId: string } | { type: "operator" } | { type: "agent"; agentId: string };
@@ -21,7 +36,7 @@ export type ClaimResult = { agentId: string; ownerId: string; agentKey: string; 
  */
 export function createAccounts(deps: {
   store: Store; clock: Clock; onClaimed?: (tx: StoreTx, agentId: string, at: number) => Promise<void>; limits?: Pick<OwnerLimits, "agents">;
-}) {
+}): Accounts {
   const { store, clock } = deps;
 
   /** Creates an owner; the token is returned here once and only its hash is stored. */

@@ -1,7 +1,7 @@
 import { checkinDayDeltas, dayNumber, decideCheckin, type CountedCheckin } from "../method";
 import type { Clock } from "./clock";
 import { ConflictError } from "./errors";
-import type { AgentRow, Store, StoredCheckin } from "./ports";
+import type { AgentRow, CheckinWrites, StoredCheckin } from "./ports";
 
 /** What a check-in request gets back (V3). */
 export type CheckinOutcome =
@@ -49,7 +49,7 @@ const MAX_ATTEMPTS = 16;
  * is given only after the commit.
  * @param deps.busy whether the service is busy now (V3.3: operator switch or overload)
  */
-export function createCheckins(deps: { store: Store; clock: Clock; busy: () => boolean }): Checkins {
+export function createCheckins(deps: { store: CheckinWrites; clock: Clock; busy: () => boolean }): Checkins {
   const { store, clock } = deps;
 
   async function checkIn(agentId: string, idempotencyKey: string, authenticate: Authenticate, admitted?: Admitted): Promise<CheckinOutcome> {

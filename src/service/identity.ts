@@ -5,7 +5,13 @@ import { ConflictError, ForbiddenError, NotFoundError } from "./errors";
 import type { ProofRow, Store, StoreTx } from "./ports";
 import { currentProofRule, OFFERED_PROOF_KINDS } from "./proofs/kinds";
 
-export type Identity = ReturnType<typeof createIdentity>;
+/** Records and removes identity proofs (V6), recomputing the scores they count for. */
+export type Identity = {
+  /** Records a verified proof and recomputes the agents it counts for. */
+  recordProof(input: Omit<VerifiedProofInput, "kind"> & { kind: string }, options?: { challengeId?: string }): Promise<ProofRow>;
+  /** Removes a proof (by its owner, or after failed checks) and recomputes the agents it counted for. */
+  removeProof(id: string, reason: string, options?: { ownerId?: string; actor?: string }): Promise<ProofRow>;
+};
 
 /**
  * V6: an agent-level proof names its agent; an owner-level one names none, since it counts for every
@@ -48,7 +54,7 @@ export type VerifiedProofInput = Pick<ProofRow, "id" | "kind" | "ownerId" | "age
  */
 export function createIdentity(deps: {
   store: Store; clock: Clock; onChanged: (tx: StoreTx, agentId: string, at: number) => Promise<void>; onOwnerRecomputeRequested?: () => void;
-}) {
+}): Identity {
   const { store, clock } = deps;
 
   /** Recomputes what a proof counts for (V6 "belongs to"): its agent at once, in `tx`; every agent of its owner by a request stored in `tx`. */

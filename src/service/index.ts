@@ -1,16 +1,26 @@
 import type { Logger } from "pino";
 import type { MethodVersion } from "../method";
 import type { Clock } from "./clock";
-import { createAccounts } from "./accounts";
-import { createCheckins } from "./checkins";
-import { createIdentity } from "./identity";
+import { createAccounts, type Accounts } from "./accounts";
+import { createCheckins, type Checkins } from "./checkins";
+import { createIdentity, type Identity } from "./identity";
 import type { OwnerLimits } from "./limits";
-import { createOperator } from "./operator";
-import { createOwnerRecomputes } from "./owner-recomputes";
+import { createOperator, type Operator } from "./operator";
+import { createOwnerRecomputes, type OwnerRecomputes } from "./owner-recomputes";
 import type { Store } from "./ports";
-import { createScoring } from "./scoring";
+import { createScoring, type Scoring } from "./scoring";
 
-export type VraiService = ReturnType<typeof createVraiService>;
+/** The service's use-cases on one store and one clock. */
+export type VraiService = {
+  store: Store;
+  clock: Clock;
+  scoring: Scoring;
+  accounts: Accounts;
+  checkins: Checkins;
+  operator: Operator;
+  identity: Identity;
+  ownerRecomputes: OwnerRecomputes;
+};
 
 /**
  * The service's rules wired together on one store and one clock; the HTTP API and `vrai replay`
@@ -20,7 +30,7 @@ export type VraiService = ReturnType<typeof createVraiService>;
  */
 export function createVraiService(deps: {
   store: Store; clock: Clock; busy: () => boolean; onBusyChanged?: (on: boolean) => void; method?: MethodVersion; limits?: OwnerLimits; logger?: Logger;
-}) {
+}): VraiService {
   const { store, clock } = deps;
   const scoring = createScoring({ store, clock, method: deps.method });
   const accounts = createAccounts({ store, clock, onClaimed: scoring.onChange, limits: deps.limits });

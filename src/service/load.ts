@@ -10,7 +10,7 @@ const RESOLUTION_MS = 10;
  *   the process is late all the time, not just once (a single GC pause or slow request is not overload).
  * Agents then get `next_heartbeat_s = 7200`, halving the check-in load without costing them credit.
  */
-export function createLoadMonitor(options: { maxInFlight: number; maxLoopDelayMs: number; sampleMs?: number }) {
+export function createLoadMonitor(options: { maxInFlight: number; maxLoopDelayMs: number; sampleMs?: number }): LoadMonitor {
   let inFlight = 0;
   let loopDelayMs = 0;
   const histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
@@ -41,4 +41,11 @@ export function createLoadMonitor(options: { maxInFlight: number; maxLoopDelayMs
   };
 }
 
-export type LoadMonitor = ReturnType<typeof createLoadMonitor>;
+/** V3.3 overload detection: requests in flight and how late the event loop runs. */
+export type LoadMonitor = {
+  /** Marks a request started; call the returned function when it ends. */
+  enter(): () => void;
+  overloaded(): boolean;
+  snapshot(): { inFlight: number; loopDelayMs: number };
+  stop(): void;
+};

@@ -13,7 +13,15 @@ const BUSY_SETTING = "busy";
  */
 export const UNNAMED_OPERATOR = "operator";
 
-export type Operator = ReturnType<typeof createOperator>;
+/** What operators do (V4.4, V7): penalties, declared outages and the busy switch, each logged with who did it. */
+export type Operator = {
+  addPenalty(input: { id?: string; agentId: string; code: string; points: number; days: number; reason: string }, actor?: string): Promise<PenaltyRow>;
+  revokePenalty(id: string, reason: string, actor?: string): Promise<PenaltyRow>;
+  declareOutage(input: { id?: string; start: number; end: number | null; reason: string }, actor?: string): Promise<OutageRow>;
+  closeOutage(id: string, end: number, actor?: string): Promise<OutageRow>;
+  setBusy(on: boolean, reason: string, actor?: string): Promise<void>;
+  isBusySwitchOn(): Promise<boolean>;
+};
 
 /**
  * What only an operator does: penalties (V7), declared outages (V4) and the busy switch (V3.3).
@@ -27,7 +35,7 @@ export function createOperator(deps: {
   onPenaltyChanged?: (tx: StoreTx, agentId: string, at: number) => Promise<void>;
   /** Told after the busy switch changed, so this instance applies it at once. */
   onBusyChanged?: (on: boolean) => void;
-}) {
+}): Operator {
   const { store, clock } = deps;
 
   /** Adds a penalty to an agent (V7); rejected when its code, points or days are out of range. */

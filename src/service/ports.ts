@@ -115,8 +115,8 @@ export type PageRequest<P> = { after?: P; limit: number };
 /** An owner whose agents are to be recomputed (an owner-level proof changed, V6), as a drain took it. */
 export type OwnerRecomputeJob = { ownerId: string; generation: number; attempts: number };
 
-/** One transaction's view of the store. */
-export type StoreTx = {
+/** Owners, agents and their claims (V2). */
+export type AccountsTx = {
   insertOwner(owner: OwnerRow): Promise<void>;
   /** Reads an owner; `lock` serialises every writer that locks that owner (its per-owner limits) until the transaction ends. */
   getOwner(id: string, options?: { lock?: boolean }): Promise<OwnerRow | null>;
@@ -134,12 +134,18 @@ export type StoreTx = {
   /** The ids of the owner's agents in id order: every one, or a page after an id. */
   listAgentsOfOwner(ownerId: string, page?: PageRequest<string>): Promise<string[]>;
   countAgentsOfOwner(ownerId: string): Promise<number>;
+};
 
+/** What counted check-ins left for the scores (V5, V10): the day aggregates, and the check-ins of one instant. */
+export type CheckinFactsTx = {
   /** Every day aggregate of the claim up to and including `lastDay`, oldest first. */
   listDays(agentId: string, claimId: number, lastDay: string): Promise<DayAggregate[]>;
   /** Whether a counted check-in of the claim arrived exactly at `at` (the one instant of day D inside `at = D 00:00:00`). */
   countCheckinsAt(agentId: string, claimId: number, at: number): Promise<number>;
+};
 
+/** What operators record (V4.4, V7): declared windows, penalties, the audit log and the service's settings (the busy switch). */
+export type OperationsTx = {
   listOutages(): Promise<OutageRow[]>;
   getOutage(id: string): Promise<OutageRow | null>;
   insertOutage(outage: OutageRow): Promise<void>;
@@ -152,6 +158,15 @@ export type StoreTx = {
   /** The agent's penalties by `addedAt` then id: all, or a page. */
   listPenalties(agentId: string, page?: PageRequest<{ addedAt: number; id: string }>): Promise<PenaltyRow[]>;
 
+  audit(entry: AuditEntry): Promise<void>;
+  listAudit(options: { afterId: number; limit: number }): Promise<Array<AuditEntry & { id: number }>>;
+
+  getSetting<T>(key: string): Promise<T | null>;
+  setSetting(key: string, value: unknown): Promise<void>;
+};
+
+/** Identity proofs (V6): their challenges and the proofs verified. */
+export type ProofsTx = {
   insertChallenge(challenge: ChallengeRow): Promise<void>;
   /** Marks the challenge used; false when it was already used (single use). */
   useChallenge(id: string, at: number): Promise<boolean>;
@@ -173,7 +188,10 @@ export type StoreTx = {
   listActiveProofs(): Promise<ProofRow[]>;
   updateProofCheck(id: string, check: { lastCheckedAt: number; consecutiveFailures: number }): Promise<void>;
   removeProof(id: string, at: number, reason: string): Promise<void>;
+};
 
+/** Vrai scores (V9) and the owners whose agents are waiting to be scored again (V6). */
+export type ScoresTx = {
   insertScore(score: NewScore): Promise<number>;
   latestScore(agentId: string): Promise<ScoreRow | null>;
   getScore(id: number): Promise<ScoreRow | null>;
@@ -182,9 +200,6 @@ export type StoreTx = {
   hasDailyScore(agentId: string, day: string): Promise<boolean>;
   /** Every stored score, in id order, `limit` at a time after `afterId`. */
   scoresAfter(afterId: number, limit: number): Promise<ScoreRow[]>;
-
-  audit(entry: AuditEntry): Promise<void>;
-  listAudit(options: { afterId: number; limit: number }): Promise<Array<AuditEntry & { id: number }>>;
 
   /**
    * Asks for every agent of the owner to be recomputed (an owner-level proof changed at `at`, V6):
@@ -200,10 +215,13 @@ export type StoreTx = {
   finishOwnerRecompute(job: OwnerRecomputeJob, now: number): Promise<void>;
   /** A failed recompute: the request stays, due again at `dueAt`. */
   failOwnerRecompute(job: OwnerRecomputeJob, dueAt: number, error: string): Promise<void>;
-
-  getSetting<T>(key: string): Promise<T | null>;
-  setSetting(key: string, value: unknown): Promise<void>;
 };
+
+/**
+ * One transaction's view of the store: what it stores, feature by feature (each a port of its own, which
+ * a module that needs only one of them may take alone).
+ */
+export type StoreTx = AccountsTx & CheckinFactsTx & OperationsTx & ProofsTx & ScoresTx;
 
 /** What deciding one check-in needs about its agent (V3–V4), read together in one go. */
 export type CheckinState = {
@@ -221,11 +239,16 @@ export type CheckinState = {
 /** Where `commitCheckin` expects the agent to be: as `checkinState` saw it. */
 export type CheckinExpectation = { claimId: number; lastArrival: number | null };
 
-export type Store = {
+/** Atomic work on the features `Tx` of the store (a module that needs only some of them takes only those). */
+export type Transactions<Tx = StoreTx> = {
   /** Runs `fn` atomically; nothing it wrote is visible to others before it resolves. */
-  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** Reads outside an explicit transaction. */
-  read: StoreTx;
+  read: Tx;
+};
+
+/** The check-in path (V3): one read that decides a check-in, one conditional write that records it. */
+export type CheckinWrites = {
   /** V3: the agent, the duplicate of `idempotencyKey` and the declared windows, read together (no lock is taken). */
   checkinState(agentId: string, idempotencyKey: string): Promise<CheckinState>;
   /**
@@ -238,3 +261,6 @@ export type Store = {
    */
   commitCheckin(expected: CheckinExpectation, checkin: StoredCheckin, deltas: readonly DayDelta[]): Promise<boolean>;
 };
+
+/** The whole store: every feature, and the check-in path. */
+export type Store = Transactions<StoreTx> & CheckinWrites;

@@ -5,7 +5,7 @@ import type { Clock } from "./clock";
 import { ConflictError, ForbiddenError, NotFoundError } from "./errors";
 import { checkProofAgent, type Identity } from "./identity";
 import { limitReached, type OwnerLimits } from "./limits";
-import type { ChallengeRow, ProofKind, ProofRow, Store } from "./ports";
+import type { AccountsTx, ChallengeRow, ProofKind, ProofRow, ProofsTx, Transactions } from "./ports";
 import { createChallenge, isExpired } from "./proofs/challenge";
 import { proofError } from "./proofs/errors";
 import { applyRecheckOutcome, dueForRecheck } from "./proofs/recheck-policy";
@@ -18,17 +18,31 @@ export const CHALLENGE_TTL_S = 3600;
 /** Expired challenges deleted per statement: by an owner asking for a challenge, and by the scheduler until none is left. */
 const EXPIRED_CHALLENGES_BATCH = 5000;
 
-export type ProofChecks = ReturnType<typeof createProofChecks>;
+/** The life of an identity proof (V6): challenges, verified submissions, re-checks. */
+export type ProofChecks = {
+  /** Issues a challenge for the owner to prove `subject` of `kind` (for `agentId` when the kind belongs to one agent). */
+  issueChallenge(ownerId: string, input: { kind: ProofKind; subject: string; agentId?: string | null }): Promise<ChallengeRow>;
+  /** Deletes every challenge expired now; returns how many. */
+  deleteExpiredChallenges(): Promise<number>;
+  /** Verifies evidence against one of the owner's challenges and records the proof, using the challenge up. */
+  submitProof(ownerId: string, challengeId: string, evidence: unknown): Promise<ProofRow>;
+  /** Re-checks one proof now; removes it when V6 says so. */
+  recheck(proof: ProofRow): Promise<"kept" | "removed">;
+  /** Re-checks every proof whose time has come. */
+  recheckDue(): Promise<{ checked: number; removed: number }>;
+  /** Re-checks at once the active ERC-8004 proof of one identity token (V6: when the token moves); returns how many. */
+  recheckErc8004(chainId: number, registry: Address, agentId: bigint): Promise<number>;
+};
 
 /**
  * The life of an identity proof (V6): a challenge issued and remembered (single use, expiring),
  * its verification against the real source, and the scheduled re-checks that keep or remove it.
  */
 export function createProofChecks(deps: {
-  store: Store; clock: Clock; identity: Identity; verifier: ProofVerifier; logger?: Logger;
+  store: Transactions<AccountsTx & ProofsTx>; clock: Clock; identity: Identity; verifier: ProofVerifier; logger?: Logger;
   /** What one owner may keep (none: no limit). */
   limits?: Pick<OwnerLimits, "openChallenges">;
-}) {
+}): ProofChecks {
   const { store, clock, identity, verifier } = deps;
 
   /**

@@ -20,7 +20,7 @@ export function createScheduler(deps: {
   store: Store; clock: Clock; scoring: Scoring; proofs?: ProofChecks; ownerRecomputes?: OwnerRecomputes; checkinRetention?: CheckinRetention; logger: Logger;
   /** Runs after each day's recompute, before the day counts as done (the daily anchoring: its failure retries the day). */
   afterDaily?: (day: string) => Promise<void>;
-}) {
+}): Scheduler {
   const { store, clock, scoring, logger } = deps;
   let running: Promise<void> | null = null;
   let timer: NodeJS.Timeout | null = null;
@@ -113,4 +113,14 @@ export function createScheduler(deps: {
   };
 }
 
-export type Scheduler = ReturnType<typeof createScheduler>;
+/** The service's background work: daily recomputes (with catch-up), re-checks, owner recomputes, challenges, partitions. */
+export type Scheduler = {
+  /** Recomputes every day whose daily scores are missing, up to yesterday; returns the days done. */
+  catchUpDaily(): Promise<string[]>;
+  /** One pass of all the scheduled work. */
+  tick(): Promise<void>;
+  /** Runs `tick` now and every `intervalMs` (default one minute) until `stop`. */
+  start(intervalMs?: number): void;
+  /** Stops the timer and waits for a pass in progress. */
+  stop(): Promise<void>;
+};

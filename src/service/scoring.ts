@@ -3,7 +3,19 @@ import type { Clock } from "./clock";
 import { NotFoundError } from "./errors";
 import type { AgentRow, NewScore, PenaltyRow, ProofRow, ScoreRow, Store, StoreTx } from "./ports";
 
-export type Scoring = ReturnType<typeof createScoring>;
+/** Computes and stores Vrai scores (V9). */
+export type Scoring = {
+  /** The facts of `agent`'s score at `at`, read in `tx` (V5–V8). */
+  factsAt(tx: StoreTx, agent: AgentRow, at: number): Promise<ScoreFacts>;
+  /** Scores `agentId` at `at` in `tx` and stores it. */
+  scoreAgentIn(tx: StoreTx, agentId: string, at: number, trigger: "daily" | "change"): Promise<ScoreRow>;
+  /** What a change to an agent's facts does: its score at once, in the change's transaction (V9 "on change"). */
+  onChange(tx: StoreTx, agentId: string, at: number): Promise<void>;
+  /** The daily score of every claimed agent for `day` (those it has not yet); returns how many were stored. */
+  recomputeDay(day: string, onProgress?: (done: number) => void): Promise<number>;
+  /** Scores `agentId` now, in a transaction of its own. */
+  scoreNow(agentId: string): Promise<ScoreRow>;
+};
 
 /** The rows an agent's score facts are made of (V5–V8), as `factsAt` reads them one by one. */
 export type AgentFactRows = {
@@ -57,7 +69,7 @@ export function createScoring(deps: {
   store: Store; clock: Clock; method?: MethodVersion;
   /** Agents per page of the daily recompute (default DAILY_PAGE). */
   dailyPageSize?: number;
-}) {
+}): Scoring {
   const { store } = deps;
   const method = deps.method ?? CURRENT_METHOD;
   const pageSize = deps.dailyPageSize ?? DAILY_PAGE;

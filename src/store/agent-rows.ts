@@ -1,20 +1,33 @@
 /** The agents table's columns and rows as the store hands them out. */
 import type { AgentRow } from "../service/ports";
 
-type Row = Record<string, any>;
+/** An `agents` row as AGENT_COLUMNS reads it. */
+export type AgentRecord = {
+  id: string;
+  name: string | null;
+  owner_id: string;
+  claim_id: number;
+  claimed_at: number;
+  key_hash: string;
+  last_arrival: number | null;
+  last_next_heartbeat_s: number | null;
+  last_day_digest: string;
+  created_at: number;
+};
 
 // Explicit column lists on the hot paths: their statements are prepared once per connection (db.ts).
 export const AGENT_COLUMNS = "id, name, owner_id, claim_id, claimed_at, key_hash, last_arrival, last_next_heartbeat_s, last_day_digest, created_at";
 export const AGENT_COLUMNS_OF_A = AGENT_COLUMNS.replace(/(\w+)/g, "a.$1");
 
-export const agentFrom = (r: Row): AgentRow => ({
+export const agentFrom = (r: AgentRecord): AgentRow => ({
   id: r.id,
   name: r.name,
   ownerId: r.owner_id,
   claimId: r.claim_id,
   claimedAt: r.claimed_at,
   keyHash: r.key_hash,
-  last: r.last_arrival === null ? null : { arrival: r.last_arrival, nextHeartbeatS: r.last_next_heartbeat_s, dayDigest: r.last_day_digest },
+  // Set together by a counted check-in, and cleared together by a claim.
+  last: r.last_arrival === null || r.last_next_heartbeat_s === null ? null : { arrival: r.last_arrival, nextHeartbeatS: r.last_next_heartbeat_s, dayDigest: r.last_day_digest },
   createdAt: r.created_at,
 });
 

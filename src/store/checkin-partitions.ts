@@ -53,7 +53,12 @@ const dayOfTable = (table: string): string | null => {
   return m === null ? null : `${m[1]}-${m[2]}-${m[3]}`;
 };
 
-const checkinFrom = (r: Record<string, any>): StoredCheckin => ({
+/** A `checkins` row. */
+type CheckinRecord = {
+  agent_id: string; claim_id: number; idempotency_key: string; arrival: number; next_heartbeat_s: number; on_time: boolean | null; excused: boolean; credit: number;
+};
+
+const checkinFrom = (r: CheckinRecord): StoredCheckin => ({
   agentId: r.agent_id, claimId: Number(r.claim_id), idempotencyKey: r.idempotency_key, arrival: Number(r.arrival),
   nextHeartbeatS: r.next_heartbeat_s, onTime: r.on_time, excused: r.excused, credit: r.credit,
 });
@@ -104,7 +109,7 @@ export function createCheckinPartitions(db: Db): CheckinPartitions {
         await tx.query(`DECLARE checkins_of_day NO SCROLL CURSOR FOR SELECT ${CHECKIN_COLUMNS} FROM ${table} ORDER BY agent_id, claim_id, arrival`);
         let n = 0;
         for (;;) {
-          const { rows } = await tx.query(`FETCH ${batchSize} FROM checkins_of_day`);
+          const { rows } = await tx.query<CheckinRecord>(`FETCH ${batchSize} FROM checkins_of_day`);
           if (rows.length === 0) return n;
           n += rows.length;
           await onBatch(rows.map(checkinFrom));

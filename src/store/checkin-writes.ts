@@ -7,12 +7,22 @@
  * one agent stores at most one of them, the other deciding again.
  */
 import { DAY_S, GRACE_S, type DayDelta, type OutageWindow } from "../method";
-import type { CheckinExpectation, CheckinState, Store, StoredCheckin } from "../service/ports";
-import { AGENT_COLUMNS_OF_A, agentFrom } from "./agent-rows";
+import type { CheckinExpectation, CheckinState, CheckinWrites, StoredCheckin } from "../service/ports";
+import { AGENT_COLUMNS_OF_A, agentFrom, type AgentRecord } from "./agent-rows";
 import { createBatcher } from "./batch";
 import type { Queryable } from "./db";
 
-type Row = Record<string, any>;
+/** A row of STATE_SQL: the agent, its duplicate check-in (the `dup_` columns, null without one), the windows as JSON. */
+type StateRecord = AgentRecord & {
+  ord: number;
+  dup_arrival: number | null;
+  dup_next_heartbeat_s: number;
+  dup_on_time: boolean | null;
+  dup_excused: boolean;
+  dup_credit: number;
+  dup_claim_id: number;
+  windows: Array<[id: string, start: number, end: number | null, declaredAt: number, closedAt: number | null]> | null;
+};
 
 /** The most check-ins in one statement. */
 const MAX_BATCH = 64;
@@ -32,7 +42,7 @@ const MAX_IN_FLIGHT = 2;
  * cannot join on a part of the key only (a plain join to the B-tree of migration 006 was planned on
  * agent and claim alone, which read every check-in of the agent). Planned at each execution
  * (`planEach`): a day partition starts empty, and a generic plan made then scanned it whole for
- * every lookup as it grew (bench:service: PostgreSQL's CPU per check-in grew from 0.2 to 1.3 ms in 45 s).
+ * every lookup as it grew.
  */
 const STATE_SQL = `SELECT q.ord::integer AS ord, ${AGENT_COLUMNS_OF_A},
        c.arrival AS dup_arrival, c.next_heartbeat_s AS dup_next_heartbeat_s, c.on_time AS dup_on_time,
@@ -97,20 +107,20 @@ export const atMidnight = (at: number): string => (at % DAY_S === 0 ? " AND arri
 type StateAsk = { agentId: string; key: string };
 type CommitAsk = { expected: CheckinExpectation; checkin: StoredCheckin; deltas: readonly DayDelta[] };
 
-function stateFrom(ask: StateAsk, r: Row | undefined): CheckinState {
+function stateFrom(ask: StateAsk, r: StateRecord | undefined): CheckinState {
   if (r === undefined) return { agent: null, duplicate: null, windows: [] };
   const duplicate: StoredCheckin | null = r.dup_arrival === null ? null : {
     agentId: ask.agentId, claimId: r.dup_claim_id, idempotencyKey: ask.key, arrival: r.dup_arrival, nextHeartbeatS: r.dup_next_heartbeat_s,
     onTime: r.dup_on_time, excused: r.dup_excused, credit: r.dup_credit,
   };
-  const windows: OutageWindow[] = r.windows === null ? [] : (r.windows as Array<[string, number, number | null, number, number | null]>)
+  const windows: OutageWindow[] = (r.windows ?? [])
     .map(([id, start, end, declaredAt, closedAt]) => ({ id, start: Number(start), end: end === null ? null : Number(end), declaredAt: Number(declaredAt), closedAt: closedAt === null ? null : Number(closedAt) }));
   return { agent: agentFrom(r), duplicate, windows };
 }
 
 async function readStates(db: Queryable, asks: readonly StateAsk[]): Promise<CheckinState[]> {
-  const { rows } = await db.query<Row>(STATE_SQL, [asks.map((a) => a.agentId), asks.map((a) => a.key), GRACE_S], { planEach: true });
-  const byOrd = new Map<number, Row>();
+  const { rows } = await db.query<StateRecord>(STATE_SQL, [asks.map((a) => a.agentId), asks.map((a) => a.key), GRACE_S], { planEach: true });
+  const byOrd = new Map<number, StateRecord>();
   for (const r of rows) byOrd.set(r.ord, r);
   return asks.map((ask, i) => stateFrom(ask, byOrd.get(i + 1)));
 }
@@ -118,7 +128,7 @@ async function readStates(db: Queryable, asks: readonly StateAsk[]): Promise<Che
 async function writeCheckins(db: Queryable, asks: readonly CommitAsk[]): Promise<boolean[]> {
   const c = asks.map((a) => a.checkin);
   const deltas = asks.flatMap((a, i) => a.deltas.map((d) => ({ ord: i + 1, d })));
-  const { rows } = await db.query<Row>(COMMIT_SQL, [
+  const { rows } = await db.query<{ ord: number }>(COMMIT_SQL, [
     c.map((x) => x.agentId), c.map((x) => x.claimId), c.map((x) => x.idempotencyKey), c.map((x) => x.arrival),
     c.map((x) => x.nextHeartbeatS), c.map((x) => x.onTime), c.map((x) => x.excused), c.map((x) => x.credit),
     asks.map((a) => a.deltas[a.deltas.length - 1].digest ?? null), asks.map((a) => a.expected.lastArrival), asks.map((a) => a.expected.claimId),
@@ -130,7 +140,7 @@ async function writeCheckins(db: Queryable, asks: readonly CommitAsk[]): Promise
 }
 
 /** `checkinState` and `commitCheckin` of the SQL store on `db`, batched. */
-export function createCheckinWrites(db: Queryable): Pick<Store, "checkinState" | "commitCheckin"> {
+export function createCheckinWrites(db: Queryable): CheckinWrites {
   const state = createBatcher<StateAsk, CheckinState>({ maxBatch: MAX_BATCH, maxInFlight: MAX_IN_FLIGHT, run: (asks) => readStates(db, asks) });
   const commit = createBatcher<CommitAsk, boolean>({
     maxBatch: MAX_BATCH,

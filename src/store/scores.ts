@@ -1,0 +1,276 @@
+/**
+ * Vrai scores (V9) in SQL (`ScoresTx`, with the daily recompute's bulk reads and writes, `DailyBatchTx`),
+ * the latest-score reads (batched), and the owners waiting for a recompute (V6). How a score is kept
+ * and read back is src/store/score-packing.ts: here, only rows.
+ */
+import type { DayAggregate, MethodVersion, PenaltyCode, ProofKind } from "../method";
+import type { LatestScores, NewScore, OwnerRecomputeJob, ScoreRow, ScoreSummary, ScoresTx } from "../service/ports";
+import type { AgentFactRows, DailyBatchTx } from "../service/scoring";
+import { AGENT_COLUMNS_OF_A, agentFrom, type AgentRecord } from "./agent-rows";
+import { createBatcher } from "./batch";
+import { atMidnight } from "./checkin-writes";
+import type { Queryable } from "./db";
+import { penaltyFrom, type PenaltyRecord } from "./operations";
+import { many, one } from "./queries";
+import type { SettledDay } from "./score-facts";
+import { packScore, scoreRowOf, summaryOf, type ScoreColumns } from "./score-packing";
+
+type SettledLine = [day: string, checkins: number, onTime: number, creditS: number, digest: string];
+
+/** A score row as SCORE_COLUMNS and SUMMARY_COLUMNS read it. */
+type ScoreRecord = {
+  id: number; agent_id: string; method: MethodVersion; at: number; trigger: "daily" | "change"; day: string | null; sha256: string; total: number;
+  inputs: string | null; result_json: string | null; facts: Uint8Array | null; packed: Uint8Array | null; settled: SettledLine[] | null;
+};
+
+/**
+ * The `agent_days` lines of a compact score (migration 010) in its window (the 30 days before the day
+ * of `at`, V1), of its claim, as JSON `[[day, checkins, on_time, credit_s, digest], ...]`: what its
+ * inputs are rebuilt from (src/store/score-packing.ts). Read only `when` the SQL condition holds (NULL otherwise).
+ */
+const settledOf = (s: string, when: string) => `(SELECT json_agg(json_build_array(d.day, d.checkins, d.on_time, d.credit_s, d.digest)) FROM agent_days d
+  WHERE ${when} AND d.agent_id = ${s}.agent_id AND d.claim_id = ${s}.claim_id
+    AND d.day >= to_char((to_timestamp(${s}.at) AT TIME ZONE 'UTC')::date - 30, 'YYYY-MM-DD')
+    AND d.day < to_char(to_timestamp(${s}.at) AT TIME ZONE 'UTC', 'YYYY-MM-DD'))`;
+
+/** A score row's columns, for score-packing.ts. */
+function scoreColumnsOf(r: ScoreRecord): ScoreColumns {
+  const settled = new Map<string, SettledDay>();
+  for (const [day, checkins, onTime, creditS, digest] of r.settled ?? []) settled.set(day, { checkins, onTime, creditS: Number(creditS), digest });
+  return {
+    id: r.id, agentId: r.agent_id, method: r.method, at: r.at, trigger: r.trigger, day: r.day, sha256: r.sha256, total: r.total,
+    inputs: r.inputs, resultJson: r.result_json, facts: r.facts, packed: r.packed, settled,
+  };
+}
+
+const scoreOf = (strict: boolean) => (r: ScoreRecord): ScoreRow => scoreRowOf(scoreColumnsOf(r), { strict });
+const scoreFrom = scoreOf(true);
+const summaryFrom = (r: ScoreRecord): ScoreSummary => summaryOf(scoreColumnsOf(r));
+
+/** A whole score: a compact one's settled lines come with it, its inputs being rebuilt. */
+const SCORE_COLUMNS = `s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.inputs, s.sha256, s.result::text AS result_json, s.total, s.facts, s.packed,
+  ${settledOf("s", "s.facts IS NOT NULL")} AS settled`;
+
+/** A score's summary: settled lines only for a compact score of before migration 015, whose result is computed from its inputs. */
+const SUMMARY_COLUMNS = `s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.sha256, s.result::text AS result_json, s.total, s.facts, s.packed,
+  ${settledOf("s", "s.facts IS NOT NULL AND s.packed IS NULL")} AS settled`;
+
+/** The columns an insert writes (score-packing.ts makes the stored form). */
+const INSERT_COLUMNS = "agent_id, method, at, trigger, day, inputs, sha256, result, total, claim_id, facts, packed, established";
+
+function insertParams(s: NewScore): unknown[] {
+  const p = packScore(s);
+  return [s.agentId, s.method, s.at, s.trigger, s.day, p.inputs, s.sha256, p.resultJson, s.total, p.claimId, p.facts, p.packed, p.established];
+}
+
+/** An agent's (`a`) day aggregates of its claim up to day $3, oldest first, for the daily recompute: JSON `[[day, checkins, on_time, credit_s, coverage_s, digest], ...]`. */
+const DAYS_OF_AGENT = `(SELECT json_agg(json_build_array(d.day, d.checkins, d.on_time, d.credit_s, d.coverage_s, d.digest) ORDER BY d.day)
+  FROM agent_days d WHERE d.agent_id = a.id AND d.claim_id = a.claim_id AND d.day <= $3)`;
+
+type DayLine = [day: string, checkins: number, onTime: number, creditS: number, coverageS: number, digest: string];
+
+/** The day aggregates of a DAYS_OF_AGENT value. */
+const daysFrom = (lines: DayLine[] | null): DayAggregate[] =>
+  (lines ?? []).map(([day, checkins, onTime, creditS, coverageS, digest]) => ({ day, checkins, onTime, creditS: Number(creditS), coverageS, digest }));
+
+type SummaryAnswer = { agentExists: boolean; score: ScoreSummary | null };
+
+/** The most agents asked for in one statement of latest scores. */
+const SUMMARY_BATCH = 1000;
+
+/**
+ * `latestScoreSummary` batched (src/store/batch.ts): the agents asked for while the event loop
+ * handles one round of I/O are looked up together, in one statement.
+ */
+export function createSummaryReader(db: Queryable): LatestScores {
+  const read = createBatcher<string, SummaryAnswer>({
+    maxBatch: SUMMARY_BATCH,
+    async run(asked) {
+      const { rows } = await db.query<ScoreRecord & { asked: string; agent_exists: boolean }>(
+        `SELECT q.id AS asked, a.id IS NOT NULL AS agent_exists, ${SUMMARY_COLUMNS}
+         FROM unnest($1::text[]) AS q (id)
+         LEFT JOIN agents a ON a.id = q.id
+         LEFT JOIN LATERAL (
+           SELECT id, agent_id, method, at, trigger, day, sha256, result, total, claim_id, facts, packed FROM scores
+           WHERE agent_id = a.id ORDER BY at DESC, id DESC LIMIT 1
+         ) s ON true`,
+        [[...new Set(asked)]],
+      );
+      const answers = new Map<string, SummaryAnswer>();
+      // A row of an agent without a score has its score's columns null.
+      for (const r of rows) answers.set(r.asked, { agentExists: r.agent_exists, score: r.sha256 === null ? null : summaryFrom(r) });
+      return asked.map((id) => answers.get(id) ?? { agentExists: false, score: null });
+    },
+  });
+  return { latestScoreSummary: read };
+}
+
+/** Latest scores a page at a time, by agent id: what a latest-score cache is filled from at start. */
+export type LatestScorePages = {
+  /** The latest score of each of the next `limit` agents after `afterAgentId` (by id) that have one. */
+  latestScoresAfter(afterAgentId: string, limit: number): Promise<ScoreSummary[]>;
+};
+
+/** The latest score of each of the next `limit` agents after `afterAgentId` that have one (LatestScorePages). */
+export async function latestScoresAfter(db: Queryable, afterAgentId: string, limit: number): Promise<ScoreSummary[]> {
+  const { rows } = await db.query<ScoreRecord>(
+    `SELECT DISTINCT ON (s.agent_id) ${SUMMARY_COLUMNS} FROM scores s
+     WHERE s.agent_id > $1 ORDER BY s.agent_id, s.at DESC, s.id DESC LIMIT $2`,
+    [afterAgentId, limit],
+  );
+  return rows.map(summaryFrom);
+}
+
+/**
+ * Puts scores just inserted on their agents' rows as their latest (migration 008, for the directory)
+ * where they are later (by `at`, then id) than the one there: from the values written, one statement.
+ */
+async function setLatestScores(q: Queryable, scores: ReadonlyArray<{ id: number; score: Omit<ScoreRow, "id"> }>): Promise<void> {
+  const latest = new Map<string, { id: number; score: Omit<ScoreRow, "id"> }>();
+  for (const w of scores) {
+    const seen = latest.get(w.score.agentId);
+    if (!seen || w.score.at > seen.score.at || (w.score.at === seen.score.at && w.id > seen.id)) latest.set(w.score.agentId, w);
+  }
+  const rows = [...latest.values()];
+  await q.query(
+    `UPDATE agents a SET score_id = n.id, score_at = n.at, score_total = n.total, score_band = n.band, score_state = n.state
+     FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::integer[], $5::text[], $6::text[]) AS n (agent_id, id, at, total, band, state)
+     WHERE a.id = n.agent_id AND (a.score_id IS NULL OR (n.at, n.id) > (a.score_at, a.score_id))`,
+    [rows.map((w) => w.score.agentId), rows.map((w) => w.id), rows.map((w) => w.score.at), rows.map((w) => w.score.total), rows.map((w) => w.score.result.band), rows.map((w) => w.score.result.state)],
+  );
+}
+
+/**
+ * The scores part of the store, its statements run by `q`.
+ * @param wrote told the agents of the scores written (the store tells them on once their transaction commits)
+ */
+export function scoresIn(q: Queryable, wrote: (agentIds: string[]) => void): ScoresTx & DailyBatchTx {
+  return {
+    async insertScore(s) {
+      const { rows } = await q.query<{ id: number }>(
+        `INSERT INTO scores (${INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`,
+        insertParams(s),
+      );
+      await setLatestScores(q, [{ id: rows[0].id, score: s }]);
+      wrote([s.agentId]);
+      return rows[0].id;
+    },
+    latestScore: (agentId) =>
+      one(q, `SELECT ${SCORE_COLUMNS} FROM scores s WHERE s.agent_id = $1 ORDER BY s.at DESC, s.id DESC LIMIT 1`, [agentId], scoreFrom),
+    getScore: (id) => one(q, `SELECT ${SCORE_COLUMNS} FROM scores s WHERE s.id = $1`, [id], scoreFrom),
+    listDailyScores: (agentId, fromDay, toDay, page) =>
+      page === undefined
+        ? many(
+          q,
+          `SELECT ${SCORE_COLUMNS} FROM scores s WHERE s.agent_id = $1 AND s.trigger = 'daily' AND s.day >= $2 AND s.day <= $3 ORDER BY s.day`,
+          [agentId, fromDay, toDay],
+          scoreFrom,
+        )
+        : many(
+          q,
+          `SELECT ${SCORE_COLUMNS} FROM scores s WHERE s.agent_id = $1 AND s.trigger = 'daily' AND s.day >= $2 AND s.day <= $3 AND s.day > $4 ORDER BY s.day LIMIT $5`,
+          [agentId, fromDay, toDay, page.after ?? "", page.limit],
+          scoreFrom,
+        ),
+    // The daily recompute's bulk path (DailyBatchTx): the same rows, in the same order, as
+    // getAgent + hasDailyScore + listDays + countCheckinsAt + proofsForAgentAt + listPenalties per agent.
+    async dailyFactRows(agentIds: readonly string[], day: string, at: number): Promise<AgentFactRows[]> {
+      const ids = [...agentIds];
+      // Each agent found by primary key, with its claim's day aggregates up to `day` (DAYS_OF_AGENT). Whether it already has the day's score is left to the insert (ON CONFLICT on
+      // scores_daily_idx): a probe here was planned, with the scores table's statistics of an empty or
+      // new day, as a pass over the day's scores per agent, which the recompute is writing (quadratic:
+      // a million agents took a quarter of an hour). A rerun computes again and stores nothing.
+      // The four statements leave together (one round trip): the other three take every agent asked
+      // for, and what belongs to an agent not found (or claimed after `at`) is ignored below.
+      const [agentRows, midnight, proofs, penalties] = await Promise.all([
+        q.query<AgentRecord & { days: DayLine[] | null }>(
+          `SELECT ${AGENT_COLUMNS_OF_A}, ${DAYS_OF_AGENT} AS days
+           FROM unnest($1::text[]) AS i (id) JOIN agents a ON a.id = i.id
+           WHERE a.claimed_at <= $2`,
+          [ids, at, day],
+        ),
+        q.query<{ agent_id: string; claim_id: number; n: number }>(
+          `SELECT agent_id, claim_id, count(*)::int AS n FROM checkins WHERE agent_id = ANY($1::text[]) AND arrival = $2${atMidnight(at)} GROUP BY agent_id, claim_id`,
+          [ids, at],
+        ),
+        // Only what the facts take of a proof: its kind (V6), in the order of proofsForAgentAt.
+        q.query<{ for_agent: string; kind: ProofKind }>(
+          `SELECT for_agent, kind FROM (
+             SELECT p.agent_id AS for_agent, p.kind, p.verified_at, p.removed_at, p.id FROM proofs p WHERE p.agent_id = ANY($1::text[])
+             UNION ALL
+             SELECT a.id AS for_agent, p.kind, p.verified_at, p.removed_at, p.id FROM unnest($1::text[]) AS i (id)
+               JOIN agents a ON a.id = i.id JOIN proofs p ON p.agent_id IS NULL AND p.owner_id = a.owner_id
+           ) x
+           WHERE verified_at <= $2 AND (removed_at IS NULL OR removed_at > $2)
+           ORDER BY for_agent, verified_at, id`,
+          [ids, at],
+        ),
+        q.query<PenaltyRecord>("SELECT * FROM penalties WHERE agent_id = ANY($1::text[]) ORDER BY agent_id, added_at, id", [ids]),
+      ]);
+      if (agentRows.rows.length === 0) return [];
+      const byAgent = new Map<string, AgentFactRows>(
+        agentRows.rows.map((r) => [r.id, { agent: agentFrom(r), days: daysFrom(r.days), atMidnight: 0, proofs: [], penalties: [] }]),
+      );
+      for (const r of midnight.rows) {
+        const a = byAgent.get(r.agent_id);
+        if (a && a.agent.claimId === r.claim_id) a.atMidnight = r.n;
+      }
+      for (const r of proofs.rows) byAgent.get(r.for_agent)?.proofs.push({ kind: r.kind });
+      for (const r of penalties.rows) byAgent.get(r.agent_id)?.penalties.push(penaltyFrom(r));
+      return ids.flatMap((id) => byAgent.get(id) ?? []);
+    },
+    async insertScores(given) {
+      if (given.length === 0) return 0;
+      // One multi-row INSERT: rows get ids in the order given; a daily score of an agent and day that
+      // has one already is skipped by the unique index (RETURNING lists the inserted rows, in order).
+      const params: unknown[] = [];
+      const tuples = given.map((s) => {
+        const b = params.length;
+        params.push(...insertParams(s));
+        return `(${Array.from({ length: params.length - b }, (_, k) => `$${b + k + 1}`).join(", ")})`;
+      });
+      const { rows } = await q.query<{ id: number; agent_id: string; at: number; trigger: "daily" | "change" }>(
+        `INSERT INTO scores (${INSERT_COLUMNS}) VALUES ${tuples.join(", ")}
+         ON CONFLICT (agent_id, day) WHERE trigger = 'daily' DO NOTHING RETURNING id, agent_id, at, trigger`,
+        params,
+      );
+      const inserted: Array<{ id: number; score: NewScore }> = [];
+      for (let i = 0, r = 0; i < given.length && r < rows.length; i++) {
+        if (rows[r].agent_id === given[i].agentId && Number(rows[r].at) === given[i].at && rows[r].trigger === given[i].trigger) inserted.push({ id: rows[r++].id, score: given[i] });
+      }
+      if (inserted.length > 0) await setLatestScores(q, inserted);
+      wrote(inserted.map((w) => w.score.agentId));
+      return inserted.length;
+    },
+    hasDailyScore: async (agentId, day) =>
+      (await q.query("SELECT 1 FROM scores WHERE agent_id = $1 AND trigger = 'daily' AND day = $2", [agentId, day])).rows.length > 0,
+    scoresAfter: (afterId, limit) =>
+      // Not strict: a compact row whose facts changed is returned as rebuilt, for the verification to report.
+      many(q, `SELECT ${SCORE_COLUMNS} FROM scores s WHERE s.id > $1 ORDER BY s.id LIMIT $2`, [afterId, limit], scoreOf(false)),
+
+    async requestOwnerRecompute(ownerId, at) {
+      await q.query(
+        `INSERT INTO owner_recomputes (owner_id, requested_at, due_at) VALUES ($1, $2, $2)
+         ON CONFLICT (owner_id) DO UPDATE SET generation = nextval('owner_recompute_generations')`,
+        [ownerId, at],
+      );
+    },
+    // SKIP LOCKED: drains of several instances take different owners.
+    takeOwnerRecomputes: (now, leaseUntil, limit) =>
+      many(
+        q,
+        `UPDATE owner_recomputes SET due_at = $2 WHERE owner_id IN (
+           SELECT owner_id FROM owner_recomputes WHERE due_at <= $1 ORDER BY due_at, owner_id LIMIT $3 FOR UPDATE SKIP LOCKED
+         ) RETURNING owner_id, generation, attempts`,
+        [now, leaseUntil, limit],
+        (r: { owner_id: string; generation: number; attempts: number }): OwnerRecomputeJob => ({ ownerId: r.owner_id, generation: Number(r.generation), attempts: r.attempts }),
+      ),
+    async finishOwnerRecompute(job, now) {
+      const { rowCount } = await q.query("DELETE FROM owner_recomputes WHERE owner_id = $1 AND generation = $2", [job.ownerId, job.generation]);
+      if (rowCount === 0) await q.query("UPDATE owner_recomputes SET due_at = $2, attempts = 0, last_error = NULL WHERE owner_id = $1", [job.ownerId, now]);
+    },
+    async failOwnerRecompute(job, dueAt, error) {
+      await q.query("UPDATE owner_recomputes SET due_at = $2, attempts = attempts + 1, last_error = $3 WHERE owner_id = $1", [job.ownerId, dueAt, error]);
+    },
+  };
+}
