@@ -7,10 +7,8 @@
 import { defineConfig } from "tsup";
 
 const common = { outDir: "dist", platform: "node", target: "node20", tsconfig: "tsconfig.json", noExternal: ["js-sha3"] } as const;
-// The method engine loads `canonicalize` (ESM-only) with `require` (Node >= 20.19 `require(esm)`): ESM output gets one.
-const esmRequire = { js: 'import { createRequire as __createRequire } from "node:module";\nconst require = __createRequire(import.meta.url);' };
 
 export default defineConfig([
-  { ...common, entry: { index: "../../src/sdk/index.ts" }, format: ["esm", "cjs"], dts: true, clean: true, banner: ({ format }) => (format === "esm" ? esmRequire : {}) },
-  { ...common, entry: { heartbeat: "../../src/sdk/heartbeat-bin.ts" }, format: ["esm"], banner: esmRequire },
+  { ...common, entry: { index: "../../src/sdk/index.ts" }, format: ["esm", "cjs"], dts: true, clean: true },
+  { ...common, entry: { heartbeat: "../../src/sdk/heartbeat-bin.ts" }, format: ["esm"] },
 ]);
