@@ -42,7 +42,8 @@ function hasData(dataDir: string): boolean {
  */
 export const command: Command = {
   name: "dev",
-  summary: "dev             run everything locally: a chain on :8545 with the contracts, the service and the indexer on PGlite in ./data",
+  usage: "dev",
+  summary: "run everything locally: a chain on :8545 with the contracts, the service and the indexer on PGlite in ./data",
   async run(args, io) {
     if (args.length > 0) throw new InvalidInputError("usage", `dev takes no arguments, got ${args.join(" ")}`);
     const env = process.env;

@@ -11,7 +11,8 @@ import { createLogger, logFormat } from "../log-format";
  */
 export const command: Command = {
   name: "serve",
-  summary: "serve           run the Vrai service from environment variables (DATABASE_URL, PORT, OPERATOR_TOKEN, ...)",
+  usage: "serve",
+  summary: "run the Vrai service from environment variables (DATABASE_URL, PORT, OPERATOR_TOKEN, ...)",
   async run(args, io) {
     if (args.length > 0) throw new InvalidInputError("usage", `serve takes no arguments, got ${args.join(" ")}`);
     const config = parseServeConfig(process.env);

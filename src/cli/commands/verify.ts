@@ -37,7 +37,8 @@ function parseOptions(args: readonly string[]): VerifyScoreOptions {
  */
 export const command: Command = {
   name: "verify",
-  summary: `${USAGE}   check a daily score: inputs, recomputed result, digest, Merkle proof, on-chain anchor`,
+  usage: USAGE,
+  summary: "check a daily score: inputs, recomputed result, digest, Merkle proof, on-chain anchor",
   async run(args, io) {
     const result = await verifyScore(parseOptions(args));
     if (result.score) io.stdout(`verifying the daily Vrai score ${result.score.id} of agent ${result.score.agentId} on ${result.score.day} (${result.score.api})\n`);
