@@ -295,13 +295,14 @@ async function admit(route: Route, req: Request, limits: RateLimits, authenticat
 }
 
 /** The credentials the service hands out, told apart by their prefix (src/service/accounts.ts, operators.ts). */
-const CREDENTIALS = [
+const CREDENTIALS: ReadonlyArray<{ prefix: string; kind: CredentialKind; is: string }> = [
   { prefix: "vop_", kind: "operator", is: "an operator token (vop_…)" },
   { prefix: "vo_", kind: "owner", is: "an owner token (vo_…)" },
   { prefix: "va_", kind: "agent", is: "an agent key (va_…)" },
-] as const;
+];
+type CredentialKind = "owner" | "operator" | "agent";
 /** What each kind of route takes, and where it comes from. */
-const WANTED: Readonly<Record<"owner" | "operator" | "agent", string>> = {
+const WANTED: Readonly<Record<CredentialKind, string>> = {
   owner: "the owner token (vo_…) that POST /v1/owners returned",
   agent: "the agent's key (va_…) that POST /v1/agents returned with its agentId",
   operator: "an operator token (vop_…: OPERATOR_TOKEN, or vrai operator add; vrai dev keeps one in ./data/operator-token)",
@@ -312,7 +313,7 @@ const WANTED: Readonly<Record<"owner" | "operator" | "agent", string>> = {
  * one the route takes (issue #31): an agent key sent to an owner route, an owner token to a check-in, an agent's
  * key to another agent's route. Only the prefix and the agent id it starts with are read, never the secret.
  */
-function withCredentialHint(error: UnauthorizedError, wanted: "owner" | "operator" | "agent", credential: string, agentId: string | undefined): UnauthorizedError {
+function withCredentialHint(error: UnauthorizedError, wanted: CredentialKind, credential: string, agentId: string | undefined): UnauthorizedError {
   const sent = CREDENTIALS.find((c) => credential.startsWith(c.prefix));
   if (sent === undefined) return error;
   if (sent.kind !== wanted) return new UnauthorizedError(error.code, `${error.message}: this is ${sent.is}; this route takes ${WANTED[wanted]}`);

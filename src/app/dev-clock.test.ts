@@ -64,6 +64,7 @@ describe("the development clock of vrai dev (issue #31)", () => {
     const clock = createOffsetClock(base);
     const persisted: number[] = [];
     const chainMoves: number[] = [];
+    let firstAgent = "";
     const { call, ownerWithAgent } = apiClient(() => server.url);
 
     before(async () => {
@@ -83,7 +84,14 @@ describe("the development clock of vrai dev (issue #31)", () => {
     it("says where it stands; an agent claimed today has no daily score until its clock passes the next 00:00 UTC", async () => {
       expect((await call("GET", "/v1/dev/clock")).json).to.deep.equal({ now: "2026-11-02T10:00:00Z", offsetDays: 0, nextDailyAt: "2026-11-03T00:00:00Z" });
       const { agent } = await ownerWithAgent();
-      expect((await call("GET", `/v1/agents/${agent.agentId}/scores`)).json.scores).to.deep.equal([]);
+      const history = (await call("GET", `/v1/agents/${agent.agentId}/scores`)).json;
+      expect(history.scores).to.deep.equal([]);
+      // Where no daily score exists yet, the answer says when the first comes.
+      expect(history).to.include({
+        firstDailyAt: "2026-11-03T00:00:00Z",
+        message: `agent ${agent.agentId} has no daily score yet: the first is computed at 2026-11-03T00:00:00Z (the first 00:00 UTC after its claim, V9) and anchored on chain after it`,
+      });
+      firstAgent = agent.agentId;
     });
 
     it("refuses a move without an operator token (401) or of days outside 1-60 (400), and moves nothing", async () => {
@@ -112,6 +120,9 @@ describe("the development clock of vrai dev (issue #31)", () => {
       expect(persisted).to.deep.equal([86_400, 172_800]);
       expect(chainMoves).to.deep.equal([T0 + 86_400, T0 + 172_800]);
       const daily = (await call("GET", `/v1/agents/${agent.agentId}/scores`)).json.scores as Array<{ id: number; day: string; trigger: string }>;
+      const firstHistory = (await call("GET", `/v1/agents/${firstAgent}/scores`)).json;
+      expect(firstHistory.firstDailyAt).to.equal("2026-11-03T00:00:00Z");
+      expect(firstHistory).to.not.have.property("message");
       expect(daily.map((s) => [s.day, s.trigger])).to.deep.equal([["2026-11-03", "daily"], ["2026-11-04", "daily"]]);
       expect((await call("GET", `/v1/scores/${daily[1].id}/proof`)).status).to.equal(200);
       // What the service does from now on happens at its clock's time.

@@ -147,9 +147,9 @@ function gaveUp(error: unknown, attempts: number): unknown {
  * const first = await agent.checkIn(); // { result: "counted", next_heartbeat_s: 3600, ... }
  * console.log(`counted at ${first.arrival}, next in ${first.next_heartbeat_s} s`);
  * // A second one at once is too soon (V3.2): it throws at once, saying how long to wait, rather than sleeping.
- * const tooSoon = await agent.checkIn().catch((error: unknown) => error);
+ * const tooSoon = await agent.checkIn().catch((error) => error);
  * if (!(tooSoon instanceof VraiAgentError) || tooSoon.code !== "checkin_too_soon") throw new Error("expected checkin_too_soon");
- * console.log(`next check-in allowed in ${Math.ceil(tooSoon.retryAfterMs! / 1000)} s`);
+ * console.log(`next check-in allowed in ${Math.ceil(tooSoon.retryAfterMs / 1000)} s`);
  * const heartbeat = agent.startHeartbeat({ onError: (e) => console.error(e.message) });
  * process.once("SIGTERM", () => void heartbeat.stop());
  */
