@@ -39,6 +39,13 @@ export const command: Command = {
   name: "dev",
   usage: "dev",
   summary: "run everything locally: a chain on :8545 with the contracts, the service and the indexer on PGlite in ./data",
+  help: [
+    "Variables: PORT (8080), CHAIN_PORT (8545), DATA_DIR (./data: the store, the operator token, the chain's journal and the",
+    "development clock), DEPLOYMENTS_DIR (./deployments), and any of vrai serve's (.env.example).",
+    "While it runs: vrai dev-clock advance --days N moves its clock and its chain's time whole days forward, each day's daily",
+    "recompute and anchoring run; vrai dev-identity <address> mints an ERC-8004 identity for a wallet on its chain.",
+    "Ctrl-C (SIGINT) or SIGTERM stops it cleanly; started again it keeps its data, its chain and its clock.",
+  ].join("\n"),
   async run(args, io) {
     if (args.length > 0) throw new InvalidInputError("usage", `dev takes no arguments, got ${args.join(" ")}`);
     // From the first moment: a Ctrl-C while the chain starts still ends through the stop (issue #31).

@@ -14,6 +14,7 @@ export const command: Command = {
   name: "serve",
   usage: "serve",
   summary: "run the Vrai service from environment variables (DATABASE_URL, PORT, OPERATOR_TOKEN, ...)",
+  help: ".env.example lists every variable with its default; a missing or invalid one stops it with a message naming it (exit 2).\nSIGINT or SIGTERM stops it cleanly. It logs JSON lines.",
   async run(args, io) {
     if (args.length > 0) throw new InvalidInputError("usage", `serve takes no arguments, got ${args.join(" ")}`);
     const stop = stopOnSignals();
