@@ -53,7 +53,7 @@ describe("owners racing to prove the same wallet on postgresql (V6: a wallet bin
       expect(answers.filter((a) => a.status === 201), `trial ${trial}`).to.have.length(1);
       for (const lost of answers.filter((a) => a.status !== 201)) {
         expect(lost.status, `trial ${trial}: ${JSON.stringify(lost.json)}`).to.equal(409);
-        expect(lost.json.error?.code).to.equal("proof_bound_to_another_agent");
+        expect(lost.json.error?.code).to.equal("proof_bound_to_another_owner");
         expect(lost.json.error?.message).to.be.a("string");
       }
       const active = await testDb.db.query<{ n: number }>("SELECT count(*)::int AS n FROM proofs WHERE binding = $1 AND removed_at IS NULL", [`wallet:${wallet.address.toLowerCase()}`]);

@@ -137,7 +137,10 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
         send(res, route, reply, checked);
       } catch (error) {
         // An agent's key that did not hold is a failed authentication of the address, never a charge of the agent.
-        if (route.auth === "agent" && !caller.isKeyVerified() && error instanceof UnauthorizedError) charge(await limits.authFailures.take(addressOf(req)));
+        if (route.auth === "agent" && !caller.isKeyVerified() && error instanceof UnauthorizedError) {
+          charge(await limits.authFailures.take(addressOf(req)));
+          throw withCredentialHint(error, "agent", caller.credential, String(req.params.id));
+        }
         throw error;
       }
     }, ...errorCheck(route));
@@ -158,9 +161,34 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
     app.options(path, limitAddress, (_req, res) => void res.status(204).set(headers).end());
   }
 
-  app.use(limitAddress, (_req, res) => sendError(res, 404, "not_found", "no such route"));
+  // A known path asked with another method: 405 with what it allows (issue #31).
+  for (const [path, methods] of allowed) {
+    const allow = [...methods, "OPTIONS"].join(", ");
+    const hint = path.startsWith("/v1/") ? "" : v1Hint(path, options.routes);
+    app.all(path, limitAddress, (req, res) => {
+      res.set("Allow", allow);
+      sendError(res, 405, "method_not_allowed", `${req.method} ${req.path} is not allowed: this path answers ${allow}${hint}`);
+    });
+  }
+  // An API path asked without its /v1 (issue #31): 404 naming the path meant.
+  for (const route of options.routes) {
+    const bare = route.path.slice("/v1".length);
+    if (!route.path.startsWith("/v1/") || allowed.has(bare)) continue;
+    app.all(bare, limitAddress, (req, res) => sendError(res, 404, "not_found", `no such route: the API is under /v1, did you mean /v1${req.path} (${methodsOf(allowed, route.path)})?`));
+  }
+  app.use(limitAddress, (_req, res) => sendError(res, 404, "not_found", "no such route (the API is under /v1; /v1/openapi.json lists every route)"));
   app.use(errorHandler(log));
   return app;
+}
+
+/** `GET, POST`: the methods of a declared path, HEAD and OPTIONS aside. */
+const methodsOf = (allowed: ReadonlyMap<string, ReadonlySet<string>>, path: string): string =>
+  [...(allowed.get(path) ?? [])].filter((m) => m !== "HEAD" && m !== "OPTIONS").join(", ");
+
+/** Of a page's path that is also an API path after /v1 (`/agents/:id`): where the API answers it, for a 405 on the page. */
+function v1Hint(path: string, routes: readonly Route[]): string {
+  const api = routes.filter((route) => route.path === `/v1${path}`).map((route) => route.method.toUpperCase());
+  return api.length === 0 ? "" : `; the API is under /v1: ${api.join(", ")} /v1${path.replace(/:(\w+)/g, "{$1}")}`;
 }
 
 /**
@@ -244,8 +272,9 @@ async function admit(route: Route, req: Request, limits: RateLimits, authenticat
     return NOBODY;
   }
   charge(await limits.authFailures.peek(address));
+  let credential = "";
   try {
-    const credential = bearer(req);
+    credential = bearer(req);
     if (route.auth === "owner") {
       const ownerId = await authenticate.owner(credential);
       charge(await limits.account.take(`o:${ownerId}`));
@@ -259,9 +288,40 @@ async function admit(route: Route, req: Request, limits: RateLimits, authenticat
     charge(await limits.address.take(address));
     return agentCaller(credential, `a:${req.params.id}`, address, limits);
   } catch (error) {
-    if (error instanceof UnauthorizedError) charge(await limits.authFailures.take(address));
-    throw error;
+    if (!(error instanceof UnauthorizedError)) throw error;
+    charge(await limits.authFailures.take(address));
+    throw withCredentialHint(error, route.auth, credential, undefined);
   }
+}
+
+/** The credentials the service hands out, told apart by their prefix (src/service/accounts.ts, operators.ts). */
+const CREDENTIALS: ReadonlyArray<{ prefix: string; kind: CredentialKind; is: string }> = [
+  { prefix: "vop_", kind: "operator", is: "an operator token (vop_…)" },
+  { prefix: "vo_", kind: "owner", is: "an owner token (vo_…)" },
+  { prefix: "va_", kind: "agent", is: "an agent key (va_…)" },
+];
+type CredentialKind = "owner" | "operator" | "agent";
+/** What each kind of route takes, and where it comes from. */
+const WANTED: Readonly<Record<CredentialKind, string>> = {
+  owner: "the owner token (vo_…) that POST /v1/owners returned",
+  agent: "the agent's key (va_…) that POST /v1/agents returned with its agentId",
+  operator: "an operator token (vop_…: OPERATOR_TOKEN, or vrai operator add; vrai dev keeps one in ./data/operator-token)",
+};
+
+/**
+ * A failed authentication whose credential is plainly of another kind gets a hint naming the kind it is and the
+ * one the route takes (issue #31): an agent key sent to an owner route, an owner token to a check-in, an agent's
+ * key to another agent's route. Only the prefix and the agent id it starts with are read, never the secret.
+ */
+function withCredentialHint(error: UnauthorizedError, wanted: CredentialKind, credential: string, agentId: string | undefined): UnauthorizedError {
+  const sent = CREDENTIALS.find((c) => credential.startsWith(c.prefix));
+  if (sent === undefined) return error;
+  if (sent.kind !== wanted) return new UnauthorizedError(error.code, `${error.message}: this is ${sent.is}; this route takes ${WANTED[wanted]}`);
+  const keyOf = /^va_([A-Za-z0-9_-]{1,64})\./.exec(credential)?.[1];
+  if (wanted === "agent" && keyOf !== undefined && agentId !== undefined && keyOf !== agentId) {
+    return new UnauthorizedError(error.code, `${error.message}: this is the key of agent ${keyOf}, not of agent ${agentId}`);
+  }
+  return error;
 }
 
 /** An agent route's caller: charged to `address` until `keyVerified`, then to the agent's `account` instead. */

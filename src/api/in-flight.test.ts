@@ -32,7 +32,7 @@ describe("a check-in whose Idempotency-Key is still in flight", () => {
     const reads = createReads({ store, latestScores: { latestScoreSummary: async () => ({ agentExists: false, score: null }) }, clock: service.clock });
     const app = createHttpApp({
       // The memory store keeps no pages of declared windows: this test declares none and reads none.
-      routes: serviceRoutes({ ...service, reads, site: createSiteReads({ site: { listOutagesPage: async () => [], listDailyTotals: async () => [] }, clock: service.clock }), checkinResults: metrics.checkinResults }), authenticateOwner: service.accounts.authenticateOwner,
+      routes: serviceRoutes({ ...service, reads, site: createSiteReads({ site: { listOutagesPage: async () => [], listDailyTotals: async () => [], dayOfClaim: async () => null, hasDailyScoreFrom: async () => false }, clock: service.clock }), checkinResults: metrics.checkinResults }), authenticateOwner: service.accounts.authenticateOwner,
       authenticateOperator: async () => {
         throw new UnauthorizedError("invalid_operator_token", "no operator in this test");
       },

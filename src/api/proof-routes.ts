@@ -104,7 +104,10 @@ export function proofRoutes(deps: { proofs: ProofChecks; identity: Identity; rea
       responses: {
         201: { description: "verified and recorded", schema: proofResponse }, 400: e("invalid evidence"),
         403: e("the challenge's agent now belongs to another owner"), 404: e("no such challenge"),
-        409: e("challenge already used, or the domain / ERC-8004 identity is held by another agent"), 422: e("the evidence does not prove the subject, or its source is not at a public address (proof_forbidden_address: nothing was connected to)"),
+        409: e(
+          "proof_challenge_used: the challenge was already used; proof_already_proven: this agent (or owner) holds the subject already; " +
+            `proof_bound_to_another_agent (${kindsBelongingTo("agent")}) or proof_bound_to_another_owner (${kindsBelongingTo("owner")}): another one holds it (V6)`,
+        ), 422: e("the evidence does not prove the subject, or its source is not at a public address (proof_forbidden_address: nothing was connected to)"),
         503: e("the proof's source could not be reached, or not within the submission's time (PROOF_SUBMISSION_TIMEOUT_MS)"),
       },
     }).handle(async ({ ownerId, body }) => ({ status: 201, body: proofJson(await proofs.submitProof(ownerId, body.challengeId, body.evidence)) })),

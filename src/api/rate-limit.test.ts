@@ -94,7 +94,7 @@ describe("rate limits", () => {
       const reads = createReads({ store, latestScores: { latestScoreSummary: async () => ({ agentExists: false, score: null }) }, clock: service.clock });
       const lookups = { owner: 0 };
       const app = createHttpApp({
-        routes: serviceRoutes({ ...service, reads, site: createSiteReads({ site: { listOutagesPage: async () => [], listDailyTotals: async () => [] }, clock: service.clock }), checkinResults: metrics.checkinResults }),
+        routes: serviceRoutes({ ...service, reads, site: createSiteReads({ site: { listOutagesPage: async () => [], listDailyTotals: async () => [], dayOfClaim: async () => null, hasDailyScoreFrom: async () => false }, clock: service.clock }), checkinResults: metrics.checkinResults }),
         authenticateOwner: (token) => {
           lookups.owner++;
           return service.accounts.authenticateOwner(token);

@@ -226,13 +226,21 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       responses: {
         200: {
           description: "ok",
-          schema: z.object({ agentId: z.string(), scoreType: z.literal("vrai"), from: z.string(), to: z.string(), scores: z.array(scoreResponse), nextCursor: nextCursorSchema }),
+          schema: z.object({
+            agentId: z.string(), scoreType: z.literal("vrai"), from: z.string(), to: z.string(), scores: z.array(scoreResponse), nextCursor: nextCursorSchema,
+            firstDailyAt: z.string().describe("when the first daily score of the agent's latest claim is computed (V9: the first 00:00 UTC at or after the claim), anchored on chain after it"),
+            message: z.string().optional().describe("while that first daily score is still to come: when it comes"),
+          }),
         },
         400: e("a parameter is not valid, or a cursor no page gave"), 404: e("no such agent"),
       },
     }).handle(async ({ params, query }) => {
-      const { from, to, items, nextCursor } = await reads.dailyScores(params.id, query);
-      return { status: 200, body: { agentId: params.id, scoreType: "vrai", from, to, scores: items.map(scoreJson), nextCursor } };
+      const { from, to, items, nextCursor, firstDailyAt, firstDailyToCome } = await reads.dailyScores(params.id, query);
+      const first = toRfc3339(firstDailyAt);
+      const message = firstDailyToCome
+        ? `agent ${params.id} has no daily score yet: the first is computed at ${first} (the first 00:00 UTC after its claim, V9) and anchored on chain after it`
+        : undefined;
+      return { status: 200, body: { agentId: params.id, scoreType: "vrai", from, to, scores: items.map(scoreJson), nextCursor, firstDailyAt: first, ...(message === undefined ? {} : { message }) } };
     }),
     defineRoute({
       method: "get", path: "/v1/scores/:id", operationId: "getScore", tag: "scores", auth: "none",

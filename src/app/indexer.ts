@@ -14,7 +14,7 @@ import { acquireIndexerLock, type HeldLock } from "../indexer/lock";
 import { createChainRpc } from "../indexer/rpc";
 import { realSleep } from "../retry";
 import { createVraiService } from "../service";
-import { systemClock } from "../service/clock";
+import { systemClock, type Clock } from "../service/clock";
 import { createDerivedScores } from "../service/derived-scores";
 import { createNetworkScores } from "../service/network-scores";
 import { createProofChecks, type ProofChecks } from "../service/proof-checks";
@@ -52,6 +52,8 @@ export type IndexerOptions = {
    * primary), stand by for the lock again instead of stopping: `vrai serve`, where nothing would restart it.
    */
   rejoin?: boolean;
+  /** The clock of its checkpoints and scores (default: the machine's; `vrai dev`'s development clock). */
+  clock?: Clock;
 };
 
 /** How long an instance that lost the lock, or the database, waits before it stands by again. */
@@ -69,7 +71,7 @@ export async function startIndexerAlongside(options: IndexerOptions): Promise<In
   const store = createChainStore(options.db);
   const controller = new AbortController();
   const indexer = createIndexer({
-    store, derivedScores: createDerivedScores({ store }), networkScores: createNetworkScores(), rpc, deployment, confirmations: options.confirmations, clock: systemClock, logger,
+    store, derivedScores: createDerivedScores({ store }), networkScores: createNetworkScores(), rpc, deployment, confirmations: options.confirmations, clock: options.clock ?? systemClock, logger,
     pollIntervalMs: options.pollIntervalMs ?? 1000,
     ...(options.maxRange === undefined ? {} : { range: { initial: Math.min(1_000, options.maxRange), max: options.maxRange } }),
     onIdentityTransfer: (id, registry, agentId) => options.proofs.recheckErc8004(id, registry, agentId),

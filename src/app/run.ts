@@ -11,7 +11,7 @@ import { openDb } from "../store/db";
 import type { ServeConfig } from "./config";
 import { startIndexerAlongside, type IndexerAlongside } from "./indexer";
 import { ListenError } from "./listener";
-import { startApiServer, type ApiServer } from "./server";
+import { startApiServer, type ApiServer, type DevClockOptions } from "./server";
 
 /** A running service. */
 export type RunningService = {
@@ -52,9 +52,10 @@ export function startupError(error: unknown): unknown {
  * Starts the service of `config`: the store (PostgreSQL at DATABASE_URL, or PGlite in DATA_DIR), the
  * API on HOST:PORT with its schedulers and anchoring, and, with RPC_URL and DEPLOYMENT, the chain
  * indexer beside it on the same store. `logger` replaces the JSON logger at LOG_LEVEL (`vrai dev` at a terminal);
- * `holder` names the process in a PGlite data directory's lock (what another process that finds it held is told).
+ * `holder` names the process in a PGlite data directory's lock (what another process that finds it held is told);
+ * `devClock` is `vrai dev`'s development clock, which the service and its indexer then run on.
  */
-export async function startService(config: ServeConfig, options: { logger?: Logger; holder?: string } = {}): Promise<RunningService> {
+export async function startService(config: ServeConfig, options: { logger?: Logger; holder?: string; devClock?: DevClockOptions } = {}): Promise<RunningService> {
   const logger = options.logger ?? pino({ level: config.LOG_LEVEL });
   let publicClient: PublicClient | undefined;
   let chainId: number | undefined;
@@ -91,6 +92,7 @@ export async function startService(config: ServeConfig, options: { logger?: Logg
     schedule: { intervalMs: config.SCHEDULE_INTERVAL_MS },
     checkinRetention: { days: config.CHECKIN_RETENTION_DAYS, archiveDir: config.CHECKIN_ARCHIVE_DIR },
     anchorWriter,
+    devClock: options.devClock,
   }).catch(async (error: unknown) => {
     await db.close();
     throw startupError(error);
@@ -100,7 +102,7 @@ export async function startService(config: ServeConfig, options: { logger?: Logg
     if (config.RPC_URL && config.DEPLOYMENT) {
       indexer = await startIndexerAlongside({
         db, logger, proofs: server.proofs, databaseUrl: config.DATABASE_URL, rpcUrl: config.RPC_URL, deploymentFile: config.DEPLOYMENT,
-        confirmations: config.CONFIRMATIONS, pollIntervalMs: config.POLL_INTERVAL_MS, maxRange: config.INDEXER_MAX_RANGE, rejoin: true,
+        confirmations: config.CONFIRMATIONS, pollIntervalMs: config.POLL_INTERVAL_MS, maxRange: config.INDEXER_MAX_RANGE, rejoin: true, clock: options.devClock?.clock,
       });
     }
   } catch (error) {

@@ -7,6 +7,7 @@ import Redis from "ioredis";
 import pino, { type Logger } from "pino";
 import { anchorRoutes } from "../api/anchor-routes";
 import { createHttpApp, createMetricsApp } from "../api/express";
+import { devRoutes } from "../api/dev-routes";
 import { directoryRoutes } from "../api/directory-routes";
 import { createApiMetrics } from "../api/metrics";
 import { directoryPageRoutes, pageRoutes } from "../api/page-routes";
@@ -17,7 +18,8 @@ import { serviceRoutes } from "../api/service-routes";
 import type { AnchorWriter } from "../chain/anchor-writer";
 import { createVraiService, type VraiService } from "../service";
 import { createAnchoring, type Anchoring } from "../service/anchoring";
-import { systemClock, type Clock } from "../service/clock";
+import { systemClock, type Clock, type OffsetClock } from "../service/clock";
+import { createDevClock, type DevClock } from "../service/dev-clock";
 import { createDirectory } from "../service/directory";
 import type { OwnerLimits } from "../service/limits";
 import { createLoadMonitor } from "../service/load";
@@ -59,6 +61,8 @@ export type ApiServer = {
   scheduler: Scheduler;
   anchoring: Anchoring;
   scoreCache: ServerScoreCache | undefined;
+  /** The development clock, when `devClock` was given (`vrai dev`). */
+  devClock: DevClock | undefined;
   /** Stops taking connections, lets in-flight requests finish, then stops background work (the db is the caller's). */
   close(): Promise<void>;
 };
@@ -110,7 +114,16 @@ export type ApiServerOptions = {
   ownerRecomputeWorker?: boolean;
   /** Check every answer against its route's declaration (src/api/reply-check.ts); default: VRAI_CHECK_REPLIES=1, which the test suite sets. */
   checkReplies?: boolean;
+  /**
+   * `vrai dev`'s development clock (issue #31): the service runs on `clock` (then `clock` above is not used), and
+   * `POST /v1/dev/clock/advance` moves it, with the chain's time (`moveChainTo`), running each day's schedule.
+   * Absent (`vrai serve`), the dev routes do not exist.
+   */
+  devClock?: DevClockOptions;
 };
+
+/** What the development clock is made of (src/service/dev-clock.ts). */
+export type DevClockOptions = { clock: OffsetClock; persist(offsetS: number): void; moveChainTo?(t: number): Promise<void> };
 
 /** MAX_OPEN_CHALLENGES_PER_OWNER and MAX_AGENTS_PER_OWNER when not configured. */
 export const DEFAULT_OWNER_LIMITS: OwnerLimits = { openChallenges: 20, agents: 1000 };
@@ -122,7 +135,7 @@ const BUSY_SWITCH_REFRESH_MS = 2000;
 /** Migrates the store, builds the system on it and serves the HTTP API and the pages. */
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
   const logger = options.logger ?? pino({ level: "info" });
-  const clock = options.clock ?? systemClock;
+  const clock = options.devClock?.clock ?? options.clock ?? systemClock;
   await migrate(options.db);
   const scoreCache = options.scoreCacheBytes === 0 ? undefined : createSyncedScoreCache(options.db, options.scoreCacheBytes ?? DEFAULT_SCORE_CACHE_BYTES, logger);
   const store = createSqlStore(options.db, { onScoresCommitted: scoreCache?.committed });
@@ -143,7 +156,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const proofs = createProofChecks({
     store, clock, identity: service.identity, logger, limits: ownerLimits, verifier: createProofVerifier({ ...options.proofSources, now: () => clock.now() }),
   });
-  const anchoring = createAnchoring({ anchors: createAnchorRepository(options.db), clock, logger, writer: options.anchorWriter });
+  const anchors = createAnchorRepository(options.db);
+  const anchoring = createAnchoring({ anchors, clock, logger, writer: options.anchorWriter });
   const retention = options.checkinRetention ?? { days: DEFAULT_CHECKIN_RETENTION_DAYS };
   const checkinRetention = createCheckinRetention({
     partitions: createCheckinPartitions(options.db), clock, logger, retentionDays: retention.days,
@@ -151,6 +165,10 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   });
   const scheduler = createScheduler({
     store, clock, scoring: service.scoring, proofs, ownerRecomputes: service.ownerRecomputes, checkinRetention, logger, afterDaily: anchoring.afterDaily,
+  });
+
+  const devClock = options.devClock && createDevClock({
+    ...options.devClock, scheduler, dayAnchor: (day) => anchors.getDay(day), anchoring: options.anchorWriter !== undefined, logger,
   });
 
   const chain = options.indexerApi === false ? undefined : chainScoreParts({ db: options.db, accounts: service.accounts, agents: store.read, clock });
@@ -162,6 +180,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     ...anchorRoutes(anchoring),
     ...directoryRoutes(directory),
     ...(chain?.routes ?? []),
+    ...(devClock ? devRoutes(devClock) : []),
   ];
   const shared = options.rateLimit?.redis;
   const redis = shared ? { client: await connectRedis(shared.url, logger), keyPrefix: shared.keyPrefix } : undefined;
@@ -219,7 +238,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   }
 
   return {
-    url, metricsUrl: metricsListener?.url, service, operators, reads, proofs, scheduler, anchoring, scoreCache: scoreCache?.server,
+    url, metricsUrl: metricsListener?.url, service, operators, reads, proofs, scheduler, anchoring, scoreCache: scoreCache?.server, devClock,
     async close() {
       clearInterval(busyTimer);
       await scheduler.stop();

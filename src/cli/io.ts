@@ -15,8 +15,12 @@ export type CliIo = {
 /** A subcommand of `vrai`: returns its exit code, throws InvalidInputError for bad input (exit 2). */
 export type Command = {
   name: string;
-  /** One line for `vrai help`. */
+  /** How it is called, after `vrai ` (`verify <agent> [--day YYYY-MM-DD] ...`). */
+  usage: string;
+  /** What it does, one line for `vrai help` and `vrai <command> --help`. */
   summary: string;
+  /** More for `vrai <command> --help`: its options, the variables it reads, what it prints. */
+  help?: string;
   run(args: readonly string[], io: CliIo): Promise<number>;
 };
 

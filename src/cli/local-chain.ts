@@ -14,6 +14,12 @@ import { PROJECT_ROOT } from "../project-root";
 
 // Hardhat's config, `contracts/` and `artifacts/` are resolved from PROJECT_ROOT whatever the working directory.
 
+/**
+ * Private key of the first account of Hardhat's default mnemonic ("test test ... junk"), public knowledge and
+ * funded only on local chains: the local deployment gives it every role, the anchorer role included.
+ */
+export const LOCAL_DEPLOYER_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+
 /** JSON-RPC methods of the Hardhat network that change the chain or what the next block will be. */
 const MUTATING_METHODS = new Set([
   "eth_sendTransaction", "eth_sendRawTransaction", "evm_mine", "hardhat_mine", "evm_increaseTime", "evm_setNextBlockTimestamp",
@@ -28,7 +34,16 @@ export type ChainStart =
   | { type: "restored"; calls: number; blocks: number }
   | { type: "redeployed"; reason: string };
 
-export type LocalChain = { url: string; chainId: number; deploymentFile: string; journalFile: string; start: ChainStart; close(): Promise<void> };
+export type LocalChain = {
+  url: string; chainId: number; deploymentFile: string; journalFile: string; start: ChainStart;
+  /**
+   * Moves the chain's time to `t` (whole Unix seconds) when it is behind: a block is mined at `t`, and later blocks
+   * go on from it. Through the journal (`evm_setNextBlockTimestamp`, then `evm_mine` with its block's time), so a
+   * restart replays to the same blocks.
+   */
+  moveTimeTo(t: number): Promise<void>;
+  close(): Promise<void>;
+};
 
 type RpcArgs = { method: string; params?: unknown[] };
 type Provider = {
@@ -125,10 +140,12 @@ function journaled(provider: Provider, file: string): Provider {
 /**
  * Starts the local chain on `hostname:port`: compiles the contracts (offline solc, hardhat.config.ts), then
  * either restores the chain from `journalFile` (when it and the deployment file exist) or starts an empty one
- * and deploys the contracts, writing `<deploymentsDir>/localhost.json`.
+ * and deploys the contracts, writing `<deploymentsDir>/localhost.json`. A restored chain's time goes on from `now()`
+ * (Unix seconds; default the machine's clock, `vrai dev`'s development clock).
  * @example const chain = await startLocalChain({ hostname: "127.0.0.1", port: 8545, deploymentsDir: "deployments", journalFile: "data/chain.jsonl" });
  */
-export async function startLocalChain(options: { hostname: string; port: number; deploymentsDir: string; journalFile: string }): Promise<LocalChain> {
+export async function startLocalChain(options: { hostname: string; port: number; deploymentsDir: string; journalFile: string; now?: () => number }): Promise<LocalChain> {
+  const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   const url = `http://${options.hostname}:${options.port}`;
   // Hardhat reads these once, when it is first loaded: its config from the repository, and the `localhost`
   // network (hardhat.config.ts: RPC_URL) pointing at the server started below, which the deployment talks to.
@@ -160,7 +177,7 @@ export async function startLocalChain(options: { hostname: string; port: number;
       await replay(provider, journal.entries);
       const last = await blockAt(provider, "latest");
       // Chain time continues from now, not from the last replayed block's time.
-      await provider.request({ method: "evm_setNextBlockTimestamp", params: [Math.max(Math.floor(Date.now() / 1000), last.timestamp + 1)] });
+      await provider.request({ method: "evm_setNextBlockTimestamp", params: [Math.max(now(), last.timestamp + 1)] });
       start = { type: "restored", calls: journal.entries.length, blocks: last.number };
     }
   } catch (error) {
@@ -170,13 +187,19 @@ export async function startLocalChain(options: { hostname: string; port: number;
     start = { type: "redeployed", reason: `${(error as Error).message}; journal kept in ${kept}` };
   }
   if (provider === undefined) {
-    const genesis = new Date().toISOString();
+    const genesis = new Date(now() * 1000).toISOString();
     provider = await createChain(genesis);
     fs.mkdirSync(path.dirname(options.journalFile), { recursive: true });
     fs.writeFileSync(options.journalFile, `${JSON.stringify({ genesis } satisfies JournalHeader)}\n`, { mode: 0o600 });
   }
 
-  const server = (await hre.run(TASK_NODE_CREATE_SERVER, { hostname: options.hostname, port: options.port, provider: journaled(provider, options.journalFile) })) as JsonRpcServer;
+  const chain = journaled(provider, options.journalFile);
+  const server = (await hre.run(TASK_NODE_CREATE_SERVER, { hostname: options.hostname, port: options.port, provider: chain })) as JsonRpcServer;
+  const moveTimeTo = async (t: number) => {
+    if (t <= (await blockAt(chain, "latest")).timestamp) return;
+    await chain.request({ method: "evm_setNextBlockTimestamp", params: [t] });
+    await chain.request({ method: "evm_mine", params: [] });
+  };
   try {
     await server.listen();
   } catch (error) {
@@ -188,10 +211,10 @@ export async function startLocalChain(options: { hostname: string; port: number;
       // The time realignment above takes effect with the next block: mine it now, through the journal.
       await hre.network.provider.request({ method: "evm_mine", params: [] });
       const chainId = Number(await hre.network.provider.request({ method: "eth_chainId" }));
-      return { url, chainId, deploymentFile, journalFile: options.journalFile, start, close: () => server.close() };
+      return { url, chainId, deploymentFile, journalFile: options.journalFile, start, moveTimeTo, close: () => server.close() };
     }
     const { deployment, file } = await deployVrai(hre, { overwrite: true, outDir: options.deploymentsDir });
-    return { url, chainId: deployment.chainId, deploymentFile: file, journalFile: options.journalFile, start, close: () => server.close() };
+    return { url, chainId: deployment.chainId, deploymentFile: file, journalFile: options.journalFile, start, moveTimeTo, close: () => server.close() };
   } catch (error) {
     await server.close();
     throw error;

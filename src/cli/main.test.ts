@@ -3,6 +3,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, mkdtempSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
+import { COMMANDS } from "./commands";
 import { runCli } from "./main";
 import { memoryIo } from "./io";
 import { buildScoreInputs, canonicalJson, parseRfc3339, playCheckins } from "../method";
@@ -62,6 +63,24 @@ describe("vrai command line (part F)", () => {
       expect(err.trimEnd().split("\n")).to.have.length(1);
     });
   }
+
+  it("answers --help, -h and `vrai help <command>` for every subcommand with its usage, exit 0, running nothing (issue #31)", async () => {
+    for (const name of Object.keys(COMMANDS)) {
+      const usage = `usage: vrai ${COMMANDS[name]().usage}\n`;
+      for (const argv of [[name, "--help"], [name, "-h"], ["help", name], [name, "extra", "--help"]]) {
+        // `dev --help` or `serve --help` would start a service and never return if they ran.
+        const { code, out, err } = await run(argv);
+        expect([code, err], argv.join(" ")).to.deep.equal([0, ""]);
+        expect(out.startsWith(usage), `${argv.join(" ")}: ${out}`).to.equal(true);
+        expect(out).to.contain(COMMANDS[name]().summary);
+      }
+    }
+    const listing = await run(["help"]);
+    for (const name of Object.keys(COMMANDS)) expect(listing.out).to.contain(`  vrai ${COMMANDS[name]().usage}\n`);
+    expect((await run(["help", "frobnicate"])).code).to.equal(2);
+    // After `--`, `--help` belongs to what follows it.
+    expect((await run(["derive", "--", "--help"])).err).to.match(/^vrai derive: /);
+  });
 
   describe("as an installed command (node bin/vrai.js)", function () {
     this.timeout(20_000);

@@ -1,6 +1,6 @@
 import { BaseError, InvalidInputError } from "../errors";
 import { COMMANDS } from "./commands";
-import { processIo, type CliIo } from "./io";
+import { processIo, type CliIo, type Command } from "./io";
 
 /** Exit codes of `vrai` (part F): 0 done, 1 unexpected internal error, 2 bad input. */
 export const EXIT = { ok: 0, internal: 1, badInput: 2 } as const;
@@ -10,9 +10,23 @@ function oneLine(text: string): string {
 }
 
 function usage(): string {
-  const lines = Object.values(COMMANDS).map((load) => `  vrai ${load().summary}`);
-  return `usage: vrai <command> [file]   (reads standard input without a file)\n${lines.join("\n")}\n`;
+  const lines = Object.values(COMMANDS).map((load) => `  vrai ${load().usage}\n      ${load().summary}`);
+  return `usage: vrai <command> ...   (vrai <command> --help tells more of one)\n${lines.join("\n")}\n`;
 }
+
+/** What `vrai <command> --help` prints. */
+function commandHelp(command: Command): string {
+  return `usage: vrai ${command.usage}\n\n${command.summary}\n${command.help ? `\n${command.help.trimEnd()}\n` : ""}`;
+}
+
+/** Whether `args` ask for help (`--help` or `-h` before any `--`). */
+function asksHelp(args: readonly string[]): boolean {
+  const own = args.includes("--") ? args.slice(0, args.indexOf("--")) : args;
+  return own.includes("--help") || own.includes("-h");
+}
+
+const commandNamed = (name: string | undefined): (() => Command) | undefined =>
+  name === undefined || !Object.prototype.hasOwnProperty.call(COMMANDS, name) ? undefined : COMMANDS[name];
 
 /**
  * Runs `vrai` with `argv` (without `node` and the script) and returns the exit code. Bad input
@@ -22,13 +36,23 @@ function usage(): string {
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const [name, ...args] = argv;
   if (name === "help" || name === "--help" || name === "-h") {
-    io.stdout(usage());
+    const asked = commandNamed(args[0]);
+    if (args.length > 0 && asked === undefined) {
+      io.stderr(`vrai: unknown command ${JSON.stringify(args[0])} (try: vrai help)\n`);
+      return EXIT.badInput;
+    }
+    io.stdout(asked === undefined ? usage() : commandHelp(asked()));
     return EXIT.ok;
   }
-  const load = name === undefined ? undefined : Object.prototype.hasOwnProperty.call(COMMANDS, name) ? COMMANDS[name] : undefined;
+  const load = commandNamed(name);
   if (load === undefined) {
     io.stderr(`vrai: ${name === undefined ? "missing command" : `unknown command ${JSON.stringify(name)}`} (try: vrai help)\n`);
     return EXIT.badInput;
+  }
+  // Help is answered before the command runs: `vrai dev --help` starts nothing.
+  if (asksHelp(args)) {
+    io.stdout(commandHelp(load()));
+    return EXIT.ok;
   }
   try {
     return await load().run(args, io);

@@ -27,6 +27,15 @@ describe("canonical JSON and digests (V9)", () => {
     expect(() => canonicalJson(undefined)).to.throw(/no JSON form/);
   });
 
+  it("rejects a lone surrogate anywhere (RFC 8785 3.2.2.2), and keeps pairs and a backslash written before \"ud800\"", () => {
+    for (const value of ["\ud800", "a\udfffb", { k: ["x", "\udbff"] }, { ["\udc00"]: 1 }, "\\\ud800"]) {
+      expect(() => canonicalJson(value), JSON.stringify(value)).to.throw(/lone surrogate/);
+    }
+    expect(canonicalJson("\ud83d\ude00")).to.equal('"\u{1F600}"');
+    expect(canonicalJson("\\ud800")).to.equal('"\\\\ud800"');
+    expect(canonicalJson({ b: "\\\\ud800", a: "\u00e9" })).to.equal('{"a":"\u00e9","b":"\\\\\\\\ud800"}');
+  });
+
   it("gives a digest independent of key order (property)", () => {
     const shuffle = (value: unknown, seed: number): unknown => {
       if (Array.isArray(value)) return value.map((v, i) => shuffle(v, seed + i));

@@ -1,9 +1,13 @@
 import crypto from "node:crypto";
+import canonicalize from "canonicalize";
 import { InvalidInputError } from "../errors";
 
-// `canonicalize` is ESM-only; Node >= 20.19 loads it through require(esm). A typed `require`
-// keeps `tsc` (module node16, CommonJS) from rejecting the static import.
-const canonicalize: (value: unknown) => string | undefined = require("canonicalize").default;
+/**
+ * A lone surrogate in the output: JSON.stringify (ES2019) writes one as a `\udXXX` escape (a pair stays as
+ * its character), so an escape of a surrogate whose backslash is not itself escaped can only be one.
+ * `canonicalize` 2.x leaves them in; RFC 8785 (3.2.2.2, I-JSON) makes them an error.
+ */
+const LONE_SURROGATE = /(?:^|[^\\])(?:\\\\)*\\ud[89a-f][0-9a-f]{2}/;
 
 /**
  * RFC 8785 (JCS) serialisation of a JSON value (V9).
@@ -18,6 +22,7 @@ export function canonicalJson(value: unknown): string {
     throw new InvalidInputError("not_canonicalizable", `cannot canonicalise: ${(cause as Error).message}`, { cause });
   }
   if (out === undefined) throw new InvalidInputError("not_canonicalizable", "cannot canonicalise a value with no JSON form");
+  if (out.includes("\\ud") && LONE_SURROGATE.test(out)) throw new InvalidInputError("not_canonicalizable", "cannot canonicalise: a string holds a lone surrogate");
   return out;
 }
 

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { dayName, dayStart, parseRfc3339, toRfc3339, utcDay, windowDays } from "./time";
+import { dayName, dayStart, firstDailyAt, parseRfc3339, toRfc3339, utcDay, windowDays } from "./time";
 
 describe("time (V1)", () => {
   it("names the UTC day of an instant, the last second of a day included", () => {
@@ -38,5 +38,15 @@ describe("day names by calendar arithmetic (V1)", () => {
     const wrong: number[] = [];
     for (let d = -25_567; d < 84_000; d++) if (dayName(d) !== new Date(d * 86_400_000).toISOString().slice(0, 10)) wrong.push(d);
     expect(wrong).to.deep.equal([]);
+  });
+});
+
+describe("firstDailyAt (V9)", () => {
+  it("is the first 00:00 UTC at or after the claim", () => {
+    const midnight = Date.UTC(2026, 10, 3) / 1000;
+    expect(firstDailyAt(midnight - 1)).to.equal(midnight);
+    expect(firstDailyAt(midnight - 86_399)).to.equal(midnight);
+    expect(firstDailyAt(midnight)).to.equal(midnight);
+    expect(firstDailyAt(midnight + 1)).to.equal(midnight + 86_400);
   });
 });

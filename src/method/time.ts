@@ -108,3 +108,12 @@ export function windowDays(at: number): string[] {
   for (let d = today - WINDOW_DAYS; d < today; d++) days.push(dayName(d));
   return days;
 }
+
+/**
+ * V9: when a claim made at `claimedAt` gets its first daily score: the daily recompute scores every agent claimed
+ * by `D 00:00:00`, so it is the first 00:00 UTC at or after the claim (the claim itself gets a score at once).
+ * @example firstDailyAt(Date.UTC(2026, 10, 2, 10) / 1000) // 2026-11-03T00:00:00Z, as Unix seconds
+ */
+export function firstDailyAt(claimedAt: number): number {
+  return Math.ceil(claimedAt / DAY_S) * DAY_S;
+}

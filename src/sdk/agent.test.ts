@@ -4,7 +4,7 @@ import { startApiServer, type ApiServer } from "../app/server";
 import { createManualClock } from "../service/clock";
 import { claimAgent, simulatedSleep, startCheckinProxy } from "../test-helpers/checkin-proxy";
 import { createTestPgliteDb, type TestDb } from "../test-helpers/db";
-import { createVraiAgent, defaultSleep, VraiAgentError, type CheckInResult, type VraiAgentOptions } from "./agent";
+import { createVraiAgent, defaultSleep, VraiAgentError, type CheckInResult, type CheckInWait, type VraiAgentOptions } from "./agent";
 
 const OPERATOR_TOKEN = "operator-test-token-0123456789";
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
@@ -69,9 +69,14 @@ describe("SDK createVraiAgent against the API on PGlite", function () {
     const proxy = await startCheckinProxy(server.url, ["503", "503"]);
     try {
       const { waits, sleep } = simulatedSleep(clock);
-      const result = await agentFor(credentials, { baseUrl: proxy.url, sleep, random: () => 0.25 }).checkIn();
+      const told: CheckInWait[] = [];
+      const result = await agentFor(credentials, { baseUrl: proxy.url, sleep, random: () => 0.25 }).checkIn({ onWait: (w) => told.push(w) });
       expect(result).to.include({ result: "counted", replayed: false });
       expect(waits).to.deep.equal([250, 500]); // 0.25 × 1,000 then 0.25 × 2,000
+      // Nothing waits silently: each backoff is told first, with the failure it follows.
+      expect(told.map(({ reason, ms, attempt, error }) => ({ reason, ms, attempt, status: error?.status }))).to.deep.equal([
+        { reason: "retry", ms: 250, attempt: 2, status: 503 }, { reason: "retry", ms: 500, attempt: 3, status: 503 },
+      ]);
       expect(new Set(proxy.keys).size).to.equal(1);
       expect(proxy.keys).to.have.length(3);
       expect(await countedCheckins(credentials.agentId)).to.equal(1);
@@ -97,7 +102,7 @@ describe("SDK createVraiAgent against the API on PGlite", function () {
     }
   });
 
-  it("obeys Retry-After on 429 and retries with the same key", async () => {
+  it("fails fast on a 429 by default (issue #31): no wait, one request, retryAfterMs from Retry-After", async () => {
     const credentials = await claimAgent(server.url);
     await agentFor(credentials).checkIn();
     clock.set(clock.now() + 1000);
@@ -105,8 +110,28 @@ describe("SDK createVraiAgent against the API on PGlite", function () {
     const proxy = await startCheckinProxy(server.url);
     try {
       const { waits, sleep } = simulatedSleep(clock);
-      const result = await agentFor(credentials, { baseUrl: proxy.url, sleep }).checkIn();
+      const error = await agentFor(credentials, { baseUrl: proxy.url, sleep }).checkIn().catch((e: unknown) => e);
+      expect(error).to.be.instanceOf(VraiAgentError);
+      expect(error).to.include({ code: "checkin_refused", status: 429, retryable: true, retryAfterMs: 200_000 });
+      expect((error as VraiAgentError).message).to.equal("check-in refused (429: less than 1,200 s since the previous counted check-in; retry in 200 s)");
+      expect(waits).to.deep.equal([]);
+      expect(proxy.keys).to.have.length(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("with wait: true, obeys Retry-After on 429, says so to onWait first, and retries with the same key", async () => {
+    const credentials = await claimAgent(server.url);
+    await agentFor(credentials).checkIn();
+    clock.set(clock.now() + 1000);
+    const proxy = await startCheckinProxy(server.url);
+    try {
+      const { waits, sleep } = simulatedSleep(clock);
+      const told: CheckInWait[] = [];
+      const result = await agentFor(credentials, { baseUrl: proxy.url, sleep }).checkIn({ wait: true, onWait: (w) => told.push(w) });
       expect(waits).to.deep.equal([200_000]);
+      expect(told.map(({ reason, ms, attempt, error }) => ({ reason, ms, attempt, status: error?.status }))).to.deep.equal([{ reason: "rate_limited", ms: 200_000, attempt: 2, status: 429 }]);
       expect(proxy.keys).to.have.length(2);
       expect(proxy.keys[1]).to.equal(proxy.keys[0]);
       expect(result).to.include({ on_time: true, credit: 1200, replayed: false });
@@ -115,14 +140,25 @@ describe("SDK createVraiAgent against the API on PGlite", function () {
     }
   });
 
-  it("never checks in sooner than 1,200 s after its previous counted check-in", async () => {
+  it("never checks in sooner than 1,200 s after its previous counted check-in: throws checkin_too_soon at once, or waits with wait: true", async () => {
     const credentials = await claimAgent(server.url);
     const { waits, sleep } = simulatedSleep(clock);
     const agent = agentFor(credentials, { sleep });
     await agent.checkIn();
     clock.set(clock.now() + 100);
-    const second = await agent.checkIn();
+    const before = await countedCheckins(credentials.agentId);
+    const tooSoon = await agent.checkIn().catch((e: unknown) => e);
+    expect(tooSoon).to.be.instanceOf(VraiAgentError);
+    expect(tooSoon).to.include({ code: "checkin_too_soon", retryable: true, retryAfterMs: 1_100_000 });
+    expect((tooSoon as VraiAgentError).message).to.equal(
+      "the previous check-in was counted 100 s ago and the service counts one at least 1200 s after it (V3.2): retry in 1100 s, or pass { wait: true }",
+    );
+    expect(waits).to.deep.equal([]);
+    expect(await countedCheckins(credentials.agentId)).to.equal(before);
+    const told: CheckInWait[] = [];
+    const second = await agent.checkIn({ wait: true, onWait: (w) => told.push(w) });
     expect(waits).to.deep.equal([1_100_000]);
+    expect(told).to.deep.equal([{ reason: "spacing", ms: 1_100_000, attempt: 1 }]);
     expect(second).to.include({ on_time: true, credit: 1200 });
   });
 

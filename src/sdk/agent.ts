@@ -64,9 +64,30 @@ export type VraiAgentOptions = {
   now?: () => number;
 };
 
+/**
+ * A wait before a check-in is sent (again), told before it starts so that nothing waits silently: `spacing`,
+ * the 1,200 s after this agent object's previous counted check-in (V3.2); `rate_limited`, the `Retry-After` of
+ * a 429; `retry`, the backoff after a network error, a 5xx or a 409 (`error` says which).
+ */
+export type CheckInWait = { reason: "spacing" | "rate_limited" | "retry"; ms: number; attempt: number; error?: VraiAgentError };
+
+export type CheckInOptions = {
+  /** Ends the waits (the promise rejects with its reason); a request in flight still finishes. */
+  signal?: AbortSignal;
+  /**
+   * Wait when the service says "not yet": the 1,200 s after this object's previous counted check-in, and a 429's
+   * `Retry-After`. Default false: such a check-in throws a `VraiAgentError` at once, its `retryAfterMs` saying how long to wait.
+   */
+  wait?: boolean;
+  /** Told before each wait, whatever its reason. */
+  onWait?: (wait: CheckInWait) => void;
+};
+
 export type HeartbeatOptions = {
   /** Called after each counted check-in, with the wait until the next one. */
   onCheckIn?: (result: CheckInResult, nextInMs: number) => void;
+  /** Told before each wait inside a check-in: a 429's Retry-After, a backoff after a failed attempt (the heartbeat always waits). */
+  onWait?: (wait: CheckInWait) => void;
   /** Called when a check-in fails for good; the loop goes on after `errorDelayMs` (`nextInMs`) unless the error is not retryable (`nextInMs` undefined). */
   onError?: (error: VraiAgentError, nextInMs: number | undefined) => void;
   /** Wait after a failed check-in before the next attempt sequence. Default 60,000 ms. */
@@ -80,19 +101,20 @@ export type Heartbeat = {
 
 export type VraiAgent = {
   /**
-   * One check-in with a fresh idempotency key, retried with the same key until counted (or replayed).
-   * Waits first when the previous counted check-in of this agent object was under 1,200 s ago.
-   * `signal` ends those waits (the promise rejects with its reason); a request in flight still finishes.
-   * @throws VraiAgentError `retryable: false` on 400/401/403/404, `retryable: true` after the last attempt
+   * One check-in with a fresh idempotency key, retried with the same key after a network error, a 5xx or a 409
+   * (backoff with full jitter) until counted (or replayed). Under 1,200 s after this object's previous counted
+   * check-in, or answered 429, it throws at once (`retryAfterMs` set) unless `wait: true`, which waits instead.
+   * @throws VraiAgentError `checkin_too_soon` or the 429's code (`retryable: true`, `retryAfterMs`) without `wait`;
+   *   `retryable: false` on 400/401/403/404; `retryable: true` after the last attempt
    */
-  checkIn(options?: { signal?: AbortSignal }): Promise<CheckInResult>;
+  checkIn(options?: CheckInOptions): Promise<CheckInResult>;
   /** Checks in now and then every `next_heartbeat_s` (less the safety margin) until stopped. */
   startHeartbeat(options?: HeartbeatOptions): Heartbeat;
 };
 
 /** A check-in that failed: `retryable` false for answers that retrying cannot change (401, 400, 404). */
 export class VraiAgentError extends BaseError {
-  /** How long the service asked the agent to wait before trying again (429 `Retry-After`), in ms. */
+  /** How long to wait before trying again, in ms: the 429's `Retry-After`, or for `checkin_too_soon` the rest of the 1,200 s (V3.2). */
   readonly retryAfterMs?: number;
 
   constructor(code: string, message: string, options: { status?: number; retryable: boolean; cause?: unknown; retryAfterMs?: number }) {
@@ -101,12 +123,15 @@ export class VraiAgentError extends BaseError {
   }
 }
 
-const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 8, baseDelayMs: 1000, maxDelayMs: 60_000 };
+/** Attempts of one check-in unless `retry.maxAttempts` says otherwise. */
+export const DEFAULT_MAX_ATTEMPTS = 8;
+const DEFAULT_RETRY: RetryPolicy = { maxAttempts: DEFAULT_MAX_ATTEMPTS, baseDelayMs: 1000, maxDelayMs: 60_000 };
 
-/** Network errors, 5xx and 409 wait the backoff; a 429 waits what the service asked for; anything else is final. */
-function retryDecision(error: unknown): RetryDecision {
+/** Network errors, 5xx and 409 wait the backoff; a 429 waits what the service asked for when waiting was asked for; anything else is final. */
+function retryDecision(error: unknown, wait: boolean): RetryDecision {
   if (!(error instanceof VraiAgentError) || !error.retryable) return false;
-  return error.retryAfterMs === undefined ? true : { afterMs: error.retryAfterMs };
+  if (error.retryAfterMs === undefined) return true;
+  return wait ? { afterMs: error.retryAfterMs } : false;
 }
 
 /** After the last attempt: the last failure, saying how many attempts were made. */
@@ -121,6 +146,10 @@ function gaveUp(error: unknown, attempts: number): unknown {
  * const agent = createVraiAgent({ baseUrl: api, agentId, agentKey }); // api: e.g. "http://127.0.0.1:8080"
  * const first = await agent.checkIn(); // { result: "counted", next_heartbeat_s: 3600, ... }
  * console.log(`counted at ${first.arrival}, next in ${first.next_heartbeat_s} s`);
+ * // A second one at once is too soon (V3.2): it throws at once, saying how long to wait, rather than sleeping.
+ * const tooSoon = await agent.checkIn().catch((error) => error);
+ * if (!(tooSoon instanceof VraiAgentError) || tooSoon.code !== "checkin_too_soon") throw new Error("expected checkin_too_soon");
+ * console.log(`next check-in allowed in ${Math.ceil(tooSoon.retryAfterMs / 1000)} s`);
  * const heartbeat = agent.startHeartbeat({ onError: (e) => console.error(e.message) });
  * process.once("SIGTERM", () => void heartbeat.stop());
  */
@@ -173,11 +202,23 @@ export function createVraiAgent(options: VraiAgentOptions): VraiAgent {
     throw new VraiAgentError(served?.code ?? "checkin_rejected", `check-in rejected (${what})`, { status: response.status, retryable: false });
   }
 
-  async function checkIn(callOptions: { signal?: AbortSignal } = {}): Promise<CheckInResult> {
-    const { signal } = callOptions;
+  async function checkIn(callOptions: CheckInOptions = {}): Promise<CheckInResult> {
+    const { signal, wait = false, onWait } = callOptions;
     if (lastCountedAt !== undefined) {
       const allowedAt = lastCountedAt + MIN_INTERVAL_S * 1000;
-      if (now() < allowedAt) await sleep(allowedAt - now(), signal);
+      const waitMs = allowedAt - now();
+      if (waitMs > 0 && !wait) {
+        throw new VraiAgentError(
+          "checkin_too_soon",
+          `the previous check-in was counted ${Math.round((now() - lastCountedAt) / 1000)} s ago and the service counts one at least ${MIN_INTERVAL_S} s after it (V3.2): ` +
+            `retry in ${Math.ceil(waitMs / 1000)} s, or pass { wait: true }`,
+          { retryable: true, retryAfterMs: waitMs },
+        );
+      }
+      if (waitMs > 0) {
+        onWait?.({ reason: "spacing", ms: waitMs, attempt: 1 });
+        await sleep(waitMs, signal);
+      }
     }
     // One key for this check-in and all its retries: a retry after a lost answer is a duplicate, never a second check-in (V3.1).
     const key = crypto.randomUUID();
@@ -186,8 +227,12 @@ export function createVraiAgent(options: VraiAgentOptions): VraiAgent {
       baseDelayMs: policy.baseDelayMs,
       maxDelayMs: policy.maxDelayMs,
       jitter: true,
-      retryable: retryDecision,
+      retryable: (error) => retryDecision(error, wait),
       giveUp: gaveUp,
+      onRetry: ({ error, attempt: n, delayMs }) => {
+        const failure = error instanceof VraiAgentError ? error : undefined;
+        onWait?.({ reason: failure?.status === 429 ? "rate_limited" : "retry", ms: delayMs, attempt: n + 1, error: failure });
+      },
       sleep,
       random,
       signal,
@@ -203,7 +248,7 @@ export function createVraiAgent(options: VraiAgentOptions): VraiAgent {
       while (!controller.signal.aborted) {
         let waitMs: number;
         try {
-          const result = await checkIn({ signal: controller.signal });
+          const result = await checkIn({ signal: controller.signal, wait: true, onWait: heartbeatOptions.onWait });
           waitMs = Math.max(result.next_heartbeat_s - safetyMarginS, MIN_INTERVAL_S) * 1000;
           heartbeatOptions.onCheckIn?.(result, waitMs);
         } catch (error) {

@@ -5,7 +5,7 @@ import { InvalidInputError } from "../errors";
 import { runHeartbeatCli } from "./heartbeat-cli";
 
 const controller = new AbortController();
-for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => controller.abort());
+for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => controller.abort(signal));
 const oneLine = (text: string) => text.replace(/\s*[\r\n]+\s*/g, " ").trim();
 
 runHeartbeatCli(process.argv.slice(2), { env: process.env, log: (line) => void process.stderr.write(`${line}\n`), stop: controller.signal }).then(

@@ -98,9 +98,11 @@ describe("vrai-heartbeat against the API on PGlite", function () {
     const agent = await agentWithKeyFile();
     const { code, lines, waits, keys } = await runUntil(3, agent);
     expect(code).to.equal(0);
-    expect(lines).to.have.length(3);
-    for (const line of lines) expect(line).to.match(CHECKED_IN);
+    expect(lines).to.have.length(4);
+    for (const line of lines.slice(0, 3)) expect(line).to.match(CHECKED_IN);
     expect(lines[1]).to.contain(", on time, credit 3570 s; next in 3570 s");
+    // Its stop is a line too (issue #31).
+    expect(lines[3]).to.equal("vrai-heartbeat: stopped: 3 check-ins counted");
     // The last wait is the one the stop ended.
     expect(waits).to.deep.equal([3_570_000, 3_570_000, 3_570_000]);
     expect(new Set(keys).size).to.equal(3);
@@ -116,7 +118,46 @@ describe("vrai-heartbeat against the API on PGlite", function () {
     expect(new Set(keys.slice(0, 3)).size).to.equal(1);
     expect(keys[3]).to.not.equal(keys[0]);
     expect(lines.filter((l) => CHECKED_IN.test(l))).to.have.length(2);
+    // Each retry is a line before its wait (issue #31).
+    expect(lines.slice(0, 2)).to.deep.equal([
+      "vrai-heartbeat: check-in failed (503); retrying in 0.25 s (attempt 2 of 8)", "vrai-heartbeat: check-in failed (503); retrying in 0.5 s (attempt 3 of 8)",
+    ]);
     expect(await countedCheckins(agent.agentId)).to.equal(2);
+  });
+
+  it("logs a connection failure, one line per retry naming the address and the cause, before each wait (issue #31)", async () => {
+    const agent = await agentWithKeyFile();
+    const closed = await startCheckinProxy(server.url);
+    await closed.close();
+    const { waits, sleep } = simulatedSleep(clock);
+    const lines: string[] = [];
+    const controller = new AbortController();
+    const code = await runHeartbeatCli(["--api", closed.url, "--agent", agent.agentId, "--key-file", agent.keyFile], {
+      env: {}, sleep, random: () => 0.5, now: () => clock.now() * 1000, stop: controller.signal,
+      log: (line) => {
+        lines.push(line);
+        if (lines.length === 2) controller.abort();
+      },
+    });
+    expect(code).to.equal(0);
+    expect(lines).to.deep.equal([
+      `vrai-heartbeat: cannot reach the service at ${closed.url} (ECONNREFUSED); retrying in 0.5 s (attempt 2 of 8)`,
+      `vrai-heartbeat: cannot reach the service at ${closed.url} (ECONNREFUSED); retrying in 1 s (attempt 3 of 8)`,
+      "vrai-heartbeat: stopped: 0 check-ins counted",
+    ]);
+    expect(waits.slice(0, 2)).to.deep.equal([500, 1000]);
+  });
+
+  it("warns when other users can read the key file, and checks in all the same", async () => {
+    const agent = await agentWithKeyFile();
+    fs.chmodSync(agent.keyFile, 0o644);
+    const { code, lines } = await runUntil(1, agent);
+    expect(code).to.equal(0);
+    expect(lines[0]).to.equal(`vrai-heartbeat: warning: other users can read the agent key in ${agent.keyFile} (mode 0644): chmod 600 ${agent.keyFile}`);
+    expect(lines[1]).to.match(CHECKED_IN);
+    fs.chmodSync(agent.keyFile, 0o600);
+    clock.set(clock.now() + 3600);
+    expect((await runUntil(1, agent)).lines[0]).to.match(CHECKED_IN);
   });
 
   it("waits the service's Retry-After on a 429 (V3.2: too soon after another process's check-in) and retries with the same key", async () => {
@@ -128,7 +169,11 @@ describe("vrai-heartbeat against the API on PGlite", function () {
     expect(waits).to.deep.equal([200_000, 3_570_000]); // 1,200 s less the 1,000 s already past; then the schedule
     expect(keys).to.have.length(2);
     expect(keys[1]).to.equal(keys[0]);
-    expect(lines[0]).to.match(CHECKED_IN).and.contain("on time, credit 1200 s");
+    // The wait is said before it starts (issue #31).
+    expect(lines[0]).to.equal(
+      "vrai-heartbeat: check-in refused (429: less than 1,200 s since the previous counted check-in; retry in 200 s); waiting 200 s as the service asks (Retry-After)",
+    );
+    expect(lines[1]).to.match(CHECKED_IN).and.contain("on time, credit 1200 s");
     expect(await countedCheckins(agent.agentId)).to.equal(2);
   });
 
@@ -176,6 +221,7 @@ describe("vrai-heartbeat against the API on PGlite", function () {
     await lineOf(spawned, CHECKED_IN);
     spawned.child.kill("SIGTERM");
     expect(await spawned.exited).to.deep.equal({ code: 0, signal: null });
+    expect(spawned.stderr()).to.match(/\nvrai-heartbeat: stopped by SIGTERM: 1 check-in counted\n$/);
     expect(await countedCheckins(agent.agentId)).to.equal(1);
   });
 
@@ -186,8 +232,22 @@ describe("vrai-heartbeat against the API on PGlite", function () {
     await lineOf(spawned, CHECKED_IN);
     spawned.child.stdin.write("done\n");
     expect(await spawned.exited).to.deep.equal({ code: 3, signal: null });
-    expect(spawned.stderr()).to.match(/vrai-heartbeat: \S+ exited with 3\n$/);
+    expect(spawned.stderr()).to.match(/vrai-heartbeat: \S+ exited with 3; 1 check-in counted\n$/);
     expect(await countedCheckins(agent.agentId)).to.equal(1);
+  });
+
+  it("-- command: says so when the command ran and exited before any check-in was counted (issue #31)", async () => {
+    const agent = await agentWithKeyFile();
+    const closed = await startCheckinProxy(server.url);
+    await closed.close();
+    const lines: string[] = [];
+    const code = await runHeartbeatCli(["--api", closed.url, "--agent", agent.agentId, "--key-file", agent.keyFile, "--", process.execPath, "-e", "setTimeout(() => process.exit(4), 300)"], {
+      env: {}, random: () => 0.5, log: (line) => lines.push(line), stop: new AbortController().signal,
+    });
+    expect(code).to.equal(4);
+    expect(lines[0]).to.match(/^vrai-heartbeat: cannot reach the service at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\); retrying in 0\.5 s \(attempt 2 of 8\)$/);
+    expect(lines[lines.length - 1]).to.equal(`vrai-heartbeat: ${process.execPath} exited with 4 before any check-in was counted (last failure: check-in request failed: fetch failed)`);
+    expect(await countedCheckins(agent.agentId)).to.equal(0);
   });
 
   it("-- command: SIGTERM goes to the command, and its end by that signal is the exit code (128 + 15)", async () => {
@@ -196,5 +256,6 @@ describe("vrai-heartbeat against the API on PGlite", function () {
     await lineOf(spawned, CHECKED_IN);
     spawned.child.kill("SIGTERM");
     expect(await spawned.exited).to.deep.equal({ code: 143, signal: null });
+    expect(spawned.stderr()).to.contain(`\nvrai-heartbeat: stopping by SIGTERM: SIGTERM passed on to ${process.execPath}\nvrai-heartbeat: ${process.execPath} exited with 143\n`);
   });
 });

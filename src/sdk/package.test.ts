@@ -228,6 +228,56 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     expect(stdout).to.match(/^✔ anchor: root anchored on chain/m);
   });
 
+  it("carries its README, LICENSE and repository field in the tarball (issue #31), the LICENSE the repository's", async () => {
+    const { stdout } = await run("tar", ["tzf", path.join(project, tarball)]);
+    expect(stdout.trim().split("\n")).to.include.members(["package/README.md", "package/LICENSE", "package/package.json", "package/dist/verify.js", "package/dist/heartbeat.js"]);
+    const installedDir = path.join(project, "node_modules", "@vrai", "sdk");
+    const manifest = JSON.parse(fs.readFileSync(path.join(installedDir, "package.json"), "utf8")) as { repository?: { type: string; url: string; directory: string }; license: string };
+    expect(manifest.repository).to.include({ type: "git", directory: "packages/sdk" });
+    expect(manifest.repository?.url).to.match(/^git\+https:\/\/\S+\.git$/);
+    expect(fs.readFileSync(path.join(installedDir, "LICENSE"), "utf8")).to.equal(fs.readFileSync(path.resolve(SDK_DIR, "../../LICENSE"), "utf8"));
+    expect(manifest.license).to.equal("MIT");
+    const readme = fs.readFileSync(path.join(installedDir, "README.md"), "utf8");
+    // Until it is published, how to get it: the pack step.
+    expect(readme).to.contain("cd packages/sdk && npm pack");
+    expect(readme).to.contain("vrai-verify");
+  });
+
+  it("exports its error classes (issue #31): a bad option is an InvalidInputError, a check-in too soon a VraiAgentError, all BaseErrors", async () => {
+    const post = async (p: string, token: string | undefined) =>
+      (await fetch(fixture.server.url + p, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: "{}" })).json() as Promise<Record<string, string>>;
+    const agent = await post("/v1/agents", (await post("/v1/owners", undefined)).token);
+    const { stdout } = await node(["--input-type=module", "-e", `
+      import { BaseError, DeploymentFileError, InvalidInputError, VraiAgentError, createVraiAgent, verifyScore, readDeployment } from "@vrai/sdk";
+      const bad = await verifyScore({ api: process.env.API, agentId: "not an id", rpcUrl: process.env.API }).catch((e) => e);
+      const file = await Promise.resolve().then(() => readDeployment("package.json")).catch((e) => e);
+      const agent = createVraiAgent({ baseUrl: process.env.API, agentId: process.env.AGENT, agentKey: process.env.KEY });
+      await agent.checkIn();
+      const soon = await agent.checkIn().catch((e) => e);
+      console.log(JSON.stringify({
+        bad: [bad instanceof InvalidInputError, bad instanceof BaseError, bad.code],
+        file: [file instanceof DeploymentFileError, file instanceof InvalidInputError, file.code],
+        soon: [soon instanceof VraiAgentError, soon instanceof BaseError, soon.code, soon.retryAfterMs > 1_000_000],
+      }));`], { API: fixture.server.url, AGENT: agent.agentId, KEY: agent.agentKey });
+    expect(JSON.parse(stdout)).to.deep.equal({
+      bad: [true, true, "invalid_verify_options"], file: [true, true, "invalid_deployment"], soon: [true, true, "checkin_too_soon", true],
+    });
+  });
+
+  it("installs the vrai-verify bin, which verifies the anchored daily score outside any checkout of Vrai (exit 0), and prints its usage", async () => {
+    const bin = path.join(project, "node_modules", ".bin", "vrai-verify");
+    const help = await run(bin, ["--help"], { cwd: project, env: cleanEnv() });
+    expect(help.stdout).to.match(/^usage: vrai-verify <agent> \[--day YYYY-MM-DD\]/);
+    const verified = await run(bin, [fixture.agent, "--day", fixture.day, "--api", fixture.server.url, "--rpc", fixture.rpc.url, "--deployment", "deployments/localhost.json"], { cwd: project, env: cleanEnv() });
+    const lines = verified.stdout.trim().split("\n");
+    expect(lines[0]).to.match(new RegExp(`^verifying the daily Vrai score \\d+ of agent ${fixture.agent} on ${fixture.day} \\(${fixture.server.url.replace(/[.:/]/g, "\\$&")}\\)$`));
+    expect(lines.filter((l) => l.startsWith("✔"))).to.have.length(5);
+    expect(lines[lines.length - 1]).to.equal("verified");
+    const refused = await run(bin, [], { cwd: project, env: cleanEnv() }).then(() => null, (error: { code: number; stderr: string }) => error);
+    expect(refused?.code).to.equal(2);
+    expect(refused?.stderr).to.match(/^vrai-verify: expected one agent id, got 0 \(usage: vrai-verify <agent>/);
+  });
+
   it("installs the vrai-heartbeat bin: it prints its usage, and refuses a key on the command line with exit 2", async () => {
     const bin = path.join(project, "node_modules", ".bin", "vrai-heartbeat");
     const help = await run(bin, ["--help"], { cwd: project, env: cleanEnv() });

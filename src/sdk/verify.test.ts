@@ -31,6 +31,26 @@ describe("SDK verifyScore (real PostgreSQL, real local chain over JSON-RPC)", ()
     expect(result).to.deep.equal({ verified: false, checks: [{ step: "lookup", ok: false, message: `no daily score of agent ${fixture.agent} on 2026-11-20` }] });
   });
 
+  it("says, where no daily score exists yet, when the first comes (issue #31): a day before the claim's first, an agent claimed today", async () => {
+    const before = await verifyScore({ api: fixture.server.url, agentId: fixture.agent, day: "2026-11-01", rpcUrl: fixture.rpc.url });
+    expect(before.checks).to.deep.equal([{
+      step: "lookup", ok: false, message: `no daily score of agent ${fixture.agent} on 2026-11-01: 2026-11-01 is before its first daily score, of 2026-11-03 (computed at 2026-11-03T00:00:00Z)`,
+    }]);
+    // The fixture's clock is at 2026-11-03 10:01: an agent claimed now gets its first daily score at the next 00:00 UTC.
+    const owner = (await (await fetch(`${fixture.server.url}/v1/owners`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json()) as { token: string };
+    const claimed = (await (await fetch(`${fixture.server.url}/v1/agents`, {
+      method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${owner.token}` }, body: "{}",
+    })).json()) as { agentId: string };
+    const fresh = await verifyScore({ api: fixture.server.url, agentId: claimed.agentId, rpcUrl: fixture.rpc.url });
+    expect(fresh).to.deep.equal({
+      verified: false,
+      checks: [{
+        step: "lookup", ok: false,
+        message: `no daily score of agent ${claimed.agentId} yet: its first is computed at 2026-11-04T00:00:00Z (the first 00:00 UTC after its claim) and anchored on chain after it; verify then`,
+      }],
+    });
+  });
+
   it("refuses options that are not an agent id, day, URL or address before fetching anything", async () => {
     const fetched: string[] = [];
     const base: VerifyScoreOptions = { api: fixture.server.url, agentId: fixture.agent, rpcUrl: fixture.rpc.url, fetch: async (url) => (fetched.push(String(url)), fetch(url)) };

@@ -16,7 +16,10 @@ const MAX_HISTORY_PAGES = 100;
 const ROLE_NAMES = ["an anchorer", "a verifier"] as const;
 const ROLES = [0, 1] as const;
 
-/** The steps of a verification, in order; `lookup` finds the daily score to check. */
+/**
+ * The steps of a verification, in order: `lookup` finds the daily score to check (and, when there is none yet, says
+ * when the first comes), then its inputs, the score recomputed from them, the digest, the Merkle proof and the anchor.
+ */
 export type VerifyStepName = "lookup" | "inputs" | "score" | "digest" | "merkle" | "anchor";
 
 /** One check of a verification: `ok` with what held, or not with what failed. */
@@ -69,6 +72,21 @@ type ProofJson = {
   scoreId: number; leaf: Hex; leafValues: ScoreLeafValues; proof: Hex[]; root: Hex; day: string;
   anchor: { txHash: Hex; blockNumber: number; chainId: number; contract: Address } | null;
 };
+
+/** What the daily history says of the first daily score of the agent's latest claim (V9), where the API says it. */
+type FirstDaily = { firstDailyAt?: string; message?: string };
+
+/** The `lookup` failure of an agent with no daily score (of `day`): when its first comes, when the API says (issue #31). */
+function noDailyScore(agentId: string, day: string | undefined, first: FirstDaily): string {
+  const at = first.firstDailyAt;
+  if (day !== undefined) {
+    const before = at !== undefined && `${day}T00:00:00Z` < at ? `: ${day} is before its first daily score, of ${at.slice(0, 10)} (computed at ${at})` : "";
+    return `no daily score of agent ${agentId} on ${day}${before}`;
+  }
+  if (at === undefined) return `no daily score of agent ${agentId}`;
+  if (first.message !== undefined) return `no daily score of agent ${agentId} yet: its first is computed at ${at} (the first 00:00 UTC after its claim) and anchored on chain after it; verify then`;
+  return `no daily score of agent ${agentId}: its first was due at ${at} (the daily recompute at 00:00 UTC may still be running)`;
+}
 
 /** The options, checked before anything is fetched. */
 function checkedOptions(options: VerifyScoreOptions): VerifyScoreOptions & { contract?: Address } {
@@ -124,17 +142,19 @@ export async function verifyScore(given: VerifyScoreOptions): Promise<VerifyScor
     // The daily score of the day (default: the agent's latest daily score).
     const range: Record<string, string> = options.day ? { from: options.day, to: options.day } : {};
     const listed: ScoreJson[] = [];
+    let first: FirstDaily = {};
     // The history comes a page at a time, oldest first: every page up to the last (a bounded number of them).
     for (let cursor: string | null | undefined, pages = 0; cursor !== null; pages++) {
       if (pages === MAX_HISTORY_PAGES) throw stop(`the score history of agent ${options.agentId} has more than ${MAX_HISTORY_PAGES} pages: name a day`);
       const query = new URLSearchParams({ ...range, ...(cursor === undefined ? {} : { cursor }) }).toString();
-      const page = await getJson<{ scores: ScoreJson[]; nextCursor: string | null }>(`/v1/agents/${options.agentId}/scores${query ? `?${query}` : ""}`);
+      const page = await getJson<{ scores: ScoreJson[]; nextCursor: string | null } & FirstDaily>(`/v1/agents/${options.agentId}/scores${query ? `?${query}` : ""}`);
+      if (pages === 0) first = { firstDailyAt: page.firstDailyAt, message: page.message };
       listed.push(...page.scores);
       cursor = page.nextCursor;
     }
     const daily = listed.filter((s) => s.trigger === "daily" && (options.day === undefined || s.day === options.day));
     const found = daily[daily.length - 1];
-    if (!found || found.day === null) throw stop(`no daily score of agent ${options.agentId}${options.day ? ` on ${options.day}` : ""}`);
+    if (!found || found.day === null) throw stop(noDailyScore(options.agentId, options.day, first));
     const day = found.day;
     const score: NonNullable<VerifyScoreResult["score"]> = { id: found.id, agentId: options.agentId, day, api: options.api };
     result.score = score;

@@ -8,7 +8,7 @@ import { currentProofRule, OFFERED_PROOF_KINDS } from "./proofs/kinds";
 /** Records and removes identity proofs (V6), recomputing the scores they count for. */
 export type Identity = {
   /** Records a verified proof and recomputes the agents it counts for. */
-  recordProof(input: Omit<VerifiedProofInput, "kind"> & { kind: string }, options?: { challengeId?: string }): Promise<ProofRow>;
+  recordProof(input: Omit<VerifiedProofInput, "kind"> & { kind: string }, options?: { challengeId?: string; agentField?: string }): Promise<ProofRow>;
   /** Removes a proof (by its owner, or after failed checks) and recomputes the agents it counted for. */
   removeProof(id: string, reason: string, options?: { ownerId?: string; actor?: string }): Promise<ProofRow>;
 };
@@ -16,23 +16,35 @@ export type Identity = {
 /**
  * V6: an agent-level proof names its agent; an owner-level one names none, since it counts for every
  * agent of its owner (the current method's table says which a kind is).
+ * @param field where the caller names the agent, said in the error (the API's `agentId`)
  * @throws InvalidInputError `proof_agent_required` | `proof_agent_not_allowed`
  */
-export function checkProofAgent(kind: ProofKind, agentId: string | null): void {
+export function checkProofAgent(kind: ProofKind, agentId: string | null, field = "agentId"): void {
   const belongsTo = currentProofRule(kind).belongsTo;
   if (belongsTo === "agent" && agentId === null) {
-    throw new InvalidInputError("proof_agent_required", `a ${kind} proof belongs to one agent: name it in agentId`);
+    throw new InvalidInputError("proof_agent_required", `a ${kind} proof belongs to one agent: name the agent (${field})`);
   }
   if (belongsTo === "owner" && agentId !== null) {
-    throw new InvalidInputError("proof_agent_not_allowed", `a ${kind} proof belongs to the owner and counts for all its agents: name no agent`);
+    throw new InvalidInputError("proof_agent_not_allowed", `a ${kind} proof belongs to the owner and counts for all its agents: leave ${field} out`);
   }
 }
 
 type BindingInput = Pick<ProofRow, "binding" | "subject" | "agentId" | "ownerId">;
 
-/** The 409 of a proof whose subject is already bound, by this agent (or owner, for an owner-level proof) or another. */
-const bindingConflict = (input: BindingInput, by: "this" | "another") =>
-  new ConflictError("proof_bound_to_another_agent", `${input.subject} is already proven by ${by} ${input.agentId === null ? "owner" : "agent"}`);
+/**
+ * The 409 of a proof whose subject is already bound (V6): to the same holder (nothing to do), or to another,
+ * an agent for an agent-level proof (domain, erc8004) and an owner for an owner-level one (github, wallet),
+ * each said in its code and its message with what frees the subject.
+ */
+function bindingConflict(input: BindingInput, by: "this" | "another"): ConflictError {
+  const holder = input.agentId === null ? "owner" : "agent";
+  if (by === "this") {
+    return new ConflictError("proof_already_proven", `${input.subject} is already proven by this ${holder}${input.agentId === null ? "" : ` (${input.agentId})`}: nothing to do; GET /v1/agents/{id}/proofs lists it`);
+  }
+  return holder === "agent"
+    ? new ConflictError("proof_bound_to_another_agent", `${input.subject} is already proven by another agent: it proves one agent at a time (V6), so that agent's owner must remove its proof (DELETE /v1/proofs/{id}) first`)
+    : new ConflictError("proof_bound_to_another_owner", `${input.subject} is already proven by another owner: it proves one owner at a time (V6), for all that owner's agents; prove it with that owner's token, or remove the proof there (DELETE /v1/proofs/{id}) first`);
+}
 
 /** V6: a subject is bound to one agent at a time; while a proof holds the binding, another is refused. */
 async function refuseHeldBinding(tx: StoreTx, input: BindingInput): Promise<void> {
@@ -71,16 +83,17 @@ export function createIdentity(deps: {
   }
 
   /**
-   * Records a verified proof and recomputes the agents it counts for. V6: an owner-level proof
-   * (github, wallet) names no agent; an agent-level one (domain, erc8004) names an agent that was
-   * claimed (V2), and is accepted only from the owner of its latest claim.
+   * Records a verified proof and recomputes the agents it counts for. V6: an owner-level proof names no
+   * agent; an agent-level one names an agent that was claimed (V2), and is accepted only from the owner
+   * of its latest claim.
    * @param input its kind as given (replay passes the timeline's): one that is not a V6 kind is rejected
    * @param options.challengeId the challenge it answers, used up in the same transaction (single use)
+   * @param options.agentField where the caller named the agent, for the error of one named or missing (default `agentId`)
    */
-  async function recordProof(input: Omit<VerifiedProofInput, "kind"> & { kind: string }, options: { challengeId?: string } = {}): Promise<ProofRow> {
+  async function recordProof(input: Omit<VerifiedProofInput, "kind"> & { kind: string }, options: { challengeId?: string; agentField?: string } = {}): Promise<ProofRow> {
     const kind = OFFERED_PROOF_KINDS.find((offered) => offered === input.kind);
     if (kind === undefined) throw new InvalidInputError("proof_kind_invalid", `proof kind must be one of ${OFFERED_PROOF_KINDS.join(", ")}, got ${JSON.stringify(input.kind)}`);
-    checkProofAgent(kind, input.agentId);
+    checkProofAgent(kind, input.agentId, options.agentField);
     return change(async (tx) => {
       if (!(await tx.getOwner(input.ownerId))) throw new NotFoundError("owner_not_found", `owner ${input.ownerId} does not exist`);
       if (input.agentId !== null) {

@@ -2,10 +2,11 @@
  * What the API and the pages read: each answer with the errors a reader gets when the thing asked
  * for does not exist. Nothing here writes.
  */
-import { dayName, dayNumber, dayStart, parseRfc3339, toRfc3339 } from "../method";
+import { dayName, dayNumber, dayStart, firstDailyAt, parseRfc3339, toRfc3339 } from "../method";
 import type { Clock } from "./clock";
 import { NotFoundError } from "./errors";
 import { keysetPage, parseKeyset, type CursorList, type KeysetPage } from "./keyset";
+import type { DayAggregate } from "../method";
 import type { AgentRow, AuditEntry, LatestScores, OutageRow, PenaltyRow, ProofRow, ScoreRow, ScoreSummary, Store } from "./ports";
 import { ID_PATTERN } from "./secrets";
 
@@ -25,8 +26,11 @@ export type Reads = {
   agentsOfOwner(ownerId: string, page: PageAsked): Promise<KeysetPage<string>>;
   /** The agent's latest score without its inputs (V9); agent_not_found or score_not_found otherwise. */
   latestScore(agentId: string): Promise<ScoreSummary>;
-  /** The agent's daily scores from `from` to `to` (days, inclusive; default: the last 90 days up to now), oldest first, a page at a time. */
-  dailyScores(agentId: string, range: { from?: string; to?: string } & PageAsked): Promise<{ from: string; to: string } & KeysetPage<ScoreRow>>;
+  /**
+   * The agent's daily scores from `from` to `to` (days, inclusive; default: the last 90 days up to now), oldest first, a page at a time,
+   * with when its latest claim's first daily score is computed (V9), and whether that is still to come.
+   */
+  dailyScores(agentId: string, range: { from?: string; to?: string } & PageAsked): Promise<{ from: string; to: string; firstDailyAt: number; firstDailyToCome: boolean } & KeysetPage<ScoreRow>>;
   /** One stored score with its inputs; score_not_found otherwise. */
   score(id: number): Promise<ScoreRow>;
   /** The agent's penalties, active or not (V7), oldest first, a page at a time. */
@@ -94,11 +98,12 @@ export function createReads(deps: { store: Store; latestScores: LatestScores; cl
     },
     async dailyScores(agentId, { cursor, limit, ...range }) {
       const after = cursor === undefined ? undefined : parseKeyset(cursor, LISTS.dailyScores(agentId), DAY_KEY, ([day]) => day);
-      await agent(agentId);
+      const row = await agent(agentId);
       const to = range.to ?? "9999-12-31";
       const from = range.from ?? toRfc3339(deps.clock.now() - DEFAULT_HISTORY_DAYS * 86400).slice(0, 10);
       const page = keysetPage(await read.listDailyScores(agentId, from, to, { after, limit: limit + 1 }), limit, LISTS.dailyScores(agentId), (s) => [s.day ?? ""]);
-      return { from, to, ...page };
+      const first = firstDailyAt(row.claimedAt);
+      return { from, to, firstDailyAt: first, firstDailyToCome: deps.clock.now() < first, ...page };
     },
     async score(id) {
       const row = await read.getScore(id);
@@ -142,7 +147,14 @@ export type SiteStore = {
   listOutagesPage(after: OutageCursor | null, limit: number): Promise<OutageRow[]>;
   /** The totals of the agent's daily scores from `fromDay` to `toDay` (inclusive), oldest first. */
   listDailyTotals(agentId: string, fromDay: string, toDay: string): Promise<Array<{ day: string; total: number }>>;
+  /** The day aggregate (V10) of one day of one claim of the agent, null before its first check-in of that day. */
+  dayOfClaim(agentId: string, claimId: number, day: string): Promise<Pick<DayAggregate, "checkins" | "onTime"> | null>;
+  /** Whether the agent has a daily score of `fromDay` or later. */
+  hasDailyScoreFrom(agentId: string, fromDay: string): Promise<boolean>;
 };
+
+/** An agent's day so far and, while it is to come, its latest claim's first daily score (V9): what its page says of today. */
+export type AgentToday = { day: string; now: number; checkins: number; onTime: number; firstDailyAt: number | null };
 
 /** A page of declared windows and the cursor of the next page (null on the last). */
 export type OutagePage = { outages: OutageRow[]; nextCursor: string | null };
@@ -155,6 +167,8 @@ export type SiteReads = {
   outagesPage(options: { cursor?: string; limit: number }): Promise<OutagePage>;
   /** The last `days` UTC days up to today, oldest first, each with its daily total or null. */
   dailyTotals(agentId: string, days: number): Promise<DailyTotal[]>;
+  /** Today's counted check-ins of the agent's latest claim, and when its first daily score comes while none exists (issue #31). */
+  today(agent: AgentRow): Promise<AgentToday>;
 };
 
 /**
@@ -176,6 +190,16 @@ export function createSiteReads(deps: { site: SiteStore; clock: Clock }): SiteRe
       const dayNames = Array.from({ length: days }, (_, i) => dayName(today - days + 1 + i));
       const stored = new Map((await deps.site.listDailyTotals(agentId, dayNames[0], dayNames[days - 1])).map((r) => [r.day, r.total]));
       return dayNames.map((day) => ({ day, total: stored.get(day) ?? null }));
+    },
+    async today(agent) {
+      const now = deps.clock.now();
+      const day = dayName(dayNumber(now));
+      const first = firstDailyAt(agent.claimedAt);
+      const [counted, scored] = await Promise.all([
+        deps.site.dayOfClaim(agent.id, agent.claimId, day),
+        deps.site.hasDailyScoreFrom(agent.id, dayName(dayNumber(first))),
+      ]);
+      return { day, now, checkins: counted?.checkins ?? 0, onTime: counted?.onTime ?? 0, firstDailyAt: scored ? null : first };
     },
   };
 }

@@ -44,14 +44,18 @@ export function createScheduler(deps: {
     return done;
   }
 
-  /** The work of a pass, each part on its own: one that fails (the day's anchoring) holds back none of the others. */
+  /**
+   * The work of a pass, each part on its own: one that fails (the day's anchoring) holds back none of the others.
+   * What a pass does every minute as a matter of course is logged at debug (issue #31); at info only what a person
+   * watching wants to know: a day computed, proofs removed, recomputes that failed, check-ins dropped or kept.
+   */
   const parts: Array<{ name: string; run(): Promise<void> }> = [
     { name: "daily recompute", run: async () => void (await catchUpDaily()) },
     {
       name: "owner recomputes",
       async run() {
         const done = await deps.ownerRecomputes?.drain();
-        if (done && done.owners + done.failed > 0) logger.info(done, "owner recomputes done");
+        if (done && done.owners + done.failed > 0) logger[done.failed > 0 ? "info" : "debug"](done, "owner recomputes done");
       },
     },
     {
@@ -59,14 +63,14 @@ export function createScheduler(deps: {
       async run() {
         if (!deps.proofs) return;
         const { checked, removed } = await deps.proofs.recheckDue();
-        if (checked > 0) logger.info({ checked, removed }, "proof re-checks done");
+        if (checked > 0) logger[removed > 0 ? "info" : "debug"]({ checked, removed }, "proof re-checks done");
       },
     },
     {
       name: "expired challenges",
       async run() {
         const deleted = (await deps.proofs?.deleteExpiredChallenges()) ?? 0;
-        if (deleted > 0) logger.info({ deleted }, "expired challenges deleted");
+        if (deleted > 0) logger.debug({ deleted }, "expired challenges deleted");
       },
     },
     {
@@ -75,7 +79,8 @@ export function createScheduler(deps: {
       async run() {
         if (!deps.checkinRetention) return;
         const pass = await deps.checkinRetention.run(await store.read.getSetting<string>(LAST_DAILY_SETTING));
-        if (pass.created.length + pass.dropped.length + pass.kept.length > 0) logger.info(pass, "check-in partitions maintained");
+        if (pass.dropped.length + pass.kept.length > 0) logger.info(pass, "check-in partitions maintained");
+        else if (pass.created.length > 0) logger.debug(pass, "check-in partitions created ahead");
       },
     },
   ];
@@ -98,6 +103,11 @@ export function createScheduler(deps: {
   return {
     catchUpDaily,
     tick,
+    /** A pass that starts now: after the one in progress, if any, which may have read the clock before it moved (`vrai dev`'s clock). */
+    async runNow(): Promise<void> {
+      while (running) await running;
+      await tick();
+    },
     /** Runs `tick` now and every `intervalMs` (default one minute) until `stop`. */
     start(intervalMs = 60_000): void {
       void tick();
@@ -119,6 +129,8 @@ export type Scheduler = {
   catchUpDaily(): Promise<string[]>;
   /** One pass of all the scheduled work. */
   tick(): Promise<void>;
+  /** A pass that starts now: after the one in progress, if any, which may have read the clock before it moved (`vrai dev`'s clock). */
+  runNow(): Promise<void>;
   /** Runs `tick` now and every `intervalMs` (default one minute) until `stop`. */
   start(intervalMs?: number): void;
   /** Stops the timer and waits for a pass in progress. */

@@ -47,7 +47,8 @@ function resultOf(overrides: Partial<ScoreResult> = {}): ScoreResult {
 
 function viewOf(overrides: Partial<AgentPageView> = {}): AgentPageView {
   return {
-    agent: { id: "ag_1", name: "Weather bot" },
+    agent: { id: "ag_1", name: "Weather bot", claimedAt: "2026-11-03T12:00:00Z" },
+    today: { day: "2026-11-30", now: "2026-11-30T10:00:00Z", checkins: 10, onTime: 9, firstDailyAt: null },
     score: { id: 42, result: resultOf(), links: { inputs: "/v1/scores/42/inputs", self: "/v1/scores/42" } },
     outages: [
       { start: "2026-11-28T03:00:00Z", end: "2026-11-28T05:00:00Z", declared_at: "2026-11-28T03:10:00Z", reason: "daily allowance used up" },
@@ -93,7 +94,8 @@ describe("renderAgentPage", () => {
     expect(text).to.contain("Claim: 100");
     expect(text).to.contain("GitHub proof: 30");
     expect(text).to.contain("Reliability 0–150 17 of 150");
-    expect(text).to.contain("298,800 s of the 2,592,000 s");
+    // As a person says it (issue #31): hours of on-time coverage, of 720.
+    expect(text).to.contain("On-time coverage in the window: 83 hours of the 720 hours (30 days) that earn full Reliability.");
     expect(text).to.contain("Integrity 0–100 80 of 100");
     expect(text).to.contain("rate_abuse −20, added 2026-11-29 12:00:00 UTC , active until 2026-12-29 12:00:00 UTC");
   });
@@ -152,7 +154,7 @@ describe("renderAgentPage", () => {
     const result = resultOf({ agent: HOSTILE });
     result.components.integrity.penalties[0].code = HOSTILE as never;
     const page = renderAgentPage(viewOf({
-      agent: { id: `ag_1"><script>alert(2)</script>`, name: HOSTILE },
+      agent: { id: `ag_1"><script>alert(2)</script>`, name: HOSTILE, claimedAt: "2026-11-03T12:00:00Z" },
       score: { id: 42, result, links: { inputs: `/x" onclick="alert(3)`, self: "/v1/scores/42" } },
       outages: [{ start: "2026-11-28T03:00:00Z", end: null, declared_at: "2026-11-28T03:10:00Z", reason: HOSTILE }],
     }));
@@ -164,8 +166,36 @@ describe("renderAgentPage", () => {
     expect(page).to.contain('href="/x&quot; onclick=&quot;alert(3)"');
   });
 
+  it("shows today's check-ins so far, and none of the first daily score once one exists (issue #31)", () => {
+    const text = textOf(renderAgentPage(viewOf()));
+    expect(text).to.contain("Today 10 check-ins counted today (2026-11-30, UTC), 9 on time. The day's check-ins count in the daily score computed at the next 00:00 UTC.");
+    expect(text).to.not.contain("first daily score");
+    const none = textOf(renderAgentPage(viewOf({ today: { day: "2026-11-30", now: "2026-11-30T10:00:00Z", checkins: 0, onTime: 0, firstDailyAt: null } })));
+    expect(none).to.contain("No check-in counted yet today (2026-11-30, UTC).");
+  });
+
+  it("says when the first daily score of the claim comes while it has not, with or without a score yet (issue #31)", () => {
+    const today = { day: "2026-11-03", now: "2026-11-03T12:30:00Z", checkins: 1, onTime: 0, firstDailyAt: "2026-11-04T00:00:00Z" };
+    for (const score of [null, viewOf().score]) {
+      const text = textOf(renderAgentPage(viewOf({ score, today })));
+      expect(text).to.contain(
+        "The first daily score of this claim is computed at 2026-11-04 00:00:00 UTC , in 11 h 30 min, then every day at 00:00 UTC, each anchored on chain.",
+      );
+      expect(text).to.contain("1 check-in counted today (2026-11-03, UTC), 0 on time.");
+    }
+    const due = textOf(renderAgentPage(viewOf({ today: { ...today, now: "2026-11-04T00:00:20Z" } })));
+    expect(due).to.contain("computed at 2026-11-04 00:00:00 UTC (due: the daily recompute runs at 00:00 UTC and may still be running)");
+  });
+
+  it("says in words when every day of the 30-day window is before the claim, not only by hatching (issue #31)", () => {
+    const fresh = resultOf({ window: windowOf(30) });
+    const text = textOf(renderAgentPage(viewOf({ score: { id: 1, result: fresh, links: { inputs: "/i", self: "/s" } } })));
+    expect(text).to.contain("Every one of these 30 days ended before the agent's latest claim ( 2026-11-03 12:00:00 UTC ), so none of them counts yet");
+    expect(textOf(renderAgentPage(viewOf()))).to.not.contain("Every one of these 30 days ended before");
+  });
+
   it("uses the agent id when the agent has no name", () => {
-    const page = renderAgentPage(viewOf({ agent: { id: "ag_7", name: null } }));
+    const page = renderAgentPage(viewOf({ agent: { id: "ag_7", name: null, claimedAt: "2026-11-03T12:00:00Z" } }));
     expect(page).to.contain("<h1>ag_7</h1>");
   });
 
@@ -234,7 +264,7 @@ describe("renderAgentNotFoundPage", () => {
   });
 
   it("gives a copyable badge snippet in Markdown and HTML with absolute links", () => {
-    const page = renderAgentPage(viewOf({ agent: { id: "ag_1", name: HOSTILE } }));
+    const page = renderAgentPage(viewOf({ agent: { id: "ag_1", name: HOSTILE, claimedAt: "2026-11-03T12:00:00Z" } }));
     expect(page).to.contain('<code id="badge-markdown">[![Vrai Score](https://vrai.example/agents/ag_1/badge.svg)](https://vrai.example/agents/ag_1)</code>');
     expect(page).to.contain('<code id="badge-html">&lt;a href="https://vrai.example/agents/ag_1"&gt;&lt;img src="https://vrai.example/agents/ag_1/badge.svg" alt="Vrai Score"&gt;&lt;/a&gt;</code>');
     expect(page).to.contain('<img src="/agents/ag_1/badge.svg" alt="Vrai badge of this agent" height="20">');

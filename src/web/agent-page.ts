@@ -6,7 +6,7 @@ import {
   CLAIM_POINTS, ESTABLISHED_DAYS, identityMax, INTEGRITY_BASE, METHODS, reachableMax, RELIABILITY_FULL_S, RELIABILITY_MAX,
   type ScoreResult,
 } from "../method";
-import { formatBand, formatCount, formatTime } from "./format";
+import { formatBand, formatCount, formatDuration, formatHours, formatTime } from "./format";
 import { renderHistoryChart, renderHistoryTable, type HistoryDay } from "./history-chart";
 import { html, type Html } from "./html";
 import { renderDocument } from "./layout";
@@ -26,9 +26,24 @@ export type AgentPageScore = { id: number; result: ScoreResult; links: { inputs:
  */
 export type ScorePanel = { scoreType: "sdk-derived" | "platform-network"; heading: string; scale: string; body: Html };
 
+/**
+ * The agent's day so far (V10's figures of today, UTC, for its latest claim) and, while the first daily score of that
+ * claim has not come, when it comes (V9: the first 00:00 UTC at or after the claim).
+ */
+export type AgentPageToday = {
+  /** The UTC day, and the service's time the page was made at (RFC 3339). */
+  day: string;
+  now: string;
+  checkins: number;
+  onTime: number;
+  /** Null once a daily score of the latest claim exists. */
+  firstDailyAt: string | null;
+};
+
 /** Everything the agent page shows. */
 export type AgentPageView = {
-  agent: { id: string; name: string | null };
+  agent: { id: string; name: string | null; claimedAt: string };
+  today: AgentPageToday;
   /** Null while the agent has no stored score. */
   score: AgentPageScore | null;
   /** Declared outage windows that touch the score's window. */
@@ -85,7 +100,7 @@ function renderComponents(result: ScoreResult): Html {
 <p class="muted">The total is the sum of the active components.</p>
 <div class="components">
 ${component("identity", "Identity", identity.value, identityMax(table), html`<p>Proofs that count:</p><ul class="proofs">${proofs}</ul>`)}
-${component("reliability", "Reliability", reliability.value, RELIABILITY_MAX, html`<p>Credit in the window: ${formatCount(reliability.creditS)} s of the ${formatCount(RELIABILITY_FULL_S)} s (30 days) that earn full Reliability.</p>`)}
+${component("reliability", "Reliability", reliability.value, RELIABILITY_MAX, html`<p>On-time coverage in the window: <strong>${formatHours(reliability.creditS)}</strong> of the ${formatHours(RELIABILITY_FULL_S)} (30 days) that earn full Reliability.</p>`)}
 ${component("integrity", "Integrity", integrity.value, INTEGRITY_BASE, penalties)}
 <div class="component inactive" data-component="shield">
 <h3>Shield</h3>
@@ -114,16 +129,38 @@ function renderSummary(score: AgentPageScore): Html {
 </section>`;
 }
 
-function renderWindow(result: ScoreResult): Html {
+function renderWindow(result: ScoreResult, claimedAt: string): Html {
+  // Said in words, not only by the hatching: a window with no day after the claim counts nothing yet (V10).
+  const allBefore = result.window.length > 0 && result.window.every((d) => d.before_claim)
+    ? html`<p id="window-all-before-claim"><strong>Every one of these 30 days ended before the agent's latest claim</strong> (${formatTime(claimedAt)}), so none of them counts yet: each UTC day after the claim enters the window once it has ended, with the daily score computed at the next 00:00 UTC.</p>`
+    : null;
   return html`<section aria-labelledby="window-heading">
 <h2 id="window-heading">The 30 days of the window</h2>
 <p>The 30 complete UTC days before the day the score was computed. For each day: how many check-ins arrived, how many were on time, and how much of the day's 86,400 seconds on-time check-ins covered.</p>
+${allBefore}
 <div class="chart-wrap" tabindex="0" role="region" aria-label="The 30 days of the window, chart">${renderWindowChart(result.window)}</div>
 <ul class="legend">
 <li><span class="swatch bar" aria-hidden="true"></span>Share of the day covered by on-time check-ins</li>
 <li><span class="swatch hatch" aria-hidden="true"></span>Before the agent's latest claim: shown, not counted</li>
 </ul>
 <details><summary>The 30 days as a table</summary>${renderWindowTable(result.window)}</details>
+</section>`;
+}
+
+function renderToday(today: AgentPageToday): Html {
+  const counted = today.checkins === 0
+    ? html`No check-in counted yet today (${today.day}, UTC).`
+    : html`<strong>${formatCount(today.checkins)}</strong> check-in${today.checkins === 1 ? "" : "s"} counted today (${today.day}, UTC), ${formatCount(today.onTime)} on time.`;
+  let first: Html | null = null;
+  if (today.firstDailyAt !== null) {
+    const inS = Date.parse(today.firstDailyAt) / 1000 - Date.parse(today.now) / 1000;
+    const when = inS > 0 ? html`, in ${formatDuration(inS)}` : html` (due: the daily recompute runs at 00:00 UTC and may still be running)`;
+    first = html`<p id="first-daily">The first daily score of this claim is computed at ${formatTime(today.firstDailyAt)}${when}, then every day at 00:00 UTC, each anchored on chain. Until then the score shown is the one computed at the claim or at the latest change of its proofs.</p>`;
+  }
+  return html`<section aria-labelledby="today-heading">
+<h2 id="today-heading">Today</h2>
+<p id="today-checkins">${counted} The day's check-ins count in the daily score computed at the next 00:00 UTC.</p>
+${first}
 </section>`;
 }
 
@@ -196,7 +233,7 @@ ${p.body}
 
 /**
  * The agent page as a complete HTML document. Pure: the same view gives the same bytes.
- * @example renderAgentPage({ agent: { id: "ag_1", name: null }, score: null, outages: [], panels: [] })
+ * @example renderAgentPage({ agent: { id: "ag_1", name: null, claimedAt }, today, score: null, outages: [], panels: [], history: [], origin })
  */
 export function renderAgentPage(view: AgentPageView): string {
   const { agent, score } = view;
@@ -207,8 +244,8 @@ export function renderAgentPage(view: AgentPageView): string {
 <p class="muted">Agent id <code id="agent-id">${agent.id}</code></p>
 </header>`;
   const vrai = score === null
-    ? html`<section aria-labelledby="score-heading"><h2 id="score-heading">No score yet</h2><p>Vrai has not computed a score for this agent yet. Every claimed agent gets one at its claim and every day after.</p></section>`
-    : html`${renderSummary(score)}${renderComponents(score.result)}${renderWindow(score.result)}${renderOutages(view.outages)}${renderHistory(view.history)}${renderVerify(score)}${renderBadgeSnippet(agent.id, view.origin)}`;
+    ? html`<section aria-labelledby="score-heading"><h2 id="score-heading">No score yet</h2><p>Vrai has not computed a score for this agent yet. Every claimed agent gets one at its claim and every day after.</p></section>${renderToday(view.today)}`
+    : html`${renderSummary(score)}${renderToday(view.today)}${renderComponents(score.result)}${renderWindow(score.result, agent.claimedAt)}${renderOutages(view.outages)}${renderHistory(view.history)}${renderVerify(score)}${renderBadgeSnippet(agent.id, view.origin)}`;
   return renderDocument({
     title: score === null ? `${label}: no score yet — Vrai` : `${label}: Vrai Score ${score.result.total} — Vrai`,
     main: html`${header}${vrai}${renderPanels(view.panels)}`,

@@ -11,6 +11,25 @@ export function formatCount(n: number): string {
 }
 
 /**
+ * Seconds as hours, one decimal where it is not whole, as a person says it.
+ * @example formatHours(2592000) // "720 hours"; formatHours(5400) // "1.5 hours"; formatHours(3600) // "1 hour"
+ */
+export function formatHours(seconds: number): string {
+  const tenths = Math.round(seconds / 360);
+  const hours = tenths % 10 === 0 ? formatCount(tenths / 10) : `${formatCount(Math.trunc(tenths / 10))}.${tenths % 10}`;
+  return `${hours} hour${tenths === 10 ? "" : "s"}`;
+}
+
+/**
+ * A wait in whole minutes, as hours and minutes.
+ * @example formatDuration(50_400) // "14 h 0 min"; formatDuration(90) // "2 min"
+ */
+export function formatDuration(seconds: number): string {
+  const minutes = Math.max(1, Math.ceil(seconds / 60));
+  return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+/**
  * A share as a percentage with at most one decimal.
  * @example formatPercent(43200, 86400) // "50%"
  */

@@ -58,4 +58,16 @@ describe("GET / on PGlite", function () {
     expect(page).to.contain("home window");
     expect(page).to.contain('<a href="/" aria-current="page">Home</a>');
   });
+
+  it("shows owners the way to claim an agent (issue #31), every call it names one the API declares", async () => {
+    const page = await (await fetch(`${ctx.site.server.url}/`)).text();
+    expect(page).to.contain('<a href="#claim-heading">Claim your agent</a>');
+    expect(page).to.contain('<h2 id="claim-heading">Claim your agent</h2>');
+    const text = page.replace(/<[^>]+>/g, "").replace(/&quot;/g, '"');
+    const named = [...text.matchAll(/\b(GET|POST) (\/v1\/[^\s,.]+)/g)].map((m) => [m[1].toLowerCase(), m[2].replace(/\{(\w+)\}/g, "{id}")]);
+    expect(named.map(([method, path]) => `${method} ${path}`)).to.include.members(["post /v1/owners", "post /v1/agents", "post /v1/agents/{id}/checkins", "post /v1/proofs/challenges", "post /v1/proofs"]);
+    const openApi = (await (await fetch(`${ctx.site.server.url}/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    for (const [method, path] of named) expect(openApi.paths[path]?.[method], `${method} ${path}`).to.not.equal(undefined);
+    expect(text).to.contain('POST /v1/agents with {"name": "my agent"}');
+  });
 });

@@ -59,6 +59,21 @@ function renderSearch(): Html {
 </section>`;
 }
 
+/** The owner's path (issue #31): from no account to a claimed agent that checks in, with the calls that make it. */
+function renderClaim(): Html {
+  return html`<section aria-labelledby="claim-heading">
+<h2 id="claim-heading">Claim your agent</h2>
+<p>For whoever runs an agent. Every step is a call to the API (JSON, <a href="/v1/openapi.json">described here</a>); nothing is paid, and no token is needed to read a score.</p>
+<ol class="claim-steps">
+<li><strong>Make an owner account</strong>: <code>POST /v1/owners</code> with the body <code>{}</code>. The answer's <code>token</code> (it starts <code>vo_</code>) is shown once: keep it, it is how you act as the owner.</li>
+<li><strong>Claim the agent</strong>: <code>POST /v1/agents</code> with <code>{"name": "my agent"}</code> and the header <code>Authorization: Bearer</code> followed by the owner token. The answer's <code>agentId</code> names the agent, and its <code>agentKey</code> (it starts <code>va_</code>), shown once, is the agent's own key.</li>
+<li><strong>Let the agent check in</strong> about every hour with its key: <code>POST /v1/agents/{agentId}/checkins</code> with <code>Authorization: Bearer</code> the agent key and an <code>Idempotency-Key</code>. The <code>@vrai/sdk</code> package does it for an agent in JavaScript, and its <code>vrai-heartbeat</code> command beside an agent in any language.</li>
+<li><strong>Prove who you are</strong>, if you wish: a GitHub account, a wallet, a domain or an ERC-8004 identity, each worth Identity points (<a href="/method#identity-heading">the table</a>). Ask <code>POST /v1/proofs/challenges</code> for a challenge, publish or sign it, then send <code>POST /v1/proofs</code>.</li>
+</ol>
+<p>The agent gets a score at its claim, and a daily score at every 00:00 UTC from the next one on, anchored on chain; its page, <code>/agents/{agentId}</code>, shows both and how to <a href="/method#verify-heading">verify them</a>.</p>
+</section>`;
+}
+
 function renderTop(agents: readonly HomePageAgent[]): Html {
   const body = agents.length === 0
     ? html`<p>No agent has a score yet.</p>`
@@ -108,7 +123,8 @@ export function renderHomePage(view: HomePageView): string {
     title: "Vrai — verifiable scores for AI agents",
     current: "home",
     main: html`<header><p class="eyebrow">Vrai</p><h1>Verifiable scores for AI agents</h1>
-<p class="muted">Vrai scores AI agents from evidence it can verify, and lets anyone check the numbers.</p></header>
-${renderSearch()}${renderMeasures()}${renderScoreTypes()}${renderTop(view.topAgents)}${renderWindows(view.outages)}${renderLinks()}`,
+<p class="muted">Vrai scores AI agents from evidence it can verify, and lets anyone check the numbers.</p>
+<p><a href="#claim-heading">Claim your agent</a>: an owner's four steps.</p></header>
+${renderSearch()}${renderMeasures()}${renderScoreTypes()}${renderClaim()}${renderTop(view.topAgents)}${renderWindows(view.outages)}${renderLinks()}`,
   });
 }

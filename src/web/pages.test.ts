@@ -18,6 +18,19 @@ for (const store of TEST_STORES) describe(`the site's pages on ${store.name}`, f
     const page = await res.text();
     expect(page).to.contain("<h1>route agent</h1>");
     expect(page).to.contain('<p class="total" id="total">200</p>');
+    // Claimed at 10:00 UTC: no check-in yet today, and its first daily score at the next 00:00 UTC (issue #31).
+    expect(page).to.contain("No check-in counted yet today (2026-11-02, UTC).");
+    expect(page).to.contain('The first daily score of this claim is computed at <time datetime="2026-11-03T00:00:00Z">2026-11-03 00:00:00 UTC</time>, in 14 h 0 min');
+  });
+
+  it("counts today's check-ins of the latest claim on the agent page (issue #31)", async () => {
+    const post = async (path: string, token: string | undefined, headers: Record<string, string> = {}) =>
+      (await fetch(ctx.site.server.url + path, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers }, body: "{}" })).json();
+    const owner = await post("/v1/owners", undefined);
+    const agent = await post("/v1/agents", owner.token);
+    expect((await post(`/v1/agents/${agent.agentId}/checkins`, agent.agentKey, { "idempotency-key": "page-1" })).result).to.equal("counted");
+    const page = await (await fetch(`${ctx.site.server.url}/agents/${agent.agentId}`)).text();
+    expect(page).to.contain('<p id="today-checkins"><strong>1</strong> check-in counted today (2026-11-02, UTC), 0 on time.');
   });
 
   it("charts the agent's stored daily totals of the last 90 days, the days before its claim marked, with its badge snippet", async () => {
@@ -33,6 +46,8 @@ for (const store of TEST_STORES) describe(`the site's pages on ${store.name}`, f
       // 2026-08-08 to 2026-11-01 ended before the claim at 2026-11-02T10:00:00Z.
       expect(page.match(/<rect class="before-claim"/g)).to.have.length(86);
       expect(page).to.contain(`[![Vrai Score](${ctx.site.server.url}/agents/${agentId}/badge.svg)](${ctx.site.server.url}/agents/${agentId})`);
+      // Its first daily score came: the page no longer says when.
+      expect(page).to.not.contain('id="first-daily"');
     } finally {
       ctx.site.clock.set(T0);
     }
@@ -71,7 +86,7 @@ for (const store of TEST_STORES) describe(`the site's pages on ${store.name}`, f
   it("leaves the API's JSON 404 for other paths as it was", async () => {
     const res = await fetch(`${ctx.site.server.url}/nothing-here`);
     expect(res.status).to.equal(404);
-    expect(await res.json()).to.deep.equal({ error: { code: "not_found", message: "no such route" } });
+    expect(await res.json()).to.deep.equal({ error: { code: "not_found", message: "no such route (the API is under /v1; /v1/openapi.json lists every route)" } });
   });
 
   describe("GET /agents/:id/badge.svg", () => {

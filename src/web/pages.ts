@@ -91,11 +91,12 @@ export function createPages(deps: {
       if (!ID_PATTERN.test(id)) return page(404, renderAgentNotFoundPage({ reason: "invalid", id }));
       const data = await deps.reads.agentPage(id);
       if (!data) return page(404, renderAgentNotFoundPage({ reason: "unknown", id }));
-      const [panels, totals] = await Promise.all([deps.panels?.(id) ?? [], deps.site.dailyTotals(id, HISTORY_DAYS)]);
-      const agent = { id: data.agent.id, name: data.agent.name };
+      const [panels, totals, today] = await Promise.all([deps.panels?.(id) ?? [], deps.site.dailyTotals(id, HISTORY_DAYS), deps.site.today(data.agent)]);
+      const agent = { id: data.agent.id, name: data.agent.name, claimedAt: toRfc3339(data.agent.claimedAt) };
       const score: AgentPageScore | null = data.score && { id: data.score.id, result: data.score.result, links: scoreLinks(data.score.id) };
       return page(200, renderAgentPage({
         agent, score, outages: data.outages.map(outageView), panels, history: historyDays(totals, data.agent.claimedAt), origin: deps.origin(),
+        today: { ...today, now: toRfc3339(today.now), firstDailyAt: today.firstDailyAt === null ? null : toRfc3339(today.firstDailyAt) },
       }));
     },
     // From the latest-score read the score route uses (cached by the SQL store), not from the page's query.

@@ -7,7 +7,8 @@ const USAGE = "derive [file]";
 /** F1 `vrai derive [file]`: SDK Derived Scores of the executors in `{ "records": [...] }` (A1–A5). */
 export const command: Command = {
   name: "derive",
-  summary: `${USAGE}   SDK Derived Score of each executor from AVIP proof records (F1)`,
+  usage: USAGE,
+  summary: "SDK Derived Score of each executor from AVIP proof records (F1)",
   async run(args, io) {
     const records = validateRecords(await readJsonInput(parseFlags(args, {}, USAGE).positionals, io));
     writeJson(io, { executors: deriveScores(records) });

@@ -4,8 +4,8 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { createPublicClient, createWalletClient, http } from "viem";
-import { mnemonicToAccount } from "viem/accounts";
+import { createPublicClient, createWalletClient, getAddress, http } from "viem";
+import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 import { identityRegistryAbi } from "../../chain/abi/identityRegistry";
 import { executorId } from "../../method";
@@ -153,6 +153,23 @@ describe("vrai dev (npm start)", function () {
     } finally {
       await browser.close();
     }
+    // vrai dev-identity (issue #31): an ERC-8004 identity for a new wallet, given to it and funded, its token id and proof subject printed.
+    const newWallet = privateKeyToAccount(generatePrivateKey()).address;
+    const { PORT: _p, CHAIN_PORT: _c, DATA_DIR: _d, RPC_URL: _r, DEPLOYMENTS_DIR: _dd, ...plainEnv } = process.env;
+    const minted = spawnSync(process.execPath, [BIN, "dev-identity", newWallet, "--rpc", running.chain], { cwd: dir, env: plainEnv, encoding: "utf8" });
+    expect(minted.status, minted.stderr).to.equal(0);
+    const tokenId = BigInt(/^token id: (\d+)$/m.exec(minted.stdout)![1]);
+    expect(minted.stdout).to.contain(`ERC-8004 identity ${tokenId} minted for ${newWallet} (IdentityRegistry ${getAddress(identity)}, chain 31337, tx 0x`);
+    expect(minted.stdout).to.contain("; the wallet was given 1 ETH");
+    expect(await publicClient.readContract({ address: identity, abi: identityRegistryAbi, functionName: "ownerOf", args: [tokenId] })).to.equal(newWallet);
+    expect(await publicClient.getBalance({ address: newWallet })).to.equal(10n ** 18n);
+    const subject = /^erc8004 proof subject: (\S+)$/m.exec(minted.stdout)![1];
+    expect(subject).to.equal(`31337:${identity.toLowerCase()}:${tokenId}`);
+    const erc8004Challenge = await fetch(`${running.api}/v1/proofs/challenges`, { method: "POST", headers: ownerAuth, body: JSON.stringify({ kind: "erc8004", subject, agentId: claim.agentId }) });
+    expect(erc8004Challenge.status).to.equal(201);
+    const elsewhere = spawnSync(process.execPath, [BIN, "dev-identity", newWallet, "--rpc", "http://127.0.0.1:1"], { cwd: dir, env: plainEnv, encoding: "utf8" });
+    expect([elsewhere.status, elsewhere.stderr]).to.deep.equal([2, elsewhere.stderr.split("\n")[0] + "\n"]);
+    expect(elsewhere.stderr).to.match(/^vrai dev-identity: cannot reach the chain at http:\/\/127\.0\.0\.1:1: is vrai dev running\?/);
     const operatorToken = fs.readFileSync(path.join(dir, "data", "operator-token"), "utf8");
     // The data directory is this process's alone (issue #33): a second command on it is refused at once, naming it.
     const { PORT: _port, CHAIN_PORT: _chain, DATA_DIR: _data, DATABASE_URL: _db, ...env } = process.env;
@@ -163,6 +180,13 @@ describe("vrai dev (npm start)", function () {
     expect(second.status, second.stderr).to.equal(2);
     expect(second.stderr).to.match(/^vrai dev: data directory \.\/data is in use by vrai dev/);
     expect(second.stdout).to.not.contain("chain started");
+
+    // The development clock a day forward (issue #31): the chain's time with it, through the journal the restart replays.
+    const advanced = spawnSync(process.execPath, [BIN, "dev-clock", "advance", "--days", "1", "--api", running.api], { cwd: dir, env: plainEnv, encoding: "utf8" });
+    expect(advanced.status, advanced.stderr).to.equal(0);
+    expect(advanced.stdout).to.match(/^development clock moved 1 day forward \(the chain's time with it\)\n\d{4}-\d\d-\d\d: 1 daily score, root anchored on chain in block \d+/);
+    const movedBlock = await publicClient.getBlock();
+    expect(Number(movedBlock.timestamp)).to.be.at.least(Math.floor(Date.now() / 1000) + 86_400 - 60);
 
     running.child.kill("SIGTERM");
     expect(await running.exited).to.equal(0);
@@ -188,8 +212,10 @@ describe("vrai dev (npm start)", function () {
     // The indexer goes on from its checkpoint on the restored chain.
     await submitProof({ wallet, publicClient: restored }, { registry, agentId: 0n, success: false, riskLevel: "high", policyViolations: 1, traceRoot: `0x${"cd".repeat(32)}` });
     expect(await indexedDerived(running.api, did, 2)).to.include({ source: "onchain" });
-    // Chain time goes on from now, not from the last block before the restart.
-    expect(Number((await restored.getBlock()).timestamp)).to.be.at.least(restartedAt);
+    // Chain time goes on from now on the development clock (a day ahead, kept in ./data), not from the last block before the restart.
+    expect((await restored.getBlock({ blockNumber: movedBlock.number })).hash).to.equal(movedBlock.hash);
+    expect(Number((await restored.getBlock()).timestamp)).to.be.at.least(restartedAt + 86_400);
+    expect(((await (await fetch(`${running.api}/v1/dev/clock`)).json()) as { offsetDays: number }).offsetDays).to.equal(1);
     const me = await fetch(`${running.api}/v1/owners/me`, { headers: { authorization: `Bearer ${owner.token}` } });
     expect(me.status).to.equal(200);
     expect(await me.json()).to.deep.equal({ ownerId: owner.ownerId, agents: [claim.agentId], nextCursor: null });

@@ -2,20 +2,15 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { parseServeConfig, type ServeConfig } from "../../app/config";
+import { openDevClock } from "../../app/dev-clock-file";
 import { checkCanListen } from "../../app/listener";
 import { startupError } from "../../app/run";
 import { dataDirHolder, DataDirInUseError } from "../../store/data-dir";
 import { InvalidInputError } from "../../errors";
 import type { CliIo, Command } from "../io";
-import { startLocalChain, type ChainStart } from "../local-chain";
+import { LOCAL_DEPLOYER_KEY, startLocalChain, type ChainStart } from "../local-chain";
 import { createLogger, logFormat } from "../log-format";
-import { serveUntilSignal } from "./serve";
-
-/**
- * Private key of the first account of Hardhat's default mnemonic ("test test ... junk"), public knowledge and
- * funded only on local chains: the local deployment gives it every role, the anchorer role included.
- */
-const LOCAL_DEPLOYER_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+import { serveUntilSignal, stopOnSignals, type SignalStop } from "./serve";
 
 /** `CHAIN_PORT`, default 8545. */
 function chainPort(env: NodeJS.ProcessEnv): number {
@@ -42,9 +37,19 @@ function hasData(dataDir: string): boolean {
  */
 export const command: Command = {
   name: "dev",
-  summary: "dev             run everything locally: a chain on :8545 with the contracts, the service and the indexer on PGlite in ./data",
+  usage: "dev",
+  summary: "run everything locally: a chain on :8545 with the contracts, the service and the indexer on PGlite in ./data",
+  help: [
+    "Variables: PORT (8080), CHAIN_PORT (8545), DATA_DIR (./data: the store, the operator token, the chain's journal and the",
+    "development clock), DEPLOYMENTS_DIR (./deployments), and any of vrai serve's (.env.example).",
+    "While it runs: vrai dev-clock advance --days N moves its clock and its chain's time whole days forward, each day's daily",
+    "recompute and anchoring run; vrai dev-identity <address> mints an ERC-8004 identity for a wallet on its chain.",
+    "Ctrl-C (SIGINT) or SIGTERM stops it cleanly; started again it keeps its data, its chain and its clock.",
+  ].join("\n"),
   async run(args, io) {
     if (args.length > 0) throw new InvalidInputError("usage", `dev takes no arguments, got ${args.join(" ")}`);
+    // From the first moment: a Ctrl-C while the chain starts still ends through the stop (issue #31).
+    const stop = stopOnSignals();
     const env = process.env;
     const dataDir = env.DATA_DIR || "./data";
     const deploymentsDir = env.DEPLOYMENTS_DIR || "./deployments";
@@ -74,7 +79,7 @@ export const command: Command = {
     await checkCanListen(config.HOST, config.PORT).catch((error: unknown) => {
       throw startupError(error);
     });
-    return runWithChain(io, config, { hostname, port, deploymentsDir, dataDir, restarted });
+    return runWithChain(io, config, { hostname, port, deploymentsDir, dataDir, restarted, stop });
   },
 };
 
@@ -92,9 +97,13 @@ function chainStartLine(start: ChainStart, deployment: string, journal: string, 
   }
 }
 
-async function runWithChain(io: CliIo, config: ServeConfig, options: { hostname: string; port: number; deploymentsDir: string; dataDir: string; restarted: boolean }): Promise<number> {
+async function runWithChain(
+  io: CliIo, config: ServeConfig, options: { hostname: string; port: number; deploymentsDir: string; dataDir: string; restarted: boolean; stop: SignalStop },
+): Promise<number> {
   const journalFile = path.join(options.dataDir, "chain.jsonl");
-  const chain = await startLocalChain({ ...options, journalFile });
+  // The development clock (issue #31): the service's clock and the chain's time, moved by `vrai dev-clock`.
+  const { clock, persist } = openDevClock(options.dataDir);
+  const chain = await startLocalChain({ ...options, journalFile, now: clock.now });
   const relative = (file: string) => path.relative(process.cwd(), file) || file;
   const deployment = relative(chain.deploymentFile);
   io.stdout(chainStartLine(chain.start, deployment, relative(journalFile), options.dataDir, options.restarted));
@@ -105,10 +114,17 @@ async function runWithChain(io: CliIo, config: ServeConfig, options: { hostname:
     await chain.close();
   };
   try {
+    if (options.stop.asked()) {
+      await closeChain();
+      io.stdout("vrai stopped\n");
+      return 0;
+    }
     return await serveUntilSignal(io, { ...config, RPC_URL: chain.url, DEPLOYMENT: chain.deploymentFile }, {
+      stop: options.stop,
+      devClock: { clock, persist, moveChainTo: chain.moveTimeTo },
       holder: "vrai dev",
       readyNote: `chain ${chain.url} (id ${chain.chainId}, ${deployment}, indexed)`,
-      // Readable lines for a person at a terminal; JSON through a pipe.
+      // Readable lines, one per entry, for the person who runs it (vrai serve logs JSON).
       logger: createLogger(config.LOG_LEVEL, logFormat("dev", process.stdout.isTTY === true)),
       afterStop: closeChain,
     });

@@ -11,6 +11,8 @@ export const COMMANDS: Readonly<Record<string, () => Command>> = {
   recompute: () => require("./recompute").command,
   serve: () => require("./serve").command,
   dev: () => require("./dev").command,
+  "dev-clock": () => require("./dev-clock").command,
+  "dev-identity": () => require("./dev-identity").command,
   indexer: () => require("./indexer").command,
   verify: () => require("./verify").command,
   operator: () => require("./operator").command,

@@ -11,7 +11,8 @@ import type { Command } from "../io";
  */
 export const command: Command = {
   name: "indexer",
-  summary: "indexer         run the chain indexer alone on PostgreSQL (DATABASE_URL, RPC_URL, DEPLOYMENT, ...), or stand by",
+  usage: "indexer",
+  summary: "run the chain indexer alone on PostgreSQL (DATABASE_URL, RPC_URL, DEPLOYMENT, ...), or stand by",
   async run(args) {
     if (args.length > 0) throw new InvalidInputError("usage", `indexer takes no arguments, got ${args.join(" ")}`);
     const config = parseIndexerConfig(process.env);

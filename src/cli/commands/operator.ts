@@ -19,7 +19,8 @@ const USAGE = "operator add|revoke <name> [--database-url URL] [--data-dir DIR]"
  */
 export const command: Command = {
   name: "operator",
-  summary: `${USAGE}   add a named operator (its token printed once) or revoke one (V7)`,
+  usage: USAGE,
+  summary: "add a named operator (its token printed once) or revoke one (V7)",
   async run(args, io) {
     const { values, positionals } = parseFlags(args, { "database-url": { type: "string" }, "data-dir": { type: "string" } }, USAGE);
     const [action, name, ...extra] = positionals;

@@ -17,7 +17,8 @@ const USAGE = "recompute [--verify] [--day YYYY-MM-DD] [--database-url URL] [--d
  */
 export const command: Command = {
   name: "recompute",
-  summary: `${USAGE}   recompute a day's scores, or --verify every stored score against its inputs (V9)`,
+  usage: USAGE,
+  summary: "recompute a day's scores, or --verify every stored score against its inputs (V9)",
   async run(args, io) {
     const { values, positionals } = parseFlags(
       args,

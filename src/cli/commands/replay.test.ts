@@ -313,10 +313,10 @@ describe("vrai replay: the rules to the letter (V2, V3.1, V4.1, V4.3, V6, F2)", 
     });
     expect(code).to.equal(0);
     const rejected = (i: number) => lines[i].result === "rejected" && lines[i].error;
-    expect(rejected(1)).to.equal("a github proof belongs to the owner and counts for all its agents: name no agent");
-    expect(rejected(2)).to.equal("a wallet proof belongs to the owner and counts for all its agents: name no agent");
-    expect(rejected(3)).to.equal("a domain proof belongs to one agent: name it in agentId");
-    expect(rejected(4)).to.equal("a erc8004 proof belongs to one agent: name it in agentId");
+    expect(rejected(1)).to.equal("a github proof belongs to the owner and counts for all its agents: leave agent out");
+    expect(rejected(2)).to.equal("a wallet proof belongs to the owner and counts for all its agents: leave agent out");
+    expect(rejected(3)).to.equal("a domain proof belongs to one agent: name the agent (agent)");
+    expect(rejected(4)).to.equal("a erc8004 proof belongs to one agent: name the agent (agent)");
     expect(rejected(5)).to.equal("agent a1 belongs to another owner: only the owner of its latest claim proves it");
     expect(rejected(7)).to.equal("agent a1 belongs to another owner: only the owner of its latest claim proves it");
     expect([lines[8], lines[9]]).to.deep.equal([{ i: 8, result: "ok" }, { i: 9, result: "ok" }]);

@@ -293,7 +293,7 @@ export async function replay(input: { method: "0.1" | "0.2"; events: readonly Re
         return { result: "ok" };
       case "proof":
         await ensureOwner(e.owner);
-        await s.identity.recordProof({ id: e.id, kind: e.kind, ownerId: e.owner, agentId: e.agent, subject: e.id, binding: null, evidence: { replay: true } });
+        await s.identity.recordProof({ id: e.id, kind: e.kind, ownerId: e.owner, agentId: e.agent, subject: e.id, binding: null, evidence: { replay: true } }, { agentField: "agent" });
         // The service recomputes an owner's agents in the background; the timeline does it before its next event.
         await s.ownerRecomputes.drain();
         return { result: "ok" };
@@ -318,7 +318,8 @@ export async function replay(input: { method: "0.1" | "0.2"; events: readonly Re
 /** F2 `vrai replay [file]`. */
 export const command: Command = {
   name: "replay",
-  summary: "replay [file]   play a timeline of claims, check-ins, outages, proofs, penalties and scores through the service's rules (F2)",
+  usage: "replay [file]",
+  summary: "play a timeline of claims, check-ins, outages, proofs, penalties and scores through the service's rules (F2)",
   async run(args, io) {
     await replay(parseReplayInput(await readJsonInput(args, io)), (chunk) => io.stdout(chunk));
     return 0;

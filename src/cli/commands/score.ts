@@ -7,7 +7,8 @@ const USAGE = "score [file]";
 /** F3 `vrai score [file]`: recomputes a Vrai score from a stored inputs document (V9). */
 export const command: Command = {
   name: "score",
-  summary: `${USAGE}    recompute a Vrai score, with its sha256, from a stored inputs document (F3)`,
+  usage: USAGE,
+  summary: "recompute a Vrai score, with its sha256, from a stored inputs document (F3)",
   async run(args, io) {
     const inputs = validateScoreInputs(await readJsonInput(parseFlags(args, {}, USAGE).positionals, io));
     writeJson(io, scoreFromInputs(inputs).result);

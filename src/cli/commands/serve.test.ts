@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
 import { expect } from "chai";
@@ -77,7 +77,7 @@ describe("vrai serve", function () {
         expect(result.err.trim().split("\n"), result.err).to.have.length(1);
         expect(result.err).to.match(new RegExp(`^vrai ${command}: cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use: set ${variable} to a free port`));
         // Nothing ran: no recompute, partitions, tree, anchoring or chain; nothing listened.
-        expect(result.out, `${command}: ${result.out}`).to.not.match(/daily recompute|partitions maintained|score tree|score root|chain started|api listening|vrai ready/);
+        expect(result.out, `${command}: ${result.out}`).to.not.match(/daily recompute|partitions maintained|partitions created|score tree|score root|chain started|api listening|vrai ready/);
         expect(result.ms, command).to.be.below(30_000);
       }
     } finally {
@@ -129,6 +129,16 @@ describe("vrai serve", function () {
       const again = await post(url, `/v1/agents/${first.agentId}/checkins`, agent.agentKey, { "idempotency-key": first.key });
       expect(again.status).to.equal(201);
       expect(await again.json()).to.deep.equal(first.body);
+      // The development clock is vrai dev's alone (issue #31): vrai serve has no such route, and vrai dev-clock says so.
+      const clock = await fetch(`${url}/v1/dev/clock`);
+      expect(clock.status).to.equal(404);
+      const advance = await fetch(`${url}/v1/dev/clock/advance`, {
+        method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${OPERATOR_TOKEN}` }, body: JSON.stringify({ days: 1 }),
+      });
+      expect([advance.status, ((await advance.json()) as { error: { code: string } }).error.code]).to.deep.equal([404, "not_found"]);
+      const devClock = spawnSync(process.execPath, [BIN, "dev-clock", "advance", "--days", "1", "--api", url], { env: { ...process.env, OPERATOR_TOKEN }, encoding: "utf8" });
+      expect(devClock.status, devClock.stderr).to.equal(2);
+      expect(devClock.stderr).to.equal(`vrai dev-clock: ${url} has no development clock: it is vrai dev's alone, never vrai serve's\n`);
     } finally {
       child.kill("SIGTERM");
       await new Promise((resolve) => child.once("exit", resolve));
