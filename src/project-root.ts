@@ -4,7 +4,7 @@ import path from "node:path";
 /**
  * The repository root (the directory of Vrai's package.json), found from this file's directory
  * upwards: the same whether the code runs from `src/` through tsx or from the bundle in `dist/`
- * (bin/bundle.js), where every module's `__dirname` is `dist/`.
+ * (`npm run build`: dist/vrai.cjs), where every module's `__dirname` is `dist/`.
  */
 export const PROJECT_ROOT = findRoot(__dirname);
 

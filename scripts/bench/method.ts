@@ -2,20 +2,15 @@
  * `npm run bench:method`: single-threaded throughput of the method engine, each figure printed
  * beside its target from the issue. Inputs are generated in memory before timing; each benchmark
  * runs a few times and reports its best run. It measures what the `vrai` command runs: the
- * sources compiled into one bundle by bin/bundle.js, under the node flags of bin/vrai.js. Started
- * any other way (`npm run bench:method` runs it through tsx), it builds its own bundle the same way
- * and runs that under those flags.
+ * sources compiled into one file by esbuild, as `npm run build` compiles them (`npm run
+ * bench:method` compiles this file so, then runs it), under node's default flags.
  */
-import { spawnSync } from "node:child_process";
-import { join, relative } from "node:path";
 import { performance } from "node:perf_hooks";
 import {
   buildScoreInputs, canonicalScoreInputs, deriveScores, scoreFromInputs, sha256Hex, validateRecords, nextDayDigest, utcDay, parseRfc3339,
   type DayAggregate, type ProofRecord, type ScoreFacts,
 } from "../../src/method";
 import { parseReplayInput, replay, type ReplayEvent } from "../../src/cli/commands/replay";
-import { PROJECT_ROOT } from "../../src/project-root";
-import { vraiNodeFlags } from "./vrai-flags";
 
 type Benchmark = { name: string; unit: string; target: number; items: number; prepare(): () => void };
 
@@ -202,19 +197,10 @@ function replayTimelineText(): string {
   return JSON.stringify({ method: "0.2", events });
 }
 
-async function main(flags: readonly string[]): Promise<void> {
-  console.log(`method benchmarks, one thread, node ${process.version} ${flags.join(" ")} (as vrai replay runs, bin/node-flags.js), compiled by bin/bundle.js`);
+async function main(): Promise<void> {
+  console.log(`method benchmarks, one thread, node ${process.version} (as vrai runs: compiled by esbuild, node's default flags)`);
   for (const b of BENCHMARKS) report(b.name, bestOf(3, b.items, b.prepare()), b.unit, b.target);
   await replayBenchmark();
 }
 
-const flags = vraiNodeFlags("replay");
-// In the bundle, __filename is the bundle's own path (dist/*.cjs).
-if (__filename.endsWith(".cjs") && flags.every((flag) => process.execArgv.includes(flag))) {
-  void main(flags);
-} else {
-  const { ensureBundle } = require(join(PROJECT_ROOT, "bin/bundle.js")) as { ensureBundle(entry: string): string };
-  const bundle = ensureBundle(relative(PROJECT_ROOT, __filename));
-  const run = spawnSync(process.execPath, [...flags, bundle], { stdio: "inherit" });
-  process.exitCode = run.status ?? 1;
-}
+void main();

@@ -51,7 +51,6 @@ import { createPgDb } from "../../src/store/db";
 import { migrate } from "../../src/store/migrate";
 import type { ScoreCacheStats } from "../../src/store/score-cache";
 import { createSqlStore } from "../../src/store/sql-store";
-import { vraiNodeFlags } from "./vrai-flags";
 
 const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const envInt = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
@@ -174,11 +173,11 @@ async function serve(): Promise<void> {
 }
 
 function startServerChild(dbUrl: string): Promise<{ child: ChildProcess; url: string }> {
-  // The server runs under the node flags `vrai serve` runs under (bin/node-flags.js). BENCH_SERVER_PROFILE=<dir>:
+  // The server runs under node's default flags, as `vrai serve` does. BENCH_SERVER_PROFILE=<dir>:
   // the server child writes a V8 CPU profile there when it stops. BENCH_SERVER_FLAGS: more node flags for it
   // (e.g. --trace-gc-nvp, or --max-semi-space-size=64 to see what a larger young generation does).
   const profile = process.env.BENCH_SERVER_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_SERVER_PROFILE}`] : [];
-  const flags = [...vraiNodeFlags("serve"), ...profile, ...(process.env.BENCH_SERVER_FLAGS ?? "").split(" ").filter(Boolean)];
+  const flags = [...profile, ...(process.env.BENCH_SERVER_FLAGS ?? "").split(" ").filter(Boolean)];
   const child = fork(__filename, ["--serve"], {
     env: { ...process.env, BENCH_DB_URL: dbUrl, BENCH_T0: String(CHECKIN_T0) }, stdio: "inherit", execArgv: [...process.execArgv, ...flags],
   });
@@ -813,7 +812,7 @@ async function main(): Promise<void> {
 
     const server = await startServerChild(dbUrl);
     child = server.child;
-    log(`server (child process ${child.pid}, node flags [${[...vraiNodeFlags("serve"), ...(process.env.BENCH_SERVER_FLAGS ?? "").split(" ").filter(Boolean)].join(" ")}] as vrai serve) at ${server.url}`);
+    log(`server (child process ${child.pid}, node flags [${(process.env.BENCH_SERVER_FLAGS ?? "").split(" ").filter(Boolean).join(" ")}]: node's defaults, as vrai serve) at ${server.url}`);
     if (PHASES.has("get")) await getScorePhase(server.url, child, rows);
     const checkins = PHASES.has("checkins") ? await checkinPhase(server.url, child, admin) : { rate: NaN, p99: NaN, ok: false };
     await stopServerChild(child);
