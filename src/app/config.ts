@@ -83,8 +83,8 @@ export const serveConfigSchema = z.object({
   METRICS_HOST: z.string().min(1).default("127.0.0.1"),
   /**
    * Memory for the latest score of each agent, served by `GET /v1/agents/:id/score` without a query
-   * (about 350 bytes per agent, its result deflated: a million agents in about 350 MiB); 0 turns the cache
-   * off. Entries live outside node's heap, which holds one id per agent; the cache never takes more than this.
+   * (its summary and compact result); 0 turns the cache off. Entries and their index live outside
+   * node's heap; the cache never takes more than this.
    */
   SCORE_CACHE_MB: z.coerce.number().int().min(0).max(2048).default(512),
   /** What one owner may keep (issue #15): proof challenges neither used nor expired, and agents claimed. */

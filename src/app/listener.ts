@@ -65,13 +65,11 @@ export type PrototypedHandler = RequestListener & { request: http.IncomingMessag
 /**
  * Request and response constructors whose instances are made with `handler`'s prototypes, so that its
  * own `Object.setPrototypeOf` on each request (Express's `app.handle` does it) finds them in place and
- * changes nothing. Changing the prototype of every request and response made V8 keep them, and what
- * they reach, through two young-generation collections: about 3 MB promoted per scavenge at 2,000
- * requests/s, each scavenge 9 ms instead of 1.5 ms (an Express app answering a constant body), and
- * the API's GET latency tail was those pauses. Node takes the constructors as `createServer` options.
- * They call Node's (plain functions in Node 20) on the new object: `Reflect.construct` with another
- * `new.target` cost the same promotions again (16 MB allocated and 0.9 MB promoted per scavenge,
- * against 6.6 MB and 4 kB). Null where Node's are classes, which cannot be called so.
+ * changes nothing. Changing the prototype of every request and response makes V8 keep them, and what
+ * they reach, through two young-generation collections, whose longer pauses are the tail of the
+ * API's GET latency. Node takes the constructors as `createServer` options. They call Node's (plain
+ * functions in Node 20) on the new object: `Reflect.construct` with another `new.target` costs the
+ * same promotions again. Null where Node's are classes, which cannot be called so.
  */
 function messageClasses(handler: PrototypedHandler): Pick<http.ServerOptions, "IncomingMessage" | "ServerResponse"> | null {
   const isClass = (f: unknown) => /^class\b/.test(Function.prototype.toString.call(f));

@@ -1,9 +1,9 @@
 /**
  * An index from ids to positions held in two typed arrays (outside the JS heap): open addressing
  * with linear probing, no tombstones. A slot takes SLOT_BYTES, at most MAX_LOAD of the slots are used,
- * so a million ids take 16-32 MiB and the heap holds nothing per id: a JS Map of a million id strings
- * made every full collection of the API server mark a million objects, which at 2,000 requests/s was
- * its GET latency's tail (src/store/score-cache.ts, its one user).
+ * and the heap holds nothing per id: a JS Map of an id string per agent makes every full collection of
+ * the API server mark an object per agent, which at a million agents is its GET latency's tail
+ * (src/store/score-cache.ts, its one user).
  *
  * The ids themselves are not kept here: the caller stores them beside what the positions point at,
  * and `sameId` tells whether the entry at a position is the id's.

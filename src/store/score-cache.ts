@@ -66,8 +66,8 @@ const after = (a: ScoreSummary, at: number, id: number) => a.at > at || (a.at ==
 /**
  * Creates an empty cache holding at most `maxBytes`: the entries' bytes in segments outside the JS
  * heap, allocated as needed, plus the id index (src/store/id-index.ts). An entry keeps a score's
- * summary in binary and its compact result, about 250 bytes, so a million agents fit in about 250 MiB,
- * and nothing per agent is on the JS heap. Entries are written one after the other, segment after
+ * summary in binary and its compact result, a few hundred bytes whatever the result's text, and
+ * nothing per agent is on the JS heap. Entries are written one after the other, segment after
  * segment, and the ring of segments turns: when the next entry does not fit, every entry of the oldest
  * segment is dropped at once (the oldest stored), so drops stay rare.
  * @example

@@ -178,8 +178,8 @@ export function scoresIn(q: Queryable, wrote: (agentIds: string[]) => void): Sco
       const ids = [...agentIds];
       // Each agent found by primary key, with its claim's day aggregates up to `day` (DAYS_OF_AGENT). Whether it already has the day's score is left to the insert (ON CONFLICT on
       // scores_daily_idx): a probe here was planned, with the scores table's statistics of an empty or
-      // new day, as a pass over the day's scores per agent, which the recompute is writing (quadratic:
-      // a million agents took a quarter of an hour). A rerun computes again and stores nothing.
+      // new day, as a pass over the day's scores per agent, which the recompute is writing (quadratic in
+      // the agents). A rerun computes again and stores nothing.
       // The four statements leave together (one round trip): the other three take every agent asked
       // for, and what belongs to an agent not found (or claimed after `at`) is ignored below.
       const [agentRows, midnight, proofs, penalties] = await Promise.all([
