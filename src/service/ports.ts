@@ -260,6 +260,13 @@ export type CheckinWrites = {
    * @returns false, writing nothing, when the agent changed since `checkinState` (decide again)
    */
   commitCheckin(expected: CheckinExpectation, checkin: StoredCheckin, deltas: readonly DayDelta[]): Promise<boolean>;
+  /**
+   * Resolves once what was read is durable where it was read: on PostgreSQL, after a commit that waits
+   * for the synchronous standbys. A check-in committed on a primary that crashed before its standby had
+   * it is visible to that primary once it restarts, and lost when it is demoted: the check-in path waits
+   * for this before it answers a duplicate with its original (V3.1), so what it acknowledges is kept.
+   */
+  confirmDurable(): Promise<void>;
 };
 
 /** The whole store: every feature, and the check-in path. */

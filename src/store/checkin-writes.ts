@@ -10,7 +10,7 @@ import { DAY_S, GRACE_S, type DayDelta, type OutageWindow } from "../method";
 import type { CheckinExpectation, CheckinState, CheckinWrites, StoredCheckin } from "../service/ports";
 import { AGENT_COLUMNS_OF_A, agentFrom, type AgentRecord } from "./agent-rows";
 import { createBatcher } from "./batch";
-import type { Queryable } from "./db";
+import type { Db, Queryable } from "./db";
 
 /** A row of STATE_SQL: the agent, its duplicate check-in (the `dup_` columns, null without one), the windows as JSON. */
 type StateRecord = AgentRecord & {
@@ -140,7 +140,7 @@ async function writeCheckins(db: Queryable, asks: readonly CommitAsk[]): Promise
 }
 
 /** `checkinState` and `commitCheckin` of the SQL store on `db`, batched. */
-export function createCheckinWrites(db: Queryable): CheckinWrites {
+export function createCheckinWrites(db: Db): CheckinWrites {
   const state = createBatcher<StateAsk, CheckinState>({ maxBatch: MAX_BATCH, maxInFlight: MAX_IN_FLIGHT, run: (asks) => readStates(db, asks) });
   const commit = createBatcher<CommitAsk, boolean>({
     maxBatch: MAX_BATCH,
@@ -154,5 +154,7 @@ export function createCheckinWrites(db: Queryable): CheckinWrites {
   return {
     checkinState: (agentId, key) => state({ agentId, key }),
     commitCheckin: (expected, checkin, deltas) => commit({ expected, checkin, deltas }),
+    // A transaction given a transaction id writes a commit record, which synchronous_commit makes wait for the standbys.
+    confirmDurable: () => db.transaction(async (q) => void (await q.query("SELECT txid_current()"))),
   };
 }

@@ -52,6 +52,23 @@ for (const setup of SETUPS) {
       return (await service.accounts.claimNewAgent(ownerId)).agentId;
     }
 
+    it("answers a duplicate with its original only once the store confirms it durable, and not when it cannot (V3.1)", async () => {
+      const agentId = await newAgent();
+      clock.set(T0 + 60);
+      expect((await service.checkins.checkIn(agentId, "durable", agentKnown)).type).to.equal("counted");
+      let confirmed = 0;
+      const confirming = createVraiService({ store: { ...store, confirmDurable: async () => void confirmed++ }, clock, busy: () => false });
+      expect((await confirming.checkins.checkIn(agentId, "durable", agentKnown)).type).to.equal("duplicate");
+      expect(confirmed).to.equal(1);
+      // Where it cannot be confirmed (the node that answered is not the one that will keep it), no answer is given.
+      const failing = createVraiService({ store: { ...store, confirmDurable: async () => Promise.reject(new Error("database unavailable")) }, clock, busy: () => false });
+      let refused: unknown;
+      await failing.checkins.checkIn(agentId, "durable", agentKnown).catch((error: unknown) => (refused = error));
+      expect(refused).to.be.an("error").with.property("message", "database unavailable");
+      // The real one confirms it (on PostgreSQL and PGlite, a commit that writes a transaction id).
+      await store.confirmDurable();
+    });
+
     it("refuses to store a check-in decided on a stale state, and writes nothing", async () => {
       const agentId = await newAgent();
       const first = await service.checkins.checkIn(agentId, "k1", agentKnown);

@@ -252,6 +252,8 @@ export function createMemoryStore(): Store {
       const n = r.keys.indexOf(key);
       return { agent: r.row, duplicate: n < 0 ? null : storedCheckin(r, r.claimFirst + n, key), windows: windowsAfter(r.row.last) };
     },
+    // One process's memory: what it read is what it keeps.
+    confirmDurable: async () => undefined,
     async commitCheckin(expected, c, deltas) {
       const r = agents.get(c.agentId);
       if (!r) return false;
