@@ -244,7 +244,7 @@ describe("migration 012 on check-ins stored before it", () => {
 
   it("moves every check-in into its day's partition, drops the id, and answers their keys as duplicates (V3.1)", async () => {
     await migrate(testDb.db, { upTo: 11 });
-    // Today's service stores each score with its packed result (migration 015): that column is added ahead.
+    // Today's service stores each score with its packed result (migration 016): that column is added ahead.
     await testDb.db.query("ALTER TABLE scores ADD COLUMN packed bytea");
     const clock = createManualClock(T0);
     const store = createSqlStore(testDb.db);

@@ -154,12 +154,12 @@ for (const { name, create } of TEST_STORES) {
         await db.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
       }
       const sizes = [1, 2, 3, 5, 1_500];
-      await seedDailyScores(db, { ownerId: "own_1", day: dayAfter(0), at: AT, count: sizes[0], digits: 6, schemaBefore015: true });
+      await seedDailyScores(db, { ownerId: "own_1", day: dayAfter(0), at: AT, count: sizes[0], digits: 6, schemaBefore016: true });
       await db.query("INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at) SELECT 'agt_' || lpad(i::text, 6, '0'), 'own_1', 1, $1, 'x', $1 FROM generate_series(2, 1500) AS i", [AT - 86400]);
       const old: Array<{ day: string; ids: number[]; tree: ReturnType<typeof buildScoreTree> }> = [];
       for (const [k, n] of sizes.entries()) {
         const day = dayAfter(k);
-        if (k > 0) await insertDailyScores(db, { day, at: AT + 86400 * k, count: n, digits: 6, schemaBefore015: true });
+        if (k > 0) await insertDailyScores(db, { day, at: AT + 86400 * k, count: n, digits: 6, schemaBefore016: true });
         const { ids, values } = await dayLeaves(db, day);
         const tree = buildScoreTree(values);
         await db.query("INSERT INTO score_anchors (day, root, leaf_count, status, built_at) VALUES ($1, $2, $3, 'pending', $4)", [day, tree.root, n, AT]);

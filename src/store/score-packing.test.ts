@@ -33,7 +33,7 @@ function columns(score: NewScore, settled: ReadonlyMap<string, SettledDay>): Sco
   };
 }
 
-describe("how the store keeps a score (migrations 010 and 015)", () => {
+describe("how the store keeps a score (migrations 010 and 016)", () => {
   it("keeps a score with its claim and document compact, its result packed, and reads both back exactly", () => {
     const score = newScore();
     const packed = packScore(score);
@@ -61,7 +61,7 @@ describe("how the store keeps a score (migrations 010 and 015)", () => {
     expect(summaryOf(columns(odd, new Map()))).to.include({ resultJson: JSON.stringify(odd.result), packed: null });
   });
 
-  it("computes the result of a compact score of before migration 015 (no packed result) from its rebuilt inputs", () => {
+  it("computes the result of a compact score of before migration 016 (no packed result) from its rebuilt inputs", () => {
     const score = newScore();
     const c = { ...columns(score, settledOf(score)), packed: null };
     expect(summaryOf(c)).to.deep.include({ resultJson: JSON.stringify(score.result), packed: packResult(score.result, AT) });

@@ -1,15 +1,15 @@
 /**
- * How a score is kept in the `scores` table and read back (V9; migrations 010 and 015), apart from the
+ * How a score is kept in the `scores` table and read back (V9; migrations 010 and 016), apart from the
  * SQL that moves the rows (src/store/sql-store.ts), which only maps them.
  *
  * A score is kept in one of three forms, by when it was written:
- * - compact, with its result packed (from migration 015): its inputs as their compact facts
+ * - compact, with its result packed (from migration 016): its inputs as their compact facts
  *   (src/store/score-facts.ts, the settled day lines read back from `agent_days`) and its result in the
  *   method's compact form (`packResult`), which the latest-score cache keeps too and `renderResult` serves;
- * - compact, without its result (migrations 010 to 014): the result is computed again from the rebuilt
+ * - compact, without its result (migrations 010 to 015): the result is computed again from the rebuilt
  *   inputs when it is read;
  * - as text (before migration 010, and a score inserted without its claim and document): the canonical
- *   inputs and the result's JSON, with the packed result beside them from migration 015.
+ *   inputs and the result's JSON, with the packed result beside them from migration 016.
  * Inputs rebuilt from facts are checked against the stored SHA-256: a fact that changed under a stored
  * score is an error (`score_inputs_mismatch`), or, not strict, returned as rebuilt for `vrai recompute
  * --verify` to report.
@@ -35,7 +35,7 @@ export type ScoreColumns = {
   resultJson: string | null;
   /** The compact inputs (migration 010). */
   facts: Uint8Array | null;
-  /** The compact result (migration 015). */
+  /** The compact result (migration 016). */
   packed: Uint8Array | null;
   /** The agent's `agent_days` lines of the score's claim in its window, for a compact score whose inputs or result are read. */
   settled: ReadonlyMap<string, SettledDay>;
@@ -74,7 +74,7 @@ function rebuiltInputs(c: ScoreColumns, strict: boolean): { canonical: string; s
   return { canonical, sha256 };
 }
 
-/** The result of a compact score without a packed one (migrations 010 to 014): computed from its rebuilt inputs (V9), checked like them when `strict`. */
+/** The result of a compact score without a packed one (migrations 010 to 015): computed from its rebuilt inputs (V9), checked like them when `strict`. */
 function computedResult(c: ScoreColumns, strict: boolean): ScoreResult {
   if (c.facts === null) throw new BaseError("score_form_unknown", `score ${c.id} keeps neither its result nor its inputs`);
   const document = decodeScoreFacts(c.facts, { agent: c.agentId, method: c.method, at: c.at }, c.settled);

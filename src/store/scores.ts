@@ -51,7 +51,7 @@ const summaryFrom = (r: ScoreRecord): ScoreSummary => summaryOf(scoreColumnsOf(r
 const SCORE_COLUMNS = `s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.inputs, s.sha256, s.result::text AS result_json, s.total, s.facts, s.packed,
   ${settledOf("s", "s.facts IS NOT NULL")} AS settled`;
 
-/** A score's summary: settled lines only for a compact score of before migration 015, whose result is computed from its inputs. */
+/** A score's summary: settled lines only for a compact score of before migration 016, whose result is computed from its inputs. */
 const SUMMARY_COLUMNS = `s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.sha256, s.result::text AS result_json, s.total, s.facts, s.packed,
   ${settledOf("s", "s.facts IS NOT NULL AND s.packed IS NULL")} AS settled`;
 

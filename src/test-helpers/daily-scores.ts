@@ -9,7 +9,7 @@ const agentIdSql = (digits: number) => `'agt_' || lpad(i::text, ${digits}, '0')`
  * before `at`, and a daily score of `day` at `at` for each (`insertDailyScores`): leaves of a day's tree,
  * in SQL so a million take seconds.
  */
-export async function seedDailyScores(db: Queryable, seed: { ownerId: string; day: string; at: number; count: number; digits: number; schemaBefore015?: boolean }): Promise<void> {
+export async function seedDailyScores(db: Queryable, seed: { ownerId: string; day: string; at: number; count: number; digits: number; schemaBefore016?: boolean }): Promise<void> {
   await db.query("INSERT INTO owners (id, token_hash, created_at) VALUES ($1, 'x', $2)", [seed.ownerId, seed.at - 86400]);
   await db.query(
     `INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at)
@@ -23,10 +23,10 @@ export async function seedDailyScores(db: Queryable, seed: { ownerId: string; da
  * Inserts a daily score of `day` at `at` for agents `agt_<i>` already seeded (i from 1 to `count`), its
  * sha256 that of `i` and the day, kept as text (`{}` inputs) with the compact result of a newly claimed
  * agent's score at `at` (the same bytes serve every agent: agent, digest and total are the row's);
- * without it on a schema before migration 015.
+ * without it on a schema before migration 016.
  */
-export async function insertDailyScores(db: Queryable, seed: { day: string; at: number; count: number; digits: number; schemaBefore015?: boolean }): Promise<void> {
-  if (seed.schemaBefore015) {
+export async function insertDailyScores(db: Queryable, seed: { day: string; at: number; count: number; digits: number; schemaBefore016?: boolean }): Promise<void> {
+  if (seed.schemaBefore016) {
     await db.query(
       `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total)
        SELECT ${agentIdSql(seed.digits)}, '0.2', $1, 'daily', $2, '{}', encode(sha256((i::text || $2)::bytea), 'hex'), '{}', 0 FROM generate_series(1, $3) AS i`,

@@ -55,7 +55,7 @@ describe("vrai recompute --verify (V9)", () => {
       "UPDATE agent_days SET digest = repeat('f', 64) WHERE (agent_id, day) = (SELECT agent_id, day FROM agent_days WHERE checkins > 0 ORDER BY agent_id, day LIMIT 1) RETURNING agent_id",
     );
     const dependent = (await testDb.db.query<{ id: number }>("SELECT id FROM scores WHERE agent_id = $1 AND facts IS NOT NULL AND trigger = 'daily' ORDER BY id DESC LIMIT 1", [changed.rows[0].agent_id])).rows[0].id;
-    // A stored result (its compact form, migration 015) that is not the one its inputs give.
+    // A stored result (its compact form, migration 016) that is not the one its inputs give.
     const swapped = (await testDb.db.query<{ id: number }>(
       `UPDATE scores s SET packed = o.packed FROM scores o
        WHERE s.id = (SELECT a.id FROM scores a JOIN scores b ON b.packed <> a.packed WHERE a.id > $1 AND a.agent_id <> $2 ORDER BY a.id LIMIT 1)
