@@ -69,9 +69,14 @@ export const SCORE_LEAF_VERSIONS: Readonly<Record<ScoreLeafVersion, { kind: Hex;
   2: { kind: SCORE_DAY_V2_KIND, kindName: "vrai-score-day-v2", types: SCORE_LEAF_V2_TYPES },
 };
 
-/** The version of a leaf's values (their count tells them apart). */
+/** Whether a leaf's values are of version 2 (their count tells the versions apart). */
+export function isScoreLeafV2(values: AnyScoreLeafValues): values is ScoreLeafV2Values {
+  return values.length === SCORE_LEAF_V2_TYPES.length;
+}
+
+/** The version of a leaf's values. */
 export function scoreLeafVersion(values: AnyScoreLeafValues): ScoreLeafVersion {
-  return values.length === SCORE_LEAF_V2_TYPES.length ? 2 : 1;
+  return isScoreLeafV2(values) ? 2 : 1;
 }
 
 /** What a stored daily score gives its version-2 leaf (`store/anchors` reads it, one SQL expression for the tree and the proofs). */
@@ -248,12 +253,12 @@ function writeV2Values(values: ScoreLeafV2Values, out: Buffer, at: number): numb
 
 /** Size of `abi.encode` of a leaf's values, its version's types. */
 function encodedLeafSize(values: AnyScoreLeafValues): number {
-  return values.length === SCORE_LEAF_V2_TYPES.length ? encodedV2Size(values) : encodedV1Size(values);
+  return isScoreLeafV2(values) ? encodedV2Size(values) : encodedV1Size(values);
 }
 
 /** Writes `abi.encode` of a leaf's values into zeroed `out` at `at`; returns the end. */
 function writeLeafValues(values: AnyScoreLeafValues, out: Buffer, at: number): number {
-  return values.length === SCORE_LEAF_V2_TYPES.length ? writeV2Values(values, out, at) : writeV1Values(values, out, at);
+  return isScoreLeafV2(values) ? writeV2Values(values, out, at) : writeV1Values(values, out, at);
 }
 
 /** `abi.encode` of a leaf's values. */

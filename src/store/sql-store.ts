@@ -1,3 +1,4 @@
+import { componentLeafValue } from "../chain/score-tree";
 import { BaseError } from "../errors";
 import { scoreFromInputs, type DayAggregate, type MethodVersion, type ScoreResult } from "../method";
 import type {
@@ -93,15 +94,20 @@ const scoreFrom = scoreOf(true);
 
 const SCORE_COLUMNS = `s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.inputs, s.sha256, s.result, s.total, s.facts, ${settledLinesOf("s")} AS settled`;
 
-/** The columns of a score as `insertScores` writes them; with its claim and document, the compact form (migration 010). */
-const INSERT_COLUMNS = "agent_id, method, at, trigger, day, inputs, sha256, result, total, claim_id, facts, established";
+/**
+ * The columns of a score as `insertScores` writes them; with its claim and document, the compact form (migration 010);
+ * its components as a version-2 leaf holds them (migration 014).
+ */
+const INSERT_COLUMNS = "agent_id, method, at, trigger, day, inputs, sha256, result, total, claim_id, facts, established, identity_points, reliability_points, integrity_points";
 
 /** The parameters of INSERT_COLUMNS; `resultJson` is asked for only by a score kept as text (a compact one derives its result). */
 function insertParams(s: NewScore, resultJson: () => string): unknown[] {
+  const { identity, reliability, integrity } = s.result.components;
+  const components = [componentLeafValue(identity), componentLeafValue(reliability), componentLeafValue(integrity)];
   if (s.claimId === undefined || s.document === undefined) {
-    return [s.agentId, s.method, s.at, s.trigger, s.day, s.inputs, s.sha256, resultJson(), s.total, null, null, null];
+    return [s.agentId, s.method, s.at, s.trigger, s.day, s.inputs, s.sha256, resultJson(), s.total, null, null, null, ...components];
   }
-  return [s.agentId, s.method, s.at, s.trigger, s.day, null, s.sha256, null, s.total, s.claimId, encodeScoreFacts(s.document, s.at), s.result.state === "established"];
+  return [s.agentId, s.method, s.at, s.trigger, s.day, null, s.sha256, null, s.total, s.claimId, encodeScoreFacts(s.document, s.at), s.result.state === "established", ...components];
 }
 const DAY_COLUMNS = "day, checkins, on_time, credit_s, coverage_s, digest";
 
@@ -427,7 +433,7 @@ export function createSqlStore(db: Db, options: { scoreCache?: ScoreCache } = {}
         const mark = cache?.mark() ?? 0;
         const resultJson = JSON.stringify(s.result);
         const { rows } = await q.query<Row>(
-          `INSERT INTO scores (${INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
+          `INSERT INTO scores (${INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id`,
           insertParams(s, () => resultJson),
         );
         await setLatestScores(q, [{ id: rows[0].id, score: s }]);
