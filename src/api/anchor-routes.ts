@@ -122,9 +122,6 @@ const holderResponse = z.object({
 
 /** The routes of daily scores' proofs and of ERC-8004 identities' agents. */
 export function anchorRoutes(anchoring: Pick<Anchoring, "proofOf" | "latestProofOf">, reads: Pick<Reads, "erc8004Holder">): Route[] {
-  const proofResponses = {
-    200: { description: "ok", schema: proofResponse, example: examples.scoreProof },
-  } as const;
   return [
     defineRoute({
       method: "get", path: "/v1/scores/:id/proof", operationId: "getScoreProof", tag: "scores", auth: "none",
@@ -133,7 +130,7 @@ export function anchorRoutes(anchoring: Pick<Anchoring, "proofOf" | "latestProof
         "(leafValues, with leafTypes; version 2 for days anchored as vrai-score-day-v2, version 1 before), the proof, the root and its AnchorRegistry anchor.",
       params: z.object({ id: z.coerce.number().int().positive() }),
       responses: {
-        ...proofResponses,
+        200: { description: "ok", schema: proofResponse, example: examples.scoreProof },
         404: e("score_not_found, score_not_daily (only daily scores are anchored) or proof_not_ready (the day's root is not anchored yet: no proof is served against a root that is not on chain)"),
       },
     }).handle(async ({ params }) => ({ status: 200, body: proofJson(await anchoring.proofOf(params.id)) })),
@@ -143,10 +140,10 @@ export function anchorRoutes(anchoring: Pick<Anchoring, "proofOf" | "latestProof
         "The Merkle proof of the agent's latest daily score whose day's root is anchored, as GET /v1/scores/{id}/proof gives it: " +
         "what a contract checks with VraiScores.verify (contracts/VraiScores.sol).",
       params: z.object({ id: idSchema }),
-      responses: { ...proofResponses, 404: e("agent_not_found, or proof_not_ready (no daily score of the agent is anchored yet)") },
+      responses: { 200: { description: "ok", schema: proofResponse, example: examples.scoreProof }, 404: e("agent_not_found, or proof_not_ready (no daily score of the agent is anchored yet)") },
     }).handle(async ({ params }) => ({ status: 200, body: proofJson(await anchoring.latestProofOf(params.id)) })),
     defineRoute({
-      method: "get", path: "/v1/erc8004/:chainId/:registry/:tokenId", operationId: "getErc8004Agent", tag: "scores", auth: "none",
+      method: "get", path: "/v1/erc8004/:chainId/:registry/:tokenId", operationId: "getIdentityAgent", tag: "scores", auth: "none",
       summary: "The Vrai agent that holds ERC-8004 identity tokenId of registry on chainId now (by an active erc8004 proof, V6), its latest score and the link to its proof.",
       params: erc8004Params,
       responses: {

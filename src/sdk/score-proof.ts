@@ -56,9 +56,12 @@ type ProofBody = {
  * `score_proof_version_1` for a day anchored before leaves carried the score (no contract can read it), `score_proof_invalid`
  * when the proof does not lead to its root
  * @example
- * const { args, score, anchor } = await getScoreProof({ api, agentId });
- * const check = { address: anchor.contract, abi: [], functionName: "check", args }; // e.g. with address: the gate's, abi: vraiGateAbi
- * console.log(`score ${score.total} of day ${score.day}, anchored at ${anchor.anchoredAt}, ${check.args[1].length} proof elements`);
+ * const { args, score } = await getScoreProof({ api, agentId });
+ * // `gate`: a VraiGate (contracts/examples/VraiGate.sol); `wallet` owns the agent's ERC-8004 identity or is its agent wallet.
+ * const anchoredAt = await publicClient.readContract({ address: gate, abi: vraiGateAbi, functionName: "check", args, account: wallet.account });
+ * const hash = await wallet.writeContract({ address: gate, abi: vraiGateAbi, functionName: "enter", args });
+ * await publicClient.waitForTransactionReceipt({ hash });
+ * console.log(`entered with a score of ${score.total}, anchored at ${anchoredAt}`);
  */
 export async function getScoreProof(options: GetScoreProofOptions): Promise<ContractScoreProof> {
   const api = options.api.replace(/\/+$/, "");
