@@ -61,6 +61,7 @@ describe("the routes of score proofs and ERC-8004 identities' agents (PGlite)", 
       [`/v1/erc8004/0/${REGISTRY}/7`, "path.chainId"], [`/v1/erc8004/abc/${REGISTRY}/7`, "path.chainId"], [`/v1/erc8004/12345678901234567/${REGISTRY}/7`, "path.chainId"],
       ["/v1/erc8004/8453/0x1234/7", "path.registry"], [`/v1/erc8004/8453/${REGISTRY}zz/7`, "path.registry"],
       [`/v1/erc8004/8453/${REGISTRY}/-1`, "path.tokenId"], [`/v1/erc8004/8453/${REGISTRY}/007`, "path.tokenId"], [`/v1/erc8004/8453/${REGISTRY}/${2n ** 256n}`, "path.tokenId"],
+      [`/v1/erc8004/8453/${REGISTRY}/abc`, "path.tokenId"], [`/v1/erc8004/8453/${REGISTRY}/%2F`, "path.tokenId"],
       ["/v1/scores/abc/proof", "path.id"], ["/v1/scores/0/proof", "path.id"], ["/v1/agents/not%20an%20id/score/proof", "path.id"],
     ];
     for (const [path, field] of cases) {

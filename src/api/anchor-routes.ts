@@ -97,13 +97,15 @@ function proofJson(p: ScoreProof & { anchor: ScoreAnchor }): ProofJson {
   };
 }
 
+const TOKEN_ID = /^(0|[1-9][0-9]{0,77})$/;
 const erc8004Params = z.object({
   chainId: z.string().regex(/^[1-9][0-9]{0,15}$/, "expected a chain id: a positive integer of at most 16 digits").transform(Number),
   registry: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "expected an identity registry address: 0x and 40 hex digits"),
   tokenId: z
     .string()
-    .regex(/^(0|[1-9][0-9]{0,77})$/, "expected a token id: a non-negative integer in decimal")
-    .refine((id) => BigInt(id) < 2n ** 256n, "expected a token id below 2^256")
+    .regex(TOKEN_ID, "expected a token id: a non-negative integer in decimal")
+    // A refinement runs after a failed regex too: only a decimal reaches BigInt.
+    .refine((id) => !TOKEN_ID.test(id) || BigInt(id) < 2n ** 256n, "expected a token id below 2^256")
     .transform(BigInt),
 });
 
