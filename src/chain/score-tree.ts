@@ -110,14 +110,26 @@ function erc8004LeafValues(subject: string | null): [bigint, Address, bigint] {
   return [BigInt(match[1]), getAddress(match[2]), BigInt(match[3])];
 }
 
+/** The day number and method word of the leaf made last: a day's tree is a million leaves of one day and a method or two. */
+let lastDay: { day: string; number: number } | null = null;
+const methodWords = new Map<string, Hex>();
+
 /**
  * The version-2 leaf of a stored daily score.
  * @example scoreLeafV2({ agentId: "agt_1", day: "2026-11-29", method: "0.2", sha256: "ab".repeat(32), total: 230, identity: 130, reliability: 0, integrity: 100, established: false, erc8004Subject: null })
  */
 export function scoreLeafV2(facts: ScoreLeafFacts): ScoreLeafV2Values {
+  if (lastDay?.day !== facts.day) lastDay = { day: facts.day, number: dayNumber(dayStart(facts.day)) };
+  let method = methodWords.get(facts.method);
+  if (method === undefined) {
+    method = stringToHex(facts.method, { size: 32 });
+    // Method versions are few; anything else is not kept for long.
+    if (methodWords.size >= 16) methodWords.clear();
+    methodWords.set(facts.method, method);
+  }
   return [
-    facts.agentId, dayNumber(dayStart(facts.day)), stringToHex(facts.method, { size: 32 }), `0x${facts.sha256}`, facts.total, facts.identity, facts.reliability,
-    facts.integrity, facts.established ? 1 : 0, ...erc8004LeafValues(facts.erc8004Subject),
+    facts.agentId, lastDay.number, method, `0x${facts.sha256}`, facts.total, facts.identity, facts.reliability, facts.integrity, facts.established ? 1 : 0,
+    ...erc8004LeafValues(facts.erc8004Subject),
   ];
 }
 
@@ -222,10 +234,10 @@ function writeInteger(value: number, bits: number, signed: boolean, name: string
   } else out.writeUInt32BE(value, word + 28);
 }
 
-/** Writes a uint256 word. */
+/** Writes a uint256 word into zeroed `out` (0, most leaves' ERC-8004 values, is left as it is). */
 function writeUint256(value: bigint, name: string, out: Buffer, word: number): void {
   if (value < 0n || value > UINT256_MAX) throw invalidLeaf(`${name} must be a uint256, got ${value}`);
-  out.write(value.toString(16).padStart(64, "0"), word, "hex");
+  if (value !== 0n) out.write(value.toString(16).padStart(64, "0"), word, "hex");
 }
 
 /** Writes `abi.encode` of a version-2 leaf's values into zeroed `out` at `at`; returns the end. */
