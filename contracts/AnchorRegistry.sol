@@ -35,7 +35,7 @@ contract AnchorRegistry is AccessControl, IAnchorRegistry {
     /// @inheritdoc IAnchorRegistry
     function anchor(bytes32 digest, bytes32 kind) external {
         AnchorRole role = _callerRole();
-        _record(digest, role, false);
+        _record(digest, role, false, kind);
         emit Anchored(digest, kind, role);
     }
 
@@ -43,13 +43,29 @@ contract AnchorRegistry is AccessControl, IAnchorRegistry {
     function anchorRoot(bytes32 root, uint64 leafCount, bytes32 kind) external {
         AnchorRole role = _callerRole();
         if (leafCount == 0) revert AnchorRegistryEmptyBatch(root);
-        _record(root, role, true);
+        _record(root, role, true, kind);
         emit RootAnchored(root, kind, leafCount, role);
     }
 
     /// @inheritdoc IAnchorRegistry
     function anchorOf(bytes32 digest, AnchorRole role) external view returns (Anchor memory) {
         return _anchors[digest][uint8(role)];
+    }
+
+    /// @inheritdoc IAnchorRegistry
+    function rootAnchoredAt(bytes32 root, bytes32 kind) external view returns (uint48) {
+        bytes4 tag = _kindTag(kind);
+        Anchor[2] storage byRole = _anchors[root];
+        Anchor memory anchored = byRole[uint8(AnchorRole.ANCHORER)];
+        if (anchored.isRoot && anchored.kindTag == tag) return anchored.anchoredAt;
+        anchored = byRole[uint8(AnchorRole.VERIFIER)];
+        if (anchored.isRoot && anchored.kindTag == tag) return anchored.anchoredAt;
+        return 0;
+    }
+
+    /// @inheritdoc IAnchorRegistry
+    function kindTagOf(bytes32 kind) external pure returns (bytes4) {
+        return _kindTag(kind);
     }
 
     /// @inheritdoc IAnchorRegistry
@@ -91,12 +107,6 @@ contract AnchorRegistry is AccessControl, IAnchorRegistry {
         }
     }
 
-    /// @dev The block timestamp; a test subclass may override it.
-    function _now() internal view virtual returns (uint48) {
-        // Block timestamps fit in 48 bits until the year 8,921,556.
-        return uint48(block.timestamp);
-    }
-
     /// @dev The role to record for the caller: VERIFIER if it holds the verifier role. Reverts if it holds neither.
     function _callerRole() private view returns (AnchorRole) {
         uint8 roleBits = _anchoringRoles[msg.sender];
@@ -107,13 +117,20 @@ contract AnchorRegistry is AccessControl, IAnchorRegistry {
     /// @dev Stores the anchor of `digest` for `role`, once; the other role's anchor is neither read nor written.
     /// Field by field: the optimizer then writes the slot without first re-reading it, which a whole-struct
     /// assignment does (about 200 gas).
-    function _record(bytes32 digest, AnchorRole role, bool isRoot) private {
+    function _record(bytes32 digest, AnchorRole role, bool isRoot, bytes32 kind) private {
         if (digest == bytes32(0)) revert AnchorRegistryZeroDigest();
         Anchor storage stored = _anchors[digest][uint8(role)];
         if (stored.submitter != address(0)) revert AnchorRegistryAlreadyAnchored(digest, role);
-        stored.anchoredAt = _now();
+        // Block timestamps fit in 48 bits until the year 8,921,556.
+        stored.anchoredAt = uint48(block.timestamp);
         stored.submitter = msg.sender;
         stored.isRoot = isRoot;
+        stored.kindTag = _kindTag(kind);
+    }
+
+    /// @dev The tag of `kind` kept in an anchor's slot (see {kindTagOf}).
+    function _kindTag(bytes32 kind) private pure returns (bytes4) {
+        return bytes4(keccak256(abi.encode(kind)));
     }
 
     function _anchoringBit(bytes32 role) private pure returns (uint8) {

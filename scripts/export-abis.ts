@@ -36,6 +36,11 @@ export async function renderAbiModules(artifacts: Artifacts): Promise<Record<str
       (await artifacts.readArtifact("AnchorRegistry")).abi,
     ),
     "registry.ts": render("registryAbi", "ABI of `Registry` (contracts/Registry.sol).", (await artifacts.readArtifact("Registry")).abi),
+    "vraiGate.ts": render(
+      "vraiGateAbi",
+      "ABI of `VraiGate` (contracts/examples/VraiGate.sol), the example of a contract gating on a Vrai score.",
+      (await artifacts.readArtifact("VraiGate")).abi,
+    ),
     "identityRegistry.ts": render(
       "identityRegistryAbi",
       "ABI of an ERC-8004 identity registry: the reference registry's compiled ABI restricted to what `AgentIdentity` also implements.",

@@ -30,6 +30,10 @@ async function fixture() {
 }
 
 const digestOf = (label: string) => ethers.id(label);
+/** IAnchorRegistry.kindTagOf: the first 4 bytes of keccak256(abi.encode(kind)). */
+const tagOf = (kind: string) => ethers.dataSlice(ethers.keccak256(ethers.AbiCoder.defaultAbiCoder().encode(["bytes32"], [kind])), 0, 4);
+const DAY_V1 = ethers.encodeBytes32String("vrai-score-day");
+const DAY_V2 = ethers.encodeBytes32String("vrai-score-day-v2");
 
 describe("AnchorRegistry", function () {
   describe("roles", function () {
@@ -114,6 +118,7 @@ describe("AnchorRegistry", function () {
       expect(stored.anchoredAt).to.equal(at);
       expect(stored.submitter).to.equal(service.address);
       expect(stored.isRoot).to.equal(false);
+      expect(stored.kindTag).to.equal(tagOf(KIND));
       expect((await anchors.anchorOf(digest, VERIFIER)).submitter).to.equal(ethers.ZeroAddress);
       expect(await anchors.isAnchored(digest)).to.equal(true);
       expect(await anchors.isVerified(digest)).to.equal(false);
@@ -183,6 +188,7 @@ describe("AnchorRegistry", function () {
         expect(stored.anchoredAt).to.equal(0n);
         expect(stored.submitter).to.equal(ethers.ZeroAddress);
         expect(stored.isRoot).to.equal(false);
+        expect(stored.kindTag).to.equal("0x00000000");
       }
       expect(await anchors.isAnchored(digestOf("unknown"))).to.equal(false);
       expect(await anchors.isVerified(digestOf("unknown"))).to.equal(false);
@@ -259,6 +265,7 @@ describe("AnchorRegistry", function () {
       expect(stored.anchoredAt).to.equal(at);
       expect(stored.submitter).to.equal(service.address);
       expect(stored.isRoot).to.equal(true);
+      expect(stored.kindTag).to.equal(tagOf(KIND));
       expect(await anchors.isAnchored(tree.root)).to.equal(true);
     });
 
@@ -321,6 +328,51 @@ describe("AnchorRegistry", function () {
         .to.emit(anchors, "RootAnchored")
         .withArgs(tree.root, KIND, 5n, ANCHORER);
       expect(await anchors.verify(tree.root, tree.leafHash(values[0]), tree.getProof(0))).to.equal(true);
+    });
+  });
+
+  describe("kind tags and rootAnchoredAt", function () {
+    it("tags each kind with the first 4 bytes of keccak256(abi.encode(kind)), the two day kinds apart", async function () {
+      const { anchors } = await loadFixture(fixture);
+      for (const kind of [KIND, DAY_V1, DAY_V2, ethers.ZeroHash]) expect(await anchors.kindTagOf(kind)).to.equal(tagOf(kind));
+      expect(tagOf(DAY_V1)).to.not.equal(tagOf(DAY_V2));
+    });
+
+    it("answers a root's anchor time for the kind it was anchored with, and 0 for any other kind", async function () {
+      const { anchors, service, tree } = await loadFixture(fixture);
+      const at = (await time.latest()) + 7;
+      await time.setNextBlockTimestamp(at);
+      await anchors.connect(service).anchorRoot(tree.root, 5n, DAY_V2);
+      expect(await anchors.rootAnchoredAt(tree.root, DAY_V2)).to.equal(at);
+      expect(await anchors.rootAnchoredAt(tree.root, DAY_V1)).to.equal(0n);
+      expect(await anchors.rootAnchoredAt(digestOf("not anchored"), DAY_V2)).to.equal(0n);
+    });
+
+    it("answers the verifier's anchor when the root is the verifier's only, and the anchorer's when both anchored it with the kind", async function () {
+      const { anchors, service, verifier, tree } = await loadFixture(fixture);
+      const first = (await time.latest()) + 3;
+      await time.setNextBlockTimestamp(first);
+      await anchors.connect(verifier).anchorRoot(tree.root, 5n, DAY_V2);
+      expect(await anchors.rootAnchoredAt(tree.root, DAY_V2)).to.equal(first);
+      await time.setNextBlockTimestamp(first + 100);
+      await anchors.connect(service).anchorRoot(tree.root, 5n, DAY_V2);
+      expect(await anchors.rootAnchoredAt(tree.root, DAY_V2)).to.equal(first + 100);
+    });
+
+    it("answers the verifier's anchor when the anchorer's is of another kind", async function () {
+      const { anchors, service, verifier, tree } = await loadFixture(fixture);
+      await anchors.connect(service).anchorRoot(tree.root, 5n, DAY_V1);
+      const at = (await time.latest()) + 4;
+      await time.setNextBlockTimestamp(at);
+      await anchors.connect(verifier).anchorRoot(tree.root, 5n, DAY_V2);
+      expect(await anchors.rootAnchoredAt(tree.root, DAY_V2)).to.equal(at);
+    });
+
+    it("answers 0 for a digest anchored with the kind by anchor(), not as a root", async function () {
+      const { anchors, service, verifier, tree } = await loadFixture(fixture);
+      await anchors.connect(service).anchor(tree.root, DAY_V2);
+      await anchors.connect(verifier).anchor(tree.root, DAY_V2);
+      expect(await anchors.rootAnchoredAt(tree.root, DAY_V2)).to.equal(0n);
     });
   });
 

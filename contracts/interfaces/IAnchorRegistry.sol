@@ -13,8 +13,9 @@ pragma solidity 0.8.28;
  * from attesting it: a proof record is *verified* (METHOD A6) exactly when its `traceRoot` has an anchor of
  * {AnchorRole.VERIFIER}, whenever and in whatever order relative to other anchors it was made.
  *
- * Storage: one slot per anchor ({Anchor}). The anchor's `kind` and a root's `leafCount` do not fit in that
- * slot and are carried only by the {Anchored} and {RootAnchored} events: read them from the logs.
+ * Storage: one slot per anchor ({Anchor}). The anchor's `kind` is kept there as a 4-byte tag ({kindTagOf}), so a
+ * contract can check what a root was anchored as ({rootAnchoredAt}) with one storage read; the whole `kind` and a
+ * root's `leafCount` do not fit in that slot and are carried only by the {Anchored} and {RootAnchored} events.
  */
 interface IAnchorRegistry {
     /// @notice The role its submitter held when a digest was anchored; a digest has at most one anchor of each.
@@ -33,6 +34,8 @@ interface IAnchorRegistry {
         address submitter;
         /// True when anchored by {anchorRoot} as the Merkle root of a batch, false when anchored by {anchor}.
         bool isRoot;
+        /// {kindTagOf} the `kind` it was anchored with; zero if the digest has no anchor of this role.
+        bytes4 kindTag;
     }
 
     /// @notice The digest already has an anchor of `role`; each role's anchor is write-once.
@@ -92,7 +95,7 @@ interface IAnchorRegistry {
      *   role does not matter.
      *
      * @param digest The digest to anchor.
-     * @param kind What the digest is; emitted, not stored.
+     * @param kind What the digest is; emitted, and stored as its tag ({kindTagOf}).
      */
     function anchor(bytes32 digest, bytes32 kind) external;
 
@@ -109,7 +112,8 @@ interface IAnchorRegistry {
      *
      * @param root The Merkle root.
      * @param leafCount The number of leaves; emitted, not stored.
-     * @param kind What the leaves are; emitted, not stored.
+     * @param kind What the leaves are (for Vrai's days of daily scores `bytes32("vrai-score-day")`, and
+     * `bytes32("vrai-score-day-v2")` for leaves of version 2, see `VraiScores`); emitted, and stored as its tag.
      */
     function anchorRoot(bytes32 root, uint64 leafCount, bytes32 kind) external;
 
@@ -120,6 +124,24 @@ interface IAnchorRegistry {
      * @return The stored anchor; all fields zero if `digest` has no anchor of `role`.
      */
     function anchorOf(bytes32 digest, AnchorRole role) external view returns (Anchor memory);
+
+    /**
+     * @notice When `root` was anchored by {anchorRoot} with `kind`, by either role: the anchorer's anchor if it is
+     * one, else the verifier's. One storage read when the anchorer's anchor is the one: what a contract checking a
+     * proof against an anchored day of scores pays (`VraiScores.verify`).
+     * @param root A Merkle root.
+     * @param kind The kind the root must have been anchored with (compared by {kindTagOf}).
+     * @return anchoredAt The block timestamp of that anchor; 0 if `root` has no root anchor of `kind` (none at all,
+     * one of another kind, or an anchor by {anchor} as a single digest).
+     */
+    function rootAnchoredAt(bytes32 root, bytes32 kind) external view returns (uint48 anchoredAt);
+
+    /**
+     * @notice The tag an anchor keeps of its kind: the first 4 bytes of `keccak256(abi.encode(kind))`.
+     * @param kind An anchor's kind.
+     * @return The tag stored in {Anchor.kindTag}.
+     */
+    function kindTagOf(bytes32 kind) external pure returns (bytes4);
 
     /**
      * @notice Tells whether `digest` is anchored, by {anchor} or {anchorRoot}, by either role.
@@ -140,8 +162,10 @@ interface IAnchorRegistry {
      * @notice Verifies that `leaf` belongs to the batch whose Merkle root `root` was anchored by {anchorRoot}.
      * @dev Compatible with `@openzeppelin/merkle-tree`'s `StandardMerkleTree`: `leaf` is the tree's leaf hash
      * `keccak256(bytes.concat(keccak256(abi.encode(values))))` (`tree.leafHash(values)`), and `proof` is
-     * `tree.getProof(...)`. For Vrai score batches the values are `[agent, day (YYYY-MM-DD), method, inputs
-     * sha256]` of types `["string", "string", "string", "bytes32"]`.
+     * `tree.getProof(...)`. For Vrai score batches of kind `vrai-score-day` the values are `[agent, day
+     * (YYYY-MM-DD), method, inputs sha256]` of types `["string", "string", "string", "bytes32"]`; those of kind
+     * `vrai-score-day-v2` are `VraiScores.Score`'s fields, in its order. This does not check the root's kind: a
+     * contract checking a score uses `VraiScores.verify`, which does.
      * @param root A Merkle root.
      * @param leaf The leaf hash.
      * @param proof The sibling hashes from the leaf up to the root.

@@ -1,8 +1,9 @@
 /**
  * The anchoring benchmark (part of `npm run bench:indexer`; alone: `tsx scripts/bench/anchoring.ts`).
  *
- * 1. A fresh PostgreSQL database holds 1,000,000 daily scores of one day (synthetic agents and digests,
- *    bulk-loaded with SQL, not timed).
+ * 1. A fresh PostgreSQL database holds 1,000,000 daily scores of one day (synthetic agents, digests and
+ *    components, one agent in ten with an active ERC-8004 proof, bulk-loaded with SQL, not timed): leaves of
+ *    version 2, which carry the score and the ERC-8004 identity.
  * 2. The daily anchoring's own code builds that day's tree in bounded memory and stores it once, in chunks
  *    (leaf hashes on one worker thread per core, sorted by PostgreSQL, nodes made chunk by chunk): timed
  *    (leaves/s, target ≤ 60 s), with the node process's peak heap during the build (sampled every 20 ms)
@@ -23,7 +24,7 @@ import pino from "pino";
 import type { Hex } from "viem";
 import { anchorRegistryAbi } from "../../src/chain/abi/anchorRegistry";
 import type { AnchorWriter } from "../../src/chain/anchor-writer";
-import { buildScoreTree, processScoreProof, SCORE_DAY_KIND } from "../../src/chain/score-tree";
+import { buildScoreTree, processScoreProof, SCORE_DAY_V2_KIND, scoreLeafV2 } from "../../src/chain/score-tree";
 import { createAnchoring } from "../../src/service/anchoring";
 import { createManualClock } from "../../src/service/clock";
 import { createAnchorRepository } from "../../src/store/anchors";
@@ -55,8 +56,9 @@ export async function benchAnchoring(): Promise<void> {
   try {
     await migrate(db);
     let t = performance.now();
-    await seedDailyScores(db, { ownerId: "own_bench", day: DAY, at: AT, count: LEAVES, digits: 7 });
+    await seedDailyScores(db, { ownerId: "own_bench", day: DAY, at: AT, count: LEAVES, digits: 7, erc8004Every: 10 });
     await db.query("ANALYZE scores");
+    await db.query("ANALYZE proofs");
     console.log(`anchoring: ${fmt(LEAVES)} daily scores of ${DAY} loaded in ${seconds(t, performance.now()).toFixed(1)} s (setup, not timed)`);
 
     const repo = createAnchorRepository(db);
@@ -88,11 +90,11 @@ export async function benchAnchoring(): Promise<void> {
     const c1 = cpu();
     clearInterval(sampler);
     peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
-    if (built.type !== "stored" || built.leafCount !== LEAVES) throw new Error(`built ${JSON.stringify(built)}, expected ${LEAVES} leaves`);
+    if (built.type !== "stored" || built.leafCount !== LEAVES || built.leafVersion !== 2) throw new Error(`built ${JSON.stringify(built)}, expected ${LEAVES} leaves of version 2`);
     const total = seconds(t0, t1);
     const { rows } = await db.query<{ bytes: number; chunks: number }>("SELECT pg_total_relation_size('score_tree_chunks') AS bytes, (SELECT count(*)::int FROM score_tree_chunks) AS chunks");
     console.log(
-      `anchoring: tree of ${fmt(LEAVES)} scores built and stored in ${total.toFixed(1)} s = ${fmt(Math.round(LEAVES / total))} leaves/s (CPU of this process ${(c1 - c0).toFixed(1)} s; ` +
+      `anchoring: tree of ${fmt(LEAVES)} scores (leaves of version 2) built and stored in ${total.toFixed(1)} s = ${fmt(Math.round(LEAVES / total))} leaves/s (CPU of this process ${(c1 - c0).toFixed(1)} s; ` +
         `target ≤ ${TARGET_S} s: ${total <= TARGET_S ? "met" : "NOT met"}; ${os.availableParallelism()} cores, load average ${os.loadavg()[0].toFixed(1)})`,
     );
     console.log(
@@ -120,9 +122,13 @@ export async function benchAnchoring(): Promise<void> {
       hash: await chain.walletClient.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "grantRole", args: [role, chain.accounts[1].address] }),
     });
     const writer: AnchorWriter = { publicClient: chain.publicClient, walletClient: chain.walletClients[1], contract: registry };
-    const small = (n: number) => buildScoreTree(Array.from({ length: n }, (_, i) => [`agt_${i}`, DAY, "0.2", `0x${crypto.createHash("sha256").update(`${n}:${i}`).digest("hex")}` as Hex]));
+    const small = (n: number) =>
+      buildScoreTree(Array.from({ length: n }, (_, i) => scoreLeafV2({
+        agentId: `agt_${i}`, day: DAY, method: "0.2", sha256: crypto.createHash("sha256").update(`${n}:${i}`).digest("hex"), total: 230, identity: 130, reliability: 0, integrity: 100,
+        established: false, erc8004Subject: null,
+      })));
     const gasOf = async (root: Hex, leaves: number) => {
-      const hash = await chain.walletClients[1].writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchorRoot", args: [root, BigInt(leaves), SCORE_DAY_KIND] });
+      const hash = await chain.walletClients[1].writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchorRoot", args: [root, BigInt(leaves), SCORE_DAY_V2_KIND] });
       return (await chain.publicClient.waitForTransactionReceipt({ hash })).gasUsed;
     };
     for (const n of [1, 1_000]) {

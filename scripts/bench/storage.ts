@@ -10,7 +10,8 @@
  *    batching is used; one agent's check-ins are 3,600 s apart, V3.2), some missed so that
  *    reliabilities differ, and a penalty (V7) for one agent in twenty halfway through. The
  *    scheduler's `tick` runs at each simulated midnight, as the service runs it: the daily recompute
- *    and the day's tree (V9, no chain writer), then every maintenance part it has (owner recomputes,
+ *    and the day's tree (V9), its root anchored on an in-process Hardhat chain (a proof is served only
+ *    once its day's root is mined), then every maintenance part it has (owner recomputes,
  *    proof re-checks, expired challenges, and check-in retention once it hooks in there). Each
  *    simulated hour ends with a plain VACUUM of the two tables every check-in updates (agents,
  *    agent_days): the autovacuum runs a real hour would have had (see the loop).
@@ -20,8 +21,9 @@
  *    the fixed-size ones in `FIXED_TABLES`; the breakdown names each table and whether it is counted.
  * 3. Verify what the savings must keep: `vrai recompute --verify` recomputes every stored score from
  *    its stored inputs byte for byte (V9), and `GET /v1/scores/{id}/proof` over HTTP serves the
- *    proof of sampled daily scores of several days, each checked against its day's stored root, itself
- *    checked against the tree of that day's daily scores built again.
+ *    proof of sampled daily scores of several days: its leaf (version 2) is the score as the API serves
+ *    it, re-rendered from its inputs (total, components, state), and the proof leads to its day's stored
+ *    root, itself checked against the tree of that day's daily scores built again.
  *
  * The last line is `storage: <bytes> bytes per agent-day (<N> agents × <D> days, ...)`; the exit
  * code is 1 when a verification fails or the 2,000 × 30 target is missed, 2 on bad flags.
@@ -35,16 +37,18 @@ import pino from "pino";
 import type { Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { startApiServer, type ApiServer } from "../../src/app/server";
-import { buildScoreTree, processScoreProof, scoreLeafHash, type ScoreLeafValues } from "../../src/chain/score-tree";
+import { anchorRegistryAbi } from "../../src/chain/abi/anchorRegistry";
+import { buildScoreTree, componentLeafValue, processScoreProof, scoreLeafFromJson, scoreLeafHash, scoreLeafToJson, scoreLeafV2 } from "../../src/chain/score-tree";
 import { parseFlags } from "../../src/cli/flags";
 import { memoryIo } from "../../src/cli/io";
 import { runCli } from "../../src/cli/main";
 import { InvalidInputError } from "../../src/errors";
-import { DAY_S, dayStart, utcDay } from "../../src/method";
+import { DAY_S, dayStart, utcDay, type ScoreResult } from "../../src/method";
 import type { Authenticate } from "../../src/service/checkins";
 import { createManualClock } from "../../src/service/clock";
 import { createAnchorRepository } from "../../src/store/anchors";
 import { createPgDb } from "../../src/store/db";
+import { startTestChain } from "../../src/test-helpers/chain";
 import { startDnsServer } from "../../src/test-helpers/dns-server";
 
 const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -98,7 +102,7 @@ export type StorageBenchResult = {
   ok: boolean;
 };
 
-type DailyScore = { id: number; day: string; sha256: string; method: string };
+type DailyScore = { id: number; day: string; sha256: string; method: string; total: number; result: ScoreResult };
 
 type Agent = { id: string; authenticate: Authenticate; flaky: boolean };
 
@@ -255,10 +259,15 @@ async function verifyProofs(url: string, agents: Agent[], days: string[], dayRoo
         problems.push(`GET /v1/scores/${score.id}/proof answered ${res.status}: ${await res.text()}`);
         continue;
       }
-      const p = (await res.json()) as { leaf: Hex; leafValues: ScoreLeafValues; proof: Hex[]; root: Hex; day: string };
-      const expected: ScoreLeafValues = [agent.id, day, score.method, `0x${score.sha256}`];
+      const p = (await res.json()) as { leaf: Hex; leafValues: unknown[]; proof: Hex[]; root: Hex; day: string };
+      // The score as served, re-rendered from its inputs; no agent here holds an ERC-8004 proof.
+      const { identity, reliability, integrity } = score.result.components;
+      const expected = scoreLeafToJson(scoreLeafV2({
+        agentId: agent.id, day, method: score.method, sha256: score.sha256, total: score.total, identity: componentLeafValue(identity), reliability: componentLeafValue(reliability),
+        integrity: componentLeafValue(integrity), established: score.result.state === "established", erc8004Subject: null,
+      }));
       if (JSON.stringify(p.leafValues) !== JSON.stringify(expected)) problems.push(`score ${score.id}: leaf values ${JSON.stringify(p.leafValues)}, expected ${JSON.stringify(expected)}`);
-      else if (scoreLeafHash(p.leafValues) !== p.leaf) problems.push(`score ${score.id}: the leaf is not the hash of its values`);
+      else if (scoreLeafHash(scoreLeafFromJson(p.leafValues)) !== p.leaf) problems.push(`score ${score.id}: the leaf is not the hash of its values`);
       else if (processScoreProof(p.leaf, p.proof) !== roots.get(day)) problems.push(`score ${score.id}: the proof leads to ${processScoreProof(p.leaf, p.proof)}, not to ${day}'s stored root ${roots.get(day)}`);
       else if (p.root !== roots.get(day) || p.day !== day) problems.push(`score ${score.id}: answered root ${p.root} of ${p.day}, the stored root of ${day} is ${roots.get(day)}`);
       else {
@@ -296,9 +305,17 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
   resolver.setServers([dns.address]);
   const clock = createManualClock(dayStart(START_DAY) + 60);
   let server: ApiServer | null = null;
+  const chain = await startTestChain();
   try {
     await admin.connect();
+    // Each day's root anchored as the service anchors it, by an account holding the anchorer role.
+    const registry = (await chain.deployContract("AnchorRegistry", [chain.accounts[0].address])).address;
+    const role = await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "ANCHORER_ROLE" });
+    await chain.publicClient.waitForTransactionReceipt({
+      hash: await chain.walletClient.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "grantRole", args: [role, chain.accounts[1].address] }),
+    });
     server = await startApiServer({
+      anchorWriter: { publicClient: chain.publicClient, walletClient: chain.walletClients[1], contract: registry },
       db, operatorToken: OPERATOR_TOKEN, clock, logger: pino({ level: "silent" }), checkReplies: false,
       // Domain proofs are read from the DNS server on 127.0.0.1, nothing else: no retry waits.
       proofSources: { resolveTxt: (name) => resolver.resolveTxt(name), sleep: async () => undefined, retry: { tries: 3, baseDelayMs: 1 } },
@@ -393,11 +410,12 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
     const proofCheck = await verifyProofs(server.url, agents, scoredDays, async (day) => {
       // The root the midnight tick stored, which must be the root of the day's daily scores built again here.
       const stored = (await anchors.getDay(day))?.root ?? null;
-      const leaves = await admin.query<{ agent_id: string; method: string; sha256: string }>(
-        "SELECT agent_id, method, sha256 FROM scores WHERE trigger = 'daily' AND day = $1 ORDER BY id",
+      const leaves = await admin.query<{ agent_id: string; method: string; sha256: string; total: number; identity: number; reliability: number; integrity: number; established: boolean }>(
+        `SELECT agent_id, method, sha256, total, identity_points AS identity, reliability_points AS reliability, integrity_points AS integrity, established
+         FROM scores WHERE trigger = 'daily' AND day = $1 ORDER BY id`,
         [day],
       );
-      const rebuilt = buildScoreTree(leaves.rows.map((r): ScoreLeafValues => [r.agent_id, day, r.method, `0x${r.sha256}`])).root;
+      const rebuilt = buildScoreTree(leaves.rows.map((r) => scoreLeafV2({ ...r, agentId: r.agent_id, day, erc8004Subject: null }))).root;
       if (stored !== rebuilt) throw new Error(`day ${day}: stored root ${stored}, the day's daily scores make ${rebuilt}`);
       return stored;
     });
@@ -431,6 +449,7 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
     };
   } finally {
     await server?.close();
+    await chain.close();
     await db.close();
     await dns.close();
     await admin.end().catch(() => undefined);

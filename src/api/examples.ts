@@ -3,6 +3,8 @@
  * by the method engine from a small inputs document, so they are a real score, not a made-up one;
  * the route declarations type each example against its schema.
  */
+import { getAddress } from "viem";
+import { buildScoreTree, proofElements, SCORE_LEAF_V2_TYPES, SCORE_LEAF_VERSIONS, scoreLeafV2, scoreLeafV2Fields } from "../chain/score-tree";
 import { buildScoreInputs, deriveScores, scoreFromInputs, toRfc3339, type ProofRecord } from "../method";
 import type { PenaltyRow, ScoreRow } from "../service/ports";
 
@@ -71,3 +73,33 @@ export const derivedScore = {
 export const networkScore = {
   scoreType: "platform-network", executor, agentId, tenths: 873, score: 87.3, settlements: 41, lastSettledAt: toRfc3339(AT - 3600), mismatch: null,
 } satisfies { scoreType: "platform-network"; [field: string]: unknown };
+
+// The example score's daily leaf of version 2 in a day of three, as GET /v1/scores/{id}/proof serves it.
+const erc8004Registry = getAddress("0x8004a169fb4a3325136eb29fa0ceb6d2e539a432");
+const leafValues = scoreLeafV2({
+  agentId, day: "2026-11-02", method: computed.result.method, sha256: computed.sha256, total: computed.result.total, identity: computed.result.components.identity.value,
+  reliability: computed.result.components.reliability.value, integrity: computed.result.components.integrity.value, established: computed.result.state === "established",
+  erc8004Subject: `8453:${erc8004Registry.toLowerCase()}:7`,
+});
+const others = [1, 2].map((n) => scoreLeafV2({
+  agentId: `agt_example${n}`, day: "2026-11-02", method: "0.2", sha256: String(n).repeat(64), total: 200, identity: 100, reliability: 0, integrity: 100, established: false, erc8004Subject: null,
+}));
+const day = buildScoreTree([leafValues, ...others]);
+const fields = scoreLeafV2Fields(leafValues);
+const leafTuple: [string, number, string, string, number, number, number, number, number, string, string, string] = [
+  fields.agent, fields.day, fields.method, fields.inputsSha256, fields.total, fields.identity, fields.reliability, fields.integrity, 0, "8453", erc8004Registry, "7",
+];
+
+export const scoreProof = {
+  scoreId: 42, agentId, day: "2026-11-02", leafVersion: 2, kind: SCORE_LEAF_VERSIONS[2].kind, kindName: "vrai-score-day-v2", leafTypes: [...SCORE_LEAF_V2_TYPES],
+  leafValues: leafTuple,
+  leafFields: { ...fields, state: 0, erc8004ChainId: "8453", erc8004TokenId: "7" },
+  leaf: `0x${day.leaf(0).toString("hex")}`, proof: proofElements(day.proof(0)), root: day.root,
+  anchor: { contract: "0x5FbDB2315678afecb367f032d93F642f64180aa3", chainId: 8453, txHash: `0x${"5e".repeat(32)}`, blockNumber: 24_311_042, anchoredAt: "2026-11-02T00:01:04Z" },
+} satisfies { leafVersion: 2; kindName: "vrai-score-day-v2"; leafFields: { state: 0; [field: string]: unknown }; [field: string]: unknown };
+
+export const erc8004Holder = {
+  chainId: 8453, registry: erc8004Registry, tokenId: "7", agentId, provenAt: toRfc3339(AT - 5 * DAY_S),
+  score: { id: 42, at: computed.result.at, trigger: "change", method: computed.result.method, total: computed.result.total, sha256: computed.sha256 },
+  links: { agent: `/v1/agents/${agentId}`, score: `/v1/agents/${agentId}/score`, proof: `/v1/agents/${agentId}/score/proof` },
+} satisfies { score: { trigger: "change"; [field: string]: unknown }; [field: string]: unknown };

@@ -8,6 +8,7 @@ import pino from "pino";
 import { startApiServer, type ApiServer } from "../app/server";
 import { PROJECT_ROOT } from "../project-root";
 import { createManualClock } from "../service/clock";
+import { createAnchorRepository } from "../store/anchors";
 import { mismatchesDuring } from "../test-helpers/check-replies";
 import { createTestPgliteDb, type TestDb } from "../test-helpers/db";
 
@@ -25,7 +26,7 @@ const OFFLINE = { ...process.env, NODE_OPTIONS: `--require ${path.join(PROJECT_R
 type Seeded = { agentId: string; scoreId: number; dailyScoreId: number };
 
 /** An agent with check-ins, a penalty, an ERC-8004 link with self-reported summaries, a daily score and its Merkle proof; and a declared outage. */
-async function seed(server: ApiServer, clock: { set(t: number): void }): Promise<Seeded> {
+async function seed(server: ApiServer, clock: { set(t: number): void }, testDb: TestDb): Promise<Seeded> {
   const { service } = server;
   const { ownerId } = await service.accounts.createOwner();
   const { agentId, agentKey } = await service.accounts.claimNewAgent(ownerId, { name: "openapi agent" });
@@ -42,6 +43,10 @@ async function seed(server: ApiServer, clock: { set(t: number): void }): Promise
   await service.operator.declareOutage({ start: T0 + 3600, end: T0 + 7200, reason: "database failover" }, "alice");
   clock.set(T0 + 86_400);
   await server.scheduler.catchUpDaily();
+  // The day's root as mined (this test has no chain): its proof is served from then on.
+  await createAnchorRepository(testDb.db).setMined("2026-11-03", {
+    txHash: `0x${"5e".repeat(32)}`, blockNumber: 12, chainId: 31337, contract: "0x5FbDB2315678afecb367f032d93F642f64180aa3", anchoredAt: Date.UTC(2026, 10, 3, 0, 0, 30) / 1000, minedAt: T0 + 86_460,
+  });
   const scores = await server.reads.dailyScores(agentId, { limit: 100 });
   const latest = await server.reads.latestScore(agentId);
   return { agentId, scoreId: latest.id, dailyScoreId: scores.items[scores.items.length - 1].id };
@@ -80,7 +85,12 @@ export async function readEverything(baseUrl: string, ids: { agentId: string; sc
   const inputs = await client.GET("/v1/scores/{id}/inputs", { params: { path: { id: ids.scoreId } } });
   const claimedAt: string | undefined = inputs.data?.claimed_at;
   answer("getScoreInputs", inputs);
-  answer("getScoreProof", await client.GET("/v1/scores/{id}/proof", { params: { path: { id: ids.dailyScoreId } } }));
+  const proof = await client.GET("/v1/scores/{id}/proof", { params: { path: { id: ids.dailyScoreId } } });
+  const tokenId: string | undefined = proof.data?.leafVersion === 2 ? proof.data.leafFields.erc8004TokenId : undefined;
+  answer("getScoreProof", proof);
+  answer("getLatestScoreProof", await client.GET("/v1/agents/{id}/score/proof", { params: id }));
+  const [chainId, registry, token] = ids.executor.replace("did:erc8004:", "").split(":");
+  answer("getIdentityAgent", await client.GET("/v1/erc8004/{chainId}/{registry}/{tokenId}", { params: { path: { chainId, registry, tokenId: token } } }));
   answer("getMethod", await client.GET("/v1/method"));
   answer("listOutages", await client.GET("/v1/outages"));
   answer("listPenalties", await client.GET("/v1/agents/{id}/penalties", { params: id }));
@@ -100,7 +110,7 @@ export async function readEverything(baseUrl: string, ids: { agentId: string; sc
   const missing = await client.GET("/v1/agents/{id}/score", { params: { path: { id: "agt_nobody" } } });
   const code: string | undefined = missing.error?.error.code;
   answer("getLatestScore (unknown agent)", missing);
-  void [total, band, trigger, claimedAt, flags, status, code];
+  void [total, band, trigger, claimedAt, flags, status, code, tokenId];
   return answers;
 }
 `;
@@ -117,7 +127,7 @@ describe("the OpenAPI document", function () {
   before(async () => {
     testDb = await createTestPgliteDb();
     server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR, clock, logger: pino({ level: "silent" }) });
-    seeded = await seed(server, clock);
+    seeded = await seed(server, clock, testDb);
     const text = await (await fetch(`${server.url}/v1/openapi.json`)).text();
     document = JSON.parse(text);
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-openapi-"));
@@ -132,7 +142,7 @@ describe("the OpenAPI document", function () {
 
   it("names every operation uniquely and gives every answer with a body a schema", () => {
     const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
-    expect(operations).to.have.length(32);
+    expect(operations).to.have.length(34);
     const ids = operations.map((o) => o.operationId);
     expect(ids.every((id) => typeof id === "string" && /^[a-z][A-Za-z]+$/.test(id)), ids.join(", ")).to.equal(true);
     expect(new Set(ids).size).to.equal(operations.length);
@@ -203,7 +213,14 @@ describe("the OpenAPI document", function () {
     expect(body("getScoreWindow").window).to.have.length(30);
     expect(body("listDailyScores").scores.map((s: { id: number }) => s.id)).to.include(seeded.dailyScoreId);
     expect(body("getScoreInputs")).to.deep.include({ agent: seeded.agentId, proofs: ["erc8004"] });
-    expect(body("getScoreProof")).to.include({ scoreId: seeded.dailyScoreId, anchor: null });
+    expect(body("getScoreProof")).to.deep.include({ scoreId: seeded.dailyScoreId, leafVersion: 2, anchor: {
+      contract: "0x5FbDB2315678afecb367f032d93F642f64180aa3", chainId: 31337, txHash: `0x${"5e".repeat(32)}`, blockNumber: 12, anchoredAt: "2026-11-03T00:00:30Z",
+    } });
+    expect(body("getScoreProof").leafFields).to.include({ agent: seeded.agentId, erc8004ChainId: "31337", erc8004Registry: "0x5FbDB2315678afecb367f032d93F642f64180aa3", erc8004TokenId: "7" });
+    expect(body("getLatestScoreProof")).to.deep.equal(body("getScoreProof"));
+    expect(body("getIdentityAgent")).to.deep.include({ agentId: seeded.agentId, chainId: 31337, tokenId: "7", links: {
+      agent: `/v1/agents/${seeded.agentId}`, score: `/v1/agents/${seeded.agentId}/score`, proof: `/v1/agents/${seeded.agentId}/score/proof`,
+    } });
     expect(body("listOutages").outages).to.have.length(1);
     expect(body("listPenalties").penalties[0]).to.include({ code: "rate_abuse", addedBy: "alice" });
     expect(body("listProofs").proofs[0]).to.include({ kind: "erc8004", subject: IDENTITY });

@@ -250,7 +250,11 @@ describe("migration 012 on check-ins stored before it", () => {
     const store = createSqlStore(testDb.db);
     const service = createVraiService({ store, clock, busy: () => false });
     const { ownerId } = await service.accounts.createOwner();
-    const { agentId } = await service.accounts.claimNewAgent(ownerId);
+    // Claimed in SQL: a claim stores a score, and today's store writes columns this schema has not yet (migration 014).
+    const agentId = "agt_before012";
+    await testDb.db.query("INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at) VALUES ($1, $2, 0, $3, 'x', $3)", [agentId, ownerId, T0 - 60]);
+    const claim = await testDb.db.query<{ id: number }>("INSERT INTO claims (agent_id, owner_id, kind, claimed_at) VALUES ($1, $2, 'claim', $3) RETURNING id", [agentId, ownerId, T0 - 60]);
+    await testDb.db.query("UPDATE agents SET claim_id = $2 WHERE id = $1", [agentId, claim.rows[0].id]);
     for (let h = 0; h < 30; h++) {
       clock.set(T0 + h * H);
       await service.checkins.checkIn(agentId, `old${h}`, known);

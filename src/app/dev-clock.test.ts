@@ -124,7 +124,11 @@ describe("the development clock of vrai dev (issue #31)", () => {
       expect(firstHistory.firstDailyAt).to.equal("2026-11-03T00:00:00Z");
       expect(firstHistory).to.not.have.property("message");
       expect(daily.map((s) => [s.day, s.trigger])).to.deep.equal([["2026-11-03", "daily"], ["2026-11-04", "daily"]]);
-      expect((await call("GET", `/v1/scores/${daily[1].id}/proof`)).status).to.equal(200);
+      // The day's tree is built; with no anchor writer its root is not mined, and no proof is served against it (issue #26).
+      const proof = await call("GET", `/v1/scores/${daily[1].id}/proof`);
+      expect(proof.status).to.equal(404);
+      expect(proof.json.error.code).to.equal("proof_not_ready");
+      expect(proof.json.error.message).to.match(/\(2026-11-04\) is not anchored yet: its root 0x[0-9a-f]{64} is not mined/);
       // What the service does from now on happens at its clock's time.
       const next = await fetch(`${server.url}/v1/agents/${agent.agentId}/checkins`, {
         method: "POST", headers: { authorization: `Bearer ${agent.agentKey}`, "idempotency-key": crypto.randomUUID(), "content-type": "application/json" }, body: "{}",

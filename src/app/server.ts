@@ -177,7 +177,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const routes: Route[] = [
     ...serviceRoutes({ ...service, reads, site, checkinResults: metrics.checkinResults }),
     ...proofRoutes({ proofs, identity: service.identity, reads }),
-    ...anchorRoutes(anchoring),
+    ...anchorRoutes(anchoring, reads),
     ...directoryRoutes(directory),
     ...(chain?.routes ?? []),
     ...(devClock ? devRoutes(devClock) : []),

@@ -12,9 +12,8 @@ import { promisify } from "node:util";
 import { expect } from "chai";
 import ts from "typescript";
 import { getAddress, toHex, type Address } from "viem";
-import { identityRegistryAbi } from "../chain/abi/identityRegistry";
-import { startAnchoredScore, type AnchoredScore } from "../test-helpers/anchored-score";
 import { startDev } from "../test-helpers/dev-process";
+import { startGatedScore, type GatedScore } from "../test-helpers/gated-score";
 
 const SDK_DIR = path.resolve(__dirname, "../../packages/sdk");
 const TSC = require.resolve("typescript/bin/tsc");
@@ -92,7 +91,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 const given = JSON.parse(process.env.EXAMPLE_SCOPE);
 const scope = {
-  ...sdk, keccak256, stringToHex, api: given.api, rpcUrl: given.rpcUrl, agentId: given.agentId, agentKey: given.agentKey, tokenId: BigInt(given.tokenId),
+  ...sdk, keccak256, stringToHex, api: given.api, rpcUrl: given.rpcUrl, agentId: given.agentId, agentKey: given.agentKey, tokenId: BigInt(given.tokenId), gate: given.gate,
   publicClient: createPublicClient({ chain: hardhat, transport: http(given.rpcUrl) }),
   wallet: createWalletClient({ chain: hardhat, account: privateKeyToAccount(given.privateKey), transport: http(given.rpcUrl) }),
 };
@@ -110,7 +109,7 @@ process.kill(process.pid, "SIGTERM");
 describe("@vrai/sdk packed and installed into an empty project", function () {
   this.timeout(180_000);
   let project: string;
-  let fixture: AnchoredScore;
+  let fixture: GatedScore;
   let tarball: string;
   let identity: Address;
   let registry: Address;
@@ -126,18 +125,17 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
 
   before(async () => {
     project = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-sdk-consumer-"));
-    [fixture] = await Promise.all([startAnchoredScore(), packAndInstall()]);
-    // The dApp side: an ERC-8004 identity (token 0, owned by account 2) and the Registry, in deployments/localhost.json as `vrai dev` writes it.
+    // An established agent with an anchored daily score and the ERC-8004 identity token 0 of the reference registry,
+    // owned by account 2, and the example gate (test-helpers/gated-score.ts).
+    [fixture] = await Promise.all([startGatedScore(), packAndInstall()]);
+    // The dApp side: the Registry over that identity registry, in deployments/localhost.json as `vrai dev` writes it.
     const { chain } = fixture;
-    identity = getAddress((await chain.deployContract("AgentIdentity")).address);
+    identity = fixture.identityRegistry;
     registry = getAddress((await chain.deployContract("Registry", [chain.accounts[0].address, identity])).address);
-    await chain.publicClient.waitForTransactionReceipt({
-      hash: await chain.walletClients[2].writeContract({ address: identity, abi: identityRegistryAbi, functionName: "register", args: ["ipfs://sdk-example"] }),
-    });
     fs.mkdirSync(path.join(project, "deployments"));
     fs.writeFileSync(path.join(project, "deployments", "localhost.json"), JSON.stringify({
       network: "localhost", chainId: 31337,
-      contracts: { IdentityRegistry: { address: identity }, AnchorRegistry: { address: fixture.registry }, Registry: { address: registry } },
+      contracts: { IdentityRegistry: { address: identity }, AnchorRegistry: { address: fixture.anchorRegistry }, Registry: { address: registry } },
     }));
   });
   after(async () => {
@@ -159,7 +157,7 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     const esm = await node(["--input-type=module", "-e", 'import * as sdk from "@vrai/sdk"; console.log(JSON.stringify(Object.keys(sdk).sort()))']);
     const cjs = await node(["-e", 'console.log(JSON.stringify(Object.keys(require("@vrai/sdk")).sort()))']);
     const names = JSON.parse(esm.stdout) as string[];
-    expect(names).to.include.members(["createVraiAgent", "submitProof", "readNetworkScore", "deriveScore", "verifyScore", "registryAddressOf", "readDeployment"]);
+    expect(names).to.include.members(["createVraiAgent", "submitProof", "readNetworkScore", "deriveScore", "verifyScore", "getScoreProof", "vraiGateAbi", "registryAddressOf", "readDeployment"]);
     expect(JSON.parse(cjs.stdout)).to.deep.equal(names.filter((n) => n !== "default"));
     expect(esm.stderr + cjs.stderr).to.equal("");
   });
@@ -175,7 +173,7 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
   });
 
   it("checks in for real against the running API from ESM, and verifies the anchored score with verifyScore from CommonJS", async () => {
-    const [agent] = fixture.agents;
+    const agent = fixture.provisional;
     const checkIn = await node(["--input-type=module", "-e",
       'import { createVraiAgent } from "@vrai/sdk"; const a = createVraiAgent({ baseUrl: process.env.API, agentId: process.env.AGENT, agentKey: process.env.KEY }); console.log(JSON.stringify(await a.checkIn()))'],
       { API: fixture.server.url, AGENT: agent.agentId, KEY: agent.agentKey });
@@ -183,11 +181,11 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
 
     const verify = await node(["-e",
       'require("@vrai/sdk").verifyScore({ api: process.env.API, agentId: process.env.AGENT, day: process.env.DAY, rpcUrl: process.env.RPC }).then((r) => console.log(JSON.stringify(r)))'],
-      { API: fixture.server.url, AGENT: fixture.agent, DAY: fixture.day, RPC: fixture.rpc.url });
+      { API: fixture.server.url, AGENT: fixture.established.agentId, DAY: fixture.today, RPC: fixture.rpc.url });
     const result = JSON.parse(verify.stdout) as { verified: boolean; checks: Array<{ step: string; ok: boolean }>; anchor: { contract: string; leafCount: number } };
     expect(result.checks.map((c) => [c.step, c.ok])).to.deep.equal([["inputs", true], ["score", true], ["digest", true], ["merkle", true], ["anchor", true]]);
     expect(result.verified).to.equal(true);
-    expect(result.anchor).to.include({ contract: fixture.registry, leafCount: 3 });
+    expect(result.anchor).to.include({ contract: fixture.anchorRegistry, leafCount: 2 });
   });
 
   it("checks in for real against a running vrai dev, as an agent developer does after npm start", async () => {
@@ -212,10 +210,12 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
   it("runs every @example of its declarations against the live API and chain, and every exported function has one", async () => {
     const examples = examplesOf(fs.readFileSync(path.join(project, "node_modules/@vrai/sdk/dist/index.d.ts"), "utf8"));
     fs.writeFileSync(path.join(project, "run-examples.mjs"), EXAMPLE_RUNNER);
-    const agent = fixture.agents[1];
+    const { agentId, agentKey, tokenId, holder } = fixture.established;
     const { stdout } = await node(["run-examples.mjs"], {
       EXAMPLES: JSON.stringify(examples),
-      EXAMPLE_SCOPE: JSON.stringify({ api: fixture.server.url, rpcUrl: fixture.rpc.url, ...agent, tokenId: "0", privateKey: toHex(fixture.chain.accounts[2].getHdKey().privateKey!) }),
+      EXAMPLE_SCOPE: JSON.stringify({
+        api: fixture.server.url, rpcUrl: fixture.rpc.url, agentId, agentKey, tokenId: tokenId.toString(), gate: fixture.gate, privateKey: toHex(fixture.chain.accounts[holder].getHdKey().privateKey!),
+      }),
     });
     const lines = stdout.trim().split("\n");
     const { functions } = JSON.parse(lines[0]) as { functions: string[] };
@@ -226,6 +226,7 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     expect(stdout).to.match(/^counted at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ, next in 3600 s$/m);
     expect(stdout).to.match(/^proof in block \d+, tx 0x[0-9a-f]{64}$/m);
     expect(stdout).to.match(/^✔ anchor: root anchored on chain/m);
+    expect(stdout).to.match(/^entered with a score of \d+, anchored at \d+$/m);
   });
 
   it("carries its README, LICENSE and repository field in the tarball (issue #31), the LICENSE the repository's", async () => {
@@ -268,9 +269,9 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     const bin = path.join(project, "node_modules", ".bin", "vrai-verify");
     const help = await run(bin, ["--help"], { cwd: project, env: cleanEnv() });
     expect(help.stdout).to.match(/^usage: vrai-verify <agent> \[--day YYYY-MM-DD\]/);
-    const verified = await run(bin, [fixture.agent, "--day", fixture.day, "--api", fixture.server.url, "--rpc", fixture.rpc.url, "--deployment", "deployments/localhost.json"], { cwd: project, env: cleanEnv() });
+    const verified = await run(bin, [fixture.established.agentId, "--day", fixture.today, "--api", fixture.server.url, "--rpc", fixture.rpc.url, "--deployment", "deployments/localhost.json"], { cwd: project, env: cleanEnv() });
     const lines = verified.stdout.trim().split("\n");
-    expect(lines[0]).to.match(new RegExp(`^verifying the daily Vrai score \\d+ of agent ${fixture.agent} on ${fixture.day} \\(${fixture.server.url.replace(/[.:/]/g, "\\$&")}\\)$`));
+    expect(lines[0]).to.match(new RegExp(`^verifying the daily Vrai score \\d+ of agent ${fixture.established.agentId} on ${fixture.today} \\(${fixture.server.url.replace(/[.:/]/g, "\\$&")}\\)$`));
     expect(lines.filter((l) => l.startsWith("✔"))).to.have.length(5);
     expect(lines[lines.length - 1]).to.equal("verified");
     const refused = await run(bin, [], { cwd: project, env: cleanEnv() }).then(() => null, (error: { code: number; stderr: string }) => error);

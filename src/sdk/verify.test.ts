@@ -13,7 +13,7 @@ describe("SDK verifyScore (real PostgreSQL, real local chain over JSON-RPC)", ()
     const result = await verifyScore({ api: fixture.server.url, agentId: fixture.agent, day: fixture.day, rpcUrl: fixture.rpc.url });
     expect(result.verified, JSON.stringify(result.checks)).to.equal(true);
     expect(result.checks.map((c) => [c.step, c.ok])).to.deep.equal([["inputs", true], ["score", true], ["digest", true], ["merkle", true], ["anchor", true]]);
-    expect(result.score).to.include({ agentId: fixture.agent, day: fixture.day, api: fixture.server.url });
+    expect(result.score).to.include({ agentId: fixture.agent, day: fixture.day, api: fixture.server.url, leafVersion: 2 });
     expect(result.score!.sha256).to.match(/^[0-9a-f]{64}$/);
     expect(result.anchor).to.include({ contract: fixture.registry, chainId: 31337, role: "anchorer", submitter: fixture.chain.accounts[1].address, leafCount: 3 });
     const receipt = await fixture.chain.publicClient.getTransactionReceipt({ hash: result.anchor!.txHash });
@@ -67,5 +67,23 @@ describe("SDK verifyScore (real PostgreSQL, real local chain over JSON-RPC)", ()
       expect(error?.code).to.equal("invalid_verify_options");
     }
     expect(fetched).to.deep.equal([]);
+  });
+});
+
+describe("SDK verifyScore of a day anchored before leaves carried the score (version 1, kind vrai-score-day)", () => {
+  let fixture: AnchoredScore;
+  before(async () => {
+    fixture = await startAnchoredScore({ leafVersion: 1 });
+  });
+  after(() => fixture?.close());
+
+  it("verifies it as it always did: the leaf [agent, day, method, sha256], the proof and the root's anchor of that kind", async () => {
+    const proof = (await (await fetch(`${fixture.server.url}/v1/agents/${fixture.agent}/score/proof`)).json()) as { leafVersion: number; kindName: string; leafValues: unknown[] };
+    expect(proof).to.deep.include({ leafVersion: 1, kindName: "vrai-score-day" });
+    expect(proof.leafValues).to.have.length(4);
+    const result = await verifyScore({ api: fixture.server.url, agentId: fixture.agent, day: fixture.day, rpcUrl: fixture.rpc.url });
+    expect(result.checks.map((c) => [c.step, c.ok])).to.deep.equal([["inputs", true], ["score", true], ["digest", true], ["merkle", true], ["anchor", true]]);
+    expect(result.score).to.include({ leafVersion: 1 });
+    expect(result.verified).to.equal(true);
   });
 });

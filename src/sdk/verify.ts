@@ -2,10 +2,15 @@
  * An outside verifier's check of one daily Vrai score (V9, A6), with nothing but the public API and a
  * chain RPC: fetch the inputs, recompute the score with the method engine, recompute their SHA-256,
  * check the Merkle proof, and read the root's anchor on the AnchorRegistry. `vrai verify` prints it.
+ * Days anchored before leaves carried the score (version 1) are checked as they always were; a leaf of
+ * version 2 must also carry the recomputed total, components and state.
  */
 import { createPublicClient, getAddress, http, isAddress, type Address, type Hex } from "viem";
 import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
-import { processScoreProof, rootAnchoredLogs, SCORE_DAY_KIND, scoreLeafHash, type ScoreLeafValues } from "../chain/score-tree";
+import {
+  componentLeafValue, isScoreLeafV2, processScoreProof, rootAnchoredLogs, SCORE_LEAF_V2_FIELDS, SCORE_LEAF_VERSIONS, scoreLeafFromJson, scoreLeafHash, scoreLeafToJson,
+  scoreLeafV2, scoreLeafVersion, type AnyScoreLeafValues,
+} from "../chain/score-tree";
 import { InvalidInputError } from "../errors";
 import { canonicalJson, scoreFromInputs, sha256Hex, toRfc3339, validateScoreInputs } from "../method";
 
@@ -59,7 +64,7 @@ export type VerifyScoreResult = {
   /** Every check made, in order; verification stops at a check that leaves nothing further to check. */
   checks: VerifyCheck[];
   /** The daily score checked, once found. */
-  score?: { id: number; agentId: string; day: string; api: string; total?: number; sha256?: string; root?: Hex };
+  score?: { id: number; agentId: string; day: string; api: string; total?: number; sha256?: string; root?: Hex; leafVersion?: 1 | 2 };
   /** Set when `verified`. */
   anchor?: VerifiedAnchor;
 };
@@ -69,7 +74,7 @@ class StepFailed extends Error {}
 
 type ScoreJson = { id: number; agentId: string; method: string; day: string | null; trigger: string; sha256: string; total: number; result: Record<string, unknown> };
 type ProofJson = {
-  scoreId: number; leaf: Hex; leafValues: ScoreLeafValues; proof: Hex[]; root: Hex; day: string;
+  scoreId: number; leaf: Hex; leafValues: unknown[]; proof: Hex[]; root: Hex; day: string;
   anchor: { txHash: Hex; blockNumber: number; chainId: number; contract: Address } | null;
 };
 
@@ -86,6 +91,31 @@ function noDailyScore(agentId: string, day: string | undefined, first: FirstDail
   if (at === undefined) return `no daily score of agent ${agentId}`;
   if (first.message !== undefined) return `no daily score of agent ${agentId} yet: its first is computed at ${at} (the first 00:00 UTC after its claim) and anchored on chain after it; verify then`;
   return `no daily score of agent ${agentId}: its first was due at ${at} (the daily recompute at 00:00 UTC may still be running)`;
+}
+
+/**
+ * The leaf a daily score of `day` must have, from what the verifier recomputed: version 1 binds the agent, day,
+ * method and digest; version 2 also the recomputed total, components and state, and the ERC-8004 identity the
+ * served leaf names, which the inputs cannot say (they list proof kinds): it must be there exactly when they
+ * count an erc8004 proof.
+ */
+function expectedLeaf(served: AnyScoreLeafValues, agentId: string, day: string, digest: string, recomputed: ReturnType<typeof scoreFromInputs>["result"]): {
+  values: AnyScoreLeafValues; problem: string | null;
+} {
+  if (!isScoreLeafV2(served)) return { values: [agentId, day, recomputed.method, `0x${digest}`], problem: null };
+  const [chainId, registry, tokenId] = [served[9], served[10], served[11]];
+  const bound = chainId !== 0n || registry !== ZERO_ADDRESS || tokenId !== 0n;
+  const counted = recomputed.components.identity.proofs.includes("erc8004");
+  const { identity, reliability, integrity } = recomputed.components;
+  const values = scoreLeafV2({
+    agentId, day, method: recomputed.method, sha256: digest, total: recomputed.total, identity: componentLeafValue(identity), reliability: componentLeafValue(reliability),
+    integrity: componentLeafValue(integrity), established: recomputed.state === "established",
+    // No chain is 0: a leaf naming one with a registry or token differs from this expected leaf, and is reported.
+    erc8004Subject: chainId === 0n ? null : `${chainId}:${registry}:${tokenId}`,
+  });
+  const problem = bound === counted ? null
+    : counted ? "the inputs count an erc8004 proof, the leaf names no ERC-8004 identity" : `the leaf names ERC-8004 identity ${chainId}:${registry}:${tokenId}, the inputs count no erc8004 proof`;
+  return { values, problem };
 }
 
 /** The options, checked before anything is fetched. */
@@ -203,7 +233,7 @@ export async function verifyScore(given: VerifyScoreOptions): Promise<VerifyScor
       ["the X-Vrai-Sha256 header", headerDigest],
       ["the stored score's sha256", stored.sha256],
       ["the stored result's sha256", storedDigest as string | undefined],
-      ["the Merkle leaf's sha256", proof.leafValues?.[3]?.replace(/^0x/, "")],
+      ["the Merkle leaf's sha256", typeof proof.leafValues?.[3] === "string" ? proof.leafValues[3].replace(/^0x/, "") : undefined],
     ];
     const differing = published.filter(([, value]) => value !== digest);
     if (differing.length === 0) ok(`digest sha256 ${digest} matches the X-Vrai-Sha256 header, the stored score and its Merkle leaf`);
@@ -213,11 +243,24 @@ export async function verifyScore(given: VerifyScoreOptions): Promise<VerifyScor
 
     // 4. The Merkle proof: from the leaf of this score's own values to the root.
     step = "merkle";
-    const expectedValues: ScoreLeafValues = [options.agentId, day, recomputed.result.method, `0x${digest}`];
-    const leaf = scoreLeafHash(expectedValues);
-    if (canonicalJson(proof.leafValues) !== canonicalJson(expectedValues)) {
-      fail(`Merkle leaf: the proof's leaf values ${JSON.stringify(proof.leafValues)} are not this score's ${JSON.stringify(expectedValues)}`);
-    } else if (proof.leaf !== leaf) fail(`Merkle leaf: the served leaf ${proof.leaf} is not the hash of its values (${leaf})`);
+    let served: AnyScoreLeafValues;
+    try {
+      served = scoreLeafFromJson(proof.leafValues ?? []);
+    } catch (error) {
+      throw stop(`Merkle leaf: the proof's leaf values are not a leaf: ${(error as Error).message}`);
+    }
+    const leafVersion = scoreLeafVersion(served);
+    score.leafVersion = leafVersion;
+    const expected = expectedLeaf(served, options.agentId, day, digest, recomputed.result);
+    const leaf = scoreLeafHash(expected.values);
+    const servedJson = scoreLeafToJson(served);
+    const expectedJson = scoreLeafToJson(expected.values);
+    if (canonicalJson(servedJson) !== canonicalJson(expectedJson)) {
+      const names: readonly string[] = leafVersion === 2 ? SCORE_LEAF_V2_FIELDS : ["agent", "day", "method", "inputsSha256"];
+      const differing = names.flatMap((name, i) => (canonicalJson(servedJson[i]) === canonicalJson(expectedJson[i]) ? [] : [`${name} ${servedJson[i]} (this score's: ${expectedJson[i]})`]));
+      fail(`Merkle leaf: the proof's leaf (version ${leafVersion}) is not this score's: ${differing.join(", ")}`);
+    } else if (expected.problem) fail(`Merkle leaf: ${expected.problem}`);
+    else if (proof.leaf !== leaf) fail(`Merkle leaf: the served leaf ${proof.leaf} is not the hash of its values (${leaf})`);
     let reached: Hex;
     try {
       reached = processScoreProof(leaf, proof.proof);
@@ -265,7 +308,12 @@ export async function verifyScore(given: VerifyScoreOptions): Promise<VerifyScor
       throw stop(`anchoring transaction ${proof.anchor.txHash} is not a mined RootAnchored(${proof.root}) of ${contract}`);
     }
     if (Number(receipt.blockNumber) !== proof.anchor.blockNumber) fail(`anchor block: the API says ${proof.anchor.blockNumber}, the transaction is in block ${receipt.blockNumber}`);
-    if (event.kind !== SCORE_DAY_KIND) fail(`anchor kind: ${event.kind} is not bytes32("vrai-score-day")`);
+    const { kind, kindName } = SCORE_LEAF_VERSIONS[leafVersion];
+    if (event.kind !== kind) fail(`anchor kind: ${event.kind} is not bytes32("${kindName}"), the kind of leaves of version ${leafVersion}`);
+    // What a contract reads (VraiScores.verify): the kind kept in the anchor's own slot.
+    else if (leafVersion === 2 && (await client.readContract({ address: contract, abi: anchorRegistryAbi, functionName: "rootAnchoredAt", args: [proof.root, kind] })) === 0) {
+      fail(`anchor kind: AnchorRegistry.rootAnchoredAt(root, bytes32("${kindName}")) is 0: no contract accepts this root as a day of version-2 scores`);
+    }
     // The transaction's event names which of the root's anchors it wrote.
     const anchor = anchors[event.role];
     if (!anchor?.isRoot) throw stop(`anchoring transaction ${proof.anchor.txHash} emitted RootAnchored for role ${event.role}, but the root has no batch anchor of that role`);

@@ -1,19 +1,20 @@
 /**
  * Daily on-chain anchoring of Vrai scores.
  *
- * After the daily recompute of day D (V9) the day's tree (`chain/score-tree`) is built and stored with
- * every daily score's leaf and proof (`store/anchors`), and its root is anchored with
- * `AnchorRegistry.anchorRoot(root, leafCount, SCORE_DAY_KIND)`: one transaction a day, whatever the number
- * of agents. This module decides what happens when; SQL is the repository's, the clients the writer's.
+ * After the daily recompute of day D (V9) the day's tree (`chain/score-tree`) is built and stored
+ * (`store/anchors`: leaves of version 2 from now on, days stored before keep version 1), and its root is
+ * anchored with `AnchorRegistry.anchorRoot(root, leafCount, kind)`, the kind of the day's leaf version: one
+ * transaction a day, whatever the number of agents. This module decides what happens when; SQL is the
+ * repository's, the clients the writer's. A score's proof is served only once its day's root is mined.
  */
 import { encodeFunctionData, keccak256, TransactionReceiptNotFoundError, WaitForTransactionReceiptTimeoutError, type Hex } from "viem";
 import type { Logger } from "pino";
 import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
 import type { AnchorWriter } from "../chain/anchor-writer";
-import { SCORE_DAY_KIND } from "../chain/score-tree";
+import { SCORE_LEAF_VERSIONS } from "../chain/score-tree";
 import { BaseError } from "../errors";
 import { retry } from "../retry";
-import type { AnchorRepository, DayAnchorRow, ScoreProof } from "../store/anchors";
+import type { AnchorRepository, DayAnchorRow, ScoreAnchor, ScoreProof } from "../store/anchors";
 import type { Clock } from "./clock";
 import { NotFoundError } from "./errors";
 
@@ -34,8 +35,10 @@ export type Anchoring = {
   anchorDue(): Promise<AnchorOutcome[]>;
   /** The scheduler's hook after the daily recompute of `day` (V9): store its tree, then anchor. */
   afterDaily(day: string): Promise<void>;
-  /** A daily score's proof and its day's anchor. */
-  proofOf(scoreId: number): Promise<ScoreProof>;
+  /** A daily score's proof and its day's anchor, once the root is mined (`proof_not_ready` before). */
+  proofOf(scoreId: number): Promise<ScoreProof & { anchor: ScoreAnchor }>;
+  /** The proof of the agent's latest daily score whose day's root is mined. */
+  latestProofOf(agentId: string): Promise<ScoreProof & { anchor: ScoreAnchor }>;
   /** Resumes anchoring left pending by a previous run. */
   start(): void;
   /** Stops retrying and waits for an attempt in progress. */
@@ -118,15 +121,17 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
       if (receipt?.status === "success") return { txHash: row.txHash, blockNumber: Number(receipt.blockNumber) };
     }
     const logs = await w.publicClient.getContractEvents({ address: w.contract, abi: anchorRegistryAbi, eventName: "RootAnchored", args: { root: row.root }, fromBlock: 0n });
-    const log = logs.find(({ args }) => args.kind === SCORE_DAY_KIND && args.leafCount === BigInt(row.leafCount));
+    const kind = SCORE_LEAF_VERSIONS[row.leafVersion].kind;
+    const log = logs.find(({ args }) => args.kind === kind && args.leafCount === BigInt(row.leafCount));
     if (!log) return null;
     if (!log.transactionHash || log.blockNumber === null) throw new BaseError("anchor_log_pending", `root ${row.root}'s RootAnchored log is not in a mined block yet`, { retryable: true });
     return { txHash: log.transactionHash, blockNumber: Number(log.blockNumber) };
   }
 
-  /** Records the day mined by `found` and reports it. */
+  /** Records the day mined by `found`, with its block's time (what a contract compares), and reports it. */
   async function markMined(w: AnchorWriter, chainId: number, row: DayAnchorRow, found: OnChain): Promise<AnchorOutcome> {
-    await anchors.setMined(row.day, { ...found, chainId, contract: w.contract, minedAt: clock.now() });
+    const block = await w.publicClient.getBlock({ blockNumber: BigInt(found.blockNumber) });
+    await anchors.setMined(row.day, { ...found, chainId, contract: w.contract, anchoredAt: Number(block.timestamp), minedAt: clock.now() });
     logger.info({ day: row.day, root: row.root, txHash: found.txHash, blockNumber: found.blockNumber }, "score root anchored");
     return { type: "mined", day: row.day, ...found };
   }
@@ -165,7 +170,7 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
       txHash = null;
     }
     if (!txHash) {
-      const data = encodeFunctionData({ abi: anchorRegistryAbi, functionName: "anchorRoot", args: [row.root, BigInt(row.leafCount), SCORE_DAY_KIND] });
+      const data = encodeFunctionData({ abi: anchorRegistryAbi, functionName: "anchorRoot", args: [row.root, BigInt(row.leafCount), SCORE_LEAF_VERSIONS[row.leafVersion].kind] });
       const request = await w.walletClient.prepareTransactionRequest({ account: w.walletClient.account, chain: null, to: w.contract, data });
       const rawTx = await w.walletClient.signTransaction({ ...request, account: w.walletClient.account, chain: null });
       txHash = keccak256(rawTx);
@@ -238,6 +243,17 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
       });
   }
 
+  async function proofOf(scoreId: number): Promise<ScoreProof & { anchor: ScoreAnchor }> {
+    const found = await anchors.scoreProof(scoreId);
+    if (!found) throw new NotFoundError("score_not_found", `score ${scoreId} does not exist`);
+    if (found.trigger !== "daily") throw new NotFoundError("score_not_daily", `score ${scoreId} is not a daily score: only daily scores are anchored`);
+    if (!found.proof) throw new NotFoundError("proof_not_ready", `score ${scoreId}'s day has no tree yet (it is built after the daily recompute)`);
+    const { proof } = found;
+    // Never a proof against a root that is not on chain: a contract could not accept it, and nobody can check it.
+    if (!proof.anchor) throw new NotFoundError("proof_not_ready", `score ${scoreId}'s day (${proof.day}) is not anchored yet: its root ${proof.root} is not mined`);
+    return { ...proof, anchor: proof.anchor };
+  }
+
   async function anchorDue(): Promise<AnchorOutcome[]> {
     if (stopping.signal.aborted) return [];
     const passing = passOnce();
@@ -252,12 +268,12 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
       await buildDay(day);
       await anchorDue();
     },
-    async proofOf(scoreId) {
-      const found = await anchors.scoreProof(scoreId);
-      if (!found) throw new NotFoundError("score_not_found", `score ${scoreId} does not exist`);
-      if (found.trigger !== "daily") throw new NotFoundError("score_not_daily", `score ${scoreId} is not a daily score: only daily scores are anchored`);
-      if (!found.proof) throw new NotFoundError("proof_not_ready", `score ${scoreId}'s day has no tree yet (it is built after the daily recompute)`);
-      return found.proof;
+    proofOf,
+    async latestProofOf(agentId) {
+      const { agentExists, scoreId } = await anchors.latestAnchoredScore(agentId);
+      if (!agentExists) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
+      if (scoreId === null) throw new NotFoundError("proof_not_ready", `agent ${agentId} has no daily score whose day is anchored yet (a day's root is anchored after its daily recompute)`);
+      return proofOf(scoreId);
     },
     start() {
       if (stopping.signal.aborted) stopping = new AbortController();

@@ -8,7 +8,11 @@ import { NotFoundError } from "./errors";
 import { keysetPage, parseKeyset, type CursorList, type KeysetPage } from "./keyset";
 import type { DayAggregate } from "../method";
 import type { AgentRow, AuditEntry, LatestScores, OutageRow, PenaltyRow, ProofRow, ScoreRow, ScoreSummary, Store } from "./ports";
+import { erc8004Binding, formatErc8004Subject, type Erc8004Identity } from "./proofs/kinds/erc8004";
 import { ID_PATTERN } from "./secrets";
+
+/** The Vrai agent holding an ERC-8004 identity now: its active erc8004 proof and its latest score (null before the first). */
+export type Erc8004Holder = { agentId: string; provenAt: number; score: ScoreSummary | null };
 
 /** An agent's page: the agent, its latest score (null before the first), and the declared windows that touch that score's window. */
 export type AgentPageData = { agent: AgentRow; score: ScoreRow | null; outages: OutageRow[] };
@@ -41,6 +45,8 @@ export type Reads = {
   proofsOf(agentId: string, page: PageAsked): Promise<{ agent: AgentRow } & KeysetPage<ProofRow>>;
   /** What the agent's page shows; null when there is no such agent. */
   agentPage(agentId: string): Promise<AgentPageData | null>;
+  /** The agent holding ERC-8004 identity `identity` now (V6: one at a time); erc8004_identity_not_held otherwise. */
+  erc8004Holder(identity: Erc8004Identity): Promise<Erc8004Holder>;
 };
 
 /** Days of score history a reader gets when it names no range. */
@@ -131,6 +137,14 @@ export function createReads(deps: { store: Store; latestScores: LatestScores; cl
       if (!row) return null;
       const score = await read.latestScore(agentId);
       return { agent: row, score, outages: score ? outagesOfWindow(await read.listOutages(), score) : [] };
+    },
+    async erc8004Holder(identity) {
+      const subject = formatErc8004Subject(identity);
+      // The binding an erc8004 proof holds while active (V6), as the proof checks write and find it.
+      const proof = await read.findActiveBinding(erc8004Binding(identity));
+      if (!proof?.agentId) throw new NotFoundError("erc8004_identity_not_held", `no Vrai agent holds ERC-8004 identity ${subject} (no active erc8004 proof of it)`);
+      const { score } = await deps.latestScores.latestScoreSummary(proof.agentId);
+      return { agentId: proof.agentId, provenAt: proof.verifiedAt, score };
     },
   };
 }

@@ -1,8 +1,10 @@
 import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
 import { expect } from "chai";
-import type { Hex } from "viem";
-import { buildScoreTree, processScoreProof, proofElements, SCORE_LEAF_TYPES, type ScoreLeafValues } from "../chain/score-tree";
-import { insertDailyScores, seedDailyScores } from "../test-helpers/daily-scores";
+import { getAddress, zeroAddress, type Hex } from "viem";
+import {
+  buildScoreTree, processScoreProof, proofElements, SCORE_LEAF_TYPES, SCORE_LEAF_V2_TYPES, scoreLeafV2, type AnyScoreLeafValues, type ScoreLeafValues,
+} from "../chain/score-tree";
+import { insertDailyScores, SEED_ERC8004_REGISTRY, seedDailyScores } from "../test-helpers/daily-scores";
 import { createMigratedTestDb, TEST_STORES, type TestDb } from "../test-helpers/db";
 import { createAnchorRepository, type AnchorRepository, type PendingAnchorTx } from "./anchors";
 import type { Queryable } from "./db";
@@ -15,13 +17,29 @@ const LEAVES = 5_001;
 const PAGE_ROWS = 2_000;
 const CHUNK_NODES = 512;
 
-/** The daily scores of `day` as leaf values, in id order, with their ids. */
-async function dayLeaves(db: Queryable, day: string): Promise<{ ids: number[]; values: ScoreLeafValues[] }> {
+/** One agent in this many holds an ERC-8004 proof in the seeded day. */
+const ERC8004_EVERY = 7;
+
+/** The daily scores of `day` as version-1 leaf values, in id order, with their ids. */
+async function dayLeavesV1(db: Queryable, day: string): Promise<{ ids: number[]; values: ScoreLeafValues[] }> {
   const { rows } = await db.query<{ id: number; agent_id: string; method: string; sha256: string }>(
     "SELECT id, agent_id, method, sha256 FROM scores WHERE trigger = 'daily' AND day = $1 ORDER BY id",
     [day],
   );
   return { ids: rows.map((r) => Number(r.id)), values: rows.map((r) => [r.agent_id, day, r.method, `0x${r.sha256}`]) };
+}
+
+/** The seeded daily scores of `day` as version-2 leaf values, in id order, from the seed's rules (daily-scores.ts), with their ids. */
+async function dayLeaves(db: Queryable, day: string): Promise<{ ids: number[]; values: AnyScoreLeafValues[] }> {
+  const { rows } = await db.query<{ id: number; agent_id: string; sha256: string }>("SELECT id, agent_id, sha256 FROM scores WHERE trigger = 'daily' AND day = $1 ORDER BY id", [day]);
+  const values = rows.map((r) => {
+    const i = Number(r.agent_id.slice(4));
+    return scoreLeafV2({
+      agentId: r.agent_id, day, method: "0.2", sha256: r.sha256, total: 200 + 30 * (i % 2) + (i % 151), identity: 100 + 30 * (i % 2), reliability: i % 151, integrity: 100,
+      established: i % 3 !== 0, erc8004Subject: i % ERC8004_EVERY === 0 ? `31337:${SEED_ERC8004_REGISTRY}:${i}` : null,
+    });
+  });
+  return { ids: rows.map((r) => Number(r.id)), values };
 }
 
 /** A day `n` days after DAY. */
@@ -37,7 +55,7 @@ for (const { name, create } of TEST_STORES) {
       testDb = await createMigratedTestDb(create);
       anchors = createAnchorRepository(testDb.db, { chunkNodes: CHUNK_NODES, pageRows: PAGE_ROWS });
       const { db } = testDb;
-      await seedDailyScores(db, { ownerId: "own_1", day: DAY, at: AT, count: LEAVES, digits: 6 });
+      await seedDailyScores(db, { ownerId: "own_1", day: DAY, at: AT, count: LEAVES, digits: 6, erc8004Every: ERC8004_EVERY });
       const change = await db.query<{ id: number }>(
         "INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total) VALUES ('agt_000001', '0.2', $1, 'change', NULL, '{}', $2, '{}', 0) RETURNING id",
         [AT + 10, "ab".repeat(32)],
@@ -55,19 +73,26 @@ for (const { name, create } of TEST_STORES) {
       expect(await anchors.scoreProof(999_999_999)).to.equal(null);
     });
 
-    it("stores a day's tree once, as chunks of its nodes (64 bytes a leaf), and derives each score's proof from them", async () => {
+    it("stores a day's tree of version-2 leaves once, as chunks of its nodes (64 bytes a leaf), and derives each score's proof from them", async () => {
       const { ids, values } = await dayLeaves(testDb.db, DAY);
       const tree = buildScoreTree(values);
+      expect(tree.root, "StandardMerkleTree's, with the version-2 types").to.equal(StandardMerkleTree.of(values, [...SCORE_LEAF_V2_TYPES]).root);
       const stored = await anchors.storeDayTree(DAY, AT + 60);
-      expect(stored).to.deep.include({ type: "stored", root: tree.root, leafCount: LEAVES });
+      expect(stored).to.deep.include({ type: "stored", root: tree.root, leafCount: LEAVES, leafVersion: 2 });
       expect(await anchors.getDay(DAY)).to.deep.equal({
-        day: DAY, root: tree.root, leafCount: LEAVES, status: "pending", builtAt: AT + 60, chainId: null, contract: null, txHash: null, rawTx: null, blockNumber: null, minedAt: null,
+        day: DAY, root: tree.root, leafCount: LEAVES, leafVersion: 2, status: "pending", builtAt: AT + 60, chainId: null, contract: null, txHash: null, rawTx: null,
+        blockNumber: null, minedAt: null, anchoredAt: null,
       });
-      // The first and last scores of each page, and others across the chunks.
-      for (const i of [0, PAGE_ROWS - 1, PAGE_ROWS, 2 * PAGE_ROWS, 1234, 3777, LEAVES - 1]) {
+      // The first and last scores of each page, and others across the chunks; agents 1,234 and 3,777 (none of 7) and 1,239 (one of 7) among them.
+      for (const i of [0, PAGE_ROWS - 1, PAGE_ROWS, 2 * PAGE_ROWS, 1233, 1238, 3776, LEAVES - 1]) {
         const found = await anchors.scoreProof(ids[i]);
-        expect(found?.proof, `proof ${i}`).to.deep.equal({ scoreId: ids[i], leaf: `0x${tree.leaf(i).toString("hex")}`, leafValues: values[i], proof: proofElements(tree.proof(i)), root: tree.root, day: DAY, anchor: null });
+        expect(found?.proof, `proof ${i}`).to.deep.equal({
+          scoreId: ids[i], agentId: values[i][0], day: DAY, leafVersion: 2, leaf: `0x${tree.leaf(i).toString("hex")}`, leafValues: values[i], proof: proofElements(tree.proof(i)),
+          root: tree.root, anchor: null,
+        });
       }
+      expect(values[1238].slice(9), "agent 1,239 with its ERC-8004 identity").to.deep.equal([31337n, getAddress(SEED_ERC8004_REGISTRY), 1239n]);
+      expect(values[1233].slice(9), "agent 1,234 without one").to.deep.equal([0n, zeroAddress, 0n]);
       const { rows } = await testDb.db.query<{ chunks: number; bytes: number; fences: number }>(
         "SELECT count(*)::int AS chunks, sum(octet_length(nodes))::int AS bytes, count(min_leaf)::int AS fences FROM score_tree_chunks WHERE day = $1",
         [DAY],
@@ -91,7 +116,7 @@ for (const { name, create } of TEST_STORES) {
         const day = dayAfter(k + 1);
         await insertDailyScores(testDb.db, { day, at: AT + 86400 * (k + 1), count: n, digits: 6 });
         const { ids, values } = await dayLeaves(testDb.db, day);
-        const oz = StandardMerkleTree.of(values, [...SCORE_LEAF_TYPES]);
+        const oz = StandardMerkleTree.of(values, [...SCORE_LEAF_V2_TYPES]);
         const stored = await tiny.storeDayTree(day, AT);
         expect(stored).to.deep.include({ type: "stored", root: oz.root, leafCount: n });
         // Two chunks of parents and children plus a page, far below the tree's 2n-1 nodes.
@@ -118,22 +143,80 @@ for (const { name, create } of TEST_STORES) {
       expect((await anchors.scoreProof(ids[7]))?.proof?.root).to.equal(buildScoreTree(values).root);
     });
 
+    it("builds a day of version-1 leaves when one of its scores was stored before migration 014 (no components), and serves their proofs", async () => {
+      const day = dayAfter(20);
+      await insertDailyScores(testDb.db, { day, at: AT + 86400 * 20, count: 9, digits: 6 });
+      await testDb.db.query("UPDATE scores SET identity_points = NULL, reliability_points = NULL, integrity_points = NULL WHERE day = $1 AND agent_id = 'agt_000005'", [day]);
+      const { ids, values } = await dayLeavesV1(testDb.db, day);
+      const oz = StandardMerkleTree.of(values, [...SCORE_LEAF_TYPES]);
+      expect(await anchors.storeDayTree(day, AT)).to.deep.include({ type: "stored", root: oz.root, leafCount: 9, leafVersion: 1 });
+      expect(await anchors.getDay(day)).to.include({ leafVersion: 1 });
+      for (const [i, id] of ids.entries()) {
+        expect((await anchors.scoreProof(id))?.proof, `leaf ${i}`).to.deep.include({ leafVersion: 1, leafValues: values[i], proof: oz.getProof(i), root: oz.root });
+      }
+    });
+
+    it("puts in a leaf the ERC-8004 identity of the agent's erc8004 proof active at the score's time, the latest proven of two, and none otherwise", async () => {
+      const day = dayAfter(21);
+      const at = AT + 86400 * 21;
+      const registry = "0x00000000000000000000000000000000000a8004";
+      const proof = (id: string, agent: string, token: number, verifiedAt: number, removedAt: number | null, kind = "erc8004") =>
+        testDb.db.query(
+          "INSERT INTO proofs (id, kind, owner_id, agent_id, subject, binding, evidence, verified_at, last_checked_at, removed_at) VALUES ($1, $2, 'own_1', $3, $4, NULL, '{}', $5, $5, $6)",
+          [id, kind, agent, kind === "erc8004" ? `31337:${registry}:${token}` : "alice", verifiedAt, removedAt],
+        );
+      // Agents 1 to 6 (1 to 6 hold no seeded proof: one in 7 does).
+      await proof("prf_t1", "agt_000001", 11, at - 10, null);
+      await proof("prf_t2", "agt_000002", 12, at - 100, at - 5);
+      await proof("prf_t3", "agt_000003", 13, at + 5, null);
+      await proof("prf_t4a", "agt_000004", 14, at - 50, null);
+      await proof("prf_t4b", "agt_000004", 44, at - 20, null);
+      await proof("prf_t5", "agt_000005", 15, at - 100, at);
+      await proof("prf_t6", "agt_000006", 16, at - 10, null, "domain");
+      await insertDailyScores(testDb.db, { day, at, count: 6, digits: 6 });
+      expect(await anchors.storeDayTree(day, at)).to.deep.include({ type: "stored", leafVersion: 2 });
+      const { ids } = await dayLeaves(testDb.db, day);
+      const identities = [];
+      for (const id of ids) identities.push((await anchors.scoreProof(id))?.proof?.leafValues.slice(9));
+      const bound = (token: bigint) => [31337n, getAddress(registry), token];
+      const none = [0n, zeroAddress, 0n];
+      // Removed exactly at the score's time: no longer active then (V6: active while verified_at <= t < removed_at).
+      expect(identities).to.deep.equal([bound(11n), none, none, bound(44n), none, none]);
+    });
+
+    it("finds an agent's latest daily score whose day is mined, and tells an agent without one from an unknown agent", async () => {
+      const day = dayAfter(30);
+      const later = dayAfter(31);
+      await insertDailyScores(testDb.db, { day, at: AT + 86400 * 30, count: 2, digits: 6 });
+      await insertDailyScores(testDb.db, { day: later, at: AT + 86400 * 31, count: 2, digits: 6 });
+      await anchors.storeDayTree(day, AT);
+      await anchors.storeDayTree(later, AT);
+      const idOf = async (d: string) => Number((await testDb.db.query<{ id: number }>("SELECT id FROM scores WHERE agent_id = 'agt_000002' AND day = $1", [d])).rows[0].id);
+      const mined = (d: string) => anchors.setMined(d, { txHash: `0x${"44".repeat(32)}`, blockNumber: 9, chainId: 31337, contract: "0x5FbDB2315678afecb367f032d93F642f64180aa3", anchoredAt: AT, minedAt: AT });
+      expect(await anchors.latestAnchoredScore("agt_000002")).to.deep.equal({ agentExists: true, scoreId: null });
+      await mined(day);
+      expect(await anchors.latestAnchoredScore("agt_000002")).to.deep.equal({ agentExists: true, scoreId: await idOf(day) });
+      await mined(later);
+      expect(await anchors.latestAnchoredScore("agt_000002")).to.deep.equal({ agentExists: true, scoreId: await idOf(later) });
+      expect(await anchors.latestAnchoredScore("agt_nobody")).to.deep.equal({ agentExists: false, scoreId: null });
+    });
+
     it("records a day's transaction only over the one expected, and forgets the signed bytes once mined", async () => {
       const txHash: Hex = `0x${"11".repeat(32)}`;
       const pending: PendingAnchorTx = { txHash, rawTx: "0x02f8", chainId: 31337, contract: "0x5FbDB2315678afecb367f032d93F642f64180aa3" };
       for (const day of (await anchors.unminedDays()).map((d) => d.day).filter((d) => d !== DAY)) {
-        await anchors.setMined(day, { txHash: `0x${"33".repeat(32)}`, blockNumber: 1, chainId: 31337, contract: pending.contract, minedAt: AT });
+        await anchors.setMined(day, { txHash: `0x${"33".repeat(32)}`, blockNumber: 1, chainId: 31337, contract: pending.contract, anchoredAt: AT, minedAt: AT });
       }
       expect(await anchors.setPendingTx(DAY, `0x${"22".repeat(32)}`, pending), "over a transaction the day does not have").to.equal(false);
       expect(await anchors.setPendingTx(DAY, null, pending)).to.equal(true);
       expect(await anchors.setPendingTx(DAY, null, pending), "twice").to.equal(false);
       expect((await anchors.unminedDays()).map((d) => [d.day, d.txHash, d.rawTx])).to.deep.equal([[DAY, txHash, "0x02f8"]]);
 
-      await anchors.setMined(DAY, { txHash, blockNumber: 7, chainId: 31337, contract: pending.contract, minedAt: AT + 200 });
+      await anchors.setMined(DAY, { txHash, blockNumber: 7, chainId: 31337, contract: pending.contract, anchoredAt: AT + 90, minedAt: AT + 200 });
       expect(await anchors.unminedDays()).to.deep.equal([]);
-      expect(await anchors.getDay(DAY)).to.include({ status: "mined", txHash, rawTx: null, blockNumber: 7, minedAt: AT + 200 });
+      expect(await anchors.getDay(DAY)).to.include({ status: "mined", txHash, rawTx: null, blockNumber: 7, minedAt: AT + 200, anchoredAt: AT + 90 });
       const { ids } = await dayLeaves(testDb.db, DAY);
-      expect((await anchors.scoreProof(ids[0]))?.proof?.anchor).to.deep.equal({ txHash, blockNumber: 7, chainId: 31337, contract: pending.contract });
+      expect((await anchors.scoreProof(ids[0]))?.proof?.anchor).to.deep.equal({ txHash, blockNumber: 7, chainId: 31337, contract: pending.contract, anchoredAt: AT + 90 });
       expect(await anchors.setPendingTx(DAY, txHash, null), "once mined").to.equal(false);
     });
   });
@@ -154,13 +237,13 @@ for (const { name, create } of TEST_STORES) {
         await db.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
       }
       const sizes = [1, 2, 3, 5, 1_500];
-      await seedDailyScores(db, { ownerId: "own_1", day: dayAfter(0), at: AT, count: sizes[0], digits: 6, schemaBefore016: true });
+      await seedDailyScores(db, { ownerId: "own_1", day: dayAfter(0), at: AT, count: sizes[0], digits: 6, beforeMigration014: true });
       await db.query("INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at) SELECT 'agt_' || lpad(i::text, 6, '0'), 'own_1', 1, $1, 'x', $1 FROM generate_series(2, 1500) AS i", [AT - 86400]);
       const old: Array<{ day: string; ids: number[]; tree: ReturnType<typeof buildScoreTree> }> = [];
       for (const [k, n] of sizes.entries()) {
         const day = dayAfter(k);
-        if (k > 0) await insertDailyScores(db, { day, at: AT + 86400 * k, count: n, digits: 6, schemaBefore016: true });
-        const { ids, values } = await dayLeaves(db, day);
+        if (k > 0) await insertDailyScores(db, { day, at: AT + 86400 * k, count: n, digits: 6, beforeMigration014: true });
+        const { ids, values } = await dayLeavesV1(db, day);
         const tree = buildScoreTree(values);
         await db.query("INSERT INTO score_anchors (day, root, leaf_count, status, built_at) VALUES ($1, $2, $3, 'pending', $4)", [day, tree.root, n, AT]);
         const proofs = ids.map((_, i) => tree.proof(i));
@@ -173,7 +256,7 @@ for (const { name, create } of TEST_STORES) {
         old.push({ day, ids, tree });
       }
 
-      expect(await migrate(db)).to.include("011_score_tree_chunks.sql");
+      expect(await migrate(db)).to.include.members(["011_score_tree_chunks.sql", "014_score_leaf_v2.sql"]);
 
       const anchors = createAnchorRepository(db);
       for (const { day, ids, tree } of old) {
@@ -181,7 +264,7 @@ for (const { name, create } of TEST_STORES) {
         expect(rows[0].bytes, day).to.equal(32 * (2 * tree.leafCount - 1));
         for (let i = 0; i < ids.length; i += ids.length > 100 ? 37 : 1) {
           const found = await anchors.scoreProof(ids[i]);
-          expect(found?.proof, `${day} leaf ${i}`).to.deep.include({ leaf: `0x${tree.leaf(i).toString("hex")}`, proof: proofElements(tree.proof(i)), root: tree.root, day });
+          expect(found?.proof, `${day} leaf ${i}`).to.deep.include({ leafVersion: 1, leaf: `0x${tree.leaf(i).toString("hex")}`, proof: proofElements(tree.proof(i)), root: tree.root, day });
         }
       }
       const { rows } = await db.query("SELECT 1 FROM information_schema.tables WHERE table_name = 'score_proofs'");

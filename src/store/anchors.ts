@@ -1,12 +1,13 @@
 /**
- * The anchor repository: `score_anchors` (migration 003, one row a day: root, leaf count, anchoring
- * state) and `score_tree_chunks` (migration 011: each day's tree once, its node array in chunks), on
- * PostgreSQL or PGlite. SQL only: the tree's arithmetic is `chain/score-tree`'s, and the anchoring
+ * The anchor repository: `score_anchors` (migration 003, one row a day: root, leaf count, leaf version,
+ * anchoring state) and `score_tree_chunks` (migration 011: each day's tree once, its node array in chunks),
+ * on PostgreSQL or PGlite. SQL only: the tree's arithmetic is `chain/score-tree`'s, and the anchoring
  * service decides what is written when.
  */
 import { bytesToHex, type Address, type Hex } from "viem";
 import {
-  buildChunkedScoreTree, createLeafHasher, proofIndices, scoreLeafHash, scoreTreeLayout, type ScoreLeafValues, type TreeChunkStore,
+  buildChunkedScoreTree, createLeafHasher, proofIndices, scoreLeafHash, scoreLeafV2, scoreTreeLayout, type AnyScoreLeafValues, type ScoreLeafVersion,
+  type TreeChunkStore,
 } from "../chain/score-tree";
 import type { Db, Queryable } from "./db";
 import { BaseError } from "../errors";
@@ -16,6 +17,8 @@ export type DayAnchorRow = {
   day: string;
   root: Hex;
   leafCount: number;
+  /** The version of the day's leaves, which names the kind its root is anchored with (`SCORE_LEAF_VERSIONS`). */
+  leafVersion: ScoreLeafVersion;
   status: "pending" | "mined";
   builtAt: number;
   chainId: number | null;
@@ -24,17 +27,24 @@ export type DayAnchorRow = {
   rawTx: Hex | null;
   blockNumber: number | null;
   minedAt: number | null;
+  /** Block time of the root's anchor; null until mined (and for days mined before it was recorded, migration 014). */
+  anchoredAt: number | null;
 };
 
-/** A daily score with its proof and its day's anchor, as `GET /v1/scores/:id/proof` serves it. */
+/** Where a day's root is anchored: its transaction and block, and the block's time (null for days mined before migration 014). */
+export type ScoreAnchor = { txHash: Hex; blockNumber: number; chainId: number; contract: Address; anchoredAt: number | null };
+
+/** A daily score with its proof and its day's anchor (null until mined), derived from the stored tree. */
 export type ScoreProof = {
   scoreId: number;
+  agentId: string;
+  day: string;
+  leafVersion: ScoreLeafVersion;
   leaf: Hex;
-  leafValues: ScoreLeafValues;
+  leafValues: AnyScoreLeafValues;
   proof: Hex[];
   root: Hex;
-  day: string;
-  anchor: { txHash: Hex; blockNumber: number; chainId: number; contract: Address } | null;
+  anchor: ScoreAnchor | null;
 };
 
 /** A score as the proof lookup finds it: absent (`null`), without a proof yet (or never: a change score), or with one. */
@@ -46,8 +56,8 @@ export type ScoreProofLookup =
 /** The signed anchoring transaction of a day, stored before it is broadcast. */
 export type PendingAnchorTx = { txHash: Hex; rawTx: Hex; chainId: number; contract: Address };
 
-/** Where and when a day's root was seen anchored on chain. */
-export type MinedAnchor = { txHash: Hex; blockNumber: number; chainId: number; contract: Address; minedAt: number };
+/** Where and when a day's root was seen anchored on chain: its block's time, and when the service saw it. */
+export type MinedAnchor = { txHash: Hex; blockNumber: number; chainId: number; contract: Address; anchoredAt: number; minedAt: number };
 
 /** The anchoring tables. */
 export type AnchorRepository = {
@@ -70,11 +80,13 @@ export type AnchorRepository = {
   setMined(day: string, mined: MinedAnchor): Promise<void>;
   /** A score with its proof (derived from its day's stored tree) and anchor; `null` when the score does not exist. */
   scoreProof(scoreId: number): Promise<ScoreProofLookup>;
+  /** Whether the agent exists, and its latest daily score whose day's root is mined, if any. */
+  latestAnchoredScore(agentId: string): Promise<{ agentExists: boolean; scoreId: number | null }>;
 };
 
 /** What `storeDayTree` did: stored the tree, found none to build (no daily score), or found it built. */
 export type DayTreeOutcome =
-  | { type: "stored"; root: Hex; leafCount: number; peakNodesHeld: number }
+  | { type: "stored"; root: Hex; leafCount: number; leafVersion: ScoreLeafVersion; peakNodesHeld: number }
   | { type: "empty" }
   | { type: "exists" };
 
@@ -106,25 +118,62 @@ const TREE_LOCK_CLASS = 7_264_011;
 
 /** A `score_anchors` row; the hex columns hold only what this repository wrote. */
 type AnchorDbRow = {
-  day: string; root: Hex; leaf_count: number; status: "pending" | "mined"; built_at: number; chain_id: number | null;
-  contract: Address | null; tx_hash: Hex | null; raw_tx: Hex | null; block_number: number | null; mined_at: number | null;
+  day: string; root: Hex; leaf_count: number; leaf_version: number; status: "pending" | "mined"; built_at: number; chain_id: number | null;
+  contract: Address | null; tx_hash: Hex | null; raw_tx: Hex | null; block_number: number | null; mined_at: number | null; anchored_at: number | null;
 };
 
-// Drivers may hand bigint columns (built_at, block_number, mined_at) back as strings: converted here, once.
+const nullableNumber = (value: number | string | null): number | null => (value === null ? null : Number(value));
+const leafVersionOf = (value: number | string): ScoreLeafVersion => (Number(value) === 2 ? 2 : 1);
+
+// Drivers may hand bigint columns (built_at, block_number, mined_at, anchored_at) back as strings: converted here, once.
 const anchorRow = (r: AnchorDbRow): DayAnchorRow => ({
-  day: r.day, root: r.root, leafCount: Number(r.leaf_count), status: r.status, builtAt: Number(r.built_at), chainId: r.chain_id,
-  contract: r.contract, txHash: r.tx_hash, rawTx: r.raw_tx,
-  blockNumber: r.block_number === null ? null : Number(r.block_number), minedAt: r.mined_at === null ? null : Number(r.mined_at),
+  day: r.day, root: r.root, leafCount: Number(r.leaf_count), leafVersion: leafVersionOf(r.leaf_version), status: r.status, builtAt: Number(r.built_at), chainId: r.chain_id,
+  contract: r.contract, txHash: r.tx_hash, rawTx: r.raw_tx, blockNumber: nullableNumber(r.block_number), minedAt: nullableNumber(r.mined_at),
+  anchoredAt: nullableNumber(r.anchored_at),
 });
 
 /**
- * Hashes the day's daily scores into the scratch table, page by page in id order; returns how many. The
- * next page is asked for before this one is hashed, and a page's INSERT runs while the next is hashed.
+ * What a daily score's leaf is made of, from its row `s` of `scores`: the one expression the day's tree and
+ * every proof read, so the leaf a proof hashes is the leaf the tree holds. The ERC-8004 identity is the
+ * subject of the agent's erc8004 proof active at the score's `at` (V6; the latest proven, should it hold two),
+ * as the score's inputs counted it; the components are those migration 014 keeps.
  */
-async function hashDayLeaves(tx: Queryable, day: string, pageRows: number, threads: number | undefined): Promise<number> {
-  type ScoreRow = { id: number; agent_id: string; method: string; sha256: string };
+const LEAF_COLUMNS = `s.agent_id, s.method, s.sha256, s.total, s.identity_points, s.reliability_points, s.integrity_points,
+  COALESCE(s.established, s.result->>'state' = 'established', false) AS established,
+  (SELECT p.subject FROM proofs p WHERE p.agent_id = s.agent_id AND p.kind = 'erc8004' AND p.verified_at <= s.at AND (p.removed_at IS NULL OR p.removed_at > s.at)
+   ORDER BY p.verified_at DESC, p.id DESC LIMIT 1) AS erc8004_subject`;
+
+type LeafRow = {
+  agent_id: string; method: string; sha256: string; total: number; identity_points: number | null; reliability_points: number | null; integrity_points: number | null;
+  established: boolean; erc8004_subject: string | null;
+};
+
+/** A version-2 leaf needs the components, which rows written before migration 014 lack: such a day's tree is of version 1. */
+class ComponentsMissing extends Error {}
+
+/** The leaf of version `version` of a daily score of `day`, from its LEAF_COLUMNS. */
+function leafOf(r: LeafRow, day: string, version: ScoreLeafVersion): AnyScoreLeafValues {
+  if (version === 1) return [r.agent_id, day, r.method, `0x${r.sha256}`];
+  if (r.identity_points === null || r.reliability_points === null || r.integrity_points === null) throw new ComponentsMissing();
+  return scoreLeafV2({
+    agentId: r.agent_id, day, method: r.method, sha256: r.sha256, total: Number(r.total), identity: r.identity_points, reliability: r.reliability_points,
+    integrity: r.integrity_points, established: r.established, erc8004Subject: r.erc8004_subject,
+  });
+}
+
+/** The version new days' trees are built of. */
+const CURRENT_LEAF_VERSION: ScoreLeafVersion = 2;
+
+/**
+ * Hashes the day's daily scores into the scratch table as leaves of `version`, page by page in id order;
+ * returns how many. The next page is asked for before this one is hashed, and a page's INSERT runs while
+ * the next is hashed.
+ * @throws ComponentsMissing for version 2 when a score lacks its components (written before migration 014)
+ */
+async function hashDayLeaves(tx: Queryable, day: string, version: ScoreLeafVersion, pageRows: number, threads: number | undefined): Promise<number> {
+  type ScoreRow = LeafRow & { id: number };
   const page = (after: number) =>
-    tx.query<ScoreRow>("SELECT id, agent_id, method, sha256 FROM scores WHERE trigger = 'daily' AND day = $1 AND id > $2 ORDER BY id LIMIT $3", [day, after, pageRows]);
+    tx.query<ScoreRow>(`SELECT s.id, ${LEAF_COLUMNS} FROM scores s WHERE s.trigger = 'daily' AND s.day = $1 AND s.id > $2 ORDER BY s.id LIMIT $3`, [day, after, pageRows]);
   const hasher = createLeafHasher(threads);
   let inserting: Promise<unknown> = Promise.resolve();
   let count = 0;
@@ -135,7 +184,7 @@ async function hashDayLeaves(tx: Queryable, day: string, pageRows: number, threa
       // Awaited below or at the next page's end: this keeps its failure from going unhandled meanwhile.
       next?.catch(() => undefined);
       if (rows.length === 0) break;
-      const leaves = await hasher.hash(rows.map((r): ScoreLeafValues => [r.agent_id, day, r.method, `0x${r.sha256}`]));
+      const leaves = await hasher.hash(rows.map((r) => leafOf(r, day, version)));
       await inserting;
       inserting = tx.query(`INSERT INTO ${SCRATCH} (leaf) SELECT substring($1::bytea FROM i * 32 + 1 FOR 32) FROM generate_series(0, $2 - 1) AS i`, [leaves, rows.length]);
       inserting.catch(() => undefined);
@@ -174,9 +223,9 @@ function chunkStore(tx: Queryable, day: string): TreeChunkStore {
 }
 
 /** The score and its day's anchor, if any: the first of a proof's queries. */
-type ProofScoreRow = {
-  agent_id: string; method: string; sha256: string; trigger: "daily" | "change"; day: string | null;
-  root: Hex | null; leaf_count: number | null; status: string | null; tx_hash: Hex | null; block_number: number | null; chain_id: number | null; contract: Address | null;
+type ProofScoreRow = LeafRow & {
+  trigger: "daily" | "change"; day: string | null; root: Hex | null; leaf_count: number | null; leaf_version: number | null; status: string | null;
+  tx_hash: Hex | null; block_number: number | null; chain_id: number | null; contract: Address | null; anchored_at: number | null;
 };
 
 /**
@@ -208,11 +257,23 @@ export function createAnchorRepository(db: Db, options: AnchorRepositoryOptions 
         await tx.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [TREE_LOCK_CLASS, day]);
         if ((await tx.query("SELECT 1 FROM score_anchors WHERE day = $1", [day])).rows.length > 0) return { type: "exists" };
         await tx.query(`CREATE TEMP TABLE ${SCRATCH} (leaf bytea NOT NULL) ON COMMIT DROP`);
-        const leafCount = await hashDayLeaves(tx, day, pageRows, options.threads);
+        let leafVersion = CURRENT_LEAF_VERSION;
+        let leafCount: number;
+        try {
+          leafCount = await hashDayLeaves(tx, day, leafVersion, pageRows, options.threads);
+        } catch (error) {
+          if (!(error instanceof ComponentsMissing)) throw error;
+          // Scores of the day stored before migration 014: the day is of version 1, as it would have been.
+          await tx.query(`TRUNCATE ${SCRATCH}`);
+          leafVersion = 1;
+          leafCount = await hashDayLeaves(tx, day, leafVersion, pageRows, options.threads);
+        }
         if (leafCount === 0) return { type: "empty" };
         const built = await buildChunkedScoreTree(leafCount, sortedLeaves(tx, pageRows), chunkNodes, chunkStore(tx, day));
-        await tx.query("INSERT INTO score_anchors (day, root, leaf_count, status, built_at) VALUES ($1, $2, $3, 'pending', $4)", [day, built.root, leafCount, builtAt]);
-        return { type: "stored", ...built };
+        await tx.query("INSERT INTO score_anchors (day, root, leaf_count, leaf_version, status, built_at) VALUES ($1, $2, $3, $4, 'pending', $5)", [
+          day, built.root, leafCount, leafVersion, builtAt,
+        ]);
+        return { type: "stored", ...built, leafVersion };
       });
     },
 
@@ -236,23 +297,31 @@ export function createAnchorRepository(db: Db, options: AnchorRepositoryOptions 
 
     async setMined(day, mined) {
       await db.query(
-        "UPDATE score_anchors SET status = 'mined', tx_hash = $2, block_number = $3, chain_id = $4, contract = $5, mined_at = $6, raw_tx = NULL WHERE day = $1",
-        [day, mined.txHash, mined.blockNumber, mined.chainId, mined.contract, mined.minedAt],
+        "UPDATE score_anchors SET status = 'mined', tx_hash = $2, block_number = $3, chain_id = $4, contract = $5, mined_at = $6, anchored_at = $7, raw_tx = NULL WHERE day = $1",
+        [day, mined.txHash, mined.blockNumber, mined.chainId, mined.contract, mined.minedAt, mined.anchoredAt],
       );
     },
 
     // Three queries: the score and its day's anchor; the leaf's index (its chunk found by the fence, searched); the proof's nodes.
     async scoreProof(scoreId) {
       const { rows } = await db.query<ProofScoreRow>(
-        `SELECT s.agent_id, s.method, s.sha256, s.trigger, s.day, a.root, a.leaf_count, a.status, a.tx_hash, a.block_number, a.chain_id, a.contract
+        `SELECT ${LEAF_COLUMNS}, s.trigger, s.day, a.root, a.leaf_count, a.leaf_version, a.status, a.tx_hash, a.block_number, a.chain_id, a.contract, a.anchored_at
          FROM scores s LEFT JOIN score_anchors a ON s.trigger = 'daily' AND a.day = s.day WHERE s.id = $1`,
         [scoreId],
       );
       const r = rows[0];
       if (!r) return null;
-      if (r.trigger !== "daily" || r.day === null || r.root === null || r.leaf_count === null) return { trigger: r.trigger, proof: null };
+      if (r.trigger !== "daily" || r.day === null || r.root === null || r.leaf_count === null || r.leaf_version === null) return { trigger: r.trigger, proof: null };
       const day = r.day;
-      const leafValues: ScoreLeafValues = [r.agent_id, day, r.method, `0x${r.sha256}`];
+      const leafVersion = leafVersionOf(r.leaf_version);
+      let leafValues: AnyScoreLeafValues;
+      try {
+        leafValues = leafOf(r, day, leafVersion);
+      } catch (error) {
+        // A version-2 day holds only scores with components: one without is not one of its leaves.
+        if (error instanceof ComponentsMissing) return { trigger: "daily", proof: null };
+        throw error;
+      }
       const leaf = scoreLeafHash(leafValues);
       const leafBytes = Buffer.from(leaf.slice(2), "hex");
       const fence = await db.query<{ chunk_nodes: number; index: number | null }>(LEAF_INDEX_SQL, [day, leafBytes, r.leaf_count]);
@@ -271,10 +340,21 @@ export function createAnchorRepository(db: Db, options: AnchorRepositoryOptions 
       return {
         trigger: "daily",
         proof: {
-          scoreId, leaf, leafValues, proof: siblings.map((s) => bytesToHex(s.node)), root: r.root, day,
-          anchor: mined ? { txHash, blockNumber: Number(blockNumber), chainId: Number(chainId), contract } : null,
+          scoreId, agentId: r.agent_id, day, leafVersion, leaf, leafValues, proof: siblings.map((s) => bytesToHex(s.node)), root: r.root,
+          anchor: mined ? { txHash, blockNumber: Number(blockNumber), chainId: Number(chainId), contract, anchoredAt: nullableNumber(r.anchored_at) } : null,
         },
       };
+    },
+
+    async latestAnchoredScore(agentId) {
+      // The agent's daily scores newest day first (scores_daily_idx), the first whose day is mined.
+      const { rows } = await db.query<{ agent_exists: boolean; score_id: number | null }>(
+        `SELECT EXISTS (SELECT 1 FROM agents WHERE id = $1) AS agent_exists,
+           (SELECT s.id FROM scores s JOIN score_anchors a ON a.day = s.day AND a.status = 'mined'
+            WHERE s.agent_id = $1 AND s.trigger = 'daily' ORDER BY s.day DESC LIMIT 1) AS score_id`,
+        [agentId],
+      );
+      return { agentExists: rows[0].agent_exists, scoreId: nullableNumber(rows[0].score_id) };
     },
   };
 }

@@ -3,6 +3,7 @@
  * the latest-score reads (batched), and the owners waiting for a recompute (V6). How a score is kept
  * and read back is src/store/score-packing.ts: here, only rows.
  */
+import { componentLeafValue } from "../chain/score-tree";
 import type { DayAggregate, MethodVersion, PenaltyCode, ProofKind } from "../method";
 import type { LatestScores, NewScore, OwnerRecomputeJob, ScoreRow, ScoreSummary, ScoresTx } from "../service/ports";
 import type { AgentFactRows, DailyBatchTx } from "../service/scoring";
@@ -55,12 +56,20 @@ const SCORE_COLUMNS = `s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.inp
 const SUMMARY_COLUMNS = `s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.sha256, s.result::text AS result_json, s.total, s.facts, s.packed,
   ${settledOf("s", "s.facts IS NOT NULL AND s.packed IS NULL")} AS settled`;
 
-/** The columns an insert writes (score-packing.ts makes the stored form). */
-const INSERT_COLUMNS = "agent_id, method, at, trigger, day, inputs, sha256, result, total, claim_id, facts, packed, established";
+/**
+ * The columns an insert writes (score-packing.ts makes the stored form); its components as a version-2 leaf
+ * holds them (migration 014).
+ */
+const INSERT_COLUMNS = "agent_id, method, at, trigger, day, inputs, sha256, result, total, claim_id, facts, packed, established, identity_points, reliability_points, integrity_points";
+const INSERT_VALUES = INSERT_COLUMNS.split(", ").map((_, i) => `$${i + 1}`).join(", ");
 
 function insertParams(s: NewScore): unknown[] {
   const p = packScore(s);
-  return [s.agentId, s.method, s.at, s.trigger, s.day, p.inputs, s.sha256, p.resultJson, s.total, p.claimId, p.facts, p.packed, p.established];
+  const { identity, reliability, integrity } = s.result.components;
+  return [
+    s.agentId, s.method, s.at, s.trigger, s.day, p.inputs, s.sha256, p.resultJson, s.total, p.claimId, p.facts, p.packed, p.established,
+    componentLeafValue(identity), componentLeafValue(reliability), componentLeafValue(integrity),
+  ];
 }
 
 /** An agent's (`a`) day aggregates of its claim up to day $3, oldest first, for the daily recompute: JSON `[[day, checkins, on_time, credit_s, coverage_s, digest], ...]`. */
@@ -148,7 +157,7 @@ export function scoresIn(q: Queryable, wrote: (agentIds: string[]) => void): Sco
   return {
     async insertScore(s) {
       const { rows } = await q.query<{ id: number }>(
-        `INSERT INTO scores (${INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`,
+        `INSERT INTO scores (${INSERT_COLUMNS}) VALUES (${INSERT_VALUES}) RETURNING id`,
         insertParams(s),
       );
       await setLatestScores(q, [{ id: rows[0].id, score: s }]);

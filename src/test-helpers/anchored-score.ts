@@ -31,8 +31,12 @@ export type AnchoredScore = {
   close(): Promise<void>;
 };
 
-/** Starts the API and the chain and anchors a day of three agents' daily scores (about 5 s). */
-export async function startAnchoredScore(): Promise<AnchoredScore> {
+/**
+ * Starts the API and the chain and anchors a day of three agents' daily scores (about 5 s). With `leafVersion: 1`
+ * the day's scores are made as a version before migration 014 stored them (without components), so the day is
+ * built and anchored as a day of version-1 leaves, as days were before.
+ */
+export async function startAnchoredScore(options: { leafVersion?: 1 | 2 } = {}): Promise<AnchoredScore> {
   const [testDb, chain]: [TestDb, TestChain] = await Promise.all([createTestPgDb(), startTestChain()]);
   const rpc = await serveTestChainRpc();
   const registry = getAddress((await chain.deployContract("AnchorRegistry", [chain.accounts[0].address])).address);
@@ -56,6 +60,11 @@ export async function startAnchoredScore(): Promise<AnchoredScore> {
   }
   await server.scheduler.catchUpDaily();
   clock.set(T0 + 86400 + 60);
+  if (options.leafVersion === 1) {
+    const day = new Date((T0 + 86400) * 1000).toISOString().slice(0, 10);
+    await server.service.scoring.recomputeDay(day);
+    await testDb.db.query("UPDATE scores SET identity_points = NULL, reliability_points = NULL, integrity_points = NULL WHERE trigger = 'daily' AND day = $1", [day]);
+  }
   await server.scheduler.catchUpDaily();
   return {
     server, chain, rpc, registry, agent: agents[1].agentId, agents, day: "2026-11-03",

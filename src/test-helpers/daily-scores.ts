@@ -4,40 +4,70 @@ import type { Queryable } from "../store/db";
 
 const agentIdSql = (digits: number) => `'agt_' || lpad(i::text, ${digits}, '0')`;
 
+/** The identity registry of the seeded ERC-8004 proofs (chain 31337). */
+export const SEED_ERC8004_REGISTRY = "0x8004a169fb4a3325136eb29fa0ceb6d2e539a432";
+
+/** Daily scores of `day` at `at` for agents `agt_<i>` (i from 1 to `count`, zero-padded to `digits`). */
+export type DailyScoresSeed = {
+  day: string;
+  at: number;
+  count: number;
+  digits: number;
+  /** The schema before migration 014, which has no component columns (nor migration 016's packed result): the rows are left without them. */
+  beforeMigration014?: boolean;
+};
+
 /**
- * Inserts owner `ownerId`, agents `agt_<i>` (i from 1 to `count`, zero-padded to `digits`) claimed a day
- * before `at`, and a daily score of `day` at `at` for each (`insertDailyScores`): leaves of a day's tree,
- * in SQL so a million take seconds.
+ * The components and state of seeded agent `i` (SQL over `i`): identity 100 or 130, reliability `i % 151`,
+ * integrity 100, established for two agents in three; the total is their sum.
  */
-export async function seedDailyScores(db: Queryable, seed: { ownerId: string; day: string; at: number; count: number; digits: number; schemaBefore016?: boolean }): Promise<void> {
+const SEEDED_COMPONENTS = {
+  identity: "(100 + 30 * (i % 2))",
+  reliability: "(i % 151)",
+  integrity: "100",
+  established: "(i % 3 <> 0)",
+};
+
+/**
+ * Inserts owner `ownerId`, agents `agt_<i>` claimed a day before `at`, and a daily score of `day` at `at` for
+ * each (`insertDailyScores`): leaves of a day's tree, in SQL so a million take seconds. With `erc8004Every`,
+ * one agent in that many holds an active ERC-8004 proof of token `i` of SEED_ERC8004_REGISTRY, proven an hour
+ * before `at`.
+ */
+export async function seedDailyScores(db: Queryable, seed: DailyScoresSeed & { ownerId: string; erc8004Every?: number }): Promise<void> {
   await db.query("INSERT INTO owners (id, token_hash, created_at) VALUES ($1, 'x', $2)", [seed.ownerId, seed.at - 86400]);
   await db.query(
     `INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at)
      SELECT ${agentIdSql(seed.digits)}, $1, 1, $2, 'x', $2 FROM generate_series(1, $3) AS i`,
     [seed.ownerId, seed.at - 86400, seed.count],
   );
+  if (seed.erc8004Every) {
+    await db.query(
+      `INSERT INTO proofs (id, kind, owner_id, agent_id, subject, binding, evidence, verified_at, last_checked_at)
+       SELECT 'prf_' || i, 'erc8004', $1, ${agentIdSql(seed.digits)}, s.subject, 'erc8004:' || s.subject, '{}', $2, $2
+       FROM generate_series($3::int, $4::int, $3::int) AS i, LATERAL (SELECT '31337:${SEED_ERC8004_REGISTRY}:' || i AS subject) s`,
+      [seed.ownerId, seed.at - 3600, seed.erc8004Every, seed.count],
+    );
+  }
   await insertDailyScores(db, seed);
 }
 
 /**
- * Inserts a daily score of `day` at `at` for agents `agt_<i>` already seeded (i from 1 to `count`), its
- * sha256 that of `i` and the day, kept as text (`{}` inputs) with the compact result of a newly claimed
- * agent's score at `at` (the same bytes serve every agent: agent, digest and total are the row's);
- * without it on a schema before migration 016.
+ * Inserts a daily score of `day` at `at` for agents `agt_<i>` already seeded (i from 1 to `count`), its sha256
+ * that of `i` and the day, kept as text (`{}` inputs) with the compact result of a newly claimed agent's score
+ * at `at` (migration 016: the same bytes serve every agent, whose agent, digest and total are the row's).
  */
-export async function insertDailyScores(db: Queryable, seed: { day: string; at: number; count: number; digits: number; schemaBefore016?: boolean }): Promise<void> {
-  if (seed.schemaBefore016) {
-    await db.query(
-      `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total)
-       SELECT ${agentIdSql(seed.digits)}, '0.2', $1, 'daily', $2, '{}', encode(sha256((i::text || $2)::bytea), 'hex'), '{}', 0 FROM generate_series(1, $3) AS i`,
-      [seed.at, seed.day, seed.count],
-    );
-    return;
-  }
+export async function insertDailyScores(db: Queryable, seed: DailyScoresSeed): Promise<void> {
+  const c = SEEDED_COMPONENTS;
+  const [columns, values] = seed.beforeMigration014
+    ? ["", ""]
+    : [", established, identity_points, reliability_points, integrity_points, packed", `, ${c.established}, ${c.identity}, ${c.reliability}, ${c.integrity}, $4`];
   const { result } = scoreFromInputs(buildScoreInputs({ agent: "agt_seed", method: "0.2", at: seed.at, claimedAt: seed.at - 86400, proofs: [], penalties: [], days: [] }));
   await db.query(
-    `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total, packed)
-     SELECT ${agentIdSql(seed.digits)}, '0.2', $1, 'daily', $2, '{}', encode(sha256((i::text || $2)::bytea), 'hex'), '{}', 0, $4 FROM generate_series(1, $3) AS i`,
-    [seed.at, seed.day, seed.count, packResult(result, seed.at)],
+    `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total${columns})
+     SELECT ${agentIdSql(seed.digits)}, '0.2', $1, 'daily', $2, '{}', encode(sha256((i::text || $2)::bytea), 'hex'), '{}',
+       ${seed.beforeMigration014 ? "0" : `${c.identity} + ${c.reliability} + ${c.integrity}`}${values}
+     FROM generate_series(1, $3) AS i`,
+    seed.beforeMigration014 ? [seed.at, seed.day, seed.count] : [seed.at, seed.day, seed.count, packResult(result, seed.at)],
   );
 }

@@ -295,6 +295,11 @@ export const anchorRegistryAbi = [
             "internalType": "bool",
             "name": "isRoot",
             "type": "bool"
+          },
+          {
+            "internalType": "bytes4",
+            "name": "kindTag",
+            "type": "bytes4"
           }
         ],
         "internalType": "struct IAnchorRegistry.Anchor",
@@ -431,6 +436,25 @@ export const anchorRegistryAbi = [
     "inputs": [
       {
         "internalType": "bytes32",
+        "name": "kind",
+        "type": "bytes32"
+      }
+    ],
+    "name": "kindTagOf",
+    "outputs": [
+      {
+        "internalType": "bytes4",
+        "name": "",
+        "type": "bytes4"
+      }
+    ],
+    "stateMutability": "pure",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes32",
         "name": "role",
         "type": "bytes32"
       },
@@ -461,6 +485,30 @@ export const anchorRegistryAbi = [
     "name": "revokeRole",
     "outputs": [],
     "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes32",
+        "name": "root",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "kind",
+        "type": "bytes32"
+      }
+    ],
+    "name": "rootAnchoredAt",
+    "outputs": [
+      {
+        "internalType": "uint48",
+        "name": "",
+        "type": "uint48"
+      }
+    ],
+    "stateMutability": "view",
     "type": "function"
   },
   {

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import type { Address, Hex } from "viem";
 import type { ApiServer } from "../../app/server";
 import { anchorRegistryAbi } from "../../chain/abi/anchorRegistry";
-import { buildScoreTree, proofElements, SCORE_DAY_KIND, scoreLeafHash, type ScoreLeafValues } from "../../chain/score-tree";
+import { buildScoreTree, isScoreLeafV2, proofElements, SCORE_DAY_V2_KIND, scoreLeafFromJson, scoreLeafHash, type ScoreLeafV2Values } from "../../chain/score-tree";
 import { startAnchoredScore, type AnchoredScore } from "../../test-helpers/anchored-score";
 import type { TestChain } from "../../test-helpers/chain";
 import type { ChainRpcServer } from "../../test-helpers/hardhat-node";
@@ -35,6 +35,17 @@ async function startTamperingProxy(upstream: string): Promise<{ url: string; tam
   proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   proxy.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
   return proxy;
+}
+
+/** A tree of the served leaf (version 2, as days are from now on) and a made-up agent's leaf whose digest is 32 bytes of `byte`. */
+function treeWithMadeUpLeaf(leafValues: unknown[], byte: string) {
+  const served = scoreLeafFromJson(leafValues);
+  if (!isScoreLeafV2(served)) throw new Error("expected a leaf of version 2");
+  const madeUp: ScoreLeafV2Values = [...served];
+  madeUp[0] = "agt_made_up";
+  madeUp[3] = `0x${byte.repeat(32)}`;
+  const values = [served, madeUp];
+  return { tree: buildScoreTree(values), leaf: scoreLeafHash(served) };
 }
 
 /** Rewrites the JSON body of answers to `path` (a regex). */
@@ -120,6 +131,25 @@ describe("vrai verify (real PostgreSQL, real local chain over JSON-RPC)", () => 
     expect(failures[0]).to.match(/^✘ score recomputed: total (\d+), the stored result has total \d+; they differ in total$/);
   });
 
+  it("names a leaf whose total, components or state are not the recomputed score's (version 2)", async () => {
+    proxy.tamper = editJson(/\/proof$/, (body) => {
+      body.leafValues[4] += 50;
+      body.leafValues[8] = 1;
+    });
+    const { code, failures, out } = await verify();
+    expect(code).to.equal(1);
+    expect(failures[0], out).to.match(/^✘ Merkle leaf: the proof's leaf \(version 2\) is not this score's: total (\d+) \(this score's: \d+\), state 1 \(this score's: 0\)$/);
+  });
+
+  it("names a leaf carrying an ERC-8004 identity the inputs do not count (version 2)", async () => {
+    proxy.tamper = editJson(/\/proof$/, (body) => {
+      body.leafValues.splice(9, 3, "31337", "0x8004A169FB4a3325136EB29fA0ceB6D2e539a432", "7");
+    });
+    const { code, failures, out } = await verify();
+    expect(code).to.equal(1);
+    expect(failures[0], out).to.equal("✘ Merkle leaf: the leaf names ERC-8004 identity 31337:0x8004A169FB4a3325136EB29fA0ceB6D2e539a432:7, the inputs count no erc8004 proof");
+  });
+
   it("names an altered Merkle proof element", async () => {
     proxy.tamper = editJson(/\/proof$/, (body) => void (body.proof[0] = `0x${"ab".repeat(32)}`));
     const { code, failures, out } = await verify();
@@ -139,11 +169,10 @@ describe("vrai verify (real PostgreSQL, real local chain over JSON-RPC)", () => 
   it("names a root that is not anchored when leaf, proof and root are consistent but made up", async () => {
     let fakeRoot = "";
     proxy.tamper = editJson(/\/proof$/, (body) => {
-      const values: ScoreLeafValues[] = [body.leafValues, ["agt_made_up", DAY, body.leafValues[2], `0x${"12".repeat(32)}`]];
-      const tree = buildScoreTree(values);
+      const { tree, leaf } = treeWithMadeUpLeaf(body.leafValues, "12");
       body.proof = proofElements(tree.proof(0));
       body.root = fakeRoot = tree.root;
-      body.leaf = scoreLeafHash(values[0]);
+      body.leaf = leaf;
     });
     const { code, failures, out } = await verify();
     expect(code).to.equal(1);
@@ -171,15 +200,15 @@ describe("vrai verify (real PostgreSQL, real local chain over JSON-RPC)", () => 
   }
 
   /** The proof the API serves for the agent's daily score of DAY. */
-  async function servedProof(): Promise<{ root: Hex; leafValues: ScoreLeafValues }> {
+  async function servedProof(): Promise<{ root: Hex; leafValues: unknown[] }> {
     const { scores } = (await (await fetch(`${server.url}/v1/agents/${agent}/scores?from=${DAY}&to=${DAY}`)).json()) as { scores: Array<{ id: number; trigger: string }> };
     const daily = scores.filter((s) => s.trigger === "daily").at(-1)!;
-    return (await fetch(`${server.url}/v1/scores/${daily.id}/proof`)).json() as Promise<{ root: Hex; leafValues: ScoreLeafValues }>;
+    return (await fetch(`${server.url}/v1/scores/${daily.id}/proof`)).json() as Promise<{ root: Hex; leafValues: unknown[] }>;
   }
 
   it("reads the service's anchor of the root when a verifier anchored the same root beside it (one anchor per role, A6)", async () => {
     const { root } = await servedProof();
-    await verifierAnchors((verifier) => verifier.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchorRoot", args: [root, 2n, SCORE_DAY_KIND] }));
+    await verifierAnchors((verifier) => verifier.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchorRoot", args: [root, 2n, SCORE_DAY_V2_KIND] }));
     const { code, out } = await verify("--contract", registry);
     expect(code, out).to.equal(0);
     expect(out).to.match(new RegExp(`^✔ root anchored on chain at block \\d+ .* by an anchorer ${chain.accounts[1].address}, 3 scores, tx 0x`, "m"));
@@ -187,13 +216,12 @@ describe("vrai verify (real PostgreSQL, real local chain over JSON-RPC)", () => 
 
   it("names a root anchored only as a single digest, even by a verifier", async () => {
     const { leafValues } = await servedProof();
-    const values: ScoreLeafValues[] = [leafValues, ["agt_made_up", DAY, leafValues[2], `0x${"34".repeat(32)}`]];
-    const tree = buildScoreTree(values);
-    await verifierAnchors((verifier) => verifier.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchor", args: [tree.root, SCORE_DAY_KIND] }));
+    const { tree, leaf } = treeWithMadeUpLeaf(leafValues, "34");
+    await verifierAnchors((verifier) => verifier.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchor", args: [tree.root, SCORE_DAY_V2_KIND] }));
     proxy.tamper = editJson(/\/proof$/, (body) => {
       body.proof = proofElements(tree.proof(0));
       body.root = tree.root;
-      body.leaf = scoreLeafHash(values[0]);
+      body.leaf = leaf;
     });
     const { code, failures, out } = await verify();
     expect(code).to.equal(1);
