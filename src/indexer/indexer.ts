@@ -23,6 +23,7 @@ import { realSleep, retry } from "../retry";
 import type { Clock } from "../service/clock";
 import type { DerivedScores } from "../service/derived-scores";
 import type { NetworkScores } from "../service/network-scores";
+import { erc8004RegistriesWithProofs } from "../service/proofs/kinds";
 import type { ChainEvent, ChainStore, Checkpoint, IndexedRange } from "../store/chain-store";
 import { ChainMovedError, IndexerConfigError, RpcRangeError } from "./errors";
 import { decodeChainEvent, FOLLOWED_TOPICS, type FollowedContracts } from "./events";
@@ -111,7 +112,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
    */
   async function followedContracts(): Promise<{ followed: FollowedContracts; addresses: Address[] }> {
     const deploymentIdentity = contracts.identityRegistry.toLowerCase();
-    const others = (await store.identityRegistriesWithProofs(chainId)).filter((address) => address !== deploymentIdentity);
+    const others = (await erc8004RegistriesWithProofs(chainId, store.activeSubjectHeads)).filter((address) => address !== deploymentIdentity);
     return {
       followed: { ...contracts, otherIdentityRegistries: new Set(others) },
       addresses: [contracts.registry, contracts.anchorRegistry, contracts.identityRegistry, ...others],

@@ -8,7 +8,7 @@ import { createNetworkScores } from "./network-scores";
 import type { AgentRow } from "./ports";
 
 const AT = 1_750_000_000;
-const LINKED = "did:erc8004:1:0xidentity:7";
+const LINKED = "did:erc8004:1:0x00000000000000000000000000000000000000ee:7";
 const page = { limit: 100, offset: 0 };
 
 describe("chain scores: the use-cases of the SDK Derived and Platform Network Scores", () => {
@@ -82,7 +82,7 @@ describe("chain scores: the use-cases of the SDK Derived and Platform Network Sc
     await store.initCheckpoint({ chainId: 1, registry: "0xregistry", blockNumber: 0, blockHash: "0x0" }, AT);
     const header = { number: 1, hash: "0xb1", parentHash: "0x0", timestamp: AT - 60 };
     const settlement: ChainEvent = { type: "settlement", blockNumber: 1, logIndex: 0, txHash: "0xt", orderId: "0xo", executorId: 7n, requesterId: 8n, verdict: "FULFILLED" };
-    const executorOf = (agentId: bigint) => `did:erc8004:1:0xidentity:${agentId}`;
+    const executorOf = (agentId: bigint) => `did:erc8004:1:0x00000000000000000000000000000000000000ee:${agentId}`;
     await store.transaction(async (tx) => createNetworkScores().mirror(tx, 1, await tx.writeRange({ chainId: 1, registry: "0xregistry", executorOf, events: [settlement], from: 1, headers: [header], to: header }, AT)));
     await store.recordComparison(1, 1, [{ executor: LINKED, mirrored: 30, onchain: 25 }], AT);
     expect(await scores.executorNetworkScore(LINKED)).to.deep.equal({

@@ -10,6 +10,7 @@ import type { ChainStore, MismatchRow } from "../store/chain-store";
 import type { Clock } from "./clock";
 import type { CurrentDerived, DerivedScores, ListedRecord, Page } from "./derived-scores";
 import { NotFoundError } from "./errors";
+import { erc8004Executor } from "./proofs/kinds";
 import type { AgentRow, StoreTx } from "./ports";
 
 /** An executor's SDK Derived Score with `page` of the records it is computed from; `agentId` when asked for by agent. */
@@ -85,8 +86,14 @@ export type ChainScores = {
 export function createChainScores(deps: { store: ChainStore; derivedScores: DerivedScores; agents: Pick<StoreTx, "getAgent">; clock: Clock }): ChainScores {
   const { store, derivedScores, agents, clock } = deps;
 
+  /** The ERC-8004 executor a Vrai agent is linked to by its active erc8004 proof, or null. */
+  async function executorLinkedTo(agentId: string): Promise<string | null> {
+    const subject = await store.activeProofSubject(agentId, "erc8004");
+    return subject === null ? null : erc8004Executor(subject);
+  }
+
   async function linkedExecutor(agentId: string): Promise<string> {
-    const executor = await store.linkedExecutor(agentId);
+    const executor = await executorLinkedTo(agentId);
     if (!executor) throw new NotFoundError("agent_not_linked", `agent ${agentId} has no ERC-8004 identity: prove one (kind erc8004) to link its on-chain records`);
     return executor;
   }
@@ -138,7 +145,7 @@ export function createChainScores(deps: { store: ChainStore; derivedScores: Deri
   }
 
   async function agentPanels(agentId: string): Promise<AgentScorePanels | null> {
-    const executor = await store.linkedExecutor(agentId);
+    const executor = await executorLinkedTo(agentId);
     if (!executor) return null;
     const derived = await derivedScores.current(executor);
     const network = await store.getNetworkScore(executor);

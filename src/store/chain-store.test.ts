@@ -124,7 +124,7 @@ for (const { name, create } of TEST_STORES) {
       expect(rows.map((r) => r.executor)).to.deep.equal([`did:erc8004:${CHAIN}:${deployed}:3`, `did:erc8004:${CHAIN}:${other.toLowerCase()}:3`]);
     });
 
-    it("lists the identity registries of a chain that back an active ERC-8004 proof, each once (V6: their transfers are followed)", async () => {
+    it("lists the distinct heads of active proofs' subjects of a kind and prefix, each once (V6: the registries whose transfers are followed)", async () => {
       await testDb.db.query("INSERT INTO owners (id, token_hash, created_at) VALUES ('ow_1', 'h', 0)");
       const proofRow = async (id: string, kind: string, binding: string, removedAt: number | null) =>
         testDb.db.query(
@@ -138,10 +138,10 @@ for (const { name, create } of TEST_STORES) {
       await proofRow("p4", "erc8004", `erc8004:${CHAIN}:0x00000000000000000000000000000000000000cc:1`, 5);
       await proofRow("p5", "erc8004", `erc8004:${CHAIN + 1}:0x00000000000000000000000000000000000000dd:1`, null);
       await proofRow("p6", "domain", "domain:example.com", null);
-      expect(await store.identityRegistriesWithProofs(CHAIN)).to.deep.equal([
-        "0x00000000000000000000000000000000000000aa", "0x00000000000000000000000000000000000000bb",
-      ]);
-      expect(await store.identityRegistriesWithProofs(CHAIN + 2)).to.deep.equal([]);
+      const heads = (chainId: number) => store.activeSubjectHeads("erc8004", `${chainId}:`, `${chainId}:`.length + 42);
+      expect(await heads(CHAIN)).to.deep.equal([`${CHAIN}:0x00000000000000000000000000000000000000aa`, `${CHAIN}:0x00000000000000000000000000000000000000bb`]);
+      expect(await heads(CHAIN + 2)).to.deep.equal([]);
+      expect(await store.activeSubjectHeads("domain", "", 100)).to.deep.equal(["example.com"]);
     });
 
     it("writes nothing of a transaction that throws", async () => {

@@ -6,7 +6,7 @@
  */
 import type { Address, Hex } from "viem";
 import { BaseError } from "../errors";
-import { executorId, type DerivedResult, type RecordSource, type RiskLevel, type Verdict } from "../method";
+import { executorId, type DerivedResult, type ProofKind, type RecordSource, type RiskLevel, type Verdict } from "../method";
 import type { Db, Queryable } from "./db";
 
 export type Checkpoint = { chainId: number; registry: string; blockNumber: number; blockHash: string };
@@ -131,10 +131,10 @@ export type ChainStore = ChainRecordReads & {
   getMismatch(executor: string): Promise<MismatchRow | null>;
   listMismatches(): Promise<MismatchRow[]>;
   listCheckpoints(): Promise<CheckpointRow[]>;
-  /** The ERC-8004 executor a Vrai agent is linked to by its active `erc8004` proof (binding `erc8004:<chain>:<registry>:<agentId>`). */
-  linkedExecutor(agentId: string): Promise<string | null>;
-  /** V6: the identity registries of chain `chainId` that back an active `erc8004` proof, lowercase, each once: their transfers are followed. */
-  identityRegistriesWithProofs(chainId: number): Promise<Address[]>;
+  /** The subject of `agentId`'s latest active proof of `kind`, or null when it holds none. */
+  activeProofSubject(agentId: string, kind: ProofKind): Promise<string | null>;
+  /** The distinct first `length` characters of the subjects of active proofs of `kind` that start with `prefix`. */
+  activeSubjectHeads(kind: ProofKind, prefix: string, length: number): Promise<string[]>;
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: ChainStoreTx) => Promise<T>): Promise<T>;
 };
@@ -461,25 +461,25 @@ export function createChainStore(db: Db): ChainStore {
     return rows.map((r) => ({ chainId: r.chain_id, registry: r.registry, blockNumber: r.block_number, blockHash: r.block_hash, updatedAt: r.updated_at }));
   }
 
-  async function linkedExecutor(agentId: string): Promise<string | null> {
-    const { rows } = await db.query<{ binding: string }>(
-      "SELECT binding FROM proofs WHERE agent_id = $1 AND kind = 'erc8004' AND removed_at IS NULL AND binding IS NOT NULL ORDER BY verified_at DESC LIMIT 1",
-      [agentId],
+  async function activeProofSubject(agentId: string, kind: ProofKind): Promise<string | null> {
+    const { rows } = await db.query<{ subject: string }>(
+      "SELECT subject FROM proofs WHERE agent_id = $1 AND kind = $2 AND removed_at IS NULL ORDER BY verified_at DESC LIMIT 1",
+      [agentId, kind],
     );
-    return rows[0] ? `did:${rows[0].binding}` : null;
+    return rows[0]?.subject ?? null;
   }
 
-  async function identityRegistriesWithProofs(chainId: number): Promise<Address[]> {
-    const { rows } = await db.query<{ registry: Address }>(
-      "SELECT DISTINCT split_part(binding, ':', 3) AS registry FROM proofs WHERE kind = 'erc8004' AND removed_at IS NULL AND binding LIKE $1 ORDER BY registry",
-      [`erc8004:${chainId}:%`],
+  async function activeSubjectHeads(kind: ProofKind, prefix: string, length: number): Promise<string[]> {
+    const { rows } = await db.query<{ head: string }>(
+      "SELECT DISTINCT left(subject, $3) AS head FROM proofs WHERE kind = $1 AND removed_at IS NULL AND starts_with(subject, $2) ORDER BY head",
+      [kind, prefix, length],
     );
-    return rows.map((r) => r.registry);
+    return rows.map((r) => r.head);
   }
 
   return {
     getCheckpoint, initCheckpoint, recentBlocks, getDerived, getNetworkScore, recordComparison, getMismatch, listMismatches,
-    listCheckpoints, linkedExecutor, identityRegistriesWithProofs,
+    listCheckpoints, activeProofSubject, activeSubjectHeads,
     onchainRecords: (executors) => onchainRecords(db, executors),
     selfReportedRecords: (executors) => selfReportedRecords(db, executors),
     transaction: (fn) => db.transaction((tx) => fn(inTransaction(tx))),

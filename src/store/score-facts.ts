@@ -111,6 +111,10 @@ class Reader {
   }
 }
 
+// The header keeps the proof kinds as one byte of flags, a bit per kind at its index in PROOF_KINDS:
+// a ninth kind needs a new VERSION with a wider field, not a bit that the byte would drop.
+if (PROOF_KINDS.length > 8) throw new Error(`score facts keep 8 proof kinds, the method knows ${PROOF_KINDS.length}: widen the header's field`);
+
 /**
  * The compact form of `inputs` (scored at `at`): everything but the settled day lines' figures.
  * @example encodeScoreFacts(inputs, at).length // about 150 bytes for 30 days of hourly check-ins

@@ -1,4 +1,4 @@
-import { parseRfc3339, toRfc3339 } from "../../method";
+import { CURRENT_METHOD, METHOD_VERSIONS, parseRfc3339, toRfc3339, type MethodVersion } from "../../method";
 import { asArray, asInteger, asNumber, asObject, asOneOf, asString, describe, onlyKeys, shapeError } from "../../method/shape";
 import { BaseError, InvalidInputError } from "../../errors";
 import { createVraiService, type VraiService } from "../../service";
@@ -62,10 +62,10 @@ function asTime(value: unknown, path: string): number {
  * Validates a whole F2 input before anything runs: every event's type and fields, and time order.
  * @throws InvalidInputError naming the event and field, e.g. `events[3].at: events out of time order`
  */
-export function parseReplayInput(json: unknown): { method: "0.1" | "0.2"; events: ReplayEvent[] } {
+export function parseReplayInput(json: unknown): { method: MethodVersion; events: ReplayEvent[] } {
   const root = asObject(CODE, json, "input");
   onlyKeys(CODE, root, "input", ["method", "events"]);
-  const method = root.method === undefined ? "0.2" : asOneOf(CODE, root.method, "input.method", ["0.1", "0.2"] as const);
+  const method = root.method === undefined ? CURRENT_METHOD : asOneOf(CODE, root.method, "input.method", METHOD_VERSIONS);
   const raw = asArray(CODE, root.events, "input.events");
   const events: ReplayEvent[] = [];
   let last = -Infinity;
@@ -231,7 +231,7 @@ class Output {
  * penalties, scores) on the memory store and a simulated clock, one output line per event.
  * @param write receives the output in order, as UTF-8 in chunks of whole lines (each ending in a newline); it may keep each chunk
  */
-export async function replay(input: { method: "0.1" | "0.2"; events: readonly ReplayEvent[] }, write: (chunk: Uint8Array) => void): Promise<void> {
+export async function replay(input: { method: MethodVersion; events: readonly ReplayEvent[] }, write: (chunk: Uint8Array) => void): Promise<void> {
   const clock = createManualClock(input.events[0]?.at ?? 0);
   let busy = false;
   const service: VraiService = createVraiService({ store: createMemoryStore(), clock, busy: () => busy, method: input.method });

@@ -1,9 +1,9 @@
 import { sha256Hex } from "../canonical";
 import { canonicalScoreInputs } from "./canonical-inputs";
 import { DAY_S, WINDOW_DAYS, dayNumber, parseRfc3339, toRfc3339, windowDays } from "../time";
-import { identityMax, identityValue, type ProofKind } from "./identity";
+import { identityMax, identityValue } from "./identity";
 import { INTEGRITY_BASE, integrityValue, isPenaltyActive, penaltyExpiry, type PenaltyCode } from "./integrity";
-import { methodRules, RELIABILITY_MAX, type MethodVersion } from "./methods";
+import { methodRules, RELIABILITY_MAX, type MethodVersion, type ProofKind } from "./methods";
 import type { ScoreInputs } from "./inputs";
 
 /** V8: the five bands, named by their range only. */

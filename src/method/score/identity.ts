@@ -3,13 +3,7 @@
  * says (`MethodRules.identity`, src/method/score/methods.ts). A kind a later version adds is in that
  * version's table only, so it never changes a score, a maximum or a page of an earlier version.
  */
-
-/**
- * Every proof kind a method version knows, in the order of the V6 table: inputs documents and results
- * list kinds in it, so a kind added later goes at the end.
- */
-export const PROOF_KINDS = ["github", "wallet", "domain", "erc8004"] as const;
-export type ProofKind = (typeof PROOF_KINDS)[number];
+import { PROOF_KINDS, type ProofKind } from "./methods";
 
 /** Whether `kind` is a kind some method version knows. */
 export function isProofKind(kind: string): kind is ProofKind {

@@ -2,9 +2,9 @@ import type { DayAggregate } from "../days";
 import { DAY_S, dayNumber, dayStart, parseRfc3339, toRfc3339, utcDay, windowDays } from "../time";
 import { asArray, asInteger, asObject, asOneOf, asString, onlyKeys, shapeError } from "../shape";
 import { InvalidInputError } from "../../errors";
-import { distinctProofKinds, kindsOf, type ProofKind } from "./identity";
+import { distinctProofKinds, kindsOf } from "./identity";
 import { PENALTY_CODES, PENALTY_DAYS, PENALTY_POINTS, isPenaltyActive, type Penalty, type PenaltyCode } from "./integrity";
-import { METHOD_VERSIONS, methodRules, type MethodVersion } from "./methods";
+import { METHOD_VERSIONS, methodRules, type MethodVersion, type ProofKind } from "./methods";
 
 /** Facts the service (or replay) gathers about one agent to score it at `at` (V5–V10). */
 export type ScoreFacts = {

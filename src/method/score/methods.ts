@@ -1,5 +1,5 @@
 import { InvalidInputError } from "../../errors";
-import type { IdentityTable } from "./identity";
+import type { IdentityTable, ProofRule } from "./identity";
 
 /** V5: seconds in 30 days, the credit sum that earns full Reliability. */
 export const RELIABILITY_FULL_S = 2_592_000;
@@ -34,12 +34,15 @@ export type MethodRules = {
 };
 
 /** V6 table of methods 0.1 and 0.2 (seed, "Identity"). */
-const IDENTITY_V6: IdentityTable = Object.freeze({
+const IDENTITY_V6 = Object.freeze({
   github: { points: 30, belongsTo: "owner", recheckDays: 30 },
   wallet: { points: 30, belongsTo: "owner", recheckDays: null },
   domain: { points: 40, belongsTo: "agent", recheckDays: 7 },
   erc8004: { points: 50, belongsTo: "agent", recheckDays: 7 },
-});
+} as const satisfies Record<string, ProofRule>);
+
+/** Every proof kind a method version knows: the kinds of every version's V6 table (a version that adds a kind adds it here). */
+export type ProofKind = keyof typeof IDENTITY_V6;
 
 function cappedCredit(creditS: number): number {
   return Math.min(Math.max(0, creditS), RELIABILITY_FULL_S);
@@ -82,6 +85,15 @@ export const CURRENT_METHOD: MethodVersion = "0.2";
 
 /** Versions newest first, for the method page. */
 export const METHOD_VERSIONS: readonly [MethodVersion, ...MethodVersion[]] = ["0.2", "0.1"];
+
+/**
+ * Every proof kind a method version knows, in the order versions added them (the oldest version's
+ * table first): stored forms list kinds by their index here, so a kind a later version adds comes last.
+ */
+export const PROOF_KINDS = [...new Set(METHOD_VERSIONS.toReversed().flatMap((version) => Object.keys(METHODS[version].identity)))] as [
+  ProofKind,
+  ...ProofKind[],
+];
 
 /** Narrows a version string. */
 export function isMethodVersion(version: unknown): version is MethodVersion {

@@ -13,7 +13,7 @@
 import { BaseError } from "../../errors";
 import { DAY_S, toRfc3339, windowDays } from "../time";
 import { BANDS, type ScoreResult } from "./compute";
-import { PROOF_KINDS } from "./identity";
+import { PROOF_KINDS } from "./methods";
 import { PENALTY_CODES } from "./integrity";
 
 /** What a score keeps of its result apart from the compact form: its agent, instant (unix seconds), digest and total. */

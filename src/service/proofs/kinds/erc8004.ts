@@ -15,6 +15,7 @@ import {
   type PublicClient,
 } from 'viem';
 import { z } from 'zod';
+import { executorId } from '../../../method';
 import { retry } from '../../../retry';
 import { proofError, ProofSourceUnreachableError, unreachableRetry } from '../errors';
 import { isSignedBy, signatureEvidence } from '../signature';
@@ -45,6 +46,22 @@ export function parseErc8004Subject(subject: string): Erc8004Identity {
 
 /** The binding of an ERC-8004 identity: the one key its active proof holds (V6: one agent at a time). */
 export const erc8004Binding = (identity: Erc8004Identity): string => `erc8004:${formatErc8004Subject(identity)}`;
+
+/** The executor DID (A1) of the identity an erc8004 proof's subject names: how the chain's records name that agent. */
+export function erc8004Executor(subject: string): string {
+  const identity = parseErc8004Subject(subject);
+  return executorId(identity.chainId, identity.registry, identity.agentId);
+}
+
+/** Reads the distinct first `length` characters of the active proofs' subjects of a kind that start with `prefix`. */
+type SubjectHeads = (kind: 'erc8004', prefix: string, length: number) => Promise<string[]>;
+
+/** V6: the identity registries of chain `chainId` that back an active erc8004 proof, lowercase, each once. */
+export async function erc8004RegistriesWithProofs(chainId: number, heads: SubjectHeads): Promise<Address[]> {
+  const prefix = `${chainId}:`;
+  const registryLength = 42;
+  return (await heads('erc8004', prefix, prefix.length + registryLength)).map((head) => normalizeAddress(head.slice(prefix.length)));
+}
 
 const evidence = z.strictObject({
   chainId: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),

@@ -13,6 +13,7 @@ import type { AnyProofKindModule, ProofKindModule } from './kind';
 import { wallet } from './wallet';
 
 export type { AnyProofKindModule, ProofInstructions, Publication, StoredProof } from './kind';
+export { erc8004Executor, erc8004RegistriesWithProofs } from './erc8004';
 
 /** Every kind's module, keyed by its kind. */
 export const PROOF_KIND_MODULES = { github, wallet, domain, erc8004 } as const satisfies { [K in ProofKind]: AnyProofKindModule & { readonly kind: K } };
