@@ -9,14 +9,14 @@ import type { Identity } from "../service/identity";
 import type { ProofChecks } from "../service/proof-checks";
 import type { ProofRow } from "../service/ports";
 import { proofTypedData, type Challenge } from "../service/proofs/challenge";
-import { currentProofRule, OFFERED_EVIDENCE, OFFERED_PROOF_KINDS, proofKindModule } from "../service/proofs/kinds";
+import { OFFERED_EVIDENCE, OFFERED_PROOF_KINDS, offeredKindsOf, proofKindModule } from "../service/proofs/kinds";
 import type { Reads } from "../service/reads";
 import { pageQuery, ROWS_PAGE } from "./page-query";
 import { defineRoute, errorResponse as e, idSchema, type Route } from "./route";
 
 /** The kinds proofs are taken of, as a schema; the names of those that belong to the owner, and to one agent. */
 const offeredKind = z.enum(OFFERED_PROOF_KINDS);
-const kindsBelongingTo = (who: "owner" | "agent") => OFFERED_PROOF_KINDS.filter((k) => currentProofRule(k).belongsTo === who).join(", ");
+const kindsBelongingTo = (who: "owner" | "agent") => offeredKindsOf(who).join(", ");
 
 const proofResponse = z.object({
   id: z.string(), kind: z.enum(PROOF_KINDS), subject: z.string(), agentId: z.string().nullable().describe(`null for an owner-level proof (${kindsBelongingTo("owner")}: V6)`),

@@ -7,12 +7,16 @@ import type { Checkins } from "../service/checkins";
 import { ConflictError } from "../service/errors";
 import type { Operator } from "../service/operator";
 import type { OutageRow, PenaltyRow, ScoreRow, ScoreSummary } from "../service/ports";
+import { kindsInWords, offeredKindsOf } from "../service/proofs/kinds";
 import type { Reads, SiteReads } from "../service/reads";
 import * as examples from "./examples";
 import { scoreInputsSchema, scoreResultSchema, windowDaySchema } from "./method-schemas";
 import { nextCursorSchema, pageQuery, ROWS_PAGE, SMALL_ROWS_PAGE } from "./page-query";
 import { defineRoute, errorResponse as e, errorSchema, idSchema, JsonText, type Route } from "./route";
 import { daySchema, instantSchema } from "./schemas";
+
+/** V2: the proofs a claim by another owner removes, those of one agent (V6), e.g. "Domain and ERC-8004 identity proofs". */
+const agentLevelProofs = `${kindsInWords(offeredKindsOf("agent"), "title", "and")} proofs`;
 
 const idParams = z.object({ id: idSchema });
 const scoreIdParams = z.object({ id: z.coerce.number().int().positive() });
@@ -151,7 +155,7 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
     }).handle(async ({ ownerId, body }) => ({ status: 201, body: claimJson(await accounts.claimNewAgent(ownerId, { name: body.name ?? null })) })),
     defineRoute({
       method: "post", path: "/v1/agents/:id/claim", operationId: "reclaimAgent", tag: "claims", auth: "owner",
-      summary: "Re-claim your own agent: rotates its key and restarts everything V2 restarts (idempotency keys used before are forgotten). Its domain and ERC-8004 proofs stay. Another owner's agent is refused.",
+      summary: `Re-claim your own agent: rotates its key and restarts everything V2 restarts (idempotency keys used before are forgotten). Its ${agentLevelProofs} stay. Another owner's agent is refused.`,
       params: idParams, body: z.object({}).strict(),
       responses: { 200: { description: "re-claimed", schema: claimResponse, example: examples.claim }, 403: e("the agent belongs to another owner"), 404: e("no such agent") },
     }).handle(async ({ ownerId, params }) => ({ status: 200, body: claimJson(await accounts.reclaim(ownerId, params.id)) })),
@@ -356,7 +360,7 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
     }),
     defineRoute({
       method: "post", path: "/v1/operator/agents/:id/transfer", operationId: "transferAgent", tag: "operator", auth: "operator",
-      summary: "Transfer an agent to an owner: a new claim by that owner (V2), logged. A new owner's claim removes the agent's domain and ERC-8004 proofs at that instant; a transfer to its own owner is a re-claim and keeps them. Idempotency keys used before are forgotten. Returns the new agent key once.",
+      summary: `Transfer an agent to an owner: a new claim by that owner (V2), logged. A new owner's claim removes the agent's ${agentLevelProofs} at that instant; a transfer to its own owner is a re-claim and keeps them. Idempotency keys used before are forgotten. Returns the new agent key once.`,
       params: idParams, body: z.object({ toOwnerId: idSchema, reason }).strict(),
       responses: { 200: { description: "transferred", schema: claimResponse }, 404: e("no such agent or owner") },
     }).handle(async ({ params, body, operatorName }) => ({ status: 200, body: claimJson(await accounts.transfer(params.id, body.toOwnerId, body.reason, operatorName)) })),

@@ -115,8 +115,8 @@ export function createAccounts(deps: {
 
   /**
    * An operator transfers an agent to an owner: a new claim by that owner (V2), logged. V2: a claim
-   * by another owner removes the agent's domain and ERC-8004 proofs at that instant (the new owner
-   * has proven neither); a transfer to the agent's own owner is a re-claim and keeps them.
+   * by another owner removes the agent's proofs of one agent (V6) at that instant (the new owner
+   * has proven none of them); a transfer to the agent's own owner is a re-claim and keeps them.
    * @param actor the operator who transfers it, for the audit log (V7)
    */
   async function transfer(agentId: string, toOwnerId: string, reason: string, actor = UNNAMED_OPERATOR): Promise<ClaimResult> {

@@ -4,6 +4,7 @@
  * read the method, the API and how to verify a score.
  */
 import { CURRENT_METHOD, reachableMax } from "../method";
+import { kindsInWords, OFFERED_PROOF_KINDS } from "../service/proofs/kinds";
 import { formatBand, formatTime } from "./format";
 import { html, type Html } from "./html";
 import { renderDocument } from "./layout";
@@ -26,7 +27,7 @@ function renderMeasures(): Html {
   return html`<section aria-labelledby="measures-heading">
 <h2 id="measures-heading">What the Vrai Score measures</h2>
 <ul>
-<li>Evidence that Vrai checks itself: who owns an agent and what they have proven (GitHub, a wallet, a domain, an ERC-8004 identity), check-ins that reached Vrai's servers on time, and penalties recorded under published rules.</li>
+<li>Evidence that Vrai checks itself: who owns an agent and what they have proven (${kindsInWords(OFFERED_PROOF_KINDS, "noun", "or")}), check-ins that reached Vrai's servers on time, and penalties recorded under published rules.</li>
 <li>It does <strong>not</strong> measure whether an agent's work is good, safe or accurate: method ${CURRENT_METHOD} has no data about that.</li>
 <li>Only claimed agents have a score. Nobody can pay for a score, and holding a token never changes one.</li>
 </ul>
@@ -68,7 +69,7 @@ function renderClaim(): Html {
 <li><strong>Make an owner account</strong>: <code>POST /v1/owners</code> with the body <code>{}</code>. The answer's <code>token</code> (it starts <code>vo_</code>) is shown once: keep it, it is how you act as the owner.</li>
 <li><strong>Claim the agent</strong>: <code>POST /v1/agents</code> with <code>{"name": "my agent"}</code> and the header <code>Authorization: Bearer</code> followed by the owner token. The answer's <code>agentId</code> names the agent, and its <code>agentKey</code> (it starts <code>va_</code>), shown once, is the agent's own key.</li>
 <li><strong>Let the agent check in</strong> about every hour with its key: <code>POST /v1/agents/{agentId}/checkins</code> with <code>Authorization: Bearer</code> the agent key and an <code>Idempotency-Key</code>. The <code>@vrai/sdk</code> package does it for an agent in JavaScript, and its <code>vrai-heartbeat</code> command beside an agent in any language.</li>
-<li><strong>Prove who you are</strong>, if you wish: a GitHub account, a wallet, a domain or an ERC-8004 identity, each worth Identity points (<a href="/method#identity-heading">the table</a>). Ask <code>POST /v1/proofs/challenges</code> for a challenge, publish or sign it, then send <code>POST /v1/proofs</code>.</li>
+<li><strong>Prove who you are</strong>, if you wish: ${kindsInWords(OFFERED_PROOF_KINDS, "noun", "or")}, each worth Identity points (<a href="/method#identity-heading">the table</a>). Ask <code>POST /v1/proofs/challenges</code> for a challenge, publish or sign it, then send <code>POST /v1/proofs</code>.</li>
 </ol>
 <p>The agent gets a score at its claim, and a daily score at every 00:00 UTC from the next one on, anchored on chain; its page, <code>/agents/{agentId}</code>, shows both and how to <a href="/method#verify-heading">verify them</a>.</p>
 </section>`;

@@ -88,6 +88,7 @@ export type DomainProof = { kind: 'domain'; subject: string; domain: string; via
 export const domain: ProofKindModule<'domain', DomainEvidence, DomainProof> = {
   kind: 'domain',
   title: 'Domain',
+  noun: 'a domain',
   summary: `a domain: the challenge token in a DNS TXT record at ${'`_vrai.<domain>`'}, or listed in https://<domain>/.well-known/vrai.json`,
   normalizeSubject: normalizeDomain,
   subjectExample: 'Agent.Example.ORG.',

@@ -79,6 +79,7 @@ export type Erc8004Proof = { kind: 'erc8004'; subject: string; chainId: number; 
 export const erc8004: ProofKindModule<'erc8004', Erc8004Evidence, Erc8004Proof> = {
   kind: 'erc8004',
   title: 'ERC-8004 identity',
+  noun: 'an ERC-8004 identity',
   summary: "an ERC-8004 identity: a signature of the challenge by the wallet that owns the identity token (ERC-721 ownerOf on the token's chain)",
   recheckNote: 'and at once when the identity token moves',
   normalizeSubject: (input) => formatErc8004Subject(parseErc8004Subject(input)),

@@ -43,6 +43,7 @@ type GithubSettings = z.output<z.ZodObject<typeof settings>>;
 export const github: ProofKindModule<'github', GithubEvidence, GithubProof, typeof settings> = {
   kind: 'github',
   title: 'GitHub',
+  noun: 'a GitHub account',
   summary: 'a GitHub account: a public gist of the account containing the challenge token, read through the GitHub API',
   normalizeSubject: normalizeGithubLogin,
   subjectExample: 'OctoCat',

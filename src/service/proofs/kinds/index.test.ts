@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { CURRENT_METHOD, kindsOf, METHODS, PROOF_KINDS } from '../../../method';
-import { currentProofRule, OFFERED_PROOF_KINDS, PROOF_KIND_MODULES, PROOF_KIND_SETTINGS, proofKindModule } from '.';
+import { currentProofRule, kindsInWords, OFFERED_PROOF_KINDS, offeredKindsOf, PROOF_KIND_MODULES, PROOF_KIND_SETTINGS, proofKindModule } from '.';
 
 describe('the table of proof kinds (issue #25)', () => {
   it('has one module per kind, under its own kind', () => {
@@ -26,5 +26,14 @@ describe('the table of proof kinds (issue #25)', () => {
   it('gathers every module\'s settings into the configuration\'s fields', () => {
     expect(Object.keys(PROOF_KIND_SETTINGS).sort()).to.deep.equal(Object.values(PROOF_KIND_MODULES).flatMap((m) => Object.keys(m.settings)).sort());
     expect(PROOF_KIND_SETTINGS).to.have.property('GITHUB_API_BASE_URL');
+  });
+
+  it('names kinds in running text, from their modules, split by whom they belong to (V6)', () => {
+    expect(kindsInWords(['github', 'wallet', 'domain'], 'noun', 'or')).to.equal('a GitHub account, a wallet or a domain');
+    expect(kindsInWords(['domain', 'erc8004'], 'title', 'and')).to.equal('Domain and ERC-8004 identity');
+    expect(kindsInWords(['wallet'], 'noun', 'and')).to.equal('a wallet');
+    expect(kindsInWords([], 'noun', 'and')).to.equal('');
+    expect([...offeredKindsOf('owner'), ...offeredKindsOf('agent')].sort()).to.deep.equal([...OFFERED_PROOF_KINDS].sort());
+    for (const kind of offeredKindsOf('agent')) expect(currentProofRule(kind).belongsTo).to.equal('agent');
   });
 });

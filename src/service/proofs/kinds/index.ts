@@ -55,3 +55,15 @@ export const PROOF_KIND_SETTINGS = Object.assign({}, ...Object.values(PROOF_KIND
 export function settingsOf(module: AnyProofKindModule, values: Readonly<Record<string, unknown>>): Record<string, unknown> {
   return z.object(module.settings).parse(values);
 }
+
+/** The offered kinds that belong to `who` (V6, current method), e.g. the agent-level ones. */
+export const offeredKindsOf = (who: ProofRule['belongsTo']): ProofKind[] => OFFERED_PROOF_KINDS.filter((kind) => currentProofRule(kind).belongsTo === who);
+
+/**
+ * Kinds in running text: their nouns (`form` "noun") or titles, the last joined by `conjunction`.
+ * @example kindsInWords(["github", "wallet", "domain"], "noun", "or") // "a GitHub account, a wallet or a domain"
+ */
+export function kindsInWords(kinds: readonly ProofKind[], form: 'noun' | 'title', conjunction: 'and' | 'or'): string {
+  const words = kinds.map((kind) => proofKindModule(kind)[form]);
+  return words.length < 2 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} ${conjunction} ${words[words.length - 1]}`;
+}

@@ -41,6 +41,8 @@ export type ProofKindModule<K extends ProofKind, E, P extends StoredProof<K>, S 
   readonly kind: K;
   /** Its name on pages and in messages, e.g. "GitHub". */
   readonly title: string;
+  /** What a person proves with it, in running text, e.g. "a GitHub account". */
+  readonly noun: string;
   /** What it proves and how, in one sentence, for the API document and the method page. */
   readonly summary: string;
   /** What the method page adds about its re-checks, beyond their cadence (the method's). */

@@ -20,6 +20,7 @@ export type WalletProof = { kind: 'wallet'; subject: Address; address: Address }
 export const wallet: ProofKindModule<'wallet', WalletEvidence, WalletProof> = {
   kind: 'wallet',
   title: 'Wallet',
+  noun: 'a wallet',
   summary: 'a wallet: a signature of the challenge by the address (EIP-191 or EIP-712; ERC-1271 for a contract wallet on the configured chain)',
   recheckNote: 'a signature stays valid',
   normalizeSubject: normalizeAddress,
