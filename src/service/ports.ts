@@ -190,9 +190,32 @@ export type ProofsTx = {
   removeProof(id: string, at: number, reason: string): Promise<void>;
 };
 
+/** The rows an agent's score facts are made of (V5–V8), as the one-by-one reads give them. */
+export type AgentFactRows = {
+  agent: AgentRow;
+  /** `listDays(agent, claim, day of at)`: the claim's day aggregates up to the day of `at`, oldest first. */
+  days: DayAggregate[];
+  /** `countCheckinsAt(agent, claim, at)`: counted check-ins of the claim arriving exactly at `at`. */
+  atMidnight: number;
+  /** `proofsForAgentAt(agent, owner, at)`, in its order: only their kinds count (V6). */
+  proofs: Array<Pick<ProofRow, "kind">>;
+  /** `listPenalties(agent)`, in its order. */
+  penalties: PenaltyRow[];
+};
+
 /** Vrai scores (V9) and the owners whose agents are waiting to be scored again (V6). */
 export type ScoresTx = {
   insertScore(score: NewScore): Promise<number>;
+  /**
+   * The daily recompute's reads of many agents at once: the fact rows at `at` of those of `agentIds` that
+   * exist and were claimed by `at`, in the order of `agentIds` (what the one-by-one reads give each).
+   */
+  dailyFactRows(agentIds: readonly string[], day: string, at: number): Promise<AgentFactRows[]>;
+  /**
+   * Inserts scores in the order given (so their ids follow that order), except daily scores of an
+   * agent and day that already has one (a rerun, or another instance first): returns how many were inserted.
+   */
+  insertScores(scores: readonly NewScore[]): Promise<number>;
   latestScore(agentId: string): Promise<ScoreRow | null>;
   getScore(id: number): Promise<ScoreRow | null>;
   /** The agent's daily scores from `fromDay` to `toDay` (inclusive) by day: all, or a page after a day. */

@@ -1,7 +1,7 @@
 import { buildScoreInputs, CURRENT_METHOD, dayStart, scoreFromInputs, utcDay, type DayAggregate, type MethodVersion, type ScoreFacts } from "../method";
 import type { Clock } from "./clock";
 import { NotFoundError } from "./errors";
-import type { AgentRow, NewScore, PenaltyRow, ProofRow, ScoreRow, Store, StoreTx } from "./ports";
+import type { AgentFactRows, AgentRow, NewScore, ScoreRow, StoreTx, Transactions } from "./ports";
 
 /** Computes and stores Vrai scores (V9). */
 export type Scoring = {
@@ -17,34 +17,6 @@ export type Scoring = {
   scoreNow(agentId: string): Promise<ScoreRow>;
 };
 
-/** The rows an agent's score facts are made of (V5–V8), as `factsAt` reads them one by one. */
-export type AgentFactRows = {
-  agent: AgentRow;
-  /** `listDays(agent, claim, day of at)`: the claim's day aggregates up to the day of `at`, oldest first. */
-  days: DayAggregate[];
-  /** `countCheckinsAt(agent, claim, at)`: counted check-ins of the claim arriving exactly at `at`. */
-  atMidnight: number;
-  /** `proofsForAgentAt(agent, owner, at)`, in its order: only their kinds count (V6). */
-  proofs: Array<Pick<ProofRow, "kind">>;
-  /** `listPenalties(agent)`, in its order. */
-  penalties: PenaltyRow[];
-};
-
-/**
- * Bulk reads and writes a store may also offer (on `read` and in its transactions), so the daily
- * recompute handles many agents per round trip (the SQL store does). Stores without them are
- * recomputed one agent at a time.
- */
-export type DailyBatchTx = {
-  /** The fact rows at `at` of those of `agentIds` that exist and were claimed by `at`, in the order of `agentIds`. */
-  dailyFactRows(agentIds: readonly string[], day: string, at: number): Promise<AgentFactRows[]>;
-  /**
-   * Inserts scores in the order given (so their ids follow that order), except daily scores of an
-   * agent and day that already has one (a rerun, or another instance first): returns how many were inserted.
-   */
-  insertScores(scores: readonly NewScore[]): Promise<number>;
-};
-
 /**
  * Agents per keyset page of the daily recompute, and per batch (one insert transaction) when batched:
  * what it holds in memory at once is a few pages, whatever the number of agents.
@@ -58,15 +30,12 @@ const DAILY_SLICE = 100;
 /** Pages read and computed ahead of the one being written. */
 const DAILY_READ_AHEAD = 2;
 
-const isDailyBatchTx = (tx: StoreTx): tx is StoreTx & DailyBatchTx =>
-  typeof (tx as Partial<DailyBatchTx>).dailyFactRows === "function" && typeof (tx as Partial<DailyBatchTx>).insertScores === "function";
-
 /**
  * Computes and stores Vrai scores (V9): gathers an agent's facts at `at` from the store, builds
  * the canonical inputs with the method engine, and stores inputs, digest and result together.
  */
 export function createScoring(deps: {
-  store: Store; clock: Clock; method?: MethodVersion;
+  store: Transactions<StoreTx>; clock: Clock; method?: MethodVersion;
   /** Agents per page of the daily recompute (default DAILY_PAGE). */
   dailyPageSize?: number;
 }): Scoring {
@@ -150,7 +119,7 @@ export function createScoring(deps: {
    * Agents that already have that day's score are skipped, so a rerun (or a catch-up) is safe.
    * The agents are read a keyset page at a time (`dailyPageSize` of them), so memory stays the same
    * whatever their number; scores are stored in agent order (their ids follow it).
-   * @param onProgress called with how many agents have been looked at so far, after each page (batched) or agent
+   * @param onProgress called with how many agents have been looked at so far, after each page
    * @returns how many scores were stored
    */
   async function recomputeDay(day: string, onProgress?: (done: number) => void): Promise<number> {
@@ -158,52 +127,37 @@ export function createScoring(deps: {
     const nextPage = agentPages(pageSize);
     let stored = 0;
     let done = 0;
-    const bulk = store.read;
-    if (isDailyBatchTx(bulk)) {
-      // Batched when the store offers it: the facts of a page of agents read in a few statements, their
-      // scores inserted in one transaction per page, pages committed in order (score ids follow agent order).
-      // The next pages are read and computed while the previous one is being written.
-      let last = false;
-      const prepare = async () => {
-        const ids = await nextPage();
-        if (ids.length < pageSize) last = true;
-        const rows = ids.length === 0 ? [] : await bulk.dailyFactRows(ids, day, at);
-        const scores: NewScore[] = [];
-        for (let i = 0; i < rows.length; i++) {
-          // The recompute shares its process with the API: requests are served between slices of a page.
-          if (i > 0 && i % DAILY_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
-          scores.push(scoreRowOf(rows[i].agent, factsFrom(rows[i], at), at, "daily"));
-        }
-        return { looked: ids.length, scores };
-      };
-      const ahead: Array<ReturnType<typeof prepare>> = [];
-      const readAhead = () => {
-        while (!last && ahead.length < DAILY_READ_AHEAD) {
-          const page = prepare();
-          page.catch(() => undefined);
-          ahead.push(page);
-        }
-      };
+    // The facts of a page of agents read in a few statements, their scores inserted in one transaction per
+    // page, pages committed in order (score ids follow agent order). The next pages are read and computed
+    // while the previous one is being written.
+    let last = false;
+    const prepare = async () => {
+      const ids = await nextPage();
+      if (ids.length < pageSize) last = true;
+      const rows = ids.length === 0 ? [] : await store.read.dailyFactRows(ids, day, at);
+      const scores: NewScore[] = [];
+      for (let i = 0; i < rows.length; i++) {
+        // The recompute shares its process with the API: requests are served between slices of a page.
+        if (i > 0 && i % DAILY_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+        scores.push(scoreRowOf(rows[i].agent, factsFrom(rows[i], at), at, "daily"));
+      }
+      return { looked: ids.length, scores };
+    };
+    const ahead: Array<ReturnType<typeof prepare>> = [];
+    const readAhead = () => {
+      while (!last && ahead.length < DAILY_READ_AHEAD) {
+        const page = prepare();
+        page.catch(() => undefined);
+        ahead.push(page);
+      }
+    };
+    readAhead();
+    while (ahead.length > 0) {
+      const { looked, scores } = await ahead.shift()!;
       readAhead();
-      while (ahead.length > 0) {
-        const { looked, scores } = await ahead.shift()!;
-        readAhead();
-        if (scores.length > 0) stored += await store.transaction((tx) => (tx as StoreTx & DailyBatchTx).insertScores(scores));
-        done += looked;
-        if (looked > 0) onProgress?.(done);
-      }
-      return stored;
-    }
-    for (let ids = await nextPage(); ids.length > 0; ids = await nextPage()) {
-      for (const agentId of ids) {
-        stored += await store.transaction(async (tx) => {
-          const agent = await tx.getAgent(agentId);
-          if (!agent || agent.claimedAt > at || (await tx.hasDailyScore(agent.id, day))) return 0;
-          await scoreAgentIn(tx, agent.id, at, "daily");
-          return 1;
-        });
-        onProgress?.(++done);
-      }
+      if (scores.length > 0) stored += await store.transaction((tx) => tx.insertScores(scores));
+      done += looked;
+      if (looked > 0) onProgress?.(done);
     }
     return stored;
   }

@@ -2,7 +2,6 @@ import { expect } from "chai";
 import { bandOf } from "../method";
 import { createManualClock } from "../service/clock";
 import { createVraiService } from "../service";
-import type { DailyBatchTx } from "../service/scoring";
 import { TEST_STORES, type TestDb } from "../test-helpers/db";
 import { migrate } from "./migrate";
 import { createDirectoryRepository } from "./directory";
@@ -39,7 +38,7 @@ for (const { name, create } of TEST_STORES) {
 
       // The bulk path (one multi-row INSERT): each agent's latest by `at`, not by the order of the rows.
       // The SQL store's transactions are daily batches too (service/scoring.ts looks for it the same way).
-      await (store.read as typeof store.read & DailyBatchTx).insertScores([await scoreOf(a, 450, T0 + 20), await scoreOf(a, 300, T0 + 10), await scoreOf(b, 250, T0 + 5)]);
+      await store.read.insertScores([await scoreOf(a, 450, T0 + 20), await scoreOf(a, 300, T0 + 10), await scoreOf(b, 250, T0 + 5)]);
       expect(await totals()).to.deep.equal({ [a]: [450, "400-599", "established"], [b]: [250, "200-399", "established"] });
       // An older score written later does not replace a newer one.
       await store.read.insertScore(await scoreOf(b, 900, T0 + 1));

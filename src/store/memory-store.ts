@@ -1,7 +1,7 @@
 import { GRACE_S, type DayAggregate, type OutageWindow } from "../method";
 import { KeyList } from "./key-list";
 import type {
-  AgentRow, AuditEntry, ChallengeRow, OutageRow, OwnerRecomputeJob, OwnerRow, PageRequest, PenaltyRow, ProofRow, ScoreRow, Store, StoreTx, StoredCheckin,
+  AgentFactRows, AgentRow, AuditEntry, ChallengeRow, OutageRow, OwnerRecomputeJob, OwnerRow, PageRequest, PenaltyRow, ProofRow, ScoreRow, Store, StoreTx, StoredCheckin,
 } from "../service/ports";
 
 /**
@@ -205,6 +205,28 @@ export function createMemoryStore(): Store {
         (s, after) => byText(s.day!, after),
       ),
     hasDailyScore: async (agentId, day) => scores.some((s) => s.agentId === agentId && s.trigger === "daily" && s.day === day),
+    // The daily recompute's bulk reads and writes, made of the one-by-one ones (nothing here is a round trip).
+    async dailyFactRows(agentIds, day, at) {
+      const rows: AgentFactRows[] = [];
+      for (const id of agentIds) {
+        const agent = await tx.getAgent(id);
+        if (!agent || agent.claimedAt > at) continue;
+        const [days, atMidnight, proofs, penalties] = await Promise.all([
+          tx.listDays(id, agent.claimId, day), tx.countCheckinsAt(id, agent.claimId, at), tx.proofsForAgentAt(id, agent.ownerId, at), tx.listPenalties(id),
+        ]);
+        rows.push({ agent, days, atMidnight, proofs, penalties });
+      }
+      return rows;
+    },
+    async insertScores(given) {
+      let inserted = 0;
+      for (const s of given) {
+        if (s.trigger === "daily" && s.day !== null && (await tx.hasDailyScore(s.agentId, s.day))) continue;
+        await tx.insertScore(s);
+        inserted++;
+      }
+      return inserted;
+    },
     scoresAfter: async (afterId, limit) => scores.slice(afterId, afterId + limit).map((s) => ({ ...s })),
 
     audit: async (e) => void auditLog.push({ ...e, id: auditLog.length + 1 }),

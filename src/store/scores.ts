@@ -1,12 +1,11 @@
 /**
- * Vrai scores (V9) in SQL (`ScoresTx`, with the daily recompute's bulk reads and writes, `DailyBatchTx`),
+ * Vrai scores (V9) in SQL (`ScoresTx`, with the daily recompute's bulk reads and writes),
  * the latest-score reads (batched), and the owners waiting for a recompute (V6). How a score is kept
  * and read back is src/store/score-packing.ts: here, only rows.
  */
 import { componentLeafValue } from "../chain/score-tree";
 import type { DayAggregate, MethodVersion, PenaltyCode, ProofKind } from "../method";
-import type { LatestScores, NewScore, OwnerRecomputeJob, ScoreRow, ScoreSummary, ScoresTx } from "../service/ports";
-import type { AgentFactRows, DailyBatchTx } from "../service/scoring";
+import type { AgentFactRows, LatestScores, NewScore, OwnerRecomputeJob, ScoreRow, ScoreSummary, ScoresTx } from "../service/ports";
 import { AGENT_COLUMNS_OF_A, agentFrom, type AgentRecord } from "./agent-rows";
 import { createBatcher } from "./batch";
 import { atMidnight } from "./checkin-writes";
@@ -153,7 +152,7 @@ async function setLatestScores(q: Queryable, scores: ReadonlyArray<{ id: number;
  * The scores part of the store, its statements run by `q`.
  * @param wrote told the agents of the scores written (the store tells them on once their transaction commits)
  */
-export function scoresIn(q: Queryable, wrote: (agentIds: string[]) => void): ScoresTx & DailyBatchTx {
+export function scoresIn(q: Queryable, wrote: (agentIds: string[]) => void): ScoresTx {
   return {
     async insertScore(s) {
       const { rows } = await q.query<{ id: number }>(
@@ -181,7 +180,7 @@ export function scoresIn(q: Queryable, wrote: (agentIds: string[]) => void): Sco
           [agentId, fromDay, toDay, page.after ?? "", page.limit],
           scoreFrom,
         ),
-    // The daily recompute's bulk path (DailyBatchTx): the same rows, in the same order, as
+    // The daily recompute's bulk path: the same rows, in the same order, as
     // getAgent + hasDailyScore + listDays + countCheckinsAt + proofsForAgentAt + listPenalties per agent.
     async dailyFactRows(agentIds: readonly string[], day: string, at: number): Promise<AgentFactRows[]> {
       const ids = [...agentIds];

@@ -5,7 +5,6 @@
  */
 import type { LatestScores, ScoreSummary, Store, StoreTx } from "../service/ports";
 import type { SiteStore } from "../service/reads";
-import type { DailyBatchTx } from "../service/scoring";
 import { accountsIn } from "./accounts";
 import { checkinFactsIn } from "./checkin-facts";
 import { createCheckinWrites } from "./checkin-writes";
@@ -34,7 +33,7 @@ export function createSqlStore(db: Db, options: { onScoresCommitted?: (agentIds:
   const committed = options.onScoresCommitted;
 
   /** Every repository on `q`; the agents of the scores written go to `written`, told once its transaction commits (at once outside one). */
-  const txFor = (q: Queryable, written?: string[]): StoreTx & DailyBatchTx => {
+  const txFor = (q: Queryable, written?: string[]): StoreTx => {
     const wrote = (agentIds: string[]) => {
       if (!committed) return;
       if (written) written.push(...agentIds);
