@@ -1,4 +1,4 @@
-import { renderResult } from "../method";
+import { isMethodVersion, renderResult } from "../method";
 import type { ScoreSummary } from "../service/ports";
 import { createIdIndex, hashId, hashIdBytes } from "./id-index";
 
@@ -51,7 +51,15 @@ const AT_ID_LENGTH = 5;
 const AT_ID = 6;
 // After the id: the score's id, `at` and total (f64 each), its method and day (u8 length, utf8), its
 // digest (32 bytes when SHA_BYTES, else u8 length and text), its compact result (u32 length, bytes).
+/** Offsets of the score's id, `at` and total from the end of the id. */
+const SCORE_ID = 0;
+const SCORE_AT = 8;
+const SCORE_TOTAL = 16;
 const NUMBERS_BYTES = 24;
+/** A digest kept as bytes. */
+const SHA256_BYTES = 32;
+/** The compact result's length (u32). */
+const PACKED_LENGTH_BYTES = 4;
 
 const HAS_SCORE = 1;
 const DAILY = 2;
@@ -178,7 +186,10 @@ export function createScoreCache(options: { maxBytes: number; enabled?: boolean 
       if (method.length > 255 || day.length > 255 || sha.length > 255) return;
     }
     const packed = latest?.packed ?? null;
-    const body = latest === null || packed === null ? 0 : NUMBERS_BYTES + 2 + method.length + day.length + (shaBytes ? 32 : 1 + sha.length) + 4 + packed.length;
+    const body =
+      latest === null || packed === null
+        ? 0
+        : NUMBERS_BYTES + 2 + method.length + day.length + (shaBytes ? SHA256_BYTES : 1 + sha.length) + PACKED_LENGTH_BYTES + packed.length;
     const length = Math.ceil((AT_ID + agentId.length + body) / ALIGN) * ALIGN;
     const position = room(length, isNew);
     if (position < 0) return;
@@ -189,9 +200,10 @@ export function createScoreCache(options: { maxBytes: number; enabled?: boolean 
     segment[o + AT_ID_LENGTH] = agentId.length;
     o += AT_ID + segment.write(agentId, o + AT_ID, "latin1");
     if (latest !== null && packed !== null) {
-      o = segment.writeDoubleLE(latest.id, o);
-      o = segment.writeDoubleLE(latest.at, o);
-      o = segment.writeDoubleLE(latest.total, o);
+      segment.writeDoubleLE(latest.id, o + SCORE_ID);
+      segment.writeDoubleLE(latest.at, o + SCORE_AT);
+      segment.writeDoubleLE(latest.total, o + SCORE_TOTAL);
+      o += NUMBERS_BYTES;
       for (const field of [method, day]) {
         segment[o++] = field.length;
         o += field.copy(segment, o);
@@ -210,7 +222,7 @@ export function createScoreCache(options: { maxBytes: number; enabled?: boolean 
     const o = offsetOf(slot);
     if ((segment[o + AT_FLAGS] & HAS_SCORE) === 0) return null;
     const fields = o + AT_ID + segment[o + AT_ID_LENGTH];
-    return { id: segment.readDoubleLE(fields), at: segment.readDoubleLE(fields + 8) };
+    return { id: segment.readDoubleLE(fields + SCORE_ID), at: segment.readDoubleLE(fields + SCORE_AT) };
   }
 
   function read(agentId: string, slot: number): CachedLatest {
@@ -219,9 +231,9 @@ export function createScoreCache(options: { maxBytes: number; enabled?: boolean 
     const flags = segment[start + AT_FLAGS];
     if ((flags & HAS_SCORE) === 0) return null;
     let o = start + AT_ID + segment[start + AT_ID_LENGTH];
-    const id = segment.readDoubleLE(o);
-    const at = segment.readDoubleLE(o + 8);
-    const total = segment.readDoubleLE(o + 16);
+    const id = segment.readDoubleLE(o + SCORE_ID);
+    const at = segment.readDoubleLE(o + SCORE_AT);
+    const total = segment.readDoubleLE(o + SCORE_TOTAL);
     o += NUMBERS_BYTES;
     const [method, day] = [0, 1].map(() => {
       const length = segment[o];
@@ -230,8 +242,8 @@ export function createScoreCache(options: { maxBytes: number; enabled?: boolean 
     });
     let sha256: string;
     if (flags & SHA_BYTES) {
-      sha256 = segment.toString("hex", o, o + 32);
-      o += 32;
+      sha256 = segment.toString("hex", o, o + SHA256_BYTES);
+      o += SHA256_BYTES;
     } else {
       const length = segment[o];
       sha256 = segment.toString("utf8", o + 1, o + 1 + length);
@@ -239,9 +251,10 @@ export function createScoreCache(options: { maxBytes: number; enabled?: boolean 
     }
     const packedLength = segment.readUInt32LE(o);
     // A copy: the segment's bytes are written over when it is dropped.
-    const packed = Uint8Array.prototype.slice.call(segment, o + 4, o + 4 + packedLength);
+    const packed = Uint8Array.prototype.slice.call(segment, o + PACKED_LENGTH_BYTES, o + PACKED_LENGTH_BYTES + packedLength);
     const resultJson = renderResult(packed, { agentId, at, sha256, total });
-    return { id, agentId, method: method as ScoreSummary["method"], at, trigger: flags & DAILY ? "daily" : "change", day: flags & HAS_DAY ? day : null, sha256, resultJson, total, packed };
+    if (!isMethodVersion(method)) throw new Error(`score cache: the entry of ${agentId} names no method version (${JSON.stringify(method)})`);
+    return { id, agentId, method, at, trigger: flags & DAILY ? "daily" : "change", day: flags & HAS_DAY ? day : null, sha256, resultJson, total, packed };
   }
 
   function store(agentId: string, latest: CachedLatest): void {
