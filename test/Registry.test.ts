@@ -190,6 +190,37 @@ describe("Registry", function () {
     });
   });
 
+  describe("submitProof, agents in a plain ERC-721 without getAgentWallet", function () {
+    async function plainFixture() {
+      const [admin, owner, approved, operator, stranger] = await ethers.getSigners();
+      const identity = await ethers.deployContract("MockERC721Identity");
+      const registry = await ethers.deployContract("Registry", [admin.address, await identity.getAddress()]);
+      await identity.mint(owner.address, 7n);
+      await identity.connect(owner).approve(approved.address, 7n);
+      await identity.connect(owner).setApprovalForAll(operator.address, true);
+      return { registry, owner, approved, operator, stranger };
+    }
+
+    it("takes the owner, the approved account and an operator, with no agent wallet to ask about", async function () {
+      const f = await loadFixture(plainFixture);
+      for (const caller of [f.owner, f.approved, f.operator]) {
+        await expect(f.registry.connect(caller).submitProof(7n, true, Risk.LOW, 0, TRACE_ROOT))
+          .to.emit(f.registry, "ProofSubmitted")
+          .withArgs(7n, caller.address, TRACE_ROOT, true, Risk.LOW, 0);
+      }
+    });
+
+    it("refuses anyone else as not the agent's controller, and a token it does not have as nonexistent", async function () {
+      const f = await loadFixture(plainFixture);
+      await expect(f.registry.connect(f.stranger).submitProof(7n, true, Risk.LOW, 0, TRACE_ROOT))
+        .to.be.revertedWithCustomError(f.registry, "RegistryNotAgentController")
+        .withArgs(f.stranger.address, 7n);
+      await expect(f.registry.connect(f.owner).submitProof(8n, true, Risk.LOW, 0, TRACE_ROOT))
+        .to.be.revertedWithCustomError(f.registry, "RegistryNonexistentAgent")
+        .withArgs(8n);
+    });
+  });
+
   describe("settle", function () {
     it("is restricted to the platform role, which only the admin grants", async function () {
       const f = await loadFixture(fixture);
