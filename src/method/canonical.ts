@@ -34,6 +34,6 @@ export function sha256Hex(data: string | Uint8Array): string {
   return oneShotHash !== undefined ? oneShotHash("sha256", data, "hex") : crypto.createHash("sha256").update(data).digest("hex");
 }
 
-// Node >= 20.12 hashes small inputs in one call, several times faster than createHash (the day
+// Node >= 20.12 hashes small inputs in one call, without createHash's object per digest (the day
 // digest is on the check-in path).
 const oneShotHash = (crypto as unknown as { hash?: (algorithm: string, data: string | Uint8Array, encoding: "hex") => string }).hash;

@@ -23,8 +23,8 @@ export type Scoring = {
  */
 const DAILY_PAGE = 1000;
 /**
- * Scores computed between two turns of the event loop (about 60 us each): a page of them at once
- * would hold every request the process serves for about 60 ms.
+ * Scores computed between two turns of the event loop: a whole page of them at once would hold
+ * every request the process serves for as long as the page takes.
  */
 const DAILY_SLICE = 100;
 /** Pages read and computed ahead of the one being written. */

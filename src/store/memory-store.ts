@@ -284,7 +284,7 @@ export function createMemoryStore(): Store {
       r.keys.add(c.idempotencyKey);
       appendCheckin(r, c);
       // A new row (rows are never changed in place, so checkinState hands them out as they are),
-      // spelled out: an object spread with extra keys is several times slower than a literal here.
+      // spelled out: an object spread with extra keys makes V8 build the object generically, a literal does not.
       r.row = {
         id: agent.id, name: agent.name, ownerId: agent.ownerId, claimId: agent.claimId, claimedAt: agent.claimedAt, keyHash: agent.keyHash,
         last: { arrival: c.arrival, nextHeartbeatS: c.nextHeartbeatS, dayDigest: deltas[deltas.length - 1].digest as string }, createdAt: agent.createdAt,

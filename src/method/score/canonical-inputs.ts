@@ -33,8 +33,8 @@ function isIntegerField(...values: unknown[]): boolean {
 }
 
 /**
- * RFC 8785 bytes of an inputs document, written directly for its known shape (about 5x faster
- * than the generic serialiser on the daily recompute). Anything off that shape (extra keys,
+ * RFC 8785 bytes of an inputs document, written directly for its known shape (the generic serialiser
+ * walks every value of the daily recompute's documents generically). Anything off that shape (extra keys,
  * non-integers, lone surrogates) goes through `canonicalJson`, so the output is always identical
  * to it; a property test checks the two agree.
  */
