@@ -8,6 +8,7 @@ import pino from "pino";
 import { startApiServer, type ApiServer } from "../app/server";
 import { PROJECT_ROOT } from "../project-root";
 import { createManualClock } from "../service/clock";
+import { OFFERED_PROOF_KINDS } from "../service/proofs/kinds";
 import { createAnchorRepository } from "../store/anchors";
 import { mismatchesDuring } from "../test-helpers/check-replies";
 import { createTestPgliteDb, type TestDb } from "../test-helpers/db";
@@ -160,14 +161,19 @@ describe("the OpenAPI document", function () {
     const op = (document.paths["/v1/proofs"] as any).post;
     const evidence = op.requestBody.content["application/json"].schema.properties.evidence;
     const members = (evidence.anyOf ?? evidence.oneOf) as Array<{ title: string; properties: Record<string, unknown>; additionalProperties: unknown }>;
-    expect(members.map((m) => m.title)).to.deep.equal(["github evidence", "wallet evidence", "domain evidence", "erc8004 evidence"]);
-    expect(members.map((m) => Object.keys(m.properties))).to.deep.equal([
-      ["username", "gistId"], ["address", "signature", "signatureType"], ["domain", "method"], ["chainId", "registry", "agentId", "signature", "signatureType"],
-    ]);
+    // One member per kind the current method counts, in its table's order (issue #25: derived from the table of kinds).
+    expect(members.map((m) => m.title)).to.deep.equal(OFFERED_PROOF_KINDS.map((kind) => `${kind} evidence`));
+    const fields = Object.fromEntries(members.map((m) => [m.title, Object.keys(m.properties)]));
+    expect(fields).to.deep.include({
+      "github evidence": ["username", "gistId"],
+      "wallet evidence": ["address", "signature", "signatureType"],
+      "domain evidence": ["domain", "method"],
+      "erc8004 evidence": ["chainId", "registry", "agentId", "signature", "signatureType"],
+    });
     expect(members.every((m) => m.additionalProperties === false)).to.equal(true);
     const challenge = (document.paths["/v1/proofs/challenges"] as any).post.responses["201"].content["application/json"].schema;
     expect(Object.keys(challenge.properties.instructions.properties)).to.deep.equal(["steps", "publish", "sign", "evidence"]);
-    expect(challenge.properties.kind.enum).to.deep.equal(["github", "wallet", "domain", "erc8004"]);
+    expect(challenge.properties.kind.enum).to.deep.equal(OFFERED_PROOF_KINDS);
   });
 
   it("passes Redocly's recommended lint with no error and no warning, offline", async () => {

@@ -5,7 +5,7 @@ import { expect } from "chai";
 import pino from "pino";
 import type { Browser, Page } from "playwright-core";
 import { startApiServer, type ApiServer } from "../app/server";
-import { toRfc3339 } from "../method";
+import { CURRENT_METHOD, identityMax, METHODS, toRfc3339 } from "../method";
 import { createManualClock } from "../service/clock";
 import { launchBrowser } from "../test-helpers/browser";
 import { createTestPgliteDb, type TestDb } from "../test-helpers/db";
@@ -107,7 +107,7 @@ describe("agent page in headless Chromium", function () {
     expect(await page.locator("#state").textContent()).to.equal(
       "Provisional. The agent has not yet checked in on 14 different UTC days since its latest claim.",
     );
-    expect(await page.locator("#method").textContent()).to.equal("0.2");
+    expect(await page.locator("#method").textContent()).to.equal(CURRENT_METHOD);
     expect(await page.locator("#score-type").textContent()).to.equal("vrai");
     expect(await page.locator("#computed-at time").getAttribute("datetime")).to.equal("2026-11-05T10:00:00Z");
   });
@@ -117,7 +117,7 @@ describe("agent page in headless Chromium", function () {
     expect(await value("identity")).to.equal(String(apiScore.result.components.identity.value)).and.to.equal("100");
     expect(await value("reliability")).to.equal(String(apiScore.result.components.reliability.value)).and.to.equal("13");
     expect(await value("integrity")).to.equal(String(apiScore.result.components.integrity.value)).and.to.equal("90");
-    expect(await page.locator('[data-component="identity"] h3').textContent()).to.equal("Identity 0–250");
+    expect(await page.locator('[data-component="identity"] h3').textContent()).to.equal(`Identity 0–${identityMax(METHODS[CURRENT_METHOD].identity)}`);
     expect(await page.locator('[data-component="reliability"] h3').textContent()).to.equal("Reliability 0–150");
     expect(await page.locator('[data-component="integrity"] h3').textContent()).to.equal("Integrity 0–100");
     expect(await page.locator('[data-component="identity"] .proofs').textContent()).to.equal("Claim: 100");

@@ -63,7 +63,7 @@ describe("a score result's compact form (V9: the table's and the cache's, render
     const unpackable = (r: unknown) => expect(packResult(r as ScoreResult, AT)).to.equal(null);
     unpackable({ ...result, band: "1000+" });
     unpackable({ ...result, state: "famous" });
-    unpackable({ ...result, components: { ...result.components, identity: { value: 130, proofs: ["x"] } } });
+    unpackable({ ...result, components: { ...result.components, identity: { value: 130, proofs: ["kind-in-no-table"] } } });
     unpackable({ ...result, at: "2026-11-03T00:00:00Z" });
     expect(() => renderResult(Uint8Array.of(9), resultKeyOf(result, AT))).to.throw().with.property("code", "result_unknown_form");
   });

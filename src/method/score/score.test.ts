@@ -175,7 +175,7 @@ describe("Vrai score (V5–V10)", () => {
   });
 
   it("rejects an unknown method version with unknown_method (V9)", () => {
-    const inputs = { ...buildScoreInputs(facts()), method: "0.3" } as never;
+    const inputs = { ...buildScoreInputs(facts()), method: "9.9" } as never;
     expect(() => computeScore(inputs)).to.throw(/unknown method/).with.property("code", "unknown_method");
     expect(() => validateScoreInputs(inputs)).to.throw().with.property("code", "unknown_method");
     expect(() => methodRules("0.2")).not.to.throw();
