@@ -1,8 +1,8 @@
 /**
  * The table of proof kinds (V6): one module per kind, and what every part of the service derives
  * from it. A new kind is its module in this folder and a line in `PROOF_KIND_MODULES`, with the kind
- * added to `PROOF_KINDS` (src/method/score/identity.ts) and to the V6 table of the method version
- * that counts it (src/method/score/methods.ts); the compiler then asks for nothing else.
+ * in the V6 table of the method version that counts it (src/method/score/methods.ts, which makes
+ * `PROOF_KINDS` of every version's tables); the compiler then asks for nothing else.
  */
 import { z } from 'zod';
 import { CURRENT_METHOD, kindsOf, METHODS, type ProofKind, type ProofRule } from '../../../method';
