@@ -6,6 +6,7 @@
 import { parseArgs } from "node:util";
 import { DeploymentFileError, readDeployment } from "../chain/deployment";
 import { InvalidInputError } from "../errors";
+import type { ApiJson } from "./api";
 import { verifyScore, type VerifyScoreOptions } from "./verify";
 
 /** Its arguments after the command's name. */
@@ -66,7 +67,8 @@ function parseOptions(argv: readonly string[], deps: VerifyCliDeps): VerifyScore
 async function devClockHint(api: string, doFetch: typeof fetch): Promise<string | undefined> {
   const res = await doFetch(`${api.replace(/\/+$/, "")}/v1/dev/clock`).catch(() => undefined);
   if (res?.status !== 200) return undefined;
-  const clock = (await res.json().catch(() => ({}))) as { now?: string; nextDailyAt?: string };
+  const clock: ApiJson<"getDevClock", 200> | undefined = await res.json().catch(() => undefined);
+  if (clock === undefined) return undefined;
   return `  this is vrai dev (its clock: ${clock.now}; next daily recompute at ${clock.nextDailyAt}): vrai dev-clock advance --days 1 moves it past that 00:00 UTC, the daily recompute and anchoring with it`;
 }
 
