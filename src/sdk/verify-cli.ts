@@ -5,6 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import { DeploymentFileError, readDeployment } from "../chain/deployment";
+import { shortMessageOf } from "../chain/short-message";
 import { InvalidInputError } from "../errors";
 import type { ApiJson } from "./api";
 import { verifyScore, type VerifyScoreOptions } from "./verify";
@@ -43,7 +44,7 @@ function parseOptions(argv: readonly string[], deps: VerifyCliDeps): VerifyScore
       options: { day: { type: "string" }, api: { type: "string" }, rpc: { type: "string" }, contract: { type: "string" }, deployment: { type: "string" } },
     });
   } catch (error) {
-    throw new InvalidInputError("usage", `${(error as Error).message.split("\n")[0]} (usage: ${usage})`, { cause: error });
+    throw new InvalidInputError("usage", `${shortMessageOf(error)} (usage: ${usage})`, { cause: error });
   }
   const { values, positionals } = parsed;
   if (positionals.length !== 1) throw new InvalidInputError("usage", `expected one agent id, got ${positionals.length} (usage: ${usage})`);

@@ -11,6 +11,7 @@ import {
   componentLeafValue, isScoreLeafV2, processScoreProof, rootAnchoredLogs, SCORE_LEAF_V2_FIELDS, SCORE_LEAF_VERSIONS, scoreLeafFromJson, scoreLeafHash, scoreLeafToJson,
   scoreLeafV2, scoreLeafVersion, type AnyScoreLeafValues,
 } from "../chain/score-tree";
+import { shortMessageOf } from "../chain/short-message";
 import { InvalidInputError } from "../errors";
 import { canonicalJson, scoreFromInputs, sha256Hex, toRfc3339, validateScoreInputs } from "../method";
 import type { ApiError, ApiJson } from "./api";
@@ -287,7 +288,7 @@ export async function verifyScore(given: VerifyScoreOptions): Promise<VerifyScor
     try {
       chainId = await client.getChainId();
     } catch (error) {
-      throw stop(`chain RPC unreachable at ${options.rpcUrl}: ${(error as Error).message.split("\n")[0]}`);
+      throw stop(`chain RPC unreachable at ${options.rpcUrl}: ${shortMessageOf(error)}`);
     }
     if ((await client.getCode({ address: contract })) === undefined) throw stop(`no contract at ${contract} on chain ${chainId} (${options.rpcUrl})`);
     if (!proofLeadsToRoot) {
@@ -330,7 +331,7 @@ export async function verifyScore(given: VerifyScoreOptions): Promise<VerifyScor
       );
     }
   } catch (error) {
-    if (!(error instanceof StepFailed)) fail(`unexpected failure: ${(error as Error).message.split("\n")[0]}`);
+    if (!(error instanceof StepFailed)) fail(`unexpected failure: ${shortMessageOf(error)}`);
   }
   result.verified = result.checks.every((c) => c.ok);
   return result;
