@@ -13,7 +13,7 @@ import { UnauthorizedError } from "../service/errors";
 import { hashMatches, hashSecret, ID_PATTERN } from "../service/secrets";
 import { errorHandler, sendError } from "./http";
 import type { ApiMetrics } from "./metrics";
-import { openApiDocument } from "./openapi";
+import { API_VERSION, openApiDocument } from "./openapi";
 import { RateLimitedError, type Limit, type RateLimits, type Verdict } from "./rate-limit";
 import { checkedError, checkKeyVerified, checkReply } from "./reply-check";
 import type { Method, Reply, Route } from "./route";
@@ -106,7 +106,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
     app.get("/metrics", limitAddress, metricsHandler(metrics, options.metricsTokenHash, limits));
     allow("/metrics", "get");
   }
-  const openApi = openApiDocument(options.routes, { version: options.version ?? "0.1.0" });
+  const openApi = openApiDocument(options.routes, { version: options.version ?? API_VERSION });
   app.get("/v1/openapi.json", limitAddress, (_req, res) => void res.set(CORS_HEADERS).json(openApi));
   allow("/v1/openapi.json", "get");
 

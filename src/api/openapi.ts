@@ -7,6 +7,9 @@ const jsonSchema = (schema: z.core.$ZodType) => {
   return rest;
 };
 
+/** The API's version, in its OpenAPI document's `info`. */
+export const API_VERSION = "0.1.0";
+
 /** The one error shape, referenced by every error response that has no fields of its own. */
 const ERROR_REF = { $ref: "#/components/schemas/Error" };
 

@@ -24,7 +24,9 @@ const reason = z.string().trim().min(1).max(500);
 
 const claimResponse = z.object({ agentId: z.string(), ownerId: z.string(), agentKey: z.string(), claimId: z.number(), claimedAt: z.string() });
 const checkinResponse = z.object({
-  agentId: z.string(), result: z.enum(["counted"]), arrival: z.string(), next_heartbeat_s: z.number(),
+  agentId: z.string(), result: z.enum(["counted"]),
+  arrival: z.string().describe("arrival time on the service's clock (RFC 3339, whole seconds)"),
+  next_heartbeat_s: z.number().describe("V3.3: when to come back, 3600 normally, 7200 while the service is busy"),
   on_time: z.boolean().nullable(), excused: z.boolean(), credit: z.number(),
 });
 const scoreResponse = z.object({

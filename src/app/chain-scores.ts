@@ -12,7 +12,10 @@ import type { ScorePanel } from "../web/agent-page";
 import { renderScorePanels } from "../web/score-panels";
 
 /** The routes of the chain's scores, and the panels they add to the agent page. */
-export function chainScoreParts(deps: { db: Db; accounts: Accounts; agents: Pick<StoreTx, "getAgent">; clock: Clock }): { routes: Route[]; panels(agentId: string): Promise<ScorePanel[]> } {
+export type ChainScoreParts = { routes: Route[]; panels(agentId: string): Promise<ScorePanel[]> };
+
+/** The chain's scores over the indexer's tables in `db`. */
+export function chainScoreParts(deps: { db: Db; accounts: Accounts; agents: Pick<StoreTx, "getAgent">; clock: Clock }): ChainScoreParts {
   const store = createChainStore(deps.db);
   const chainScores = createChainScores({ store, derivedScores: createDerivedScores({ store }), agents: deps.agents, clock: deps.clock });
   return {

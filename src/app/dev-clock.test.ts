@@ -7,7 +7,7 @@ import { createManualClock, createOffsetClock } from "../service/clock";
 import { apiClient } from "../test-helpers/api-client";
 import { createTestPgliteDb, type TestDb } from "../test-helpers/db";
 import { DEV_CLOCK_FILE, openDevClock } from "./dev-clock-file";
-import { startApiServer, type ApiServer } from "./server";
+import { apiDocument, startApiServer, type ApiServer } from "./server";
 
 const OPERATOR_TOKEN = "operator-token-dev-clock-test";
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
@@ -135,6 +135,10 @@ describe("the development clock of vrai dev (issue #31)", () => {
       });
       expect(((await next.json()) as { arrival: string }).arrival).to.equal("2026-11-04T10:00:00Z");
       expect((await call("GET", "/v1/owners/me", owner.token)).status).to.equal(200);
+    });
+
+    it("publishes the OpenAPI document apiDocument() builds in-process from the route declarations (the SDK's types, npm run gen:api-types)", async () => {
+      expect((await call("GET", "/v1/openapi.json")).json).to.deep.equal(apiDocument());
     });
 
     it("is not served without a development clock: the routes of vrai serve have none", async () => {

@@ -9,8 +9,9 @@ import { anchorRoutes } from "../api/anchor-routes";
 import { createHttpApp, createMetricsApp } from "../api/express";
 import { devRoutes } from "../api/dev-routes";
 import { directoryRoutes } from "../api/directory-routes";
-import { createApiMetrics } from "../api/metrics";
+import { createApiMetrics, type ApiMetrics } from "../api/metrics";
 import { directoryPageRoutes, pageRoutes } from "../api/page-routes";
+import { API_VERSION, openApiDocument } from "../api/openapi";
 import { proofRoutes } from "../api/proof-routes";
 import { createRateLimits, DEFAULT_RATE_LIMITS, type RateLimitOptions } from "../api/rate-limit";
 import type { Route } from "../api/route";
@@ -18,16 +19,16 @@ import { serviceRoutes } from "../api/service-routes";
 import type { AnchorWriter } from "../chain/anchor-writer";
 import { createVraiService, type VraiService } from "../service";
 import { createAnchoring, type Anchoring } from "../service/anchoring";
-import { systemClock, type Clock, type OffsetClock } from "../service/clock";
+import { createOffsetClock, systemClock, type Clock, type OffsetClock } from "../service/clock";
 import { createDevClock, type DevClock } from "../service/dev-clock";
-import { createDirectory } from "../service/directory";
+import { createDirectory, type Directory } from "../service/directory";
 import type { OwnerLimits } from "../service/limits";
 import { createLoadMonitor } from "../service/load";
 import { createOperators, type Operators } from "../service/operators";
 import { createProofChecks, type ProofChecks } from "../service/proof-checks";
 import type { ProofVerifierDeps } from "../service/proofs/types";
 import { createProofVerifier } from "../service/proofs/verifiers";
-import { createReads, createSiteReads, type Reads } from "../service/reads";
+import { createReads, createSiteReads, type Reads, type SiteReads } from "../service/reads";
 import { createCheckinRetention, DEFAULT_CHECKIN_RETENTION_DAYS } from "../service/checkin-retention";
 import { createScheduler, type Scheduler } from "../service/scheduler";
 import { hashSecret } from "../service/secrets";
@@ -38,11 +39,11 @@ import type { Db } from "../store/db";
 import { createDirectoryRepository } from "../store/directory";
 import { migrate } from "../store/migrate";
 import { createOperatorRepository } from "../store/operators";
-import { createSyncedScoreCache, type ServerScoreCache } from "../store/score-cache-sync";
+import { createSyncedScoreCache, type ServerScoreCache, type SyncedScoreCache } from "../store/score-cache-sync";
 import { createSqlStore } from "../store/sql-store";
 import { createDirectoryPages } from "../web/directory-page";
 import { createPages } from "../web/pages";
-import { chainScoreParts } from "./chain-scores";
+import { chainScoreParts, type ChainScoreParts } from "./chain-scores";
 import { DEFAULT_SERVER_LIMITS, listen, type Listener, type ServerLimits } from "./listener";
 import { checkRepliesOf } from "./config";
 
@@ -132,23 +133,44 @@ const DEFAULT_SCORE_CACHE_BYTES = 512 * 2 ** 20;
 // The operator's busy switch is read from the store at most this often, so several API instances agree within it.
 const BUSY_SWITCH_REFRESH_MS = 2000;
 
-/** Migrates the store, builds the system on it and serves the HTTP API and the pages. */
-export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
+/** The system over `options.db`, built and not started: nothing is read, listened to or scheduled until `startApiServer` does. */
+type System = {
+  logger: Logger;
+  scoreCache: SyncedScoreCache | undefined;
+  service: VraiService;
+  operators: Operators;
+  reads: Reads;
+  site: SiteReads;
+  directory: Directory;
+  proofs: ProofChecks;
+  anchoring: Anchoring;
+  scheduler: Scheduler;
+  devClock: DevClock | undefined;
+  chain: ChainScoreParts | undefined;
+  metrics: ApiMetrics;
+  /** The API's routes: what the HTTP app serves and the OpenAPI document describes. */
+  routes: Route[];
+  /** Reads the operator's busy switch (V3.3) from the store. */
+  refreshBusy(): Promise<void>;
+};
+
+/**
+ * Builds the system of `options` over `options.db` without touching it.
+ * @param overloaded whether the process is overloaded now (V3.3: the load monitor `startApiServer` runs)
+ */
+function createSystem(options: ApiServerOptions, overloaded: () => boolean): System {
   const logger = options.logger ?? pino({ level: "info" });
   const clock = options.devClock?.clock ?? options.clock ?? systemClock;
-  await migrate(options.db);
   const scoreCache = options.scoreCacheBytes === 0 ? undefined : createSyncedScoreCache(options.db, options.scoreCacheBytes ?? DEFAULT_SCORE_CACHE_BYTES, logger);
   const store = createSqlStore(options.db, { onScoresCommitted: scoreCache?.committed });
   const latestScores = scoreCache ? scoreCache.over(store) : store;
 
-  const load = createLoadMonitor(options.overload ?? { maxInFlight: 256, maxLoopDelayMs: 200 });
   let busySwitch = false;
   const ownerLimits = options.limits ?? DEFAULT_OWNER_LIMITS;
-  const service = createVraiService({ store, clock, limits: ownerLimits, logger, busy: () => busySwitch || load.overloaded(), onBusyChanged: (on) => void (busySwitch = on) });
+  const service = createVraiService({ store, clock, limits: ownerLimits, logger, busy: () => busySwitch || overloaded(), onBusyChanged: (on) => void (busySwitch = on) });
   const refreshBusy = async () => {
     busySwitch = await service.operator.isBusySwitchOn().catch(() => busySwitch);
   };
-  await refreshBusy();
 
   const operators = createOperators({ operators: createOperatorRepository(options.db), clock, bootstrapTokenHash: hashSecret(options.operatorToken) });
   const reads = createReads({ store, latestScores, clock });
@@ -172,7 +194,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   });
 
   const chain = options.indexerApi === false ? undefined : chainScoreParts({ db: options.db, accounts: service.accounts, agents: store.read, clock });
-  const metrics = createApiMetrics({ busy: () => load.overloaded(), scoreCache: scoreCache?.server.stats });
+  const metrics = createApiMetrics({ busy: overloaded, scoreCache: scoreCache?.server.stats });
   const site = createSiteReads({ site: store, clock });
   const routes: Route[] = [
     ...serviceRoutes({ ...service, reads, site, checkinResults: metrics.checkinResults }),
@@ -182,6 +204,31 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     ...(chain?.routes ?? []),
     ...(devClock ? devRoutes(devClock) : []),
   ];
+  return { logger, scoreCache, service, operators, reads, site, directory, proofs, anchoring, scheduler, devClock, chain, metrics, routes, refreshBusy };
+}
+
+/**
+ * The OpenAPI document `vrai dev` serves at /v1/openapi.json (`vrai serve`'s and the development clock's routes), built
+ * from the route declarations in-process: no database (a query would throw) and nothing listening.
+ */
+export function apiDocument(): unknown {
+  const refused = async (): Promise<never> => {
+    throw new Error("the OpenAPI document is built from the route declarations: nothing reads the database");
+  };
+  const db: Db = { kind: "pglite", query: refused, transaction: refused, close: async () => {} };
+  const devClock: DevClockOptions = { clock: createOffsetClock(systemClock), persist: () => {} };
+  const { routes } = createSystem({ db, operatorToken: "unused", logger: pino({ level: "silent" }), scoreCacheBytes: 0, devClock }, () => false);
+  return openApiDocument(routes, { version: API_VERSION });
+}
+
+/** Migrates the store, builds the system on it and serves the HTTP API and the pages. */
+export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
+  await migrate(options.db);
+  const load = createLoadMonitor(options.overload ?? { maxInFlight: 256, maxLoopDelayMs: 200 });
+  const { logger, scoreCache, service, operators, reads, site, directory, proofs, anchoring, scheduler, devClock, chain, metrics, routes, refreshBusy } =
+    createSystem(options, () => load.overloaded());
+  await refreshBusy();
+
   const shared = options.rateLimit?.redis;
   const redis = shared ? { client: await connectRedis(shared.url, logger), keyPrefix: shared.keyPrefix } : undefined;
   const limits = createRateLimits({ ...DEFAULT_RATE_LIMITS, ...options.rateLimit, redis });

@@ -7,6 +7,7 @@
 import { createPublicClient, http, type Address, type Hex, type PublicClient } from "viem";
 import type { Logger } from "pino";
 import { registryAbi } from "../chain/abi/registry";
+import { shortMessageOf } from "../chain/short-message";
 import { retry, type Sleep } from "../retry";
 import { RpcRangeError, RpcTransportError } from "./errors";
 
@@ -58,7 +59,7 @@ export function classifyRpcError(error: unknown, what: string): RpcRangeError | 
     if (typeof c === "number" && code === undefined) code = c;
   }
   const text = messages.join(" | ");
-  const short = (messages.find((m) => m !== "") ?? String(error)).split("\n")[0];
+  const short = shortMessageOf(error);
   if (code === LIMIT_EXCEEDED_CODE || RANGE_MESSAGE.test(text)) return new RpcRangeError(`${what}: ${short}`, { cause: error });
   return new RpcTransportError(`${what}: ${short}`, { cause: error });
 }

@@ -6,6 +6,7 @@ import crypto from "node:crypto";
 import { BaseError } from "../errors";
 import { MIN_INTERVAL_S } from "../method";
 import { realSleep, retry, type RetryDecision, type Sleep } from "../retry";
+import type { ApiError, ApiJson } from "./api";
 
 // V3.2: a check-in less than 1,200 s after the previous counted one is refused. The method's own constant,
 // under the name the SDK exports it by.
@@ -18,17 +19,8 @@ export type { Sleep } from "../retry";
  */
 export const defaultSleep: Sleep = realSleep;
 
-/** The body of a counted check-in (`201`), as the service sends it, plus whether it was a replay of an earlier attempt. */
-export type CheckInResult = {
-  agentId: string;
-  result: "counted";
-  /** Arrival time on the service's clock (RFC 3339, whole seconds). */
-  arrival: string;
-  /** V3.3: when to come back, 3600 normally, 7200 while the service is busy. */
-  next_heartbeat_s: number;
-  on_time: boolean | null;
-  excused: boolean;
-  credit: number;
+/** The body of a counted check-in (`201`), as the API declares it, plus whether it was a replay of an earlier attempt. */
+export type CheckInResult = ApiJson<"checkIn", 201> & {
   /** True when the service answered `Idempotent-Replayed: true` (an earlier attempt with the same key was counted). */
   replayed: boolean;
 };
@@ -180,20 +172,23 @@ export function createVraiAgent(options: VraiAgentOptions): VraiAgent {
     } catch (error) {
       throw new VraiAgentError("network_error", `check-in request failed: ${(error as Error).message}`, { retryable: true, cause: error });
     }
-    let body: Record<string, unknown> = {};
+    // The API answers JSON objects of the shapes its document declares for the status.
+    let body: ApiJson<"checkIn", 201> | ApiJson<"checkIn", 429> | ApiError | undefined;
     try {
-      body = JSON.parse(text) as Record<string, unknown>;
+      const json = JSON.parse(text);
+      if (typeof json === "object" && json !== null) body = json;
     } catch {
       // A proxy's HTML error page: the status decides.
     }
-    const served = body.error as { code?: string; message?: string } | undefined;
-    const what = `${response.status}${served?.message ? `: ${served.message}` : ""}`;
-    if (response.status === 201) {
-      return { ...(body as Omit<CheckInResult, "replayed">), replayed: response.headers.get("idempotent-replayed") === "true" };
+    if (response.status === 201 && body !== undefined && "result" in body) {
+      return { ...body, replayed: response.headers.get("idempotent-replayed") === "true" };
     }
+    const served = body !== undefined && "error" in body ? body.error : undefined;
+    const what = `${response.status}${served?.message ? `: ${served.message}` : ""}`;
     if (response.status === 429) {
       const header = Number(response.headers.get("retry-after"));
-      const waitS = Number.isFinite(header) && header >= 0 ? header : typeof body.retry_after_s === "number" ? body.retry_after_s : 1;
+      const asked = body !== undefined && "retry_after_s" in body ? body.retry_after_s : undefined;
+      const waitS = Number.isFinite(header) && header >= 0 ? header : (asked ?? 1);
       throw new VraiAgentError(served?.code ?? "checkin_refused", `check-in refused (${what})`, { status: 429, retryable: true, retryAfterMs: waitS * 1000 });
     }
     if (response.status === 409 || response.status >= 500) {

@@ -9,6 +9,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import { parseArgs } from "node:util";
+import { shortMessageOf } from "../chain/short-message";
 import { InvalidInputError } from "../errors";
 import type { Sleep } from "../retry";
 import { createVraiAgent, DEFAULT_MAX_ATTEMPTS, MIN_CHECKIN_INTERVAL_S, type CheckInResult, type CheckInWait, type VraiAgentError } from "./agent";
@@ -49,7 +50,7 @@ function parseOptions(argv: readonly string[], env: HeartbeatCliDeps["env"]): Op
   try {
     ({ values } = parseArgs({ args: own, options: { api: { type: "string" }, agent: { type: "string" }, "key-file": { type: "string" } }, strict: true, allowPositionals: false }));
   } catch (error) {
-    throw new InvalidInputError("usage", `${(error as Error).message.split("\n")[0]} (usage: ${USAGE})`, { cause: error });
+    throw new InvalidInputError("usage", `${shortMessageOf(error)} (usage: ${USAGE})`, { cause: error });
   }
   if (values.api === undefined || !/^https?:\/\/[^\s]+$/.test(values.api)) throw new InvalidInputError("usage", `--api: expected an http(s) URL, got ${values.api ?? "nothing"} (usage: ${USAGE})`);
   if (values.agent === undefined || !/^[A-Za-z0-9_-]{1,64}$/.test(values.agent)) throw new InvalidInputError("usage", `--agent: expected an agent id, got ${values.agent ?? "nothing"} (usage: ${USAGE})`);

@@ -7,6 +7,7 @@ import { vraiGateAbi } from "../chain/abi/vraiGate";
 import { isScoreLeafV2, processScoreProof, scoreLeafFromJson, scoreLeafHash, scoreLeafV2Fields, type ScoreLeafV2Fields } from "../chain/score-tree";
 import { BaseError, InvalidInputError } from "../errors";
 import { parseRfc3339 } from "../method";
+import type { ApiError, ApiJson } from "./api";
 
 export { vraiGateAbi };
 
@@ -41,12 +42,6 @@ export type ContractScoreProof = {
   args: ScoreProofArgs;
 };
 
-/** The API's answer, as far as this reads it. */
-type ProofBody = {
-  scoreId: number; agentId: string; day: string; leafVersion: number; leafValues: unknown[]; leaf: Hex; proof: Hex[]; root: Hex;
-  anchor: { contract: string; chainId: number; txHash: Hex; blockNumber: number; anchoredAt: string | null };
-};
-
 /**
  * Fetches the proof of an agent's latest anchored daily score (or of daily score `scoreId`) and shapes it for a
  * contract: `args` goes as it is to viem's `writeContract`/`readContract` against the example gate, and its first
@@ -72,9 +67,10 @@ export async function getScoreProof(options: GetScoreProofOptions): Promise<Cont
   if (scoreId !== undefined && !(Number.isSafeInteger(scoreId) && scoreId > 0)) throw new InvalidInputError("invalid_score_proof_options", `not a score id: ${scoreId}`);
   const path = agentId !== undefined ? `/v1/agents/${agentId}/score/proof` : `/v1/scores/${scoreId}/proof`;
   const response = await (options.fetch ?? fetch)(api + path);
-  const body = (await response.json().catch(() => null)) as (ProofBody & { error?: { code: string; message: string } }) | null;
-  if (!response.ok || body === null) {
-    throw new BaseError(body?.error?.code ?? "score_proof_unavailable", `GET ${path} answered ${response.status}: ${body?.error?.message ?? "no JSON body"}`, { status: response.status });
+  const body: ApiJson<"getScoreProof" | "getLatestScoreProof", 200> | ApiError | null = await response.json().catch(() => null);
+  if (!response.ok || body === null || "error" in body) {
+    const served = body !== null && "error" in body ? body.error : undefined;
+    throw new BaseError(served?.code ?? "score_proof_unavailable", `GET ${path} answered ${response.status}: ${served?.message ?? "no JSON body"}`, { status: response.status });
   }
   const values = scoreLeafFromJson(body.leafValues);
   if (!isScoreLeafV2(values)) {

@@ -5,7 +5,9 @@
  */
 import { parseArgs } from "node:util";
 import { DeploymentFileError, readDeployment } from "../chain/deployment";
+import { shortMessageOf } from "../chain/short-message";
 import { InvalidInputError } from "../errors";
+import type { ApiJson } from "./api";
 import { verifyScore, type VerifyScoreOptions } from "./verify";
 
 /** Its arguments after the command's name. */
@@ -42,7 +44,7 @@ function parseOptions(argv: readonly string[], deps: VerifyCliDeps): VerifyScore
       options: { day: { type: "string" }, api: { type: "string" }, rpc: { type: "string" }, contract: { type: "string" }, deployment: { type: "string" } },
     });
   } catch (error) {
-    throw new InvalidInputError("usage", `${(error as Error).message.split("\n")[0]} (usage: ${usage})`, { cause: error });
+    throw new InvalidInputError("usage", `${shortMessageOf(error)} (usage: ${usage})`, { cause: error });
   }
   const { values, positionals } = parsed;
   if (positionals.length !== 1) throw new InvalidInputError("usage", `expected one agent id, got ${positionals.length} (usage: ${usage})`);
@@ -66,7 +68,8 @@ function parseOptions(argv: readonly string[], deps: VerifyCliDeps): VerifyScore
 async function devClockHint(api: string, doFetch: typeof fetch): Promise<string | undefined> {
   const res = await doFetch(`${api.replace(/\/+$/, "")}/v1/dev/clock`).catch(() => undefined);
   if (res?.status !== 200) return undefined;
-  const clock = (await res.json().catch(() => ({}))) as { now?: string; nextDailyAt?: string };
+  const clock: ApiJson<"getDevClock", 200> | undefined = await res.json().catch(() => undefined);
+  if (clock === undefined) return undefined;
   return `  this is vrai dev (its clock: ${clock.now}; next daily recompute at ${clock.nextDailyAt}): vrai dev-clock advance --days 1 moves it past that 00:00 UTC, the daily recompute and anchoring with it`;
 }
 

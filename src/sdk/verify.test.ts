@@ -51,6 +51,13 @@ describe("SDK verifyScore (real PostgreSQL, real local chain over JSON-RPC)", ()
     });
   });
 
+  it("reports a chain it cannot reach by viem's shortMessage, on one line", async () => {
+    const rpcUrl = "http://127.0.0.1:1";
+    const result = await verifyScore({ api: fixture.server.url, agentId: fixture.agent, day: fixture.day, rpcUrl });
+    expect(result.verified).to.equal(false);
+    expect(result.checks[result.checks.length - 1]).to.deep.equal({ step: "anchor", ok: false, message: `chain RPC unreachable at ${rpcUrl}: HTTP request failed.` });
+  });
+
   it("refuses options that are not an agent id, day, URL or address before fetching anything", async () => {
     const fetched: string[] = [];
     const base: VerifyScoreOptions = { api: fixture.server.url, agentId: fixture.agent, rpcUrl: fixture.rpc.url, fetch: async (url) => (fetched.push(String(url)), fetch(url)) };

@@ -11,8 +11,10 @@ import {
   componentLeafValue, isScoreLeafV2, processScoreProof, rootAnchoredLogs, SCORE_LEAF_V2_FIELDS, SCORE_LEAF_VERSIONS, scoreLeafFromJson, scoreLeafHash, scoreLeafToJson,
   scoreLeafV2, scoreLeafVersion, type AnyScoreLeafValues,
 } from "../chain/score-tree";
+import { shortMessageOf } from "../chain/short-message";
 import { InvalidInputError } from "../errors";
 import { canonicalJson, scoreFromInputs, sha256Hex, toRfc3339, validateScoreInputs } from "../method";
+import type { ApiError, ApiJson } from "./api";
 
 const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
 /** Pages of score history read at most (100 daily scores each): more means a day must be named. */
@@ -72,23 +74,19 @@ export type VerifyScoreResult = {
 /** A check after which nothing can be checked: verification stops. */
 class StepFailed extends Error {}
 
-type ScoreJson = { id: number; agentId: string; method: string; day: string | null; trigger: string; sha256: string; total: number; result: Record<string, unknown> };
-type ProofJson = {
-  scoreId: number; leaf: Hex; leafValues: unknown[]; proof: Hex[]; root: Hex; day: string;
-  anchor: { txHash: Hex; blockNumber: number; chainId: number; contract: Address } | null;
-};
+/** One page of an agent's daily scores, oldest first. */
+type DailyScores = ApiJson<"listDailyScores", 200>;
 
-/** What the daily history says of the first daily score of the agent's latest claim (V9), where the API says it. */
-type FirstDaily = { firstDailyAt?: string; message?: string };
+/** What the daily history says of the first daily score of the agent's latest claim (V9). */
+type FirstDaily = Pick<DailyScores, "firstDailyAt" | "message">;
 
-/** The `lookup` failure of an agent with no daily score (of `day`): when its first comes, when the API says (issue #31). */
+/** The `lookup` failure of an agent with no daily score (of `day`): when its first comes (issue #31). */
 function noDailyScore(agentId: string, day: string | undefined, first: FirstDaily): string {
   const at = first.firstDailyAt;
   if (day !== undefined) {
-    const before = at !== undefined && `${day}T00:00:00Z` < at ? `: ${day} is before its first daily score, of ${at.slice(0, 10)} (computed at ${at})` : "";
+    const before = `${day}T00:00:00Z` < at ? `: ${day} is before its first daily score, of ${at.slice(0, 10)} (computed at ${at})` : "";
     return `no daily score of agent ${agentId} on ${day}${before}`;
   }
-  if (at === undefined) return `no daily score of agent ${agentId}`;
   if (first.message !== undefined) return `no daily score of agent ${agentId} yet: its first is computed at ${at} (the first 00:00 UTC after its claim) and anchored on chain after it; verify then`;
   return `no daily score of agent ${agentId}: its first was due at ${at} (the daily recompute at 00:00 UTC may still be running)`;
 }
@@ -161,24 +159,28 @@ export async function verifyScore(given: VerifyScoreOptions): Promise<VerifyScor
       throw stop(`API unreachable: GET ${options.api}${path}: ${(error as Error).message}`);
     }
     if (!response.ok) {
-      const body = (await response.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
+      const body: ApiError | null = await response.json().catch(() => null);
       throw stop(`GET ${path} answered ${response.status}${body?.error ? ` ${body.error.code}: ${body.error.message}` : ""}`);
     }
     return response;
   };
-  const getJson = async <T>(path: string): Promise<T> => (await get(path)).json() as Promise<T>;
+  // The body as the API's document declares it for the operation the caller names in its type.
+  const getJson = async (path: string) => (await get(path)).json();
 
   try {
     // The daily score of the day (default: the agent's latest daily score).
     const range: Record<string, string> = options.day ? { from: options.day, to: options.day } : {};
-    const listed: ScoreJson[] = [];
-    let first: FirstDaily = {};
-    // The history comes a page at a time, oldest first: every page up to the last (a bounded number of them).
-    for (let cursor: string | null | undefined, pages = 0; cursor !== null; pages++) {
-      if (pages === MAX_HISTORY_PAGES) throw stop(`the score history of agent ${options.agentId} has more than ${MAX_HISTORY_PAGES} pages: name a day`);
+    const listed: DailyScores["scores"] = [];
+    const pageOf = async (cursor?: string): Promise<DailyScores> => {
       const query = new URLSearchParams({ ...range, ...(cursor === undefined ? {} : { cursor }) }).toString();
-      const page = await getJson<{ scores: ScoreJson[]; nextCursor: string | null } & FirstDaily>(`/v1/agents/${options.agentId}/scores${query ? `?${query}` : ""}`);
-      if (pages === 0) first = { firstDailyAt: page.firstDailyAt, message: page.message };
+      return getJson(`/v1/agents/${options.agentId}/scores${query ? `?${query}` : ""}`);
+    };
+    // The history comes a page at a time, oldest first: every page up to the last (a bounded number of them).
+    const first = await pageOf();
+    listed.push(...first.scores);
+    for (let cursor = first.nextCursor, pages = 1; cursor !== null; pages++) {
+      if (pages === MAX_HISTORY_PAGES) throw stop(`the score history of agent ${options.agentId} has more than ${MAX_HISTORY_PAGES} pages: name a day`);
+      const page = await pageOf(cursor);
       listed.push(...page.scores);
       cursor = page.nextCursor;
     }
@@ -198,7 +200,7 @@ export async function verifyScore(given: VerifyScoreOptions): Promise<VerifyScor
 
     // 2. The score, recomputed from the inputs alone with the method engine.
     step = "score";
-    const stored = await getJson<ScoreJson>(`/v1/scores/${found.id}`);
+    const stored: ApiJson<"getScore", 200> = await getJson(`/v1/scores/${found.id}`);
     let text: string;
     let recomputed: ReturnType<typeof scoreFromInputs>;
     try {
@@ -208,9 +210,11 @@ export async function verifyScore(given: VerifyScoreOptions): Promise<VerifyScor
       step = "inputs";
       throw stop(`inputs: not a valid inputs document: ${(error as Error).message}`);
     }
-    const { sha256: storedDigest, ...storedRest } = stored.result;
-    const { sha256: _recomputedDigest, ...recomputedRest } = recomputed.result as unknown as Record<string, unknown>;
-    const total = (recomputed.result as { total: number }).total;
+    const { sha256: storedDigest, ...storedResult } = stored.result;
+    const { sha256: _recomputedDigest, ...recomputedResult } = recomputed.result;
+    const storedRest: Record<string, unknown> = storedResult;
+    const recomputedRest: Record<string, unknown> = recomputedResult;
+    const total = recomputed.result.total;
     score.total = total;
     if (recomputed.canonical !== text) {
       step = "inputs";
@@ -227,12 +231,12 @@ export async function verifyScore(given: VerifyScoreOptions): Promise<VerifyScor
     step = "digest";
     const digest = sha256Hex(bytes);
     score.sha256 = digest;
-    const proof = await getJson<ProofJson>(`/v1/scores/${found.id}/proof`);
+    const proof: ApiJson<"getScoreProof", 200> = await getJson(`/v1/scores/${found.id}/proof`);
     score.root = proof.root;
     const published: Array<[string, string | null | undefined]> = [
       ["the X-Vrai-Sha256 header", headerDigest],
       ["the stored score's sha256", stored.sha256],
-      ["the stored result's sha256", storedDigest as string | undefined],
+      ["the stored result's sha256", storedDigest],
       ["the Merkle leaf's sha256", typeof proof.leafValues?.[3] === "string" ? proof.leafValues[3].replace(/^0x/, "") : undefined],
     ];
     const differing = published.filter(([, value]) => value !== digest);
@@ -272,11 +276,11 @@ export async function verifyScore(given: VerifyScoreOptions): Promise<VerifyScor
 
     // 5. The root on chain: anchored as a batch root, by the transaction the API names.
     step = "anchor";
-    const contract = options.contract ?? proof.anchor?.contract;
-    if (proof.anchor && options.contract && getAddress(proof.anchor.contract) !== options.contract) {
+    // The API serves a proof once its day's root is mined (proof_not_ready before), with the anchoring transaction.
+    const contract = options.contract ?? proof.anchor.contract;
+    if (options.contract && getAddress(proof.anchor.contract) !== options.contract) {
       fail(`anchor contract: the API names ${proof.anchor.contract}, the expected AnchorRegistry is ${options.contract}`);
     }
-    if (!contract) throw stop(`root ${proof.root} is not anchored yet: the API reports no anchoring transaction (give --contract or --deployment to look on chain)`);
     const client = createPublicClient({ transport: http(options.rpcUrl, { retryCount: 0 }) });
     const anchorsOf = (root: Hex) =>
       Promise.all(ROLES.map((role) => client.readContract({ address: contract, abi: anchorRegistryAbi, functionName: "anchorOf", args: [root, role] })));
@@ -284,7 +288,7 @@ export async function verifyScore(given: VerifyScoreOptions): Promise<VerifyScor
     try {
       chainId = await client.getChainId();
     } catch (error) {
-      throw stop(`chain RPC unreachable at ${options.rpcUrl}: ${(error as Error).message.split("\n")[0]}`);
+      throw stop(`chain RPC unreachable at ${options.rpcUrl}: ${shortMessageOf(error)}`);
     }
     if ((await client.getCode({ address: contract })) === undefined) throw stop(`no contract at ${contract} on chain ${chainId} (${options.rpcUrl})`);
     if (!proofLeadsToRoot) {
@@ -294,14 +298,13 @@ export async function verifyScore(given: VerifyScoreOptions): Promise<VerifyScor
       else fail(`Merkle proof altered: it leads to ${reached}, not to the root ${proof.root}`);
       step = "anchor";
     }
-    if (proof.anchor && proof.anchor.chainId !== chainId) fail(`anchor chain: the API says chain ${proof.anchor.chainId}, the RPC serves chain ${chainId}`);
+    if (proof.anchor.chainId !== chainId) fail(`anchor chain: the API says chain ${proof.anchor.chainId}, the RPC serves chain ${chainId}`);
     const anchors = await anchorsOf(proof.root);
     if (anchors.every((a) => a.submitter === ZERO_ADDRESS)) throw stop(`root ${proof.root} is not anchored on chain (AnchorRegistry ${contract}, chain ${chainId})`);
     if (!anchors.some((a) => a.isRoot)) throw stop(`root ${proof.root} is anchored as a single digest, not as a batch root`);
     if (proofLeadsToRoot && !(await client.readContract({ address: contract, abi: anchorRegistryAbi, functionName: "verify", args: [proof.root, leaf, proof.proof] }))) {
       fail(`AnchorRegistry.verify(root, leaf, proof) returned false`);
     }
-    if (!proof.anchor) throw stop(`root ${proof.root} is anchored on chain but the API reports no anchoring transaction`);
     const receipt = await client.getTransactionReceipt({ hash: proof.anchor.txHash }).catch(() => null);
     const event = receipt ? rootAnchoredLogs(contract, receipt.logs).find((e) => e.root === proof.root) : undefined;
     if (!receipt || receipt.status !== "success" || !event) {
@@ -328,7 +331,7 @@ export async function verifyScore(given: VerifyScoreOptions): Promise<VerifyScor
       );
     }
   } catch (error) {
-    if (!(error instanceof StepFailed)) fail(`unexpected failure: ${(error as Error).message.split("\n")[0]}`);
+    if (!(error instanceof StepFailed)) fail(`unexpected failure: ${shortMessageOf(error)}`);
   }
   result.verified = result.checks.every((c) => c.ok);
   return result;

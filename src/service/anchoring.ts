@@ -12,6 +12,7 @@ import type { Logger } from "pino";
 import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
 import type { AnchorWriter } from "../chain/anchor-writer";
 import { SCORE_LEAF_VERSIONS } from "../chain/score-tree";
+import { shortMessageOf } from "../chain/short-message";
 import { BaseError } from "../errors";
 import { retry } from "../retry";
 import type { AnchorRepository, DayAnchorRow, ScoreAnchor, ScoreProof } from "../store/anchors";
@@ -153,7 +154,7 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
         // "already known": still in the pool, wait for it. "nonce too low": another transaction of this
         // account took its nonce, so it can never be mined (the root is not on chain): send a new one.
         const message = error instanceof Error ? error.message : String(error);
-        logger.info({ day, txHash, err: message.split("\n")[0] }, "rebroadcast refused");
+        logger.info({ day, txHash, err: shortMessageOf(error) }, "rebroadcast refused");
         return !/nonce too low|nonce has already been used/i.test(message);
       },
     );

@@ -3,6 +3,7 @@ import { createPublicClient, createWalletClient, getAddress, http, isAddress, pa
 import { privateKeyToAccount } from "viem/accounts";
 import { identityRegistryAbi } from "../../chain/abi/identityRegistry";
 import { DeploymentFileError, readDeployment } from "../../chain/deployment";
+import { shortMessageOf } from "../../chain/short-message";
 import { InvalidInputError } from "../../errors";
 import { parseFlags } from "../flags";
 import type { Command } from "../io";
@@ -50,7 +51,7 @@ export const command: Command = {
     const transport = http(rpcUrl, { retryCount: 0 });
     const publicClient = createPublicClient({ transport });
     const chainId = await publicClient.getChainId().catch((error: unknown) => {
-      throw new InvalidInputError("chain_unreachable", `cannot reach the chain at ${rpcUrl}: is vrai dev running? (${(error as Error).message.split("\n")[0]})`, { cause: error });
+      throw new InvalidInputError("chain_unreachable", `cannot reach the chain at ${rpcUrl}: is vrai dev running? (${shortMessageOf(error)})`, { cause: error });
     });
     if (chainId !== LOCAL_CHAIN_ID) throw new InvalidInputError("not_local_chain", `${rpcUrl} serves chain ${chainId}: dev-identity mints on a local Hardhat chain (31337) only`);
     const chain = { id: chainId, name: "local", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } } as const;
