@@ -15,8 +15,8 @@ import { nextCursorSchema, pageQuery, ROWS_PAGE, SMALL_ROWS_PAGE } from "./page-
 import { defineRoute, errorResponse as e, errorSchema, idSchema, JsonText, type Route } from "./route";
 import { daySchema, instantSchema } from "./schemas";
 
-/** V2: the proofs a claim by another owner removes, those of one agent (V6), e.g. "Domain and ERC-8004 identity proofs". */
-const agentLevelProofs = `${kindsInWords(offeredKindsOf("agent"), "title", "and")} proofs`;
+/** V2: the proofs a claim by another owner removes, those of one agent (V6), e.g. "proofs of a domain and an ERC-8004 identity". */
+const agentLevelProofs = `proofs of ${kindsInWords(offeredKindsOf("agent"), "noun", "and")}`;
 
 const idParams = z.object({ id: idSchema });
 const scoreIdParams = z.object({ id: z.coerce.number().int().positive() });

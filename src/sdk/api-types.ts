@@ -62,7 +62,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Re-claim your own agent: rotates its key and restarts everything V2 restarts (idempotency keys used before are forgotten). Its domain and ERC-8004 proofs stay. Another owner's agent is refused. */
+        /** Re-claim your own agent: rotates its key and restarts everything V2 restarts (idempotency keys used before are forgotten). Its proofs of a domain and an ERC-8004 identity stay. Another owner's agent is refused. */
         post: operations["reclaimAgent"];
         delete?: never;
         options?: never;
@@ -317,7 +317,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Transfer an agent to an owner: a new claim by that owner (V2), logged. A new owner's claim removes the agent's domain and ERC-8004 proofs at that instant; a transfer to its own owner is a re-claim and keeps them. Idempotency keys used before are forgotten. Returns the new agent key once. */
+        /** Transfer an agent to an owner: a new claim by that owner (V2), logged. A new owner's claim removes the agent's proofs of a domain and an ERC-8004 identity at that instant; a transfer to its own owner is a re-claim and keeps them. Idempotency keys used before are forgotten. Returns the new agent key once. */
         post: operations["transferAgent"];
         delete?: never;
         options?: never;
