@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import pino from "pino";
 import { startApiServer, type ApiServer } from "../app/server";
+import { SCORE_LEAF_V2_TYPES } from "../chain/score-tree";
 import { createManualClock } from "../service/clock";
 import { createTestPgliteDb, type TestDb } from "../test-helpers/db";
 
@@ -62,13 +63,40 @@ describe("the routes of score proofs and ERC-8004 identities' agents (PGlite)", 
       ["/v1/erc8004/8453/0x1234/7", "path.registry"], [`/v1/erc8004/8453/${REGISTRY}zz/7`, "path.registry"],
       [`/v1/erc8004/8453/${REGISTRY}/-1`, "path.tokenId"], [`/v1/erc8004/8453/${REGISTRY}/007`, "path.tokenId"], [`/v1/erc8004/8453/${REGISTRY}/${2n ** 256n}`, "path.tokenId"],
       [`/v1/erc8004/8453/${REGISTRY}/abc`, "path.tokenId"], [`/v1/erc8004/8453/${REGISTRY}/%2F`, "path.tokenId"],
+      // 2^53 + 1: 16 digits that Number() would round to 2^53, another chain.
+      [`/v1/erc8004/9007199254740993/${REGISTRY}/7`, "path.chainId"], [`/v1/erc8004/1e3/${REGISTRY}/7`, "path.chainId"], [`/v1/erc8004/0x10/${REGISTRY}/7`, "path.chainId"],
       ["/v1/scores/abc/proof", "path.id"], ["/v1/scores/0/proof", "path.id"], ["/v1/agents/not%20an%20id/score/proof", "path.id"],
+      // What Number() reads but is not a score id in decimal digits, on every route that takes one.
+      ...["1e3", "0x10", "%2012", "12%20", "+12", "012", "1.0", "9007199254740992"].flatMap((id): Array<[string, string]> => [
+        [`/v1/scores/${id}/proof`, "path.id"], [`/v1/scores/${id}`, "path.id"], [`/v1/scores/${id}/inputs`, "path.id"],
+      ]),
     ];
     for (const [path, field] of cases) {
       const { status, body } = await get(path);
       expect(status, path).to.equal(400);
       expect(body.error.code, path).to.equal("invalid_request");
       expect(body.error.message, path).to.match(new RegExp(`^${field.replace(".", "\\.")}: `));
+    }
+  });
+
+  it("takes a chain id and a score id up to 2^53 - 1, in decimal digits", async () => {
+    const holder = await get(`/v1/erc8004/9007199254740991/${REGISTRY}/7`);
+    expect([holder.status, holder.body.error.code]).to.deep.equal([404, "erc8004_identity_not_held"]);
+    expect(holder.body.error.message).to.contain("9007199254740991:");
+    for (const path of ["/v1/scores/9007199254740991", "/v1/scores/9007199254740991/inputs", "/v1/scores/9007199254740991/proof"]) {
+      const { status, body } = await get(path);
+      expect([status, body.error.code], path).to.deep.equal([404, "score_not_found"]);
+    }
+  });
+
+  it("declares a version-2 proof's leafTypes as the exact tuple it answers, and a score id as an integer", async () => {
+    const { body: doc } = await get("/v1/openapi.json");
+    const proof = doc.paths["/v1/scores/{id}/proof"].get;
+    const v2 = proof.responses[200].content["application/json"].schema.oneOf.find((s: any) => s.properties.leafVersion.const === 2);
+    expect(v2.properties.leafTypes.prefixItems.map((item: any) => item.const)).to.deep.equal([...SCORE_LEAF_V2_TYPES]);
+    expect(v2.properties.leafTypes.items).to.equal(false);
+    for (const path of ["/v1/scores/{id}", "/v1/scores/{id}/inputs", "/v1/scores/{id}/proof"]) {
+      expect(doc.paths[path].get.parameters[0].schema, path).to.deep.equal({ type: "integer", minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
     }
   });
 
