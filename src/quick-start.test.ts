@@ -16,7 +16,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { expect } from "chai";
 import { startDev, type DevProcess } from "./test-helpers/dev-process";
-import { readmeShellBlocks } from "./test-helpers/readme";
+import { readmeBlocks } from "./test-helpers/readme";
 
 const ROOT = path.resolve(__dirname, "..");
 const CHECKED = /^✔ /;
@@ -67,7 +67,7 @@ describe("the README's quick start on a fresh copy of the repository (issue #31)
     const rpc = `http://127.0.0.1:${dev.chainPort}`;
     expect(dev.output()).to.contain("chain started: contracts deployed (deployments/localhost.json)");
 
-    const [walkthrough] = readmeShellBlocks("Five minutes with curl");
+    const [walkthrough] = readmeBlocks("Five minutes with curl", "sh");
     expect(walkthrough).to.contain("npx vrai dev-clock advance --days 1").and.contain("npx vrai verify $ID");
     const days: string[] = [];
     for (const run of [1, 2]) {
