@@ -110,4 +110,44 @@ describe("the routes of score proofs and ERC-8004 identities' agents (PGlite)", 
     const unknown = await get("/v1/agents/agt_nobody/score/proof");
     expect([unknown.status, unknown.body.error.code]).to.deep.equal([404, "agent_not_found"]);
   });
+
+  it("says in proof_not_ready when the first daily score comes, before it exists, and when the day's root is expected after", async () => {
+    const { agentId: newcomer } = await server.service.accounts.claimNewAgent(ownerId);
+    const claimedAt = clock.now();
+    const latest = async (agent: string) => {
+      const { status, body } = await get(`/v1/agents/${agent}/score/proof`);
+      expect([status, body.error.code], agent).to.deep.equal([404, "proof_not_ready"]);
+      return body.error.message as string;
+    };
+    // As GET /v1/agents/{id}/scores says it (firstDailyAt): the first 00:00 UTC after the claim.
+    const { body: history } = await get(`/v1/agents/${newcomer}/scores`);
+    expect(history.firstDailyAt).to.equal("2026-11-04T00:00:00Z");
+    expect(await latest(newcomer)).to.equal(
+      `agent ${newcomer} has no daily score yet: the first is computed at 2026-11-04T00:00:00Z (the first 00:00 UTC after its claim, V9); ` +
+        "its proof is served once that day's root is anchored on chain, right after",
+    );
+    // Its midnight has come, its recompute not yet.
+    clock.set(Date.UTC(2026, 10, 4, 0, 0, 5) / 1000);
+    expect(claimedAt).to.be.lessThan(clock.now());
+    expect(await latest(newcomer)).to.match(new RegExp(`^agent ${newcomer} has no daily score yet: the first was due at 2026-11-04T00:00:00Z and comes with the next daily recompute `));
+    // Its daily score stored, the day's tree not built yet.
+    await server.service.scoring.recomputeDay("2026-11-04");
+    const { body: scored } = await get(`/v1/agents/${newcomer}/scores`);
+    const [daily] = scored.scores as Array<{ id: number; day: string }>;
+    expect(daily.day).to.equal("2026-11-04");
+    const expected = "this service does not anchor (no ANCHOR_PRIVATE_KEY): it comes when the instance that anchors has it mined";
+    const noTree = await get(`/v1/scores/${daily.id}/proof`);
+    expect([noTree.status, noTree.body.error.code]).to.deep.equal([404, "proof_not_ready"]);
+    expect(noTree.body.error.message).to.equal(
+      `score ${daily.id}'s day (2026-11-04) has no tree yet: the tree is built right after that day's daily recompute (from 2026-11-04T00:00:00Z), then its root is anchored; ${expected}`,
+    );
+    expect(await latest(newcomer)).to.equal(
+      `agent ${newcomer}'s latest daily score's day (2026-11-04) has no tree yet: the tree is built right after that day's daily recompute (from 2026-11-04T00:00:00Z), then its root is anchored; ${expected}`,
+    );
+    // The tree built, its root not mined.
+    const built = await server.anchoring.buildDay("2026-11-04");
+    const unmined = await get(`/v1/scores/${daily.id}/proof`);
+    expect(unmined.body.error.message).to.equal(`score ${daily.id}'s day (2026-11-04) is not anchored yet: its root ${built?.root} is not mined; ${expected}`);
+    expect(await latest(newcomer)).to.equal(`agent ${newcomer}'s latest daily score's day (2026-11-04) is not anchored yet: its root ${built?.root} is not mined; ${expected}`);
+  });
 });
