@@ -85,6 +85,27 @@ ${snippet}}
     expect(output.contracts?.["ReadmeGate.sol"].ReadmeGate.abi.map((item) => item.name)).to.include("join");
   });
 
+  it("the curl walkthrough prints an error answer's code and message, and a terminal goes on to the next step (no set -e)", async () => {
+    const [walkthrough] = readmeBlocks("Five minutes with curl", "sh");
+    const lines = walkthrough.split("\n");
+    const json = lines.find((l) => l.startsWith("json() {"));
+    const step2 = lines.filter((l) => l.startsWith("AGENT=$(") || l.startsWith("ID=$("));
+    expect(json).to.not.equal(undefined);
+    expect(step2).to.have.length(2);
+    expect(walkthrough).to.not.match(/^set -e/m);
+    // What its comment says of an error answer is what a terminal does with it (below): printed, the field empty, no stop.
+    const said = lines.slice(1, lines.indexOf(json!)).join(" ");
+    expect(said).to.contain("An error answer is printed instead (its code and message) and the field is left empty").and.not.contain("stops");
+    // Step 2 with an owner token that is not one, as an interactive shell runs it: each line, whatever the last one did.
+    const script = [lines[0], json, ...step2, 'echo "went on: ID=[$ID]"'].join("\n");
+    const { stdout, stderr } = await promisify(execFile)("bash", ["-c", script], { env: { ...process.env, API: server.url, TOKEN: "vo_not_a_token" } });
+    const answer = (await (await fetch(`${server.url}/v1/agents`, { method: "POST", headers: { authorization: "Bearer vo_not_a_token", "content-type": "application/json" }, body: '{"name":"my agent"}' })).json()) as { error: { code: string; message: string } };
+    expect(answer.error.code).to.match(/^[a-z_]+$/);
+    // Once for the agent id, once for its key: the step's two fields.
+    expect(stderr).to.equal(`${answer.error.code}: ${answer.error.message}\n`.repeat(2));
+    expect(stdout).to.equal("went on: ID=[]\n");
+  });
+
   it(".env.example lists each variable once", () => {
     const names = [...fs.readFileSync(path.join(ROOT, ".env.example"), "utf8").matchAll(/^([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1]);
     expect(names).to.include.members(["DEPLOYMENT", "CONFIRMATIONS"]);
