@@ -15,6 +15,7 @@ import { getAddress, toHex, type Address } from "viem";
 import { vraiGateAbi } from "../chain/abi/vraiGate";
 import { startDev } from "../test-helpers/dev-process";
 import { startGatedScore, type GatedScore } from "../test-helpers/gated-score";
+import { npxInstalls, removeNpxInstallsFrom } from "../test-helpers/npx-cache";
 import { readmeBlocks } from "../test-helpers/readme";
 import { renderMethodPage } from "../web/method-page";
 
@@ -285,8 +286,7 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     expect([pack, rest]).to.deep.equal(["cd packages/sdk && npm pack", []]);
     expect(npx).to.match(new RegExp(`^npx --yes --package \\./${tarball.replace(/\./g, "\\.")} vrai-verify AGENT_ID `));
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-method-verify-"));
-    const npxCache = path.join(os.homedir(), ".npm", "_npx");
-    const cachedBefore = new Set(fs.existsSync(npxCache) ? fs.readdirSync(npxCache) : []);
+    const cachedBefore = npxInstalls();
     try {
       fs.copyFileSync(path.join(project, tarball), path.join(dir, tarball));
       const command = npx.replace("AGENT_ID", fixture.established.agentId).replace("YYYY-MM-DD", fixture.today).replace("https://vrai.example", fixture.server.url).replace("RPC_URL", fixture.rpc.url);
@@ -296,12 +296,7 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
       expect(lines[lines.length - 1]).to.equal("verified");
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
-      // npx installed the tarball into npm's cache (its package.json names the tarball by a path relative to the cache):
-      // that install goes with this run's directory.
-      for (const entry of fs.existsSync(npxCache) ? fs.readdirSync(npxCache) : []) {
-        const manifest = path.join(npxCache, entry, "package.json");
-        if (!cachedBefore.has(entry) && fs.existsSync(manifest) && fs.readFileSync(manifest, "utf8").includes(path.basename(dir))) fs.rmSync(path.join(npxCache, entry), { recursive: true, force: true });
-      }
+      removeNpxInstallsFrom(dir, cachedBefore);
     }
   });
 
