@@ -46,7 +46,7 @@ function shellEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 describe("the README's quick start on a fresh clone of the repository (issue #31)", function () {
-  // npm ci (about 40 s with npm's cache warm), then vrai dev compiles the contracts (offline solc, about 15 s) before it is ready.
+  // npm ci (35-40 s with npm's cache warm), then vrai dev compiles the contracts (offline solc, about 15 s) before it is ready.
   this.timeout(600_000);
   let dir: string;
   let dev: DevProcess | undefined;
@@ -66,7 +66,7 @@ describe("the README's quick start on a fresh clone of the repository (issue #31
     removeNpxInstallsFrom(dir, npxBefore);
   });
 
-  it("npm ci, npm start, then the walkthrough as written, twice: owner, agent, check-in, wallet proof, score 230, dev clock a day on, vrai verify passes; Ctrl-C stops it (2-3 min)", async () => {
+  it("npm ci, npm start, then the walkthrough as written, twice: owner, agent, check-in, wallet proof, score 230, dev clock a day on, vrai verify passes; Ctrl-C stops it (about a minute, npm ci half of it)", async () => {
     for (const absent of ["node_modules", "dist", "artifacts", "typechain-types"]) expect(fs.existsSync(path.join(dir, absent)), `a fresh clone has no ${absent}`).to.equal(false);
     const started = Date.now();
     // npm install as the README says, from the lock file: every package, then the prepare script's build.
