@@ -1,13 +1,13 @@
 /**
- * The README's quick start as a newcomer runs it (issue #31), on a fresh copy of the repository: `npm start`
- * (vrai dev: the contracts compiled and deployed on the local chain, the service on PGlite), then the block of
- * "Five minutes with curl" as it is written, twice in a row: owner, agent, check-in, wallet proof, the score,
- * the development clock a day forward, and `vrai verify` passing. Ctrl-C then stops it with its last line.
+ * The README's quick start as a newcomer runs it (issue #31), on a fresh `git clone` of this checkout's HEAD:
+ * `npm ci` (the locked packages, and the `prepare` build of dist/vrai.cjs), `npm start` (vrai dev: the contracts
+ * compiled and deployed on the local chain, the service on PGlite), then the block of "Five minutes with curl" as
+ * it is written, twice in a row: owner, agent, check-in, wallet proof, the score, the development clock a day
+ * forward, and `vrai verify` passing. Ctrl-C then stops it with its last line.
  *
- * The copy is the repository's files as a clone has them (tracked and untracked, ignored ones aside: no
- * artifacts, typechain types, dist or data), with the repository's own node_modules linked in rather than
- * installed again: `npm install` itself is covered by src/install.test.ts (no engine warnings: every locked
- * package accepts Node 20.19) and src/sdk/package.test.ts (the SDK's tarball installed into an empty project).
+ * What it tests is the commit, as CI's clean clone has it: in a checkout with uncommitted changes, they are not
+ * in the clone (the test says so, and tests HEAD). The install needs the npm registry, or npm's cache warm
+ * (`--prefer-offline`).
  */
 import { execFile, execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -16,20 +16,22 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { expect } from "chai";
 import { startDev, type DevProcess } from "./test-helpers/dev-process";
-import { readmeShellBlocks } from "./test-helpers/readme";
+import { npxInstalls, removeNpxInstallsFrom } from "./test-helpers/npx-cache";
+import { readmeBlocks } from "./test-helpers/readme";
 
 const ROOT = path.resolve(__dirname, "..");
 const CHECKED = /^✔ /;
+const run = promisify(execFile);
 
-/** The repository as a fresh clone has it, in a new directory, with the repository's node_modules linked in. */
-function freshCopy(): string {
+/** A fresh clone of this checkout's HEAD in a new directory: only what is committed, nothing installed or built. */
+function freshClone(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-quick-start-"));
-  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: ROOT }).toString("utf8").split("\0").filter((f) => f !== "" && fs.existsSync(path.join(ROOT, f)));
-  for (const file of files) {
-    fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
-    fs.copyFileSync(path.join(ROOT, file), path.join(dir, file));
+  const head = execFileSync("git", ["rev-parse", "HEAD"], { cwd: ROOT }).toString().trim();
+  execFileSync("git", ["clone", "--quiet", "--no-checkout", ROOT, dir]);
+  execFileSync("git", ["checkout", "--quiet", "--detach", head], { cwd: dir });
+  if (execFileSync("git", ["status", "--porcelain"], { cwd: ROOT }).length > 0) {
+    console.log(`      (testing the clone of HEAD ${head.slice(0, 12)}: this checkout's uncommitted changes are not in it)`);
   }
-  fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"), "dir");
   return dir;
 }
 
@@ -43,14 +45,16 @@ function shellEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-describe("the README's quick start on a fresh copy of the repository (issue #31)", function () {
-  // A fresh copy compiles the contracts (offline solc, about 15 s) before vrai dev is ready.
-  this.timeout(300_000);
+describe("the README's quick start on a fresh clone of the repository (issue #31)", function () {
+  // npm ci (35-40 s with npm's cache warm), then vrai dev compiles the contracts (offline solc, about 15 s) before it is ready.
+  this.timeout(600_000);
   let dir: string;
   let dev: DevProcess | undefined;
+  let npxBefore: Set<string>;
 
   before(() => {
-    dir = freshCopy();
+    dir = freshClone();
+    npxBefore = npxInstalls();
   });
   after(async () => {
     if (dev && dev.child.exitCode === null && dev.child.signalCode === null) {
@@ -58,42 +62,53 @@ describe("the README's quick start on a fresh copy of the repository (issue #31)
       await dev.exited;
     }
     fs.rmSync(dir, { recursive: true, force: true });
+    // `npx vrai` in the clone: npx keeps a link to it in npm's cache.
+    removeNpxInstallsFrom(dir, npxBefore);
   });
 
-  it("npm start, then the walkthrough as written, twice: owner, agent, check-in, wallet proof, score 230, dev clock a day on, vrai verify passes; Ctrl-C stops it (compiles the contracts: 30-60 s)", async () => {
-    expect(fs.existsSync(path.join(dir, "artifacts")), "a fresh copy has no compiled contracts").to.equal(false);
-    // As the README's first section says: npm start, at the root of the copy, its data in ./data.
+  it("npm ci, npm start, then the walkthrough as written, twice: owner, agent, check-in, wallet proof, score 230, dev clock a day on, vrai verify passes; Ctrl-C stops it (about a minute, npm ci half of it)", async () => {
+    for (const absent of ["node_modules", "dist", "artifacts", "typechain-types"]) expect(fs.existsSync(path.join(dir, absent)), `a fresh clone has no ${absent}`).to.equal(false);
+    const started = Date.now();
+    // npm install as the README says, from the lock file: every package, then the prepare script's build.
+    const install = await run("npm", ["ci", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: dir, env: shellEnv({}), maxBuffer: 16 * 2 ** 20 });
+    expect(install.stdout).to.match(/^> vrai@[^ ]+ prepare$/m);
+    expect(fs.existsSync(path.join(dir, "dist", "vrai.cjs")), "npm install built dist/vrai.cjs").to.equal(true);
+    expect(install.stderr, "npm warns of no engine").to.not.contain("EBADENGINE");
+    const installed = Date.now();
+    // As the README's first section says: npm start, at the root of the clone, its data in ./data.
     dev = await startDev(["npm", "start"], dir, { cwd: dir, detached: true, env: { LOG_LEVEL: "info" } });
+    const ready = Date.now();
     const rpc = `http://127.0.0.1:${dev.chainPort}`;
     expect(dev.output()).to.contain("chain started: contracts deployed (deployments/localhost.json)");
 
-    const [walkthrough] = readmeShellBlocks("Five minutes with curl");
+    // The clone's README: the commit's own walkthrough.
+    const [walkthrough] = readmeBlocks("Five minutes with curl", "sh", path.join(dir, "README.md"));
     expect(walkthrough).to.contain("npx vrai dev-clock advance --days 1").and.contain("npx vrai verify $ID");
     const days: string[] = [];
-    for (const run of [1, 2]) {
-      const { stdout, stderr } = await promisify(execFile)("bash", ["-euo", "pipefail", "-c", walkthrough], {
+    for (const round of [1, 2]) {
+      const { stdout, stderr } = await run("bash", ["-euo", "pipefail", "-c", walkthrough], {
         cwd: dir, env: shellEnv({ API: dev.url, RPC: rpc }), maxBuffer: 16 * 2 ** 20,
       }).catch((error: { stdout: string; stderr: string; code: number }) => {
-        throw new Error(`run ${run} of the walkthrough exited with ${error.code}:\n${error.stdout}\n${error.stderr}`);
+        throw new Error(`run ${round} of the walkthrough exited with ${error.code}:\n${error.stdout}\n${error.stderr}`);
       });
       const lines = stdout.trim().split("\n");
       const checkIn = JSON.parse(lines[0]) as { agentId: string; result: string; next_heartbeat_s: number };
-      expect(checkIn, `run ${run}`).to.include({ result: "counted", next_heartbeat_s: 3600 });
-      expect(lines.slice(1, 3), `run ${run}`).to.deep.equal(["wallet", "230"]);
+      expect(checkIn, `run ${round}`).to.include({ result: "counted", next_heartbeat_s: 3600 });
+      expect(lines.slice(1, 3), `run ${round}`).to.deep.equal(["wallet", "230"]);
       expect(lines[3]).to.match(/^[0-9a-f]{64} {2}-$/);
       expect(lines[4]).to.equal("agent page: 200");
       // The development clock: a day forward, that day's daily scores computed and their root anchored on chain.
       expect(lines[5]).to.equal("development clock moved 1 day forward (the chain's time with it)");
       const day = /^(\d{4}-\d\d-\d\d): (\d+) daily scores?, root anchored on chain in block \d+ \(tx 0x[0-9a-f]{64}\)$/.exec(lines[6]);
       expect(day, lines[6]).to.not.equal(null);
-      expect(Number(day![2]), `run ${run}: every agent claimed so far`).to.equal(run);
+      expect(Number(day![2]), `run ${round}: every agent claimed so far`).to.equal(round);
       days.push(day![1]);
-      expect(lines[7]).to.match(new RegExp(`^now \\S+ on the service's clock, ${run} days? ahead of the machine's; next daily recompute at \\S+$`));
+      expect(lines[7]).to.match(new RegExp(`^now \\S+ on the service's clock, ${round} days? ahead of the machine's; next daily recompute at \\S+$`));
       // vrai verify: the agent's latest daily score, every step held.
       expect(lines[8]).to.match(new RegExp(`^verifying the daily Vrai score \\d+ of agent ${checkIn.agentId} on ${day![1]} `));
       expect(lines.slice(9, 14).every((l) => CHECKED.test(l)), lines.slice(9).join("\n")).to.equal(true);
-      expect(lines.slice(14), `run ${run}`).to.deep.equal(["verified"]);
-      expect(stderr, `run ${run}: nothing went wrong`).to.equal("");
+      expect(lines.slice(14), `run ${round}`).to.deep.equal(["verified"]);
+      expect(stderr, `run ${round}: nothing went wrong`).to.equal("");
     }
     // The second run's day is the day after the first's: each run moved the clock by one.
     expect(Date.parse(`${days[1]}T00:00:00Z`) - Date.parse(`${days[0]}T00:00:00Z`)).to.equal(86_400_000);
@@ -101,5 +116,7 @@ describe("the README's quick start on a fresh copy of the repository (issue #31)
     process.kill(-dev.child.pid!, "SIGINT");
     expect(await dev.exited, dev.output()).to.deep.equal({ code: 0, signal: null });
     expect(dev.output().trimEnd().split("\n").pop()).to.equal("vrai stopped");
+    const s = (ms: number) => `${Math.round(ms / 1000)} s`;
+    console.log(`      npm ci ${s(installed - started)}, npm start to ready ${s(ready - installed)}, the walkthrough twice and the stop ${s(Date.now() - ready)}`);
   });
 });

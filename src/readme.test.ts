@@ -8,7 +8,7 @@ import pino from "pino";
 import { startApiServer, type ApiServer } from "./app/server";
 import { claimAgent } from "./test-helpers/checkin-proxy";
 import { createTestPgliteDb, type TestDb } from "./test-helpers/db";
-import { readmeShellBlocks } from "./test-helpers/readme";
+import { readmeBlocks } from "./test-helpers/readme";
 
 const ROOT = path.resolve(__dirname, "..");
 const README = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
@@ -27,7 +27,7 @@ describe("README", () => {
   });
 
   it("agent developers' vrai-heartbeat block runs as written: key in a file, the agent's command wrapped, its exit code returned", async () => {
-    const [block] = readmeShellBlocks("For agent developers").filter((b) => b.includes("vrai-heartbeat"));
+    const [block] = readmeBlocks("For agent developers", "sh").filter((b) => b.includes("vrai-heartbeat"));
     const { agentId, agentKey } = await claimAgent(server.url);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-readme-heartbeat-"));
     try {
@@ -44,6 +44,66 @@ describe("README", () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("dApps' Solidity in 'A Vrai score checked by a contract' compiles with the project's solc, in a contract importing VraiScores", function () {
+    this.timeout(60_000);
+    const [snippet, ...others] = readmeBlocks("A Vrai score checked by a contract", "solidity");
+    expect(others).to.deep.equal([]);
+    expect(snippet).to.contain("VraiScores.verify(ANCHORS, score, proof, root)");
+    // The compiler hardhat.config.ts pins, which it compiles with: the `solc` package's soljson.js.
+    const version = /const SOLC_VERSION = "([0-9.]+)"/.exec(fs.readFileSync(path.join(ROOT, "hardhat.config.ts"), "utf8"))![1];
+    const solc = require("solc") as { version(): string; compile(input: string, callbacks: { import(file: string): { contents: string } | { error: string } }): string };
+    expect(solc.version()).to.match(new RegExp(`^${version.replace(/\./g, "\\.")}\\+`));
+    // What a dApp writes around the snippet: the registry it names ANCHORS, and the README's two imports.
+    const source = `// SPDX-License-Identifier: MIT
+pragma solidity ${version};
+
+import {IAnchorRegistry} from "contracts/interfaces/IAnchorRegistry.sol";
+import {VraiScores} from "contracts/VraiScores.sol";
+
+contract ReadmeGate {
+    IAnchorRegistry private immutable ANCHORS;
+
+    constructor(IAnchorRegistry anchors) {
+        ANCHORS = anchors;
+    }
+
+${snippet}}
+`;
+    // Imports resolved as Hardhat resolves them: the project's own files from its root, packages from node_modules.
+    const resolve = (file: string) => {
+      for (const base of [ROOT, path.join(ROOT, "node_modules")]) if (fs.existsSync(path.join(base, file))) return { contents: fs.readFileSync(path.join(base, file), "utf8") };
+      return { error: `${file} not found` };
+    };
+    const input = { language: "Solidity", sources: { "ReadmeGate.sol": { content: source } }, settings: { evmVersion: "cancun", outputSelection: { "ReadmeGate.sol": { ReadmeGate: ["abi"] } } } };
+    const output = JSON.parse(solc.compile(JSON.stringify(input), { import: resolve })) as {
+      errors?: Array<{ severity: string; formattedMessage: string }>; contracts?: Record<string, Record<string, { abi: Array<{ name?: string }> }>>;
+    };
+    const errors = (output.errors ?? []).filter((e) => e.severity === "error").map((e) => e.formattedMessage);
+    expect(errors).to.deep.equal([]);
+    expect(output.contracts?.["ReadmeGate.sol"].ReadmeGate.abi.map((item) => item.name)).to.include("join");
+  });
+
+  it("the curl walkthrough prints an error answer's code and message, and a terminal goes on to the next step (no set -e)", async () => {
+    const [walkthrough] = readmeBlocks("Five minutes with curl", "sh");
+    const lines = walkthrough.split("\n");
+    const json = lines.find((l) => l.startsWith("json() {"));
+    const step2 = lines.filter((l) => l.startsWith("AGENT=$(") || l.startsWith("ID=$("));
+    expect(json).to.not.equal(undefined);
+    expect(step2).to.have.length(2);
+    expect(walkthrough).to.not.match(/^set -e/m);
+    // What its comment says of an error answer is what a terminal does with it (below): printed, the field empty, no stop.
+    const said = lines.slice(1, lines.indexOf(json!)).join(" ");
+    expect(said).to.contain("An error answer is printed instead (its code and message) and the field is left empty").and.not.contain("stops");
+    // Step 2 with an owner token that is not one, as an interactive shell runs it: each line, whatever the last one did.
+    const script = [lines[0], json, ...step2, 'echo "went on: ID=[$ID]"'].join("\n");
+    const { stdout, stderr } = await promisify(execFile)("bash", ["-c", script], { env: { ...process.env, API: server.url, TOKEN: "vo_not_a_token" } });
+    const answer = (await (await fetch(`${server.url}/v1/agents`, { method: "POST", headers: { authorization: "Bearer vo_not_a_token", "content-type": "application/json" }, body: '{"name":"my agent"}' })).json()) as { error: { code: string; message: string } };
+    expect(answer.error.code).to.match(/^[a-z_]+$/);
+    // Once for the agent id, once for its key: the step's two fields.
+    expect(stderr).to.equal(`${answer.error.code}: ${answer.error.message}\n`.repeat(2));
+    expect(stdout).to.equal("went on: ID=[]\n");
   });
 
   it(".env.example lists each variable once", () => {

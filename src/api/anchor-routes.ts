@@ -12,6 +12,7 @@ import type { Reads } from "../service/reads";
 import type { ScoreAnchor, ScoreProof } from "../store/anchors";
 import * as examples from "./examples";
 import { defineRoute, errorResponse as e, idSchema, type Route } from "./route";
+import { positiveDecimalSchema, scoreIdSchema } from "./schemas";
 
 const bytes32 = z.string().regex(/^0x[0-9a-f]{64}$/);
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/);
@@ -67,7 +68,11 @@ const v2Proof = z.object({
   ...common,
   leafVersion: z.literal(2),
   kindName: z.literal("vrai-score-day-v2"),
-  leafTypes: z.array(z.string()).describe(`${SCORE_LEAF_V2_TYPES.join(", ")}`),
+  // Spelled out, as v1's: the handler answers SCORE_LEAF_V2_TYPES, whose type must be this tuple.
+  leafTypes: z.tuple([
+    z.literal("string"), z.literal("uint32"), z.literal("bytes32"), z.literal("bytes32"), z.literal("uint16"), z.literal("int16"),
+    z.literal("int16"), z.literal("int16"), z.literal("uint8"), z.literal("uint256"), z.literal("address"), z.literal("uint256"),
+  ]),
   leafValues: z
     .tuple([z.string(), int, bytes32, bytes32, int, int, int, int, int, uint256, address, uint256])
     .describe("the VraiScores.Score tuple a contract takes, in abi.encode order (uint256 values in decimal)"),
@@ -99,7 +104,7 @@ function proofJson(p: ScoreProof & { anchor: ScoreAnchor }): ProofJson {
 
 const TOKEN_ID = /^(0|[1-9][0-9]{0,77})$/;
 const erc8004Params = z.object({
-  chainId: z.string().regex(/^[1-9][0-9]{0,15}$/, "expected a chain id: a positive integer of at most 16 digits").transform(Number),
+  chainId: positiveDecimalSchema("a chain id"),
   registry: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "expected an identity registry address: 0x and 40 hex digits"),
   tokenId: z
     .string()
@@ -130,7 +135,7 @@ export function anchorRoutes(anchoring: Pick<Anchoring, "proofOf" | "latestProof
       summary:
         "The Merkle proof of a daily score against its day's anchored root: the leaf's values by name (leafFields) and as the tuple a contract takes " +
         "(leafValues, with leafTypes; version 2 for days anchored as vrai-score-day-v2, version 1 before), the proof, the root and its AnchorRegistry anchor.",
-      params: z.object({ id: z.coerce.number().int().positive() }),
+      params: z.object({ id: scoreIdSchema }),
       responses: {
         200: { description: "ok", schema: proofResponse, example: examples.scoreProof },
         404: e("score_not_found, score_not_daily (only daily scores are anchored) or proof_not_ready (the day's root is not anchored yet: no proof is served against a root that is not on chain)"),

@@ -96,7 +96,7 @@ export const scoreProof = {
   leafFields: { ...fields, state: 0, erc8004ChainId: "8453", erc8004TokenId: "7" },
   leaf: `0x${day.leaf(0).toString("hex")}`, proof: proofElements(day.proof(0)), root: day.root,
   anchor: { contract: "0x5FbDB2315678afecb367f032d93F642f64180aa3", chainId: 8453, txHash: `0x${"5e".repeat(32)}`, blockNumber: 24_311_042, anchoredAt: "2026-11-02T00:01:04Z" },
-} satisfies { leafVersion: 2; kindName: "vrai-score-day-v2"; leafFields: { state: 0; [field: string]: unknown }; [field: string]: unknown };
+} satisfies { leafVersion: 2; kindName: "vrai-score-day-v2"; leafTypes: [...typeof SCORE_LEAF_V2_TYPES]; leafFields: { state: 0; [field: string]: unknown }; [field: string]: unknown };
 
 export const erc8004Holder = {
   chainId: 8453, registry: erc8004Registry, tokenId: "7", agentId, provenAt: toRfc3339(AT - 5 * DAY_S),

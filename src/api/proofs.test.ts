@@ -6,6 +6,7 @@ import { createManualClock } from "../service/clock";
 import { apiClient } from "../test-helpers/api-client";
 import { TEST_STORES, type TestDb } from "../test-helpers/db";
 import { startDnsServer, type TestDnsServer } from "../test-helpers/dns-server";
+import { startHttpServer, type TestHttpServer } from "../test-helpers/http-server";
 import { startApiServer, type ApiServer } from "../app/server";
 
 const OPERATOR_TOKEN = "operator-test-token-proofs-0123";
@@ -18,6 +19,8 @@ for (const { name, create } of TEST_STORES) {
     let testDb: TestDb;
     let server: ApiServer;
     let dns: TestDnsServer;
+    /** The web on loopback: each domain's files under /<domain>/, and the GitHub API's gists under /gists/. */
+    let web: TestHttpServer;
     const clock = createManualClock(T0);
 
     const { call, ownerWithAgent } = apiClient(() => server.url);
@@ -26,16 +29,21 @@ for (const { name, create } of TEST_STORES) {
     before(async () => {
       testDb = await create();
       dns = await startDnsServer();
+      web = await startHttpServer();
       const resolver = new Resolver();
       resolver.setServers([dns.address]);
       server = await startApiServer({
         db: testDb.db, operatorToken: OPERATOR_TOKEN, clock, logger: pino({ level: "silent" }), ownerRecomputeWorker: false,
-        proofSources: { resolveTxt: (n) => resolver.resolveTxt(n), sleep: async () => undefined, retry: { tries: 3, baseDelayMs: 1 } },
+        proofSources: {
+          resolveTxt: (n) => resolver.resolveTxt(n), sleep: async () => undefined, retry: { tries: 3, baseDelayMs: 1 },
+          wellKnownUrl: (domain) => `${web.url}/${domain}/.well-known/vrai.json`, settings: { GITHUB_API_BASE_URL: web.url }, allowLoopbackLiteralsForTests: true,
+        },
       });
     });
     after(async () => {
       await server.close();
       await dns.close();
+      await web.close();
       await testDb.drop();
     });
 
@@ -89,6 +97,44 @@ for (const { name, create } of TEST_STORES) {
       expect(github.json.instructions.evidence).to.deep.equal({ username: "octocat", gistId: "<the gist id>" });
       expect(github.json).to.not.have.property("typedData");
       expect(wallet.json.typedData.primaryType).to.equal("VraiProof");
+    });
+
+    it("follows the domain's .well-known file and the GitHub gist as their challenges say, through to verified proofs that count (issue #31)", async () => {
+      const { owner, agent } = await ownerWithAgent();
+      const before = await total(agent.agentId);
+      /** The evidence shown, with each value to fill in (in angle brackets) filled from `given`, and only those. */
+      const filled = (shown: Record<string, string | number>, given: Record<string, string>) => {
+        expect(Object.keys(shown).filter((k) => /^<.+>$/.test(String(shown[k])))).to.deep.equal(Object.keys(given));
+        return { ...shown, ...given };
+      };
+
+      const domain = await call("POST", "/v1/proofs/challenges", owner.token, { kind: "domain", subject: "WellKnown.Example.org", agentId: agent.agentId });
+      const file = domain.json.instructions.publish.find((p: { type: string }) => p.type === "https-file");
+      // Published where it says, the body exactly as given (no TXT record: DNS finds none).
+      const url = new URL(file.name);
+      expect([url.protocol, url.host, url.pathname]).to.deep.equal(["https:", "wellknown.example.org", "/.well-known/vrai.json"]);
+      web.route("GET", `/${url.host}${url.pathname}`, { body: file.value });
+      const provedDomain = await call("POST", "/v1/proofs", owner.token, { challengeId: domain.json.id, evidence: filled(domain.json.instructions.evidence, {}) });
+      expect(provedDomain.status, JSON.stringify(provedDomain.json)).to.equal(201);
+      expect(provedDomain.json).to.include({ kind: "domain", subject: "wellknown.example.org" });
+      expect(web.requestsTo(`/${url.host}${url.pathname}`)).to.have.length(1);
+
+      const github = await call("POST", "/v1/proofs/challenges", owner.token, { kind: "github", subject: "OctoCat" });
+      const [gist] = github.json.instructions.publish;
+      expect(gist.type).to.equal("gist");
+      // The public gist as GitHub's API serves it: its text contains what the challenge says to publish.
+      const gistId = "5e1f0c2b9a7d4e3f8a6b";
+      web.route("GET", `/gists/${gistId}`, { body: { id: gistId, public: true, owner: { login: "OctoCat" }, files: { "vrai.txt": { filename: "vrai.txt", content: `${gist.value}\n`, truncated: false } } } });
+      const provedGithub = await call("POST", "/v1/proofs", owner.token, { challengeId: github.json.id, evidence: filled(github.json.instructions.evidence, { gistId }) });
+      expect(provedGithub.status, JSON.stringify(provedGithub.json)).to.equal(201);
+      expect(provedGithub.json).to.include({ kind: "github", subject: "octocat" });
+      expect(web.requestsTo(`/gists/${gistId}`)).to.have.length(1);
+
+      await server.service.ownerRecomputes.drain();
+      const listed = await call("GET", `/v1/agents/${agent.agentId}/proofs`);
+      expect(listed.json.proofs.map((p: { kind: string }) => p.kind).sort()).to.deep.equal(["domain", "github"]);
+      // V6, method 0.2: domain 40, GitHub 30.
+      expect(await total(agent.agentId)).to.equal(before + 40 + 30);
     });
 
     it("refuses evidence of no kind with a 400 naming the field of the closest kind, and evidence of another kind than its challenge's", async () => {

@@ -52,3 +52,22 @@ export const daySchema = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, "expected a UTC day YYYY-MM-DD (V1)")
   .transform((day, context) => (boundedSeconds(dayStart, "day", day, context) === null ? z.NEVER : day));
+
+/**
+ * A positive integer in a path, written in decimal digits only (no sign, exponent, `0x`, space or leading zero:
+ * `z.coerce.number()` alone reads `1e3` as 1000 and `0x10` as 16), at most `Number.MAX_SAFE_INTEGER`, the
+ * largest a number holds exactly (a longer one would be rounded to another id); parsed to that number.
+ * @example positiveDecimalSchema("a score id").parse("42") // 42
+ */
+export const positiveDecimalSchema = (what: string) =>
+  z
+    .string()
+    .regex(/^[1-9][0-9]*$/, `expected ${what}: a positive integer in decimal digits`)
+    .transform(Number)
+    .pipe(z.number().max(Number.MAX_SAFE_INTEGER, `expected ${what} of at most ${Number.MAX_SAFE_INTEGER} (2^53 - 1)`));
+
+/**
+ * A stored score's id in a path (`/v1/scores/{id}`): `positiveDecimalSchema`, documented as the integer it is
+ * (a path's integer is its decimal digits), so generated clients keep taking a number.
+ */
+export const scoreIdSchema = positiveDecimalSchema("a score id").meta({ type: "integer", pattern: undefined, minimum: 1, maximum: Number.MAX_SAFE_INTEGER });

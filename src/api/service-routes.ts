@@ -13,13 +13,13 @@ import * as examples from "./examples";
 import { scoreInputsSchema, scoreResultSchema, windowDaySchema } from "./method-schemas";
 import { nextCursorSchema, pageQuery, ROWS_PAGE, SMALL_ROWS_PAGE } from "./page-query";
 import { defineRoute, errorResponse as e, errorSchema, idSchema, JsonText, type Route } from "./route";
-import { daySchema, instantSchema } from "./schemas";
+import { daySchema, instantSchema, scoreIdSchema } from "./schemas";
 
 /** V2: the proofs a claim by another owner removes, those of one agent (V6), e.g. "proofs of a domain and an ERC-8004 identity". */
 const agentLevelProofs = `proofs of ${kindsInWords(offeredKindsOf("agent"), "noun", "and")}`;
 
 const idParams = z.object({ id: idSchema });
-const scoreIdParams = z.object({ id: z.coerce.number().int().positive() });
+const scoreIdParams = z.object({ id: scoreIdSchema });
 const reason = z.string().trim().min(1).max(500);
 
 const claimResponse = z.object({ agentId: z.string(), ownerId: z.string(), agentKey: z.string(), claimId: z.number(), claimedAt: z.string() });

@@ -4061,8 +4061,20 @@ export interface operations {
                         leafVersion: 2;
                         /** @constant */
                         kindName: "vrai-score-day-v2";
-                        /** @description string, uint32, bytes32, bytes32, uint16, int16, int16, int16, uint8, uint256, address, uint256 */
-                        leafTypes: string[];
+                        leafTypes: [
+                            "string",
+                            "uint32",
+                            "bytes32",
+                            "bytes32",
+                            "uint16",
+                            "int16",
+                            "int16",
+                            "int16",
+                            "uint8",
+                            "uint256",
+                            "address",
+                            "uint256"
+                        ];
                         /** @description the VraiScores.Score tuple a contract takes, in abi.encode order (uint256 values in decimal) */
                         leafValues: [
                             string,
@@ -4311,8 +4323,20 @@ export interface operations {
                         leafVersion: 2;
                         /** @constant */
                         kindName: "vrai-score-day-v2";
-                        /** @description string, uint32, bytes32, bytes32, uint16, int16, int16, int16, uint8, uint256, address, uint256 */
-                        leafTypes: string[];
+                        leafTypes: [
+                            "string",
+                            "uint32",
+                            "bytes32",
+                            "bytes32",
+                            "uint16",
+                            "int16",
+                            "int16",
+                            "int16",
+                            "uint8",
+                            "uint256",
+                            "address",
+                            "uint256"
+                        ];
                         /** @description the VraiScores.Score tuple a contract takes, in abi.encode order (uint256 values in decimal) */
                         leafValues: [
                             string,

@@ -12,8 +12,12 @@ import { promisify } from "node:util";
 import { expect } from "chai";
 import ts from "typescript";
 import { getAddress, toHex, type Address } from "viem";
+import { vraiGateAbi } from "../chain/abi/vraiGate";
 import { startDev } from "../test-helpers/dev-process";
 import { startGatedScore, type GatedScore } from "../test-helpers/gated-score";
+import { npxInstalls, removeNpxInstallsFrom } from "../test-helpers/npx-cache";
+import { readmeBlocks } from "../test-helpers/readme";
+import { renderMethodPage } from "../web/method-page";
 
 const SDK_DIR = path.resolve(__dirname, "../../packages/sdk");
 const TSC = require.resolve("typescript/bin/tsc");
@@ -83,6 +87,14 @@ function examplesOf(declarations: string): Array<{ name: string; code: string }>
   return found;
 }
 
+/** The lines of the /method page's "Verify a score yourself" command block, as a reader copies them. */
+function methodPageVerifyCommand(): string[] {
+  const page = renderMethodPage({ outages: [], nextPage: null, laterPage: false });
+  const [, code] = /<h2 id="verify-heading">[\s\S]*?<pre class="snippet"><code>([\s\S]*?)<\/code><\/pre>/.exec(page) ?? [];
+  const text = code.replace(/&(amp|lt|gt|quot|#39);/g, (_, name: string) => ({ amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'" })[name] ?? "");
+  return text.split("\n");
+}
+
 /** Runs every example in its own async function, with the SDK's exports and the live system's values in scope. */
 const EXAMPLE_RUNNER = `
 import * as sdk from "@vrai/sdk";
@@ -102,8 +114,8 @@ for (const { name, code } of JSON.parse(process.env.EXAMPLES)) {
   await new AsyncFunction(...Object.keys(scope), code)(...Object.values(scope));
   console.log(JSON.stringify({ ran: name }));
 }
-// As a process manager stops it: the heartbeat an example started ends, and so does the process.
-process.kill(process.pid, "SIGTERM");
+// As a process manager stops it: the heartbeat an example started (and its SIGTERM handler) ends, and so does the process.
+if (process.listenerCount("SIGTERM") > 0) process.kill(process.pid, "SIGTERM");
 `;
 
 describe("@vrai/sdk packed and installed into an empty project", function () {
@@ -115,10 +127,15 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
   let registry: Address;
   const node = (args: string[], env: Record<string, string> = {}) => run(process.execPath, args, { cwd: project, env: cleanEnv(env), maxBuffer: 16 * 2 ** 20 });
 
-  /** Builds the package (its prepack script), packs it, and installs the tarball into a new empty project. */
+  /**
+   * Builds the package (its prepack script) and packs it by the /method page's command, as printed, at the root of
+   * this checkout; moves the tarball into a new empty project and installs it there.
+   */
   async function packAndInstall(): Promise<void> {
-    await run("npm", ["pack", "--pack-destination", project], { cwd: SDK_DIR, env: cleanEnv(), maxBuffer: 16 * 2 ** 20 });
-    [tarball] = fs.readdirSync(project).filter((f) => f.endsWith(".tgz"));
+    const [pack] = methodPageVerifyCommand();
+    const { stdout } = await run("bash", ["-euc", pack], { cwd: path.resolve(SDK_DIR, "../.."), env: cleanEnv(), maxBuffer: 16 * 2 ** 20 });
+    tarball = stdout.trim().split("\n").pop()!;
+    fs.renameSync(path.join(SDK_DIR, tarball), path.join(project, tarball));
     fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "sdk-consumer", version: "1.0.0", private: true }));
     await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", `./${tarball}`], { cwd: project, env: cleanEnv(), maxBuffer: 16 * 2 ** 20 });
   }
@@ -229,6 +246,60 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     expect(stdout).to.match(/^entered with a score of \d+, anchored at \d+$/m);
   });
 
+  it("type-checks and runs the contract-gate code of both READMEs (the repository's dApp section, its own) against the live API, chain and gate", async () => {
+    const blocks = [
+      ...readmeBlocks("A Vrai score checked by a contract", "ts"),
+      ...readmeBlocks("Gating a contract on a score", "ts", path.join(project, "node_modules/@vrai/sdk/README.md")),
+    ];
+    expect(blocks).to.have.length(2);
+    // As written, against the package's declarations: what a reader has in scope is declared, nothing else.
+    blocks.forEach((block, i) => fs.writeFileSync(path.join(project, `readme-gate-${i}.mts`), block));
+    fs.writeFileSync(path.join(project, "readme-scope.d.ts"), [
+      "declare const agentId: string;", 'declare const gate: import("viem").Address;',
+      'declare const publicClient: import("viem").PublicClient;',
+      'declare const wallet: import("viem").WalletClient<import("viem").Transport, import("viem").Chain, import("viem").Account>;',
+    ].join("\n"));
+    fs.writeFileSync(path.join(project, "tsconfig.readme.json"), JSON.stringify({
+      compilerOptions: { strict: true, module: "nodenext", moduleResolution: "nodenext", target: "es2022", lib: ["es2023", "dom"], types: [], noEmit: true, skipLibCheck: true },
+      files: ["readme-scope.d.ts", ...blocks.map((_, i) => `readme-gate-${i}.mts`)],
+    }));
+    const { stdout: typeErrors } = await node([TSC, "-p", "tsconfig.readme.json"]).catch((error: { stdout: string }) => ({ stdout: `failed: ${error.stdout}` }));
+    expect(typeErrors).to.equal("");
+
+    // Run with the SDK's exports in scope (what their import lines name) and the README's API address made the live one's.
+    const { chain, established, gate, server } = fixture;
+    const entered = async () => (await chain.publicClient.getContractEvents({ address: gate, abi: vraiGateAbi, eventName: "Entered", fromBlock: 0n, args: { account: chain.accounts[established.holder].address } })).length;
+    const before = await entered();
+    fs.writeFileSync(path.join(project, "run-examples.mjs"), EXAMPLE_RUNNER);
+    const examples = blocks.map((block, i) => ({ name: `README block ${i}`, code: block.replace(/^import .*\n/gm, "").replaceAll("http://127.0.0.1:8080", server.url) }));
+    const { stdout } = await node(["run-examples.mjs"], {
+      EXAMPLES: JSON.stringify(examples),
+      EXAMPLE_SCOPE: JSON.stringify({ api: server.url, rpcUrl: fixture.rpc.url, agentId: established.agentId, tokenId: "0", gate, privateKey: toHex(chain.accounts[established.holder].getHdKey().privateKey!) }),
+    });
+    expect(stdout.trim().split("\n").slice(1)).to.deep.equal(examples.map((e) => JSON.stringify({ ran: e.name })));
+    // Each block's writeContract went through the gate.
+    expect(await entered()).to.equal(before + blocks.length);
+  });
+
+  it("runs the /method page's verify command as printed from the tarball its pack line wrote, in an empty directory: the score verified", async () => {
+    const [pack, npx, ...rest] = methodPageVerifyCommand();
+    expect([pack, rest]).to.deep.equal(["cd packages/sdk && npm pack", []]);
+    expect(npx).to.match(new RegExp(`^npx --yes --package \\./${tarball.replace(/\./g, "\\.")} vrai-verify AGENT_ID `));
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-method-verify-"));
+    const cachedBefore = npxInstalls();
+    try {
+      fs.copyFileSync(path.join(project, tarball), path.join(dir, tarball));
+      const command = npx.replace("AGENT_ID", fixture.established.agentId).replace("YYYY-MM-DD", fixture.today).replace("https://vrai.example", fixture.server.url).replace("RPC_URL", fixture.rpc.url);
+      const { stdout } = await run("bash", ["-euc", command], { cwd: dir, env: cleanEnv({ npm_config_prefer_offline: "true", npm_config_audit: "false", npm_config_fund: "false" }), maxBuffer: 16 * 2 ** 20 });
+      const lines = stdout.trim().split("\n");
+      expect(lines.filter((l) => l.startsWith("✔"))).to.have.length(5);
+      expect(lines[lines.length - 1]).to.equal("verified");
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+      removeNpxInstallsFrom(dir, cachedBefore);
+    }
+  });
+
   it("carries its README, LICENSE and repository field in the tarball (issue #31), the LICENSE the repository's", async () => {
     const { stdout } = await run("tar", ["tzf", path.join(project, tarball)]);
     expect(stdout.trim().split("\n")).to.include.members(["package/README.md", "package/LICENSE", "package/package.json", "package/dist/verify.js", "package/dist/heartbeat.js"]);
@@ -242,6 +313,8 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     // Until it is published, how to get it: the pack step.
     expect(readme).to.contain("cd packages/sdk && npm pack");
     expect(readme).to.contain("vrai-verify");
+    // Issue #26: the contract-gate call and its ABI, whose example the test above runs.
+    expect(readme).to.contain("getScoreProof").and.contain("vraiGateAbi");
   });
 
   it("exports its error classes (issue #31): a bad option is an InvalidInputError, a check-in too soon a VraiAgentError, all BaseErrors", async () => {

@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import { BaseError as ViemBaseError, ContractFunctionRevertedError, stringToHex } from "viem";
+import { identityRegistryAbi } from "../chain/abi/identityRegistry";
 import { GATE_MAX_AGE_S, GATE_MIN_TOTAL, startGatedScore, type GatedScore } from "../test-helpers/gated-score";
 import { getScoreProof, vraiGateAbi, type ScoreProofArgs } from "./score-proof";
 import { verifyScore } from "./verify";
@@ -62,6 +63,19 @@ describe("a contract gating on a Vrai score: the API's proof through the example
     expect(receipt.status).to.equal("success");
     const [entered] = await chain.publicClient.getContractEvents({ address: gate, abi: vraiGateAbi, eventName: "Entered", blockHash: receipt.blockHash });
     expect(entered.args).to.deep.equal({ account: wallet.account.address, erc8004TokenId: 0n });
+  });
+
+  it("lets the token's agent wallet through the gate too, with the same proof", async () => {
+    const { established, gate, chain, identityRegistry, server } = fixture;
+    const agentWallet = chain.accounts[established.agentWallet].address;
+    const onChain = await chain.publicClient.readContract({ address: identityRegistry, abi: identityRegistryAbi, functionName: "getAgentWallet", args: [established.tokenId] });
+    expect(onChain).to.equal(agentWallet);
+    expect(agentWallet).to.not.equal(chain.accounts[established.holder].address);
+    const proof = await getScoreProof({ api: server.url, agentId: established.agentId });
+    const receipt = await enter(established.agentWallet, proof.args);
+    expect(receipt.status).to.equal("success");
+    const [entered] = await chain.publicClient.getContractEvents({ address: gate, abi: vraiGateAbi, eventName: "Entered", blockHash: receipt.blockHash });
+    expect(entered.args).to.deep.equal({ account: agentWallet, erc8004TokenId: 0n });
   });
 
   it("refuses the provisional agent, even called by its own identity's holder", async () => {

@@ -246,7 +246,12 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
     const [id] = (await testDb.db.query<{ id: number }>("SELECT id FROM scores WHERE trigger = 'daily' AND day = '2026-11-11' ORDER BY id LIMIT 1")).rows.map((r) => Number(r.id));
     const response = await fetch(`${server.url}/v1/scores/${id}/proof`);
     expect(response.status).to.equal(404);
-    expect(((await response.json()) as any).error).to.include({ code: "proof_not_ready" });
+    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    expect(error.code).to.equal("proof_not_ready");
+    // This service anchors: it says when the root is expected.
+    expect(error.message).to.match(new RegExp(
+      `^score ${id}'s day \\(2026-11-11\\) is not anchored yet: its root 0x[0-9a-f]{64} is not mined; it is expected on chain right after that day's daily recompute \\(from 2026-11-11T00:00:00Z\\), its transaction retried until mined$`,
+    ));
     // The agent's latest proof is of its latest mined day, not of this one.
     const agent = (await testDb.db.query<{ agent_id: string }>("SELECT agent_id FROM scores WHERE id = $1", [id])).rows[0].agent_id;
     const latest = (await (await fetch(`${server.url}/v1/agents/${agent}/score/proof`)).json()) as any;

@@ -14,6 +14,7 @@ import type { AnchorWriter } from "../chain/anchor-writer";
 import { SCORE_LEAF_VERSIONS } from "../chain/score-tree";
 import { shortMessageOf } from "../chain/short-message";
 import { BaseError } from "../errors";
+import { dayStart, firstDailyAt, toRfc3339 } from "../method";
 import { retry } from "../retry";
 import type { AnchorRepository, DayAnchorRow, ScoreAnchor, ScoreProof } from "../store/anchors";
 import type { Clock } from "./clock";
@@ -244,14 +245,33 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
       });
   }
 
+  /**
+   * proof_not_ready for a daily score of `day` (`subject` names it), saying when its day's root is expected on chain:
+   * the tree is built right after the day's daily recompute, at the day's 00:00 UTC (V9), and its root anchored then.
+   */
+  async function notReady(subject: string, day: string): Promise<NotFoundError> {
+    const row = await anchors.getDay(day);
+    const recompute = `that day's daily recompute (from ${toRfc3339(dayStart(day))})`;
+    const expected = writer
+      ? `it is expected on chain right after ${recompute}, its transaction retried until mined${row?.txHash ? ` (${row.txHash} sent, not mined yet)` : ""}`
+      : "this service does not anchor (no ANCHOR_PRIVATE_KEY): it comes when the instance that anchors has it mined";
+    if (!row) {
+      return new NotFoundError("proof_not_ready", `${subject}'s day (${day}) has no tree yet: the tree is built right after ${recompute}, then its root is anchored; ${expected}`);
+    }
+    return new NotFoundError("proof_not_ready", `${subject}'s day (${day}) is not anchored yet: its root ${row.root} is not mined; ${expected}`);
+  }
+
   async function proofOf(scoreId: number): Promise<ScoreProof & { anchor: ScoreAnchor }> {
     const found = await anchors.scoreProof(scoreId);
     if (!found) throw new NotFoundError("score_not_found", `score ${scoreId} does not exist`);
     if (found.trigger !== "daily") throw new NotFoundError("score_not_daily", `score ${scoreId} is not a daily score: only daily scores are anchored`);
-    if (!found.proof) throw new NotFoundError("proof_not_ready", `score ${scoreId}'s day has no tree yet (it is built after the daily recompute)`);
+    if (!found.proof) {
+      if (found.tree === "none") throw await notReady(`score ${scoreId}`, found.day);
+      throw new NotFoundError("proof_not_ready", `score ${scoreId} was stored after its day's (${found.day}) tree was built: it is not one of its leaves, and has no proof`);
+    }
     const { proof } = found;
     // Never a proof against a root that is not on chain: a contract could not accept it, and nobody can check it.
-    if (!proof.anchor) throw new NotFoundError("proof_not_ready", `score ${scoreId}'s day (${proof.day}) is not anchored yet: its root ${proof.root} is not mined`);
+    if (!proof.anchor) throw await notReady(`score ${scoreId}`, proof.day);
     return { ...proof, anchor: proof.anchor };
   }
 
@@ -271,10 +291,17 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
     },
     proofOf,
     async latestProofOf(agentId) {
-      const { agentExists, scoreId } = await anchors.latestAnchoredScore(agentId);
-      if (!agentExists) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
-      if (scoreId === null) throw new NotFoundError("proof_not_ready", `agent ${agentId} has no daily score whose day is anchored yet (a day's root is anchored after its daily recompute)`);
-      return proofOf(scoreId);
+      const { scoreId, latestDailyDay, claimedAt } = await anchors.latestAnchoredScore(agentId);
+      if (claimedAt === null) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
+      if (scoreId !== null) return proofOf(scoreId);
+      if (latestDailyDay !== null) throw await notReady(`agent ${agentId}'s latest daily score`, latestDailyDay);
+      // As GET /v1/agents/{id}/scores says it (firstDailyAt): no daily score before the first 00:00 UTC after the claim.
+      const first = firstDailyAt(claimedAt);
+      const when = clock.now() < first ? `the first is computed at ${toRfc3339(first)}` : `the first was due at ${toRfc3339(first)} and comes with the next daily recompute`;
+      throw new NotFoundError(
+        "proof_not_ready",
+        `agent ${agentId} has no daily score yet: ${when} (the first 00:00 UTC after its claim, V9); its proof is served once that day's root is anchored on chain, right after`,
+      );
     },
     start() {
       if (stopping.signal.aborted) stopping = new AbortController();

@@ -68,7 +68,7 @@ for (const { name, create } of TEST_STORES) {
 
     it("has no proof for a daily score before its day's tree is stored, none ever for a change score, and nothing for an unknown id", async () => {
       const { ids } = await dayLeaves(testDb.db, DAY);
-      expect(await anchors.scoreProof(ids[0])).to.deep.equal({ trigger: "daily", proof: null });
+      expect(await anchors.scoreProof(ids[0])).to.deep.equal({ trigger: "daily", proof: null, day: DAY, tree: "none" });
       expect(await anchors.scoreProof(changeScoreId)).to.deep.equal({ trigger: "change", proof: null });
       expect(await anchors.scoreProof(999_999_999)).to.equal(null);
     });
@@ -193,12 +193,15 @@ for (const { name, create } of TEST_STORES) {
       await anchors.storeDayTree(later, AT);
       const idOf = async (d: string) => Number((await testDb.db.query<{ id: number }>("SELECT id FROM scores WHERE agent_id = 'agt_000002' AND day = $1", [d])).rows[0].id);
       const mined = (d: string) => anchors.setMined(d, { txHash: `0x${"44".repeat(32)}`, blockNumber: 9, chainId: 31337, contract: "0x5FbDB2315678afecb367f032d93F642f64180aa3", anchoredAt: AT, minedAt: AT });
-      expect(await anchors.latestAnchoredScore("agt_000002")).to.deep.equal({ agentExists: true, scoreId: null });
+      const { claimedAt } = await anchors.latestAnchoredScore("agt_000002");
+      expect(claimedAt).to.be.a("number");
+      // The latest daily score, mined or not, says which day's root a proof waits for.
+      expect(await anchors.latestAnchoredScore("agt_000002")).to.deep.equal({ agentExists: true, scoreId: null, latestDailyDay: later, claimedAt });
       await mined(day);
-      expect(await anchors.latestAnchoredScore("agt_000002")).to.deep.equal({ agentExists: true, scoreId: await idOf(day) });
+      expect(await anchors.latestAnchoredScore("agt_000002")).to.deep.equal({ agentExists: true, scoreId: await idOf(day), latestDailyDay: later, claimedAt });
       await mined(later);
-      expect(await anchors.latestAnchoredScore("agt_000002")).to.deep.equal({ agentExists: true, scoreId: await idOf(later) });
-      expect(await anchors.latestAnchoredScore("agt_nobody")).to.deep.equal({ agentExists: false, scoreId: null });
+      expect(await anchors.latestAnchoredScore("agt_000002")).to.deep.equal({ agentExists: true, scoreId: await idOf(later), latestDailyDay: later, claimedAt });
+      expect(await anchors.latestAnchoredScore("agt_nobody")).to.deep.equal({ agentExists: false, scoreId: null, latestDailyDay: null, claimedAt: null });
     });
 
     it("records a day's transaction only over the one expected, and forgets the signed bytes once mined", async () => {

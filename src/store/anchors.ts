@@ -47,10 +47,14 @@ export type ScoreProof = {
   anchor: ScoreAnchor | null;
 };
 
-/** A score as the proof lookup finds it: absent (`null`), without a proof yet (or never: a change score), or with one. */
+/**
+ * A score as the proof lookup finds it: absent (`null`), a change score (never proven), a daily score without a
+ * proof (its day's tree not built yet, or built without it: stored after the tree), or with one.
+ */
 export type ScoreProofLookup =
   | null
-  | { trigger: "daily" | "change"; proof: null }
+  | { trigger: "change"; proof: null }
+  | { trigger: "daily"; proof: null; day: string; tree: "none" | "without the score" }
   | { trigger: "daily"; proof: ScoreProof };
 
 /** The signed anchoring transaction of a day, stored before it is broadcast. */
@@ -80,8 +84,11 @@ export type AnchorRepository = {
   setMined(day: string, mined: MinedAnchor): Promise<void>;
   /** A score with its proof (derived from its day's stored tree) and anchor; `null` when the score does not exist. */
   scoreProof(scoreId: number): Promise<ScoreProofLookup>;
-  /** Whether the agent exists, and its latest daily score whose day's root is mined, if any. */
-  latestAnchoredScore(agentId: string): Promise<{ agentExists: boolean; scoreId: number | null }>;
+  /**
+   * Whether the agent exists, its latest daily score whose day's root is mined, if any, the day of its latest daily
+   * score mined or not (null before its first), and when its latest claim was made (null: no such agent).
+   */
+  latestAnchoredScore(agentId: string): Promise<{ agentExists: boolean; scoreId: number | null; latestDailyDay: string | null; claimedAt: number | null }>;
 };
 
 /** What `storeDayTree` did: stored the tree, found none to build (no daily score), or found it built. */
@@ -311,15 +318,16 @@ export function createAnchorRepository(db: Db, options: AnchorRepositoryOptions 
       );
       const r = rows[0];
       if (!r) return null;
-      if (r.trigger !== "daily" || r.day === null || r.root === null || r.leaf_count === null || r.leaf_version === null) return { trigger: r.trigger, proof: null };
+      if (r.trigger !== "daily" || r.day === null) return { trigger: "change", proof: null };
       const day = r.day;
+      if (r.root === null || r.leaf_count === null || r.leaf_version === null) return { trigger: "daily", proof: null, day, tree: "none" };
       const leafVersion = leafVersionOf(r.leaf_version);
       let leafValues: AnyScoreLeafValues;
       try {
         leafValues = leafOf(r, day, leafVersion);
       } catch (error) {
         // A version-2 day holds only scores with components: one without is not one of its leaves.
-        if (error instanceof ComponentsMissing) return { trigger: "daily", proof: null };
+        if (error instanceof ComponentsMissing) return { trigger: "daily", proof: null, day, tree: "without the score" };
         throw error;
       }
       const leaf = scoreLeafHash(leafValues);
@@ -327,7 +335,7 @@ export function createAnchorRepository(db: Db, options: AnchorRepositoryOptions 
       const fence = await db.query<{ chunk_nodes: number; index: number | null }>(LEAF_INDEX_SQL, [day, leafBytes, r.leaf_count]);
       const found = fence.rows[0];
       // A daily score stored after its day's tree (not one of its leaves) has no proof.
-      if (!found || found.index === null) return { trigger: "daily", proof: null };
+      if (!found || found.index === null) return { trigger: "daily", proof: null, day, tree: "without the score" };
       const layout = scoreTreeLayout(Number(r.leaf_count), Number(found.chunk_nodes));
       const index = Number(found.index);
       const path = proofIndices(index).map((i) => layout.locate(i));
@@ -348,13 +356,15 @@ export function createAnchorRepository(db: Db, options: AnchorRepositoryOptions 
 
     async latestAnchoredScore(agentId) {
       // The agent's daily scores newest day first (scores_daily_idx), the first whose day is mined.
-      const { rows } = await db.query<{ agent_exists: boolean; score_id: number | null }>(
-        `SELECT EXISTS (SELECT 1 FROM agents WHERE id = $1) AS agent_exists,
+      const { rows } = await db.query<{ claimed_at: string | null; score_id: number | null; latest_day: string | null }>(
+        `SELECT (SELECT claimed_at FROM agents WHERE id = $1) AS claimed_at,
            (SELECT s.id FROM scores s JOIN score_anchors a ON a.day = s.day AND a.status = 'mined'
-            WHERE s.agent_id = $1 AND s.trigger = 'daily' ORDER BY s.day DESC LIMIT 1) AS score_id`,
+            WHERE s.agent_id = $1 AND s.trigger = 'daily' ORDER BY s.day DESC LIMIT 1) AS score_id,
+           (SELECT s.day FROM scores s WHERE s.agent_id = $1 AND s.trigger = 'daily' ORDER BY s.day DESC LIMIT 1) AS latest_day`,
         [agentId],
       );
-      return { agentExists: rows[0].agent_exists, scoreId: nullableNumber(rows[0].score_id) };
+      const [r] = rows;
+      return { agentExists: r.claimed_at !== null, scoreId: nullableNumber(r.score_id), latestDailyDay: r.latest_day, claimedAt: nullableNumber(r.claimed_at) };
     },
   };
 }

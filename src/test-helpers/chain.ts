@@ -24,7 +24,7 @@ import type { HardhatRuntimeEnvironment } from 'hardhat/types';
 import { deployReferenceIdentity, REFERENCE_IDENTITY } from './erc8004-reference';
 
 /** How many of the Hardhat network's funded accounts the helper exposes. */
-const ACCOUNT_COUNT = 5;
+const ACCOUNT_COUNT = 6;
 
 /** A contract the helper deployed: its address and ABI, ready for viem's `readContract` / `writeContract`. */
 export type DeployedContract = { address: Address; abi: Abi };

@@ -2,10 +2,10 @@
  * Daily Vrai scores a contract checks, on a local chain (issue #26): the API on PostgreSQL with a manual clock
  * and daily anchoring, an AnchorRegistry, the reference ERC-8004 identity registry and the example VraiGate.
  * Two agents of one owner, each with an ERC-8004 proof made through the API: `established` checks in on 15
- * days (token 0, owned by account 2), `provisional` is claimed on the last of them (token 1, account 3). Every
- * midnight the daily recompute runs and the day's root is anchored, the chain's clock set to the service's, so
- * a root of day D is anchored at D 00:00:30 as `vrai serve` anchors it. It ends on `today` at 01:00, its root
- * anchored half an hour after midnight, yesterday's a day earlier.
+ * days (token 0, owned by account 2, whose agent wallet is account 5), `provisional` is claimed on the last of
+ * them (token 1, account 3). Every midnight the daily recompute runs and the day's root is anchored, the chain's
+ * clock set to the service's, so a root of day D is anchored at D 00:00:30 as `vrai serve` anchors it. It ends on
+ * `today` at 01:00, its root anchored half an hour after midnight, yesterday's a day earlier.
  */
 import pino from "pino";
 import { getAddress, toHex, type Address, type PublicClient } from "viem";
@@ -39,7 +39,8 @@ export type GatedScore = {
   gate: Address;
   /** The Vrai owner of both agents: its token. */
   ownerToken: string;
-  established: GatedAgent;
+  /** With the index in `chain.accounts` of its token's agent wallet (the registry's `setAgentWallet`). */
+  established: GatedAgent & { agentWallet: number };
   provisional: GatedAgent;
   /** The last day scored and anchored (YYYY-MM-DD), and the one before it. */
   today: string;
@@ -64,6 +65,18 @@ export async function startGatedScore(): Promise<GatedScore> {
   for (const holder of [2, 3]) {
     await mined(await chain.walletClients[holder].writeContract({ address: identityRegistry, abi: identityRegistryAbi, functionName: "register", args: [`ipfs://agent-${holder}`] }));
   }
+  // Token 0's agent wallet: account 5 signs that it accepts (EIP-712, the registry's domain), its owner sets it.
+  const agentWallet = { tokenId: 0n, owner: 2, wallet: 5 };
+  const deadline = (await chain.publicClient.getBlock()).timestamp + 60n;
+  const walletSignature = await chain.accounts[agentWallet.wallet].signTypedData({
+    domain: { name: "ERC8004IdentityRegistry", version: "1", chainId: chain.chain.id, verifyingContract: identityRegistry },
+    types: { AgentWalletSet: [{ name: "agentId", type: "uint256" }, { name: "newWallet", type: "address" }, { name: "owner", type: "address" }, { name: "deadline", type: "uint256" }] },
+    primaryType: "AgentWalletSet",
+    message: { agentId: agentWallet.tokenId, newWallet: chain.accounts[agentWallet.wallet].address, owner: chain.accounts[agentWallet.owner].address, deadline },
+  });
+  await mined(await chain.walletClients[agentWallet.owner].writeContract({
+    address: identityRegistry, abi: identityRegistryAbi, functionName: "setAgentWallet", args: [agentWallet.tokenId, chain.accounts[agentWallet.wallet].address, deadline, walletSignature],
+  }));
   const gate = getAddress((await chain.deployContract("VraiGate", [anchorRegistry, identityRegistry, GATE_MIN_TOTAL, GATE_MAX_AGE_S])).address);
 
   // The service's clock starts on the chain's next day, so the chain can follow it (a block time never goes back).
@@ -98,7 +111,7 @@ export async function startGatedScore(): Promise<GatedScore> {
     });
     return { agentId, agentKey, tokenId, holder };
   };
-  const established = await claimWithIdentity(0n, 2);
+  const established = { ...(await claimWithIdentity(agentWallet.tokenId, agentWallet.owner)), agentWallet: agentWallet.wallet };
   let provisional: GatedAgent | undefined;
   let key = 0;
   for (let d = 0; d < CHECKIN_DAYS; d++) {

@@ -29,7 +29,7 @@ describe("method page", () => {
   });
 
   it("states the numbers of V3–V8 and the verification command", () => {
-    for (const text of ["3,600 seconds", "7,200 seconds", "1,200 seconds", "600 seconds", "2,592,000", `0 to ${reachableMax(CURRENT_METHOD)}`, "100 + 0 + 100 = 200", "200–399", "14 or more different UTC days", "it is not a grade", "npx --package @vrai/sdk vrai-verify AGENT_ID"]) {
+    for (const text of ["3,600 seconds", "7,200 seconds", "1,200 seconds", "600 seconds", "2,592,000", `0 to ${reachableMax(CURRENT_METHOD)}`, "100 + 0 + 100 = 200", "200–399", "14 or more different UTC days", "it is not a grade", "npx --yes --package ./vrai-sdk-0.1.0.tgz vrai-verify AGENT_ID"]) {
       expect(page).to.contain(text);
     }
     // A command that works outside a checkout: the SDK package's bin, never `npx vrai` (a name the project does not own on the registry).

@@ -99,7 +99,9 @@ function renderVerify(): Html {
   return html`<section aria-labelledby="verify-heading">
 <h2 id="verify-heading">Verify a score yourself</h2>
 <p>Every score is a pure function of its stored inputs, kept as canonical JSON (RFC 8785) with their SHA-256. Each day's scores are gathered in a Merkle tree whose root is anchored on chain.</p>
-<pre class="snippet"><code>npx --package @vrai/sdk vrai-verify AGENT_ID --day YYYY-MM-DD --api https://vrai.example --rpc RPC_URL</code></pre>
+<p>Until the <code>@vrai/sdk</code> package is on the npm registry, pack it from a checkout of Vrai's repository (after its <code>npm install</code>; Node 20.19 or later), then run its command from the tarball, here or anywhere you copy it:</p>
+<pre class="snippet"><code>cd packages/sdk &amp;&amp; npm pack
+npx --yes --package ./vrai-sdk-0.1.0.tgz vrai-verify AGENT_ID --day YYYY-MM-DD --api https://vrai.example --rpc RPC_URL</code></pre>
 <p><code>vrai-verify</code>, the command of the <code>@vrai/sdk</code> package (in a project that has it installed: <code>npx vrai-verify</code>), does what an outside verifier does: it fetches the score's inputs from the API, recomputes the score from them, checks their SHA-256, checks the Merkle proof of the score in the day's tree, and reads the root's anchor on chain. It exits 0 only when all of these hold. It needs nothing of Vrai but the package, and <code>verifyScore</code> does the same from code.</p>
 <p>A daily score exists from the first 00:00 UTC after an agent's claim; before it, the command says when it comes.</p>
 </section>`;

@@ -154,7 +154,8 @@ describe("vrai dev (npm start)", function () {
       await browser.close();
     }
     // vrai dev-identity (issue #31): an ERC-8004 identity for a new wallet, given to it and funded, its token id and proof subject printed.
-    const newWallet = privateKeyToAccount(generatePrivateKey()).address;
+    const newAccount = privateKeyToAccount(generatePrivateKey());
+    const newWallet = newAccount.address;
     const { PORT: _p, CHAIN_PORT: _c, DATA_DIR: _d, RPC_URL: _r, DEPLOYMENTS_DIR: _dd, ...plainEnv } = process.env;
     const minted = spawnSync(process.execPath, [BIN, "dev-identity", newWallet, "--rpc", running.chain], { cwd: dir, env: plainEnv, encoding: "utf8" });
     expect(minted.status, minted.stderr).to.equal(0);
@@ -167,6 +168,23 @@ describe("vrai dev (npm start)", function () {
     expect(subject).to.equal(`31337:${identity.toLowerCase()}:${tokenId}`);
     const erc8004Challenge = await fetch(`${running.api}/v1/proofs/challenges`, { method: "POST", headers: ownerAuth, body: JSON.stringify({ kind: "erc8004", subject, agentId: claim.agentId }) });
     expect(erc8004Challenge.status).to.equal(201);
+    // Done as the challenge says: its message signed by the token's owner (the minted wallet), the evidence shown with the signature filled in.
+    const { id: erc8004ChallengeId, instructions } = (await erc8004Challenge.json()) as {
+      id: string; instructions: { sign: { message: string; by: string }; evidence: Record<string, string | number> };
+    };
+    expect(instructions.sign.by).to.equal(`the owner of token ${tokenId} of ${identity.toLowerCase()} on chain 31337`);
+    expect(Object.keys(instructions.evidence).filter((k) => /^<.+>$/.test(String(instructions.evidence[k])))).to.deep.equal(["signature"]);
+    const erc8004Proof = await fetch(`${running.api}/v1/proofs`, {
+      method: "POST", headers: ownerAuth,
+      body: JSON.stringify({ challengeId: erc8004ChallengeId, evidence: { ...instructions.evidence, signature: await newAccount.signMessage({ message: instructions.sign.message }) } }),
+    });
+    expect(erc8004Proof.status, await erc8004Proof.clone().text()).to.equal(201);
+    expect(await erc8004Proof.json()).to.include({ kind: "erc8004", subject });
+    // Checked on vrai dev's chain (its ownerOf), and counted: claim 100 + wallet 30 + ERC-8004 50 + integrity 100.
+    const withIdentity = (await (await fetch(`${running.api}/v1/agents/${claim.agentId}/score`)).json()) as { total: number };
+    expect(withIdentity.total).to.equal(280);
+    const holder = (await (await fetch(`${running.api}/v1/erc8004/31337/${identity}/${tokenId}`)).json()) as { agentId: string };
+    expect(holder.agentId).to.equal(claim.agentId);
     const elsewhere = spawnSync(process.execPath, [BIN, "dev-identity", newWallet, "--rpc", "http://127.0.0.1:1"], { cwd: dir, env: plainEnv, encoding: "utf8" });
     expect([elsewhere.status, elsewhere.stderr]).to.deep.equal([2, elsewhere.stderr.split("\n")[0] + "\n"]);
     expect(elsewhere.stderr).to.match(/^vrai dev-identity: cannot reach the chain at http:\/\/127\.0\.0\.1:1: is vrai dev running\?/);
@@ -220,7 +238,8 @@ describe("vrai dev (npm start)", function () {
     expect(me.status).to.equal(200);
     expect(await me.json()).to.deep.equal({ ownerId: owner.ownerId, agents: [claim.agentId], nextCursor: null });
     const scoreAfter = (await (await fetch(`${running.api}/v1/agents/${claim.agentId}/score`)).json()) as { total: number };
-    expect(scoreAfter.total).to.equal(230);
+    // The wallet and ERC-8004 proofs kept.
+    expect(scoreAfter.total).to.equal(280);
     expect(fs.readFileSync(path.join(dir, "data", "operator-token"), "utf8")).to.equal(operatorToken);
 
     running.child.kill("SIGINT");
