@@ -7,6 +7,7 @@ import { createPublicClient, http, type PublicClient } from "viem";
 import { createAnchorWriter, type AnchorWriter } from "../chain/anchor-writer";
 import { readDeployment } from "../chain/deployment";
 import { InvalidInputError } from "../errors";
+import type { DataDirLock } from "../store/data-dir";
 import { openDb } from "../store/db";
 import type { ServeConfig } from "./config";
 import { startIndexerAlongside, type IndexerAlongside } from "./indexer";
@@ -52,10 +53,11 @@ export function startupError(error: unknown): unknown {
  * Starts the service of `config`: the store (PostgreSQL at DATABASE_URL, or PGlite in DATA_DIR), the
  * API on HOST:PORT with its schedulers and anchoring, and, with RPC_URL and DEPLOYMENT, the chain
  * indexer beside it on the same store. `logger` replaces the JSON logger at LOG_LEVEL (`vrai dev` at a terminal);
- * `holder` names the process in a PGlite data directory's lock (what another process that finds it held is told);
+ * `holder` names the process in a PGlite data directory's lock (what another process that finds it held is told),
+ * `dataDirLock` is that lock when the caller took it already;
  * `devClock` is `vrai dev`'s development clock, which the service and its indexer then run on.
  */
-export async function startService(config: ServeConfig, options: { logger?: Logger; holder?: string; devClock?: DevClockOptions } = {}): Promise<RunningService> {
+export async function startService(config: ServeConfig, options: { logger?: Logger; holder?: string; dataDirLock?: DataDirLock; devClock?: DevClockOptions } = {}): Promise<RunningService> {
   const logger = options.logger ?? pino({ level: config.LOG_LEVEL });
   let publicClient: PublicClient | undefined;
   let chainId: number | undefined;
@@ -65,7 +67,7 @@ export async function startService(config: ServeConfig, options: { logger?: Logg
     publicClient = client;
   }
   const anchorWriter = anchorWriterOf(config);
-  const db = await openDb({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, holder: options.holder, notice: (line) => logger.warn(line) });
+  const db = await openDb({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, holder: options.holder, lock: options.dataDirLock, notice: (line) => logger.warn(line) });
   const server = await startApiServer({
     db, logger, operatorToken: config.OPERATOR_TOKEN, port: config.PORT, host: config.HOST,
     overload: { maxInFlight: config.OVERLOAD_MAX_IN_FLIGHT, maxLoopDelayMs: config.OVERLOAD_MAX_LOOP_DELAY_MS },

@@ -2,7 +2,8 @@
  * The PGlite data directory (DATA_DIR) belongs to one process and to its user (issue #33).
  *
  * - One process: the first to open a directory writes `vrai.lock` in it, with its PID and the start
- *   time the kernel gives that PID (PostgreSQL's `postmaster.pid`, made with O_EXCL). Another process
+ *   time the kernel gives that PID (PostgreSQL's `postmaster.pid`), written whole beside it and linked
+ *   into place, which fails if one is there: of processes started together, one takes it. Another process
  *   finds it and is refused with a `DataDirInUseError` naming the holder; a lock whose process is gone
  *   (or whose PID now belongs to a process that started later) is stale and taken over. The lock is
  *   removed when the store closes, and when the process exits.
@@ -101,6 +102,45 @@ function lockText(command: string): string {
 }
 
 /**
+ * Creates `file` with `text`, or returns false when it exists. Written aside and linked into place, so
+ * that another process never reads it half-written (which would look like a stale lock to take over).
+ */
+function createWhole(file: string, text: string): boolean {
+  const aside = `${file}.${process.pid}`;
+  fs.writeFileSync(aside, text, { mode: 0o600 });
+  try {
+    fs.linkSync(aside, file);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    return false;
+  } finally {
+    fs.rmSync(aside, { force: true });
+  }
+}
+
+/**
+ * Removes the stale lock `file` said `stale`: moved aside first, and put back if what was moved is not it
+ * (another process took it over between the read and the move).
+ */
+function takeOver(file: string, stale: DataDirHolder): void {
+  const aside = `${file}.${process.pid}.stale`;
+  try {
+    fs.renameSync(file, aside);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw error;
+  }
+  try {
+    if (JSON.stringify(readHolder(aside)) !== JSON.stringify(stale)) fs.linkSync(aside, file);
+  } catch {
+    // Yet another process has a lock in place by now: it holds the directory.
+  } finally {
+    fs.rmSync(aside, { force: true });
+  }
+}
+
+/**
  * Opens `dir` for this process alone: creates it 0700 (or makes it private, see the module's note),
  * then takes its lock.
  * @param command what holds it, as another process's refusal names it (e.g. "vrai dev")
@@ -114,18 +154,12 @@ export function lockDataDir(dir: string, command: string): DataDirLock {
 
   const file = path.join(dir, LOCK_FILE);
   const text = lockText(command);
-  for (let attempt = 0; ; attempt++) {
-    try {
-      fs.writeFileSync(file, text, { flag: "wx", mode: 0o600 });
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST" || attempt >= 3) throw error;
-    }
+  for (let attempt = 0; !createWhole(file, text); attempt++) {
     const holder = readHolder(file);
     if (holder !== null && holder.pid !== 0 && isAlive(holder)) throw new DataDirInUseError(dir, holder);
-    // Stale: removed only if it still says what was just read (another process may have taken it over since).
-    const again = readHolder(file);
-    if (again === null || JSON.stringify(again) === JSON.stringify(holder)) fs.rmSync(file, { force: true });
+    if (attempt >= 3) throw new Error(`${file}: a stale lock came back three times; remove it once no vrai command runs on ${dir}`);
+    // Stale (or gone since the try): taken over, then tried again.
+    if (holder !== null) takeOver(file, holder);
   }
 
   let released = false;
