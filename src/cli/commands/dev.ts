@@ -5,7 +5,7 @@ import { parseServeConfig, type ServeConfig } from "../../app/config";
 import { openDevClock } from "../../app/dev-clock-file";
 import { checkCanListen } from "../../app/listener";
 import { startupError } from "../../app/run";
-import { LOCK_FILE, lockDataDir, type DataDirLock } from "../../store/data-dir";
+import { DATA_DIR_FILES, lockDataDir, type DataDirLock } from "../../store/data-dir";
 import { InvalidInputError } from "../../errors";
 import type { CliIo, Command } from "../io";
 import { LOCAL_DEPLOYER_KEY, startLocalChain, type ChainStart } from "../local-chain";
@@ -22,7 +22,7 @@ function chainPort(env: NodeJS.ProcessEnv): number {
 
 /** Whether the data directory holds a store from an earlier run. */
 function hasData(dataDir: string): boolean {
-  return fs.existsSync(dataDir) && fs.readdirSync(dataDir).some((name) => name !== "operator-token" && name !== LOCK_FILE);
+  return fs.existsSync(dataDir) && fs.readdirSync(dataDir).some((name) => name !== DATA_DIR_FILES.operatorToken && name !== DATA_DIR_FILES.lock);
 }
 
 /**
@@ -72,7 +72,7 @@ async function startDev(io: CliIo, env: NodeJS.ProcessEnv, options: { dataDir: s
   const deploymentFile = path.join(deploymentsDir, "localhost.json");
   // What `vrai dev` sets itself; any variable of `vrai serve` given by hand still applies.
   const local: Record<string, string> = { DATA_DIR: dataDir, RPC_URL: `http://${hostname}:${port}`, DEPLOYMENT: deploymentFile, CONFIRMATIONS: "0" };
-  const tokenFile = path.join(dataDir, "operator-token");
+  const tokenFile = path.join(dataDir, DATA_DIR_FILES.operatorToken);
   if (!env.OPERATOR_TOKEN) {
     if (!fs.existsSync(tokenFile)) fs.writeFileSync(tokenFile, `vop_${crypto.randomBytes(32).toString("base64url")}\n`, { mode: 0o600 });
     local.OPERATOR_TOKEN = fs.readFileSync(tokenFile, "utf8").trim();
@@ -108,7 +108,7 @@ function chainStartLine(start: ChainStart, deployment: string, journal: string, 
 async function runWithChain(
   io: CliIo, config: ServeConfig, options: { hostname: string; port: number; deploymentsDir: string; dataDir: string; restarted: boolean; stop: SignalStop; lock: DataDirLock },
 ): Promise<number> {
-  const journalFile = path.join(options.dataDir, "chain.jsonl");
+  const journalFile = path.join(options.dataDir, DATA_DIR_FILES.chainJournal);
   // The development clock (issue #31): the service's clock and the chain's time, moved by `vrai dev-clock`.
   const { clock, persist } = openDevClock(options.dataDir);
   const chain = await startLocalChain({ ...options, journalFile, now: clock.now });
