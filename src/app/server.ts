@@ -172,7 +172,9 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   });
 
   const chain = options.indexerApi === false ? undefined : chainScoreParts({ db: options.db, accounts: service.accounts, agents: store.read, clock });
-  const metrics = createApiMetrics({ busy: () => load.overloaded(), scoreCache: scoreCache?.server.stats });
+  // The listener comes last, once the app is built: until then it holds no connection.
+  let listener: Listener | undefined;
+  const metrics = createApiMetrics({ busy: () => load.overloaded(), connections: () => listener?.connections() ?? { open: 0, waiting: 0 }, scoreCache: scoreCache?.server.stats });
   const site = createSiteReads({ site: store, clock });
   const routes: Route[] = [
     ...serviceRoutes({ ...service, reads, site, checkinResults: metrics.checkinResults }),
@@ -208,20 +210,21 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     load.stop();
     redis?.client.disconnect();
   };
-  const listener = await listen(app, { host, port: options.port ?? 0, limits: serverLimits, which: "api" }).catch((error: unknown) => {
+  const api = await listen(app, { host, port: options.port ?? 0, limits: serverLimits, which: "api" }).catch((error: unknown) => {
     stopEarly();
     throw error;
   });
+  listener = api;
   let metricsListener: Listener | undefined;
   if (options.metrics?.port !== undefined) {
     const metricsApp = createMetricsApp({ metrics, metricsTokenHash, limits, logger });
     metricsListener = await listen(metricsApp, { host: options.metrics.host ?? "127.0.0.1", port: options.metrics.port, limits: serverLimits, which: "metrics" }).catch(async (error: unknown) => {
-      await listener.close();
+      await api.close();
       stopEarly();
       throw error;
     });
   }
-  const url = listener.url;
+  const url = api.url;
   logger.info({ url }, "api listening");
   if (metricsListener) logger.info({ url: metricsListener.url }, "metrics listening");
 
@@ -244,7 +247,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       await scheduler.stop();
       await anchoring.stop();
       load.stop();
-      await Promise.all([listener.close(), metricsListener?.close()]);
+      await Promise.all([api.close(), metricsListener?.close()]);
       // A recompute asked for and not done yet stays stored: the next start drains it.
       await service.ownerRecomputes.stop();
       await scoreCache?.stop();
