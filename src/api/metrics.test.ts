@@ -1,3 +1,4 @@
+import net from "node:net";
 import { expect } from "chai";
 import pino from "pino";
 import { startApiServer, type ApiServerOptions } from "../app/server";
@@ -64,6 +65,24 @@ describe("where /metrics is served (finding 8)", () => {
       expect((await get(`${url}/metrics`, METRICS_TOKEN)).status).to.equal(404);
       expect((await get(`${metricsUrl}/metrics`)).status).to.equal(401);
       expect((await get(`${metricsUrl}/metrics`, METRICS_TOKEN)).status).to.equal(200);
+    });
+  });
+
+  it("counts the connections the API's listener holds, open and waiting for their client (issue #33)", async () => {
+    await withServer({ port: 0 }, async ({ url, metricsUrl }) => {
+      const { port } = new URL(url);
+      const held = await Promise.all(Array.from({ length: 3 }, () => new Promise<net.Socket>((resolve) => {
+        const socket = net.connect({ host: "127.0.0.1", port: Number(port) }, () => resolve(socket));
+      })));
+      // One of them sends part of a body: still waiting for its client.
+      held[0].write("POST /v1/owners HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{");
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const figures = (await get(`${metricsUrl}/metrics`)).text.split("\n").filter((line) => line.startsWith("vrai_http_connections{"));
+        expect(figures).to.deep.equal(['vrai_http_connections{state="open"} 3', 'vrai_http_connections{state="waiting"} 3']);
+      } finally {
+        for (const socket of held) socket.destroy();
+      }
     });
   });
 });

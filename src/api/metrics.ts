@@ -1,5 +1,8 @@
-/** The API's Prometheus metrics: requests, their duration, check-in results, the busy state and the latest-score cache. */
+/** The API's Prometheus metrics: requests, their duration, check-in results, the busy state, the API listener's connections and the latest-score cache. */
 import client from "prom-client";
+
+/** The API listener's connections: open, and of those waiting for their client (src/app/listener.ts `ConnectionCounts`). */
+export type ConnectionFigures = { open: number; waiting: number };
 
 /** Figures of the latest-score cache (src/store/score-cache.ts `ScoreCacheStats`). */
 export type ScoreCacheFigures = { entries: number; bytes: number; hits: number; misses: number };
@@ -14,9 +17,10 @@ export type ApiMetrics = {
 /**
  * A registry with the process's default metrics and the API's own.
  * @param sources.busy whether the service asks agents for 7200 s heartbeats now (V3.3)
+ * @param sources.connections the API listener's connections now, once it listens
  * @param sources.scoreCache the latest-score cache's figures, when there is a cache
  */
-export function createApiMetrics(sources: { busy: () => boolean; scoreCache?: () => ScoreCacheFigures }): ApiMetrics {
+export function createApiMetrics(sources: { busy: () => boolean; connections?: () => ConnectionFigures; scoreCache?: () => ScoreCacheFigures }): ApiMetrics {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
   const requests = new client.Counter({ name: "vrai_http_requests_total", help: "HTTP requests by route and status", labelNames: ["method", "route", "status"], registers: [registry] });
@@ -29,6 +33,18 @@ export function createApiMetrics(sources: { busy: () => boolean; scoreCache?: ()
     name: "vrai_busy", help: "1 while the service asks agents for 7200 s heartbeats (V3.3)", registers: [registry],
     collect() { this.set(sources.busy() ? 1 : 0); },
   });
+  const { connections } = sources;
+  if (connections) {
+    new client.Gauge({
+      name: "vrai_http_connections", help: "Connections the API's listener holds: open, and waiting for their client (idle, a request not all arrived, an answer not read)",
+      labelNames: ["state"], registers: [registry],
+      collect() {
+        const now = connections();
+        this.set({ state: "open" }, now.open);
+        this.set({ state: "waiting" }, now.waiting);
+      },
+    });
+  }
   if (sources.scoreCache) registerScoreCacheMetrics(registry, sources.scoreCache);
   return { registry, requests, duration, checkinResults };
 }

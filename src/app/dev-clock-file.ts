@@ -7,10 +7,11 @@ import path from "node:path";
 import { InvalidInputError } from "../errors";
 import { DAY_S } from "../method";
 import { createOffsetClock, systemClock } from "../service/clock";
+import { DATA_DIR_FILES } from "../store/data-dir";
 import type { DevClockOptions } from "./server";
 
 /** The file's name in the data directory. */
-export const DEV_CLOCK_FILE = "dev-clock.json";
+export const DEV_CLOCK_FILE = DATA_DIR_FILES.devClock;
 
 /**
  * The development clock of the data directory `dataDir`: the machine's clock plus the offset kept there (none yet: 0),

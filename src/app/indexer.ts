@@ -7,8 +7,8 @@
  */
 import type { Logger } from "pino";
 import { createPublicClient, http } from "viem";
-import { readFollowedDeployment } from "../chain/deployment";
-import { IndexerConfigError } from "../indexer/errors";
+import { DeploymentFileError, readFollowedDeployment, type FollowedDeployment } from "../chain/deployment";
+import { InvalidInputError } from "../errors";
 import { createIndexer } from "../indexer/indexer";
 import { acquireIndexerLock, type HeldLock } from "../indexer/lock";
 import { createChainRpc } from "../indexer/rpc";
@@ -39,7 +39,8 @@ export type IndexerOptions = {
   /** PostgreSQL, for the lock; absent on PGlite. */
   databaseUrl?: string;
   rpcUrl: string;
-  deploymentFile: string;
+  /** What it follows, checked against the chain at `rpcUrl` (`followedDeployment`) before anything started. */
+  deployment: FollowedDeployment;
   confirmations: number;
   logger: Logger;
   /** Where a moved ERC-8004 identity's proof is re-checked. */
@@ -59,15 +60,34 @@ export type IndexerOptions = {
 /** How long an instance that lost the lock, or the database, waits before it stands by again. */
 const REJOIN_DELAY_MS = 1_000;
 
-/** Starts indexing the chain of `options.deploymentFile` on `options.db`; resolves once it runs (or stands by). */
-export async function startIndexerAlongside(options: IndexerOptions): Promise<IndexerAlongside> {
-  const { logger } = options;
-  const deployment = readFollowedDeployment(options.deploymentFile);
-  const rpc = createChainRpc({ url: options.rpcUrl, logger });
-  const chainId = await rpc.chainId();
-  if (chainId !== deployment.chainId) {
-    throw new IndexerConfigError(`the RPC serves chain ${chainId}, ${options.deploymentFile} is for chain ${deployment.chainId}`);
+/**
+ * The deployment file DEPLOYMENT as the indexer follows it, checked to be of the chain the RPC serves
+ * (`chainId`): what a process checks before it starts any work (issue #33).
+ * @throws InvalidInputError `invalid_configuration` naming DEPLOYMENT: a file that cannot be read or is
+ * not a deployment, or one of another chain
+ */
+export function followedDeployment(deploymentFile: string, chainId: number): FollowedDeployment {
+  let deployment: FollowedDeployment;
+  try {
+    deployment = readFollowedDeployment(deploymentFile);
+  } catch (error) {
+    if (!(error instanceof DeploymentFileError)) throw error;
+    throw new InvalidInputError("invalid_configuration", `invalid configuration: DEPLOYMENT: ${error.message}`, { cause: error });
   }
+  if (deployment.chainId !== chainId) {
+    throw new InvalidInputError(
+      "invalid_configuration",
+      `invalid configuration: DEPLOYMENT: ${deploymentFile} is for chain ${deployment.chainId}, the RPC at RPC_URL serves chain ${chainId}: set DEPLOYMENT to that chain's file, or RPC_URL to chain ${deployment.chainId}`,
+    );
+  }
+  return deployment;
+}
+
+/** Starts indexing the chain of `options.deployment` on `options.db`; resolves once it runs (or stands by). */
+export async function startIndexerAlongside(options: IndexerOptions): Promise<IndexerAlongside> {
+  const { logger, deployment } = options;
+  const { chainId } = deployment;
+  const rpc = createChainRpc({ url: options.rpcUrl, logger });
   const store = createChainStore(options.db);
   const controller = new AbortController();
   const indexer = createIndexer({
@@ -131,11 +151,12 @@ export async function startIndexerAlongside(options: IndexerOptions): Promise<In
  * @returns the exit code: 1 when it stopped because its lock was lost
  */
 export async function runIndexer(config: IndexerConfig, logger: Logger): Promise<number> {
+  const publicClient = createPublicClient({ transport: http(config.RPC_URL) });
+  const chainId = await publicClient.getChainId();
+  const deployment = followedDeployment(config.DEPLOYMENT, chainId);
   const db = createPgDb(config.DATABASE_URL, { max: 4 });
   try {
     await migrate(db);
-    const publicClient = createPublicClient({ transport: http(config.RPC_URL) });
-    const chainId = await publicClient.getChainId();
     const store = createSqlStore(db);
     const service = createVraiService({ store, clock: systemClock, busy: () => false });
     const proofs = createProofChecks({
@@ -143,7 +164,7 @@ export async function runIndexer(config: IndexerConfig, logger: Logger): Promise
       verifier: createProofVerifier({ now: () => systemClock.now(), publicClientFor: (id) => (id === chainId ? publicClient : undefined) }),
     });
     const indexer = await startIndexerAlongside({
-      db, databaseUrl: config.DATABASE_URL, rpcUrl: config.RPC_URL, deploymentFile: config.DEPLOYMENT, confirmations: config.CONFIRMATIONS,
+      db, databaseUrl: config.DATABASE_URL, rpcUrl: config.RPC_URL, deployment, confirmations: config.CONFIRMATIONS,
       logger, proofs, pollIntervalMs: config.POLL_INTERVAL_MS, maxRange: config.INDEXER_MAX_RANGE,
     });
     const stop = () => void indexer.stop();

@@ -1,5 +1,7 @@
+import { spawnSync } from "node:child_process";
 import http from "node:http";
 import net from "node:net";
+import path from "node:path";
 import { expect } from "chai";
 import express from "express";
 import { DEFAULT_SERVER_LIMITS, listen, type Listener, type ServerLimits } from "./listener";
@@ -129,16 +131,116 @@ describe("the HTTP listener's bounds (finding 3)", () => {
     for (const socket of [second, third]) socket.destroy();
   });
 
-  it("at the cap in total with every connection in a request, closes the new one", async () => {
+  it("at the cap in total, closes a connection whose request's body is still arriving for a new client, the one waiting the longest first; closes the new one only when every request has arrived (issue #33)", async () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    listener = await listen((_req, res) => void held.then(() => res.end("ok")), { host: "127.0.0.1", port: 0, limits: { ...DEFAULT_SERVER_LIMITS, maxConnections: 2 } });
-    const busy = [await connect(listener), await connect(listener, "127.0.0.3")];
-    for (const socket of busy) socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    // As Express's body parser does: the body is read, then the request is handled (here, held).
+    listener = await listen((req, res) => {
+      req.resume();
+      req.on("end", () => void held.then(() => res.end("ok")));
+    }, { host: "127.0.0.1", port: 0, limits: { ...DEFAULT_SERVER_LIMITS, maxConnections: 2 } });
+    const post = (length: number, body: string) => `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: ${length}\r\n\r\n${body}`;
+    // Two requests whose bodies trickle: both wait for their clients, the first since longer.
+    const slowFirst = await connect(listener, "127.0.0.3");
+    slowFirst.write(post(1_000, "{"));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const slowSecond = await connect(listener, "127.0.0.4");
+    slowSecond.write(post(1_000, "{"));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Another byte of the first changes nothing: what counts is how long it has waited for its request.
+    slowFirst.write(" ");
+    const firstClosed = untilClosed(slowFirst, 3_000);
+    const secondClosed = untilClosed(slowSecond, 1_500);
+    const newcomer = await connect(listener, "127.0.0.5");
+    expect(await firstClosed).to.equal("");
+    expect(await secondClosed).to.equal(null);
+    // The second's body arrives whole: it is being handled now, as is the newcomer's request.
+    slowSecond.write(`${" ".repeat(999)}`);
+    newcomer.write(post(2, "{}"));
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(await statusLine(listener, "127.0.0.4")).to.equal(null);
+    expect(await statusLine(listener, "127.0.0.6")).to.equal(null);
     release();
-    for (const socket of busy) socket.destroy();
+    for (const socket of [slowSecond, newcomer]) socket.destroy();
+  });
+
+  it("at the cap in total, closes a connection whose client does not read its answer for a new client (issue #33)", async () => {
+    const large = Buffer.alloc(8 * 2 ** 20, "x");
+    listener = await listen((req, res) => res.end(req.url === "/large" ? large : "ok"), { host: "127.0.0.1", port: 0, limits: { ...DEFAULT_SERVER_LIMITS, maxConnections: 2 } });
+    // Two clients ask for an answer larger than the kernel's buffers hold and read none of it.
+    const readers = [await connect(listener, "127.0.0.3"), await connect(listener, "127.0.0.4")];
+    for (const socket of readers) {
+      socket.pause();
+      socket.write("GET /large HTTP/1.1\r\nHost: x\r\n\r\n");
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(listener.connections()).to.deep.equal({ open: 2, waiting: 2 });
+    expect(await statusLine(listener, "127.0.0.5")).to.equal("HTTP/1.1 200 OK");
+    // The first of them made room (a paused socket learns of it once it reads): it gets part of its answer, the other all of it.
+    const received = readers.map((socket) => new Promise<{ bytes: number; closed: boolean }>((resolve) => {
+      let bytes = 0;
+      socket.on("data", (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes > large.length) resolve({ bytes: large.length, closed: false });
+      });
+      socket.once("close", () => resolve({ bytes: Math.min(bytes, large.length), closed: true }));
+      socket.resume();
+    }));
+    const [first, second] = await Promise.all(received);
+    expect(first.closed).to.equal(true);
+    expect(first.bytes).to.be.below(large.length);
+    expect(second).to.deep.equal({ bytes: large.length, closed: false });
+    readers[1].destroy();
+  });
+
+  it("lets new clients in past 832 POSTs whose bodies trickle in, 64 from each of 13 addresses, with the default caps; the server holds 800 (issue #33)", async () => {
+    listener = await listen((req, res) => {
+      req.resume();
+      req.on("end", () => res.end("ok"));
+    }, { host: "127.0.0.1", port: 0, limits: DEFAULT_SERVER_LIMITS });
+    const hoarded: net.Socket[] = [];
+    for (let a = 0; a < 13; a++) {
+      hoarded.push(...(await Promise.all(Array.from({ length: 64 }, async () => {
+        const socket = await connect(listener, `127.0.${10 + a}.1`);
+        socket.write("POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{");
+        return socket;
+      }))));
+    }
+    const trickle = setInterval(() => {
+      for (const socket of hoarded) if (!socket.destroyed) socket.write(" ");
+    }, 200);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(listener.connections()).to.deep.equal({ open: 800, waiting: 800 });
+      for (let i = 0; i < 5; i++) expect(await statusLine(listener, `127.0.99.${i + 1}`)).to.equal("HTTP/1.1 200 OK");
+      expect(listener.connections().open).to.be.at.most(800);
+    } finally {
+      clearInterval(trickle);
+      for (const socket of hoarded) socket.destroy();
+    }
+  });
+
+  it("lets new clients in past hoarders of every kind at once, from 20 addresses: no byte, one byte, part of the headers, a body that trickles (issue #33)", async () => {
+    listener = await listen((req, res) => {
+      req.resume();
+      req.on("end", () => res.end("ok"));
+    }, { host: "127.0.0.1", port: 0, limits: DEFAULT_SERVER_LIMITS });
+    const kinds = ["", "P", "POST / HTTP/1.1\r\nHost: x\r\nX-Slow: ", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n{"];
+    const hoarded: net.Socket[] = [];
+    for (let a = 0; a < 20; a++) {
+      hoarded.push(...(await Promise.all(Array.from({ length: 45 }, async (_, i) => {
+        const socket = await connect(listener, `127.0.${10 + a}.2`);
+        const first = kinds[(a + i) % kinds.length];
+        if (first) socket.write(first);
+        return socket;
+      }))));
+    }
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(listener.connections().open).to.equal(800);
+      for (let i = 0; i < 5; i++) expect(await statusLine(listener, `127.0.99.${i + 1}`)).to.equal("HTTP/1.1 200 OK");
+    } finally {
+      for (const socket of hoarded) socket.destroy();
+    }
   });
 
   it("lets a new client in past 900 idle connections held from 20 addresses, 45 each, with the default caps (issue #33, finding 3)", async () => {
@@ -168,6 +270,47 @@ describe("the HTTP listener's bounds (finding 3)", () => {
     const v4Closed = untilClosed(await open("127.0.0.1", "127.0.0.7"), 2_000);
     expect(await v4Closed).to.equal("");
     for (const socket of [v6, v4]) socket.destroy();
+  });
+});
+
+describe("the HTTP listener and one IPv6 /64 (issue #33)", () => {
+  /**
+   * Loopback has one IPv6 address (::1), so this runs in a network namespace of its own (`unshare -rn`:
+   * nothing reaches the host's network) whose loopback interface is given documentation addresses
+   * (RFC 3849), two of one /64 and one of another. The child serves and connects from them, and prints
+   * what each connection got.
+   */
+  it("counts two addresses of one /64 as one client, and an address of another /64 as another", async () => {
+    const script = `
+      const net = require("node:net");
+      const { listen, DEFAULT_SERVER_LIMITS } = require(${JSON.stringify(path.join(__dirname, "listener.ts"))});
+      (async () => {
+        const listener = await listen((_req, res) => res.end("ok"), { host: "::", port: 0, limits: { ...DEFAULT_SERVER_LIMITS, maxConnectionsPerAddress: 1 } });
+        const port = listener.server.address().port;
+        const get = (localAddress) => new Promise((resolve) => {
+          const socket = net.connect({ host: "2001:db8:0:1::1", port, localAddress });
+          let text = "";
+          socket.on("error", () => undefined);
+          socket.on("data", (chunk) => (text += chunk));
+          socket.once("close", () => resolve(text.split("\\r\\n", 1)[0]));
+          socket.once("connect", () => socket.write("GET / HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n"));
+        });
+        const held = net.connect({ host: "2001:db8:0:1::1", port, localAddress: "2001:db8:0:1::1" });
+        await new Promise((resolve) => held.once("connect", resolve));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const answers = { sameSlash64: await get("2001:db8:0:1::2"), otherSlash64: await get("2001:db8:0:2::1") };
+        held.destroy();
+        while (listener.connections().open > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+        answers.afterTheFirstLeft = await get("2001:db8:0:1::2");
+        console.log(JSON.stringify(answers));
+        listener.server.closeAllConnections();
+        await listener.close();
+      })();
+    `;
+    const setup = ["ip link set lo up", ...["2001:db8:0:1::1", "2001:db8:0:1::2", "2001:db8:0:2::1"].map((address) => `ip -6 addr add ${address}/64 dev lo nodad`)].join(" && ");
+    const child = spawnSync("unshare", ["-rn", "sh", "-c", `${setup} && exec "$0" --require tsx/cjs -e "$1"`, process.execPath, script], { encoding: "utf8", timeout: 30_000 });
+    expect(child.status, child.stderr).to.equal(0);
+    expect(JSON.parse(child.stdout)).to.deep.equal({ sameSlash64: "", otherSlash64: "HTTP/1.1 200 OK", afterTheFirstLeft: "HTTP/1.1 200 OK" });
   });
 });
 

@@ -2,8 +2,9 @@
  * An HTTP listener whose connections cannot be hoarded (issues #15 and #33): a new connection must
  * send its first byte within seconds, headers and requests have short timeouts, keep-alive is
  * bounded, connections are capped per client (an IPv4 address, an IPv6 /64) and in total, and at
- * the total cap the connection idle the longest (none of its requests in progress) makes room for a
- * new one. The API and the separate metrics listener both start through here.
+ * the total cap a connection waiting for its client (idle, still sending its headers or its body, or
+ * not reading its answer) makes room for a new one. The API and the separate
+ * metrics listener both start through here.
  */
 import http from "node:http";
 import net, { type AddressInfo, type Socket } from "node:net";
@@ -26,8 +27,10 @@ export type ServerLimits = {
   maxRequestsPerSocket: number;
   /**
    * Connections open at once (kept under the process's descriptor limit). At the cap, a new one
-   * closes the connection idle the longest (one that has sent no request yet, or is between two);
-   * when every connection is busy with a request, the new one is closed instead.
+   * closes the connection waiting the longest for its client (one that has sent no whole request yet:
+   * nothing, part of its headers or part of its body; or is between two requests), else one whose
+   * client does not read its answer; when every connection has a request that has arrived and is being
+   * answered, the new one is closed instead.
    */
   maxConnections: number;
   /**
@@ -55,6 +58,8 @@ export type Listener = {
   /** `http://host:port`. */
   url: string;
   server: http.Server;
+  /** Connections open now, and how many of them are waiting for their client: sending a request, idle between two, or not reading an answer. */
+  connections(): ConnectionCounts;
   /** Stops taking connections, closes idle ones and resolves once every open request is answered. */
   close(): Promise<void>;
 };
@@ -141,7 +146,7 @@ export async function listen(handler: RequestListener, options: { host: string; 
   }, handler);
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   server.maxRequestsPerSocket = limits.maxRequestsPerSocket;
-  guardConnections(server, limits);
+  const connections = guardConnections(server, limits);
   server.on("clientError", answerClientError);
   await bind(server, options.host, options.port).catch((error: unknown) => {
     if (error instanceof ListenError) error.which = options.which ?? "api";
@@ -152,6 +157,7 @@ export async function listen(handler: RequestListener, options: { host: string; 
   return {
     url: `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`,
     server,
+    connections,
     close: () => new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeIdleConnections();
@@ -180,29 +186,68 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   );
 }
 
-/** What the listener knows of an open connection. */
-type Connection = { client: string; requests: number; firstByte: NodeJS.Timeout };
+/**
+ * What the listener knows of an open connection: how many of its requests are in progress and, while
+ * one's body is still arriving, that request.
+ */
+type Connection = { client: string; requests: number; firstByte: NodeJS.Timeout; receiving: http.IncomingMessage | null };
+
+/** Open connections, and how many of them are waiting for their client (see `guardConnections`). */
+export type ConnectionCounts = { open: number; waiting: number };
+
+/** Whether a request has a body still to come after its headers (HTTP/1.1: a length above 0, or a chunked body). */
+const hasBody = (req: http.IncomingMessage): boolean =>
+  req.headers["transfer-encoding"] !== undefined || (req.headers["content-length"] !== undefined && req.headers["content-length"] !== "0");
 
 /**
- * Admits connections within `limits` (see `ServerLimits`): per-client and total caps, the longest
- * idle connection closed for a new one at the total cap, and a first-byte deadline. Node's own
- * `maxConnections` is not used: it refuses the new connection, where the idle one should go.
+ * Admits connections within `limits` (see `ServerLimits`): per-client and total caps, a first-byte
+ * deadline, and at the total cap a connection waiting for its client closed for the new one. A
+ * connection waits for its client from the moment it opens, or its last answer leaves, until a
+ * request of it has arrived whole: while it sends nothing, a byte, part of its headers or part of
+ * its body; and while its client does not take the answer it is sent (the kernel's buffers full: a
+ * client that does not read). Of the first kind, the one waiting the longest goes first, in the
+ * order each began to wait, not by its last byte: a client trickling bytes could otherwise make its
+ * connections look busier than a new client's. Only a connection whose request has arrived whole and
+ * is being answered holds its place: its client keeps it only by sending whole requests, which the
+ * rate limits count. Node's own `maxConnections` is not used: it refuses the new connection, where a
+ * waiting one should go.
+ * @returns the counts of open and waiting connections, now
  */
-function guardConnections(server: http.Server, limits: ServerLimits): void {
+function guardConnections(server: http.Server, limits: ServerLimits): () => ConnectionCounts {
   const open = new Map<Socket, Connection>();
   const perClient = new Map<string, number>();
-  // Insertion order is the order they became idle: the first is the one idle the longest.
-  const idle = new Set<Socket>();
+  // Insertion order is the order they began to wait: the first is the one waiting the longest.
+  const waiting = new Set<Socket>();
 
   const release = (socket: Socket) => {
     const connection = open.get(socket);
     if (connection === undefined) return;
     open.delete(socket);
-    idle.delete(socket);
+    waiting.delete(socket);
     clearTimeout(connection.firstByte);
     const left = (perClient.get(connection.client) ?? 1) - 1;
     if (left === 0) perClient.delete(connection.client);
     else perClient.set(connection.client, left);
+  };
+
+  // A request whose body has all arrived (Node's parser sets `complete`, read or not) is being answered
+  // from then on: its connection stops waiting. Checked here rather than on each request's "end", which
+  // fires only once the handler has read the body.
+  const arrived = (socket: Socket): boolean => {
+    const connection = open.get(socket);
+    if (connection?.receiving?.complete !== true) return false;
+    connection.receiving = null;
+    waiting.delete(socket);
+    return true;
+  };
+  // Bytes of an answer the kernel has not taken: its client is not reading (a fast one empties the buffers as they fill).
+  const notReading = (socket: Socket): boolean => socket.writableLength > 0;
+
+  /** The connection to close for a new one: the one waiting the longest for its client to send, else one whose client does not read. */
+  const toClose = (): Socket | undefined => {
+    for (const socket of waiting) if (!arrived(socket)) return socket;
+    for (const socket of open.keys()) if (notReading(socket)) return socket;
+    return undefined;
   };
 
   server.on("connection", (socket: Socket) => {
@@ -210,18 +255,18 @@ function guardConnections(server: http.Server, limits: ServerLimits): void {
     const fromClient = perClient.get(client) ?? 0;
     if (fromClient >= limits.maxConnectionsPerAddress) return void socket.destroy();
     if (open.size >= limits.maxConnections) {
-      const longestIdle = idle.values().next();
-      if (longestIdle.done) return void socket.destroy();
-      release(longestIdle.value);
-      longestIdle.value.destroy();
+      const closing = toClose();
+      if (closing === undefined) return void socket.destroy();
+      release(closing);
+      closing.destroy();
     }
     const firstByte = setTimeout(() => {
       if (socket.bytesRead === 0) socket.destroy();
     }, limits.firstByteTimeoutMs);
     firstByte.unref();
-    open.set(socket, { client, requests: 0, firstByte });
+    open.set(socket, { client, requests: 0, firstByte, receiving: null });
     perClient.set(client, fromClient + 1);
-    idle.add(socket);
+    waiting.add(socket);
     socket.once("close", () => release(socket));
   });
 
@@ -230,11 +275,25 @@ function guardConnections(server: http.Server, limits: ServerLimits): void {
     const connection = open.get(socket);
     if (connection === undefined) return;
     connection.requests++;
-    idle.delete(socket);
+    waiting.delete(socket);
+    if (hasBody(req)) {
+      // Its body is still to come: waiting for the client again, from now.
+      connection.receiving = req;
+      waiting.add(socket);
+    }
     res.once("close", () => {
       connection.requests--;
-      // Between two requests of a kept-alive connection: idle again, the newest of the idle.
-      if (connection.requests === 0 && open.has(socket) && !socket.destroyed) idle.add(socket);
+      if (connection.requests > 0 || !open.has(socket) || socket.destroyed) return;
+      // Answered: waiting for the client's next request (or the rest of a body the handler did not read),
+      // the newest of the waiting unless it was waiting already.
+      connection.receiving = null;
+      waiting.add(socket);
     });
   });
+  return () => {
+    for (const socket of waiting) arrived(socket);
+    let reading = 0;
+    for (const socket of open.keys()) if (!waiting.has(socket) && notReading(socket)) reading++;
+    return { open: open.size, waiting: waiting.size + reading };
+  };
 }

@@ -7,9 +7,10 @@ import { createPublicClient, http, type PublicClient } from "viem";
 import { createAnchorWriter, type AnchorWriter } from "../chain/anchor-writer";
 import { readDeployment } from "../chain/deployment";
 import { InvalidInputError } from "../errors";
+import type { DataDirLock } from "../store/data-dir";
 import { openDb } from "../store/db";
 import type { ServeConfig } from "./config";
-import { startIndexerAlongside, type IndexerAlongside } from "./indexer";
+import { followedDeployment, startIndexerAlongside, type IndexerAlongside } from "./indexer";
 import { ListenError } from "./listener";
 import { startApiServer, type ApiServer, type DevClockOptions } from "./server";
 
@@ -52,20 +53,25 @@ export function startupError(error: unknown): unknown {
  * Starts the service of `config`: the store (PostgreSQL at DATABASE_URL, or PGlite in DATA_DIR), the
  * API on HOST:PORT with its schedulers and anchoring, and, with RPC_URL and DEPLOYMENT, the chain
  * indexer beside it on the same store. `logger` replaces the JSON logger at LOG_LEVEL (`vrai dev` at a terminal);
- * `holder` names the process in a PGlite data directory's lock (what another process that finds it held is told);
+ * `holder` names the process in a PGlite data directory's lock (what another process that finds it held is told),
+ * `dataDirLock` is that lock when the caller took it already;
  * `devClock` is `vrai dev`'s development clock, which the service and its indexer then run on.
  */
-export async function startService(config: ServeConfig, options: { logger?: Logger; holder?: string; devClock?: DevClockOptions } = {}): Promise<RunningService> {
+export async function startService(config: ServeConfig, options: { logger?: Logger; holder?: string; dataDirLock?: DataDirLock; devClock?: DevClockOptions } = {}): Promise<RunningService> {
   const logger = options.logger ?? pino({ level: config.LOG_LEVEL });
+  // Everything the configuration names is checked before any work starts (issue #33): files, the chain, the deployment's chain.
+  const anchorWriter = anchorWriterOf(config);
   let publicClient: PublicClient | undefined;
   let chainId: number | undefined;
   if (config.RPC_URL) {
     const client = createPublicClient({ transport: http(config.RPC_URL) });
-    chainId = await client.getChainId();
+    chainId = await client.getChainId().catch((error: unknown) => {
+      throw new InvalidInputError("rpc_unreachable", `cannot reach RPC_URL ${config.RPC_URL}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}: set RPC_URL to a running chain's JSON-RPC`, { cause: error });
+    });
     publicClient = client;
   }
-  const anchorWriter = anchorWriterOf(config);
-  const db = await openDb({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, holder: options.holder, notice: (line) => logger.warn(line) });
+  const followed = config.DEPLOYMENT !== undefined && chainId !== undefined ? followedDeployment(config.DEPLOYMENT, chainId) : undefined;
+  const db = await openDb({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, holder: options.holder, lock: options.dataDirLock, notice: (line) => logger.warn(line) });
   const server = await startApiServer({
     db, logger, operatorToken: config.OPERATOR_TOKEN, port: config.PORT, host: config.HOST,
     overload: { maxInFlight: config.OVERLOAD_MAX_IN_FLIGHT, maxLoopDelayMs: config.OVERLOAD_MAX_LOOP_DELAY_MS },
@@ -99,9 +105,9 @@ export async function startService(config: ServeConfig, options: { logger?: Logg
   });
   let indexer: IndexerAlongside | undefined;
   try {
-    if (config.RPC_URL && config.DEPLOYMENT) {
+    if (config.RPC_URL && followed) {
       indexer = await startIndexerAlongside({
-        db, logger, proofs: server.proofs, databaseUrl: config.DATABASE_URL, rpcUrl: config.RPC_URL, deploymentFile: config.DEPLOYMENT,
+        db, logger, proofs: server.proofs, databaseUrl: config.DATABASE_URL, rpcUrl: config.RPC_URL, deployment: followed,
         confirmations: config.CONFIRMATIONS, pollIntervalMs: config.POLL_INTERVAL_MS, maxRange: config.INDEXER_MAX_RANGE, rejoin: true, clock: options.devClock?.clock,
       });
     }

@@ -154,11 +154,15 @@ type System = {
   refreshBusy(): Promise<void>;
 };
 
+/** The API listener's connections now: open, and waiting for their client (none before it listens). */
+type Connections = () => { open: number; waiting: number };
+
 /**
  * Builds the system of `options` over `options.db` without touching it.
  * @param overloaded whether the process is overloaded now (V3.3: the load monitor `startApiServer` runs)
+ * @param connections the API listener's connections, for the metrics
  */
-function createSystem(options: ApiServerOptions, overloaded: () => boolean): System {
+function createSystem(options: ApiServerOptions, overloaded: () => boolean, connections: Connections): System {
   const logger = options.logger ?? pino({ level: "info" });
   const clock = options.devClock?.clock ?? options.clock ?? systemClock;
   const scoreCache = options.scoreCacheBytes === 0 ? undefined : createSyncedScoreCache(options.db, options.scoreCacheBytes ?? DEFAULT_SCORE_CACHE_BYTES, logger);
@@ -194,7 +198,7 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean): Sys
   });
 
   const chain = options.indexerApi === false ? undefined : chainScoreParts({ db: options.db, accounts: service.accounts, agents: store.read, clock });
-  const metrics = createApiMetrics({ busy: overloaded, scoreCache: scoreCache?.server.stats });
+  const metrics = createApiMetrics({ busy: overloaded, connections, scoreCache: scoreCache?.server.stats });
   const site = createSiteReads({ site: store, clock });
   const routes: Route[] = [
     ...serviceRoutes({ ...service, reads, site, checkinResults: metrics.checkinResults }),
@@ -217,7 +221,8 @@ export function apiDocument(): unknown {
   };
   const db: Db = { kind: "pglite", query: refused, transaction: refused, close: async () => {} };
   const devClock: DevClockOptions = { clock: createOffsetClock(systemClock), persist: () => {} };
-  const { routes } = createSystem({ db, operatorToken: "unused", logger: pino({ level: "silent" }), scoreCacheBytes: 0, devClock }, () => false);
+  const none = { open: 0, waiting: 0 };
+  const { routes } = createSystem({ db, operatorToken: "unused", logger: pino({ level: "silent" }), scoreCacheBytes: 0, devClock }, () => false, () => none);
   return openApiDocument(routes, { version: API_VERSION });
 }
 
@@ -225,8 +230,10 @@ export function apiDocument(): unknown {
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
   await migrate(options.db);
   const load = createLoadMonitor(options.overload ?? { maxInFlight: 256, maxLoopDelayMs: 200 });
+  // The listener comes last, once the app is built: until then it holds no connection.
+  let listener: Listener | undefined;
   const { logger, scoreCache, service, operators, reads, site, directory, proofs, anchoring, scheduler, devClock, chain, metrics, routes, refreshBusy } =
-    createSystem(options, () => load.overloaded());
+    createSystem(options, () => load.overloaded(), () => listener?.connections() ?? { open: 0, waiting: 0 });
   await refreshBusy();
 
   const shared = options.rateLimit?.redis;
@@ -255,20 +262,21 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     load.stop();
     redis?.client.disconnect();
   };
-  const listener = await listen(app, { host, port: options.port ?? 0, limits: serverLimits, which: "api" }).catch((error: unknown) => {
+  const api = await listen(app, { host, port: options.port ?? 0, limits: serverLimits, which: "api" }).catch((error: unknown) => {
     stopEarly();
     throw error;
   });
+  listener = api;
   let metricsListener: Listener | undefined;
   if (options.metrics?.port !== undefined) {
     const metricsApp = createMetricsApp({ metrics, metricsTokenHash, limits, logger });
     metricsListener = await listen(metricsApp, { host: options.metrics.host ?? "127.0.0.1", port: options.metrics.port, limits: serverLimits, which: "metrics" }).catch(async (error: unknown) => {
-      await listener.close();
+      await api.close();
       stopEarly();
       throw error;
     });
   }
-  const url = listener.url;
+  const url = api.url;
   logger.info({ url }, "api listening");
   if (metricsListener) logger.info({ url: metricsListener.url }, "metrics listening");
 
@@ -291,7 +299,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       await scheduler.stop();
       await anchoring.stop();
       load.stop();
-      await Promise.all([listener.close(), metricsListener?.close()]);
+      await Promise.all([api.close(), metricsListener?.close()]);
       // A recompute asked for and not done yet stays stored: the next start drains it.
       await service.ownerRecomputes.stop();
       await scoreCache?.stop();

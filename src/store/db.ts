@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import path from "node:path";
 import pg from "pg";
 import { PGlite } from "@electric-sql/pglite";
-import { lockDataDir } from "./data-dir";
+import { lockDataDir, type DataDirLock } from "./data-dir";
 import { InvalidInputError } from "../errors";
 import { DatabaseUnavailableError, storeError } from "./errors";
 
@@ -314,6 +314,8 @@ export type OpenOptions = {
   holder?: string;
   /** Told one line when something about the data directory was fixed (it was open to other users). */
   notice?: (line: string) => void;
+  /** The data directory's lock, when the caller took it before (`vrai dev`, before its chain starts) and releases it after the store closes. */
+  lock?: DataDirLock;
 };
 
 /**
@@ -324,8 +326,11 @@ export type OpenOptions = {
 export async function createPgliteDb(dataDir: string, options: OpenOptions = {}): Promise<Db> {
   if (dataDir.startsWith("memory://")) return pgliteDb(await PGlite.create());
   const dir = path.resolve(dataDir);
-  // Named as given (`./data`) in what another process is told.
-  const lock = lockDataDir(dataDir, options.holder ?? "");
+  // Named as given (`./data`) in what another process is told. A lock the caller took stays the caller's to release.
+  const lock = options.lock ?? lockDataDir(dataDir, options.holder ?? "");
+  const done = () => {
+    if (options.lock === undefined) lock.release();
+  };
   if (lock.madePrivate !== null) {
     options.notice?.(`data directory ${dataDir} was open to other users (mode ${lock.madePrivate.toString(8).padStart(4, "0")}): made private (directories 0700, files 0600)`);
   }
@@ -334,7 +339,7 @@ export async function createPgliteDb(dataDir: string, options: OpenOptions = {})
     lite = await PGlite.create(dir);
     lock.secure();
   } catch (error) {
-    lock.release();
+    done();
     throw error;
   }
   const db = pgliteDb(lite);
@@ -344,7 +349,7 @@ export async function createPgliteDb(dataDir: string, options: OpenOptions = {})
       try {
         await db.close();
       } finally {
-        lock.release();
+        done();
       }
     },
   };

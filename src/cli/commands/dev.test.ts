@@ -24,8 +24,10 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** Runs `vrai dev` as `npm start` does, in `cwd`, and resolves once its ready line is out. */
-function startDev(cwd: string, chainPort: number): Promise<Running> {
+/** `vrai dev` started as `npm start` does, in `cwd`: its output so far, its exit code once it exits, and its ready line once out. */
+type Launched = { child: ChildProcess; out: () => string; err: () => string; exited: Promise<number | null>; ready: Promise<Running> };
+
+function launchDev(cwd: string, chainPort: number): Launched {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: "0", CHAIN_PORT: String(chainPort), LOG_LEVEL: "warn" };
   for (const name of ["DATABASE_URL", "OPERATOR_TOKEN", "RPC_URL", "DATA_DIR", "DEPLOYMENTS_DIR", "HARDHAT_NETWORK", "HARDHAT_CONFIG"]) delete env[name];
   for (const name of Object.keys(env)) if (name.startsWith("ANCHOR_")) delete env[name];
@@ -33,16 +35,20 @@ function startDev(cwd: string, chainPort: number): Promise<Running> {
   let out = "";
   let err = "";
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
-  return new Promise((resolve, reject) => {
+  const ready = new Promise<Running>((resolve, reject) => {
     child.stdout!.on("data", (chunk) => {
       out += chunk;
-      const ready = /vrai ready: api (\S+)\/v1 .* chain (\S+) \(/.exec(out);
-      if (ready) resolve({ child, api: ready[1], chain: ready[2], out: () => out, exited });
+      const line = /vrai ready: api (\S+)\/v1 .* chain (\S+) \(/.exec(out);
+      if (line) resolve({ child, api: line[1], chain: line[2], out: () => out, exited });
     });
-    child.stderr!.on("data", (chunk) => (err += chunk));
     void exited.then((code) => reject(new Error(`vrai dev exited with ${code} before ready: ${out}${err}`)));
   });
+  child.stderr!.on("data", (chunk) => (err += chunk));
+  return { child, out: () => out, err: () => err, exited, ready };
 }
+
+/** Runs `vrai dev` as `npm start` does, in `cwd`, and resolves once its ready line is out. */
+const startDev = (cwd: string, chainPort: number): Promise<Running> => launchDev(cwd, chainPort).ready;
 
 /** Polls `read` until it returns a value, for at most `ms`. */
 async function eventually<T>(read: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
@@ -244,6 +250,27 @@ describe("vrai dev (npm start)", function () {
 
     running.child.kill("SIGINT");
     expect(await running.exited).to.equal(0);
+  });
+
+  it("of two vrai dev started together on one data directory, one runs and the other exits 2 at once with one line naming the first's PID, before its chain or anything else starts (issue #33)", async () => {
+    const own = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-dev-two-"));
+    try {
+      const both = [launchDev(own, await freePort()), launchDev(own, await freePort())];
+      for (const launched of both) void launched.ready.then((running) => started.push(running), () => undefined);
+      const loser = await Promise.race(both.map((launched) => launched.exited.then(() => launched)));
+      const winner = both.find((launched) => launched !== loser)!;
+      expect(await loser.exited, loser.err()).to.equal(2);
+      expect(loser.err()).to.match(new RegExp(`^vrai dev: data directory \\./data is in use by vrai dev \\(pid ${winner.child.pid}, since [^)]+\\): [^\\n]*\\n$`));
+      // Nothing of it ran: no operator token written or read, no chain.
+      expect(loser.out()).to.equal("");
+      const running = await winner.ready;
+      expect(running.out()).to.contain("chain started: contracts deployed");
+      expect((await fetch(`${running.api}/v1/method`)).status).to.equal(200);
+      running.child.kill("SIGTERM");
+      expect(await running.exited).to.equal(0);
+    } finally {
+      fs.rmSync(own, { recursive: true, force: true });
+    }
   });
 
   // Goes on from the ./data the previous test left: its chain journal, tampered with here.

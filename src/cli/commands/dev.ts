@@ -5,7 +5,7 @@ import { parseServeConfig, type ServeConfig } from "../../app/config";
 import { openDevClock } from "../../app/dev-clock-file";
 import { checkCanListen } from "../../app/listener";
 import { startupError } from "../../app/run";
-import { dataDirHolder, DataDirInUseError } from "../../store/data-dir";
+import { DATA_DIR_FILES, lockDataDir, type DataDirLock } from "../../store/data-dir";
 import { InvalidInputError } from "../../errors";
 import type { CliIo, Command } from "../io";
 import { LOCAL_DEPLOYER_KEY, startLocalChain, type ChainStart } from "../local-chain";
@@ -22,7 +22,7 @@ function chainPort(env: NodeJS.ProcessEnv): number {
 
 /** Whether the data directory holds a store from an earlier run. */
 function hasData(dataDir: string): boolean {
-  return fs.existsSync(dataDir) && fs.readdirSync(dataDir).some((name) => name !== "operator-token");
+  return fs.existsSync(dataDir) && fs.readdirSync(dataDir).some((name) => name !== DATA_DIR_FILES.operatorToken && name !== DATA_DIR_FILES.lock);
 }
 
 /**
@@ -52,36 +52,44 @@ export const command: Command = {
     const stop = stopOnSignals();
     const env = process.env;
     const dataDir = env.DATA_DIR || "./data";
-    const deploymentsDir = env.DEPLOYMENTS_DIR || "./deployments";
-    const port = chainPort(env);
-    const hostname = "127.0.0.1";
     const restarted = hasData(dataDir);
-    // Refused before the chain starts (issue #33): a data directory another process holds, or a taken PORT (below).
-    const holder = dataDirHolder(dataDir);
-    if (holder) throw new DataDirInUseError(dataDir, holder);
-    fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    const deploymentFile = path.join(deploymentsDir, "localhost.json");
-    // What `vrai dev` sets itself; any variable of `vrai serve` given by hand still applies.
-    const local: Record<string, string> = { DATA_DIR: dataDir, RPC_URL: `http://${hostname}:${port}`, DEPLOYMENT: deploymentFile, CONFIRMATIONS: "0" };
-    const tokenFile = path.join(dataDir, "operator-token");
-    if (!env.OPERATOR_TOKEN) {
-      if (!fs.existsSync(tokenFile)) fs.writeFileSync(tokenFile, `vop_${crypto.randomBytes(32).toString("base64url")}\n`, { mode: 0o600 });
-      local.OPERATOR_TOKEN = fs.readFileSync(tokenFile, "utf8").trim();
-      io.stdout(`operator token: in ${tokenFile}\n`);
+    // The data directory is this process's before anything starts (issue #33): another vrai on it is refused at once.
+    const lock = lockDataDir(dataDir, "vrai dev");
+    try {
+      return await startDev(io, env, { dataDir, restarted, lock, stop });
+    } finally {
+      lock.release();
     }
-    // Daily anchoring on the local chain, unless anchoring was configured by hand.
-    if (!["ANCHOR_PRIVATE_KEY", "ANCHOR_RPC_URL", "ANCHOR_REGISTRY", "ANCHOR_DEPLOYMENT"].some((name) => env[name])) {
-      local.ANCHOR_PRIVATE_KEY = LOCAL_DEPLOYER_KEY;
-      local.ANCHOR_DEPLOYMENT = deploymentFile;
-    }
-    // The service's configuration is checked before the chain starts, so a bad variable costs no compile.
-    const config = parseServeConfig({ ...env, ...local });
-    await checkCanListen(config.HOST, config.PORT).catch((error: unknown) => {
-      throw startupError(error);
-    });
-    return runWithChain(io, config, { hostname, port, deploymentsDir, dataDir, restarted, stop });
   },
 };
+
+/** `vrai dev` once it holds its data directory. */
+async function startDev(io: CliIo, env: NodeJS.ProcessEnv, options: { dataDir: string; restarted: boolean; lock: DataDirLock; stop: SignalStop }): Promise<number> {
+  const { dataDir } = options;
+  const deploymentsDir = env.DEPLOYMENTS_DIR || "./deployments";
+  const port = chainPort(env);
+  const hostname = "127.0.0.1";
+  const deploymentFile = path.join(deploymentsDir, "localhost.json");
+  // What `vrai dev` sets itself; any variable of `vrai serve` given by hand still applies.
+  const local: Record<string, string> = { DATA_DIR: dataDir, RPC_URL: `http://${hostname}:${port}`, DEPLOYMENT: deploymentFile, CONFIRMATIONS: "0" };
+  const tokenFile = path.join(dataDir, DATA_DIR_FILES.operatorToken);
+  if (!env.OPERATOR_TOKEN) {
+    if (!fs.existsSync(tokenFile)) fs.writeFileSync(tokenFile, `vop_${crypto.randomBytes(32).toString("base64url")}\n`, { mode: 0o600 });
+    local.OPERATOR_TOKEN = fs.readFileSync(tokenFile, "utf8").trim();
+    io.stdout(`operator token: in ${tokenFile}\n`);
+  }
+  // Daily anchoring on the local chain, unless anchoring was configured by hand.
+  if (!["ANCHOR_PRIVATE_KEY", "ANCHOR_RPC_URL", "ANCHOR_REGISTRY", "ANCHOR_DEPLOYMENT"].some((name) => env[name])) {
+    local.ANCHOR_PRIVATE_KEY = LOCAL_DEPLOYER_KEY;
+    local.ANCHOR_DEPLOYMENT = deploymentFile;
+  }
+  // The service's configuration is checked before the chain starts, so a bad variable costs no compile.
+  const config = parseServeConfig({ ...env, ...local });
+  await checkCanListen(config.HOST, config.PORT).catch((error: unknown) => {
+    throw startupError(error);
+  });
+  return runWithChain(io, config, { hostname, port, deploymentsDir, dataDir, restarted: options.restarted, stop: options.stop, lock: options.lock });
+}
 
 /** The line saying where this start's chain came from. */
 function chainStartLine(start: ChainStart, deployment: string, journal: string, dataDir: string, hadData: boolean): string {
@@ -98,9 +106,9 @@ function chainStartLine(start: ChainStart, deployment: string, journal: string, 
 }
 
 async function runWithChain(
-  io: CliIo, config: ServeConfig, options: { hostname: string; port: number; deploymentsDir: string; dataDir: string; restarted: boolean; stop: SignalStop },
+  io: CliIo, config: ServeConfig, options: { hostname: string; port: number; deploymentsDir: string; dataDir: string; restarted: boolean; stop: SignalStop; lock: DataDirLock },
 ): Promise<number> {
-  const journalFile = path.join(options.dataDir, "chain.jsonl");
+  const journalFile = path.join(options.dataDir, DATA_DIR_FILES.chainJournal);
   // The development clock (issue #31): the service's clock and the chain's time, moved by `vrai dev-clock`.
   const { clock, persist } = openDevClock(options.dataDir);
   const chain = await startLocalChain({ ...options, journalFile, now: clock.now });
@@ -122,7 +130,7 @@ async function runWithChain(
     return await serveUntilSignal(io, { ...config, RPC_URL: chain.url, DEPLOYMENT: chain.deploymentFile }, {
       stop: options.stop,
       devClock: { clock, persist, moveChainTo: chain.moveTimeTo },
-      holder: "vrai dev",
+      dataDirLock: options.lock,
       readyNote: `chain ${chain.url} (id ${chain.chainId}, ${deployment}, indexed)`,
       // Readable lines, one per entry, for the person who runs it (vrai serve logs JSON).
       logger: createLogger(config.LOG_LEVEL, logFormat("dev", process.stdout.isTTY === true)),

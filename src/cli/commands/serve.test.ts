@@ -47,41 +47,78 @@ describe("vrai serve", function () {
     expect(result.err).to.contain("PORT");
   });
 
+  /** `vrai <command>` on a PGlite store in `dataDir`, logging at debug with a scheduler every second, until it exits (killed after 40 s). */
+  const runToExit = (command: string, dataDir: string, env: Record<string, string>) => new Promise<{ code: number | null; out: string; err: string; ms: number }>((resolve) => {
+    const started = Date.now();
+    const child = spawn(process.execPath, [BIN, command], {
+      env: { ...process.env, DATABASE_URL: "", DATA_DIR: dataDir, OPERATOR_TOKEN, LOG_LEVEL: "debug", SCHEDULE_INTERVAL_MS: "1000", ...env }, stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stdout!.on("data", (c) => (out += c));
+    child.stderr!.on("data", (c) => (err += c));
+    // One that does not exit would go on running work in the background: stopped, and failed by the time below.
+    const stop = setTimeout(() => child.kill("SIGKILL"), 40_000);
+    child.once("exit", (code) => {
+      clearTimeout(stop);
+      resolve({ code, out, err, ms: Date.now() - started });
+    });
+  });
+  /** What any background work, or a listener, logs: none of it may show in a start that fails. */
+  const BACKGROUND_WORK = /daily recompute|partitions|score tree|score root|owner recompute|score cache|expired challenges|chain started|api listening|vrai ready/;
+
   it("exits 2 at once on a taken port, naming the port and the variable to set, before any background work starts (issue #33)", async () => {
     const taken = net.createServer().listen(0, "127.0.0.1");
     await new Promise((resolve) => taken.once("listening", resolve));
     const port = String((taken.address() as net.AddressInfo).port);
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-serve-port-"));
-    const run = (command: string, env: Record<string, string>) => new Promise<{ code: number | null; out: string; err: string; ms: number }>((resolve) => {
-      const started = Date.now();
-      const child = spawn(process.execPath, [BIN, command], {
-        env: { ...process.env, DATABASE_URL: "", DATA_DIR: dataDir, OPERATOR_TOKEN, LOG_LEVEL: "debug", SCHEDULE_INTERVAL_MS: "1000", ...env }, stdio: ["ignore", "pipe", "pipe"],
-      });
-      let out = "";
-      let err = "";
-      child.stdout!.on("data", (c) => (out += c));
-      child.stderr!.on("data", (c) => (err += c));
-      // One that does not exit would go on running work in the background: stopped, and failed by the time below.
-      const stop = setTimeout(() => child.kill("SIGKILL"), 40_000);
-      child.once("exit", (code) => {
-        clearTimeout(stop);
-        resolve({ code, out, err, ms: Date.now() - started });
-      });
-    });
     try {
       for (const [command, env, variable] of [
         ["serve", { PORT: port }, "PORT"], ["serve", { PORT: "0", METRICS_PORT: port }, "METRICS_PORT"], ["dev", { PORT: port, CHAIN_PORT: String(Number(port) + 1), DEPLOYMENTS_DIR: path.join(dataDir, "deployments") }, "PORT"],
       ] as const) {
-        const result = await run(command, env);
+        const result = await runToExit(command, dataDir, env);
         expect(result.code, result.err).to.equal(2);
         expect(result.err.trim().split("\n"), result.err).to.have.length(1);
         expect(result.err).to.match(new RegExp(`^vrai ${command}: cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use: set ${variable} to a free port`));
         // Nothing ran: no recompute, partitions, tree, anchoring or chain; nothing listened.
-        expect(result.out, `${command}: ${result.out}`).to.not.match(/daily recompute|partitions maintained|partitions created|score tree|score root|chain started|api listening|vrai ready/);
+        expect(result.out, `${command}: ${result.out}`).to.not.match(BACKGROUND_WORK);
         expect(result.ms, command).to.be.below(30_000);
       }
     } finally {
       taken.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("exits 2 with one line naming DEPLOYMENT or RPC_URL, before any background work starts, for a deployment file that cannot be read, is not one, or is of another chain than RPC_URL's, and a chain that does not answer (issue #33)", async function () {
+    this.timeout(120_000);
+    const node = await startHardhatNode();
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-serve-deployment-"));
+    try {
+      const contract = (n: number) => ({ address: `0x${String(n).repeat(40)}`, blockNumber: 0 });
+      const otherChain = path.join(dataDir, "mainnet.json");
+      fs.writeFileSync(otherChain, JSON.stringify({ network: "mainnet", chainId: 1, contracts: { IdentityRegistry: contract(1), AnchorRegistry: contract(2), Registry: contract(3) } }));
+      const notOne = path.join(dataDir, "not-one.json");
+      fs.writeFileSync(notOne, "{ not json");
+      const missing = path.join(dataDir, "missing.json");
+      for (const [file, problem] of [
+        [missing, `${missing}: ENOENT: no such file or directory`],
+        [notOne, `${notOne}: `],
+        [otherChain, `${otherChain} is for chain 1, the RPC at RPC_URL serves chain 31337: set DEPLOYMENT to that chain's file, or RPC_URL to chain 1`],
+      ] as const) {
+        const result = await runToExit("serve", path.join(dataDir, "data"), { PORT: "0", RPC_URL: node.url, DEPLOYMENT: file });
+        expect(result.code, result.err).to.equal(2);
+        expect(result.err.trim().split("\n"), result.err).to.have.length(1);
+        expect(result.err.startsWith(`vrai serve: invalid configuration: DEPLOYMENT: ${problem}`), result.err).to.equal(true);
+        expect(result.out, `${file}: ${result.out}`).to.not.match(BACKGROUND_WORK);
+      }
+      // A chain that does not answer: one line naming RPC_URL, not an internal error.
+      const closed = await runToExit("serve", path.join(dataDir, "data"), { PORT: "0", RPC_URL: "http://127.0.0.1:1", DEPLOYMENT: otherChain });
+      expect([closed.code, closed.err.trim().split("\n").length], closed.err).to.deep.equal([2, 1]);
+      expect(closed.err).to.match(/^vrai serve: cannot reach RPC_URL http:\/\/127\.0\.0\.1:1: .*: set RPC_URL to a running chain's JSON-RPC\n$/);
+      expect(closed.out).to.not.match(BACKGROUND_WORK);
+    } finally {
+      await node.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });

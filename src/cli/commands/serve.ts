@@ -3,6 +3,7 @@ import { parseServeConfig, type ServeConfig } from "../../app/config";
 import { startService } from "../../app/run";
 import type { DevClockOptions } from "../../app/server";
 import { InvalidInputError } from "../../errors";
+import type { DataDirLock } from "../../store/data-dir";
 import type { CliIo, Command } from "../io";
 import { createLogger, logFormat } from "../log-format";
 
@@ -51,10 +52,10 @@ export function stopOnSignals(): SignalStop {
  */
 export async function serveUntilSignal(
   io: CliIo, config: ServeConfig,
-  more: { readyNote?: string; afterStop?: () => Promise<void>; logger?: Logger; holder?: string; stop?: SignalStop; devClock?: DevClockOptions } = {},
+  more: { readyNote?: string; afterStop?: () => Promise<void>; logger?: Logger; holder?: string; dataDirLock?: DataDirLock; stop?: SignalStop; devClock?: DevClockOptions } = {},
 ): Promise<number> {
   const stop = more.stop ?? stopOnSignals();
-  const service = await startService(config, { logger: more.logger, holder: more.holder, devClock: more.devClock });
+  const service = await startService(config, { logger: more.logger, holder: more.holder, dataDirLock: more.dataDirLock, devClock: more.devClock });
   const { url } = service.server;
   const indexed = !more.readyNote && config.RPC_URL && config.DEPLOYMENT ? ` · chain ${config.RPC_URL} (indexed from ${config.DEPLOYMENT})` : "";
   io.stdout(`vrai ready: api ${url}/v1 · agent pages ${url}/agents/{id}${more.readyNote ? ` · ${more.readyNote}` : ""}${indexed} · store ${config.DATABASE_URL ? "postgresql" : `pglite ${config.DATA_DIR}`}\n`);
