@@ -211,7 +211,9 @@ async function identityRegistryBlock(hre: HardhatRuntimeEnvironment, address: st
       code = await provider.getCode(address, middle);
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
-      throw new DeployConfigError(`cannot read the code of ${address} at block ${middle} (${why}): set DEPLOY_IDENTITY_REGISTRY_BLOCK to its deployment block`);
+      throw new DeployConfigError(
+        `cannot read the code of ${address} at block ${middle} (${why}): set DEPLOY_IDENTITY_REGISTRY_BLOCK to its deployment block`,
+      );
     }
     if (code === "0x") low = middle + 1;
     else high = middle;

@@ -25,7 +25,10 @@ const HEADER = [
 
 /** viem's `Hex` (and `Address`): `0x${string}`. */
 const HEX = ts.factory.createTemplateLiteralType(ts.factory.createTemplateHead("0x"), [
-  ts.factory.createTemplateLiteralTypeSpan(ts.factory.createKeywordTypeNode(ts.SyntaxKind.StringKeyword), ts.factory.createTemplateTail("")),
+  ts.factory.createTemplateLiteralTypeSpan(
+    ts.factory.createKeywordTypeNode(ts.SyntaxKind.StringKeyword),
+    ts.factory.createTemplateTail(""),
+  ),
 ]);
 
 /**
@@ -33,7 +36,9 @@ const HEX = ts.factory.createTemplateLiteralType(ts.factory.createTemplateHead("
  * (openapi-typescript's types of a schema leave its `pattern` out).
  */
 const hexStrings = (schema: SchemaObject): ts.TypeNode | undefined =>
-  schema.type === "string" && "pattern" in schema && typeof schema.pattern === "string" && schema.pattern.startsWith("^0x") ? HEX : undefined;
+  schema.type === "string" && "pattern" in schema && typeof schema.pattern === "string" && schema.pattern.startsWith("^0x")
+    ? HEX
+    : undefined;
 
 /** The text of `src/sdk/api-types.ts` for the routes as they are declared now. */
 export async function renderApiTypes(): Promise<string> {

@@ -54,17 +54,34 @@ function importsOf(file: string): Edge[] {
     // Outside src/ (scripts/deploy.ts for `vrai dev`'s chain) is not a layer of it.
     if (path.relative(SRC, target).startsWith("..")) return;
     const to = partOf(fs.existsSync(`${target}.ts`) ? `${target}.ts` : target);
-    edges.push({ from: partOf(file), to, file: path.relative(SRC, file), line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1, typeOnly });
+    edges.push({
+      from: partOf(file),
+      to,
+      file: path.relative(SRC, file),
+      line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1,
+      typeOnly,
+    });
   };
   const visit = (node: ts.Node) => {
     if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
       const clause = node.importClause;
-      const typeOnly = clause !== undefined && (clause.isTypeOnly || (clause.name === undefined && clause.namedBindings !== undefined && ts.isNamedImports(clause.namedBindings) && clause.namedBindings.elements.length > 0 && clause.namedBindings.elements.every((e) => e.isTypeOnly)));
+      const typeOnly =
+        clause !== undefined &&
+        (clause.isTypeOnly ||
+          (clause.name === undefined &&
+            clause.namedBindings !== undefined &&
+            ts.isNamedImports(clause.namedBindings) &&
+            clause.namedBindings.elements.length > 0 &&
+            clause.namedBindings.elements.every((e) => e.isTypeOnly)));
       add(node.moduleSpecifier.text, node, typeOnly);
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
       add(node.moduleSpecifier.text, node, node.isTypeOnly);
-    } else if (ts.isCallExpression(node) && node.arguments.length === 1 && ts.isStringLiteral(node.arguments[0])
-      && ((ts.isIdentifier(node.expression) && node.expression.text === "require") || node.expression.kind === ts.SyntaxKind.ImportKeyword)) {
+    } else if (
+      ts.isCallExpression(node) &&
+      node.arguments.length === 1 &&
+      ts.isStringLiteral(node.arguments[0]) &&
+      ((ts.isIdentifier(node.expression) && node.expression.text === "require") || node.expression.kind === ts.SyntaxKind.ImportKeyword)
+    ) {
       add(node.arguments[0].text, node, false);
     }
     ts.forEachChild(node, visit);
@@ -73,7 +90,9 @@ function importsOf(file: string): Edge[] {
   return edges;
 }
 
-const edges = sourceFiles(SRC).flatMap(importsOf).filter((e) => e.from !== e.to);
+const edges = sourceFiles(SRC)
+  .flatMap(importsOf)
+  .filter((e) => e.from !== e.to);
 const where = (e: Edge) => `${e.file}:${e.line} imports ${e.to}${e.typeOnly ? " (types only)" : ""}`;
 
 describe("the layers of src/", () => {

@@ -9,7 +9,9 @@ async function benchDatabases(): Promise<string[]> {
   const admin = new pg.Client({ connectionString: TEST_PG_ADMIN_URL });
   await admin.connect();
   try {
-    return (await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'vrai_bench_storage_%'")).rows.map((r) => r.datname);
+    return (await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'vrai_bench_storage_%'")).rows.map(
+      (r) => r.datname,
+    );
   } finally {
     await admin.end();
   }
@@ -45,7 +47,8 @@ describe("bench:storage (issue #18)", function () {
     // 3 agents, hourly for 2 days, a few missed: nearly 144 counted check-ins stored.
     expect(result.tables.find((t) => t.name === "checkins")!.rows).to.be.within(120, 144);
     // pgstattuple is installed with PostgreSQL here: each table's free heap space is part of its size.
-    for (const t of result.tables.filter((t) => t.counted)) expect(t.heapFree, t.name).to.be.a("number").and.at.least(0).and.at.most(t.bytes);
+    for (const t of result.tables.filter((t) => t.counted))
+      expect(t.heapFree, t.name).to.be.a("number").and.at.least(0).and.at.most(t.bytes);
   });
 
   it("ran vrai recompute --verify over every stored score and checked daily-score proofs of both days over HTTP (V9)", () => {
@@ -62,7 +65,12 @@ describe("bench:storage (issue #18)", function () {
   });
 
   it("refuses bad flags with a usage error before creating anything", async () => {
-    for (const argv of [["--agents", "0", "--days", "2"], ["--agents", "3"], ["--agents", "3", "--days", "2x"], ["--agents", "3", "--days", "2", "--frobnicate"]]) {
+    for (const argv of [
+      ["--agents", "0", "--days", "2"],
+      ["--agents", "3"],
+      ["--agents", "3", "--days", "2x"],
+      ["--agents", "3", "--days", "2", "--frobnicate"],
+    ]) {
       let caught: unknown;
       await runStorageBench(argv, () => undefined).catch((error: unknown) => void (caught = error));
       expect(caught, argv.join(" ")).to.be.instanceOf(BaseError);

@@ -12,7 +12,11 @@ export class BaseError extends Error {
   /** Seconds after which a retry may succeed, when known: the API sends it as `Retry-After`. */
   readonly retryAfterS: number | undefined;
 
-  constructor(code: string, message: string, options: { status?: number; cause?: unknown; retryable?: boolean; retryAfterS?: number } = {}) {
+  constructor(
+    code: string,
+    message: string,
+    options: { status?: number; cause?: unknown; retryable?: boolean; retryAfterS?: number } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;

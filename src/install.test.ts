@@ -26,7 +26,8 @@ describe("install (issue #31)", () => {
       const range = Array.isArray(locked.engines) ? undefined : locked.engines?.node;
       if (range === undefined || where === "") continue;
       for (const node of [lowestNode, process.version]) {
-        if (!semver.satisfies(node, range, { includePrerelease: true })) refused.push(`${where}@${locked.version}: engines.node ${range} refuses ${node}`);
+        if (!semver.satisfies(node, range, { includePrerelease: true }))
+          refused.push(`${where}@${locked.version}: engines.node ${range} refuses ${node}`);
       }
     }
     expect(Object.keys(lock.packages)).to.include("node_modules/canonicalize");

@@ -39,7 +39,11 @@ function freshClone(): string {
 function shellEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) {
-    if (name.toLowerCase().startsWith("npm_") || ["DATA_DIR", "DATABASE_URL", "OPERATOR_TOKEN", "RPC_URL", "PORT", "CHAIN_PORT", "VRAI_API_URL"].includes(name)) continue;
+    if (
+      name.toLowerCase().startsWith("npm_") ||
+      ["DATA_DIR", "DATABASE_URL", "OPERATOR_TOKEN", "RPC_URL", "PORT", "CHAIN_PORT", "VRAI_API_URL"].includes(name)
+    )
+      continue;
     env[name] = value;
   }
   return { ...env, ...extra };
@@ -67,10 +71,15 @@ describe("the README's quick start on a fresh clone of the repository (issue #31
   });
 
   it("npm ci, npm start, then the walkthrough as written, twice: owner, agent, check-in, wallet proof, score 230, dev clock a day on, vrai verify passes; Ctrl-C stops it (about a minute, npm ci half of it)", async () => {
-    for (const absent of ["node_modules", "dist", "artifacts", "typechain-types"]) expect(fs.existsSync(path.join(dir, absent)), `a fresh clone has no ${absent}`).to.equal(false);
+    for (const absent of ["node_modules", "dist", "artifacts", "typechain-types"])
+      expect(fs.existsSync(path.join(dir, absent)), `a fresh clone has no ${absent}`).to.equal(false);
     const started = Date.now();
     // npm install as the README says, from the lock file: every package, then the prepare script's build.
-    const install = await run("npm", ["ci", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: dir, env: shellEnv({}), maxBuffer: 16 * 2 ** 20 });
+    const install = await run("npm", ["ci", "--prefer-offline", "--no-audit", "--no-fund"], {
+      cwd: dir,
+      env: shellEnv({}),
+      maxBuffer: 16 * 2 ** 20,
+    });
     expect(install.stdout).to.match(/^> vrai@[^ ]+ prepare$/m);
     expect(fs.existsSync(path.join(dir, "dist", "vrai.cjs")), "npm install built dist/vrai.cjs").to.equal(true);
     expect(install.stderr, "npm warns of no engine").to.not.contain("EBADENGINE");
@@ -87,7 +96,9 @@ describe("the README's quick start on a fresh clone of the repository (issue #31
     const days: string[] = [];
     for (const round of [1, 2]) {
       const { stdout, stderr } = await run("bash", ["-euo", "pipefail", "-c", walkthrough], {
-        cwd: dir, env: shellEnv({ API: dev.url, RPC: rpc }), maxBuffer: 16 * 2 ** 20,
+        cwd: dir,
+        env: shellEnv({ API: dev.url, RPC: rpc }),
+        maxBuffer: 16 * 2 ** 20,
       }).catch((error: { stdout: string; stderr: string; code: number }) => {
         throw new Error(`run ${round} of the walkthrough exited with ${error.code}:\n${error.stdout}\n${error.stderr}`);
       });
@@ -103,10 +114,15 @@ describe("the README's quick start on a fresh clone of the repository (issue #31
       expect(day, lines[6]).to.not.equal(null);
       expect(Number(day![2]), `run ${round}: every agent claimed so far`).to.equal(round);
       days.push(day![1]);
-      expect(lines[7]).to.match(new RegExp(`^now \\S+ on the service's clock, ${round} days? ahead of the machine's; next daily recompute at \\S+$`));
+      expect(lines[7]).to.match(
+        new RegExp(`^now \\S+ on the service's clock, ${round} days? ahead of the machine's; next daily recompute at \\S+$`),
+      );
       // vrai verify: the agent's latest daily score, every step held.
       expect(lines[8]).to.match(new RegExp(`^verifying the daily Vrai score \\d+ of agent ${checkIn.agentId} on ${day![1]} `));
-      expect(lines.slice(9, 14).every((l) => CHECKED.test(l)), lines.slice(9).join("\n")).to.equal(true);
+      expect(
+        lines.slice(9, 14).every((l) => CHECKED.test(l)),
+        lines.slice(9).join("\n"),
+      ).to.equal(true);
       expect(lines.slice(14), `run ${round}`).to.deep.equal(["verified"]);
       expect(stderr, `run ${round}: nothing went wrong`).to.equal("");
     }
@@ -117,6 +133,8 @@ describe("the README's quick start on a fresh clone of the repository (issue #31
     expect(await dev.exited, dev.output()).to.deep.equal({ code: 0, signal: null });
     expect(dev.output().trimEnd().split("\n").pop()).to.equal("vrai stopped");
     const s = (ms: number) => `${Math.round(ms / 1000)} s`;
-    console.log(`      npm ci ${s(installed - started)}, npm start to ready ${s(ready - installed)}, the walkthrough twice and the stop ${s(Date.now() - ready)}`);
+    console.log(
+      `      npm ci ${s(installed - started)}, npm start to ready ${s(ready - installed)}, the walkthrough twice and the stop ${s(Date.now() - ready)}`,
+    );
   });
 });

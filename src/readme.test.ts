@@ -13,7 +13,6 @@ import { readmeBlocks } from "./test-helpers/readme";
 const ROOT = path.resolve(__dirname, "..");
 const README = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
 
-
 describe("README", () => {
   let testDb: TestDb;
   let server: ApiServer;
@@ -34,8 +33,13 @@ describe("README", () => {
       fs.writeFileSync(path.join(dir, "my-agent.js"), "process.exit(7)");
       // `npm install @vrai/sdk` is this repository; `npx vrai-heartbeat` is its bin from the sources.
       const shims = `npm() { :; }\nnpx() { shift; node -r ${JSON.stringify(require.resolve("tsx/cjs"))} ${JSON.stringify(path.join(ROOT, "src/sdk/heartbeat-bin.ts"))} "$@"; }\n`;
-      const ran = await promisify(execFile)("bash", ["-uo", "pipefail", "-c", shims + block], { cwd: dir, env: { ...process.env, API: server.url, ID: agentId, KEY: agentKey } })
-        .then(() => ({ code: 0, stderr: "" }), (error: { code: number; stderr: string }) => error);
+      const ran = await promisify(execFile)("bash", ["-uo", "pipefail", "-c", shims + block], {
+        cwd: dir,
+        env: { ...process.env, API: server.url, ID: agentId, KEY: agentKey },
+      }).then(
+        () => ({ code: 0, stderr: "" }),
+        (error: { code: number; stderr: string }) => error,
+      );
       expect(ran.code, ran.stderr).to.equal(7);
       // The command exits at once; the check-in sent as it started is counted before the heartbeat stops.
       expect(ran.stderr).to.match(/vrai-heartbeat: node exited with 7; 1 check-in counted\n$/);
@@ -53,7 +57,10 @@ describe("README", () => {
     expect(snippet).to.contain("VraiScores.verify(ANCHORS, score, proof, root)");
     // The compiler hardhat.config.ts pins, which it compiles with: the `solc` package's soljson.js.
     const version = /const SOLC_VERSION = "([0-9.]+)"/.exec(fs.readFileSync(path.join(ROOT, "hardhat.config.ts"), "utf8"))![1];
-    const solc = require("solc") as { version(): string; compile(input: string, callbacks: { import(file: string): { contents: string } | { error: string } }): string };
+    const solc = require("solc") as {
+      version(): string;
+      compile(input: string, callbacks: { import(file: string): { contents: string } | { error: string } }): string;
+    };
     expect(solc.version()).to.match(new RegExp(`^${version.replace(/\./g, "\\.")}\\+`));
     // What a dApp writes around the snippet: the registry it names ANCHORS, and the README's two imports.
     const source = `// SPDX-License-Identifier: MIT
@@ -73,12 +80,18 @@ ${snippet}}
 `;
     // Imports resolved as Hardhat resolves them: the project's own files from its root, packages from node_modules.
     const resolve = (file: string) => {
-      for (const base of [ROOT, path.join(ROOT, "node_modules")]) if (fs.existsSync(path.join(base, file))) return { contents: fs.readFileSync(path.join(base, file), "utf8") };
+      for (const base of [ROOT, path.join(ROOT, "node_modules")])
+        if (fs.existsSync(path.join(base, file))) return { contents: fs.readFileSync(path.join(base, file), "utf8") };
       return { error: `${file} not found` };
     };
-    const input = { language: "Solidity", sources: { "ReadmeGate.sol": { content: source } }, settings: { evmVersion: "cancun", outputSelection: { "ReadmeGate.sol": { ReadmeGate: ["abi"] } } } };
+    const input = {
+      language: "Solidity",
+      sources: { "ReadmeGate.sol": { content: source } },
+      settings: { evmVersion: "cancun", outputSelection: { "ReadmeGate.sol": { ReadmeGate: ["abi"] } } },
+    };
     const output = JSON.parse(solc.compile(JSON.stringify(input), { import: resolve })) as {
-      errors?: Array<{ severity: string; formattedMessage: string }>; contracts?: Record<string, Record<string, { abi: Array<{ name?: string }> }>>;
+      errors?: Array<{ severity: string; formattedMessage: string }>;
+      contracts?: Record<string, Record<string, { abi: Array<{ name?: string }> }>>;
     };
     const errors = (output.errors ?? []).filter((e) => e.severity === "error").map((e) => e.formattedMessage);
     expect(errors).to.deep.equal([]);
@@ -95,11 +108,21 @@ ${snippet}}
     expect(walkthrough).to.not.match(/^set -e/m);
     // What its comment says of an error answer is what a terminal does with it (below): printed, the field empty, no stop.
     const said = lines.slice(1, lines.indexOf(json!)).join(" ");
-    expect(said).to.contain("An error answer is printed instead (its code and message) and the field is left empty").and.not.contain("stops");
+    expect(said)
+      .to.contain("An error answer is printed instead (its code and message) and the field is left empty")
+      .and.not.contain("stops");
     // Step 2 with an owner token that is not one, as an interactive shell runs it: each line, whatever the last one did.
     const script = [lines[0], json, ...step2, 'echo "went on: ID=[$ID]"'].join("\n");
-    const { stdout, stderr } = await promisify(execFile)("bash", ["-c", script], { env: { ...process.env, API: server.url, TOKEN: "vo_not_a_token" } });
-    const answer = (await (await fetch(`${server.url}/v1/agents`, { method: "POST", headers: { authorization: "Bearer vo_not_a_token", "content-type": "application/json" }, body: '{"name":"my agent"}' })).json()) as { error: { code: string; message: string } };
+    const { stdout, stderr } = await promisify(execFile)("bash", ["-c", script], {
+      env: { ...process.env, API: server.url, TOKEN: "vo_not_a_token" },
+    });
+    const answer = (await (
+      await fetch(`${server.url}/v1/agents`, {
+        method: "POST",
+        headers: { authorization: "Bearer vo_not_a_token", "content-type": "application/json" },
+        body: '{"name":"my agent"}',
+      })
+    ).json()) as { error: { code: string; message: string } };
     expect(answer.error.code).to.match(/^[a-z_]+$/);
     // Once for the agent id, once for its key: the step's two fields.
     expect(stderr).to.equal(`${answer.error.code}: ${answer.error.message}\n`.repeat(2));

@@ -72,7 +72,9 @@ describe("retry", () => {
   it("waits a random part of each backoff with full jitter", async () => {
     const { waits, sleep } = recordingSleep();
     const draws = [0.5, 0.25, 0, 0.75];
-    await rejection(retry(flaky(100).attempt, base({ baseDelayMs: 1_000, maxDelayMs: 3_000, jitter: true, random: () => draws.shift()!, sleep })));
+    await rejection(
+      retry(flaky(100).attempt, base({ baseDelayMs: 1_000, maxDelayMs: 3_000, jitter: true, random: () => draws.shift()!, sleep })),
+    );
     expect(waits).to.deep.equal([500, 500, 0, 2_250]);
   });
 
@@ -87,7 +89,10 @@ describe("retry", () => {
     const error = await rejection(retry(attempt, base({ retryable, sleep })));
     expect(error).to.have.property("message", "down 2");
     expect(calls).to.have.length(2);
-    expect(seen).to.deep.equal([["Error: down 1", 1], ["Error: down 2", 2]]);
+    expect(seen).to.deep.equal([
+      ["Error: down 1", 1],
+      ["Error: down 2", 2],
+    ]);
     expect(waits).to.deep.equal([100]);
   });
 
@@ -100,7 +105,8 @@ describe("retry", () => {
 
   it("throws what giveUp makes of the last error, with the number of attempts made", async () => {
     const { sleep } = recordingSleep();
-    const giveUp = (error: unknown, attempts: number) => new Error(`${String(error)}; gave up after ${attempts} attempts`, { cause: error });
+    const giveUp = (error: unknown, attempts: number) =>
+      new Error(`${String(error)}; gave up after ${attempts} attempts`, { cause: error });
     const error = await rejection(retry(flaky(100).attempt, base({ attempts: 4, giveUp, sleep })));
     expect(error).to.have.property("message", "Error: down 4; gave up after 4 attempts");
     expect(error).to.have.nested.property("cause.message", "down 4");
@@ -117,7 +123,10 @@ describe("retry", () => {
   it("tells onRetry of each wait before it", async () => {
     const { sleep } = recordingSleep();
     const told: Array<{ message: string; attempt: number; delayMs: number }> = [];
-    await retry(flaky(2).attempt, base({ sleep, onRetry: ({ error, attempt, delayMs }) => told.push({ message: String(error), attempt, delayMs }) }));
+    await retry(
+      flaky(2).attempt,
+      base({ sleep, onRetry: ({ error, attempt, delayMs }) => told.push({ message: String(error), attempt, delayMs }) }),
+    );
     expect(told).to.deep.equal([
       { message: "Error: down 1", attempt: 1, delayMs: 100 },
       { message: "Error: down 2", attempt: 2, delayMs: 200 },
@@ -131,7 +140,10 @@ describe("retry", () => {
     const { calls, attempt } = flaky(Infinity);
     const error = await rejection(
       retry(attempt, {
-        attempts: Infinity, baseDelayMs: 5_000, maxDelayMs: 300_000, signal: controller.signal,
+        attempts: Infinity,
+        baseDelayMs: 5_000,
+        maxDelayMs: 300_000,
+        signal: controller.signal,
         sleep: async (ms, signal) => {
           if (waits.length === 7) controller.abort(stopped);
           await sleep(ms, signal);

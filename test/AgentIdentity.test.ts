@@ -19,16 +19,16 @@ async function referenceFixture() {
   return registerFixtureAgent(await deployReferenceIdentity());
 }
 
-describe("AgentIdentity", function () {
+describe("AgentIdentity", () => {
   shouldBehaveLikeERC8004IdentityRegistry(() => loadFixture(fixture));
 
-  it("answers its own version", async function () {
+  it("answers its own version", async () => {
     const { identity } = await loadFixture(fixture);
     expect(await identity.getVersion()).to.equal("vrai-1.0.0");
   });
 
-  describe("reverts with custom errors (the reference reverts with strings)", function () {
-    it("refuses the reserved agentWallet key in registration metadata and in setMetadata", async function () {
+  describe("reverts with custom errors (the reference reverts with strings)", () => {
+    it("refuses the reserved agentWallet key in registration metadata and in setMetadata", async () => {
       const { identity, owner, stranger, agentId } = await loadFixture(fixture);
       const metadata = [{ metadataKey: WALLET_KEY, metadataValue: stranger.address }];
       await expect(identity.connect(stranger)["register(string,(string,bytes)[])"]("ipfs://x", metadata))
@@ -39,7 +39,7 @@ describe("AgentIdentity", function () {
         .withArgs(WALLET_KEY);
     });
 
-    it("refuses a contract caller that cannot receive ERC-721 tokens, after registering nothing", async function () {
+    it("refuses a contract caller that cannot receive ERC-721 tokens, after registering nothing", async () => {
       const { identity } = await loadFixture(fixture);
       const nonReceiver = await ethers.deployContract("AnchorRegistry", [ethers.ZeroAddress]);
       const data = identity.interface.encodeFunctionData("register()");
@@ -53,10 +53,15 @@ describe("AgentIdentity", function () {
       expect(await identity.getAgentWallet(1n)).to.equal(ethers.ZeroAddress);
     });
 
-    it("refuses a non-controller's URI, metadata and wallet changes with ERC721InsufficientApproval", async function () {
+    it("refuses a non-controller's URI, metadata and wallet changes with ERC721InsufficientApproval", async () => {
       const f = await loadFixture(fixture);
       const deadline = BigInt(await time.latest()) + 60n;
-      const signature = await signAgentWallet(f.identity, f.wallet, { agentId: f.agentId, newWallet: f.wallet.address, owner: f.owner.address, deadline });
+      const signature = await signAgentWallet(f.identity, f.wallet, {
+        agentId: f.agentId,
+        newWallet: f.wallet.address,
+        owner: f.owner.address,
+        deadline,
+      });
       const calls = [
         [f.stranger, () => f.identity.connect(f.stranger).setAgentURI(f.agentId, "ipfs://mine")],
         [f.stranger, () => f.identity.connect(f.stranger).setMetadata(f.agentId, "endpoint", "0x01")],
@@ -68,7 +73,7 @@ describe("AgentIdentity", function () {
       }
     });
 
-    it("names a bad wallet signature, the zero wallet and deadlines past or too far", async function () {
+    it("names a bad wallet signature, the zero wallet and deadlines past or too far", async () => {
       const f = await loadFixture(fixture);
       const now = BigInt(await time.latest()) + 10n;
       const sign = (deadline: bigint) =>
@@ -91,35 +96,54 @@ describe("AgentIdentity", function () {
     });
   });
 
-  describe("ERC-8004 ABI, against the compiled reference", function () {
+  describe("ERC-8004 ABI, against the compiled reference", () => {
     const reference = new Interface(referenceIdentity.abi);
     // The reference's UUPS upgrade and Ownable administration of its proxy: no ERC-8004 function, and AgentIdentity
     // is not upgradeable.
     const PROXY_ADMINISTRATION = [
-      "UPGRADE_INTERFACE_VERSION()", "initialize()", "owner()", "proxiableUUID()", "renounceOwnership()", "transferOwnership(address)",
+      "UPGRADE_INTERFACE_VERSION()",
+      "initialize()",
+      "owner()",
+      "proxiableUUID()",
+      "renounceOwnership()",
+      "transferOwnership(address)",
       "upgradeToAndCall(address,bytes)",
     ];
     const PROXY_EVENTS = ["Initialized(uint64)", "OwnershipTransferred(address,address)", "Upgraded(address)"];
     const functionsOf = (abi: Interface) =>
-      abi.fragments.filter((fragment): fragment is FunctionFragment => fragment.type === "function").map((fragment) => fragment.format("full")).sort();
+      abi.fragments
+        .filter((fragment): fragment is FunctionFragment => fragment.type === "function")
+        .map((fragment) => fragment.format("full"))
+        .sort();
 
-    it("has the reference's functions, with the same inputs, outputs and mutability, and no other", async function () {
+    it("has the reference's functions, with the same inputs, outputs and mutability, and no other", async () => {
       const ours = new Interface((await artifacts.readArtifact("AgentIdentity")).abi);
-      const expected = functionsOf(reference).filter((full) => !PROXY_ADMINISTRATION.some((sighash) => full === reference.getFunction(sighash)!.format("full")));
+      const expected = functionsOf(reference).filter(
+        (full) => !PROXY_ADMINISTRATION.some((sighash) => full === reference.getFunction(sighash)!.format("full")),
+      );
       expect(expected).to.have.length(functionsOf(reference).length - PROXY_ADMINISTRATION.length);
       expect(expected.filter((full) => full.startsWith("function register("))).to.have.length(3);
       expect(expected.some((full) => full.startsWith("function isAuthorizedOrOwner("))).to.equal(true);
       expect(functionsOf(ours)).to.deep.equal(expected);
     });
 
-    it("has every event of the reference but its proxy's, with the same topic and indexed parameters", async function () {
+    it("has every event of the reference but its proxy's, with the same topic and indexed parameters", async () => {
       const ours = new Interface((await artifacts.readArtifact("AgentIdentity")).abi);
       const expected = reference.fragments.filter(
-        (fragment): fragment is EventFragment => fragment.type === "event" && !PROXY_EVENTS.includes((fragment as EventFragment).format("sighash")),
+        (fragment): fragment is EventFragment =>
+          fragment.type === "event" && !PROXY_EVENTS.includes((fragment as EventFragment).format("sighash")),
       );
-      expect(expected.map((fragment) => fragment.name).sort()).to.deep.equal(
-        ["Approval", "ApprovalForAll", "BatchMetadataUpdate", "EIP712DomainChanged", "MetadataSet", "MetadataUpdate", "Registered", "Transfer", "URIUpdated"],
-      );
+      expect(expected.map((fragment) => fragment.name).sort()).to.deep.equal([
+        "Approval",
+        "ApprovalForAll",
+        "BatchMetadataUpdate",
+        "EIP712DomainChanged",
+        "MetadataSet",
+        "MetadataUpdate",
+        "Registered",
+        "Transfer",
+        "URIUpdated",
+      ]);
       for (const fragment of expected) {
         const mine = ours.getEvent(fragment.topicHash);
         expect(mine, fragment.format("sighash")).to.not.equal(null);
@@ -129,10 +153,10 @@ describe("AgentIdentity", function () {
   });
 });
 
-describe("the reference IdentityRegistryUpgradeable behind its ERC1967 proxy (what AgentIdentity stands in for)", function () {
+describe("the reference IdentityRegistryUpgradeable behind its ERC1967 proxy (what AgentIdentity stands in for)", () => {
   shouldBehaveLikeERC8004IdentityRegistry(() => loadFixture(referenceFixture));
 
-  it("answers the reference's version", async function () {
+  it("answers the reference's version", async () => {
     const { identity } = await loadFixture(referenceFixture);
     expect(await identity.getVersion()).to.equal("2.0.0");
   });

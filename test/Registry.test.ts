@@ -36,10 +36,30 @@ async function deployWith(identity: AgentIdentity) {
   await identity.connect(owner).approve(approved.address, executorId);
   await identity.connect(owner).setApprovalForAll(operator.address, true);
   const deadline = BigInt(await time.latest()) + 120n;
-  const signature = await signAgentWallet(identity, wallet, { agentId: executorId, newWallet: wallet.address, owner: owner.address, deadline });
+  const signature = await signAgentWallet(identity, wallet, {
+    agentId: executorId,
+    newWallet: wallet.address,
+    owner: owner.address,
+    deadline,
+  });
   await identity.connect(owner).setAgentWallet(executorId, wallet.address, deadline, signature);
 
-  return { identity, registry, platformRole, admin, platform, owner, wallet, approved, operator, stranger, newOwner, requesterOwner, executorId, requesterId };
+  return {
+    identity,
+    registry,
+    platformRole,
+    admin,
+    platform,
+    owner,
+    wallet,
+    approved,
+    operator,
+    stranger,
+    newOwner,
+    requesterOwner,
+    executorId,
+    requesterId,
+  };
 }
 
 async function fixture() {
@@ -78,9 +98,9 @@ async function scoreOf(f: Fixture, agentId: bigint): Promise<bigint> {
   return (await f.registry.networkScoreOf(agentId)).score;
 }
 
-describe("Registry", function () {
-  describe("deployment", function () {
-    it("keeps the identity registry, the role ids and the score type", async function () {
+describe("Registry", () => {
+  describe("deployment", () => {
+    it("keeps the identity registry, the role ids and the score type", async () => {
       const { registry, identity, admin } = await loadFixture(fixture);
       expect(await registry.identityRegistry()).to.equal(await identity.getAddress());
       expect(await registry.PLATFORM_ROLE()).to.equal(ethers.id("PLATFORM_ROLE"));
@@ -89,14 +109,14 @@ describe("Registry", function () {
       expect(await registry.hasRole(await registry.DEFAULT_ADMIN_ROLE(), admin.address)).to.equal(true);
     });
 
-    it("refuses a zero identity registry", async function () {
+    it("refuses a zero identity registry", async () => {
       const { registry, admin } = await loadFixture(fixture);
       await expect(ethers.deployContract("Registry", [admin.address, ethers.ZeroAddress]))
         .to.be.revertedWithCustomError(registry, "RegistryInvalidIdentityRegistry")
         .withArgs(ethers.ZeroAddress);
     });
 
-    it("has no function that could store an SDK Derived Score", async function () {
+    it("has no function that could store an SDK Derived Score", async () => {
       const { registry } = await loadFixture(fixture);
       const writes = registry.interface.fragments
         .filter((fragment) => fragment.type === "function")
@@ -108,89 +128,90 @@ describe("Registry", function () {
     });
   });
 
-  for (const [label, load] of IDENTITY_REGISTRIES) describe(`submitProof, agents in ${label}`, function () {
-    it("emits every field of the proof record for the owner", async function () {
-      const f = await load();
-      await expect(f.registry.connect(f.owner).submitProof(f.executorId, true, Risk.HIGH, 0, TRACE_ROOT))
-        .to.emit(f.registry, "ProofSubmitted")
-        .withArgs(f.executorId, f.owner.address, TRACE_ROOT, true, Risk.HIGH, 0);
-    });
-
-    it("carries each risk level and the violation count", async function () {
-      const f = await load();
-      for (const risk of Object.values(Risk)) {
-        await expect(f.registry.connect(f.owner).submitProof(f.executorId, false, risk, 4_294_967_295n, TRACE_ROOT))
+  for (const [label, load] of IDENTITY_REGISTRIES)
+    describe(`submitProof, agents in ${label}`, () => {
+      it("emits every field of the proof record for the owner", async () => {
+        const f = await load();
+        await expect(f.registry.connect(f.owner).submitProof(f.executorId, true, Risk.HIGH, 0, TRACE_ROOT))
           .to.emit(f.registry, "ProofSubmitted")
-          .withArgs(f.executorId, f.owner.address, TRACE_ROOT, false, risk, 4_294_967_295n);
-      }
-    });
+          .withArgs(f.executorId, f.owner.address, TRACE_ROOT, true, Risk.HIGH, 0);
+      });
 
-    it("refuses a risk level outside low/medium/high/critical", async function () {
-      const f = await load();
-      const data = f.registry.interface
-        .encodeFunctionData("submitProof", [f.executorId, true, Risk.LOW, 0, TRACE_ROOT])
-        .replace(/0{64}(0{64}[0-9a-f]{64})$/, `${"0".repeat(63)}4$1`);
-      await expect(f.owner.sendTransaction({ to: await f.registry.getAddress(), data })).to.be.reverted;
-    });
+      it("carries each risk level and the violation count", async () => {
+        const f = await load();
+        for (const risk of Object.values(Risk)) {
+          await expect(f.registry.connect(f.owner).submitProof(f.executorId, false, risk, 4_294_967_295n, TRACE_ROOT))
+            .to.emit(f.registry, "ProofSubmitted")
+            .withArgs(f.executorId, f.owner.address, TRACE_ROOT, false, risk, 4_294_967_295n);
+        }
+      });
 
-    it("accepts the agent wallet, the approved account and an operator", async function () {
-      const f = await load();
-      for (const caller of [f.wallet, f.approved, f.operator]) {
-        await expect(f.registry.connect(caller).submitProof(f.executorId, true, Risk.LOW, 1, TRACE_ROOT))
+      it("refuses a risk level outside low/medium/high/critical", async () => {
+        const f = await load();
+        const data = f.registry.interface
+          .encodeFunctionData("submitProof", [f.executorId, true, Risk.LOW, 0, TRACE_ROOT])
+          .replace(/0{64}(0{64}[0-9a-f]{64})$/, `${"0".repeat(63)}4$1`);
+        await expect(f.owner.sendTransaction({ to: await f.registry.getAddress(), data })).to.be.reverted;
+      });
+
+      it("accepts the agent wallet, the approved account and an operator", async () => {
+        const f = await load();
+        for (const caller of [f.wallet, f.approved, f.operator]) {
+          await expect(f.registry.connect(caller).submitProof(f.executorId, true, Risk.LOW, 1, TRACE_ROOT))
+            .to.emit(f.registry, "ProofSubmitted")
+            .withArgs(f.executorId, caller.address, TRACE_ROOT, true, Risk.LOW, 1);
+        }
+      });
+
+      it("refuses anyone else, naming the caller and the agent", async () => {
+        const f = await load();
+        for (const caller of [f.stranger, f.requesterOwner, f.platform]) {
+          await expect(f.registry.connect(caller).submitProof(f.executorId, true, Risk.LOW, 0, TRACE_ROOT))
+            .to.be.revertedWithCustomError(f.registry, "RegistryNotAgentController")
+            .withArgs(caller.address, f.executorId);
+        }
+      });
+
+      it("refuses an agent that does not exist in the identity registry", async () => {
+        const f = await load();
+        await expect(f.registry.connect(f.owner).submitProof(42n, true, Risk.LOW, 0, TRACE_ROOT))
+          .to.be.revertedWithCustomError(f.registry, "RegistryNonexistentAgent")
+          .withArgs(42n);
+      });
+
+      it("moves control with the token: the new owner submits, the previous controllers cannot", async () => {
+        const f = await load();
+        await f.identity.connect(f.owner).transferFrom(f.owner.address, f.newOwner.address, f.executorId);
+        await expect(f.registry.connect(f.newOwner).submitProof(f.executorId, true, Risk.MEDIUM, 0, TRACE_ROOT))
           .to.emit(f.registry, "ProofSubmitted")
-          .withArgs(f.executorId, caller.address, TRACE_ROOT, true, Risk.LOW, 1);
-      }
-    });
+          .withArgs(f.executorId, f.newOwner.address, TRACE_ROOT, true, Risk.MEDIUM, 0);
+        // The old owner, its operator, the token approval and the agent wallet (cleared on transfer) lose control.
+        for (const caller of [f.owner, f.operator, f.approved, f.wallet]) {
+          await expect(f.registry.connect(caller).submitProof(f.executorId, true, Risk.LOW, 0, TRACE_ROOT))
+            .to.be.revertedWithCustomError(f.registry, "RegistryNotAgentController")
+            .withArgs(caller.address, f.executorId);
+        }
+      });
 
-    it("refuses anyone else, naming the caller and the agent", async function () {
-      const f = await load();
-      for (const caller of [f.stranger, f.requesterOwner, f.platform]) {
-        await expect(f.registry.connect(caller).submitProof(f.executorId, true, Risk.LOW, 0, TRACE_ROOT))
+      it("gives control to the new owner's operator after a transfer", async () => {
+        const f = await load();
+        await f.identity.connect(f.owner).transferFrom(f.owner.address, f.newOwner.address, f.executorId);
+        await f.identity.connect(f.newOwner).setApprovalForAll(f.stranger.address, true);
+        await expect(f.registry.connect(f.stranger).submitProof(f.executorId, true, Risk.LOW, 0, TRACE_ROOT))
+          .to.emit(f.registry, "ProofSubmitted")
+          .withArgs(f.executorId, f.stranger.address, TRACE_ROOT, true, Risk.LOW, 0);
+      });
+
+      it("stops the agent wallet once it is unset", async () => {
+        const f = await load();
+        await f.identity.connect(f.owner).unsetAgentWallet(f.executorId);
+        await expect(f.registry.connect(f.wallet).submitProof(f.executorId, true, Risk.LOW, 0, TRACE_ROOT))
           .to.be.revertedWithCustomError(f.registry, "RegistryNotAgentController")
-          .withArgs(caller.address, f.executorId);
-      }
+          .withArgs(f.wallet.address, f.executorId);
+      });
     });
 
-    it("refuses an agent that does not exist in the identity registry", async function () {
-      const f = await load();
-      await expect(f.registry.connect(f.owner).submitProof(42n, true, Risk.LOW, 0, TRACE_ROOT))
-        .to.be.revertedWithCustomError(f.registry, "RegistryNonexistentAgent")
-        .withArgs(42n);
-    });
-
-    it("moves control with the token: the new owner submits, the previous controllers cannot", async function () {
-      const f = await load();
-      await f.identity.connect(f.owner).transferFrom(f.owner.address, f.newOwner.address, f.executorId);
-      await expect(f.registry.connect(f.newOwner).submitProof(f.executorId, true, Risk.MEDIUM, 0, TRACE_ROOT))
-        .to.emit(f.registry, "ProofSubmitted")
-        .withArgs(f.executorId, f.newOwner.address, TRACE_ROOT, true, Risk.MEDIUM, 0);
-      // The old owner, its operator, the token approval and the agent wallet (cleared on transfer) lose control.
-      for (const caller of [f.owner, f.operator, f.approved, f.wallet]) {
-        await expect(f.registry.connect(caller).submitProof(f.executorId, true, Risk.LOW, 0, TRACE_ROOT))
-          .to.be.revertedWithCustomError(f.registry, "RegistryNotAgentController")
-          .withArgs(caller.address, f.executorId);
-      }
-    });
-
-    it("gives control to the new owner's operator after a transfer", async function () {
-      const f = await load();
-      await f.identity.connect(f.owner).transferFrom(f.owner.address, f.newOwner.address, f.executorId);
-      await f.identity.connect(f.newOwner).setApprovalForAll(f.stranger.address, true);
-      await expect(f.registry.connect(f.stranger).submitProof(f.executorId, true, Risk.LOW, 0, TRACE_ROOT))
-        .to.emit(f.registry, "ProofSubmitted")
-        .withArgs(f.executorId, f.stranger.address, TRACE_ROOT, true, Risk.LOW, 0);
-    });
-
-    it("stops the agent wallet once it is unset", async function () {
-      const f = await load();
-      await f.identity.connect(f.owner).unsetAgentWallet(f.executorId);
-      await expect(f.registry.connect(f.wallet).submitProof(f.executorId, true, Risk.LOW, 0, TRACE_ROOT))
-        .to.be.revertedWithCustomError(f.registry, "RegistryNotAgentController")
-        .withArgs(f.wallet.address, f.executorId);
-    });
-  });
-
-  describe("submitProof, agents in a plain ERC-721 without getAgentWallet", function () {
+  describe("submitProof, agents in a plain ERC-721 without getAgentWallet", () => {
     async function plainFixture() {
       const [admin, owner, approved, operator, stranger] = await ethers.getSigners();
       const identity = await ethers.deployContract("MockERC721Identity");
@@ -201,7 +222,7 @@ describe("Registry", function () {
       return { registry, owner, approved, operator, stranger };
     }
 
-    it("takes the owner, the approved account and an operator, with no agent wallet to ask about", async function () {
+    it("takes the owner, the approved account and an operator, with no agent wallet to ask about", async () => {
       const f = await loadFixture(plainFixture);
       for (const caller of [f.owner, f.approved, f.operator]) {
         await expect(f.registry.connect(caller).submitProof(7n, true, Risk.LOW, 0, TRACE_ROOT))
@@ -210,7 +231,7 @@ describe("Registry", function () {
       }
     });
 
-    it("refuses anyone else as not the agent's controller, and a token it does not have as nonexistent", async function () {
+    it("refuses anyone else as not the agent's controller, and a token it does not have as nonexistent", async () => {
       const f = await loadFixture(plainFixture);
       await expect(f.registry.connect(f.stranger).submitProof(7n, true, Risk.LOW, 0, TRACE_ROOT))
         .to.be.revertedWithCustomError(f.registry, "RegistryNotAgentController")
@@ -221,8 +242,8 @@ describe("Registry", function () {
     });
   });
 
-  describe("settle", function () {
-    it("is restricted to the platform role, which only the admin grants", async function () {
+  describe("settle", () => {
+    it("is restricted to the platform role, which only the admin grants", async () => {
       const f = await loadFixture(fixture);
       for (const caller of [f.stranger, f.admin, f.owner]) {
         await expect(
@@ -243,7 +264,7 @@ describe("Registry", function () {
     for (const [name, verdict] of Object.entries(Verdict)) {
       const [executorDelta, requesterDelta] = ADJUSTMENTS[verdict];
       const label = verdict === Verdict.NONE ? "a legacy order (no Intent)" : `a ${name} verdict`;
-      it(`applies ${executorDelta} / ${requesterDelta} tenths for ${label}, emitting one event per adjustment`, async function () {
+      it(`applies ${executorDelta} / ${requesterDelta} tenths for ${label}, emitting one event per adjustment`, async () => {
         const f = await loadFixture(fixture);
         // Bring both agents to 500 (legacy executor adjustments, +20 each) so that no adjustment is clamped.
         for (const agentId of [f.executorId, f.requesterId]) {
@@ -276,7 +297,7 @@ describe("Registry", function () {
       });
     }
 
-    it("emits the order first, then the executor's and the requester's adjustments", async function () {
+    it("emits the order first, then the executor's and the requester's adjustments", async () => {
       const f = await loadFixture(fixture);
       const receipt = await (await settle(f, Verdict.FULFILLED)).wait();
       const names = receipt!.logs.map((log) => f.registry.interface.parseLog(log)!.name);
@@ -285,7 +306,7 @@ describe("Registry", function () {
       expect(parties).to.deep.equal([BigInt(Party.EXECUTOR), BigInt(Party.REQUESTER)]);
     });
 
-    it("counts settlements and records the time of the last one", async function () {
+    it("counts settlements and records the time of the last one", async () => {
       const f = await loadFixture(fixture);
       const fresh = await f.registry.networkScoreOf(7n);
       expect([fresh.score, fresh.settlements, fresh.lastSettledAt, fresh.scoreType]).to.deep.equal([0n, 0n, 0n, SCORE_TYPE]);
@@ -299,7 +320,7 @@ describe("Registry", function () {
       expect([requester.score, requester.settlements, requester.lastSettledAt]).to.deep.equal([20n, 2n, BigInt(at)]);
     });
 
-    it("clamps at 0: a VIOLATED verdict on a new agent leaves 0, and the next FULFILLED counts from 0", async function () {
+    it("clamps at 0: a VIOLATED verdict on a new agent leaves 0, and the next FULFILLED counts from 0", async () => {
       const f = await loadFixture(fixture);
       await expect(settle(f, Verdict.PARTIAL)).to.emit(f.registry, "NetworkScoreAdjusted");
       const orderId = nextOrder();
@@ -313,7 +334,7 @@ describe("Registry", function () {
       expect(await scoreOf(f, f.requesterId)).to.equal(15n);
     });
 
-    it("clamps at 1000: the 34th FULFILLED reaches 1000, not 1020, and a VIOLATED then gives 950", async function () {
+    it("clamps at 1000: the 34th FULFILLED reaches 1000, not 1020, and a VIOLATED then gives 950", async () => {
       const f = await loadFixture(fixture);
       for (let i = 0; i < 33; i++) await settle(f, Verdict.FULFILLED);
       expect(await scoreOf(f, f.executorId)).to.equal(990n);
@@ -328,7 +349,7 @@ describe("Registry", function () {
       expect((await f.registry.networkScoreOf(f.executorId)).settlements).to.equal(36n);
     });
 
-    it("applies both adjustments in turn when the executor is the requester, counting one settlement", async function () {
+    it("applies both adjustments in turn when the executor is the requester, counting one settlement", async () => {
       const f = await loadFixture(fixture);
       const orderId = nextOrder();
       const self = { executorId: f.executorId, requesterId: f.executorId, orderId };
@@ -347,14 +368,14 @@ describe("Registry", function () {
       expect((await f.registry.networkScoreOf(f.executorId)).settlements).to.equal(2n);
     });
 
-    it("does not need the agents to be controlled by the platform, nor to exist yet", async function () {
+    it("does not need the agents to be controlled by the platform, nor to exist yet", async () => {
       const f = await loadFixture(fixture);
       await settle(f, Verdict.NONE, { executorId: 1000n, requesterId: 1001n });
       expect(await scoreOf(f, 1000n)).to.equal(20n);
       expect(await scoreOf(f, 1001n)).to.equal(10n);
     });
 
-    it("settles an order once", async function () {
+    it("settles an order once", async () => {
       const f = await loadFixture(fixture);
       const orderId = nextOrder();
       await settle(f, Verdict.FULFILLED, { orderId });
@@ -366,7 +387,7 @@ describe("Registry", function () {
       expect(await scoreOf(f, f.executorId)).to.equal(30n);
     });
 
-    it("records the legacy settlement with no Completion Proof", async function () {
+    it("records the legacy settlement with no Completion Proof", async () => {
       const f = await loadFixture(fixture);
       const orderId = nextOrder();
       await expect(settle(f, Verdict.NONE, { orderId }))
@@ -385,7 +406,7 @@ describe("Registry", function () {
       ["no Intent with a verdict and a Completion Proof", ethers.ZeroHash, Verdict.VIOLATED, COMPLETION_PROOF],
     ];
     for (const [label, intent, verdict, proof] of invalid) {
-      it(`refuses ${label}`, async function () {
+      it(`refuses ${label}`, async () => {
         const f = await loadFixture(fixture);
         await expect(f.registry.connect(f.platform).settle(nextOrder(), f.executorId, f.requesterId, intent, verdict, proof))
           .to.be.revertedWithCustomError(f.registry, "RegistryInvalidSettlement")

@@ -4,8 +4,8 @@ import { expect } from "chai";
 import { artifacts } from "hardhat";
 import { ABI_DIR, renderAbiModules } from "../scripts/export-abis";
 
-describe("src/chain/abi", function () {
-  it("matches the compiled artifacts (run `npx hardhat run scripts/export-abis.ts` after changing a contract)", async function () {
+describe("src/chain/abi", () => {
+  it("matches the compiled artifacts (run `npx hardhat run scripts/export-abis.ts` after changing a contract)", async () => {
     const modules = await renderAbiModules(artifacts);
     expect(Object.keys(modules).sort()).to.deep.equal(["anchorRegistry.ts", "identityRegistry.ts", "registry.ts", "vraiGate.ts"]);
     for (const [file, content] of Object.entries(modules)) {
@@ -13,10 +13,19 @@ describe("src/chain/abi", function () {
     }
   });
 
-  it("keeps in the identity ABI only the ERC-8004 entries, none specific to AgentIdentity", async function () {
+  it("keeps in the identity ABI only the ERC-8004 entries, none specific to AgentIdentity", async () => {
     const { identityRegistryAbi } = await import("../src/chain/abi/identityRegistry");
     const names = identityRegistryAbi.map((entry) => (entry as { name?: string }).name ?? "");
-    for (const name of ["register", "setAgentWallet", "getAgentWallet", "unsetAgentWallet", "Registered", "MetadataSet", "URIUpdated", "Transfer"]) {
+    for (const name of [
+      "register",
+      "setAgentWallet",
+      "getAgentWallet",
+      "unsetAgentWallet",
+      "Registered",
+      "MetadataSet",
+      "URIUpdated",
+      "Transfer",
+    ]) {
       expect(names, name).to.include(name);
     }
     expect(names.filter((name) => name.startsWith("AgentIdentity") || name === "MAX_DEADLINE_DELAY")).to.deep.equal([]);

@@ -22,16 +22,16 @@ async function mineBlocks(count: number): Promise<void> {
   for (let i = 0; i < count; i++) await hre.network.provider.send("evm_mine", []);
 }
 
-describe("scripts/deploy", function () {
+describe("scripts/deploy", () => {
   let outDir: string;
-  beforeEach(function () {
+  beforeEach(() => {
     outDir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-deploy-"));
   });
-  afterEach(function () {
+  afterEach(() => {
     fs.rmSync(outDir, { recursive: true, force: true });
   });
 
-  it("deploys the three contracts, grants every role to the deployer on a local network and writes the file", async function () {
+  it("deploys the three contracts, grants every role to the deployer on a local network and writes the file", async () => {
     const [deployer] = await ethers.getSigners();
     const { deployment, file } = await deployVrai(hre, { outDir });
     expect(file).to.equal(path.join(outDir, "hardhat.json"));
@@ -62,7 +62,7 @@ describe("scripts/deploy", function () {
     });
   });
 
-  it("refuses to overwrite an existing deployment file, before sending any transaction", async function () {
+  it("refuses to overwrite an existing deployment file, before sending any transaction", async () => {
     const { file } = await deployVrai(hre, { outDir });
     const before = fs.readFileSync(file, "utf8");
     const blockBefore = await ethers.provider.getBlockNumber();
@@ -73,14 +73,16 @@ describe("scripts/deploy", function () {
     expect(fs.readFileSync(file, "utf8")).to.equal(before);
   });
 
-  it("overwrites when told to", async function () {
+  it("overwrites when told to", async () => {
     const first = await deployVrai(hre, { outDir });
     const second = await deployVrai(hre, { outDir, overwrite: true });
     expect(second.deployment.contracts.Registry.address).to.not.equal(first.deployment.contracts.Registry.address);
-    expect(JSON.parse(fs.readFileSync(second.file, "utf8")).contracts.Registry.address).to.equal(second.deployment.contracts.Registry.address);
+    expect(JSON.parse(fs.readFileSync(second.file, "utf8")).contracts.Registry.address).to.equal(
+      second.deployment.contracts.Registry.address,
+    );
   });
 
-  it("reuses an existing identity registry and grants the configured roles only", async function () {
+  it("reuses an existing identity registry and grants the configured roles only", async () => {
     const [deployer, anchorer, verifier, platform] = await ethers.getSigners();
     const canonical = await ethers.deployContract("AgentIdentity");
     const address = await canonical.getAddress();
@@ -105,7 +107,7 @@ describe("scripts/deploy", function () {
     expect(await registry.hasRole(await registry.PLATFORM_ROLE(), deployer.address)).to.equal(false);
   });
 
-  it("records the block the reference registry's proxy was deployed in, so the indexer reads its transfers from there", async function () {
+  it("records the block the reference registry's proxy was deployed in, so the indexer reads its transfers from there", async () => {
     const before = await ethers.provider.getBlockNumber();
     const reference = await deployReferenceIdentity();
     await mineBlocks(5);
@@ -116,7 +118,7 @@ describe("scripts/deploy", function () {
     expect(readFollowedDeployment(file).startBlock).to.equal(before + 2);
   });
 
-  it("records a given deployment block of the reused registry, refusing one after the head", async function () {
+  it("records a given deployment block of the reused registry, refusing one after the head", async () => {
     const canonical = await ethers.deployContract("AgentIdentity");
     const identityRegistry = await canonical.getAddress();
     const { deployment } = await deployVrai(hre, { outDir, identityRegistry, identityRegistryBlock: 1 });
@@ -127,7 +129,7 @@ describe("scripts/deploy", function () {
     expect(error.message).to.equal(`identity registry block ${head + 1} is after the chain's head ${head}`);
   });
 
-  it("refuses an identity registry address without code, and an invalid address", async function () {
+  it("refuses an identity registry address without code, and an invalid address", async () => {
     const [, someone] = await ethers.getSigners();
     const noCode = await rejection(deployVrai(hre, { outDir, identityRegistry: someone.address }));
     expect(noCode).to.be.instanceOf(DeployConfigError);
@@ -138,7 +140,7 @@ describe("scripts/deploy", function () {
     expect(fs.existsSync(path.join(outDir, "hardhat.json"))).to.equal(false);
   });
 
-  it("reads its options from the environment", function () {
+  it("reads its options from the environment", () => {
     expect(
       deployOptionsFromEnv({
         DEPLOY_IDENTITY_REGISTRY: " 0x8004A169FB4a3325136EB29fA0ceB6D2e539a432 ",
@@ -164,6 +166,9 @@ describe("scripts/deploy", function () {
       platform: undefined,
       overwrite: false,
     });
-    expect(() => deployOptionsFromEnv({ DEPLOY_IDENTITY_REGISTRY_BLOCK: "-1" })).to.throw(DeployConfigError, 'DEPLOY_IDENTITY_REGISTRY_BLOCK is not a block number: "-1"');
+    expect(() => deployOptionsFromEnv({ DEPLOY_IDENTITY_REGISTRY_BLOCK: "-1" })).to.throw(
+      DeployConfigError,
+      'DEPLOY_IDENTITY_REGISTRY_BLOCK is not a block number: "-1"',
+    );
   });
 });

@@ -47,8 +47,17 @@ const HOARD = Number(values.hoard ?? 64);
 const CADENCE_MS = 250;
 /** The ladder of (b): addresses and forged requests a second in all (Infinity: as fast as the clients go). */
 const LADDER: ReadonlyArray<{ addresses: number; perSecond: number }> = QUICK
-  ? [{ addresses: 20, perSecond: 200 }, { addresses: 50, perSecond: Infinity }]
-  : [{ addresses: 20, perSecond: 100 }, { addresses: 20, perSecond: 500 }, { addresses: 50, perSecond: 1000 }, { addresses: 100, perSecond: 2000 }, { addresses: 200, perSecond: Infinity }];
+  ? [
+      { addresses: 20, perSecond: 200 },
+      { addresses: 50, perSecond: Infinity },
+    ]
+  : [
+      { addresses: 20, perSecond: 100 },
+      { addresses: 20, perSecond: 500 },
+      { addresses: 50, perSecond: 1000 },
+      { addresses: 100, perSecond: 2000 },
+      { addresses: 200, perSecond: Infinity },
+    ];
 /** Requests at a time from each address of the ladder. */
 const LADDER_CONCURRENCY = 8;
 
@@ -70,7 +79,11 @@ function codeOf(text: string): string {
  * (status 0 and the error's code when the connection failed, "timeout" after `timeoutMs`).
  */
 function send(
-  base: string, from: string, method: string, pathName: string, headers: Record<string, string>,
+  base: string,
+  from: string,
+  method: string,
+  pathName: string,
+  headers: Record<string, string>,
   options: { agent?: http.Agent; body?: string; pieces?: number; gapMs?: number; timeoutMs?: number } = {},
 ): Promise<Answer> {
   const started = performance.now();
@@ -81,14 +94,17 @@ function send(
     const settle = () => {
       if (answer !== undefined && sent) resolve(answer);
     };
-    const req = http.request({ host: hostname, port, method, path: pathName, headers, localAddress: from, agent: options.agent ?? false }, (res) => {
-      let text = "";
-      res.on("data", (chunk) => (text += chunk));
-      res.on("end", () => {
-        answer ??= { status: res.statusCode ?? 0, code: codeOf(text), ms: performance.now() - started };
-        settle();
-      });
-    });
+    const req = http.request(
+      { host: hostname, port, method, path: pathName, headers, localAddress: from, agent: options.agent ?? false },
+      (res) => {
+        let text = "";
+        res.on("data", (chunk) => (text += chunk));
+        res.on("end", () => {
+          answer ??= { status: res.statusCode ?? 0, code: codeOf(text), ms: performance.now() - started };
+          settle();
+        });
+      },
+    );
     req.on("error", (error: NodeJS.ErrnoException) => {
       answer ??= { status: 0, code: error.code ?? error.message, ms: performance.now() - started };
     });
@@ -98,7 +114,8 @@ function send(
       sent = true;
       settle();
     });
-    if (options.timeoutMs !== undefined) req.setTimeout(options.timeoutMs, () => req.destroy(Object.assign(new Error("timeout"), { code: "timeout" })));
+    if (options.timeoutMs !== undefined)
+      req.setTimeout(options.timeoutMs, () => req.destroy(Object.assign(new Error("timeout"), { code: "timeout" })));
     const body = options.body ?? "";
     const pieces = options.pieces ?? 1;
     const size = Math.ceil(body.length / pieces);
@@ -134,7 +151,10 @@ const label = (a: Answer) => `${a.status}${a.code ? ` ${a.code}` : ""}`;
 const tally = (answers: Answer[]) => {
   const counts = new Map<string, number>();
   for (const a of answers) counts.set(label(a), (counts.get(label(a)) ?? 0) + 1);
-  return [...counts].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${n.toLocaleString("en-US")} × ${k}`).join(", ");
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `${n.toLocaleString("en-US")} × ${k}`)
+    .join(", ");
 };
 const ms = (value: number) => `${value.toFixed(1)} ms`;
 const latency = (answers: Answer[]) => {
@@ -159,7 +179,16 @@ type Served = { url: string; metricsUrl: string; cpuMs(): number; stop(): Promis
 /** `vrai serve` on `databaseUrl`, default limits, the client address being the socket's, /metrics on a listener of its own. */
 function startServe(databaseUrl: string): Promise<Served> {
   const child = spawn(process.execPath, [BIN, "serve"], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: "0", METRICS_PORT: "0", OPERATOR_TOKEN, LOG_LEVEL: "info", TRUST_PROXY: "none" }, stdio: ["ignore", "pipe", "inherit"],
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: "0",
+      METRICS_PORT: "0",
+      OPERATOR_TOKEN,
+      LOG_LEVEL: "info",
+      TRUST_PROXY: "none",
+    },
+    stdio: ["ignore", "pipe", "inherit"],
   });
   let out = "";
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -170,7 +199,12 @@ function startServe(databaseUrl: string): Promise<Served> {
       const metrics = /"url":"(http:\/\/[^"]+)","msg":"metrics listening"/.exec(out);
       if (ready && metrics) {
         out = "";
-        resolve({ url: ready[1], metricsUrl: metrics[1], cpuMs: () => cpuMsOf(child.pid!), stop: async () => void (child.kill("SIGTERM"), await exited) });
+        resolve({
+          url: ready[1],
+          metricsUrl: metrics[1],
+          cpuMs: () => cpuMsOf(child.pid!),
+          stop: async () => void (child.kill("SIGTERM"), await exited),
+        });
       }
     });
     child.once("exit", (code) => reject(new Error(`vrai serve exited with ${code}: ${out}`)));
@@ -189,7 +223,16 @@ async function checkInUntil(base: string, agent: Agent, until: number): Promise<
   const answers: Answer[] = [];
   while (Date.now() < until) {
     const tick = Date.now();
-    answers.push(await send(base, "127.0.250.1", "POST", `/v1/agents/${agent.agentId}/checkins`, { authorization: `Bearer ${agent.agentKey}`, "idempotency-key": crypto.randomUUID() }, { timeoutMs: 30_000 }));
+    answers.push(
+      await send(
+        base,
+        "127.0.250.1",
+        "POST",
+        `/v1/agents/${agent.agentId}/checkins`,
+        { authorization: `Bearer ${agent.agentKey}`, "idempotency-key": crypto.randomUUID() },
+        { timeoutMs: 30_000 },
+      ),
+    );
     await sleep(Math.max(0, CADENCE_MS - (Date.now() - tick)));
   }
   return answers;
@@ -197,35 +240,58 @@ async function checkInUntil(base: string, agent: Agent, until: number): Promise<
 
 /** What a real agent got under attack, against the baseline: its answers, latency, and how many were refused or delayed past twice the baseline's p99. */
 function verdict(real: Answer[], baseline: Answer[]): { line: string; refused: number; delayed: number } {
-  const bound = 2 * quantile(baseline.map((a) => a.ms), 0.99);
+  const bound =
+    2 *
+    quantile(
+      baseline.map((a) => a.ms),
+      0.99,
+    );
   const refused = real.filter((a) => !asAlone(a)).length;
   const delayed = real.filter((a) => asAlone(a) && a.ms > bound).length;
   const pass = refused === 0 && delayed === 0 && real.some((a) => a.status === 201);
   return {
-    refused, delayed,
+    refused,
+    delayed,
     line: `real agent: ${real.length} check-ins, ${tally(real)}; ${latency(real)}; refused ${refused}, slower than 2 × baseline p99 (${ms(bound)}) ${delayed}: ${pass ? "PASS" : "FAIL"}`,
   };
 }
 
 /** Made-up-key check-ins at `target` from `addresses` addresses (`prefix`.x.y), `concurrency` each, `perSecond` in all, until `until`. */
-async function forgeCheckIns(base: string, target: Agent, options: { prefix: string; addresses: number; concurrency: number; perSecond: number; until: number }): Promise<Answer[]> {
+async function forgeCheckIns(
+  base: string,
+  target: Agent,
+  options: { prefix: string; addresses: number; concurrency: number; perSecond: number; until: number },
+): Promise<Answer[]> {
   const forged: Answer[] = [];
   const workers = options.addresses * options.concurrency;
   // Each worker paced to its share of the rate: a request, then a wait until its next slot.
   const gapMs = Number.isFinite(options.perSecond) ? (1000 * workers) / options.perSecond : 0;
-  await Promise.all(Array.from({ length: options.addresses }, async (_, a) => {
-    const from = `${options.prefix}.${Math.floor(a / 250)}.${(a % 250) + 1}`;
-    const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency });
-    await Promise.all(Array.from({ length: options.concurrency }, async (_, w) => {
-      let slot = Date.now() + (gapMs * w) / options.concurrency;
-      for (let i = 0; Date.now() < options.until; i++) {
-        if (gapMs > 0) await sleep(Math.max(0, slot - Date.now()));
-        slot += gapMs;
-        forged.push(await send(base, from, "POST", `/v1/agents/${target.agentId}/checkins`, { authorization: `Bearer va_${target.agentId}.k_forged${i}`, "idempotency-key": `f-${a}-${w}-${i}` }, { agent }));
-      }
-    }));
-    agent.destroy();
-  }));
+  await Promise.all(
+    Array.from({ length: options.addresses }, async (_, a) => {
+      const from = `${options.prefix}.${Math.floor(a / 250)}.${(a % 250) + 1}`;
+      const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency });
+      await Promise.all(
+        Array.from({ length: options.concurrency }, async (_, w) => {
+          let slot = Date.now() + (gapMs * w) / options.concurrency;
+          for (let i = 0; Date.now() < options.until; i++) {
+            if (gapMs > 0) await sleep(Math.max(0, slot - Date.now()));
+            slot += gapMs;
+            forged.push(
+              await send(
+                base,
+                from,
+                "POST",
+                `/v1/agents/${target.agentId}/checkins`,
+                { authorization: `Bearer va_${target.agentId}.k_forged${i}`, "idempotency-key": `f-${a}-${w}-${i}` },
+                { agent },
+              ),
+            );
+          }
+        }),
+      );
+      agent.destroy();
+    }),
+  );
   return forged;
 }
 
@@ -233,14 +299,32 @@ async function forgeCheckIns(base: string, target: Agent, options: { prefix: str
  * Waves of made-up-key check-ins at `target`: `perAddress` at once from each of `addresses` addresses
  * (`prefix`.0.x), all in flight together; the next wave once this one is answered, a second after it started at the soonest.
  */
-async function forgeWaves(base: string, target: Agent, options: { prefix: string; addresses: number; perAddress: number; until: number }): Promise<{ answers: Answer[]; waves: number }> {
+async function forgeWaves(
+  base: string,
+  target: Agent,
+  options: { prefix: string; addresses: number; perAddress: number; until: number },
+): Promise<{ answers: Answer[]; waves: number }> {
   const agents = Array.from({ length: options.addresses }, () => new http.Agent({ keepAlive: true, maxSockets: options.perAddress }));
   const answers: Answer[] = [];
   let waves = 0;
   while (Date.now() < options.until) {
     const tick = Date.now();
-    answers.push(...(await Promise.all(agents.flatMap((agent, a) => Array.from({ length: options.perAddress }, (_, w) =>
-      send(base, `${options.prefix}.0.${a + 1}`, "POST", `/v1/agents/${target.agentId}/checkins`, { authorization: `Bearer va_${target.agentId}.k_forged${w}`, "idempotency-key": `w-${waves}-${a}-${w}` }, { agent }))))));
+    answers.push(
+      ...(await Promise.all(
+        agents.flatMap((agent, a) =>
+          Array.from({ length: options.perAddress }, (_, w) =>
+            send(
+              base,
+              `${options.prefix}.0.${a + 1}`,
+              "POST",
+              `/v1/agents/${target.agentId}/checkins`,
+              { authorization: `Bearer va_${target.agentId}.k_forged${w}`, "idempotency-key": `w-${waves}-${a}-${w}` },
+              { agent },
+            ),
+          ),
+        ),
+      )),
+    );
     waves++;
     await sleep(Math.max(0, 1000 - (Date.now() - tick)));
   }
@@ -255,7 +339,11 @@ async function hoard(server: Served): Promise<void> {
     { name: "no byte", first: "", trickle: false },
     { name: "one byte", first: "P", trickle: false },
     { name: "part of the headers", first: "GET /v1/method HTTP/1.1\r\nHost: x\r\nX-Slow: ", trickle: false },
-    { name: "a trickling body", first: "POST /v1/owners HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{", trickle: true },
+    {
+      name: "a trickling body",
+      first: "POST /v1/owners HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{",
+      trickle: true,
+    },
   ];
   const until = Date.now() + SECONDS * 1000;
   const held = new Set<net.Socket>();
@@ -289,7 +377,11 @@ async function hoard(server: Served): Promise<void> {
   })();
   const arrivals: Array<Promise<void>> = [];
   for (let i = 0; Date.now() < until; i++) {
-    arrivals.push(send(server.url, `127.3.${Math.floor(i / 250)}.${(i % 250) + 1}`, "GET", "/v1/method", {}, { timeoutMs: 10_000 }).then((a) => void newcomers.push(a)));
+    arrivals.push(
+      send(server.url, `127.3.${Math.floor(i / 250)}.${(i % 250) + 1}`, "GET", "/v1/method", {}, { timeoutMs: 10_000 }).then(
+        (a) => void newcomers.push(a),
+      ),
+    );
     await sleep(100);
   }
   await Promise.all([sampling, ...arrivals]);
@@ -312,13 +404,25 @@ async function main(): Promise<void> {
   const server = await startServe(ADMIN_URL.replace(/\/[^/]*$/, `/${name}`));
   try {
     const json = { "content-type": "application/json" };
-    const owner = JSON.parse(await (await fetch(`${server.url}/v1/owners`, { method: "POST", headers: json, body: "{}" })).text()) as { token: string };
+    const owner = JSON.parse(await (await fetch(`${server.url}/v1/owners`, { method: "POST", headers: json, body: "{}" })).text()) as {
+      token: string;
+    };
     const newAgent = async (): Promise<Agent> =>
-      JSON.parse(await (await fetch(`${server.url}/v1/agents`, { method: "POST", headers: { ...json, authorization: `Bearer ${owner.token}` }, body: "{}" })).text()) as Agent;
+      JSON.parse(
+        await (
+          await fetch(`${server.url}/v1/agents`, {
+            method: "POST",
+            headers: { ...json, authorization: `Bearer ${owner.token}` },
+            body: "{}",
+          })
+        ).text(),
+      ) as Agent;
 
     // 0. Baseline.
     const baseline = await checkInUntil(server.url, await newAgent(), Date.now() + SECONDS * 1000);
-    console.log(`baseline (no attack): one agent, ${baseline.length} check-ins every ${CADENCE_MS} ms, ${tally(baseline)}; ${latency(baseline)}`);
+    console.log(
+      `baseline (no attack): one agent, ${baseline.length} check-ins every ${CADENCE_MS} ms, ${tally(baseline)}; ${latency(baseline)}`,
+    );
 
     // (a) The issue's two attacks at once, on one real agent.
     {
@@ -327,18 +431,35 @@ async function main(): Promise<void> {
       const flood = forgeWaves(server.url, target, { prefix: "127.10", addresses: 20, perAddress: 30, until });
       const body = JSON.stringify({ records: [{ executor: "x" }] }).padEnd(2000, " ");
       const summaries: Answer[] = [];
-      const trickling = Promise.all(Array.from({ length: 135 }, async (_, i) => {
-        while (Date.now() < until) {
-          summaries.push(await send(server.url, `127.11.0.${Math.floor(i / 45) + 1}`, "POST", `/v1/agents/${target.agentId}/summaries`, {
-            authorization: `Bearer va_${target.agentId}.k_forged`, "content-type": "application/json", "content-length": String(body.length),
-          }, { body, pieces: 20, gapMs: 100, timeoutMs: 30_000 }));
-        }
-      }));
+      const trickling = Promise.all(
+        Array.from({ length: 135 }, async (_, i) => {
+          while (Date.now() < until) {
+            summaries.push(
+              await send(
+                server.url,
+                `127.11.0.${Math.floor(i / 45) + 1}`,
+                "POST",
+                `/v1/agents/${target.agentId}/summaries`,
+                {
+                  authorization: `Bearer va_${target.agentId}.k_forged`,
+                  "content-type": "application/json",
+                  "content-length": String(body.length),
+                },
+                { body, pieces: 20, gapMs: 100, timeoutMs: 30_000 },
+              ),
+            );
+          }
+        }),
+      );
       const real = await checkInUntil(server.url, target, until);
       const { answers: forged, waves } = await flood;
       await trickling;
-      console.log(`(a) 600 made-up-key check-ins in flight at once at one agent (20 addresses × 30), ${waves} waves a second apart: ${tally(forged)}`);
-      console.log(`    and 135 made-up-key summaries at a time with a trickling body (3 addresses × 45, each sent again as it ends): ${tally(summaries)}`);
+      console.log(
+        `(a) 600 made-up-key check-ins in flight at once at one agent (20 addresses × 30), ${waves} waves a second apart: ${tally(forged)}`,
+      );
+      console.log(
+        `    and 135 made-up-key summaries at a time with a trickling body (3 addresses × 45, each sent again as it ends): ${tally(summaries)}`,
+      );
       console.log(`    ${verdict(real, baseline).line}`);
     }
 
@@ -352,7 +473,13 @@ async function main(): Promise<void> {
       const until = Date.now() + SECONDS * 1000;
       const cpuBefore = server.cpuMs();
       const started = Date.now();
-      const attack = forgeCheckIns(server.url, target, { prefix: `127.${20 + step}`, addresses, concurrency: LADDER_CONCURRENCY, perSecond, until });
+      const attack = forgeCheckIns(server.url, target, {
+        prefix: `127.${20 + step}`,
+        addresses,
+        concurrency: LADDER_CONCURRENCY,
+        perSecond,
+        until,
+      });
       const real = await checkInUntil(server.url, target, until);
       const forged = await attack;
       const cpuUs = ((server.cpuMs() - cpuBefore) * 1000) / forged.length;

@@ -55,11 +55,13 @@ export async function benchAnchoring(): Promise<void> {
   const chain = await startTestChain();
   try {
     await migrate(db);
-    let t = performance.now();
+    const t = performance.now();
     await seedDailyScores(db, { ownerId: "own_bench", day: DAY, at: AT, count: LEAVES, digits: 7, erc8004Every: 10 });
     await db.query("ANALYZE scores");
     await db.query("ANALYZE proofs");
-    console.log(`anchoring: ${fmt(LEAVES)} daily scores of ${DAY} loaded in ${seconds(t, performance.now()).toFixed(1)} s (setup, not timed)`);
+    console.log(
+      `anchoring: ${fmt(LEAVES)} daily scores of ${DAY} loaded in ${seconds(t, performance.now()).toFixed(1)} s (setup, not timed)`,
+    );
 
     const repo = createAnchorRepository(db);
     // CPU seconds of this process (all its threads) beside wall time: on a shared machine the wall time
@@ -90,9 +92,12 @@ export async function benchAnchoring(): Promise<void> {
     const c1 = cpu();
     clearInterval(sampler);
     peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
-    if (built.type !== "stored" || built.leafCount !== LEAVES || built.leafVersion !== 2) throw new Error(`built ${JSON.stringify(built)}, expected ${LEAVES} leaves of version 2`);
+    if (built.type !== "stored" || built.leafCount !== LEAVES || built.leafVersion !== 2)
+      throw new Error(`built ${JSON.stringify(built)}, expected ${LEAVES} leaves of version 2`);
     const total = seconds(t0, t1);
-    const { rows } = await db.query<{ bytes: number; chunks: number }>("SELECT pg_total_relation_size('score_tree_chunks') AS bytes, (SELECT count(*)::int FROM score_tree_chunks) AS chunks");
+    const { rows } = await db.query<{ bytes: number; chunks: number }>(
+      "SELECT pg_total_relation_size('score_tree_chunks') AS bytes, (SELECT count(*)::int FROM score_tree_chunks) AS chunks",
+    );
     console.log(
       `anchoring: tree of ${fmt(LEAVES)} scores (leaves of version 2) built and stored in ${total.toFixed(1)} s = ${fmt(Math.round(LEAVES / total))} leaves/s (CPU of this process ${(c1 - c0).toFixed(1)} s; ` +
         `target ≤ ${TARGET_S} s: ${total <= TARGET_S ? "met" : "NOT met"}; ${os.availableParallelism()} cores, load average ${os.loadavg()[0].toFixed(1)})`,
@@ -104,36 +109,65 @@ export async function benchAnchoring(): Promise<void> {
     );
 
     // Proofs on demand, as GET /v1/scores/{id}/proof asks for them: one at a time, random scores.
-    const ids = (await db.query<{ id: number }>("SELECT id FROM scores WHERE trigger = 'daily' AND day = $1 ORDER BY random() LIMIT $2", [DAY, PROOFS])).rows.map((r) => Number(r.id));
+    const ids = (
+      await db.query<{ id: number }>("SELECT id FROM scores WHERE trigger = 'daily' AND day = $1 ORDER BY random() LIMIT $2", [DAY, PROOFS])
+    ).rows.map((r) => Number(r.id));
     const latencies: number[] = [];
     for (const id of ids) {
       const started = performance.now();
       const found = await repo.scoreProof(id);
       latencies.push(performance.now() - started);
-      if (!found?.proof || processScoreProof(found.proof.leaf, found.proof.proof) !== built.root) throw new Error(`score ${id}: no proof leading to the root`);
+      if (!found?.proof || processScoreProof(found.proof.leaf, found.proof.proof) !== built.root)
+        throw new Error(`score ${id}: no proof leading to the root`);
     }
     latencies.sort((a, b) => a - b);
-    console.log(`anchoring: ${fmt(ids.length)} proofs derived on demand, each checked against the root: p50 ${percentile(latencies, 50).toFixed(2)} ms, p99 ${percentile(latencies, 99).toFixed(2)} ms`);
+    console.log(
+      `anchoring: ${fmt(ids.length)} proofs derived on demand, each checked against the root: p50 ${percentile(latencies, 50).toFixed(2)} ms, p99 ${percentile(latencies, 99).toFixed(2)} ms`,
+    );
 
     // Gas: anchorRoot costs the same whatever the leaf count; per anchored score it shrinks with the batch.
     const registry = (await chain.deployContract("AnchorRegistry", [chain.accounts[0].address])).address;
     const role = await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "ANCHORER_ROLE" });
     await chain.publicClient.waitForTransactionReceipt({
-      hash: await chain.walletClient.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "grantRole", args: [role, chain.accounts[1].address] }),
+      hash: await chain.walletClient.writeContract({
+        address: registry,
+        abi: anchorRegistryAbi,
+        functionName: "grantRole",
+        args: [role, chain.accounts[1].address],
+      }),
     });
     const writer: AnchorWriter = { publicClient: chain.publicClient, walletClient: chain.walletClients[1], contract: registry };
     const small = (n: number) =>
-      buildScoreTree(Array.from({ length: n }, (_, i) => scoreLeafV2({
-        agentId: `agt_${i}`, day: DAY, method: "0.2", sha256: crypto.createHash("sha256").update(`${n}:${i}`).digest("hex"), total: 230, identity: 130, reliability: 0, integrity: 100,
-        established: false, erc8004Subject: null,
-      })));
+      buildScoreTree(
+        Array.from({ length: n }, (_, i) =>
+          scoreLeafV2({
+            agentId: `agt_${i}`,
+            day: DAY,
+            method: "0.2",
+            sha256: crypto.createHash("sha256").update(`${n}:${i}`).digest("hex"),
+            total: 230,
+            identity: 130,
+            reliability: 0,
+            integrity: 100,
+            established: false,
+            erc8004Subject: null,
+          }),
+        ),
+      );
     const gasOf = async (root: Hex, leaves: number) => {
-      const hash = await chain.walletClients[1].writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchorRoot", args: [root, BigInt(leaves), SCORE_DAY_V2_KIND] });
+      const hash = await chain.walletClients[1].writeContract({
+        address: registry,
+        abi: anchorRegistryAbi,
+        functionName: "anchorRoot",
+        args: [root, BigInt(leaves), SCORE_DAY_V2_KIND],
+      });
       return (await chain.publicClient.waitForTransactionReceipt({ hash })).gasUsed;
     };
     for (const n of [1, 1_000]) {
       const gas = await gasOf(small(n).root, n);
-      console.log(`anchoring gas: ${fmt(n)} leaves: anchorRoot ${fmt(Number(gas))} gas = ${(Number(gas) / n).toLocaleString("en", { maximumFractionDigits: 2 })} gas per anchored score`);
+      console.log(
+        `anchoring gas: ${fmt(n)} leaves: anchorRoot ${fmt(Number(gas))} gas = ${(Number(gas) / n).toLocaleString("en", { maximumFractionDigits: 2 })} gas per anchored score`,
+      );
     }
     // The 1,000,000-leaf root goes through the service's own anchoring (signed, stored, sent, mined).
     const anchoring = createAnchoring({ anchors: repo, clock: createManualClock(AT + 60), logger: pino({ level: "silent" }), writer });
@@ -141,7 +175,9 @@ export async function benchAnchoring(): Promise<void> {
     await anchoring.stop();
     if (outcome?.type !== "mined") throw new Error(`anchoring the ${fmt(LEAVES)}-leaf root: ${JSON.stringify(outcome)}`);
     const gas = (await chain.publicClient.getTransactionReceipt({ hash: outcome.txHash })).gasUsed;
-    console.log(`anchoring gas: ${fmt(LEAVES)} leaves: anchorRoot ${fmt(Number(gas))} gas = ${(Number(gas) / LEAVES).toLocaleString("en", { maximumFractionDigits: 4 })} gas per anchored score`);
+    console.log(
+      `anchoring gas: ${fmt(LEAVES)} leaves: anchorRoot ${fmt(Number(gas))} gas = ${(Number(gas) / LEAVES).toLocaleString("en", { maximumFractionDigits: 4 })} gas per anchored score`,
+    );
   } finally {
     await chain.close();
     await db.close();

@@ -20,7 +20,14 @@ type Row = { operation: string; gasUsed: bigint; target: number | null };
 
 // Targets from issue 2; anchor's from issue 14 (a verifier's attestation beside the first anchor, METHOD A6).
 // Approved submitProof's from issue #25 (typed calls to the identity registry); the gate's from issue 26: its whole check of a 20-level proof, the AnchorRegistry and identity reads included.
-const TARGET = { anchor: 50_000, anchorRoot: 50_000, submitProof: 40_000, submitProofApproved: 42_000, settle: 90_000, gateExecution: 30_000 } as const;
+const TARGET = {
+  anchor: 50_000,
+  anchorRoot: 50_000,
+  submitProof: 40_000,
+  submitProofApproved: 42_000,
+  settle: 90_000,
+  gateExecution: 30_000,
+} as const;
 /** Proof levels of a 1,000,000-leaf day. */
 const PROOF_LEVELS = 20;
 /** Gas of any transaction, before its calldata. */
@@ -52,14 +59,30 @@ async function main(): Promise<void> {
   await identity.connect(owner).setApprovalForAll(operator.address, true);
   const deadline = BigInt((await ethers.provider.getBlock("latest"))!.timestamp) + 120n;
   const signature = await wallet.signTypedData(
-    { name: "ERC8004IdentityRegistry", version: "1", chainId: (await ethers.provider.getNetwork()).chainId, verifyingContract: await identity.getAddress() },
-    { AgentWalletSet: [{ name: "agentId", type: "uint256" }, { name: "newWallet", type: "address" }, { name: "owner", type: "address" }, { name: "deadline", type: "uint256" }] },
+    {
+      name: "ERC8004IdentityRegistry",
+      version: "1",
+      chainId: (await ethers.provider.getNetwork()).chainId,
+      verifyingContract: await identity.getAddress(),
+    },
+    {
+      AgentWalletSet: [
+        { name: "agentId", type: "uint256" },
+        { name: "newWallet", type: "address" },
+        { name: "owner", type: "address" },
+        { name: "deadline", type: "uint256" },
+      ],
+    },
     { agentId: executorId, newWallet: wallet.address, owner: owner.address, deadline },
   );
   await identity.connect(owner).setAgentWallet(executorId, wallet.address, deadline, signature);
 
   const rows: Row[] = [];
-  const measure = async (operation: string, target: number | null, send: () => Promise<{ wait(): Promise<{ gasUsed: bigint } | null> }>) => {
+  const measure = async (
+    operation: string,
+    target: number | null,
+    send: () => Promise<{ wait(): Promise<{ gasUsed: bigint } | null> }>,
+  ) => {
     const receipt = await (await send()).wait();
     rows.push({ operation, gasUsed: receipt!.gasUsed, target });
   };
@@ -68,29 +91,40 @@ async function main(): Promise<void> {
    * (EIP-7623) a transaction pays at least 21,000 + 10 gas a calldata token (a zero byte 1, another 4); the execution is
    * derived only while the transaction pays more than that floor.
    */
-  const measureExecution = async (operation: string, target: number, send: () => Promise<{ data: string; wait(): Promise<{ gasUsed: bigint } | null> }>) => {
+  const measureExecution = async (
+    operation: string,
+    target: number,
+    send: () => Promise<{ data: string; wait(): Promise<{ gasUsed: bigint } | null> }>,
+  ) => {
     const tx = await send();
     const { gasUsed } = (await tx.wait())!;
     const calldata = calldataGas(tx.data);
     const floor = INTRINSIC_GAS + (10n * calldata) / 4n;
-    if (gasUsed <= floor) throw new Error(`${operation}: ${gasUsed} gas is the calldata floor ${floor}: its execution cannot be told apart`);
-    rows.push({ operation: `${operation}: transaction (21,000 + ${calldata.toLocaleString("en-US")} calldata + execution)`, gasUsed, target: null });
+    if (gasUsed <= floor)
+      throw new Error(`${operation}: ${gasUsed} gas is the calldata floor ${floor}: its execution cannot be told apart`);
+    rows.push({
+      operation: `${operation}: transaction (21,000 + ${calldata.toLocaleString("en-US")} calldata + execution)`,
+      gasUsed,
+      target: null,
+    });
     rows.push({ operation: `${operation}: execution`, gasUsed: gasUsed - INTRINSIC_GAS - calldata, target });
   };
 
   const raced = random();
   await measure("anchor (anchorer role), digest not anchored yet", TARGET.anchor, () => anchors.connect(service).anchor(raced, kind));
-  await measure("anchor (verifier role), digest anchored by an anchorer", TARGET.anchor, () => anchors.connect(verifier).anchor(raced, kind));
+  await measure("anchor (verifier role), digest anchored by an anchorer", TARGET.anchor, () =>
+    anchors.connect(verifier).anchor(raced, kind),
+  );
   const attested = random();
   await measure("anchor (verifier role), digest not anchored yet", TARGET.anchor, () => anchors.connect(verifier).anchor(attested, kind));
-  await measure("anchor (anchorer role), digest attested by a verifier", TARGET.anchor, () => anchors.connect(service).anchor(attested, kind));
+  await measure("anchor (anchorer role), digest attested by a verifier", TARGET.anchor, () =>
+    anchors.connect(service).anchor(attested, kind),
+  );
   await measure("anchorRoot, leafCount 1", TARGET.anchorRoot, () => anchors.connect(service).anchorRoot(random(), 1n, kind));
   await measure("anchorRoot, leafCount 1,000,000", TARGET.anchorRoot, () =>
     anchors.connect(service).anchorRoot(random(), 1_000_000n, kind),
   );
-  await measure("submitProof by owner", TARGET.submitProof, () =>
-    registry.connect(owner).submitProof(executorId, true, 2, 0, random()),
-  );
+  await measure("submitProof by owner", TARGET.submitProof, () => registry.connect(owner).submitProof(executorId, true, 2, 0, random()));
   await measure("submitProof by agent wallet", TARGET.submitProof, () =>
     registry.connect(wallet).submitProof(executorId, false, 3, 2, random()),
   );
@@ -119,13 +153,25 @@ async function main(): Promise<void> {
   const referenceIdentity = await deployReferenceIdentity();
   await referenceIdentity.connect(owner)["register(string)"]("ipfs://gated");
   const walletDeadline = BigInt((await ethers.provider.getBlock("latest"))!.timestamp) + 120n;
-  await referenceIdentity
-    .connect(owner)
-    .setAgentWallet(0n, wallet.address, walletDeadline, await signAgentWallet(referenceIdentity, wallet, { agentId: 0n, newWallet: wallet.address, owner: owner.address, deadline: walletDeadline }));
+  await referenceIdentity.connect(owner).setAgentWallet(
+    0n,
+    wallet.address,
+    walletDeadline,
+    await signAgentWallet(referenceIdentity, wallet, {
+      agentId: 0n,
+      newWallet: wallet.address,
+      owner: owner.address,
+      deadline: walletDeadline,
+    }),
+  );
   const gate = await ethers.deployContract("VraiGate", [await anchors.getAddress(), await referenceIdentity.getAddress(), 300, 48 * 3600]);
   const day = Math.floor((await ethers.provider.getBlock("latest"))!.timestamp / 86_400) + 1;
   const score = scoreOf({
-    agent: "agt_3f9c0d1e2b4a5968", day, erc8004ChainId: (await ethers.provider.getNetwork()).chainId, erc8004Registry: await referenceIdentity.getAddress(), erc8004TokenId: 0n,
+    agent: "agt_3f9c0d1e2b4a5968",
+    day,
+    erc8004ChainId: (await ethers.provider.getNetwork()).chainId,
+    erc8004Registry: await referenceIdentity.getAddress(),
+    erc8004TokenId: 0n,
   });
   const coder = ethers.AbiCoder.defaultAbiCoder();
   const proof = Array.from({ length: PROOF_LEVELS }, random);
@@ -136,8 +182,12 @@ async function main(): Promise<void> {
   );
   await hre.network.provider.send("evm_setNextBlockTimestamp", [day * 86_400 + 60]);
   await anchors.connect(service).anchorRoot(root, 1_000_000n, SCORE_DAY_V2_KIND);
-  await measureExecution(`VraiGate.enter, ${PROOF_LEVELS}-level proof, by the identity's owner`, TARGET.gateExecution, () => gate.connect(owner).enter(score, proof, root));
-  await measureExecution(`VraiGate.enter, ${PROOF_LEVELS}-level proof, by its agent wallet`, TARGET.gateExecution, () => gate.connect(wallet).enter(score, proof, root));
+  await measureExecution(`VraiGate.enter, ${PROOF_LEVELS}-level proof, by the identity's owner`, TARGET.gateExecution, () =>
+    gate.connect(owner).enter(score, proof, root),
+  );
+  await measureExecution(`VraiGate.enter, ${PROOF_LEVELS}-level proof, by its agent wallet`, TARGET.gateExecution, () =>
+    gate.connect(wallet).enter(score, proof, root),
+  );
 
   const table = rows.map(({ operation, gasUsed, target }) => ({
     operation,

@@ -47,13 +47,22 @@ async function main(): Promise<void> {
       const txs: Tx[] = [];
       for (let i = sent; i < Math.min(EVENTS, sent + PER_BLOCK); i++) {
         const agent = agents[i % agents.length];
-        txs.push(chain.proofTx(agent.owner, agent.id, { success: i % 10 !== 0, riskLevel: (i % 4) as 0 | 1 | 2 | 3, policyViolations: i % 17 === 0 ? 1 : 0, traceRoot: traceRoot(`b${i}`) }));
+        txs.push(
+          chain.proofTx(agent.owner, agent.id, {
+            success: i % 10 !== 0,
+            riskLevel: (i % 4) as 0 | 1 | 2 | 3,
+            policyViolations: i % 17 === 0 ? 1 : 0,
+            traceRoot: traceRoot(`b${i}`),
+          }),
+        );
       }
       await chain.send(txs, { gas: PROOF_GAS });
       await chain.mine();
     }
     await chain.setAutomine(true);
-    console.log(`chain: ${EVENTS.toLocaleString("en")} ProofSubmitted events, ${PER_BLOCK} per block, generated in ${((Date.now() - generating) / 1000).toFixed(1)} s`);
+    console.log(
+      `chain: ${EVENTS.toLocaleString("en")} ProofSubmitted events, ${PER_BLOCK} per block, generated in ${((Date.now() - generating) / 1000).toFixed(1)} s`,
+    );
 
     await migrate(testDb.db);
     let started = 0n;
@@ -61,10 +70,16 @@ async function main(): Promise<void> {
     const store = createChainStore(testDb.db);
     const derivedScores = createDerivedScores({ store });
     const timings = { write: 0, derived: 0 };
-    const timed = <A extends unknown[], R>(key: keyof typeof timings, f: (...args: A) => Promise<R>) => async (...args: A) => {
-      const t = process.hrtime.bigint();
-      try { return await f(...args); } finally { timings[key] += Number(process.hrtime.bigint() - t) / 1e9; }
-    };
+    const timed =
+      <A extends unknown[], R>(key: keyof typeof timings, f: (...args: A) => Promise<R>) =>
+      async (...args: A) => {
+        const t = process.hrtime.bigint();
+        try {
+          return await f(...args);
+        } finally {
+          timings[key] += Number(process.hrtime.bigint() - t) / 1e9;
+        }
+      };
     // The indexer's own transactions are its ranges (a rollback too, none here): each one's end is its last committed row.
     const indexerStore: ChainStore = {
       ...store,
@@ -78,8 +93,15 @@ async function main(): Promise<void> {
       },
     };
     const indexer = createIndexer({
-      store: indexerStore, derivedScores: { recomputeDirty: timed("derived", derivedScores.recomputeDirty) }, networkScores: createNetworkScores(), rpc: createChainRpc({ url: node.url }),
-      deployment: readFollowedDeployment(chain.file), confirmations: 0, clock: systemClock, logger: pino({ level: "warn" }), range: { initial: RANGE, max: RANGE },
+      store: indexerStore,
+      derivedScores: { recomputeDirty: timed("derived", derivedScores.recomputeDirty) },
+      networkScores: createNetworkScores(),
+      rpc: createChainRpc({ url: node.url }),
+      deployment: readFollowedDeployment(chain.file),
+      confirmations: 0,
+      clock: systemClock,
+      logger: pino({ level: "warn" }),
+      range: { initial: RANGE, max: RANGE },
     });
     started = process.hrtime.bigint();
     const result = await indexer.syncToHead();
@@ -87,13 +109,21 @@ async function main(): Promise<void> {
     const { rows } = await testDb.db.query<{ n: number; derived: number }>(
       "SELECT (SELECT count(*) FROM chain_proof_records)::int AS n, (SELECT count(*) FROM derived_scores)::int AS derived",
     );
-    console.log(`time in writes ${timings.write.toFixed(2)} s (overlapping the next range's read), derived scores ${timings.derived.toFixed(2)} s`);
+    console.log(
+      `time in writes ${timings.write.toFixed(2)} s (overlapping the next range's read), derived scores ${timings.derived.toFixed(2)} s`,
+    );
     const seconds = Number(finished - started) / 1e9;
     const rate = rows[0].n / lastRowAt;
     if (result.type !== "synced") throw new Error(`unexpected ${result.type}`);
-    console.log(`indexed: ${rows[0].n.toLocaleString("en")} records in ${result.ranges} ranges of ${RANGE} blocks, ${rows[0].derived} derived scores recomputed`);
-    console.log(`indexer: first eth_getLogs to last committed row ${lastRowAt.toFixed(2)} s = ${Math.round(rate).toLocaleString("en")} events/s (target ${TARGET_EVENTS_PER_S.toLocaleString("en")}: ${rate >= TARGET_EVENTS_PER_S ? "met" : "NOT met"})`);
-    console.log(`         with the derived scores of the ${rows[0].derived} executors recomputed after: ${seconds.toFixed(2)} s = ${Math.round(rows[0].n / seconds).toLocaleString("en")} events/s`);
+    console.log(
+      `indexed: ${rows[0].n.toLocaleString("en")} records in ${result.ranges} ranges of ${RANGE} blocks, ${rows[0].derived} derived scores recomputed`,
+    );
+    console.log(
+      `indexer: first eth_getLogs to last committed row ${lastRowAt.toFixed(2)} s = ${Math.round(rate).toLocaleString("en")} events/s (target ${TARGET_EVENTS_PER_S.toLocaleString("en")}: ${rate >= TARGET_EVENTS_PER_S ? "met" : "NOT met"})`,
+    );
+    console.log(
+      `         with the derived scores of the ${rows[0].derived} executors recomputed after: ${seconds.toFixed(2)} s = ${Math.round(rows[0].n / seconds).toLocaleString("en")} events/s`,
+    );
   } finally {
     await testDb.drop();
     await node.close();

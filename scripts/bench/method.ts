@@ -7,8 +7,18 @@
  */
 import { performance } from "node:perf_hooks";
 import {
-  buildScoreInputs, canonicalScoreInputs, deriveScores, scoreFromInputs, sha256Hex, validateRecords, nextDayDigest, utcDay, parseRfc3339,
-  type DayAggregate, type ProofRecord, type ScoreFacts,
+  buildScoreInputs,
+  canonicalScoreInputs,
+  deriveScores,
+  scoreFromInputs,
+  sha256Hex,
+  validateRecords,
+  nextDayDigest,
+  utcDay,
+  parseRfc3339,
+  type DayAggregate,
+  type ProofRecord,
+  type ScoreFacts,
 } from "../../src/method";
 import { parseReplayInput, replay, type ReplayEvent } from "../../src/cli/commands/replay";
 
@@ -17,7 +27,7 @@ type Benchmark = { name: string; unit: string; target: number; items: number; pr
 /** Deterministic generator (no Math.random: runs are comparable). */
 function lcg(seed: number): () => number {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0) / 2 ** 32;
 }
 
 function bestOf(runs: number, items: number, work: () => void): number {
@@ -81,7 +91,10 @@ function hourlyFacts(i: number): ScoreFacts {
     days.push({ day: utcDay(start), checkins: 24, onTime: 24, creditS: 86_400, coverageS: 86_400, digest: digest as string });
   }
   return {
-    agent: `agent-${i}`, method: "0.2", at: AT, claimedAt: AT - 40 * 86_400,
+    agent: `agent-${i}`,
+    method: "0.2",
+    at: AT,
+    claimedAt: AT - 40 * 86_400,
     proofs: [{ kind: "github" }, { kind: "erc8004" }],
     penalties: i % 10 === 0 ? [{ id: `x${i}`, code: "rate_abuse", points: 20, days: 30, addedAt: AT - 86_400, revokedAt: null }] : [],
     days,
@@ -104,7 +117,8 @@ const inputs: Benchmark = {
   prepare() {
     const facts = agentFacts();
     return () => {
-      for (let i = 0; i < AGENTS; i++) sha256Hex(canonicalScoreInputs(buildScoreInputs({ ...facts[i % facts.length], agent: `agent-${i}` })));
+      for (let i = 0; i < AGENTS; i++)
+        sha256Hex(canonicalScoreInputs(buildScoreInputs({ ...facts[i % facts.length], agent: `agent-${i}` })));
     };
   },
 };
@@ -128,7 +142,9 @@ const BENCHMARKS: Benchmark[] = [derive, inputs, fullScore];
 
 function report(name: string, rate: number, unit: string, target: number): void {
   const verdict = rate >= target ? "ok" : "BELOW TARGET";
-  console.log(`${name.padEnd(52)} ${Math.round(rate).toLocaleString("en-US").padStart(12)} ${unit.padEnd(12)} target ${target.toLocaleString("en-US").padStart(10)}  ${verdict}`);
+  console.log(
+    `${name.padEnd(52)} ${Math.round(rate).toLocaleString("en-US").padStart(12)} ${unit.padEnd(12)} target ${target.toLocaleString("en-US").padStart(10)}  ${verdict}`,
+  );
 }
 
 const REPLAY_AGENTS = 1_000;
@@ -163,7 +179,8 @@ async function replayBenchmark(): Promise<void> {
     await replay(input, (chunk) => void (bytes += chunk.length));
     validate.push(validated - started);
     play.push(performance.now() - validated);
-    if (input.events.length !== REPLAY_AGENTS * (REPLAY_HOURS + 2) || bytes === 0) throw new Error("the replay timeline did not parse or play whole");
+    if (input.events.length !== REPLAY_AGENTS * (REPLAY_HOURS + 2) || bytes === 0)
+      throw new Error("the replay timeline did not parse or play whole");
   }
   // Once more from the text, JSON.parse included: the whole command short of reading the file and writing stdout.
   const started = performance.now();
@@ -178,7 +195,9 @@ async function replayBenchmark(): Promise<void> {
   report("replay (validate + play: 1,000 agents x 30 days hourly)", whole[0], "check-ins/s", 150_000);
   console.log(`  validate + play, each run, fastest first: ${list(whole)} check-ins/s`);
   console.log(`  play alone, each run, fastest first:      ${list(rates(play))} check-ins/s`);
-  console.log(`  from the JSON text (${(text.length / 2 ** 20).toFixed(0)} MiB, JSON.parse included), one run: ${Math.round(rate(fromText)).toLocaleString("en-US")} check-ins/s`);
+  console.log(
+    `  from the JSON text (${(text.length / 2 ** 20).toFixed(0)} MiB, JSON.parse included), one run: ${Math.round(rate(fromText)).toLocaleString("en-US")} check-ins/s`,
+  );
 }
 
 /** The F2 input of 1,000 agents checking in hourly for 30 days, scored at the end, as JSON text. */
@@ -189,7 +208,8 @@ function replayTimelineText(): string {
   // Agent a checks in at second a % 60 of minute 1 of each hour; in time order, as F2 requires.
   for (let h = 0; h < REPLAY_HOURS; h++) {
     for (let second = 0; second < 60; second++) {
-      for (let a = second; a < REPLAY_AGENTS; a += 60) events.push({ at: t0 + 60 + h * 3600 + second, type: "checkin", agent: `a${a}`, key: `k${h}` });
+      for (let a = second; a < REPLAY_AGENTS; a += 60)
+        events.push({ at: t0 + 60 + h * 3600 + second, type: "checkin", agent: `a${a}`, key: `k${h}` });
     }
   }
   const end = t0 + REPLAY_HOURS * 3600 + 3600;

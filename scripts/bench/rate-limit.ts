@@ -25,7 +25,9 @@ async function limiterCost(): Promise<void> {
   const started = process.hrtime.bigint();
   await run(DECISIONS);
   const ns = Number(process.hrtime.bigint() - started) / DECISIONS;
-  console.log(`limiter on a check-in's path (failures peek + agent take, memory, ${AGENTS} agents): ${(ns / 1000).toFixed(2)} µs per request`);
+  console.log(
+    `limiter on a check-in's path (failures peek + agent take, memory, ${AGENTS} agents): ${(ns / 1000).toFixed(2)} µs per request`,
+  );
 }
 
 async function madeUpTokens(): Promise<void> {
@@ -34,11 +36,15 @@ async function madeUpTokens(): Promise<void> {
   try {
     const counts: Record<number, number> = {};
     for (let i = 0; i < GUESSES; i++) {
-      const res = await fetch(`${server.url}/v1/owners/me`, { headers: { authorization: `Bearer vo_junk.${i}`, "x-forwarded-for": "203.0.113.1" } });
+      const res = await fetch(`${server.url}/v1/owners/me`, {
+        headers: { authorization: `Bearer vo_junk.${i}`, "x-forwarded-for": "203.0.113.1" },
+      });
       await res.arrayBuffer();
       counts[res.status] = (counts[res.status] ?? 0) + 1;
     }
-    console.log(`made-up owner tokens from one address, ${GUESSES} sent at once: ${counts[401] ?? 0} looked up (401), ${counts[429] ?? 0} refused without a lookup (429); the window is 60 s, so at most ${DEFAULT_RATE_LIMITS.authFailuresPerMinute} per minute`);
+    console.log(
+      `made-up owner tokens from one address, ${GUESSES} sent at once: ${counts[401] ?? 0} looked up (401), ${counts[429] ?? 0} refused without a lookup (429); the window is 60 s, so at most ${DEFAULT_RATE_LIMITS.authFailuresPerMinute} per minute`,
+    );
   } finally {
     await server.close();
     await testDb.drop();

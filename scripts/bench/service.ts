@@ -90,7 +90,8 @@ function setSize(args: string[]): void {
   const { values } = parseArgs({ args, options: { agents: { type: "string" }, days: { type: "string" } }, strict: true });
   const count = (text: string | undefined, name: string, fallback: number, max: number) => {
     if (text === undefined) return fallback;
-    if (!/^[1-9]\d*$/.test(text) || Number(text) > max) throw new Error(`${name}: expected a whole number from 1 to ${fmt(max)}, got ${JSON.stringify(text)}`);
+    if (!/^[1-9]\d*$/.test(text) || Number(text) > max)
+      throw new Error(`${name}: expected a whole number from 1 to ${fmt(max)}, got ${JSON.stringify(text)}`);
     return Number(text);
   };
   AGENTS = count(values.agents, "--agents", AGENTS, 10_000_000);
@@ -116,8 +117,10 @@ type Row = { figure: string; value: string; target: string; verdict: "PASS" | "F
 const LOOP_RESOLUTION_MS = 10;
 /** perf_hooks' garbage collection kinds (NODE_PERFORMANCE_GC_*), named. */
 const GC_KINDS: Record<number, string> = {
-  [perfConstants.NODE_PERFORMANCE_GC_MINOR]: "scavenges", [perfConstants.NODE_PERFORMANCE_GC_MAJOR]: "mark-compacts",
-  [perfConstants.NODE_PERFORMANCE_GC_INCREMENTAL]: "incremental markings", [perfConstants.NODE_PERFORMANCE_GC_WEAKCB]: "weak callbacks",
+  [perfConstants.NODE_PERFORMANCE_GC_MINOR]: "scavenges",
+  [perfConstants.NODE_PERFORMANCE_GC_MAJOR]: "mark-compacts",
+  [perfConstants.NODE_PERFORMANCE_GC_INCREMENTAL]: "incremental markings",
+  [perfConstants.NODE_PERFORMANCE_GC_WEAKCB]: "weak callbacks",
 };
 
 async function serve(): Promise<void> {
@@ -125,10 +128,15 @@ async function serve(): Promise<void> {
   const clock = createManualClock(Number(process.env.BENCH_T0));
   // All load comes from one address on a few long keep-alive connections (autocannon does not reconnect after Connection: close): no per-socket request cap.
   const server = await startApiServer({
-    db, operatorToken: OPERATOR_TOKEN, clock, logger: pino({ level: "silent" }),
+    db,
+    operatorToken: OPERATOR_TOKEN,
+    clock,
+    logger: pino({ level: "silent" }),
     // The load comes from one address: limits and connection caps out of its way.
-    rateLimit: { perMinute: 1_000_000_000, burst: 1_000_000_000 }, serverLimits: { maxConnections: 10_000, maxConnectionsPerAddress: 10_000, maxRequestsPerSocket: 0 },
-    metrics: { token: METRICS_TOKEN }, scoreCacheBytes: envInt("SCORE_CACHE_MB", 512) * 2 ** 20,
+    rateLimit: { perMinute: 1_000_000_000, burst: 1_000_000_000 },
+    serverLimits: { maxConnections: 10_000, maxConnectionsPerAddress: 10_000, maxRequestsPerSocket: 0 },
+    metrics: { token: METRICS_TOKEN },
+    scoreCacheBytes: envInt("SCORE_CACHE_MB", 512) * 2 ** 20,
   });
   // How late the server's event loop runs (GC pauses, long tasks): reported with each CPU mark, then
   // reset. Its timer ticks every LOOP_RESOLUTION_MS; a finer one would wake the server often enough
@@ -149,7 +157,9 @@ async function serve(): Promise<void> {
     if (m.cpu) {
       const { rss, heapUsed: heap } = process.memoryUsage();
       process.send?.({
-        cpuS: (process.cpuUsage().user + process.cpuUsage().system) / 1e6, loopP99Ms: loop.percentile(99) / 1e6 - LOOP_RESOLUTION_MS, loopMaxMs: loop.max / 1e6 - LOOP_RESOLUTION_MS,
+        cpuS: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
+        loopP99Ms: loop.percentile(99) / 1e6 - LOOP_RESOLUTION_MS,
+        loopMaxMs: loop.max / 1e6 - LOOP_RESOLUTION_MS,
         gc: [...gc].map(([kind, g]) => `${g.count} ${kind} (${g.ms.toFixed(0)} ms, longest ${g.maxMs.toFixed(1)} ms)`).join(", ") || "none",
         memory: { rss, heap, cache: server.scoreCache?.stats() },
       });
@@ -167,7 +177,9 @@ async function serve(): Promise<void> {
   await server.scoreCache?.warmed;
   const cache = server.scoreCache?.stats();
   if (cache) {
-    console.log(`server: latest-score cache filled with ${fmt(cache.entries)} agents (${fmt(cache.bytes / 2 ** 20)} MiB of ${fmt(cache.maxBytes / 2 ** 20)} MiB) in ${fmt(performance.now() - warmStarted)} ms; heap ${fmt(process.memoryUsage().heapUsed / 2 ** 20)} MiB, RSS ${fmt(process.memoryUsage().rss / 2 ** 20)} MiB`);
+    console.log(
+      `server: latest-score cache filled with ${fmt(cache.entries)} agents (${fmt(cache.bytes / 2 ** 20)} MiB of ${fmt(cache.maxBytes / 2 ** 20)} MiB) in ${fmt(performance.now() - warmStarted)} ms; heap ${fmt(process.memoryUsage().heapUsed / 2 ** 20)} MiB, RSS ${fmt(process.memoryUsage().rss / 2 ** 20)} MiB`,
+    );
   }
   process.send?.({ url: server.url });
 }
@@ -179,7 +191,9 @@ function startServerChild(dbUrl: string): Promise<{ child: ChildProcess; url: st
   const profile = process.env.BENCH_SERVER_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_SERVER_PROFILE}`] : [];
   const flags = [...profile, ...(process.env.BENCH_SERVER_FLAGS ?? "").split(" ").filter(Boolean)];
   const child = fork(__filename, ["--serve"], {
-    env: { ...process.env, BENCH_DB_URL: dbUrl, BENCH_T0: String(CHECKIN_T0) }, stdio: "inherit", execArgv: [...process.execArgv, ...flags],
+    env: { ...process.env, BENCH_DB_URL: dbUrl, BENCH_T0: String(CHECKIN_T0) },
+    stdio: "inherit",
+    execArgv: [...process.execArgv, ...flags],
   });
   return new Promise((resolve, reject) => {
     child.once("message", (m: { url: string }) => resolve({ child, url: m.url }));
@@ -196,7 +210,11 @@ function serverCpu(child: ChildProcess): Promise<{ cpuS: number; loopDelay: stri
     const on = (m: { cpuS?: number; loopP99Ms: number; loopMaxMs: number; gc: string; memory: ServerMemory }) => {
       if (m.cpuS === undefined) return;
       child.off("message", on);
-      resolve({ cpuS: m.cpuS, loopDelay: `server event loop late by p99 ${m.loopP99Ms.toFixed(1)} ms, max ${m.loopMaxMs.toFixed(1)} ms; server GC: ${m.gc}`, memory: m.memory });
+      resolve({
+        cpuS: m.cpuS,
+        loopDelay: `server event loop late by p99 ${m.loopP99Ms.toFixed(1)} ms, max ${m.loopMaxMs.toFixed(1)} ms; server GC: ${m.gc}`,
+        memory: m.memory,
+      });
     };
     child.on("message", on);
     child.send({ cpu: true });
@@ -276,7 +294,10 @@ export async function bulkLoad(db: pg.Client, second?: pg.Client): Promise<void>
            FROM generate_series(1, ${AGENTS}) i`);
   await q(`SELECT setval('claims_id_seq', ${AGENTS})`);
   // HISTORY_DAYS days of aggregates per agent; one day in seven is a partial day.
-  const chunks = Array.from({ length: Math.ceil(AGENTS / LOAD_CHUNK) }, (_, k) => [k * LOAD_CHUNK + 1, Math.min(AGENTS, (k + 1) * LOAD_CHUNK)]);
+  const chunks = Array.from({ length: Math.ceil(AGENTS / LOAD_CHUNK) }, (_, k) => [
+    k * LOAD_CHUNK + 1,
+    Math.min(AGENTS, (k + 1) * LOAD_CHUNK),
+  ]);
   const loadDays = async (client: pg.Client) => {
     for (let chunk = chunks.shift(); chunk; chunk = chunks.shift()) {
       await client.query(`INSERT INTO agent_days (agent_id, claim_id, day, checkins, on_time, credit_s, coverage_s, digest)
@@ -320,7 +341,9 @@ export async function bulkLoad(db: pg.Client, second?: pg.Client): Promise<void>
 
 /** How many answers of each status a run got, e.g. `201 x 16,000, 429 x 12`. */
 const statusesOf = (r: autocannon.Result) =>
-  Object.entries((r as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {}).map(([status, { count }]) => `${status} x ${fmt(count)}`).join(", ");
+  Object.entries((r as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {})
+    .map(([status, { count }]) => `${status} x ${fmt(count)}`)
+    .join(", ");
 
 function run(opts: autocannon.Options): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
@@ -330,7 +353,11 @@ function run(opts: autocannon.Options): Promise<autocannon.Result> {
 
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const log = (...args: unknown[]) => console.log(...args);
-const loadavg = () => os.loadavg().map((l) => l.toFixed(1)).join(" / ");
+const loadavg = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" / ");
 
 async function count(db: pg.Client, sql: string): Promise<number> {
   return Number((await db.query(sql)).rows[0].n);
@@ -416,8 +443,12 @@ async function recomputePhase(dbUrl: string, admin: pg.Client, rows: Row[]): Pro
     const seconds = recompute.seconds;
     const inTable = await count(admin, `SELECT count(*) AS n FROM scores WHERE trigger = 'daily' AND day = '${DAY}'`);
     const expected = await count(admin, `SELECT count(*) AS n FROM agents WHERE claimed_at <= ${AT}`);
-    log(`recompute: ${fmt(stored)} scores stored (${fmt(inTable)} in the table) in ${fmt(seconds, 1)} s = ${fmt(stored / seconds)} agents/s; peak heap ${mib(recompute.peakHeap)}, after a full collection ${mib(recompute.peakLive)} (${mib(heapAtStart)} before)`);
-    log(`tree: ${fmt(tree.value?.leafCount ?? 0)} leaves, root ${tree.value?.root}, built and stored in ${fmt(tree.seconds, 1)} s; peak heap ${mib(tree.peakHeap)}, after a full collection ${mib(tree.peakLive)}`);
+    log(
+      `recompute: ${fmt(stored)} scores stored (${fmt(inTable)} in the table) in ${fmt(seconds, 1)} s = ${fmt(stored / seconds)} agents/s; peak heap ${mib(recompute.peakHeap)}, after a full collection ${mib(recompute.peakLive)} (${mib(heapAtStart)} before)`,
+    );
+    log(
+      `tree: ${fmt(tree.value?.leafCount ?? 0)} leaves, root ${tree.value?.root}, built and stored in ${fmt(tree.seconds, 1)} s; peak heap ${mib(tree.peakHeap)}, after a full collection ${mib(tree.peakLive)}`,
+    );
 
     // Re-derive a sample one agent at a time (the per-agent facts path) and compare with what was stored.
     const special = [1, 3, 7, 20, 50, 100, 301, 503, 1007, 2003].filter((i) => i <= AGENTS);
@@ -431,38 +462,73 @@ async function recomputePhase(dbUrl: string, admin: pg.Client, rows: Row[]): Pro
           continue;
         }
         const { sha256, result } = scoreFromInputs(buildScoreInputs(await service.scoring.factsAt(tx, agent!, AT)));
-        const row = (await admin.query("SELECT sha256, total FROM scores WHERE agent_id = $1 AND trigger = 'daily' AND day = $2", [agentId(i), DAY])).rows[0];
+        const row = (
+          await admin.query("SELECT sha256, total FROM scores WHERE agent_id = $1 AND trigger = 'daily' AND day = $2", [agentId(i), DAY])
+        ).rows[0];
         if (!row || row.sha256 !== sha256 || Number(row.total) !== result.total) mismatches++;
       }
     });
     // The rerun reads every agent again: left out of the large runs, to keep them short.
     const again = AGENTS <= RERUN_MAX_AGENTS ? await service.scoring.recomputeDay(DAY) : null;
-    log(`recompute: ${sample.length} sampled agents re-derived one by one, ${mismatches} mismatches; ${again === null ? `no rerun above ${fmt(RERUN_MAX_AGENTS)} agents` : `a rerun stored ${again}`}`);
-    const totals = (await admin.query(`SELECT total, count(*)::int AS n FROM scores WHERE day = '${DAY}' GROUP BY total ORDER BY total`)).rows;
+    log(
+      `recompute: ${sample.length} sampled agents re-derived one by one, ${mismatches} mismatches; ${again === null ? `no rerun above ${fmt(RERUN_MAX_AGENTS)} agents` : `a rerun stored ${again}`}`,
+    );
+    const totals = (await admin.query(`SELECT total, count(*)::int AS n FROM scores WHERE day = '${DAY}' GROUP BY total ORDER BY total`))
+      .rows;
     log(`recompute: totals ${totals.map((r) => `${r.total}×${r.n}`).join(", ")}`);
 
-    const recomputeRow: Row = { figure: `daily recompute, ${fmt(AGENTS)} agents × ${HISTORY_DAYS} days`, value: `${fmt(seconds, 1)} s`, target: "", verdict: "" };
-    if (AGENTS <= RECOMPUTE_TARGET.agents) Object.assign(recomputeRow, { target: `<= ${RECOMPUTE_TARGET.seconds} s`, verdict: seconds <= RECOMPUTE_TARGET.seconds ? "PASS" : "FAIL" });
+    const recomputeRow: Row = {
+      figure: `daily recompute, ${fmt(AGENTS)} agents × ${HISTORY_DAYS} days`,
+      value: `${fmt(seconds, 1)} s`,
+      target: "",
+      verdict: "",
+    };
+    if (AGENTS <= RECOMPUTE_TARGET.agents)
+      Object.assign(recomputeRow, {
+        target: `<= ${RECOMPUTE_TARGET.seconds} s`,
+        verdict: seconds <= RECOMPUTE_TARGET.seconds ? "PASS" : "FAIL",
+      });
     rows.push(recomputeRow);
-    rows.push({ figure: "  recompute throughput", value: `${fmt(stored / seconds)} agents/s`, target: `>= ${fmt(END_TO_END_TARGET.agents / END_TO_END_TARGET.seconds)} agents/s (1M in 5 min, with the tree)`, verdict: "" });
+    rows.push({
+      figure: "  recompute throughput",
+      value: `${fmt(stored / seconds)} agents/s`,
+      target: `>= ${fmt(END_TO_END_TARGET.agents / END_TO_END_TARGET.seconds)} agents/s (1M in 5 min, with the tree)`,
+      verdict: "",
+    });
     rows.push({ figure: "  day's tree built and stored (anchoring off)", value: `${fmt(tree.seconds, 1)} s`, target: "", verdict: "" });
     // The issue's 5 minutes are for a million agents; a smaller run is held to its share of them.
     const total = seconds + tree.seconds;
-    const scaled = AGENTS >= END_TO_END_TARGET.agents ? END_TO_END_TARGET.seconds : (END_TO_END_TARGET.seconds * AGENTS) / END_TO_END_TARGET.agents;
+    const scaled =
+      AGENTS >= END_TO_END_TARGET.agents ? END_TO_END_TARGET.seconds : (END_TO_END_TARGET.seconds * AGENTS) / END_TO_END_TARGET.agents;
     const scaledNote = AGENTS >= END_TO_END_TARGET.agents ? "" : ` (${END_TO_END_TARGET.seconds} s per 1M, scaled)`;
-    rows.push({ figure: "recompute + tree, end to end", value: `${fmt(total, 1)} s`, target: `<= ${fmt(scaled, 1)} s${scaledNote}`, verdict: total <= scaled ? "PASS" : "FAIL" });
+    rows.push({
+      figure: "recompute + tree, end to end",
+      value: `${fmt(total, 1)} s`,
+      target: `<= ${fmt(scaled, 1)} s${scaledNote}`,
+      verdict: total <= scaled ? "PASS" : "FAIL",
+    });
     // Without a full collection during a step (one shorter than a second), its sampled peak bounds what it kept.
     const kept = (m: { peakLive: number; peakHeap: number }) => (m.peakLive > 0 ? m.peakLive : m.peakHeap);
-    const keptText = (m: { peakLive: number; peakHeap: number }) => `${mib(kept(m))}${m.peakLive > 0 ? "" : " (no full collection: sampled peak)"}`;
+    const keptText = (m: { peakLive: number; peakHeap: number }) =>
+      `${mib(kept(m))}${m.peakLive > 0 ? "" : " (no full collection: sampled peak)"}`;
     const peakKept = Math.max(kept(recompute), kept(tree));
     rows.push({
-      figure: "  peak heap kept, after full collections (recompute; tree)", value: `${keptText(recompute)}; ${keptText(tree)}`,
-      target: `<= ${mib(HEAP_TARGET_BYTES)} (pages of 1,000 agents, 2 ahead)`, verdict: peakKept <= HEAP_TARGET_BYTES ? "PASS" : "FAIL",
+      figure: "  peak heap kept, after full collections (recompute; tree)",
+      value: `${keptText(recompute)}; ${keptText(tree)}`,
+      target: `<= ${mib(HEAP_TARGET_BYTES)} (pages of 1,000 agents, 2 ahead)`,
+      verdict: peakKept <= HEAP_TARGET_BYTES ? "PASS" : "FAIL",
     });
-    rows.push({ figure: "  peak heap used, sampled every 100 ms (recompute; tree)", value: `${mib(recompute.peakHeap)}; ${mib(tree.peakHeap)}`, target: "garbage included", verdict: "" });
     rows.push({
-      figure: "  scores = agents claimed by then; sample re-derived; rerun", value: `${fmt(stored)}; ${mismatches} mismatches; ${again ?? "not run"}`,
-      target: `${fmt(expected)}; 0 mismatches; 0`, verdict: stored === expected && inTable === expected && mismatches === 0 && (again ?? 0) === 0 ? "PASS" : "FAIL",
+      figure: "  peak heap used, sampled every 100 ms (recompute; tree)",
+      value: `${mib(recompute.peakHeap)}; ${mib(tree.peakHeap)}`,
+      target: "garbage included",
+      verdict: "",
+    });
+    rows.push({
+      figure: "  scores = agents claimed by then; sample re-derived; rerun",
+      value: `${fmt(stored)}; ${mismatches} mismatches; ${again ?? "not run"}`,
+      target: `${fmt(expected)}; 0 mismatches; 0`,
+      verdict: stored === expected && inTable === expected && mismatches === 0 && (again ?? 0) === 0 ? "PASS" : "FAIL",
     });
   } finally {
     await db.close();
@@ -486,8 +552,18 @@ function scoredAgent(): number {
  * measured; each report shows the most requests sent in any 10 ms (20 at a perfectly even 2,000/s).
  */
 type GetSchedule = { name: string; connections: number; perConnection: number; staggered: boolean };
-const STEADY: GetSchedule = { name: "steady: 100 connections x 20/s, starts 10 ms apart", connections: 100, perConnection: 20, staggered: true };
-const BURST: GetSchedule = { name: "autocannon -c 20 -R 2000: 20 x 100 back to back each second", connections: 20, perConnection: 100, staggered: false };
+const STEADY: GetSchedule = {
+  name: "steady: 100 connections x 20/s, starts 10 ms apart",
+  connections: 100,
+  perConnection: 20,
+  staggered: true,
+};
+const BURST: GetSchedule = {
+  name: "autocannon -c 20 -R 2000: 20 x 100 back to back each second",
+  connections: 20,
+  perConnection: 100,
+  staggered: false,
+};
 
 /** Every answer of a load run: latencies in ms (from autocannon's 'response' events, not its histogram, which back-fills synthetic values when a rate is set) and send times. */
 type LoadRun = { ok: number; other: number; errors: number; seconds: number; latencies: number[]; sentAt: number[] };
@@ -499,7 +575,10 @@ type LoadRun = { ok: number; other: number; errors: number; seconds: number; lat
  * window opens and closes (marks of the server's CPU and metrics).
  */
 async function loadRun(
-  url: string, schedule: GetSchedule, seconds: number, path: () => string,
+  url: string,
+  schedule: GetSchedule,
+  seconds: number,
+  path: () => string,
   window: { start?: () => Promise<void>; end?: () => Promise<void> } = {},
 ): Promise<LoadRun> {
   const out: LoadRun = { ok: 0, other: 0, errors: 0, seconds, latencies: [], sentAt: [] };
@@ -510,28 +589,38 @@ async function loadRun(
   const opens = t0 + WARMUP_S * 1000;
   const closes = opens + seconds * 1000;
   const marks = [
-    new Promise<void>((resolve, reject) => void setTimeout(() => (window.start?.() ?? Promise.resolve()).then(resolve, reject), opens - t0)),
+    new Promise<void>(
+      (resolve, reject) => void setTimeout(() => (window.start?.() ?? Promise.resolve()).then(resolve, reject), opens - t0),
+    ),
     new Promise<void>((resolve, reject) => void setTimeout(() => (window.end?.() ?? Promise.resolve()).then(resolve, reject), closes - t0)),
   ];
   for (let i = 0; i < instances; i++) {
     // Each start at its own offset from t0, so late timers do not add up.
     const wait = t0 + (i * 1000) / instances - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    runs.push(new Promise((resolve, reject) => {
-      const instance = autocannon(
-        { url, connections, connectionRate: schedule.perConnection, duration: WARMUP_S + seconds, requests: [{ method: "GET", setupRequest: (req: any) => ({ ...req, path: path() }) }] },
-        (err, result) => (err ? reject(err) : resolve(result)),
-      );
-      instance.on("response", (_client: unknown, status: number, _bytes: number, ms: number) => {
-        const sentAt = performance.now() - ms;
-        if (sentAt < opens || sentAt >= closes) return;
-        if (status >= 200 && status < 300) out.ok++;
-        else out.other++;
-        out.latencies.push(ms);
-        out.sentAt.push(sentAt);
-      });
-      instance.on("reqError", () => void out.errors++);
-    }));
+    runs.push(
+      new Promise((resolve, reject) => {
+        const instance = autocannon(
+          {
+            url,
+            connections,
+            connectionRate: schedule.perConnection,
+            duration: WARMUP_S + seconds,
+            requests: [{ method: "GET", setupRequest: (req: any) => ({ ...req, path: path() }) }],
+          },
+          (err, result) => (err ? reject(err) : resolve(result)),
+        );
+        instance.on("response", (_client: unknown, status: number, _bytes: number, ms: number) => {
+          const sentAt = performance.now() - ms;
+          if (sentAt < opens || sentAt >= closes) return;
+          if (status >= 200 && status < 300) out.ok++;
+          else out.other++;
+          out.latencies.push(ms);
+          out.sentAt.push(sentAt);
+        });
+        instance.on("reqError", () => void out.errors++);
+      }),
+    );
   }
   await Promise.all([...runs, ...marks]);
   out.latencies.sort((a, b) => a - b);
@@ -539,7 +628,8 @@ async function loadRun(
 }
 
 const ms = (x: number) => `${x.toFixed(1)} ms`;
-const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] : NaN);
+const quantile = (sorted: number[], q: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] : NaN;
 
 /** The most requests sent in any 10 ms window, and the share of 10 ms windows with none. */
 function sendShape(sentAt: number[]): { max10ms: number; idleShare: number } {
@@ -576,13 +666,17 @@ async function getScorePhase(url: string, child: ChildProcess, rows: Row[]): Pro
     log(`GET score (${schedule.name}): ${cpuReport(m0 as CpuMark, m1 as CpuMark, r.ok + r.other)}`);
     log(`GET score (${schedule.name}): ${describeRun(r)}`);
     const n = (h1.get("+Inf") ?? 0) - (h0.get("+Inf") ?? 0);
-    const within = (le: string) => `${(((h1.get(le) ?? 0) - (h0.get(le) ?? 0)) / n * 100).toFixed(2)}%`;
-    log(`GET score (${schedule.name}): the server's own time per request (from its listener to the response's close, /metrics): ${within("0.001")} within 1 ms, ${within("0.005")} within 5 ms, ${within("0.01")} within 10 ms`);
+    const within = (le: string) => `${((((h1.get(le) ?? 0) - (h0.get(le) ?? 0)) / n) * 100).toFixed(2)}%`;
+    log(
+      `GET score (${schedule.name}): the server's own time per request (from its listener to the response's close, /metrics): ${within("0.001")} within 1 ms, ${within("0.005")} within 5 ms, ${within("0.01")} within 10 ms`,
+    );
     measured.set(schedule, r);
   }
   const { memory } = await serverCpu(child);
   const cache = memory.cache;
-  const cacheFigures = cache ? `; cache ${fmt(cache.entries)} agents, ${mib(cache.bytes)} of ${mib(cache.maxBytes)}, ${fmt(cache.hits)} hits, ${fmt(cache.misses)} misses, ${cache.evictions} evictions` : "; no cache";
+  const cacheFigures = cache
+    ? `; cache ${fmt(cache.entries)} agents, ${mib(cache.bytes)} of ${mib(cache.maxBytes)}, ${fmt(cache.hits)} hits, ${fmt(cache.misses)} misses, ${cache.evictions} evictions`
+    : "; no cache";
   log(`GET score: server child after the runs: RSS ${mib(memory.rss)}, heap ${mib(memory.heap)}${cacheFigures}`);
   const floor = await autocannonFloor();
   const second = await h2loadGet(url);
@@ -590,16 +684,33 @@ async function getScorePhase(url: string, child: ChildProcess, rows: Row[]): Pro
   const burst = measured.get(BURST)!;
   const rate = steady.ok / steady.seconds;
   const p99 = quantile(steady.latencies, 0.99);
-  rows.push({ figure: "GET score rate achieved (2xx/s), steady schedule", value: `${fmt(rate)} req/s`, target: `>= ${fmt(GET_RATE * 0.98)} (2,000 offered)`, verdict: rate >= GET_RATE * 0.98 && steady.other === 0 && steady.errors === 0 ? "PASS" : "FAIL" });
-  rows.push({ figure: "GET score p99 at 2,000 req/s, steady (autocannon)", value: ms(p99), target: "< 10 ms", verdict: p99 < 10 ? "PASS" : "FAIL" });
+  rows.push({
+    figure: "GET score rate achieved (2xx/s), steady schedule",
+    value: `${fmt(rate)} req/s`,
+    target: `>= ${fmt(GET_RATE * 0.98)} (2,000 offered)`,
+    verdict: rate >= GET_RATE * 0.98 && steady.other === 0 && steady.errors === 0 ? "PASS" : "FAIL",
+  });
+  rows.push({
+    figure: "GET score p99 at 2,000 req/s, steady (autocannon)",
+    value: ms(p99),
+    target: "< 10 ms",
+    verdict: p99 < 10 ? "PASS" : "FAIL",
+  });
   rows.push({ figure: "  empty Node server, same steady schedule", value: `p99 ${ms(floor.get(STEADY)!)}`, target: "", verdict: "" });
   const burstP99 = quantile(burst.latencies, 0.99);
-  rows.push({ figure: "GET score p99 at 2,000 req/s, bursts (autocannon -R)", value: ms(burstP99), target: "< 10 ms", verdict: burstP99 < 10 ? "PASS" : "FAIL" });
+  rows.push({
+    figure: "GET score p99 at 2,000 req/s, bursts (autocannon -R)",
+    value: ms(burstP99),
+    target: "< 10 ms",
+    verdict: burstP99 < 10 ? "PASS" : "FAIL",
+  });
   rows.push({ figure: "  empty Node server, same bursts", value: `p99 ${ms(floor.get(BURST)!)}`, target: "", verdict: "" });
   rows.push({ figure: "  GET score, steady, measured by h2load (C client)", value: second, target: "", verdict: "" });
   rows.push({
-    figure: `  server child over ${fmt(AGENTS)} agents: RSS; heap; cached`, value: `${mib(memory.rss)}; ${mib(memory.heap)}; ${fmt(cache?.entries ?? 0)}`,
-    target: cache ? `cache <= ${mib(cache.maxBytes)} (SCORE_CACHE_MB)` : "", verdict: "",
+    figure: `  server child over ${fmt(AGENTS)} agents: RSS; heap; cached`,
+    value: `${mib(memory.rss)}; ${mib(memory.heap)}; ${fmt(cache?.entries ?? 0)}`,
+    target: cache ? `cache <= ${mib(cache.maxBytes)} (SCORE_CACHE_MB)` : "",
+    verdict: "",
   });
 }
 
@@ -659,19 +770,38 @@ async function h2loadGet(url: string): Promise<string> {
     const uris = Array.from({ length: 5_000 }, () => `${url}${scorePath()}`);
     fs.writeFileSync(path.join(dir, "uris"), `${uris.join("\n")}\n`);
     const args = [
-      "--h1", "-c", String(clients), "-r", "2", "--rate-period", "1ms", "--rps", String(GET_RATE / clients),
-      "-n", String(GET_RATE * GET_S), "-i", path.join(dir, "uris"), "--log-file", path.join(dir, "log"),
+      "--h1",
+      "-c",
+      String(clients),
+      "-r",
+      "2",
+      "--rate-period",
+      "1ms",
+      "--rps",
+      String(GET_RATE / clients),
+      "-n",
+      String(GET_RATE * GET_S),
+      "-i",
+      path.join(dir, "uris"),
+      "--log-file",
+      path.join(dir, "log"),
     ];
     await promisify(execFile)(bin, args, { maxBuffer: 1 << 24 });
     // Log lines: start time (µs), status, elapsed (µs).
-    const lines = fs.readFileSync(path.join(dir, "log"), "utf8").trim().split("\n").map((l) => l.split("\t"));
+    const lines = fs
+      .readFileSync(path.join(dir, "log"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => l.split("\t"));
     const ok = lines.filter((f) => f[1] === "200").length;
     const latencies = lines.map((f) => Number(f[2]) / 1000).sort((a, b) => a - b);
     const startsMs = lines.map((f) => Number(f[0]) / 1000);
     const shape = sendShape(startsMs);
     const seconds = (Math.max(...startsMs) - Math.min(...startsMs)) / 1000;
     const at = (q: number) => quantile(latencies, q).toFixed(1);
-    log(`GET score (h2load, steady): ${fmt(ok)} of ${fmt(lines.length)} requests 200 over ${seconds.toFixed(1)} s; latency p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms; at most ${shape.max10ms} sent in 10 ms`);
+    log(
+      `GET score (h2load, steady): ${fmt(ok)} of ${fmt(lines.length)} requests 200 over ${seconds.toFixed(1)} s; latency p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms; at most ${shape.max10ms} sent in 10 ms`,
+    );
     return `p50 ${at(0.5)} ms, p99 ${at(0.99)} ms (${fmt(ok / seconds)} 200/s)`;
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -714,8 +844,12 @@ async function checkinPhase(url: string, child: ChildProcess, admin: pg.Client):
   const bad = r.non2xx + r.errors + r.timeouts + warm.non2xx + warm.errors + warm.timeouts;
   const rate = r["2xx"] / r.duration;
   log(`check-ins: warm-up ${fmt(warm["2xx"])} 2xx (${fmt(warm["2xx"] / warm.duration)} /s), non-2xx ${warm.non2xx}, errors ${warm.errors}`);
-  log(`check-ins: ${fmt(r["2xx"])} of ${fmt(amount)} requests 2xx in ${r.duration.toFixed(1)} s = ${fmt(rate)} /s; non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts}; latency p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, max ${r.latency.max} ms; by status ${statusesOf(r)}`);
-  log(`check-ins: rows added during the measured run ${fmt(counted)} vs its 2xx ${fmt(r["2xx"])}; ${fmt(issued)} requests built in all; server clock moved ${step} steps of ${CLOCK_STEP_S} s`);
+  log(
+    `check-ins: ${fmt(r["2xx"])} of ${fmt(amount)} requests 2xx in ${r.duration.toFixed(1)} s = ${fmt(rate)} /s; non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts}; latency p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, max ${r.latency.max} ms; by status ${statusesOf(r)}`,
+  );
+  log(
+    `check-ins: rows added during the measured run ${fmt(counted)} vs its 2xx ${fmt(r["2xx"])}; ${fmt(issued)} requests built in all; server clock moved ${step} steps of ${CLOCK_STEP_S} s`,
+  );
   return { rate, p99: r.latency.p99, ok: counted === r["2xx"] && r["2xx"] === amount && bad === 0 };
 }
 
@@ -740,7 +874,25 @@ END;
 `,
   );
   const logPrefix = path.join(dir, "lat");
-  const args = ["-h", "127.0.0.1", "-U", "postgres", "-n", "-c", String(CONNECTIONS), "-j", "2", "-T", String(PGBENCH_S), "-f", script, "-l", "--log-prefix", logPrefix, dbName];
+  const args = [
+    "-h",
+    "127.0.0.1",
+    "-U",
+    "postgres",
+    "-n",
+    "-c",
+    String(CONNECTIONS),
+    "-j",
+    "2",
+    "-T",
+    String(PGBENCH_S),
+    "-f",
+    script,
+    "-l",
+    "--log-prefix",
+    logPrefix,
+    dbName,
+  ];
   const command = `pgbench -n -c ${CONNECTIONS} -j 2 -T ${PGBENCH_S} -f checkin.sql (simple protocol)`;
   log(`pgbench: ${command} ...`);
   const m0 = await cpuMark(null);
@@ -771,7 +923,8 @@ async function main(): Promise<void> {
   // BENCH_DB: a database an earlier run left loaded with the same --agents and --days (BENCH_KEEP_DB=1):
   // its scores and trees are emptied and it is measured again, without the load (13 min for a million).
   const reused = process.env.BENCH_DB;
-  if (reused !== undefined && !/^vrai_bench_[0-9a-f]{8}$/.test(reused)) throw new Error(`BENCH_DB: expected a bench database name vrai_bench_xxxxxxxx, got ${reused}`);
+  if (reused !== undefined && !/^vrai_bench_[0-9a-f]{8}$/.test(reused))
+    throw new Error(`BENCH_DB: expected a bench database name vrai_bench_xxxxxxxx, got ${reused}`);
   const dbName = reused ?? `vrai_bench_${crypto.randomBytes(4).toString("hex")}`;
   const keep = reused !== undefined || process.env.BENCH_KEEP_DB === "1";
   const dbUrl = ADMIN_URL.replace(/\/[^/]*$/, `/${dbName}`);
@@ -796,7 +949,9 @@ async function main(): Promise<void> {
         await admin.query("TRUNCATE scores, score_tree_chunks, score_anchors");
         await admin.query("VACUUM ANALYZE");
       }
-      log(`reusing ${fmt(AGENTS)} loaded agents of ${reused}${PHASES.has("recompute") ? `: scores and trees emptied in ${fmt((performance.now() - t) / 1000, 1)} s` : ", with their scores"}`);
+      log(
+        `reusing ${fmt(AGENTS)} loaded agents of ${reused}${PHASES.has("recompute") ? `: scores and trees emptied in ${fmt((performance.now() - t) / 1000, 1)} s` : ", with their scores"}`,
+      );
     } else {
       const second = new pg.Client({ connectionString: dbUrl });
       await second.connect();
@@ -812,7 +967,9 @@ async function main(): Promise<void> {
 
     const server = await startServerChild(dbUrl);
     child = server.child;
-    log(`server (child process ${child.pid}, node flags [${(process.env.BENCH_SERVER_FLAGS ?? "").split(" ").filter(Boolean).join(" ")}]: node's defaults, as vrai serve) at ${server.url}`);
+    log(
+      `server (child process ${child.pid}, node flags [${(process.env.BENCH_SERVER_FLAGS ?? "").split(" ").filter(Boolean).join(" ")}]: node's defaults, as vrai serve) at ${server.url}`,
+    );
     if (PHASES.has("get")) await getScorePhase(server.url, child, rows);
     const checkins = PHASES.has("checkins") ? await checkinPhase(server.url, child, admin) : { rate: NaN, p99: NaN, ok: false };
     await stopServerChild(child);
@@ -822,14 +979,35 @@ async function main(): Promise<void> {
     const pgb = PHASES.has("pgbench") ? await pgbenchPhase(dbName) : { tps: NaN, p99: null };
     const ratio = checkins.rate / pgb.tps;
     // Phases left out by BENCH_PHASES have no figures to show.
-    if (PHASES.has("checkins") || PHASES.has("pgbench")) rows.unshift(
-      { figure: "check-ins counted/s (service, autocannon)", value: `${fmt(checkins.rate)} /s`, target: `>= ${fmt(pgb.tps * CHECKIN_RATIO)} (${CHECKIN_RATIO} x pgbench)`, verdict: ratio >= CHECKIN_RATIO ? "PASS" : "FAIL" },
-      { figure: "pgbench TPS, comparable transaction", value: `${fmt(pgb.tps)} TPS`, target: "reference (~3,300 in the issue)", verdict: "" },
-      { figure: "  ratio service / pgbench", value: ratio.toFixed(2), target: `>= ${CHECKIN_RATIO.toFixed(2)}`, verdict: ratio >= CHECKIN_RATIO ? "PASS" : "FAIL" },
-      { figure: "check-in p99 (service)", value: `${checkins.p99} ms`, target: "< 50 ms", verdict: checkins.p99 < 50 ? "PASS" : "FAIL" },
-      { figure: "  pgbench p99 (for reference)", value: `${pgb.p99?.toFixed(1)} ms`, target: "", verdict: "" },
-      { figure: "  every 2xx counted once, no non-2xx", value: checkins.ok ? "yes" : "no", target: "yes", verdict: checkins.ok ? "PASS" : "FAIL" },
-    );
+    if (PHASES.has("checkins") || PHASES.has("pgbench"))
+      rows.unshift(
+        {
+          figure: "check-ins counted/s (service, autocannon)",
+          value: `${fmt(checkins.rate)} /s`,
+          target: `>= ${fmt(pgb.tps * CHECKIN_RATIO)} (${CHECKIN_RATIO} x pgbench)`,
+          verdict: ratio >= CHECKIN_RATIO ? "PASS" : "FAIL",
+        },
+        {
+          figure: "pgbench TPS, comparable transaction",
+          value: `${fmt(pgb.tps)} TPS`,
+          target: "reference (~3,300 in the issue)",
+          verdict: "",
+        },
+        {
+          figure: "  ratio service / pgbench",
+          value: ratio.toFixed(2),
+          target: `>= ${CHECKIN_RATIO.toFixed(2)}`,
+          verdict: ratio >= CHECKIN_RATIO ? "PASS" : "FAIL",
+        },
+        { figure: "check-in p99 (service)", value: `${checkins.p99} ms`, target: "< 50 ms", verdict: checkins.p99 < 50 ? "PASS" : "FAIL" },
+        { figure: "  pgbench p99 (for reference)", value: `${pgb.p99?.toFixed(1)} ms`, target: "", verdict: "" },
+        {
+          figure: "  every 2xx counted once, no non-2xx",
+          value: checkins.ok ? "yes" : "no",
+          target: "yes",
+          verdict: checkins.ok ? "PASS" : "FAIL",
+        },
+      );
   } finally {
     if (child) await stopServerChild(child);
     await admin.end().catch(() => undefined);
@@ -838,9 +1016,15 @@ async function main(): Promise<void> {
     await root.end();
   }
 
-  const w = [Math.max(...rows.map((r) => r.figure.length), 6), Math.max(...rows.map((r) => r.value.length), 5), Math.max(...rows.map((r) => r.target.length), 6)];
+  const w = [
+    Math.max(...rows.map((r) => r.figure.length), 6),
+    Math.max(...rows.map((r) => r.value.length), 5),
+    Math.max(...rows.map((r) => r.target.length), 6),
+  ];
   log("");
-  log(`Vrai service benchmark — ${os.cpus().length} cores, PostgreSQL on 127.0.0.1, ${CONNECTIONS} connections/clients, total ${fmt((performance.now() - started) / 1000)} s`);
+  log(
+    `Vrai service benchmark — ${os.cpus().length} cores, PostgreSQL on 127.0.0.1, ${CONNECTIONS} connections/clients, total ${fmt((performance.now() - started) / 1000)} s`,
+  );
   log(`load average at start ${loadAtStart}, at end ${loadavg()} (other work on the machine shares its cores)`);
   log(`${"figure".padEnd(w[0])}  ${"value".padStart(w[1])}  ${"target".padEnd(w[2])}  result`);
   log(`${"-".repeat(w[0])}  ${"-".repeat(w[1])}  ${"-".repeat(w[2])}  ------`);

@@ -46,16 +46,21 @@ const OPERATOR_TOKEN = "operator-bench-token-0123456789";
 
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const ms = (x: number) => `${x.toFixed(1)} ms`;
-const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] : NaN);
+const quantile = (sorted: number[], q: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] : NaN;
 const log = (...args: unknown[]) => console.log(...args);
 
 /** The API server in this child process, on the database the parent loaded. */
 async function serve(): Promise<void> {
   const db = createPgDb(process.env.BENCH_DB_URL as string, { max: 20 });
   const server = await startApiServer({
-    db, operatorToken: OPERATOR_TOKEN, clock: createManualClock(AT + 3600), logger: pino({ level: "silent" }),
+    db,
+    operatorToken: OPERATOR_TOKEN,
+    clock: createManualClock(AT + 3600),
+    logger: pino({ level: "silent" }),
     // The load comes from one address: limits and connection caps out of its way.
-    rateLimit: { perMinute: 1_000_000_000, burst: 1_000_000_000 }, serverLimits: { maxConnections: 10_000, maxConnectionsPerAddress: 10_000, maxRequestsPerSocket: 0 },
+    rateLimit: { perMinute: 1_000_000_000, burst: 1_000_000_000 },
+    serverLimits: { maxConnections: 10_000, maxConnectionsPerAddress: 10_000, maxRequestsPerSocket: 0 },
   });
   await server.scoreCache?.warmed;
   process.on("message", async () => {
@@ -93,10 +98,16 @@ async function steadyLoad(url: string, rate: number, path: () => string): Promis
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     let done: (value: unknown) => void = () => undefined;
     finished.push(new Promise((resolve) => (done = resolve)));
-    const instance = autocannon({
-      url, connections: 1, connectionRate: PER_CONNECTION, duration: WARMUP_S + SECONDS,
-      requests: [{ method: "GET", setupRequest: (req: any) => ({ ...req, path: path() }) }],
-    }, (error, result) => done(error ?? result));
+    const instance = autocannon(
+      {
+        url,
+        connections: 1,
+        connectionRate: PER_CONNECTION,
+        duration: WARMUP_S + SECONDS,
+        requests: [{ method: "GET", setupRequest: (req: any) => ({ ...req, path: path() }) }],
+      },
+      (error, result) => done(error ?? result),
+    );
     instance.on("response", (_client: unknown, status: number, _bytes: number, took: number) => {
       const sentAt = performance.now() - took;
       if (sentAt < opens || sentAt >= closes) return;
@@ -118,7 +129,12 @@ async function main(): Promise<void> {
   const root = new pg.Client({ connectionString: ADMIN_URL });
   await root.connect();
   await root.query(`CREATE DATABASE ${dbName}`);
-  log(`database ${dbName}; ${os.cpus().length} cores; node ${process.version}; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" / ")}`);
+  log(
+    `database ${dbName}; ${os.cpus().length} cores; node ${process.version}; load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" / ")}`,
+  );
   const admin = new pg.Client({ connectionString: dbUrl });
   let child: ChildProcess | null = null;
   const rows: Array<{ figure: string; value: string; target: string; verdict: string }> = [];
@@ -138,20 +154,39 @@ async function main(): Promise<void> {
     await admin.query("CHECKPOINT");
 
     const ranked = Number((await admin.query("SELECT count(*)::int AS n FROM agents WHERE score_total IS NOT NULL")).rows[0].n);
-    const totals = (await admin.query("SELECT score_total AS total, count(*)::int AS n FROM agents WHERE score_total IS NOT NULL GROUP BY 1 ORDER BY 1 DESC LIMIT 8")).rows;
+    const totals = (
+      await admin.query(
+        "SELECT score_total AS total, count(*)::int AS n FROM agents WHERE score_total IS NOT NULL GROUP BY 1 ORDER BY 1 DESC LIMIT 8",
+      )
+    ).rows;
     log(`directory: ${fmt(ranked)} ranked agents; top totals ${totals.map((r) => `${r.total}×${fmt(r.n)}`).join(", ")}`);
     // The cursor the 2,000th "Next page" link carries: after the 40,000th agent of the ranking (fewer with fewer agents).
     const deepPages = Math.min(DEEP_PAGES, Math.floor(ranked / 20) - 1);
-    const deep = (await admin.query("SELECT id, score_total FROM agents WHERE score_total IS NOT NULL ORDER BY -score_total, id OFFSET $1 LIMIT 1", [deepPages * 20 - 1])).rows[0];
+    const deep = (
+      await admin.query("SELECT id, score_total FROM agents WHERE score_total IS NOT NULL ORDER BY -score_total, id OFFSET $1 LIMIT 1", [
+        deepPages * 20 - 1,
+      ])
+    ).rows[0];
     const cursor = encodeCursor({ direction: "after", total: deep.score_total, agentId: deep.id }, {});
 
     const server = await startServer(dbUrl);
     child = server.child;
     const deepJson = (await (await fetch(`${server.url}/v1/agents?cursor=${cursor}`)).json()) as { agents: Array<{ agentId: string }> };
-    const expectedDeep = (await admin.query("SELECT id FROM agents WHERE score_total IS NOT NULL ORDER BY -score_total, id OFFSET $1 LIMIT 20", [deepPages * 20])).rows.map((r) => r.id);
+    const expectedDeep = (
+      await admin.query("SELECT id FROM agents WHERE score_total IS NOT NULL ORDER BY -score_total, id OFFSET $1 LIMIT 20", [
+        deepPages * 20,
+      ])
+    ).rows.map((r) => r.id);
     const deepRight = JSON.stringify(deepJson.agents.map((a) => a.agentId)) === JSON.stringify(expectedDeep);
-    log(`page ${fmt(deepPages + 1)} by cursor: ${deepJson.agents.length} agents, ${deepRight ? "the same" : "NOT the same"} as OFFSET ${fmt(deepPages * 20)} in SQL`);
-    rows.push({ figure: `page ${fmt(deepPages + 1)} by cursor = rows ${fmt(deepPages * 20 + 1)}-${fmt(deepPages * 20 + 20)} of the ranking`, value: deepRight ? "yes" : "no", target: "yes", verdict: deepRight ? "PASS" : "FAIL" });
+    log(
+      `page ${fmt(deepPages + 1)} by cursor: ${deepJson.agents.length} agents, ${deepRight ? "the same" : "NOT the same"} as OFFSET ${fmt(deepPages * 20)} in SQL`,
+    );
+    rows.push({
+      figure: `page ${fmt(deepPages + 1)} by cursor = rows ${fmt(deepPages * 20 + 1)}-${fmt(deepPages * 20 + 20)} of the ranking`,
+      value: deepRight ? "yes" : "no",
+      target: "yes",
+      verdict: deepRight ? "PASS" : "FAIL",
+    });
 
     const randomAgent = () => `agt_bench${String(1 + Math.floor(Math.random() * AGENTS)).padStart(8, "0")}`;
     const runs: Array<{ name: string; rate: number; targetMs: number; path: () => string }> = [
@@ -164,9 +199,16 @@ async function main(): Promise<void> {
     for (const run of runs) {
       const m = await steadyLoad(server.url, run.rate, run.path);
       const p99 = quantile(m.latencies, 0.99);
-      log(`${run.name} at ${fmt(run.rate)}/s: ${fmt(m.ok)} 2xx, ${m.other} other, ${m.errors} errors in ${SECONDS} s; p50 ${ms(quantile(m.latencies, 0.5))}, p99 ${ms(p99)}, max ${ms(quantile(m.latencies, 1))}`);
+      log(
+        `${run.name} at ${fmt(run.rate)}/s: ${fmt(m.ok)} 2xx, ${m.other} other, ${m.errors} errors in ${SECONDS} s; p50 ${ms(quantile(m.latencies, 0.5))}, p99 ${ms(p99)}, max ${ms(quantile(m.latencies, 1))}`,
+      );
       const ok = p99 < run.targetMs && m.other === 0 && m.errors === 0 && m.ok >= run.rate * SECONDS * 0.95;
-      rows.push({ figure: `${run.name}, p99 at ${fmt(run.rate)}/s`, value: ms(p99), target: `< ${run.targetMs} ms, all 2xx`, verdict: ok ? "PASS" : "FAIL" });
+      rows.push({
+        figure: `${run.name}, p99 at ${fmt(run.rate)}/s`,
+        value: ms(p99),
+        target: `< ${run.targetMs} ms, all 2xx`,
+        verdict: ok ? "PASS" : "FAIL",
+      });
     }
   } finally {
     if (child && child.exitCode === null) {
@@ -179,9 +221,15 @@ async function main(): Promise<void> {
     await root.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
     await root.end();
   }
-  const w = [Math.max(...rows.map((r) => r.figure.length)), Math.max(...rows.map((r) => r.value.length)), Math.max(...rows.map((r) => r.target.length))];
+  const w = [
+    Math.max(...rows.map((r) => r.figure.length)),
+    Math.max(...rows.map((r) => r.value.length)),
+    Math.max(...rows.map((r) => r.target.length)),
+  ];
   log("");
-  log(`Vrai site benchmark — ${fmt(AGENTS)} agents, ${os.cpus().length} cores, PostgreSQL on 127.0.0.1, total ${fmt((performance.now() - started) / 1000)} s`);
+  log(
+    `Vrai site benchmark — ${fmt(AGENTS)} agents, ${os.cpus().length} cores, PostgreSQL on 127.0.0.1, total ${fmt((performance.now() - started) / 1000)} s`,
+  );
   for (const r of rows) log(`${r.figure.padEnd(w[0])}  ${r.value.padStart(w[1])}  ${r.target.padEnd(w[2])}  ${r.verdict}`);
   if (rows.some((r) => r.verdict === "FAIL")) process.exitCode = 1;
 }

@@ -38,7 +38,15 @@ import type { Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { startApiServer, type ApiServer } from "../../src/app/server";
 import { anchorRegistryAbi } from "../../src/chain/abi/anchorRegistry";
-import { buildScoreTree, componentLeafValue, processScoreProof, scoreLeafFromJson, scoreLeafHash, scoreLeafToJson, scoreLeafV2 } from "../../src/chain/score-tree";
+import {
+  buildScoreTree,
+  componentLeafValue,
+  processScoreProof,
+  scoreLeafFromJson,
+  scoreLeafHash,
+  scoreLeafToJson,
+  scoreLeafV2,
+} from "../../src/chain/score-tree";
 import { parseFlags } from "../../src/cli/flags";
 import { memoryIo } from "../../src/cli/io";
 import { runCli } from "../../src/cli/main";
@@ -87,7 +95,15 @@ const PROOF_DAYS = 5;
 const FIXED_TABLES = new Set(["schema_migrations", "settings", "operators", "outages", "indexer_checkpoints", "indexer_blocks"]);
 
 /** `heapFree`: of `bytes`, the heap's free and dead space (pgstattuple_approx), reusable but not given back by a plain VACUUM; null without pgstattuple. */
-export type TableSize = { name: string; bytes: number; heapFree: number | null; rows: number; partitions: number; counted: boolean; why: string };
+export type TableSize = {
+  name: string;
+  bytes: number;
+  heapFree: number | null;
+  rows: number;
+  partitions: number;
+  counted: boolean;
+  why: string;
+};
 
 export type StorageBenchResult = {
   agents: number;
@@ -123,11 +139,16 @@ function chance(...parts: Array<string | number>): number {
 }
 
 function parseOptions(argv: readonly string[]): { agents: number; days: number; keep: boolean } {
-  const { values, positionals } = parseFlags(argv, { agents: { type: "string" }, days: { type: "string" }, keep: { type: "boolean" } }, USAGE);
+  const { values, positionals } = parseFlags(
+    argv,
+    { agents: { type: "string" }, days: { type: "string" }, keep: { type: "boolean" } },
+    USAGE,
+  );
   if (positionals.length > 0) throw new InvalidInputError("usage", `unknown argument ${positionals[0]} (usage: npm run ${USAGE})`);
   const whole = (name: string, text: string | undefined, max: number) => {
     if (text === undefined) throw new InvalidInputError("usage", `--${name} is required (usage: npm run ${USAGE})`);
-    if (!/^[1-9]\d*$/.test(text) || Number(text) > max) throw new InvalidInputError("usage", `--${name}: expected a whole number from 1 to ${fmt(max)}, got ${text}`);
+    if (!/^[1-9]\d*$/.test(text) || Number(text) > max)
+      throw new InvalidInputError("usage", `--${name}: expected a whole number from 1 to ${fmt(max)}, got ${text}`);
     return Number(text);
   };
   return { agents: whole("agents", values.agents, 1_000_000), days: whole("days", values.days, 400), keep: values.keep ?? false };
@@ -221,16 +242,26 @@ async function setUp(server: ApiServer, dns: { setTxt(name: string, records: str
  * root the anchoring stored for that day (`dayRoot`). Every sampled agent must have a daily score on
  * every sampled day. Returns how many proofs and days passed, and what went wrong.
  */
-async function verifyProofs(url: string, agents: Agent[], days: string[], dayRoot: (day: string) => Promise<Hex | null>): Promise<{ proofs: number; days: number; problems: string[] }> {
+async function verifyProofs(
+  url: string,
+  agents: Agent[],
+  days: string[],
+  dayRoot: (day: string) => Promise<Hex | null>,
+): Promise<{ proofs: number; days: number; problems: string[] }> {
   const problems: string[] = [];
   const picks = Math.min(PROOF_DAYS, days.length);
-  const sampledDays = [...new Set(Array.from({ length: picks }, (_, k) => days[Math.round((k * (days.length - 1)) / Math.max(1, picks - 1))]))];
+  const sampledDays = [
+    ...new Set(Array.from({ length: picks }, (_, k) => days[Math.round((k * (days.length - 1)) / Math.max(1, picks - 1))])),
+  ];
   const roots = new Map<string, Hex | null>();
   for (const day of sampledDays) {
-    roots.set(day, await dayRoot(day).catch((error: Error) => {
-      problems.push(error.message);
-      return null;
-    }));
+    roots.set(
+      day,
+      await dayRoot(day).catch((error: Error) => {
+        problems.push(error.message);
+        return null;
+      }),
+    );
   }
   const provenDays = new Set<string>();
   const step = Math.max(1, Math.floor(agents.length / PROOF_AGENTS));
@@ -239,7 +270,9 @@ async function verifyProofs(url: string, agents: Agent[], days: string[], dayRoo
     const agent = agents[i];
     const scores: DailyScore[] = [];
     for (let cursor: string | null = ""; cursor !== null; ) {
-      const list = await fetch(`${url}/v1/agents/${agent.id}/scores?from=${days[0]}&to=${days[days.length - 1]}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+      const list = await fetch(
+        `${url}/v1/agents/${agent.id}/scores?from=${days[0]}&to=${days[days.length - 1]}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+      );
       if (list.status !== 200) {
         problems.push(`GET /v1/agents/${agent.id}/scores answered ${list.status}`);
         break;
@@ -262,14 +295,30 @@ async function verifyProofs(url: string, agents: Agent[], days: string[], dayRoo
       const p = (await res.json()) as { leaf: Hex; leafValues: unknown[]; proof: Hex[]; root: Hex; day: string };
       // The score as served, re-rendered from its inputs; no agent here holds an ERC-8004 proof.
       const { identity, reliability, integrity } = score.result.components;
-      const expected = scoreLeafToJson(scoreLeafV2({
-        agentId: agent.id, day, method: score.method, sha256: score.sha256, total: score.total, identity: componentLeafValue(identity), reliability: componentLeafValue(reliability),
-        integrity: componentLeafValue(integrity), established: score.result.state === "established", erc8004Subject: null,
-      }));
-      if (JSON.stringify(p.leafValues) !== JSON.stringify(expected)) problems.push(`score ${score.id}: leaf values ${JSON.stringify(p.leafValues)}, expected ${JSON.stringify(expected)}`);
-      else if (scoreLeafHash(scoreLeafFromJson(p.leafValues)) !== p.leaf) problems.push(`score ${score.id}: the leaf is not the hash of its values`);
-      else if (processScoreProof(p.leaf, p.proof) !== roots.get(day)) problems.push(`score ${score.id}: the proof leads to ${processScoreProof(p.leaf, p.proof)}, not to ${day}'s stored root ${roots.get(day)}`);
-      else if (p.root !== roots.get(day) || p.day !== day) problems.push(`score ${score.id}: answered root ${p.root} of ${p.day}, the stored root of ${day} is ${roots.get(day)}`);
+      const expected = scoreLeafToJson(
+        scoreLeafV2({
+          agentId: agent.id,
+          day,
+          method: score.method,
+          sha256: score.sha256,
+          total: score.total,
+          identity: componentLeafValue(identity),
+          reliability: componentLeafValue(reliability),
+          integrity: componentLeafValue(integrity),
+          established: score.result.state === "established",
+          erc8004Subject: null,
+        }),
+      );
+      if (JSON.stringify(p.leafValues) !== JSON.stringify(expected))
+        problems.push(`score ${score.id}: leaf values ${JSON.stringify(p.leafValues)}, expected ${JSON.stringify(expected)}`);
+      else if (scoreLeafHash(scoreLeafFromJson(p.leafValues)) !== p.leaf)
+        problems.push(`score ${score.id}: the leaf is not the hash of its values`);
+      else if (processScoreProof(p.leaf, p.proof) !== roots.get(day))
+        problems.push(
+          `score ${score.id}: the proof leads to ${processScoreProof(p.leaf, p.proof)}, not to ${day}'s stored root ${roots.get(day)}`,
+        );
+      else if (p.root !== roots.get(day) || p.day !== day)
+        problems.push(`score ${score.id}: answered root ${p.root} of ${p.day}, the stored root of ${day} is ${roots.get(day)}`);
       else {
         proofs++;
         provenDays.add(day);
@@ -312,22 +361,34 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
     const registry = (await chain.deployContract("AnchorRegistry", [chain.accounts[0].address])).address;
     const role = await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "ANCHORER_ROLE" });
     await chain.publicClient.waitForTransactionReceipt({
-      hash: await chain.walletClient.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "grantRole", args: [role, chain.accounts[1].address] }),
+      hash: await chain.walletClient.writeContract({
+        address: registry,
+        abi: anchorRegistryAbi,
+        functionName: "grantRole",
+        args: [role, chain.accounts[1].address],
+      }),
     });
     server = await startApiServer({
       anchorWriter: { publicClient: chain.publicClient, walletClient: chain.walletClients[1], contract: registry },
-      db, operatorToken: OPERATOR_TOKEN, clock, logger: pino({ level: "silent" }), checkReplies: false,
+      db,
+      operatorToken: OPERATOR_TOKEN,
+      clock,
+      logger: pino({ level: "silent" }),
+      checkReplies: false,
       // Domain proofs are read from the DNS server on 127.0.0.1, nothing else: no retry waits.
       proofSources: { resolveTxt: (name) => resolver.resolveTxt(name), sleep: async () => undefined, retry: { tries: 3, baseDelayMs: 1 } },
       // The scheduler's ticks drain the owner recomputes, as a server without the worker does.
-      ownerRecomputeWorker: false, limits: { openChallenges: 20, agents: AGENTS_PER_OWNER },
+      ownerRecomputeWorker: false,
+      limits: { openChallenges: 20, agents: AGENTS_PER_OWNER },
     });
     await admin.query("VACUUM ANALYZE");
     const empty = await tableSizes(admin);
     const { service, scheduler } = server;
     const agents = await setUp(server, dns, n);
     await scheduler.tick();
-    stage(`setup (${fmt(Math.ceil(n / AGENTS_PER_OWNER))} owners with a wallet proof, ${fmt(n)} claims, ${fmt(Math.ceil(n / DOMAIN_EVERY))} domain proofs)`);
+    stage(
+      `setup (${fmt(Math.ceil(n / AGENTS_PER_OWNER))} owners with a wallet proof, ${fmt(n)} claims, ${fmt(Math.ceil(n / DOMAIN_EVERY))} domain proofs)`,
+    );
 
     // The tick after the setup computed START_DAY, at its 00:00, before any claim: the daily scores are of the days after it.
     const scoredDays: string[] = [];
@@ -347,11 +408,13 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
           // Two minutes into the slot: after the setup's claims, and after the midnight tick.
           clock.set(dayStart(date) + hour * 3600 + (slot * 3600) / SLOTS + 120);
           const due = agents.filter((a, i) => i % SLOTS === slot && chance(i, date, hour) >= (a.flaky ? MISS_FLAKY : MISS_STEADY));
-          await timed("checkins", () => forEachConcurrently(due, IN_FLIGHT, async (agent) => {
-            const outcome = await service.checkins.checkIn(agent.id, crypto.randomUUID(), agent.authenticate);
-            if (outcome.type !== "counted") throw new Error(`check-in of ${agent.id} at ${clock.now()} was ${outcome.type}, not counted`);
-            counted++;
-          }));
+          await timed("checkins", () =>
+            forEachConcurrently(due, IN_FLIGHT, async (agent) => {
+              const outcome = await service.checkins.checkIn(agent.id, crypto.randomUUID(), agent.authenticate);
+              if (outcome.type !== "counted") throw new Error(`check-in of ${agent.id} at ${clock.now()} was ${outcome.type}, not counted`);
+              counted++;
+            }),
+          );
         }
         // An hour of the service's life is a second or two here. In a real hour every agent's row is updated
         // once (all of agents' rows dead: autovacuum takes it within a minute), and the dead versions of
@@ -362,7 +425,13 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
         if (day === Math.floor(d / 2) && hour === 12) {
           await timed("penalties", async () => {
             for (let i = 0; i < n; i += PENALTY_EVERY) {
-              await service.operator.addPenalty({ agentId: agents[i].id, code: "rule_violation", points: 10 + (i % 41), days: 30, reason: "bench" });
+              await service.operator.addPenalty({
+                agentId: agents[i].id,
+                code: "rule_violation",
+                points: 10 + (i % 41),
+                days: 30,
+                reason: "bench",
+              });
             }
           });
         }
@@ -376,7 +445,9 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
       await timed("daily", () => scheduler.tick());
       scoredDays.push(next);
       const rate = (counted - before.counted) / ((spent.checkins - before.checkins) / 1000);
-      log(`day ${day + 1}/${d} (${date}): ${fmt(counted - before.counted)} check-ins counted at ${fmt(rate)} /s; midnight tick (daily recompute and tree of ${next}) ${fmt(spent.daily - dailyBefore)} ms`);
+      log(
+        `day ${day + 1}/${d} (${date}): ${fmt(counted - before.counted)} check-ins counted at ${fmt(rate)} /s; midnight tick (daily recompute and tree of ${next}) ${fmt(spent.daily - dailyBefore)} ms`,
+      );
     }
     stage(
       `days (${fmt(counted)} check-ins counted in ${fmt(spent.checkins / 1000, 1)} s, ${fmt(counted / (spent.checkins / 1000))} /s; ` +
@@ -402,15 +473,27 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
     const verifyCode = await runCli(["recompute", "--verify", "--database-url", dbUrl], io);
     const verdict = JSON.parse(io.out.trim().split("\n").pop() ?? "{}") as { checked?: number; mismatches?: number };
     const storedScores = Number((await admin.query<{ n: string }>("SELECT count(*) AS n FROM scores")).rows[0].n);
-    const recomputeOk = verifyCode === 0 && verdict.mismatches === 0 && verdict.checked === storedScores && storedScores >= n * scoredDays.length;
-    stage(`vrai recompute --verify (${fmt(verdict.checked ?? 0)} of ${fmt(storedScores)} stored scores, ${fmt(verdict.mismatches ?? NaN)} mismatches, exit ${verifyCode})`);
+    const recomputeOk =
+      verifyCode === 0 && verdict.mismatches === 0 && verdict.checked === storedScores && storedScores >= n * scoredDays.length;
+    stage(
+      `vrai recompute --verify (${fmt(verdict.checked ?? 0)} of ${fmt(storedScores)} stored scores, ${fmt(verdict.mismatches ?? NaN)} mismatches, exit ${verifyCode})`,
+    );
     if (!recomputeOk) log(io.out.split("\n").slice(0, 10).join("\n"));
 
     const anchors = createAnchorRepository(db);
     const proofCheck = await verifyProofs(server.url, agents, scoredDays, async (day) => {
       // The root the midnight tick stored, which must be the root of the day's daily scores built again here.
       const stored = (await anchors.getDay(day))?.root ?? null;
-      const leaves = await admin.query<{ agent_id: string; method: string; sha256: string; total: number; identity: number; reliability: number; integrity: number; established: boolean }>(
+      const leaves = await admin.query<{
+        agent_id: string;
+        method: string;
+        sha256: string;
+        total: number;
+        identity: number;
+        reliability: number;
+        integrity: number;
+        established: boolean;
+      }>(
         `SELECT agent_id, method, sha256, total, identity_points AS identity, reliability_points AS reliability, integrity_points AS integrity, established
          FROM scores WHERE trigger = 'daily' AND day = $1 ORDER BY id`,
         [day],
@@ -420,30 +503,51 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
       return stored;
     });
     const proofsOk = proofCheck.problems.length === 0 && proofCheck.proofs > 0;
-    stage(`GET /v1/scores/{id}/proof (${fmt(proofCheck.proofs)} proofs of ${proofCheck.days} days checked against their day's root, ${proofCheck.problems.length} problems)`);
+    stage(
+      `GET /v1/scores/{id}/proof (${fmt(proofCheck.proofs)} proofs of ${proofCheck.days} days checked against their day's root, ${proofCheck.problems.length} problems)`,
+    );
     for (const p of proofCheck.problems.slice(0, 10)) log(`  proof problem: ${p}`);
 
     const w = Math.max(...tables.map((t) => t.name.length), 5);
     log("");
     log(`storage after plain VACUUM ANALYZE (not FULL), pg_total_relation_size: heap + indexes + TOAST, all partitions`);
-    log(`("heap free": free and dead heap space in those bytes, pgstattuple_approx: what a VACUUM FULL would give back of the heap, indexes not included)`);
-    log(`${"table".padEnd(w)}  ${"bytes".padStart(13)}  ${"heap free".padStart(13)}  ${"rows".padStart(11)}  ${"parts".padStart(5)}  ${"B/agent-day".padStart(11)}  counted`);
+    log(
+      `("heap free": free and dead heap space in those bytes, pgstattuple_approx: what a VACUUM FULL would give back of the heap, indexes not included)`,
+    );
+    log(
+      `${"table".padEnd(w)}  ${"bytes".padStart(13)}  ${"heap free".padStart(13)}  ${"rows".padStart(11)}  ${"parts".padStart(5)}  ${"B/agent-day".padStart(11)}  counted`,
+    );
     for (const t of tables) {
-      log(`${t.name.padEnd(w)}  ${fmt(t.bytes).padStart(13)}  ${(t.heapFree === null ? "n/a" : fmt(t.heapFree)).padStart(13)}  ${fmt(t.rows).padStart(11)}  ${String(t.partitions).padStart(5)}  ${fmt(t.bytes / agentDays, 1).padStart(11)}  ${t.counted ? "yes" : `no (${t.why})`}`);
+      log(
+        `${t.name.padEnd(w)}  ${fmt(t.bytes).padStart(13)}  ${(t.heapFree === null ? "n/a" : fmt(t.heapFree)).padStart(13)}  ${fmt(t.rows).padStart(11)}  ${String(t.partitions).padStart(5)}  ${fmt(t.bytes / agentDays, 1).padStart(11)}  ${t.counted ? "yes" : `no (${t.why})`}`,
+      );
     }
     const totalFree = tables.filter((t) => t.counted).reduce((sum, t) => sum + (t.heapFree ?? 0), 0);
-    log(`${"total counted".padEnd(w)}  ${fmt(total).padStart(13)}  ${fmt(totalFree).padStart(13)}  ${"".padStart(11)}  ${"".padStart(5)}  ${fmt(bytesPerAgentDay, 1).padStart(11)}`);
+    log(
+      `${"total counted".padEnd(w)}  ${fmt(total).padStart(13)}  ${fmt(totalFree).padStart(13)}  ${"".padStart(11)}  ${"".padStart(5)}  ${fmt(bytesPerAgentDay, 1).padStart(11)}`,
+    );
     log("");
     const atTarget = n === TARGET_AGENTS && d === TARGET_DAYS;
     const targetOk = !atTarget || bytesPerAgentDay <= TARGET_BYTES;
-    if (atTarget) log(`target <= ${fmt(TARGET_BYTES)} bytes per agent-day at ${fmt(TARGET_AGENTS)} × ${TARGET_DAYS}: ${targetOk ? "PASS" : "FAIL"}`);
-    log(`verification: recompute --verify ${recomputeOk ? "PASS" : "FAIL"}, proofs ${proofsOk ? "PASS" : "FAIL"}; total ${fmt((performance.now() - started) / 1000, 1)} s`);
-    const largest = tables.filter((t) => t.counted).slice(0, 3).map((t) => `${t.name} ${fmt(t.bytes / agentDays)}`).join(", ");
+    if (atTarget)
+      log(`target <= ${fmt(TARGET_BYTES)} bytes per agent-day at ${fmt(TARGET_AGENTS)} × ${TARGET_DAYS}: ${targetOk ? "PASS" : "FAIL"}`);
+    log(
+      `verification: recompute --verify ${recomputeOk ? "PASS" : "FAIL"}, proofs ${proofsOk ? "PASS" : "FAIL"}; total ${fmt((performance.now() - started) / 1000, 1)} s`,
+    );
+    const largest = tables
+      .filter((t) => t.counted)
+      .slice(0, 3)
+      .map((t) => `${t.name} ${fmt(t.bytes / agentDays)}`)
+      .join(", ");
     const retention = await checkinsKept(admin, tables);
     const summary = `storage: ${Math.round(bytesPerAgentDay)} bytes per agent-day (${n} agents × ${d} days, ${tables.filter((t) => t.counted).length} tables counted; largest ${largest}; heap free space ${fmt(totalFree / agentDays)} of it; ${retention}; verified ${verdict.checked ?? 0} scores and ${proofCheck.proofs} proofs${recomputeOk && proofsOk ? "" : ": VERIFICATION FAILED"})`;
     log(summary);
     return {
-      agents: n, days: d, bytesPerAgentDay, tables, summary,
+      agents: n,
+      days: d,
+      bytesPerAgentDay,
+      tables,
+      summary,
       verified: { scores: recomputeOk ? (verdict.checked ?? 0) : 0, proofs: proofCheck.proofs, days: proofCheck.days },
       ok: recomputeOk && proofsOk && targetOk,
     };

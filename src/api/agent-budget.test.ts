@@ -13,24 +13,47 @@ type Answer = { status: number; code: string | undefined };
  * One request from the loopback address `from` (a client of its own: 127.0.0.0/8 gives as many as a
  * test needs), its body written in `chunks` with `gapMs` between them when given.
  */
-function request(url: string, options: { from: string; method: string; path: string; headers?: Record<string, string>; body?: string; chunks?: number; gapMs?: number; agent?: http.Agent }): Promise<Answer & { before: boolean }> {
+function request(
+  url: string,
+  options: {
+    from: string;
+    method: string;
+    path: string;
+    headers?: Record<string, string>;
+    body?: string;
+    chunks?: number;
+    gapMs?: number;
+    agent?: http.Agent;
+  },
+): Promise<Answer & { before: boolean }> {
   return new Promise((resolve, reject) => {
     const { hostname, port } = new URL(url);
     let sent = false;
-    const req = http.request({ host: hostname, port, method: options.method, path: options.path, headers: options.headers, localAddress: options.from, agent: options.agent ?? false }, (res) => {
-      let text = "";
-      res.on("data", (chunk) => (text += chunk));
-      res.on("end", () => {
-        let code: string | undefined;
-        try {
-          code = (JSON.parse(text) as { error?: { code?: string } }).error?.code;
-        } catch {
-          code = undefined;
-        }
-        // `before`: answered while the body was still being sent.
-        resolve({ status: res.statusCode ?? 0, code, before: !sent });
-      });
-    });
+    const req = http.request(
+      {
+        host: hostname,
+        port,
+        method: options.method,
+        path: options.path,
+        headers: options.headers,
+        localAddress: options.from,
+        agent: options.agent ?? false,
+      },
+      (res) => {
+        let text = "";
+        res.on("data", (chunk) => (text += chunk));
+        res.on("end", () => {
+          let code: string | undefined;
+          try {
+            code = (JSON.parse(text) as { error?: { code?: string } }).error?.code;
+          } catch {
+            code = undefined;
+          }
+          // `before`: answered while the body was still being sent.
+          resolve({ status: res.statusCode ?? 0, code, before: !sent });
+        });
+      },
+    );
     req.on("error", reject);
     const body = options.body ?? "";
     const chunks = options.chunks ?? 1;
@@ -52,7 +75,11 @@ function request(url: string, options: { from: string; method: string; path: str
   });
 }
 
-const tally = (answers: readonly Answer[]) => answers.reduce<Record<string, number>>((t, a) => ({ ...t, [`${a.status} ${a.code ?? ""}`.trim()]: (t[`${a.status} ${a.code ?? ""}`.trim()] ?? 0) + 1 }), {});
+const tally = (answers: readonly Answer[]) =>
+  answers.reduce<Record<string, number>>(
+    (t, a) => ({ ...t, [`${a.status} ${a.code ?? ""}`.trim()]: (t[`${a.status} ${a.code ?? ""}`.trim()] ?? 0) + 1 }),
+    {},
+  );
 
 for (const { name, create } of TEST_STORES) {
   describe(`an agent's budget is spent only by the agent (issue #33, finding 1) on ${name}`, function () {
@@ -63,7 +90,13 @@ for (const { name, create } of TEST_STORES) {
     before(async () => {
       testDb = await create();
       // The limits as configured by default; each client is its own loopback address, X-Forwarded-For trusted from nobody.
-      server = await startApiServer({ db: testDb.db, operatorToken: "operator-token-agent-budget-test", logger: pino({ level: "silent" }), clock, trustProxy: false });
+      server = await startApiServer({
+        db: testDb.db,
+        operatorToken: "operator-token-agent-budget-test",
+        logger: pino({ level: "silent" }),
+        clock,
+        trustProxy: false,
+      });
     });
     after(async () => {
       await server.close();
@@ -75,7 +108,13 @@ for (const { name, create } of TEST_STORES) {
       return server.service.accounts.claimNewAgent(ownerId);
     };
     const checkIn = (agentId: string, key: string, from: string, idempotencyKey: string, agent?: http.Agent) =>
-      request(server.url, { from, method: "POST", path: `/v1/agents/${agentId}/checkins`, headers: { authorization: `Bearer ${key}`, "idempotency-key": idempotencyKey }, agent });
+      request(server.url, {
+        from,
+        method: "POST",
+        path: `/v1/agents/${agentId}/checkins`,
+        headers: { authorization: `Bearer ${key}`, "idempotency-key": idempotencyKey },
+        agent,
+      });
 
     /**
      * Holds the store so that every query waits until `release()`: the requests sent meanwhile are all in
@@ -115,7 +154,10 @@ for (const { name, create } of TEST_STORES) {
       const release = await holdStore();
       try {
         const flood = attackers.flatMap((from, a) =>
-          Array.from({ length: 30 }, (_, i) => checkIn(agent.agentId, `va_${agent.agentId}.k_forged${i}`, from, `forged-${a}-${i}`, agents[a])));
+          Array.from({ length: 30 }, (_, i) =>
+            checkIn(agent.agentId, `va_${agent.agentId}.k_forged${i}`, from, `forged-${a}-${i}`, agents[a]),
+          ),
+        );
         // The forged requests arrive while the store is held, so none is answered before the real one comes.
         await new Promise((resolve) => setTimeout(resolve, 500));
         const real = checkIn(agent.agentId, agent.agentKey, "127.0.100.1", "real-1");
@@ -153,9 +195,20 @@ for (const { name, create } of TEST_STORES) {
       const slow = attackers.flatMap((from) =>
         Array.from({ length: 45 }, () =>
           request(server.url, {
-            from, method: "POST", path: `/v1/agents/${agent.agentId}/summaries`, body, chunks: 20, gapMs: 100,
-            headers: { authorization: `Bearer va_${agent.agentId}.k_forged`, "content-type": "application/json", "content-length": String(body.length) },
-          }).catch((error: Error) => ({ status: 0, code: error.message, before: true }))));
+            from,
+            method: "POST",
+            path: `/v1/agents/${agent.agentId}/summaries`,
+            body,
+            chunks: 20,
+            gapMs: 100,
+            headers: {
+              authorization: `Bearer va_${agent.agentId}.k_forged`,
+              "content-type": "application/json",
+              "content-length": String(body.length),
+            },
+          }).catch((error: Error) => ({ status: 0, code: error.message, before: true })),
+        ),
+      );
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(await checkIn(agent.agentId, agent.agentKey, "127.0.201.1", "real-trickle")).to.deep.include({ status: 201 });
       const answers = await Promise.all(slow);

@@ -22,10 +22,23 @@ describe("the routes of score proofs and ERC-8004 identities' agents (PGlite)", 
 
   before(async () => {
     testDb = await createTestPgliteDb();
-    server = await startApiServer({ db: testDb.db, operatorToken: "op-token-anchor-routes-0000", clock, logger: pino({ level: "silent" }) });
+    server = await startApiServer({
+      db: testDb.db,
+      operatorToken: "op-token-anchor-routes-0000",
+      clock,
+      logger: pino({ level: "silent" }),
+    });
     ({ ownerId } = await server.service.accounts.createOwner());
     ({ agentId } = await server.service.accounts.claimNewAgent(ownerId));
-    await server.service.identity.recordProof({ id: "prf_erc", kind: "erc8004", ownerId, agentId, subject: SUBJECT, binding: `erc8004:${SUBJECT}`, evidence: {} });
+    await server.service.identity.recordProof({
+      id: "prf_erc",
+      kind: "erc8004",
+      ownerId,
+      agentId,
+      subject: SUBJECT,
+      binding: `erc8004:${SUBJECT}`,
+      evidence: {},
+    });
   });
   after(async () => {
     await server?.close();
@@ -38,7 +51,11 @@ describe("the routes of score proofs and ERC-8004 identities' agents (PGlite)", 
       const { status, body } = await get(`/v1/erc8004/8453/${registry}/7`);
       expect(status, registry).to.equal(200);
       expect(body).to.deep.equal({
-        chainId: 8453, registry: "0x8004A169FB4a3325136EB29fA0ceB6D2e539a432", tokenId: "7", agentId, provenAt: "2026-11-02T10:00:00Z",
+        chainId: 8453,
+        registry: "0x8004A169FB4a3325136EB29fA0ceB6D2e539a432",
+        tokenId: "7",
+        agentId,
+        provenAt: "2026-11-02T10:00:00Z",
         score: { id: latest.body.id, at: latest.body.at, trigger: "change", method: "0.2", total: 150 + 100, sha256: latest.body.sha256 },
         links: { agent: `/v1/agents/${agentId}`, score: `/v1/agents/${agentId}/score`, proof: `/v1/agents/${agentId}/score/proof` },
       });
@@ -59,17 +76,31 @@ describe("the routes of score proofs and ERC-8004 identities' agents (PGlite)", 
 
   it("refuses a malformed chain id, registry or token id with a 400 naming the field", async () => {
     const cases: Array<[string, string]> = [
-      [`/v1/erc8004/0/${REGISTRY}/7`, "path.chainId"], [`/v1/erc8004/abc/${REGISTRY}/7`, "path.chainId"], [`/v1/erc8004/12345678901234567/${REGISTRY}/7`, "path.chainId"],
-      ["/v1/erc8004/8453/0x1234/7", "path.registry"], [`/v1/erc8004/8453/${REGISTRY}zz/7`, "path.registry"],
-      [`/v1/erc8004/8453/${REGISTRY}/-1`, "path.tokenId"], [`/v1/erc8004/8453/${REGISTRY}/007`, "path.tokenId"], [`/v1/erc8004/8453/${REGISTRY}/${2n ** 256n}`, "path.tokenId"],
-      [`/v1/erc8004/8453/${REGISTRY}/abc`, "path.tokenId"], [`/v1/erc8004/8453/${REGISTRY}/%2F`, "path.tokenId"],
+      [`/v1/erc8004/0/${REGISTRY}/7`, "path.chainId"],
+      [`/v1/erc8004/abc/${REGISTRY}/7`, "path.chainId"],
+      [`/v1/erc8004/12345678901234567/${REGISTRY}/7`, "path.chainId"],
+      ["/v1/erc8004/8453/0x1234/7", "path.registry"],
+      [`/v1/erc8004/8453/${REGISTRY}zz/7`, "path.registry"],
+      [`/v1/erc8004/8453/${REGISTRY}/-1`, "path.tokenId"],
+      [`/v1/erc8004/8453/${REGISTRY}/007`, "path.tokenId"],
+      [`/v1/erc8004/8453/${REGISTRY}/${2n ** 256n}`, "path.tokenId"],
+      [`/v1/erc8004/8453/${REGISTRY}/abc`, "path.tokenId"],
+      [`/v1/erc8004/8453/${REGISTRY}/%2F`, "path.tokenId"],
       // 2^53 + 1: 16 digits that Number() would round to 2^53, another chain.
-      [`/v1/erc8004/9007199254740993/${REGISTRY}/7`, "path.chainId"], [`/v1/erc8004/1e3/${REGISTRY}/7`, "path.chainId"], [`/v1/erc8004/0x10/${REGISTRY}/7`, "path.chainId"],
-      ["/v1/scores/abc/proof", "path.id"], ["/v1/scores/0/proof", "path.id"], ["/v1/agents/not%20an%20id/score/proof", "path.id"],
+      [`/v1/erc8004/9007199254740993/${REGISTRY}/7`, "path.chainId"],
+      [`/v1/erc8004/1e3/${REGISTRY}/7`, "path.chainId"],
+      [`/v1/erc8004/0x10/${REGISTRY}/7`, "path.chainId"],
+      ["/v1/scores/abc/proof", "path.id"],
+      ["/v1/scores/0/proof", "path.id"],
+      ["/v1/agents/not%20an%20id/score/proof", "path.id"],
       // What Number() reads but is not a score id in decimal digits, on every route that takes one.
-      ...["1e3", "0x10", "%2012", "12%20", "+12", "012", "1.0", "9007199254740992"].flatMap((id): Array<[string, string]> => [
-        [`/v1/scores/${id}/proof`, "path.id"], [`/v1/scores/${id}`, "path.id"], [`/v1/scores/${id}/inputs`, "path.id"],
-      ]),
+      ...["1e3", "0x10", "%2012", "12%20", "+12", "012", "1.0", "9007199254740992"].flatMap(
+        (id): Array<[string, string]> => [
+          [`/v1/scores/${id}/proof`, "path.id"],
+          [`/v1/scores/${id}`, "path.id"],
+          [`/v1/scores/${id}/inputs`, "path.id"],
+        ],
+      ),
     ];
     for (const [path, field] of cases) {
       const { status, body } = await get(path);
@@ -96,7 +127,11 @@ describe("the routes of score proofs and ERC-8004 identities' agents (PGlite)", 
     expect(v2.properties.leafTypes.prefixItems.map((item: any) => item.const)).to.deep.equal([...SCORE_LEAF_V2_TYPES]);
     expect(v2.properties.leafTypes.items).to.equal(false);
     for (const path of ["/v1/scores/{id}", "/v1/scores/{id}/inputs", "/v1/scores/{id}/proof"]) {
-      expect(doc.paths[path].get.parameters[0].schema, path).to.deep.equal({ type: "integer", minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+      expect(doc.paths[path].get.parameters[0].schema, path).to.deep.equal({
+        type: "integer",
+        minimum: 1,
+        maximum: Number.MAX_SAFE_INTEGER,
+      });
     }
   });
 
@@ -129,7 +164,11 @@ describe("the routes of score proofs and ERC-8004 identities' agents (PGlite)", 
     // Its midnight has come, its recompute not yet.
     clock.set(Date.UTC(2026, 10, 4, 0, 0, 5) / 1000);
     expect(claimedAt).to.be.lessThan(clock.now());
-    expect(await latest(newcomer)).to.match(new RegExp(`^agent ${newcomer} has no daily score yet: the first was due at 2026-11-04T00:00:00Z and comes with the next daily recompute `));
+    expect(await latest(newcomer)).to.match(
+      new RegExp(
+        `^agent ${newcomer} has no daily score yet: the first was due at 2026-11-04T00:00:00Z and comes with the next daily recompute `,
+      ),
+    );
     // Its daily score stored, the day's tree not built yet.
     await server.service.scoring.recomputeDay("2026-11-04");
     const { body: scored } = await get(`/v1/agents/${newcomer}/scores`);
@@ -147,7 +186,11 @@ describe("the routes of score proofs and ERC-8004 identities' agents (PGlite)", 
     // The tree built, its root not mined.
     const built = await server.anchoring.buildDay("2026-11-04");
     const unmined = await get(`/v1/scores/${daily.id}/proof`);
-    expect(unmined.body.error.message).to.equal(`score ${daily.id}'s day (2026-11-04) is not anchored yet: its root ${built?.root} is not mined; ${expected}`);
-    expect(await latest(newcomer)).to.equal(`agent ${newcomer}'s latest daily score's day (2026-11-04) is not anchored yet: its root ${built?.root} is not mined; ${expected}`);
+    expect(unmined.body.error.message).to.equal(
+      `score ${daily.id}'s day (2026-11-04) is not anchored yet: its root ${built?.root} is not mined; ${expected}`,
+    );
+    expect(await latest(newcomer)).to.equal(
+      `agent ${newcomer}'s latest daily score's day (2026-11-04) is not anchored yet: its root ${built?.root} is not mined; ${expected}`,
+    );
   });
 });

@@ -5,7 +5,7 @@
  */
 import { getAddress } from "viem";
 import { z } from "zod";
-import { isScoreLeafV2, SCORE_LEAF_V2_TYPES, SCORE_LEAF_VERSIONS, scoreLeafToJson, scoreLeafV2Fields } from "../chain/score-tree";
+import { isScoreLeafV2, SCORE_LEAF_V2_TYPES, SCORE_LEAF_VERSIONS, scoreLeafV2Fields } from "../chain/score-tree";
 import { toRfc3339 } from "../method";
 import type { Anchoring } from "../service/anchoring";
 import type { Reads } from "../service/reads";
@@ -16,7 +16,10 @@ import { positiveDecimalSchema, scoreIdSchema } from "./schemas";
 
 const bytes32 = z.string().regex(/^0x[0-9a-f]{64}$/);
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/);
-const uint256 = z.string().regex(/^(0|[1-9][0-9]{0,77})$/).describe("a uint256 in decimal");
+const uint256 = z
+  .string()
+  .regex(/^(0|[1-9][0-9]{0,77})$/)
+  .describe("a uint256 in decimal");
 const int = z.number().int();
 
 const anchorSchema = z
@@ -25,7 +28,10 @@ const anchorSchema = z
     chainId: int,
     txHash: bytes32,
     blockNumber: int,
-    anchoredAt: z.string().nullable().describe("the block's time (RFC 3339), what a contract compares for freshness; null for days anchored before it was recorded"),
+    anchoredAt: z
+      .string()
+      .nullable()
+      .describe("the block's time (RFC 3339), what a contract compares for freshness; null for days anchored before it was recorded"),
   })
   .describe("the AnchorRegistry transaction that anchored the day's root");
 
@@ -70,8 +76,18 @@ const v2Proof = z.object({
   kindName: z.literal("vrai-score-day-v2"),
   // Spelled out, as v1's: the handler answers SCORE_LEAF_V2_TYPES, whose type must be this tuple.
   leafTypes: z.tuple([
-    z.literal("string"), z.literal("uint32"), z.literal("bytes32"), z.literal("bytes32"), z.literal("uint16"), z.literal("int16"),
-    z.literal("int16"), z.literal("int16"), z.literal("uint8"), z.literal("uint256"), z.literal("address"), z.literal("uint256"),
+    z.literal("string"),
+    z.literal("uint32"),
+    z.literal("bytes32"),
+    z.literal("bytes32"),
+    z.literal("uint16"),
+    z.literal("int16"),
+    z.literal("int16"),
+    z.literal("int16"),
+    z.literal("uint8"),
+    z.literal("uint256"),
+    z.literal("address"),
+    z.literal("uint256"),
   ]),
   leafValues: z
     .tuple([z.string(), int, bytes32, bytes32, int, int, int, int, int, uint256, address, uint256])
@@ -90,15 +106,37 @@ function proofJson(p: ScoreProof & { anchor: ScoreAnchor }): ProofJson {
   if (isScoreLeafV2(values)) {
     const f = scoreLeafV2Fields(values);
     return {
-      ...base, leafVersion: 2, kind: SCORE_LEAF_VERSIONS[2].kind, kindName: "vrai-score-day-v2", leafTypes: [...SCORE_LEAF_V2_TYPES],
-      leafValues: [f.agent, f.day, f.method, f.inputsSha256, f.total, f.identity, f.reliability, f.integrity, f.state, `${f.erc8004ChainId}`, f.erc8004Registry, `${f.erc8004TokenId}`],
+      ...base,
+      leafVersion: 2,
+      kind: SCORE_LEAF_VERSIONS[2].kind,
+      kindName: "vrai-score-day-v2",
+      leafTypes: [...SCORE_LEAF_V2_TYPES],
+      leafValues: [
+        f.agent,
+        f.day,
+        f.method,
+        f.inputsSha256,
+        f.total,
+        f.identity,
+        f.reliability,
+        f.integrity,
+        f.state,
+        `${f.erc8004ChainId}`,
+        f.erc8004Registry,
+        `${f.erc8004TokenId}`,
+      ],
       leafFields: { ...f, state: f.state === 1 ? 1 : 0, erc8004ChainId: `${f.erc8004ChainId}`, erc8004TokenId: `${f.erc8004TokenId}` },
     };
   }
   const [agent, day, method, inputsSha256] = values;
   return {
-    ...base, leafVersion: 1, kind: SCORE_LEAF_VERSIONS[1].kind, kindName: "vrai-score-day", leafTypes: ["string", "string", "string", "bytes32"],
-    leafValues: [agent, day, method, inputsSha256], leafFields: { agent, day, method, inputsSha256 },
+    ...base,
+    leafVersion: 1,
+    kind: SCORE_LEAF_VERSIONS[1].kind,
+    kindName: "vrai-score-day",
+    leafTypes: ["string", "string", "string", "bytes32"],
+    leafValues: [agent, day, method, inputsSha256],
+    leafFields: { agent, day, method, inputsSha256 },
   };
 }
 
@@ -124,34 +162,56 @@ const holderResponse = z.object({
     .object({ id: int, at: z.string(), trigger: z.enum(["daily", "change"]), method: z.string(), total: int, sha256: z.string() })
     .nullable()
     .describe("the agent's latest score; null before its first"),
-  links: z.object({ agent: z.string(), score: z.string(), proof: z.string().describe("the proof of its latest anchored daily score, for a contract") }),
+  links: z.object({
+    agent: z.string(),
+    score: z.string(),
+    proof: z.string().describe("the proof of its latest anchored daily score, for a contract"),
+  }),
 });
 
 /** The routes of daily scores' proofs and of ERC-8004 identities' agents. */
 export function anchorRoutes(anchoring: Pick<Anchoring, "proofOf" | "latestProofOf">, reads: Pick<Reads, "erc8004Holder">): Route[] {
   return [
     defineRoute({
-      method: "get", path: "/v1/scores/:id/proof", operationId: "getScoreProof", tag: "scores", auth: "none",
+      method: "get",
+      path: "/v1/scores/:id/proof",
+      operationId: "getScoreProof",
+      tag: "scores",
+      auth: "none",
       summary:
         "The Merkle proof of a daily score against its day's anchored root: the leaf's values by name (leafFields) and as the tuple a contract takes " +
         "(leafValues, with leafTypes; version 2 for days anchored as vrai-score-day-v2, version 1 before), the proof, the root and its AnchorRegistry anchor.",
       params: z.object({ id: scoreIdSchema }),
       responses: {
         200: { description: "ok", schema: proofResponse, example: examples.scoreProof },
-        404: e("score_not_found, score_not_daily (only daily scores are anchored) or proof_not_ready (the day's root is not anchored yet: no proof is served against a root that is not on chain)"),
+        404: e(
+          "score_not_found, score_not_daily (only daily scores are anchored) or proof_not_ready (the day's root is not anchored yet: no proof is served against a root that is not on chain)",
+        ),
       },
     }).handle(async ({ params }) => ({ status: 200, body: proofJson(await anchoring.proofOf(params.id)) })),
     defineRoute({
-      method: "get", path: "/v1/agents/:id/score/proof", operationId: "getLatestScoreProof", tag: "scores", auth: "none",
+      method: "get",
+      path: "/v1/agents/:id/score/proof",
+      operationId: "getLatestScoreProof",
+      tag: "scores",
+      auth: "none",
       summary:
         "The Merkle proof of the agent's latest daily score whose day's root is anchored, as GET /v1/scores/{id}/proof gives it: " +
         "what a contract checks with VraiScores.verify (contracts/VraiScores.sol).",
       params: z.object({ id: idSchema }),
-      responses: { 200: { description: "ok", schema: proofResponse, example: examples.scoreProof }, 404: e("agent_not_found, or proof_not_ready (no daily score of the agent is anchored yet)") },
+      responses: {
+        200: { description: "ok", schema: proofResponse, example: examples.scoreProof },
+        404: e("agent_not_found, or proof_not_ready (no daily score of the agent is anchored yet)"),
+      },
     }).handle(async ({ params }) => ({ status: 200, body: proofJson(await anchoring.latestProofOf(params.id)) })),
     defineRoute({
-      method: "get", path: "/v1/erc8004/:chainId/:registry/:tokenId", operationId: "getIdentityAgent", tag: "scores", auth: "none",
-      summary: "The Vrai agent that holds ERC-8004 identity tokenId of registry on chainId now (by an active erc8004 proof, V6), its latest score and the link to its proof.",
+      method: "get",
+      path: "/v1/erc8004/:chainId/:registry/:tokenId",
+      operationId: "getIdentityAgent",
+      tag: "scores",
+      auth: "none",
+      summary:
+        "The Vrai agent that holds ERC-8004 identity tokenId of registry on chainId now (by an active erc8004 proof, V6), its latest score and the link to its proof.",
       params: erc8004Params,
       responses: {
         200: { description: "ok", schema: holderResponse, example: examples.erc8004Holder },
@@ -165,8 +225,19 @@ export function anchorRoutes(anchoring: Pick<Anchoring, "proofOf" | "latestProof
       return {
         status: 200,
         body: {
-          chainId: params.chainId, registry, tokenId: params.tokenId.toString(10), agentId: holder.agentId, provenAt: toRfc3339(holder.provenAt),
-          score: score && { id: score.id, at: toRfc3339(score.at), trigger: score.trigger, method: score.method, total: score.total, sha256: score.sha256 },
+          chainId: params.chainId,
+          registry,
+          tokenId: params.tokenId.toString(10),
+          agentId: holder.agentId,
+          provenAt: toRfc3339(holder.provenAt),
+          score: score && {
+            id: score.id,
+            at: toRfc3339(score.at),
+            trigger: score.trigger,
+            method: score.method,
+            total: score.total,
+            sha256: score.sha256,
+          },
           links: { agent, score: `${agent}/score`, proof: `${agent}/score/proof` },
         },
       };

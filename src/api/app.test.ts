@@ -12,12 +12,16 @@ const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000; // 2026-11-02T10:00:00Z
 type Json = Record<string, any>;
 
 for (const { name, create } of TEST_STORES) {
-  describe(`HTTP API on ${name}`, function () {
+  describe(`HTTP API on ${name}`, () => {
     let testDb: TestDb;
     let server: ApiServer;
     const clock = createManualClock(T0);
 
-    async function call(method: string, path: string, options: { token?: string; body?: unknown; headers?: Record<string, string>; rawBody?: string } = {}) {
+    async function call(
+      method: string,
+      path: string,
+      options: { token?: string; body?: unknown; headers?: Record<string, string>; rawBody?: string } = {},
+    ) {
       const headers: Record<string, string> = { ...(options.headers ?? {}) };
       if (options.token) headers.authorization = `Bearer ${options.token}`;
       let body: string | undefined;
@@ -53,9 +57,16 @@ for (const { name, create } of TEST_STORES) {
 
     before(async () => {
       testDb = await create();
-      server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR_TOKEN, clock, logger: pino({ level: "silent" }), rateLimit: { perMinute: 100_000, burst: 10_000, ownersPerHour: 10_000 }, metrics: { token: METRICS_TOKEN },
+      server = await startApiServer({
+        db: testDb.db,
+        operatorToken: OPERATOR_TOKEN,
+        clock,
+        logger: pino({ level: "silent" }),
+        rateLimit: { perMinute: 100_000, burst: 10_000, ownersPerHour: 10_000 },
+        metrics: { token: METRICS_TOKEN },
         // Automatic busy is tested on its own (src/service/load.test.ts); here only the operator switch sets it.
-        overload: { maxInFlight: 100_000, maxLoopDelayMs: 60_000 } });
+        overload: { maxInFlight: 100_000, maxLoopDelayMs: 60_000 },
+      });
     });
     after(async () => {
       await server.close();
@@ -188,13 +199,21 @@ for (const { name, create } of TEST_STORES) {
       const owner = await newOwner();
       const buyer = await newOwner();
       const agent = await newAgent(owner.token);
-      const denied = await call("POST", `/v1/operator/agents/${agent.agentId}/transfer`, { token: owner.token, body: { toOwnerId: buyer.ownerId, reason: "sold" } });
+      const denied = await call("POST", `/v1/operator/agents/${agent.agentId}/transfer`, {
+        token: owner.token,
+        body: { toOwnerId: buyer.ownerId, reason: "sold" },
+      });
       expect(denied.status).to.equal(401);
-      const moved = await call("POST", `/v1/operator/agents/${agent.agentId}/transfer`, { token: OPERATOR_TOKEN, body: { toOwnerId: buyer.ownerId, reason: "sold" } });
+      const moved = await call("POST", `/v1/operator/agents/${agent.agentId}/transfer`, {
+        token: OPERATOR_TOKEN,
+        body: { toOwnerId: buyer.ownerId, reason: "sold" },
+      });
       expect(moved.status).to.equal(200);
       expect(moved.json.ownerId).to.equal(buyer.ownerId);
       const audit = await call("GET", "/v1/operator/audit?limit=1000", { token: OPERATOR_TOKEN });
-      expect(audit.json.entries.some((e: Json) => e.action === "agent.transfer" && e.subject === agent.agentId && e.details.reason === "sold")).to.equal(true);
+      expect(
+        audit.json.entries.some((e: Json) => e.action === "agent.transfer" && e.subject === agent.agentId && e.details.reason === "sold"),
+      ).to.equal(true);
       const now = await call("POST", `/v1/agents/${agent.agentId}/claim`, { token: owner.token, body: {} });
       expect(now.status).to.equal(403);
     });
@@ -211,10 +230,16 @@ for (const { name, create } of TEST_STORES) {
       const added = await call("POST", "/v1/operator/penalties", { token: OPERATOR_TOKEN, body });
       expect(added.status).to.equal(201);
       expect((await call("GET", `/v1/agents/${agent.agentId}/score`)).json.total).to.equal(180);
-      const revoked = await call("POST", `/v1/operator/penalties/${added.json.id}/revoke`, { token: OPERATOR_TOKEN, body: { reason: "appeal" } });
+      const revoked = await call("POST", `/v1/operator/penalties/${added.json.id}/revoke`, {
+        token: OPERATOR_TOKEN,
+        body: { reason: "appeal" },
+      });
       expect(revoked.status).to.equal(200);
       expect((await call("GET", `/v1/agents/${agent.agentId}/score`)).json.total).to.equal(200);
-      const twice = await call("POST", `/v1/operator/penalties/${added.json.id}/revoke`, { token: OPERATOR_TOKEN, body: { reason: "again" } });
+      const twice = await call("POST", `/v1/operator/penalties/${added.json.id}/revoke`, {
+        token: OPERATOR_TOKEN,
+        body: { reason: "again" },
+      });
       expect(twice.status).to.equal(409);
       const listed = await call("GET", `/v1/agents/${agent.agentId}/penalties`);
       expect(listed.json.penalties).to.have.length(1);
@@ -227,7 +252,10 @@ for (const { name, create } of TEST_STORES) {
       const rejected = await call("POST", "/v1/operator/outages", { token: OPERATOR_TOKEN, body: { start: future, reason: "x" } });
       expect(rejected.status).to.equal(400);
       expect(rejected.json.error.code).to.equal("outage_not_started");
-      const declared = await call("POST", "/v1/operator/outages", { token: OPERATOR_TOKEN, body: { start, end: null, reason: "daily allowance" } });
+      const declared = await call("POST", "/v1/operator/outages", {
+        token: OPERATOR_TOKEN,
+        body: { start, end: null, reason: "daily allowance" },
+      });
       expect(declared.status).to.equal(201);
       const published = await call("GET", "/v1/outages");
       expect(published.json.outages.map((o: Json) => o.id)).to.deep.equal([declared.json.id]);
@@ -242,7 +270,9 @@ for (const { name, create } of TEST_STORES) {
     it("gives next_heartbeat_s 7200 while the operator's busy switch is on (V3.3)", async () => {
       const owner = await newOwner();
       const agent = await newAgent(owner.token);
-      expect((await call("PUT", "/v1/operator/busy", { token: OPERATOR_TOKEN, body: { on: true, reason: "load test" } })).status).to.equal(200);
+      expect((await call("PUT", "/v1/operator/busy", { token: OPERATOR_TOKEN, body: { on: true, reason: "load test" } })).status).to.equal(
+        200,
+      );
       clock.set(T0 + 50_000);
       expect((await checkIn(agent.agentId, "b-1", agent.agentKey)).json.next_heartbeat_s).to.equal(7200);
       await call("PUT", "/v1/operator/busy", { token: OPERATOR_TOKEN, body: { on: false, reason: "done" } });
@@ -277,7 +307,11 @@ for (const { name, create } of TEST_STORES) {
       const agent = await newAgent(owner.token);
       const direct = await call("GET", `/v1/agents/${agent.agentId}/score`);
       expect(direct.status).to.equal(200);
-      for (const path of [`/V1/AGENTS/${agent.agentId}/Score`, `/v1/agents/${agent.agentId}/score/`, `/v1/agents/${encodeURIComponent(agent.agentId).replace("_", "%5F")}/score`]) {
+      for (const path of [
+        `/V1/AGENTS/${agent.agentId}/Score`,
+        `/v1/agents/${agent.agentId}/score/`,
+        `/v1/agents/${encodeURIComponent(agent.agentId).replace("_", "%5F")}/score`,
+      ]) {
         const routed = await call("GET", path);
         expect(routed.status, path).to.equal(200);
         expect(routed.text, path).to.equal(direct.text);
@@ -294,7 +328,12 @@ for (const { name, create } of TEST_STORES) {
       expect(missing.status).to.equal(404);
       expect(missing.json.error.code).to.equal("agent_not_found");
       const metrics = (await call("GET", "/metrics", { token: METRICS_TOKEN })).text;
-      const count = (status: number) => Number(new RegExp(`vrai_http_requests_total\\{method="GET",route="/v1/agents/:id/score",status="${status}"\\} (\\d+)`).exec(metrics)?.[1]);
+      const count = (status: number) =>
+        Number(
+          new RegExp(`vrai_http_requests_total\\{method="GET",route="/v1/agents/:id/score",status="${status}"\\} (\\d+)`).exec(
+            metrics,
+          )?.[1],
+        );
       expect(count(200)).to.be.at.least(4);
       expect(count(400)).to.be.at.least(2);
       expect(count(404)).to.be.at.least(1);

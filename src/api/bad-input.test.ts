@@ -39,7 +39,7 @@ type Answer = { status: number; json: { error?: { code: string; message: string 
  * naming the field that changes nothing stored; the same request with good text is carried out.
  */
 for (const { name, create } of TEST_STORES) {
-  describe(`bad input on ${name}: a 400 naming the field, nothing changed`, function () {
+  describe(`bad input on ${name}: a 400 naming the field, nothing changed`, () => {
     let testDb: TestDb;
     let server: ApiServer;
     let owner: { ownerId: string; token: string };
@@ -66,8 +66,12 @@ for (const { name, create } of TEST_STORES) {
       const { rows: tables } = await testDb.db.query<{ name: string }>(
         "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name",
       );
-      const parts = tables.map((t) => `SELECT '${t.name}' || md5(coalesce(string_agg(x::text, ',' ORDER BY x::text), '')) AS d FROM "${t.name}" x`);
-      const { rows } = await testDb.db.query<{ d: string }>(`SELECT string_agg(d, ';' ORDER BY d) AS d FROM (${parts.join(" UNION ALL ")}) AS digests`);
+      const parts = tables.map(
+        (t) => `SELECT '${t.name}' || md5(coalesce(string_agg(x::text, ',' ORDER BY x::text), '')) AS d FROM "${t.name}" x`,
+      );
+      const { rows } = await testDb.db.query<{ d: string }>(
+        `SELECT string_agg(d, ';' ORDER BY d) AS d FROM (${parts.join(" UNION ALL ")}) AS digests`,
+      );
       return rows[0].d;
     }
 
@@ -82,16 +86,39 @@ for (const { name, create } of TEST_STORES) {
     }
 
     const newOwner = async () => (await call({ method: "POST", path: "/v1/owners", body: {} })).json as { ownerId: string; token: string };
-    const newAgent = async () => (await call({ method: "POST", path: "/v1/agents", token: owner.token, body: {} })).json as { agentId: string; agentKey: string };
+    const newAgent = async () =>
+      (await call({ method: "POST", path: "/v1/agents", token: owner.token, body: {} })).json as { agentId: string; agentKey: string };
     const newPenalty = async () =>
-      String((await call({ method: "POST", path: "/v1/operator/penalties", token: OPERATOR_TOKEN, body: { agentId: agent.agentId, code: "rate_abuse", points: 10, days: 30, reason: "x" } })).json.id);
+      String(
+        (
+          await call({
+            method: "POST",
+            path: "/v1/operator/penalties",
+            token: OPERATOR_TOKEN,
+            body: { agentId: agent.agentId, code: "rate_abuse", points: 10, days: 30, reason: "x" },
+          })
+        ).json.id,
+      );
     const newOutage = async () =>
-      String((await call({ method: "POST", path: "/v1/operator/outages", token: OPERATOR_TOKEN, body: { start: "2026-11-02T09:00:00Z", reason: "x" } })).json.id);
+      String(
+        (
+          await call({
+            method: "POST",
+            path: "/v1/operator/outages",
+            token: OPERATOR_TOKEN,
+            body: { start: "2026-11-02T09:00:00Z", reason: "x" },
+          })
+        ).json.id,
+      );
 
     before(async () => {
       testDb = await create();
       server = await startApiServer({
-        db: testDb.db, operatorToken: OPERATOR_TOKEN, clock, logger: pino({ level: "silent" }), rateLimit: { perMinute: 100_000, burst: 10_000 },
+        db: testDb.db,
+        operatorToken: OPERATOR_TOKEN,
+        clock,
+        logger: pino({ level: "silent" }),
+        rateLimit: { perMinute: 100_000, burst: 10_000 },
         // Owner-level proofs recompute their owner's agents in the background: drained by hand, so nothing changes between the digests.
         ownerRecomputeWorker: false,
       });
@@ -107,56 +134,126 @@ for (const { name, create } of TEST_STORES) {
 
     /** Each string field: the request with MARK where the text goes, and what it gets with good text (in another request, where one is given). */
     type Good = { text: string; status: number; request?: Request };
-    const textFields: Array<{ field: string; route: string; request: () => Promise<Request>; good: (request: Request) => Promise<Good> }> = [
-      { field: "body.name", route: "POST /v1/agents", request: async () => ({ method: "POST", path: "/v1/agents", token: owner.token, body: { name: MARK } }), good: async () => ({ text: "agent", status: 201 }) },
-      {
-        field: "body.subject", route: "POST /v1/proofs/challenges",
-        request: async () => ({ method: "POST", path: "/v1/proofs/challenges", token: owner.token, body: { kind: "github", subject: MARK } }),
-        good: async () => ({ text: "octocat", status: 201 }),
-      },
-      {
-        field: "body.challengeId", route: "POST /v1/proofs",
-        request: async () => ({ method: "POST", path: "/v1/proofs", token: owner.token, body: { challengeId: MARK, evidence: { address: WALLET.address, signature: "0x", signatureType: "eip191" } } }),
-        good: async (request) => {
-          // The same request, its evidence signed for a real challenge: recorded.
-          const challenge = (await call({ method: "POST", path: "/v1/proofs/challenges", token: owner.token, body: { kind: "wallet", subject: WALLET.address } })).json;
-          const evidence = { address: WALLET.address, signature: await WALLET.signMessage({ message: String(challenge.message) }), signatureType: "eip191" };
-          return { text: String(challenge.id), status: 201, request: { ...request, body: { challengeId: MARK, evidence } } };
+    const textFields: Array<{ field: string; route: string; request: () => Promise<Request>; good: (request: Request) => Promise<Good> }> =
+      [
+        {
+          field: "body.name",
+          route: "POST /v1/agents",
+          request: async () => ({ method: "POST", path: "/v1/agents", token: owner.token, body: { name: MARK } }),
+          good: async () => ({ text: "agent", status: 201 }),
         },
-      },
-      {
-        field: "body.evidence.signatureType", route: "POST /v1/proofs",
-        request: async () => ({ method: "POST", path: "/v1/proofs", token: owner.token, body: { challengeId: "chl_none", evidence: { address: WALLET.address, signature: "0x00", signatureType: MARK } } }),
-        good: async () => ({ text: "eip191", status: 404 }),
-      },
-      {
-        field: "body.reason", route: "POST /v1/operator/outages",
-        request: async () => ({ method: "POST", path: "/v1/operator/outages", token: OPERATOR_TOKEN, body: { start: "2026-11-02T09:30:00Z", reason: MARK } }),
-        good: async () => ({ text: "failover", status: 201 }),
-      },
-      {
-        field: "body.reason", route: "POST /v1/operator/penalties",
-        request: async () => ({ method: "POST", path: "/v1/operator/penalties", token: OPERATOR_TOKEN, body: { agentId: agent.agentId, code: "rate_abuse", points: 10, days: 30, reason: MARK } }),
-        good: async () => ({ text: "abuse", status: 201 }),
-      },
-      {
-        field: "body.reason", route: "POST /v1/operator/penalties/:id/revoke",
-        request: async () => ({ method: "POST", path: `/v1/operator/penalties/${await newPenalty()}/revoke`, token: OPERATOR_TOKEN, body: { reason: MARK } }),
-        good: async () => ({ text: "appeal", status: 200 }),
-      },
-      { field: "body.reason", route: "PUT /v1/operator/busy", request: async () => ({ method: "PUT", path: "/v1/operator/busy", token: OPERATOR_TOKEN, body: { on: false, reason: MARK } }), good: async () => ({ text: "quiet", status: 200 }) },
-      {
-        field: "body.reason", route: "POST /v1/operator/agents/:id/transfer",
-        request: async () => ({ method: "POST", path: `/v1/operator/agents/${(await newAgent()).agentId}/transfer`, token: OPERATOR_TOKEN, body: { toOwnerId: (await newOwner()).ownerId, reason: MARK } }),
-        good: async () => ({ text: "sold", status: 200 }),
-      },
-      {
-        field: "body.records.0.executor", route: "POST /v1/agents/:id/summaries",
-        request: async () => ({ method: "POST", path: `/v1/agents/${agent.agentId}/summaries`, token: agent.agentKey, body: { records: [{ executor: MARK }] } }),
-        // This agent has no ERC-8004 identity: with good text, the records reach the service, which says so.
-        good: async () => ({ text: "did:erc8004:1:0x0000000000000000000000000000000000000001:1", status: 404 }),
-      },
-    ];
+        {
+          field: "body.subject",
+          route: "POST /v1/proofs/challenges",
+          request: async () => ({
+            method: "POST",
+            path: "/v1/proofs/challenges",
+            token: owner.token,
+            body: { kind: "github", subject: MARK },
+          }),
+          good: async () => ({ text: "octocat", status: 201 }),
+        },
+        {
+          field: "body.challengeId",
+          route: "POST /v1/proofs",
+          request: async () => ({
+            method: "POST",
+            path: "/v1/proofs",
+            token: owner.token,
+            body: { challengeId: MARK, evidence: { address: WALLET.address, signature: "0x", signatureType: "eip191" } },
+          }),
+          good: async (request) => {
+            // The same request, its evidence signed for a real challenge: recorded.
+            const challenge = (
+              await call({
+                method: "POST",
+                path: "/v1/proofs/challenges",
+                token: owner.token,
+                body: { kind: "wallet", subject: WALLET.address },
+              })
+            ).json;
+            const evidence = {
+              address: WALLET.address,
+              signature: await WALLET.signMessage({ message: String(challenge.message) }),
+              signatureType: "eip191",
+            };
+            return { text: String(challenge.id), status: 201, request: { ...request, body: { challengeId: MARK, evidence } } };
+          },
+        },
+        {
+          field: "body.evidence.signatureType",
+          route: "POST /v1/proofs",
+          request: async () => ({
+            method: "POST",
+            path: "/v1/proofs",
+            token: owner.token,
+            body: { challengeId: "chl_none", evidence: { address: WALLET.address, signature: "0x00", signatureType: MARK } },
+          }),
+          good: async () => ({ text: "eip191", status: 404 }),
+        },
+        {
+          field: "body.reason",
+          route: "POST /v1/operator/outages",
+          request: async () => ({
+            method: "POST",
+            path: "/v1/operator/outages",
+            token: OPERATOR_TOKEN,
+            body: { start: "2026-11-02T09:30:00Z", reason: MARK },
+          }),
+          good: async () => ({ text: "failover", status: 201 }),
+        },
+        {
+          field: "body.reason",
+          route: "POST /v1/operator/penalties",
+          request: async () => ({
+            method: "POST",
+            path: "/v1/operator/penalties",
+            token: OPERATOR_TOKEN,
+            body: { agentId: agent.agentId, code: "rate_abuse", points: 10, days: 30, reason: MARK },
+          }),
+          good: async () => ({ text: "abuse", status: 201 }),
+        },
+        {
+          field: "body.reason",
+          route: "POST /v1/operator/penalties/:id/revoke",
+          request: async () => ({
+            method: "POST",
+            path: `/v1/operator/penalties/${await newPenalty()}/revoke`,
+            token: OPERATOR_TOKEN,
+            body: { reason: MARK },
+          }),
+          good: async () => ({ text: "appeal", status: 200 }),
+        },
+        {
+          field: "body.reason",
+          route: "PUT /v1/operator/busy",
+          request: async () => ({ method: "PUT", path: "/v1/operator/busy", token: OPERATOR_TOKEN, body: { on: false, reason: MARK } }),
+          good: async () => ({ text: "quiet", status: 200 }),
+        },
+        {
+          field: "body.reason",
+          route: "POST /v1/operator/agents/:id/transfer",
+          request: async () => ({
+            method: "POST",
+            path: `/v1/operator/agents/${(await newAgent()).agentId}/transfer`,
+            token: OPERATOR_TOKEN,
+            body: { toOwnerId: (await newOwner()).ownerId, reason: MARK },
+          }),
+          good: async () => ({ text: "sold", status: 200 }),
+        },
+        {
+          field: "body.records.0.executor",
+          route: "POST /v1/agents/:id/summaries",
+          request: async () => ({
+            method: "POST",
+            path: `/v1/agents/${agent.agentId}/summaries`,
+            token: agent.agentKey,
+            body: { records: [{ executor: MARK }] },
+          }),
+          // This agent has no ERC-8004 identity: with good text, the records reach the service, which says so.
+          good: async () => ({ text: "did:erc8004:1:0x0000000000000000000000000000000000000001:1", status: 404 }),
+        },
+      ];
     for (const { field, route, request, good } of textFields) {
       it(`refuses ${field} of ${route} with NUL, lone surrogates, U+FFFD or bytes that are not UTF-8`, async () => {
         const req = await request();
@@ -167,9 +264,19 @@ for (const { name, create } of TEST_STORES) {
       });
     }
     it("names a key that is not text, and refuses JSON nested deeper than 32 levels", async () => {
-      const req: Request = { method: "POST", path: "/v1/proofs", token: owner.token, body: { challengeId: "chl_none", evidence: { [MARK]: 1 } } };
+      const req: Request = {
+        method: "POST",
+        path: "/v1/proofs",
+        token: owner.token,
+        body: { challengeId: "chl_none", evidence: { [MARK]: 1 } },
+      };
       await expectRefused(req, Buffer.from("\\u0000"), "body.evidence", `a key ${NOT_TEXT}`);
-      const deep: Request = { method: "POST", path: "/v1/proofs", token: owner.token, body: { challengeId: "chl_none", evidence: { a: JSON.parse("[".repeat(40) + "]".repeat(40)) } } };
+      const deep: Request = {
+        method: "POST",
+        path: "/v1/proofs",
+        token: owner.token,
+        body: { challengeId: "chl_none", evidence: { a: JSON.parse("[".repeat(40) + "]".repeat(40)) } },
+      };
       await expectRefused(deep, MARK, `body.evidence.a${".0".repeat(30)}`, "nested deeper than 32 levels");
     });
 
@@ -178,9 +285,21 @@ for (const { name, create } of TEST_STORES) {
       { field: "query.q", route: "/agents", path: () => `/agents?q=${MARK}`, good: () => "agent", goodStatus: 200 },
       // A cursor no page gave: the method page's own 400 page.
       { field: "query.cursor", route: "/method", path: () => `/method?cursor=${MARK}`, good: () => "fine", goodStatus: 400 },
-      { field: "query.from", route: "/v1/agents/:id/scores", path: () => `/v1/agents/${agent.agentId}/scores?from=${MARK}`, good: () => "2026-11-01", goodStatus: 200 },
+      {
+        field: "query.from",
+        route: "/v1/agents/:id/scores",
+        path: () => `/v1/agents/${agent.agentId}/scores?from=${MARK}`,
+        good: () => "2026-11-01",
+        goodStatus: 200,
+      },
       { field: "path.id", route: "/agents/:id", path: () => `/agents/${MARK}`, good: () => agent.agentId, goodStatus: 200 },
-      { field: "path.id", route: "/agents/:id/badge.svg", path: () => `/agents/${MARK}/badge.svg`, good: () => agent.agentId, goodStatus: 200 },
+      {
+        field: "path.id",
+        route: "/agents/:id/badge.svg",
+        path: () => `/agents/${MARK}/badge.svg`,
+        good: () => agent.agentId,
+        goodStatus: 200,
+      },
     ];
     for (const { field, route, path, good, goodStatus } of urlFields) {
       it(`refuses ${field} of ${route} with NUL or percent-escapes that are not UTF-8`, async () => {
@@ -207,25 +326,49 @@ for (const { name, create } of TEST_STORES) {
         ["1999-12-31T23:59:59Z", "is not from 2000-01-01T00:00:00Z to before 2100-01-01T00:00:00Z"],
         ["2100-01-01T00:00:00Z", "is not from 2000-01-01T00:00:00Z to before 2100-01-01T00:00:00Z"],
       ];
-      const malformed = ["2026-11-01", "2026-11-01T10:00:00", "2026-11-01T10:00:00.000Z", "2026-11-01T10:00:00+00:00", "2026-11-01 10:00:00Z", "20261101T100000Z"];
+      const malformed = [
+        "2026-11-01",
+        "2026-11-01T10:00:00",
+        "2026-11-01T10:00:00.000Z",
+        "2026-11-01T10:00:00+00:00",
+        "2026-11-01 10:00:00Z",
+        "20261101T100000Z",
+      ];
       const instantFields: Array<{ field: string; request: (instant: string) => Promise<Request>; good: string; status: number }> = [
         {
-          field: "body.start", good: "2026-11-02T08:00:00Z", status: 201,
+          field: "body.start",
+          good: "2026-11-02T08:00:00Z",
+          status: 201,
           request: async (start) => ({ method: "POST", path: "/v1/operator/outages", token: OPERATOR_TOKEN, body: { start, reason: "x" } }),
         },
         {
-          field: "body.end", good: "2026-11-02T09:45:00Z", status: 201,
-          request: async (end) => ({ method: "POST", path: "/v1/operator/outages", token: OPERATOR_TOKEN, body: { start: "2026-11-02T09:40:00Z", end, reason: "x" } }),
+          field: "body.end",
+          good: "2026-11-02T09:45:00Z",
+          status: 201,
+          request: async (end) => ({
+            method: "POST",
+            path: "/v1/operator/outages",
+            token: OPERATOR_TOKEN,
+            body: { start: "2026-11-02T09:40:00Z", end, reason: "x" },
+          }),
         },
         {
-          field: "body.end", good: "2026-11-02T09:50:00Z", status: 200,
-          request: async (end) => ({ method: "POST", path: `/v1/operator/outages/${await newOutage()}/close`, token: OPERATOR_TOKEN, body: { end } }),
+          field: "body.end",
+          good: "2026-11-02T09:50:00Z",
+          status: 200,
+          request: async (end) => ({
+            method: "POST",
+            path: `/v1/operator/outages/${await newOutage()}/close`,
+            token: OPERATOR_TOKEN,
+            body: { end },
+          }),
         },
       ];
       for (const { field, request, good, status } of instantFields) {
         it(`refuses an impossible, out-of-bounds or malformed ${field} with a 400 naming it; takes a real one`, async () => {
           for (const [instant, problem] of impossible) await expectRefused(await request(instant), MARK, field, `${instant} ${problem}`);
-          for (const instant of malformed) await expectRefused(await request(instant), MARK, field, "expected an RFC 3339 UTC instant YYYY-MM-DDTHH:MM:SSZ (V1)");
+          for (const instant of malformed)
+            await expectRefused(await request(instant), MARK, field, "expected an RFC 3339 UTC instant YYYY-MM-DDTHH:MM:SSZ (V1)");
           const taken = await call(await request(good));
           expect(taken.status, JSON.stringify(taken.json)).to.equal(status);
           expect(taken.json[field.slice("body.".length)]).to.equal(good);
@@ -243,7 +386,13 @@ for (const { name, create } of TEST_STORES) {
           ["2026-11-01T00:00:00Z", "expected a UTC day YYYY-MM-DD (V1)"],
         ];
         for (const bound of ["from", "to"]) {
-          for (const [day, message] of days) await expectRefused({ method: "GET", path: `/v1/agents/${agent.agentId}/scores?${bound}=${day}` }, MARK, `query.${bound}`, message);
+          for (const [day, message] of days)
+            await expectRefused(
+              { method: "GET", path: `/v1/agents/${agent.agentId}/scores?${bound}=${day}` },
+              MARK,
+              `query.${bound}`,
+              message,
+            );
         }
         const taken = await call({ method: "GET", path: `/v1/agents/${agent.agentId}/scores?from=2026-02-28&to=2099-12-31` });
         expect(taken.status).to.equal(200);

@@ -10,14 +10,17 @@ const TRIALS = 20;
 const RIVALS = 3;
 
 // Real concurrency needs a pool of connections: PostgreSQL only (PGlite runs one transaction at a time).
-describe("owners racing to prove the same wallet on postgresql (V6: a wallet binds to one owner)", function () {
+describe("owners racing to prove the same wallet on postgresql (V6: a wallet binds to one owner)", () => {
   let testDb: TestDb;
   let server: ApiServer;
 
   async function call(method: string, path: string, token?: string, body?: unknown) {
     const res = await fetch(server.url + path, {
       method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body !== undefined ? { "content-type": "application/json" } : {}),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: res.status, json: (await res.json()) as { error?: { code: string; message: string } } & Record<string, unknown> };
@@ -26,7 +29,10 @@ describe("owners racing to prove the same wallet on postgresql (V6: a wallet bin
   before(async () => {
     testDb = await createTestPgDb();
     server = await startApiServer({
-      db: testDb.db, operatorToken: "operator-test-token-race-0123", clock: createManualClock(T0), logger: pino({ level: "silent" }),
+      db: testDb.db,
+      operatorToken: "operator-test-token-race-0123",
+      clock: createManualClock(T0),
+      logger: pino({ level: "silent" }),
       rateLimit: { perMinute: 100_000, burst: 10_000, ownersPerHour: 1_000 },
     });
   });
@@ -43,23 +49,36 @@ describe("owners racing to prove the same wallet on postgresql (V6: a wallet bin
       const submissions = await Promise.all(
         Array.from({ length: RIVALS }, async () => {
           const owner = (await call("POST", "/v1/owners", undefined, {})).json;
-          const challenge = (await call("POST", "/v1/proofs/challenges", String(owner.token), { kind: "wallet", subject: wallet.address })).json;
+          const challenge = (await call("POST", "/v1/proofs/challenges", String(owner.token), { kind: "wallet", subject: wallet.address }))
+            .json;
           const signature = await wallet.signMessage({ message: String(challenge.message) });
-          return { token: String(owner.token), body: { challengeId: challenge.id, evidence: { address: wallet.address, signature, signatureType: "eip191" } } };
+          return {
+            token: String(owner.token),
+            body: { challengeId: challenge.id, evidence: { address: wallet.address, signature, signatureType: "eip191" } },
+          };
         }),
       );
       const answers = await Promise.all(submissions.map((s) => call("POST", "/v1/proofs", s.token, s.body)));
       statuses.push(...answers.map((a) => a.status));
-      expect(answers.filter((a) => a.status === 201), `trial ${trial}`).to.have.length(1);
+      expect(
+        answers.filter((a) => a.status === 201),
+        `trial ${trial}`,
+      ).to.have.length(1);
       for (const lost of answers.filter((a) => a.status !== 201)) {
         expect(lost.status, `trial ${trial}: ${JSON.stringify(lost.json)}`).to.equal(409);
         expect(lost.json.error?.code).to.equal("proof_bound_to_another_owner");
         expect(lost.json.error?.message).to.be.a("string");
       }
-      const active = await testDb.db.query<{ n: number }>("SELECT count(*)::int AS n FROM proofs WHERE binding = $1 AND removed_at IS NULL", [`wallet:${wallet.address.toLowerCase()}`]);
+      const active = await testDb.db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM proofs WHERE binding = $1 AND removed_at IS NULL",
+        [`wallet:${wallet.address.toLowerCase()}`],
+      );
       expect(active.rows[0].n, `trial ${trial}: active bindings`).to.equal(1);
       // A lost race changes nothing: each loser's challenge is still unused.
-      const used = await testDb.db.query<{ n: number }>("SELECT count(*)::int AS n FROM proof_challenges WHERE lower(subject) = $1 AND used_at IS NOT NULL", [wallet.address.toLowerCase()]);
+      const used = await testDb.db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM proof_challenges WHERE lower(subject) = $1 AND used_at IS NOT NULL",
+        [wallet.address.toLowerCase()],
+      );
       expect(used.rows[0].n, `trial ${trial}: used challenges`).to.equal(1);
     }
     expect(statuses).to.have.length(TRIALS * RIVALS);

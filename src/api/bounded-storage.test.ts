@@ -17,20 +17,28 @@ type Json = Record<string, any>;
 
 /** Issue #15, finding 7: what one owner stores is bounded, and an owner-level proof's fan-out leaves the request. */
 for (const { name, create } of TEST_STORES) {
-  describe(`bounded storage per owner on ${name}`, function () {
+  describe(`bounded storage per owner on ${name}`, () => {
     let testDb: TestDb;
     let server: ApiServer;
     const clock = createManualClock(T0);
 
     const start = (options: { worker?: boolean } = {}) =>
       startApiServer({
-        db: testDb.db, operatorToken: OPERATOR_TOKEN, clock, logger: pino({ level: "silent" }), limits: LIMITS, ownerRecomputeWorker: options.worker ?? false,
+        db: testDb.db,
+        operatorToken: OPERATOR_TOKEN,
+        clock,
+        logger: pino({ level: "silent" }),
+        limits: LIMITS,
+        ownerRecomputeWorker: options.worker ?? false,
         rateLimit: { perMinute: 100_000, burst: 10_000 },
       });
     async function call(method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; json: Json }> {
       const res = await fetch(server.url + path, {
         method,
-        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+        headers: {
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+          ...(body !== undefined ? { "content-type": "application/json" } : {}),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       return { status: res.status, json: (await res.json()) as Json };
@@ -49,13 +57,18 @@ for (const { name, create } of TEST_STORES) {
       const challenge = await call("POST", "/v1/proofs/challenges", token, { kind: "wallet", subject: wallet.address });
       expect(challenge.status).to.equal(201);
       const signature = await wallet.signMessage({ message: challenge.json.message });
-      return call("POST", "/v1/proofs", token, { challengeId: challenge.json.id, evidence: { address: wallet.address, signature, signatureType: "eip191" } });
+      return call("POST", "/v1/proofs", token, {
+        challengeId: challenge.json.id,
+        evidence: { address: wallet.address, signature, signatureType: "eip191" },
+      });
     }
     const latestTotals = async (ids: string[]) =>
-      (await testDb.db.query<{ total: number }>(
-        `SELECT (SELECT total FROM scores s WHERE s.agent_id = a.id ORDER BY at DESC, id DESC LIMIT 1) AS total FROM unnest($1::text[]) AS a (id)`,
-        [ids],
-      )).rows.map((r) => r.total);
+      (
+        await testDb.db.query<{ total: number }>(
+          `SELECT (SELECT total FROM scores s WHERE s.agent_id = a.id ORDER BY at DESC, id DESC LIMIT 1) AS total FROM unnest($1::text[]) AS a (id)`,
+          [ids],
+        )
+      ).rows.map((r) => r.total);
     const pending = (ownerId: string) => count("SELECT count(*)::int AS n FROM owner_recomputes WHERE owner_id = $1", [ownerId]);
 
     before(async () => {
@@ -91,7 +104,9 @@ for (const { name, create } of TEST_STORES) {
         clock.set(T0 + CHALLENGE_TTL_S);
         const second = await call("POST", "/v1/proofs/challenges", owner.token, { kind: "github", subject: "octocat" });
         expect(second.status).to.equal(201);
-        expect((await testDb.db.query("SELECT id FROM proof_challenges WHERE owner_id = $1", [owner.ownerId])).rows).to.deep.equal([{ id: second.json.id }]);
+        expect((await testDb.db.query("SELECT id FROM proof_challenges WHERE owner_id = $1", [owner.ownerId])).rows).to.deep.equal([
+          { id: second.json.id },
+        ]);
         expect(first.json.id).not.to.equal(second.json.id);
       });
     });
@@ -105,22 +120,33 @@ for (const { name, create } of TEST_STORES) {
         const refused = await call("POST", "/v1/proofs/challenges", owner.token, { kind: "github", subject: "one-more" });
         expect(refused.status).to.equal(409);
         expect(refused.json.error.code).to.equal("limit_reached");
-        expect(refused.json.error.message).to.contain(`at most ${LIMITS.openChallenges} open proof challenges (MAX_OPEN_CHALLENGES_PER_OWNER)`);
-        expect(await count("SELECT count(*)::int AS n FROM proof_challenges WHERE owner_id = $1", [owner.ownerId])).to.equal(LIMITS.openChallenges);
+        expect(refused.json.error.message).to.contain(
+          `at most ${LIMITS.openChallenges} open proof challenges (MAX_OPEN_CHALLENGES_PER_OWNER)`,
+        );
+        expect(await count("SELECT count(*)::int AS n FROM proof_challenges WHERE owner_id = $1", [owner.ownerId])).to.equal(
+          LIMITS.openChallenges,
+        );
         // Another owner is not held to this one's challenges.
-        expect((await call("POST", "/v1/proofs/challenges", (await newOwner()).token, { kind: "github", subject: "other" })).status).to.equal(201);
+        expect(
+          (await call("POST", "/v1/proofs/challenges", (await newOwner()).token, { kind: "github", subject: "other" })).status,
+        ).to.equal(201);
         clock.set(T0 + CHALLENGE_TTL_S);
         expect((await call("POST", "/v1/proofs/challenges", owner.token, { kind: "github", subject: "later" })).status).to.equal(201);
       });
 
       it("lets exactly one of several parallel requests take the last place", async () => {
         const owner = await newOwner();
-        for (let i = 0; i < LIMITS.openChallenges - 1; i++) await call("POST", "/v1/proofs/challenges", owner.token, { kind: "github", subject: `user${i}` });
+        for (let i = 0; i < LIMITS.openChallenges - 1; i++)
+          await call("POST", "/v1/proofs/challenges", owner.token, { kind: "github", subject: `user${i}` });
         const answers = await Promise.all(
-          Array.from({ length: RACERS }, (_, i) => call("POST", "/v1/proofs/challenges", owner.token, { kind: "github", subject: `racer${i}` })),
+          Array.from({ length: RACERS }, (_, i) =>
+            call("POST", "/v1/proofs/challenges", owner.token, { kind: "github", subject: `racer${i}` }),
+          ),
         );
         expect(answers.map((a) => a.status).sort()).to.deep.equal([201, ...Array<number>(RACERS - 1).fill(409)]);
-        expect(await count("SELECT count(*)::int AS n FROM proof_challenges WHERE owner_id = $1", [owner.ownerId])).to.equal(LIMITS.openChallenges);
+        expect(await count("SELECT count(*)::int AS n FROM proof_challenges WHERE owner_id = $1", [owner.ownerId])).to.equal(
+          LIMITS.openChallenges,
+        );
       });
     });
 
@@ -169,7 +195,11 @@ for (const { name, create } of TEST_STORES) {
         const join = path.includes("?") ? "&" : "?";
         for (let cursor: string | null = null, pages = 0; pages === 0 || cursor !== null; pages++) {
           expect(pages, `more pages than items under ${path}`).to.be.below(20);
-          const page = await call("GET", `${path}${join}limit=${limit}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`, token);
+          const page = await call(
+            "GET",
+            `${path}${join}limit=${limit}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
+            token,
+          );
           expect(page.status, JSON.stringify(page.json)).to.equal(200);
           items.push(...page.json[field]);
           sizes.push(page.json[field].length);
@@ -193,12 +223,28 @@ for (const { name, create } of TEST_STORES) {
         const [agentId] = await claimAgents(owner.ownerId, 1);
         for (let i = 0; i < 3; i++) {
           clock.set(T0 + i);
-          const added = await call("POST", "/v1/operator/penalties", OPERATOR_TOKEN, { agentId, code: "rule_violation", points: 10, days: 30, reason: `spam ${i}` });
+          const added = await call("POST", "/v1/operator/penalties", OPERATOR_TOKEN, {
+            agentId,
+            code: "rule_violation",
+            points: 10,
+            days: 30,
+            reason: `spam ${i}`,
+          });
           expect(added.status).to.equal(201);
-          await server.service.identity.recordProof({ id: `gh-${agentId}-${i}`, kind: "github", ownerId: owner.ownerId, agentId: null, subject: `user${i}`, binding: null, evidence: {} });
+          await server.service.identity.recordProof({
+            id: `gh-${agentId}-${i}`,
+            kind: "github",
+            ownerId: owner.ownerId,
+            agentId: null,
+            subject: `user${i}`,
+            binding: null,
+            evidence: {},
+          });
         }
         const penalties = await allPages(`/v1/agents/${agentId}/penalties`, "penalties", 2);
-        expect(penalties.items.map((p) => p.addedAt)).to.deep.equal([0, 1, 2].map((i) => new Date((T0 + i) * 1000).toISOString().replace(".000", "")));
+        expect(penalties.items.map((p) => p.addedAt)).to.deep.equal(
+          [0, 1, 2].map((i) => new Date((T0 + i) * 1000).toISOString().replace(".000", "")),
+        );
         expect(penalties.sizes).to.deep.equal([2, 1]);
         const proofs = await allPages(`/v1/agents/${agentId}/proofs`, "proofs", 2);
         expect(proofs.items.map((p) => p.id)).to.deep.equal([0, 1, 2].map((i) => `gh-${agentId}-${i}`));
@@ -217,7 +263,11 @@ for (const { name, create } of TEST_STORES) {
         expect(entries.items.filter((x) => x.subject === agentId || x.details?.agentId === agentId).length).to.be.at.least(3);
 
         for (let i = 0; i < 3; i++) {
-          const declared = await call("POST", "/v1/operator/outages", OPERATOR_TOKEN, { start: new Date((T0 + 3 * 86400 - 3600 + i) * 1000).toISOString().replace(".000", ""), end: null, reason: `window ${i}` });
+          const declared = await call("POST", "/v1/operator/outages", OPERATOR_TOKEN, {
+            start: new Date((T0 + 3 * 86400 - 3600 + i) * 1000).toISOString().replace(".000", ""),
+            end: null,
+            reason: `window ${i}`,
+          });
           expect(declared.status).to.equal(201);
         }
         const windows = await allPages("/v1/outages", "outages", 2);
@@ -238,9 +288,13 @@ for (const { name, create } of TEST_STORES) {
         await claimAgents(other.ownerId, 2);
         for (const [path, token] of [
           [`/v1/owners/me?limit=1&cursor=${me.json.nextCursor}`, other.token],
-          ["/v1/owners/me?limit=0", owner.token], ["/v1/owners/me?limit=1001", owner.token], [`/v1/agents/${agentId}/proofs?limit=101`, undefined],
-          ["/v1/owners/me?cursor=not-a-cursor", owner.token], [`/v1/agents/${agentId}/penalties?cursor=${me.json.nextCursor}`, undefined],
-          [`/v1/operator/audit?cursor=${me.json.nextCursor}`, OPERATOR_TOKEN], [`/v1/outages?cursor=${"A".repeat(201)}`, undefined],
+          ["/v1/owners/me?limit=0", owner.token],
+          ["/v1/owners/me?limit=1001", owner.token],
+          [`/v1/agents/${agentId}/proofs?limit=101`, undefined],
+          ["/v1/owners/me?cursor=not-a-cursor", owner.token],
+          [`/v1/agents/${agentId}/penalties?cursor=${me.json.nextCursor}`, undefined],
+          [`/v1/operator/audit?cursor=${me.json.nextCursor}`, OPERATOR_TOKEN],
+          [`/v1/outages?cursor=${"A".repeat(201)}`, undefined],
         ] as const) {
           const answer = await call("GET", path, token);
           expect(answer.status, path).to.equal(400);
@@ -255,14 +309,39 @@ for (const { name, create } of TEST_STORES) {
         for (let i = 0; i < 2; i++) {
           clock.set(T0 + 10 * 86400 + i);
           for (const agent of [agentId, otherId]) {
-            expect((await call("POST", "/v1/operator/penalties", OPERATOR_TOKEN, { agentId: agent, code: "rule_violation", points: 10, days: 30, reason: `same shape ${i}` })).status).to.equal(201);
+            expect(
+              (
+                await call("POST", "/v1/operator/penalties", OPERATOR_TOKEN, {
+                  agentId: agent,
+                  code: "rule_violation",
+                  points: 10,
+                  days: 30,
+                  reason: `same shape ${i}`,
+                })
+              ).status,
+            ).to.equal(201);
           }
-          await server.service.identity.recordProof({ id: `same-shape-${agentId}-${i}`, kind: "github", ownerId: owner.ownerId, agentId: null, subject: `shape${i}`, binding: null, evidence: {} });
-          const declared = await call("POST", "/v1/operator/outages", OPERATOR_TOKEN, { start: new Date((T0 + 10 * 86400 + i) * 1000).toISOString().replace(".000", ""), end: null, reason: `same shape ${i}` });
+          await server.service.identity.recordProof({
+            id: `same-shape-${agentId}-${i}`,
+            kind: "github",
+            ownerId: owner.ownerId,
+            agentId: null,
+            subject: `shape${i}`,
+            binding: null,
+            evidence: {},
+          });
+          const declared = await call("POST", "/v1/operator/outages", OPERATOR_TOKEN, {
+            start: new Date((T0 + 10 * 86400 + i) * 1000).toISOString().replace(".000", ""),
+            end: null,
+            reason: `same shape ${i}`,
+          });
           expect(declared.status, JSON.stringify(declared.json)).to.equal(201);
         }
         const lists = {
-          penalties: `/v1/agents/${agentId}/penalties`, proofs: `/v1/agents/${agentId}/proofs`, outages: "/v1/outages", otherPenalties: `/v1/agents/${otherId}/penalties`,
+          penalties: `/v1/agents/${agentId}/penalties`,
+          proofs: `/v1/agents/${agentId}/proofs`,
+          outages: "/v1/outages",
+          otherPenalties: `/v1/agents/${otherId}/penalties`,
         };
         const cursors: Record<string, string> = {};
         for (const [name, path] of Object.entries(lists)) {
@@ -342,7 +421,9 @@ for (const { name, create } of TEST_STORES) {
         const agents = await claimAgents(owner.ownerId, 2);
         expect((await proveWallet(owner.token)).status).to.equal(201);
         // A real failure: the database refuses every new score while the trigger exists.
-        await testDb.db.query(`CREATE FUNCTION refuse_scores() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'scores refused'; END $$`);
+        await testDb.db.query(
+          `CREATE FUNCTION refuse_scores() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'scores refused'; END $$`,
+        );
         await testDb.db.query("CREATE TRIGGER refuse_scores BEFORE INSERT ON scores FOR EACH ROW EXECUTE FUNCTION refuse_scores()");
         try {
           expect(await server.service.ownerRecomputes.drain()).to.deep.equal({ owners: 0, scores: 0, failed: 1 });
@@ -350,7 +431,12 @@ for (const { name, create } of TEST_STORES) {
           await testDb.db.query("DROP TRIGGER refuse_scores ON scores");
           await testDb.db.query("DROP FUNCTION refuse_scores()");
         }
-        const row = (await testDb.db.query<{ attempts: number; due_at: string; last_error: string }>("SELECT attempts, due_at, last_error FROM owner_recomputes WHERE owner_id = $1", [owner.ownerId])).rows[0];
+        const row = (
+          await testDb.db.query<{ attempts: number; due_at: string; last_error: string }>(
+            "SELECT attempts, due_at, last_error FROM owner_recomputes WHERE owner_id = $1",
+            [owner.ownerId],
+          )
+        ).rows[0];
         expect(row).to.deep.include({ attempts: 1, last_error: "scores refused" });
         expect(Number(row.due_at)).to.equal(T0 + ownerRecomputeBackoffS(0));
         expect(await latestTotals(agents)).to.deep.equal([200, 200]);

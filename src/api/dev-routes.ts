@@ -25,20 +25,36 @@ const example = { now: "2026-11-03T10:00:00Z", offsetDays: 1, nextDailyAt: "2026
 export function devRoutes(devClock: DevClock): Route[] {
   return [
     defineRoute({
-      method: "get", path: "/v1/dev/clock", operationId: "getDevClock", tag: "development", auth: "none",
+      method: "get",
+      path: "/v1/dev/clock",
+      operationId: "getDevClock",
+      tag: "development",
+      auth: "none",
       summary: "vrai dev only: where the development clock stands.",
       responses: { 200: { description: "ok", schema: stateResponse, example } },
     }).handle(async () => ({ status: 200, body: devClock.state() })),
     defineRoute({
-      method: "post", path: "/v1/dev/clock/advance", operationId: "advanceDevClock", tag: "development", auth: "operator",
+      method: "post",
+      path: "/v1/dev/clock/advance",
+      operationId: "advanceDevClock",
+      tag: "development",
+      auth: "operator",
       summary:
         "vrai dev only: moves the service's clock and the local chain's time forward by whole days, one at a time, each day's daily " +
         "recompute (V9) and anchoring run as they would have run; answers once they have.",
       body: z.object({ days: z.number().int().min(1).max(MAX_DEV_DAYS) }).strict(),
       bodyExample: { days: 1 },
       responses: {
-        200: { description: "moved", schema: stateResponse.extend({ days: z.array(dayResponse) }), example: { ...example, days: [{ day: "2026-11-03", scores: 1, anchor: { status: "mined", txHash: `0x${"ab".repeat(32)}`, blockNumber: 12 } }] } },
-        400: e("days is not a whole number 1-60"), 401: e("not an operator"),
+        200: {
+          description: "moved",
+          schema: stateResponse.extend({ days: z.array(dayResponse) }),
+          example: {
+            ...example,
+            days: [{ day: "2026-11-03", scores: 1, anchor: { status: "mined", txHash: `0x${"ab".repeat(32)}`, blockNumber: 12 } }],
+          },
+        },
+        400: e("days is not a whole number 1-60"),
+        401: e("not an operator"),
       },
     }).handle(async ({ body }) => ({ status: 200, body: await devClock.advance(body.days) })),
   ];

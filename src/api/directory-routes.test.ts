@@ -9,11 +9,20 @@ import { TEST_STORES, type TestDb } from "../test-helpers/db";
 
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
 
-type Entry = { agentId: string; name: string | null; scoreType: string; total: number; band: string; state: string; at: string; links: { score: string; page: string } };
+type Entry = {
+  agentId: string;
+  name: string | null;
+  scoreType: string;
+  total: number;
+  band: string;
+  state: string;
+  at: string;
+  links: { score: string; page: string };
+};
 type Answer = { agents: Entry[]; nextCursor: string | null; prevCursor: string | null };
 
 for (const { name, create } of TEST_STORES) {
-  describe(`GET /v1/agents (the directory) on ${name}`, function () {
+  describe(`GET /v1/agents (the directory) on ${name}`, () => {
     let testDb: TestDb;
     let server: ApiServer;
     let store: SqlStore;
@@ -54,16 +63,28 @@ for (const { name, create } of TEST_STORES) {
     before(async () => {
       testDb = await create();
       server = await startApiServer({
-        db: testDb.db, operatorToken: "operator-directory-test-0123456789", clock: createManualClock(T0), logger: pino({ level: "silent" }),
-        rateLimit: { perMinute: 100_000, burst: 10_000 }, overload: { maxInFlight: 100_000, maxLoopDelayMs: 60_000 },
+        db: testDb.db,
+        operatorToken: "operator-directory-test-0123456789",
+        clock: createManualClock(T0),
+        logger: pino({ level: "silent" }),
+        rateLimit: { perMinute: 100_000, burst: 10_000 },
+        overload: { maxInFlight: 100_000, maxLoopDelayMs: 60_000 },
       });
       store = createSqlStore(testDb.db);
       const { ownerId } = await server.service.accounts.createOwner();
       // [name, total, state]: ties at 230 and 200 (200 is what a claim alone scores, V8).
       const agents: Array<[string, number, "provisional" | "established" | null]> = [
-        ["Alpha Crawler", 430, "established"], ["beta crawler", 230, "provisional"], ["Gamma", 230, "established"],
-        ["delta", 200, null], ["Epsilon 100%", 330, "established"], ["zeta", 200, null], ["Eta", 610, "established"],
-        ["theta", 230, "provisional"], ["iota", 150, "provisional"], ["kappa_x", 200, null], ["Lambda CRAWLER", 480, "provisional"],
+        ["Alpha Crawler", 430, "established"],
+        ["beta crawler", 230, "provisional"],
+        ["Gamma", 230, "established"],
+        ["delta", 200, null],
+        ["Epsilon 100%", 330, "established"],
+        ["zeta", 200, null],
+        ["Eta", 610, "established"],
+        ["theta", 230, "provisional"],
+        ["iota", 150, "provisional"],
+        ["kappa_x", 200, null],
+        ["Lambda CRAWLER", 480, "provisional"],
       ];
       for (const [agentName, total, state] of agents) {
         const { agentId } = await server.service.accounts.claimNewAgent(ownerId, { name: agentName });
@@ -93,7 +114,14 @@ for (const { name, create } of TEST_STORES) {
       expect(answer.nextCursor).to.equal(null);
       expect(answer.prevCursor).to.equal(null);
       const eta = answer.agents[0];
-      expect(eta).to.deep.include({ agentId: ids.get("Eta"), name: "Eta", scoreType: "vrai", total: 610, band: "600-799", state: "established" });
+      expect(eta).to.deep.include({
+        agentId: ids.get("Eta"),
+        name: "Eta",
+        scoreType: "vrai",
+        total: 610,
+        band: "600-799",
+        state: "established",
+      });
       expect(eta.links).to.deep.equal({ score: `/v1/agents/${ids.get("Eta")}/score`, page: `/agents/${ids.get("Eta")}` });
       const ties = answer.agents.filter((a) => a.total === 230).map((a) => a.agentId);
       expect(ties).to.have.length(3);
@@ -104,10 +132,14 @@ for (const { name, create } of TEST_STORES) {
     it("filters by band and by state, alone and together", async () => {
       const expected = await expectedOrder();
       const band = await page("?band=200-399&limit=100");
-      expect(band.agents.map((a) => a.agentId)).to.deep.equal(expected.filter((e) => e.total >= 200 && e.total <= 399).map((e) => e.agentId));
+      expect(band.agents.map((a) => a.agentId)).to.deep.equal(
+        expected.filter((e) => e.total >= 200 && e.total <= 399).map((e) => e.agentId),
+      );
       expect(band.agents.every((a) => a.band === "200-399")).to.equal(true);
       const established = await page("?state=established&limit=100");
-      expect(established.agents.map((a) => a.agentId)).to.deep.equal(expected.filter((e) => e.state === "established").map((e) => e.agentId));
+      expect(established.agents.map((a) => a.agentId)).to.deep.equal(
+        expected.filter((e) => e.state === "established").map((e) => e.agentId),
+      );
       const both = await page("?band=200-399&state=established&limit=100");
       expect(both.agents.map((a) => a.name)).to.deep.equal(["Epsilon 100%", "Gamma"]);
       expect((await page("?band=800-1000")).agents).to.deep.equal([]);
@@ -164,7 +196,10 @@ for (const { name, create } of TEST_STORES) {
       }
       const seen = [...first.agents, ...rest].map((a) => a.agentId);
       for (const { agentId } of before.filter((a) => a.agentId !== riser && a.agentId !== faller)) {
-        expect(seen.filter((id) => id === agentId), agentId).to.have.length(1);
+        expect(
+          seen.filter((id) => id === agentId),
+          agentId,
+        ).to.have.length(1);
       }
       expect((await page("?limit=1")).agents[0].agentId).to.equal(riser);
     });
@@ -189,10 +224,16 @@ for (const { name, create } of TEST_STORES) {
     it("answers 400 naming the field for a bad cursor, band, state, sort or search", async () => {
       const forged = Buffer.from("a:200:not an id!").toString("base64url");
       const cases: Array<[string, string]> = [
-        ["?cursor=nonsense", "query.cursor"], [`?cursor=${forged}`, "query.cursor"], ["?cursor=%2F%2F%2F", "query.cursor"],
+        ["?cursor=nonsense", "query.cursor"],
+        [`?cursor=${forged}`, "query.cursor"],
+        ["?cursor=%2F%2F%2F", "query.cursor"],
         [`?cursor=${Buffer.from("a:1001:agt_x").toString("base64url")}`, "query.cursor"],
-        ["?band=200-400", "query.band"], ["?band=good", "query.band"], ["?state=active", "query.state"], ["?sort=name", "query.sort"],
-        [`?q=${"x".repeat(101)}`, "query.q"], ["?q=a&q=b", "query.q"],
+        ["?band=200-400", "query.band"],
+        ["?band=good", "query.band"],
+        ["?state=active", "query.state"],
+        ["?sort=name", "query.sort"],
+        [`?q=${"x".repeat(101)}`, "query.q"],
+        ["?q=a&q=b", "query.q"],
       ];
       for (const [query, field] of cases) {
         const answer = await get(query);
@@ -204,7 +245,11 @@ for (const { name, create } of TEST_STORES) {
       expect(there.agents.every((a) => a.total < 230)).to.equal(true);
       // A cursor belongs to the directory under its filter (issue #33): under another band, state or search it is a 400.
       const unfiltered = encodeCursor({ direction: "after", total: 230, agentId: "agt_zzzz" }, {});
-      for (const query of [`?band=200-399&cursor=${unfiltered}`, `?state=provisional&cursor=${unfiltered}`, `?q=agent&cursor=${unfiltered}`]) {
+      for (const query of [
+        `?band=200-399&cursor=${unfiltered}`,
+        `?state=provisional&cursor=${unfiltered}`,
+        `?q=agent&cursor=${unfiltered}`,
+      ]) {
         const answer = await get(query);
         expect([answer.status, answer.body.error.message.split(":")[0]], query).to.deep.equal([400, "query.cursor"]);
       }
@@ -231,13 +276,21 @@ for (const { name, create } of TEST_STORES) {
 
       it("lets any origin read the public routes, without credentials, and answers their preflight", async () => {
         const agentId = ids.get("Eta")!;
-        for (const path of ["/v1/agents", `/v1/agents/${agentId}/score`, "/v1/method", "/v1/outages", "/v1/openapi.json", "/v1/agents/agt_nobody/score"]) {
+        for (const path of [
+          "/v1/agents",
+          `/v1/agents/${agentId}/score`,
+          "/v1/method",
+          "/v1/outages",
+          "/v1/openapi.json",
+          "/v1/agents/agt_nobody/score",
+        ]) {
           const res = await fetch(`${server.url}${path}`, { headers: origin });
           expect(res.headers.get("access-control-allow-origin"), path).to.equal("*");
           expect(res.headers.get("access-control-allow-credentials"), path).to.equal(null);
           await res.arrayBuffer();
           const preflight = await fetch(`${server.url}${path}`, {
-            method: "OPTIONS", headers: { ...origin, "access-control-request-method": "GET", "access-control-request-headers": "if-none-match" },
+            method: "OPTIONS",
+            headers: { ...origin, "access-control-request-method": "GET", "access-control-request-headers": "if-none-match" },
           });
           expect(preflight.status, path).to.equal(204);
           expect(preflight.headers.get("access-control-allow-origin"), path).to.equal("*");
@@ -253,16 +306,23 @@ for (const { name, create } of TEST_STORES) {
       });
 
       it("sends none on owner, agent and operator routes, nor on their preflight", async () => {
-        const owner = (await (await fetch(`${server.url}/v1/owners`, { method: "POST", headers: { ...origin, "content-type": "application/json" }, body: "{}" })).json()) as { token: string };
+        const owner = (await (
+          await fetch(`${server.url}/v1/owners`, { method: "POST", headers: { ...origin, "content-type": "application/json" }, body: "{}" })
+        ).json()) as { token: string };
         const claim = await fetch(`${server.url}/v1/agents`, {
-          method: "POST", headers: { ...origin, authorization: `Bearer ${owner.token}`, "content-type": "application/json" }, body: "{}",
+          method: "POST",
+          headers: { ...origin, authorization: `Bearer ${owner.token}`, "content-type": "application/json" },
+          body: "{}",
         });
         expect(claim.status).to.equal(201);
         expect(claim.headers.get("access-control-allow-origin")).to.equal(null);
         const { agentId, agentKey } = (await claim.json()) as { agentId: string; agentKey: string };
         const requests: Array<[string, RequestInit]> = [
           ["/v1/owners/me", { headers: { ...origin, authorization: `Bearer ${owner.token}` } }],
-          [`/v1/agents/${agentId}/checkins`, { method: "POST", headers: { ...origin, authorization: `Bearer ${agentKey}`, "idempotency-key": "cors-test-key-0001" } }],
+          [
+            `/v1/agents/${agentId}/checkins`,
+            { method: "POST", headers: { ...origin, authorization: `Bearer ${agentKey}`, "idempotency-key": "cors-test-key-0001" } },
+          ],
           ["/v1/operator/audit", { headers: { ...origin, authorization: "Bearer operator-directory-test-0123456789" } }],
           ["/v1/operator/audit", { headers: origin }],
         ];
@@ -272,9 +332,15 @@ for (const { name, create } of TEST_STORES) {
           expect(res.headers.get("access-control-allow-origin"), path).to.equal(null);
           await res.arrayBuffer();
         }
-        for (const [path, method] of [["/v1/owners/me", "GET"], [`/v1/agents/${agentId}/checkins`, "POST"], ["/v1/operator/audit", "GET"], ["/v1/operator/busy", "PUT"]]) {
+        for (const [path, method] of [
+          ["/v1/owners/me", "GET"],
+          [`/v1/agents/${agentId}/checkins`, "POST"],
+          ["/v1/operator/audit", "GET"],
+          ["/v1/operator/busy", "PUT"],
+        ]) {
           const preflight = await fetch(`${server.url}${path}`, {
-            method: "OPTIONS", headers: { ...origin, "access-control-request-method": method, "access-control-request-headers": "authorization" },
+            method: "OPTIONS",
+            headers: { ...origin, "access-control-request-method": method, "access-control-request-headers": "authorization" },
           });
           expect(preflight.headers.get("access-control-allow-origin"), path).to.equal(null);
           expect(preflight.headers.get("access-control-allow-methods"), path).to.equal(null);

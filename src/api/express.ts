@@ -53,10 +53,16 @@ const BODY_LIMIT = "32kb";
  * Allow-Credentials, so a browser sends no cookies and reads nothing that needs them). ETag is
  * exposed for conditional reads, Retry-After for 429s.
  */
-const CORS_HEADERS: Readonly<Record<string, string>> = { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "ETag, Retry-After" };
+const CORS_HEADERS: Readonly<Record<string, string>> = {
+  "Access-Control-Allow-Origin": "*",
+  "Access-Control-Expose-Headers": "ETag, Retry-After",
+};
 /** A preflight's answer: the methods of a public read and the one request header a reader may add. */
 const PREFLIGHT_HEADERS: Readonly<Record<string, string>> = {
-  ...CORS_HEADERS, "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS", "Access-Control-Allow-Headers": "If-None-Match", "Access-Control-Max-Age": "600",
+  ...CORS_HEADERS,
+  "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
+  "Access-Control-Allow-Headers": "If-None-Match",
+  "Access-Control-Max-Age": "600",
 };
 /** Answers that may carry a secret (owner tokens, agent keys) or an account's data are never stored by a cache. */
 const NO_STORE = "no-store";
@@ -75,7 +81,8 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   const log = (error: unknown) => logger.error({ err: error }, "request failed");
   const checked = options.checkReplies === true;
   // Checked, an error a route does not declare becomes a reply_mismatch for the error handler.
-  const errorCheck = (route: Route) => (checked ? [(error: unknown, _req: Request, _res: Response, next: NextFunction) => next(checkedError(route, error))] : []);
+  const errorCheck = (route: Route) =>
+    checked ? [(error: unknown, _req: Request, _res: Response, next: NextFunction) => next(checkedError(route, error))] : [];
 
   // Every request is counted, timed and logged once it has been answered.
   app.use((req, res, next) => {
@@ -88,7 +95,8 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
       metrics.requests.inc({ method: req.method, route, status: String(res.statusCode) });
       metrics.duration.observe({ method: req.method, route }, seconds);
       // Never the headers, body or URL query: they carry tokens, keys and idempotency keys.
-      if (logger.isLevelEnabled("debug")) logger.debug({ method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, "request");
+      if (logger.isLevelEnabled("debug"))
+        logger.debug({ method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, "request");
     });
     next();
   });
@@ -114,47 +122,74 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   if (creation && !options.routes.some((route) => route.method === creation.method && route.path === creation.path)) {
     throw new Error(`accountCreation names no route: ${creation.method} ${creation.path}`);
   }
-  const authenticate: Authenticators = { owner: options.authenticateOwner, operator: options.authenticateOperator, agent: options.authenticateAgent };
+  const authenticate: Authenticators = {
+    owner: options.authenticateOwner,
+    operator: options.authenticateOperator,
+    agent: options.authenticateAgent,
+  };
   for (const route of options.routes) {
     if (route.auth === "agent" && !route.path.includes(":id")) throw new Error(`an agent route is charged to its :id: ${route.path}`);
     const createsAccount = route.method === creation?.method && route.path === creation.path;
     const readBody = route.body ? jsonBody : undefined;
-    app[route.method](route.path, async (req: Request, res: Response) => {
-      // Before anything can fail: a cross-origin reader sees the error too, and no cache keeps an answer with a secret.
-      if (route.cors === "public") res.set(CORS_HEADERS);
-      else res.set("Cache-Control", NO_STORE);
-      const caller = await admit(route, req, limits, authenticate);
-      try {
-        // A stranger's body is never read: an agent route's key is checked first (its handler checks it again on the row it works with).
-        // (A malformed id is left to the route's validation: a 400 naming it.)
-        const agentId = String(req.params.id);
-        if (route.auth === "agent" && readBody && ID_PATTERN.test(agentId)) await authenticate.agent(agentId, caller.credential);
-        if (readBody) await readBody(req, res);
-        if (createsAccount) charge(await limits.accountCreation.take(addressOf(req)));
-        // Express parses the query string when it is read: only for a route that declares one.
-        const reply = await route.respond({ params: req.params, query: route.query && req.query, headers: req.headers, body: req.body, ...caller });
-        if (checked) checkKeyVerified(route, reply, caller.isKeyVerified());
-        send(res, route, reply, checked);
-      } catch (error) {
-        // An agent's key that did not hold is a failed authentication of the address, never a charge of the agent.
-        if (route.auth === "agent" && !caller.isKeyVerified() && error instanceof UnauthorizedError) {
-          charge(await limits.authFailures.take(addressOf(req)));
-          throw withCredentialHint(error, "agent", caller.credential, String(req.params.id));
+    app[route.method](
+      route.path,
+      async (req: Request, res: Response) => {
+        // Before anything can fail: a cross-origin reader sees the error too, and no cache keeps an answer with a secret.
+        if (route.cors === "public") res.set(CORS_HEADERS);
+        else res.set("Cache-Control", NO_STORE);
+        const caller = await admit(route, req, limits, authenticate);
+        try {
+          // A stranger's body is never read: an agent route's key is checked first (its handler checks it again on the row it works with).
+          // (A malformed id is left to the route's validation: a 400 naming it.)
+          const agentId = String(req.params.id);
+          if (route.auth === "agent" && readBody && ID_PATTERN.test(agentId)) await authenticate.agent(agentId, caller.credential);
+          if (readBody) await readBody(req, res);
+          if (createsAccount) charge(await limits.accountCreation.take(addressOf(req)));
+          // Express parses the query string when it is read: only for a route that declares one.
+          const reply = await route.respond({
+            params: req.params,
+            query: route.query && req.query,
+            headers: req.headers,
+            body: req.body,
+            ...caller,
+          });
+          if (checked) checkKeyVerified(route, reply, caller.isKeyVerified());
+          send(res, route, reply, checked);
+        } catch (error) {
+          // An agent's key that did not hold is a failed authentication of the address, never a charge of the agent.
+          if (route.auth === "agent" && !caller.isKeyVerified() && error instanceof UnauthorizedError) {
+            charge(await limits.authFailures.take(addressOf(req)));
+            throw withCredentialHint(error, "agent", caller.credential, String(req.params.id));
+          }
+          throw error;
         }
-        throw error;
-      }
-    }, ...errorCheck(route));
+      },
+      ...errorCheck(route),
+    );
     allow(route.path, route.method);
   }
   // The pages take no credential and read no body.
   for (const route of options.pages ?? []) {
-    app[route.method](route.path, limitAddress, async (req: Request, res: Response) => {
-      send(res, route, await route.respond({ params: req.params, query: req.query, headers: req.headers, body: undefined, ...NOBODY }), checked);
-    }, ...errorCheck(route));
+    app[route.method](
+      route.path,
+      limitAddress,
+      async (req: Request, res: Response) => {
+        send(
+          res,
+          route,
+          await route.respond({ params: req.params, query: req.query, headers: req.headers, body: undefined, ...NOBODY }),
+          checked,
+        );
+      },
+      ...errorCheck(route),
+    );
     allow(route.path, route.method);
   }
   // OPTIONS after the routes (a GET is matched without walking past them): a preflight for public reads, else what the path allows.
-  const preflighted = new Set(["/v1/openapi.json", ...options.routes.filter((route) => route.cors === "public").map((route) => route.path)]);
+  const preflighted = new Set([
+    "/v1/openapi.json",
+    ...options.routes.filter((route) => route.cors === "public").map((route) => route.path),
+  ]);
   for (const [path, methods] of allowed) {
     if (methods.has("GET")) methods.add("HEAD");
     const headers = { ...(preflighted.has(path) ? PREFLIGHT_HEADERS : {}), Allow: [...methods, "OPTIONS"].join(", ") };
@@ -174,9 +209,18 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   for (const route of options.routes) {
     const bare = route.path.slice("/v1".length);
     if (!route.path.startsWith("/v1/") || allowed.has(bare)) continue;
-    app.all(bare, limitAddress, (req, res) => sendError(res, 404, "not_found", `no such route: the API is under /v1, did you mean /v1${req.path} (${methodsOf(allowed, route.path)})?`));
+    app.all(bare, limitAddress, (req, res) =>
+      sendError(
+        res,
+        404,
+        "not_found",
+        `no such route: the API is under /v1, did you mean /v1${req.path} (${methodsOf(allowed, route.path)})?`,
+      ),
+    );
   }
-  app.use(limitAddress, (_req, res) => sendError(res, 404, "not_found", "no such route (the API is under /v1; /v1/openapi.json lists every route)"));
+  app.use(limitAddress, (_req, res) =>
+    sendError(res, 404, "not_found", "no such route (the API is under /v1; /v1/openapi.json lists every route)"),
+  );
   app.use(errorHandler(log));
   return app;
 }
@@ -195,12 +239,20 @@ function v1Hint(path: string, routes: readonly Route[]): string {
  * The app of a separate metrics listener (`METRICS_PORT`): `/metrics` only, behind the metrics token
  * when one is set; nothing else answers there.
  */
-export function createMetricsApp(options: { metrics: ApiMetrics; metricsTokenHash?: string; limits: RateLimits; logger: Logger }): express.Express {
+export function createMetricsApp(options: {
+  metrics: ApiMetrics;
+  metricsTokenHash?: string;
+  limits: RateLimits;
+  logger: Logger;
+}): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.use(everyAnswer);
   const limitAddress = addressLimiter(options.limits.address);
-  const serve = options.metricsTokenHash === undefined ? serveMetrics(options.metrics) : metricsHandler(options.metrics, options.metricsTokenHash, options.limits);
+  const serve =
+    options.metricsTokenHash === undefined
+      ? serveMetrics(options.metrics)
+      : metricsHandler(options.metrics, options.metricsTokenHash, options.limits);
   app.get("/metrics", limitAddress, serve);
   app.use(limitAddress, (_req, res) => sendError(res, 404, "not_found", "no such route"));
   app.use(errorHandler((error) => options.logger.error({ err: error }, "metrics request failed")));
@@ -211,14 +263,16 @@ export function createMetricsApp(options: { metrics: ApiMetrics; metricsTokenHas
 function everyAnswer(req: Request, res: Response, next: (error?: unknown) => void): void {
   res.set("X-Content-Type-Options", "nosniff");
   // Node keeps the first of two Authorization headers and drops the other: which one was meant is unknowable.
-  if (authorizationHeaders(req.rawHeaders) > 1) return next(new InvalidInputError("duplicate_authorization", "send one Authorization header, not several"));
+  if (authorizationHeaders(req.rawHeaders) > 1)
+    return next(new InvalidInputError("duplicate_authorization", "send one Authorization header, not several"));
   next();
 }
 
 /** How many Authorization headers `rawHeaders` (name, value, name, value, ...) holds. */
 function authorizationHeaders(rawHeaders: readonly string[]): number {
   let count = 0;
-  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i].length === 13 && rawHeaders[i].toLowerCase() === "authorization") count++;
+  for (let i = 0; i < rawHeaders.length; i += 2)
+    if (rawHeaders[i].length === 13 && rawHeaders[i].toLowerCase() === "authorization") count++;
   return count;
 }
 
@@ -233,7 +287,10 @@ export function addressKey(address: string): string {
   if (!address.includes(":") || !ipaddr.IPv6.isValid(address)) return address;
   const ip = ipaddr.IPv6.parse(address);
   if (ip.isIPv4MappedAddress()) return ip.toIPv4Address().toString();
-  return `${ip.parts.slice(0, 4).map((part) => part.toString(16)).join(":")}::/64`;
+  return `${ip.parts
+    .slice(0, 4)
+    .map((part) => part.toString(16))
+    .join(":")}::/64`;
 }
 
 /** Throws the 429 of a refusal. */
@@ -313,10 +370,16 @@ const WANTED: Readonly<Record<CredentialKind, string>> = {
  * one the route takes (issue #31): an agent key sent to an owner route, an owner token to a check-in, an agent's
  * key to another agent's route. Only the prefix and the agent id it starts with are read, never the secret.
  */
-function withCredentialHint(error: UnauthorizedError, wanted: CredentialKind, credential: string, agentId: string | undefined): UnauthorizedError {
+function withCredentialHint(
+  error: UnauthorizedError,
+  wanted: CredentialKind,
+  credential: string,
+  agentId: string | undefined,
+): UnauthorizedError {
   const sent = CREDENTIALS.find((c) => credential.startsWith(c.prefix));
   if (sent === undefined) return error;
-  if (sent.kind !== wanted) return new UnauthorizedError(error.code, `${error.message}: this is ${sent.is}; this route takes ${WANTED[wanted]}`);
+  if (sent.kind !== wanted)
+    return new UnauthorizedError(error.code, `${error.message}: this is ${sent.is}; this route takes ${WANTED[wanted]}`);
   const keyOf = /^va_([A-Za-z0-9_-]{1,64})\./.exec(credential)?.[1];
   if (wanted === "agent" && keyOf !== undefined && agentId !== undefined && keyOf !== agentId) {
     return new UnauthorizedError(error.code, `${error.message}: this is the key of agent ${keyOf}, not of agent ${agentId}`);
@@ -348,7 +411,9 @@ function agentCaller(credential: string, account: string, address: string, limit
 async function jsonBody(req: Request, res: Response): Promise<void> {
   const type = req.headers["content-type"];
   if (type === undefined || !isJson(type)) {
-    throw new BaseError("unsupported_media_type", "the request must be sent as Content-Type: application/json (an empty body as {})", { status: 415 });
+    throw new BaseError("unsupported_media_type", "the request must be sent as Content-Type: application/json (an empty body as {})", {
+      status: 415,
+    });
   }
   await new Promise<void>((resolve, reject) => parseJson(req, res, (error?: unknown) => (error === undefined ? resolve() : reject(error))));
 }
@@ -385,7 +450,10 @@ function metricsHandler(metrics: ApiMetrics, tokenHash: string, limits: RateLimi
 /** The Prometheus text of the registry. */
 function serveMetrics(metrics: ApiMetrics) {
   return async (_req: Request, res: Response) => {
-    res.set("Cache-Control", NO_STORE).type(metrics.registry.contentType).send(await metrics.registry.metrics());
+    res
+      .set("Cache-Control", NO_STORE)
+      .type(metrics.registry.contentType)
+      .send(await metrics.registry.metrics());
   };
 }
 

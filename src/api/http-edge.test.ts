@@ -28,7 +28,9 @@ for (const { name, create } of TEST_STORES) {
     before(async () => {
       testDb = await create();
       server = await startApiServer({
-        db: testDb.db, operatorToken: OPERATOR_TOKEN, logger: pino({ level: "silent" }),
+        db: testDb.db,
+        operatorToken: OPERATOR_TOKEN,
+        logger: pino({ level: "silent" }),
         rateLimit: { perMinute: 100_000, burst: 10_000, ownersPerHour: 10_000 },
       });
     });
@@ -37,7 +39,11 @@ for (const { name, create } of TEST_STORES) {
       await testDb.drop();
     });
 
-    async function call(method: string, path: string, options: { token?: string; body?: BodyInit; contentType?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
+    async function call(
+      method: string,
+      path: string,
+      options: { token?: string; body?: BodyInit; contentType?: string; headers?: Record<string, string> } = {},
+    ): Promise<Answer> {
       const headers: Record<string, string> = { ...options.headers };
       if (options.token) headers.authorization = `Bearer ${options.token}`;
       if (options.contentType) headers["content-type"] = options.contentType;
@@ -50,7 +56,8 @@ for (const { name, create } of TEST_STORES) {
         json = {};
       }
       const error = json.error;
-      const code = typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined;
+      const code =
+        typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined;
       return { status: res.status, code, headers: res.headers, json };
     }
     const json = (value: unknown) => ({ body: JSON.stringify(value), contentType: "application/json" });
@@ -63,7 +70,10 @@ for (const { name, create } of TEST_STORES) {
         { type: "text/plain", body: "{}" },
         { type: "text/plain;charset=UTF-8", body: '{"name":"x"}' },
         { type: "application/x-www-form-urlencoded", body: "name=x" },
-        { type: "multipart/form-data; boundary=vrai", body: '--vrai\r\nContent-Disposition: form-data; name="name"\r\n\r\nx\r\n--vrai--\r\n' },
+        {
+          type: "multipart/form-data; boundary=vrai",
+          body: '--vrai\r\nContent-Disposition: form-data; name="name"\r\n\r\nx\r\n--vrai--\r\n',
+        },
         { type: "application/xml", body: "<name>x</name>" },
         { type: "text/xml", body: "<name>x</name>" },
         { type: "application/json; charset=latin1", body: "{}" },
@@ -75,25 +85,45 @@ for (const { name, create } of TEST_STORES) {
       it("answers 415 on POST /v1/owners, /v1/agents and /v1/agents/:id/claim and writes nothing, keys unrotated", async () => {
         const owner = await newOwner();
         const agent = await server.service.accounts.claimNewAgent(owner.ownerId);
-        const before = { owners: await count("SELECT id FROM owners"), agents: await count("SELECT id FROM agents"), claims: await count("SELECT id FROM claims") };
-        const keyHash = async () => (await testDb.db.query<{ key_hash: string }>("SELECT key_hash FROM agents WHERE id = $1", [agent.agentId])).rows[0].key_hash;
+        const before = {
+          owners: await count("SELECT id FROM owners"),
+          agents: await count("SELECT id FROM agents"),
+          claims: await count("SELECT id FROM claims"),
+        };
+        const keyHash = async () =>
+          (await testDb.db.query<{ key_hash: string }>("SELECT key_hash FROM agents WHERE id = $1", [agent.agentId])).rows[0].key_hash;
         const keyBefore = await keyHash();
-        const routes = [{ path: "/v1/owners" }, { path: "/v1/agents", token: owner.token }, { path: `/v1/agents/${agent.agentId}/claim`, token: owner.token }];
+        const routes = [
+          { path: "/v1/owners" },
+          { path: "/v1/agents", token: owner.token },
+          { path: `/v1/agents/${agent.agentId}/claim`, token: owner.token },
+        ];
         for (const route of routes) {
           for (const { type, body } of bodies) {
             const answer = await call("POST", route.path, { token: route.token, contentType: type, body: new TextEncoder().encode(body) });
             expect([answer.status, answer.code], `${route.path} ${type}`).to.deep.equal([415, "unsupported_media_type"]);
           }
         }
-        expect({ owners: await count("SELECT id FROM owners"), agents: await count("SELECT id FROM agents"), claims: await count("SELECT id FROM claims") }).to.deep.equal(before);
+        expect({
+          owners: await count("SELECT id FROM owners"),
+          agents: await count("SELECT id FROM agents"),
+          claims: await count("SELECT id FROM claims"),
+        }).to.deep.equal(before);
         expect(await keyHash()).to.equal(keyBefore);
       });
 
       it("takes application/json with a charset, application/*+json, and application/json with no body as {}", async () => {
         const owner = await newOwner();
-        expect((await call("POST", "/v1/agents", { token: owner.token, body: '{"name":"a"}', contentType: "application/json; charset=utf-8" })).status).to.equal(201);
-        expect((await call("POST", "/v1/agents", { token: owner.token, body: '{"name":"b"}', contentType: "application/vnd.vrai+json" })).status).to.equal(201);
-        expect((await call("POST", "/v1/agents", { token: owner.token, body: '{"name":"c"}', contentType: "Application/JSON" })).status).to.equal(201);
+        expect(
+          (await call("POST", "/v1/agents", { token: owner.token, body: '{"name":"a"}', contentType: "application/json; charset=utf-8" }))
+            .status,
+        ).to.equal(201);
+        expect(
+          (await call("POST", "/v1/agents", { token: owner.token, body: '{"name":"b"}', contentType: "application/vnd.vrai+json" })).status,
+        ).to.equal(201);
+        expect(
+          (await call("POST", "/v1/agents", { token: owner.token, body: '{"name":"c"}', contentType: "Application/JSON" })).status,
+        ).to.equal(201);
         expect((await call("POST", "/v1/owners", { contentType: "application/json" })).status).to.equal(201);
         expect((await call("POST", "/v1/owners", json({}))).status).to.equal(201);
       });
@@ -121,7 +151,10 @@ for (const { name, create } of TEST_STORES) {
           owner: created,
           agent,
           reclaim: await call("POST", `/v1/agents/${agentId}/claim`, { token, ...json({}) }),
-          transfer: await call("POST", `/v1/operator/agents/${agentId}/transfer`, { token: OPERATOR_TOKEN, ...json({ toOwnerId: other.ownerId, reason: "sold" }) }),
+          transfer: await call("POST", `/v1/operator/agents/${agentId}/transfer`, {
+            token: OPERATOR_TOKEN,
+            ...json({ toOwnerId: other.ownerId, reason: "sold" }),
+          }),
           me: await call("GET", "/v1/owners/me", { token }),
           unauthorized: await call("GET", "/v1/owners/me", { token: "vo_nobody.x" }),
           forbidden: await call("POST", `/v1/agents/${agentId}/claim`, { token, ...json({}) }),
@@ -139,7 +172,12 @@ for (const { name, create } of TEST_STORES) {
       });
 
       it("says nosniff on every answer: JSON, errors, 404s, 429s, pages, OPTIONS", async () => {
-        const limited = await startApiServer({ db: testDb.db, operatorToken: OPERATOR_TOKEN, logger: pino({ level: "silent" }), rateLimit: { perMinute: 1, burst: 1 } });
+        const limited = await startApiServer({
+          db: testDb.db,
+          operatorToken: OPERATOR_TOKEN,
+          logger: pino({ level: "silent" }),
+          rateLimit: { perMinute: 1, burst: 1 },
+        });
         try {
           await fetch(`${limited.url}/v1/method`);
           const tooMany = await fetch(`${limited.url}/v1/method`);
@@ -149,9 +187,15 @@ for (const { name, create } of TEST_STORES) {
           await limited.close();
         }
         const answers = [
-          await call("GET", "/v1/method"), await call("GET", "/v1/nothing"), await call("GET", "/v1/agents/bad!id/score"), await call("GET", "/v1/owners/me"),
-          await call("POST", "/v1/agents", { body: "{", contentType: "application/json", token: "vo_x.y" }), await call("GET", "/"), await call("GET", "/agents/agt_none"),
-          await call("GET", "/v1/openapi.json"), await call("OPTIONS", "/v1/owners"),
+          await call("GET", "/v1/method"),
+          await call("GET", "/v1/nothing"),
+          await call("GET", "/v1/agents/bad!id/score"),
+          await call("GET", "/v1/owners/me"),
+          await call("POST", "/v1/agents", { body: "{", contentType: "application/json", token: "vo_x.y" }),
+          await call("GET", "/"),
+          await call("GET", "/agents/agt_none"),
+          await call("GET", "/v1/openapi.json"),
+          await call("OPTIONS", "/v1/owners"),
         ];
         expect(answers.map((a) => a.status)).to.deep.equal([200, 404, 400, 401, 401, 200, 404, 200, 204]);
         for (const answer of answers) expect(answer.headers.get("x-content-type-options")).to.equal("nosniff");
@@ -161,7 +205,14 @@ for (const { name, create } of TEST_STORES) {
         const doc = (await call("GET", "/v1/openapi.json")).json;
         const paths = Object.entries(typeof doc.paths === "object" && doc.paths !== null ? doc.paths : {});
         expect(paths.length).to.be.greaterThan(20);
-        for (const [path, operations] of [...paths, ["/", { get: {} }], ["/method", { get: {} }], ["/agents", { get: {} }], ["/agents/{id}", { get: {} }], ["/agents/{id}/badge.svg", { get: {} }]] as const) {
+        for (const [path, operations] of [
+          ...paths,
+          ["/", { get: {} }],
+          ["/method", { get: {} }],
+          ["/agents", { get: {} }],
+          ["/agents/{id}", { get: {} }],
+          ["/agents/{id}/badge.svg", { get: {} }],
+        ] as const) {
           const concrete = path.replace(/\{[^}]+\}/g, "agt_x");
           const answer = await call("OPTIONS", concrete);
           expect(answer.status, path).to.equal(204);
@@ -169,7 +220,9 @@ for (const { name, create } of TEST_STORES) {
           for (const method of Object.keys(operations)) expect(allow, path).to.include(method.toUpperCase());
           expect(allow, path).to.include("OPTIONS");
         }
-        const preflight = await call("OPTIONS", "/v1/agents/agt_x/score", { headers: { origin: "https://dapp.example", "access-control-request-method": "GET" } });
+        const preflight = await call("OPTIONS", "/v1/agents/agt_x/score", {
+          headers: { origin: "https://dapp.example", "access-control-request-method": "GET" },
+        });
         expect(preflight.status).to.equal(204);
         expect(preflight.headers.get("access-control-allow-origin")).to.equal("*");
         expect(preflight.headers.get("access-control-allow-methods")).to.equal("GET, HEAD, OPTIONS");

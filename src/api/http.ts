@@ -28,7 +28,11 @@ function errorReply(error: unknown, log: (error: unknown) => void): { status: nu
     if (error.type === "entity.parse.failed") return { status: 400, code: "malformed_json", message: "the request body is not valid JSON" };
     if (error.type === "entity.too.large") return { status: 413, code: "body_too_large", message: "the request body is too large" };
     if (error.type === "charset.unsupported" || error.type === "encoding.unsupported") {
-      return { status: 415, code: "unsupported_media_type", message: typeof error.message === "string" ? error.message : "unsupported charset or encoding" };
+      return {
+        status: 415,
+        code: "unsupported_media_type",
+        message: typeof error.message === "string" ? error.message : "unsupported charset or encoding",
+      };
     }
     if (typeof error.status === "number" && error.status >= 400 && error.status < 500) {
       return { status: error.status, code: "bad_request", message: typeof error.message === "string" ? error.message : "bad request" };

@@ -29,15 +29,36 @@ describe("a check-in whose Idempotency-Key is still in flight", () => {
     const load = createLoadMonitor({ maxInFlight: 100, maxLoopDelayMs: 10_000 });
     const service = createVraiService({ store, clock: createManualClock(Date.UTC(2026, 10, 2) / 1000), busy: () => false });
     const metrics = createApiMetrics({ busy: () => false });
-    const reads = createReads({ store, latestScores: { latestScoreSummary: async () => ({ agentExists: false, score: null }) }, clock: service.clock });
+    const reads = createReads({
+      store,
+      latestScores: { latestScoreSummary: async () => ({ agentExists: false, score: null }) },
+      clock: service.clock,
+    });
     const app = createHttpApp({
       // The memory store keeps no pages of declared windows: this test declares none and reads none.
-      routes: serviceRoutes({ ...service, reads, site: createSiteReads({ site: { listOutagesPage: async () => [], listDailyTotals: async () => [], dayOfClaim: async () => null, hasDailyScoreFrom: async () => false }, clock: service.clock }), checkinResults: metrics.checkinResults }), authenticateOwner: service.accounts.authenticateOwner,
+      routes: serviceRoutes({
+        ...service,
+        reads,
+        site: createSiteReads({
+          site: {
+            listOutagesPage: async () => [],
+            listDailyTotals: async () => [],
+            dayOfClaim: async () => null,
+            hasDailyScoreFrom: async () => false,
+          },
+          clock: service.clock,
+        }),
+        checkinResults: metrics.checkinResults,
+      }),
+      authenticateOwner: service.accounts.authenticateOwner,
       authenticateOperator: async () => {
         throw new UnauthorizedError("invalid_operator_token", "no operator in this test");
       },
       authenticateAgent: async (agentId, key) => void (await service.accounts.authenticateAgent(agentId, key)),
-      limits: createRateLimits(DEFAULT_RATE_LIMITS), load, metrics, logger: pino({ level: "silent" }),
+      limits: createRateLimits(DEFAULT_RATE_LIMITS),
+      load,
+      metrics,
+      logger: pino({ level: "silent" }),
     });
     const server = http.createServer(app).listen(0, "127.0.0.1");
     await new Promise((resolve) => server.once("listening", resolve));
@@ -45,7 +66,11 @@ describe("a check-in whose Idempotency-Key is still in flight", () => {
     try {
       const { ownerId } = await service.accounts.createOwner();
       const { agentId, agentKey } = await service.accounts.claimNewAgent(ownerId);
-      const send = () => fetch(`${url}/v1/agents/${agentId}/checkins`, { method: "POST", headers: { authorization: `Bearer ${agentKey}`, "idempotency-key": "same" } });
+      const send = () =>
+        fetch(`${url}/v1/agents/${agentId}/checkins`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${agentKey}`, "idempotency-key": "same" },
+        });
       let open!: () => void;
       gate = new Promise((resolve) => (open = resolve));
       const first = send();

@@ -23,13 +23,24 @@ describe("structured logs", () => {
 
   it("logs every request as JSON with no token, key or idempotency key in them", async () => {
     const post = (path: string, token: string, headers: Record<string, string> = {}) =>
-      fetch(server.url + path, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers }, body: "{}" });
-    const owner = (await (await fetch(`${server.url}/v1/owners`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json()) as { token: string };
+      fetch(server.url + path, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers },
+        body: "{}",
+      });
+    const owner = (await (
+      await fetch(`${server.url}/v1/owners`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })
+    ).json()) as { token: string };
     const agent = (await (await post("/v1/agents", owner.token)).json()) as { agentId: string; agentKey: string };
-    expect((await post(`/v1/agents/${agent.agentId}/checkins`, agent.agentKey, { "idempotency-key": "secret-idem-key-42" })).status).to.equal(201);
+    expect(
+      (await post(`/v1/agents/${agent.agentId}/checkins`, agent.agentKey, { "idempotency-key": "secret-idem-key-42" })).status,
+    ).to.equal(201);
     expect((await post("/v1/operator/penalties", OPERATOR_TOKEN)).status).to.equal(400);
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const entries = lines.trim().split("\n").map((l) => JSON.parse(l));
+    const entries = lines
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(entries.filter((e) => e.msg === "request").map((e) => e.route)).to.include("/v1/agents/:id/checkins");
     for (const secret of [owner.token, agent.agentKey, OPERATOR_TOKEN, "secret-idem-key-42"]) expect(lines).not.to.contain(secret);
   });

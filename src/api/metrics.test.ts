@@ -20,7 +20,10 @@ describe("where /metrics is served (finding 8)", () => {
   after(async () => {
     await testDb.drop();
   });
-  async function withServer(metrics: ApiServerOptions["metrics"], run: (urls: { url: string; metricsUrl: string | undefined }) => Promise<void>) {
+  async function withServer(
+    metrics: ApiServerOptions["metrics"],
+    run: (urls: { url: string; metricsUrl: string | undefined }) => Promise<void>,
+  ) {
     const server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR_TOKEN, logger: pino({ level: "silent" }), metrics });
     try {
       await run(server);
@@ -71,9 +74,15 @@ describe("where /metrics is served (finding 8)", () => {
   it("counts the connections the API's listener holds, open and waiting for their client (issue #33)", async () => {
     await withServer({ port: 0 }, async ({ url, metricsUrl }) => {
       const { port } = new URL(url);
-      const held = await Promise.all(Array.from({ length: 3 }, () => new Promise<net.Socket>((resolve) => {
-        const socket = net.connect({ host: "127.0.0.1", port: Number(port) }, () => resolve(socket));
-      })));
+      const held = await Promise.all(
+        Array.from(
+          { length: 3 },
+          () =>
+            new Promise<net.Socket>((resolve) => {
+              const socket = net.connect({ host: "127.0.0.1", port: Number(port) }, () => resolve(socket));
+            }),
+        ),
+      );
       // One of them sends part of a body: still waiting for its client.
       held[0].write("POST /v1/owners HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{");
       try {

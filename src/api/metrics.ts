@@ -20,24 +20,47 @@ export type ApiMetrics = {
  * @param sources.connections the API listener's connections now, once it listens
  * @param sources.scoreCache the latest-score cache's figures, when there is a cache
  */
-export function createApiMetrics(sources: { busy: () => boolean; connections?: () => ConnectionFigures; scoreCache?: () => ScoreCacheFigures }): ApiMetrics {
+export function createApiMetrics(sources: {
+  busy: () => boolean;
+  connections?: () => ConnectionFigures;
+  scoreCache?: () => ScoreCacheFigures;
+}): ApiMetrics {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
-  const requests = new client.Counter({ name: "vrai_http_requests_total", help: "HTTP requests by route and status", labelNames: ["method", "route", "status"], registers: [registry] });
-  const duration = new client.Histogram({
-    name: "vrai_http_request_duration_seconds", help: "HTTP request duration by route", labelNames: ["method", "route"],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers: [registry],
+  const requests = new client.Counter({
+    name: "vrai_http_requests_total",
+    help: "HTTP requests by route and status",
+    labelNames: ["method", "route", "status"],
+    registers: [registry],
   });
-  const checkinResults = new client.Counter({ name: "vrai_checkins_total", help: "Check-in requests by result", labelNames: ["result"], registers: [registry] });
+  const duration = new client.Histogram({
+    name: "vrai_http_request_duration_seconds",
+    help: "HTTP request duration by route",
+    labelNames: ["method", "route"],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  const checkinResults = new client.Counter({
+    name: "vrai_checkins_total",
+    help: "Check-in requests by result",
+    labelNames: ["result"],
+    registers: [registry],
+  });
   new client.Gauge({
-    name: "vrai_busy", help: "1 while the service asks agents for 7200 s heartbeats (V3.3)", registers: [registry],
-    collect() { this.set(sources.busy() ? 1 : 0); },
+    name: "vrai_busy",
+    help: "1 while the service asks agents for 7200 s heartbeats (V3.3)",
+    registers: [registry],
+    collect() {
+      this.set(sources.busy() ? 1 : 0);
+    },
   });
   const { connections } = sources;
   if (connections) {
     new client.Gauge({
-      name: "vrai_http_connections", help: "Connections the API's listener holds: open, and waiting for their client (idle, a request not all arrived, an answer not read)",
-      labelNames: ["state"], registers: [registry],
+      name: "vrai_http_connections",
+      help: "Connections the API's listener holds: open, and waiting for their client (idle, a request not all arrived, an answer not read)",
+      labelNames: ["state"],
+      registers: [registry],
       collect() {
         const now = connections();
         this.set({ state: "open" }, now.open);
@@ -51,13 +74,29 @@ export function createApiMetrics(sources: { busy: () => boolean; connections?: (
 
 /** The latest-score cache's size, and its hits and misses as counters (read from the cache's own counts). */
 function registerScoreCacheMetrics(registry: client.Registry, stats: () => ScoreCacheFigures): void {
-  new client.Gauge({ name: "vrai_score_cache_entries", help: "Agents whose latest score is cached", registers: [registry], collect() { this.set(stats().entries); } });
-  new client.Gauge({ name: "vrai_score_cache_bytes", help: "Memory charged to the latest-score cache", registers: [registry], collect() { this.set(stats().bytes); } });
+  new client.Gauge({
+    name: "vrai_score_cache_entries",
+    help: "Agents whose latest score is cached",
+    registers: [registry],
+    collect() {
+      this.set(stats().entries);
+    },
+  });
+  new client.Gauge({
+    name: "vrai_score_cache_bytes",
+    help: "Memory charged to the latest-score cache",
+    registers: [registry],
+    collect() {
+      this.set(stats().bytes);
+    },
+  });
   const counted = { hits: 0, misses: 0 };
   const kinds: Array<"hits" | "misses"> = ["hits", "misses"];
   for (const kind of kinds) {
     new client.Counter({
-      name: `vrai_score_cache_${kind}_total`, help: `Latest-score reads answered ${kind === "hits" ? "from" : "without"} the cache`, registers: [registry],
+      name: `vrai_score_cache_${kind}_total`,
+      help: `Latest-score reads answered ${kind === "hits" ? "from" : "without"} the cache`,
+      registers: [registry],
       collect() {
         const now = stats()[kind];
         this.inc(now - counted[kind]);

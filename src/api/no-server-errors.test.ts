@@ -15,12 +15,41 @@ const SEED = 15;
 /** The pages, outside the OpenAPI document, declared like the API's routes. */
 const PAGES = ["/", "/method", "/agents", "/agents/{id}", "/agents/{id}/badge.svg"];
 
-type Operation = { method: string; path: string; params: string[]; query: string[]; headers: string[]; body: string[] | null; auth: "owner" | "agent" | "operator" | "none" };
+type Operation = {
+  method: string;
+  path: string;
+  params: string[];
+  query: string[];
+  headers: string[];
+  body: string[] | null;
+  auth: "owner" | "agent" | "operator" | "none";
+};
 /** What a run may put in a request besides noise: ids that exist, so that requests get past "not found" to the code behind. */
-type Known = { owner: string; ownerId: string; agentId: string; agentKey: string; penaltyId: string; outageId: string; challengeId: string; scoreId: string };
+type Known = {
+  owner: string;
+  ownerId: string;
+  agentId: string;
+  agentKey: string;
+  penaltyId: string;
+  outageId: string;
+  challengeId: string;
+  scoreId: string;
+};
 
 /** The API's operations as its OpenAPI document describes them, and the pages. */
-function operationsOf(document: { paths: Record<string, Record<string, { parameters: Array<{ name: string; in: string }>; security: Array<Record<string, unknown>>; requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown> } }> } }>> }): Operation[] {
+function operationsOf(document: {
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        parameters: Array<{ name: string; in: string }>;
+        security: Array<Record<string, unknown>>;
+        requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown> } }> };
+      }
+    >
+  >;
+}): Operation[] {
   const operations: Operation[] = [];
   for (const [path, methods] of Object.entries(document.paths)) {
     for (const [method, op] of Object.entries(methods)) {
@@ -28,30 +57,119 @@ function operationsOf(document: { paths: Record<string, Record<string, { paramet
       const scheme = Object.keys(op.security[0] ?? {})[0] ?? "none";
       const auth = scheme === "ownerToken" ? "owner" : scheme === "agentToken" ? "agent" : scheme === "operatorToken" ? "operator" : "none";
       const body = op.requestBody ? Object.keys(op.requestBody.content["application/json"].schema.properties ?? {}) : null;
-      operations.push({ method: method.toUpperCase(), path, params: named("path"), query: named("query"), headers: named("header"), body, auth });
+      operations.push({
+        method: method.toUpperCase(),
+        path,
+        params: named("path"),
+        query: named("query"),
+        headers: named("header"),
+        body,
+        auth,
+      });
     }
   }
-  for (const path of PAGES) operations.push({ method: "GET", path, params: path.includes("{id}") ? ["id"] : [], query: ["cursor", "q", "band", "state", "limit"], headers: [], body: null, auth: "none" });
+  for (const path of PAGES)
+    operations.push({
+      method: "GET",
+      path,
+      params: path.includes("{id}") ? ["id"] : [],
+      query: ["cursor", "q", "band", "state", "limit"],
+      headers: [],
+      body: null,
+      auth: "none",
+    });
   return operations;
 }
 
 /** Text no field should take: NUL, surrogates alone, U+FFFD, dates that are not, numbers too big for any column. */
 const NASTY = [
-  "", " ", "\u0000", "a\u0000b", "\ud800", "\udfff", "x\udc00y", "\uFFFD", "😀", "%00", "null", "undefined", "NaN", "Infinity", "-1", "0", "1e400", "99999999999999999999",
-  "2026-12-01T23:60:00Z", "2026-02-31", "2026-02-31T00:00:00Z", "0000-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "2026-11-02T09:00:00Z", "2026-11-01",
-  "'; DROP TABLE agents; --", "../../etc/passwd", "<script>", "x".repeat(600), "did:erc8004:1:0x0000000000000000000000000000000000000001:1",
+  "",
+  " ",
+  "\u0000",
+  "a\u0000b",
+  "\ud800",
+  "\udfff",
+  "x\udc00y",
+  "\uFFFD",
+  "😀",
+  "%00",
+  "null",
+  "undefined",
+  "NaN",
+  "Infinity",
+  "-1",
+  "0",
+  "1e400",
+  "99999999999999999999",
+  "2026-12-01T23:60:00Z",
+  "2026-02-31",
+  "2026-02-31T00:00:00Z",
+  "0000-01-01T00:00:00Z",
+  "9999-12-31T23:59:59Z",
+  "2026-11-02T09:00:00Z",
+  "2026-11-01",
+  "'; DROP TABLE agents; --",
+  "../../etc/passwd",
+  "<script>",
+  "x".repeat(600),
+  "did:erc8004:1:0x0000000000000000000000000000000000000001:1",
   // Replaced by a raw 0xFF byte in a body: bytes that are not UTF-8.
   "@@FF@@",
 ];
-const NUMBER_TEXT = ["1e400", "-1e400", "1e-400", "-0", "0.5", "123456789012345678901234567890", "9007199254740993", "-9007199254740993", "10", "50", "30", "180", "0", "-1"];
+const NUMBER_TEXT = [
+  "1e400",
+  "-1e400",
+  "1e-400",
+  "-0",
+  "0.5",
+  "123456789012345678901234567890",
+  "9007199254740993",
+  "-9007199254740993",
+  "10",
+  "50",
+  "30",
+  "180",
+  "0",
+  "-1",
+];
 /** URL parts that do not decode, or decode to what no field takes. */
-const RAW_URL = ["%00", "a%00b", "%ED%A0%80", "%FF", "%", "%zz", "%2F", "..", "%C0%AF", "1e400", "99999999999999999999", "-1", "0x1f", "%20", ""];
+const RAW_URL = [
+  "%00",
+  "a%00b",
+  "%ED%A0%80",
+  "%FF",
+  "%",
+  "%zz",
+  "%2F",
+  "..",
+  "%C0%AF",
+  "1e400",
+  "99999999999999999999",
+  "-1",
+  "0x1f",
+  "%20",
+  "",
+];
 
 function arbitraries(known: Known) {
-  const ids = [known.ownerId, known.agentId, known.penaltyId, known.outageId, known.challengeId, known.scoreId, "did:erc8004:1:0x0000000000000000000000000000000000000001:1"];
+  const ids = [
+    known.ownerId,
+    known.agentId,
+    known.penaltyId,
+    known.outageId,
+    known.challengeId,
+    known.scoreId,
+    "did:erc8004:1:0x0000000000000000000000000000000000000001:1",
+  ];
   const text = fc.oneof(fc.constantFrom(...NASTY), fc.constantFrom(...ids), fc.string({ unit: "binary", maxLength: 30 }));
   const stringLiteral = text.map((s) => JSON.stringify(s));
-  const scalar = fc.oneof(stringLiteral, fc.constantFrom(...NUMBER_TEXT), fc.integer().map(String), fc.double({ noNaN: true, noDefaultInfinity: true }).map(String), fc.constantFrom("true", "false", "null"));
+  const scalar = fc.oneof(
+    stringLiteral,
+    fc.constantFrom(...NUMBER_TEXT),
+    fc.integer().map(String),
+    fc.double({ noNaN: true, noDefaultInfinity: true }).map(String),
+    fc.constantFrom("true", "false", "null"),
+  );
   /**
    * Valid values of the fields the API declares (JSON text), so that a request whose other fields
    * are all valid carries one bad field to the code behind the validation.
@@ -59,11 +177,20 @@ function arbitraries(known: Known) {
   const valid: Record<string, fc.Arbitrary<string>> = {
     name: fc.constantFrom('"fuzzed"', '"  spaced  "'),
     kind: fc.constantFrom('"wallet"', '"github"', '"domain"', '"erc8004"'),
-    subject: fc.constantFrom(JSON.stringify(WALLET.address), '"octocat"', '"example.org"', '"1:0x0000000000000000000000000000000000000001:1"'),
+    subject: fc.constantFrom(
+      JSON.stringify(WALLET.address),
+      '"octocat"',
+      '"example.org"',
+      '"1:0x0000000000000000000000000000000000000001:1"',
+    ),
     agentId: fc.constantFrom(JSON.stringify(known.agentId)),
     toOwnerId: fc.constantFrom(JSON.stringify(known.ownerId)),
     challengeId: fc.constantFrom(JSON.stringify(known.challengeId)),
-    evidence: fc.constantFrom(`{"address":${JSON.stringify(WALLET.address)},"signature":"0x00","signatureType":"eip191"}`, '{"domain":"example.org","method":"dns"}', '{"gistId":"abc"}'),
+    evidence: fc.constantFrom(
+      `{"address":${JSON.stringify(WALLET.address)},"signature":"0x00","signatureType":"eip191"}`,
+      '{"domain":"example.org","method":"dns"}',
+      '{"gistId":"abc"}',
+    ),
     records: fc.constantFrom('[{"executor":"did:erc8004:1:0x0000000000000000000000000000000000000001:1","success":true}]'),
     code: fc.constantFrom('"rate_abuse"', '"rule_violation"', '"impersonation"'),
     points: fc.constantFrom("10", "50"),
@@ -76,40 +203,90 @@ function arbitraries(known: Known) {
   const json = fc.letrec<{ value: string; object: string; array: string }>((tie) => ({
     value: fc.oneof({ depthSize: "small", withCrossShrink: true }, scalar, tie("array"), tie("object")),
     array: fc.array(tie("value"), { maxLength: 4 }).map((items) => `[${items.join(",")}]`),
-    object: fc.array(fc.tuple(stringLiteral, tie("value")), { maxLength: 4 }).map((entries) => `{${entries.map(([k, v]) => `${k}:${v}`).join(",")}}`),
+    object: fc
+      .array(fc.tuple(stringLiteral, tie("value")), { maxLength: 4 })
+      .map((entries) => `{${entries.map(([k, v]) => `${k}:${v}`).join(",")}}`),
   }));
   const deep = fc.integer({ min: 30, max: 12_000 }).map((depth) => "[".repeat(depth) + "]".repeat(depth));
-  const bad = fc.oneof({ weight: 4, arbitrary: stringLiteral }, { weight: 2, arbitrary: json.value }, { weight: 1, arbitrary: deep }, { weight: 1, arbitrary: fc.constantFrom(...NUMBER_TEXT) });
-  const object = (entries: ReadonlyArray<readonly [string, string]>) => `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(",")}}`;
+  const bad = fc.oneof(
+    { weight: 4, arbitrary: stringLiteral },
+    { weight: 2, arbitrary: json.value },
+    { weight: 1, arbitrary: deep },
+    { weight: 1, arbitrary: fc.constantFrom(...NUMBER_TEXT) },
+  );
+  const object = (entries: ReadonlyArray<readonly [string, string]>) =>
+    `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(",")}}`;
   /** Every field valid but one (a bad value, or a bad value inside it when it is an object or array). */
   const oneBadField = (fields: readonly string[]) =>
-    fc.tuple(fc.tuple(...fields.map((f) => valid[f] ?? json.value)), fc.nat(fields.length - 1), bad).map(([values, spoilt, value]) =>
-      object(fields.map((f, i) => [f, i === spoilt ? value : values[i]] as const)),
-    );
+    fc
+      .tuple(fc.tuple(...fields.map((f) => valid[f] ?? json.value)), fc.nat(fields.length - 1), bad)
+      .map(([values, spoilt, value]) => object(fields.map((f, i) => [f, i === spoilt ? value : values[i]] as const)));
   const bodyFor = (fields: readonly string[]) =>
     fc.oneof(
       { weight: 6, arbitrary: fields.length > 0 ? oneBadField(fields) : json.object },
-      { weight: 2, arbitrary: fc.subarray([...fields]).chain((chosen) => fc.tuple(...chosen.map((f) => fc.oneof(valid[f] ?? json.value, bad).map((v) => [f, v] as const)))).map(object) },
+      {
+        weight: 2,
+        arbitrary: fc
+          .subarray([...fields])
+          .chain((chosen) => fc.tuple(...chosen.map((f) => fc.oneof(valid[f] ?? json.value, bad).map((v) => [f, v] as const))))
+          .map(object),
+      },
       { weight: 1, arbitrary: json.value },
       { weight: 1, arbitrary: deep },
-      { weight: 1, arbitrary: fc.constantFrom("", "{", '{"a":}', "[1,]", "\u0000", '{"a":"\u0000"}', "x".repeat(40_000), `{"name":"${"y".repeat(40_000)}"}`) },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(
+          "",
+          "{",
+          '{"a":}',
+          "[1,]",
+          "\u0000",
+          '{"a":"\u0000"}',
+          "x".repeat(40_000),
+          `{"name":"${"y".repeat(40_000)}"}`,
+        ),
+      },
     );
   const urlPart = fc.oneof(
     fc.constantFrom(...RAW_URL),
     fc.constantFrom(...ids).map(encodeURIComponent),
     fc.string({ unit: "grapheme", maxLength: 20 }).map(encodeURIComponent),
-    fc.constantFrom(...NASTY).filter((s) => s.isWellFormed()).map(encodeURIComponent),
+    fc
+      .constantFrom(...NASTY)
+      .filter((s) => s.isWellFormed())
+      .map(encodeURIComponent),
   );
-  const validQuery: Record<string, string> = { from: "2026-11-01", to: "2026-11-30", limit: "10", after: "0", offset: "0", q: "fuzz", sort: "total", band: "", state: "", cursor: "" };
+  const validQuery: Record<string, string> = {
+    from: "2026-11-01",
+    to: "2026-11-30",
+    limit: "10",
+    after: "0",
+    offset: "0",
+    q: "fuzz",
+    sort: "total",
+    band: "",
+    state: "",
+    cursor: "",
+  };
   /** Each declared parameter absent, valid or bad, and now and then one repeated or one no route declares. */
   const queryFor = (names: readonly string[]) =>
     fc
       .tuple(
-        fc.tuple(...names.map((name) => fc.option(fc.oneof(fc.constant(encodeURIComponent(validQuery[name] ?? "1")), urlPart).map((v) => [name, v] as const), { nil: undefined }))),
+        fc.tuple(
+          ...names.map((name) =>
+            fc.option(
+              fc.oneof(fc.constant(encodeURIComponent(validQuery[name] ?? "1")), urlPart).map((v) => [name, v] as const),
+              { nil: undefined },
+            ),
+          ),
+        ),
         fc.option(fc.tuple(fc.constantFrom(...names, "extra"), urlPart), { nil: undefined }),
       )
       .map(([declared, extra]) => [...declared, extra].filter((entry) => entry !== undefined));
-  const headerValue = fc.oneof(fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 140 }), fc.constantFrom("", " ", "é", "k".repeat(129)));
+  const headerValue = fc.oneof(
+    fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 140 }),
+    fc.constantFrom("", " ", "é", "k".repeat(129)),
+  );
   return { bodyFor, queryFor, urlPart, headerValue };
 }
 
@@ -118,7 +295,7 @@ function arbitraries(known: Known) {
  * that are not UTF-8, impossible dates, numbers no column holds, JSON nested thousands deep, wrong
  * types, unknown fields), the answer is never a 5xx, and every JSON error has the error shape.
  */
-describe("no input reaches a 5xx: random requests to every route and page on pglite (property, seeded)", function () {
+describe("no input reaches a 5xx: random requests to every route and page on pglite (property, seeded)", () => {
   let testDb: TestDb;
   let server: ApiServer;
   let operations: Operation[];
@@ -127,25 +304,49 @@ describe("no input reaches a 5xx: random requests to every route and page on pgl
   before(async () => {
     testDb = await createTestPgliteDb();
     server = await startApiServer({
-      db: testDb.db, operatorToken: OPERATOR_TOKEN, clock: createManualClock(T0), logger: pino({ level: "silent" }), rateLimit: { perMinute: 1_000_000, burst: 100_000 },
+      db: testDb.db,
+      operatorToken: OPERATOR_TOKEN,
+      clock: createManualClock(T0),
+      logger: pino({ level: "silent" }),
+      rateLimit: { perMinute: 1_000_000, burst: 100_000 },
       // No request leaves this machine: every name resolves to loopback, which the outbound filter
       // refuses before any connection (a 422), and DNS TXT lookups find nothing.
       proofSources: {
-        resolveAddresses: async () => [{ address: "127.0.0.1", family: 4 }], resolveTxt: async () => [], sleep: async () => undefined, retry: { tries: 1, baseDelayMs: 1 },
+        resolveAddresses: async () => [{ address: "127.0.0.1", family: 4 }],
+        resolveTxt: async () => [],
+        sleep: async () => undefined,
+        retry: { tries: 1, baseDelayMs: 1 },
       },
     });
     const post = async (path: string, token: string | undefined, body: unknown) => {
-      const res = await fetch(server.url + path, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+      const res = await fetch(server.url + path, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify(body),
+      });
       return (await res.json()) as Record<string, string>;
     };
     const owner = await post("/v1/owners", undefined, {});
     const agent = await post("/v1/agents", owner.token, { name: "fuzzed" });
-    const penalty = await post("/v1/operator/penalties", OPERATOR_TOKEN, { agentId: agent.agentId, code: "rate_abuse", points: 10, days: 30, reason: "x" });
+    const penalty = await post("/v1/operator/penalties", OPERATOR_TOKEN, {
+      agentId: agent.agentId,
+      code: "rate_abuse",
+      points: 10,
+      days: 30,
+      reason: "x",
+    });
     const outage = await post("/v1/operator/outages", OPERATOR_TOKEN, { start: "2026-11-02T09:00:00Z", reason: "x" });
     const challenge = await post("/v1/proofs/challenges", owner.token, { kind: "wallet", subject: WALLET.address });
     const score = (await (await fetch(`${server.url}/v1/agents/${agent.agentId}/score`)).json()) as { id: number };
     known = {
-      owner: owner.token, ownerId: owner.ownerId, agentId: agent.agentId, agentKey: agent.agentKey, penaltyId: penalty.id, outageId: outage.id, challengeId: challenge.id, scoreId: String(score.id),
+      owner: owner.token,
+      ownerId: owner.ownerId,
+      agentId: agent.agentId,
+      agentKey: agent.agentKey,
+      penaltyId: penalty.id,
+      outageId: outage.id,
+      challengeId: challenge.id,
+      scoreId: String(score.id),
     };
     operations = operationsOf(await (await fetch(`${server.url}/v1/openapi.json`)).json());
   });
@@ -169,7 +370,10 @@ describe("no input reaches a 5xx: random requests to every route and page on pgl
         query: queryFor(op.query),
         headers: fc.tuple(...op.headers.map(() => headerValue)),
         body: op.body === null ? fc.constant(null) : bodyFor(op.body),
-        credential: fc.oneof({ weight: 8, arbitrary: fc.constant(tokens[op.auth]) }, { weight: 1, arbitrary: fc.constantFrom("", "junk", known.owner, known.agentKey) }),
+        credential: fc.oneof(
+          { weight: 8, arbitrary: fc.constant(tokens[op.auth]) },
+          { weight: 1, arbitrary: fc.constantFrom("", "junk", known.owner, known.agentKey) },
+        ),
       }),
     );
     let sent = 0;

@@ -31,14 +31,32 @@ async function seed(server: ApiServer, clock: { set(t: number): void }, testDb: 
   const { service } = server;
   const { ownerId } = await service.accounts.createOwner();
   const { agentId, agentKey } = await service.accounts.claimNewAgent(ownerId, { name: "openapi agent" });
-  await service.identity.recordProof({ id: "prf_openapi", kind: "erc8004", ownerId, agentId, subject: IDENTITY, binding: `erc8004:${IDENTITY}`, evidence: {} });
+  await service.identity.recordProof({
+    id: "prf_openapi",
+    kind: "erc8004",
+    ownerId,
+    agentId,
+    subject: IDENTITY,
+    binding: `erc8004:${IDENTITY}`,
+    evidence: {},
+  });
   const post = (url: string, headers: Record<string, string>, body?: unknown) =>
-    fetch(server.url + url, { method: "POST", headers: { authorization: `Bearer ${agentKey}`, "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+    fetch(server.url + url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${agentKey}`, "content-type": "application/json", ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   clock.set(T0 + 600);
   expect((await post(`/v1/agents/${agentId}/checkins`, { "idempotency-key": "k1" })).status).to.equal(201);
   clock.set(T0 + 4200);
   expect((await post(`/v1/agents/${agentId}/checkins`, { "idempotency-key": "k2" })).status).to.equal(201);
-  const records = [1, 2].map((n) => ({ txHash: `0x${String(n).repeat(64)}`, success: true, riskLevel: "high", policyViolations: 0, traceRoot: `0x${"ab".repeat(32)}` }));
+  const records = [1, 2].map((n) => ({
+    txHash: `0x${String(n).repeat(64)}`,
+    success: true,
+    riskLevel: "high",
+    policyViolations: 0,
+    traceRoot: `0x${"ab".repeat(32)}`,
+  }));
   expect((await post(`/v1/agents/${agentId}/summaries`, {}, { records })).status).to.equal(201);
   await service.operator.addPenalty({ agentId, code: "rate_abuse", points: 10, days: 30, reason: "scripted check-ins" }, "alice");
   await service.operator.declareOutage({ start: T0 + 3600, end: T0 + 7200, reason: "database failover" }, "alice");
@@ -46,7 +64,12 @@ async function seed(server: ApiServer, clock: { set(t: number): void }, testDb: 
   await server.scheduler.catchUpDaily();
   // The day's root as mined (this test has no chain): its proof is served from then on.
   await createAnchorRepository(testDb.db).setMined("2026-11-03", {
-    txHash: `0x${"5e".repeat(32)}`, blockNumber: 12, chainId: 31337, contract: "0x5FbDB2315678afecb367f032d93F642f64180aa3", anchoredAt: Date.UTC(2026, 10, 3, 0, 0, 30) / 1000, minedAt: T0 + 86_460,
+    txHash: `0x${"5e".repeat(32)}`,
+    blockNumber: 12,
+    chainId: 31337,
+    contract: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+    anchoredAt: Date.UTC(2026, 10, 3, 0, 0, 30) / 1000,
+    minedAt: T0 + 86_460,
   });
   const scores = await server.reads.dailyScores(agentId, { limit: 100 });
   const latest = await server.reads.latestScore(agentId);
@@ -116,12 +139,14 @@ export async function readEverything(baseUrl: string, ids: { agentId: string; sc
 }
 `;
 
-describe("the OpenAPI document", function () {
+describe("the OpenAPI document", () => {
   let testDb: TestDb;
   let server: ApiServer;
   let dir: string;
   let documentFile: string;
-  let document: { paths: Record<string, Record<string, { operationId?: string; security: unknown[]; responses: Record<string, { content?: unknown }> }>> };
+  let document: {
+    paths: Record<string, Record<string, { operationId?: string; security: unknown[]; responses: Record<string, { content?: unknown }> }>>;
+  };
   let seeded: Seeded;
   const clock = createManualClock(T0);
 
@@ -145,14 +170,21 @@ describe("the OpenAPI document", function () {
     const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
     expect(operations).to.have.length(34);
     const ids = operations.map((o) => o.operationId);
-    expect(ids.every((id) => typeof id === "string" && /^[a-z][A-Za-z]+$/.test(id)), ids.join(", ")).to.equal(true);
+    expect(
+      ids.every((id) => typeof id === "string" && /^[a-z][A-Za-z]+$/.test(id)),
+      ids.join(", "),
+    ).to.equal(true);
     expect(new Set(ids).size).to.equal(operations.length);
     for (const operation of operations) {
       for (const [status, response] of Object.entries(operation.responses)) {
         // Only a 304 (Not Modified) has no body.
         const media = Object.values(response.content ?? {});
         if (status === "304") expect(media, `${operation.operationId} ${status}`).to.deep.equal([]);
-        else expect(media.map((m) => Object.keys(m as object)), `${operation.operationId} ${status}`).to.satisfy((keys: string[][]) => keys.length === 1 && keys[0].includes("schema"));
+        else
+          expect(
+            media.map((m) => Object.keys(m as object)),
+            `${operation.operationId} ${status}`,
+          ).to.satisfy((keys: string[][]) => keys.length === 1 && keys[0].includes("schema"));
       }
     }
   });
@@ -160,7 +192,11 @@ describe("the OpenAPI document", function () {
   it("declares each proof kind's evidence as a schema of its own, and what a challenge's answer says to do (issues #25, #31)", () => {
     const op = (document.paths["/v1/proofs"] as any).post;
     const evidence = op.requestBody.content["application/json"].schema.properties.evidence;
-    const members = (evidence.anyOf ?? evidence.oneOf) as Array<{ title: string; properties: Record<string, unknown>; additionalProperties: unknown }>;
+    const members = (evidence.anyOf ?? evidence.oneOf) as Array<{
+      title: string;
+      properties: Record<string, unknown>;
+      additionalProperties: unknown;
+    }>;
     // One member per kind the current method counts, in its table's order (issue #25: derived from the table of kinds).
     expect(members.map((m) => m.title)).to.deep.equal(OFFERED_PROOF_KINDS.map((kind) => `${kind} evidence`));
     const fields = Object.fromEntries(members.map((m) => [m.title, Object.keys(m.properties)]));
@@ -180,31 +216,66 @@ describe("the OpenAPI document", function () {
     // Its own config: the recommended rules and no telemetry; no update check either.
     fs.writeFileSync(path.join(dir, "redocly.yaml"), "extends:\n  - recommended\ntelemetry: off\n");
     const env = { ...OFFLINE, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true", NO_COLOR: "1" };
-    const { stdout, stderr } = await run(process.execPath, [bin("@redocly/cli", "bin/cli.js"), "lint", documentFile, "--format=json"], { cwd: dir, env });
+    const { stdout, stderr } = await run(process.execPath, [bin("@redocly/cli", "bin/cli.js"), "lint", documentFile, "--format=json"], {
+      cwd: dir,
+      env,
+    });
     expect(stderr).not.to.contain("loopback-only:");
-    const report = JSON.parse(stdout) as { totals: { errors: number; warnings: number }; problems: Array<{ ruleId: string; message: string }> };
+    const report = JSON.parse(stdout) as {
+      totals: { errors: number; warnings: number };
+      problems: Array<{ ruleId: string; message: string }>;
+    };
     expect(report.problems.map((p) => `${p.ruleId}: ${p.message}`)).to.deep.equal([]);
     expect(report.totals).to.include({ errors: 0, warnings: 0 });
   });
 
   it("generates a typed client that type-checks, and through it every public read route answers its declared status and body", async () => {
     const publicReads = Object.values(document.paths).flatMap((methods) =>
-      Object.entries(methods).filter(([method, o]) => method === "get" && o.security.length === 0).map(([, o]) => o.operationId));
-    const generated = await run(process.execPath, [bin("openapi-typescript", "bin/cli.js"), documentFile, "--output", path.join(dir, "schema.d.ts")], { cwd: dir, env: OFFLINE });
+      Object.entries(methods)
+        .filter(([method, o]) => method === "get" && o.security.length === 0)
+        .map(([, o]) => o.operationId),
+    );
+    const generated = await run(
+      process.execPath,
+      [bin("openapi-typescript", "bin/cli.js"), documentFile, "--output", path.join(dir, "schema.d.ts")],
+      { cwd: dir, env: OFFLINE },
+    );
     expect(generated.stderr).not.to.contain("loopback-only:");
     fs.writeFileSync(path.join(dir, "client.ts"), CLIENT);
     fs.symlinkSync(nodeModules, path.join(dir, "node_modules"));
-    fs.writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({
-      compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "nodenext", moduleResolution: "nodenext", types: [], lib: ["es2022", "dom"], skipLibCheck: true },
-      files: ["client.ts"],
-    }));
-    const tsc = await run(process.execPath, [bin("typescript", "bin/tsc"), "-p", dir]).then(() => "", (e: { stdout: string }) => e.stdout);
+    fs.writeFileSync(
+      path.join(dir, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          target: "es2022",
+          module: "nodenext",
+          moduleResolution: "nodenext",
+          types: [],
+          lib: ["es2022", "dom"],
+          skipLibCheck: true,
+        },
+        files: ["client.ts"],
+      }),
+    );
+    const tsc = await run(process.execPath, [bin("typescript", "bin/tsc"), "-p", dir]).then(
+      () => "",
+      (e: { stdout: string }) => e.stdout,
+    );
     expect(tsc).to.equal("");
 
-    const client: { readEverything(baseUrl: string, ids: Seeded & { executor: string }): Promise<Array<{ operationId: string; status: number; body: any }>> } = require(path.join(dir, "client.ts"));
+    const client: {
+      readEverything(
+        baseUrl: string,
+        ids: Seeded & { executor: string },
+      ): Promise<Array<{ operationId: string; status: number; body: any }>>;
+    } = require(path.join(dir, "client.ts"));
     let answers: Array<{ operationId: string; status: number; body: any }> = [];
     // Every body is checked against its declared schema by the server as it answers (src/api/reply-check.ts).
-    const mismatches = await mismatchesDuring(async () => (answers = await client.readEverything(server.url, { ...seeded, executor: EXECUTOR })));
+    const mismatches = await mismatchesDuring(
+      async () => (answers = await client.readEverything(server.url, { ...seeded, executor: EXECUTOR })),
+    );
     expect(mismatches).to.deep.equal([]);
     const byId = new Map(answers.map((a) => [a.operationId, a]));
     expect([...byId.keys()].filter((id) => publicReads.includes(id)).sort()).to.deep.equal([...publicReads].sort());
@@ -219,14 +290,34 @@ describe("the OpenAPI document", function () {
     expect(body("getScoreWindow").window).to.have.length(30);
     expect(body("listDailyScores").scores.map((s: { id: number }) => s.id)).to.include(seeded.dailyScoreId);
     expect(body("getScoreInputs")).to.deep.include({ agent: seeded.agentId, proofs: ["erc8004"] });
-    expect(body("getScoreProof")).to.deep.include({ scoreId: seeded.dailyScoreId, leafVersion: 2, anchor: {
-      contract: "0x5FbDB2315678afecb367f032d93F642f64180aa3", chainId: 31337, txHash: `0x${"5e".repeat(32)}`, blockNumber: 12, anchoredAt: "2026-11-03T00:00:30Z",
-    } });
-    expect(body("getScoreProof").leafFields).to.include({ agent: seeded.agentId, erc8004ChainId: "31337", erc8004Registry: "0x5FbDB2315678afecb367f032d93F642f64180aa3", erc8004TokenId: "7" });
+    expect(body("getScoreProof")).to.deep.include({
+      scoreId: seeded.dailyScoreId,
+      leafVersion: 2,
+      anchor: {
+        contract: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+        chainId: 31337,
+        txHash: `0x${"5e".repeat(32)}`,
+        blockNumber: 12,
+        anchoredAt: "2026-11-03T00:00:30Z",
+      },
+    });
+    expect(body("getScoreProof").leafFields).to.include({
+      agent: seeded.agentId,
+      erc8004ChainId: "31337",
+      erc8004Registry: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+      erc8004TokenId: "7",
+    });
     expect(body("getLatestScoreProof")).to.deep.equal(body("getScoreProof"));
-    expect(body("getIdentityAgent")).to.deep.include({ agentId: seeded.agentId, chainId: 31337, tokenId: "7", links: {
-      agent: `/v1/agents/${seeded.agentId}`, score: `/v1/agents/${seeded.agentId}/score`, proof: `/v1/agents/${seeded.agentId}/score/proof`,
-    } });
+    expect(body("getIdentityAgent")).to.deep.include({
+      agentId: seeded.agentId,
+      chainId: 31337,
+      tokenId: "7",
+      links: {
+        agent: `/v1/agents/${seeded.agentId}`,
+        score: `/v1/agents/${seeded.agentId}/score`,
+        proof: `/v1/agents/${seeded.agentId}/score/proof`,
+      },
+    });
     expect(body("listOutages").outages).to.have.length(1);
     expect(body("listPenalties").penalties[0]).to.include({ code: "rate_abuse", addedBy: "alice" });
     expect(body("listProofs").proofs[0]).to.include({ kind: "erc8004", subject: IDENTITY });

@@ -22,25 +22,40 @@ export function answeredResponses(route: Route): Responses {
   // Express answers a GET whose If-None-Match matches the reply's ETag with 304 and no body.
   if (route.method === "get") shared[304] = { description: "not modified: If-None-Match matched the ETag" };
   if (route.params || route.query || route.headers || route.body) {
-    shared[400] = e(`a request part is not valid (invalid_request, the field named)${route.body ? ", or the body is not JSON (malformed_json)" : ""}`);
+    shared[400] = e(
+      `a request part is not valid (invalid_request, the field named)${route.body ? ", or the body is not JSON (malformed_json)" : ""}`,
+    );
   }
-  shared[401] = route.auth === "none" ? e("the Authorization header is not Bearer <token> (malformed_authorization)") : e(`no valid ${route.auth} credential`);
+  shared[401] =
+    route.auth === "none"
+      ? e("the Authorization header is not Bearer <token> (malformed_authorization)")
+      : e(`no valid ${route.auth} credential`);
   if (route.body) {
     shared[413] = e("the body is larger than 32 kB (body_too_large)");
     shared[415] = e("the body is not application/json");
   }
   shared[429] = e("rate limited (rate_limited): retry after the Retry-After header's seconds");
   // Any route may find its database away (a PostgreSQL failover): nothing was done, retry after Retry-After.
-  shared[503] = e("the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds");
+  shared[503] = e(
+    "the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds",
+  );
   const all = { ...shared, ...route.responses };
-  return Object.fromEntries(Object.keys(all).map(Number).sort((a, b) => a - b).map((status) => [status, all[status]]));
+  return Object.fromEntries(
+    Object.keys(all)
+      .map(Number)
+      .sort((a, b) => a - b)
+      .map((status) => [status, all[status]]),
+  );
 }
 
 /** The parameters of one request part (`path`, `query` or `header`) as OpenAPI parameter objects. */
 function parametersOf(where: "path" | "query" | "header", part: z.ZodObject | undefined): unknown[] {
   if (!part) return [];
   return Object.entries(part.shape).map(([name, schema]) => ({
-    name, in: where, required: where === "path" || !z.safeParse(schema, undefined).success, schema: jsonSchema(schema),
+    name,
+    in: where,
+    required: where === "path" || !z.safeParse(schema, undefined).success,
+    schema: jsonSchema(schema),
   }));
 }
 
@@ -56,7 +71,12 @@ function checkedExample(where: string, schema: z.ZodType, example: unknown): { e
 function responseObject(where: string, response: ResponseSpec): unknown {
   const { description, schema, contentType, example } = response;
   if (schema) {
-    return { description, content: { "application/json": { schema: schema === errorSchema ? ERROR_REF : jsonSchema(schema), ...checkedExample(where, schema, example) } } };
+    return {
+      description,
+      content: {
+        "application/json": { schema: schema === errorSchema ? ERROR_REF : jsonSchema(schema), ...checkedExample(where, schema, example) },
+      },
+    };
   }
   if (contentType) return { description, content: { [contentType]: { schema: { type: "string" } } } };
   return { description };
@@ -75,7 +95,9 @@ export function openApiDocument(routes: readonly Route[], info: { version: strin
       security: r.auth === "none" ? [] : [{ [`${r.auth}Token`]: [] }],
       parameters: [...parametersOf("path", r.params), ...parametersOf("query", r.query), ...parametersOf("header", r.headers)],
       ...(body ? { requestBody: { required: true, content: { "application/json": body } } } : {}),
-      responses: Object.fromEntries(Object.entries(answeredResponses(r)).map(([status, response]) => [status, responseObject(`${r.operationId} ${status}`, response)])),
+      responses: Object.fromEntries(
+        Object.entries(answeredResponses(r)).map(([status, response]) => [status, responseObject(`${r.operationId} ${status}`, response)]),
+      ),
     };
   }
   const bearer = (description: string) => ({ type: "http", scheme: "bearer", description });

@@ -14,7 +14,7 @@ type Json = Record<string, any>;
 
 // METHOD V7: penalties are added and revoked only by an operator, every add or revoke logged with who.
 for (const { name, create } of TEST_STORES) {
-  describe(`named operators through the API on ${name} (V7)`, function () {
+  describe(`named operators through the API on ${name} (V7)`, () => {
     let testDb: TestDb;
     let server: ApiServer;
     let logs = "";
@@ -35,7 +35,9 @@ for (const { name, create } of TEST_STORES) {
     }
     const penaltyBody = (agentId: string) => ({ agentId, code: "rule_violation", points: 10, days: 30, reason: "spam links" });
     const auditOf = async (subject: string) =>
-      (await call("GET", "/v1/operator/audit?limit=1000", OPERATOR_TOKEN)).json.entries.filter((e: Json) => e.subject === subject).map((e: Json) => [e.actor, e.action]);
+      (await call("GET", "/v1/operator/audit?limit=1000", OPERATOR_TOKEN)).json.entries
+        .filter((e: Json) => e.subject === subject)
+        .map((e: Json) => [e.actor, e.action]);
     const count = async (table: string) => (await testDb.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n;
 
     before(async () => {
@@ -62,16 +64,32 @@ for (const { name, create } of TEST_STORES) {
 
       const stored = await testDb.db.query("SELECT added_by, revoked_by FROM penalties WHERE id = $1", [added.json.id]);
       expect(stored.rows).to.deep.equal([{ added_by: "alice", revoked_by: "bob" }]);
-      expect(await auditOf(agentId)).to.deep.include.members([["alice", "penalty.add"], ["bob", "penalty.revoke"]]);
+      expect(await auditOf(agentId)).to.deep.include.members([
+        ["alice", "penalty.add"],
+        ["bob", "penalty.revoke"],
+      ]);
       const listed = await call("GET", `/v1/agents/${agentId}/penalties`, undefined);
-      expect(listed.json.penalties).to.deep.equal([{
-        id: added.json.id, code: "rule_violation", points: 10, days: 30, addedAt: rfc3339(T0 + 60), revokedAt: rfc3339(T0 + 120), addedBy: "alice", revokedBy: "bob",
-      }]);
+      expect(listed.json.penalties).to.deep.equal([
+        {
+          id: added.json.id,
+          code: "rule_violation",
+          points: 10,
+          days: 30,
+          addedAt: rfc3339(T0 + 60),
+          revokedAt: rfc3339(T0 + 120),
+          addedBy: "alice",
+          revokedBy: "bob",
+        },
+      ]);
     });
 
     it("names the operator who declared an outage window and the one who closed it, in the record, the audit log and the published list", async () => {
       clock.set(T0 + 1000);
-      const declared = await call("POST", "/v1/operator/outages", tokens.bob, { start: rfc3339(T0 + 900), end: null, reason: "database failover" });
+      const declared = await call("POST", "/v1/operator/outages", tokens.bob, {
+        start: rfc3339(T0 + 900),
+        end: null,
+        reason: "database failover",
+      });
       expect(declared.status).to.equal(201);
       expect(declared.json).to.include({ declared_by: "bob", closed_by: null });
       clock.set(T0 + 2000);
@@ -81,7 +99,10 @@ for (const { name, create } of TEST_STORES) {
 
       const stored = await testDb.db.query("SELECT declared_by, closed_by FROM outages WHERE id = $1", [declared.json.id]);
       expect(stored.rows).to.deep.equal([{ declared_by: "bob", closed_by: "alice" }]);
-      expect(await auditOf(declared.json.id)).to.deep.equal([["bob", "outage.declare"], ["alice", "outage.close"]]);
+      expect(await auditOf(declared.json.id)).to.deep.equal([
+        ["bob", "outage.declare"],
+        ["alice", "outage.close"],
+      ]);
       const published = (await call("GET", "/v1/outages", undefined)).json.outages.find((o: Json) => o.id === declared.json.id);
       expect(published).to.include({ declared_by: "bob", closed_by: "alice" });
     });
@@ -89,13 +110,19 @@ for (const { name, create } of TEST_STORES) {
     it("logs the busy switch with the name of the operator who turned it", async () => {
       expect((await call("PUT", "/v1/operator/busy", tokens.carol, { on: true, reason: "load test" })).status).to.equal(200);
       expect((await call("PUT", "/v1/operator/busy", tokens.alice, { on: false, reason: "load test over" })).status).to.equal(200);
-      expect((await auditOf("service")).slice(-2)).to.deep.equal([["carol", "busy.on"], ["alice", "busy.off"]]);
+      expect((await auditOf("service")).slice(-2)).to.deep.equal([
+        ["carol", "busy.on"],
+        ["alice", "busy.off"],
+      ]);
     });
 
     it("logs an agent's transfer with the name of the operator who made it", async () => {
       const agentId = await newAgent();
       const to = await call("POST", "/v1/owners", undefined, {});
-      const moved = await call("POST", `/v1/operator/agents/${agentId}/transfer`, tokens.carol, { toOwnerId: to.json.ownerId, reason: "sold" });
+      const moved = await call("POST", `/v1/operator/agents/${agentId}/transfer`, tokens.carol, {
+        toOwnerId: to.json.ownerId,
+        reason: "sold",
+      });
       expect(moved.status).to.equal(200);
       expect(await auditOf(agentId)).to.deep.include.members([["carol", "agent.transfer"]]);
     });
@@ -112,7 +139,10 @@ for (const { name, create } of TEST_STORES) {
       ]) {
         const refused = await attempt;
         expect(refused.status).to.equal(401);
-        expect(refused.json.error).to.deep.equal({ code: "operator_revoked", message: `operator carol was revoked at ${rfc3339(revokedAt)}` });
+        expect(refused.json.error).to.deep.equal({
+          code: "operator_revoked",
+          message: `operator carol was revoked at ${rfc3339(revokedAt)}`,
+        });
       }
       expect(await count("penalties")).to.equal(penaltiesBefore);
       expect(await count("audit_log")).to.equal(auditBefore);
@@ -138,7 +168,7 @@ for (const { name, create } of TEST_STORES) {
       expect(rows.map((r) => r.name)).to.deep.equal(["alice", "bob", "carol"]);
       for (const r of rows) expect(r.token_hash).to.equal(crypto.createHash("sha256").update(tokens[r.name]).digest("hex"));
       await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(logs).to.contain("\"msg\":\"request\"");
+      expect(logs).to.contain('"msg":"request"');
       for (const token of [...Object.values(tokens), OPERATOR_TOKEN]) {
         expect(logs).not.to.contain(token);
         expect(JSON.stringify((await testDb.db.query("SELECT * FROM audit_log")).rows)).not.to.contain(token);

@@ -15,7 +15,7 @@ const WALLET = privateKeyToAccount("0x59c6995e998f97a5a0044966f0945389dc9e86dae8
 const OTHER = privateKeyToAccount("0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a");
 
 for (const { name, create } of TEST_STORES) {
-  describe(`identity proofs and schedules over HTTP on ${name}`, function () {
+  describe(`identity proofs and schedules over HTTP on ${name}`, () => {
     let testDb: TestDb;
     let server: ApiServer;
     let dns: TestDnsServer;
@@ -33,10 +33,18 @@ for (const { name, create } of TEST_STORES) {
       const resolver = new Resolver();
       resolver.setServers([dns.address]);
       server = await startApiServer({
-        db: testDb.db, operatorToken: OPERATOR_TOKEN, clock, logger: pino({ level: "silent" }), ownerRecomputeWorker: false,
+        db: testDb.db,
+        operatorToken: OPERATOR_TOKEN,
+        clock,
+        logger: pino({ level: "silent" }),
+        ownerRecomputeWorker: false,
         proofSources: {
-          resolveTxt: (n) => resolver.resolveTxt(n), sleep: async () => undefined, retry: { tries: 3, baseDelayMs: 1 },
-          wellKnownUrl: (domain) => `${web.url}/${domain}/.well-known/vrai.json`, settings: { GITHUB_API_BASE_URL: web.url }, allowLoopbackLiteralsForTests: true,
+          resolveTxt: (n) => resolver.resolveTxt(n),
+          sleep: async () => undefined,
+          retry: { tries: 3, baseDelayMs: 1 },
+          wellKnownUrl: (domain) => `${web.url}/${domain}/.well-known/vrai.json`,
+          settings: { GITHUB_API_BASE_URL: web.url },
+          allowLoopbackLiteralsForTests: true,
         },
       });
     });
@@ -55,7 +63,10 @@ for (const { name, create } of TEST_STORES) {
       const signature = await WALLET.signMessage({ message: challenge.json.message });
       const evidence = { address: WALLET.address, signature, signatureType: "eip191" };
       const byAnother = await OTHER.signMessage({ message: challenge.json.message });
-      const forged = await call("POST", "/v1/proofs", owner.token, { challengeId: challenge.json.id, evidence: { ...evidence, signature: byAnother } });
+      const forged = await call("POST", "/v1/proofs", owner.token, {
+        challengeId: challenge.json.id,
+        evidence: { ...evidence, signature: byAnother },
+      });
       expect(forged.status).to.be.oneOf([400, 422]);
       expect(await total(agent.agentId)).to.equal(200);
       const ok = await call("POST", "/v1/proofs", owner.token, { challengeId: challenge.json.id, evidence });
@@ -73,12 +84,20 @@ for (const { name, create } of TEST_STORES) {
 
     it("answers each kind's challenge with exactly what to publish or sign, and following it proves the kind (issue #31)", async () => {
       const { owner, agent } = await ownerWithAgent();
-      const domain = await call("POST", "/v1/proofs/challenges", owner.token, { kind: "domain", subject: "Followed.Example.org", agentId: agent.agentId });
+      const domain = await call("POST", "/v1/proofs/challenges", owner.token, {
+        kind: "domain",
+        subject: "Followed.Example.org",
+        agentId: agent.agentId,
+      });
       expect(domain.status).to.equal(201);
       const { publish, sign, evidence, steps } = domain.json.instructions;
       expect(publish).to.deep.equal([
         { type: "dns-txt", name: "_vrai.followed.example.org", value: domain.json.token },
-        { type: "https-file", name: "https://followed.example.org/.well-known/vrai.json", value: JSON.stringify({ vrai: [domain.json.token] }) },
+        {
+          type: "https-file",
+          name: "https://followed.example.org/.well-known/vrai.json",
+          value: JSON.stringify({ vrai: [domain.json.token] }),
+        },
       ]);
       expect([sign, evidence, steps.length > 0]).to.deep.equal([null, { domain: "followed.example.org" }, true]);
       // Done as told: the TXT record as published, the evidence as shown.
@@ -89,11 +108,16 @@ for (const { name, create } of TEST_STORES) {
       const wallet = await call("POST", "/v1/proofs/challenges", owner.token, { kind: "wallet", subject: fresh.address });
       expect(wallet.json.instructions.publish).to.deep.equal([]);
       expect(wallet.json.instructions.sign).to.deep.equal({ message: wallet.json.message, by: fresh.address.toLowerCase() });
-      const filled = { ...wallet.json.instructions.evidence, signature: await fresh.signMessage({ message: wallet.json.instructions.sign.message }) };
+      const filled = {
+        ...wallet.json.instructions.evidence,
+        signature: await fresh.signMessage({ message: wallet.json.instructions.sign.message }),
+      };
       expect((await call("POST", "/v1/proofs", owner.token, { challengeId: wallet.json.id, evidence: filled })).status).to.equal(201);
 
       const github = await call("POST", "/v1/proofs/challenges", owner.token, { kind: "github", subject: "OctoCat" });
-      expect(github.json.instructions.publish).to.deep.equal([{ type: "gist", name: "a public gist of octocat", value: github.json.token }]);
+      expect(github.json.instructions.publish).to.deep.equal([
+        { type: "gist", name: "a public gist of octocat", value: github.json.token },
+      ]);
       expect(github.json.instructions.evidence).to.deep.equal({ username: "octocat", gistId: "<the gist id>" });
       expect(github.json).to.not.have.property("typedData");
       expect(wallet.json.typedData.primaryType).to.equal("VraiProof");
@@ -108,13 +132,20 @@ for (const { name, create } of TEST_STORES) {
         return { ...shown, ...given };
       };
 
-      const domain = await call("POST", "/v1/proofs/challenges", owner.token, { kind: "domain", subject: "WellKnown.Example.org", agentId: agent.agentId });
+      const domain = await call("POST", "/v1/proofs/challenges", owner.token, {
+        kind: "domain",
+        subject: "WellKnown.Example.org",
+        agentId: agent.agentId,
+      });
       const file = domain.json.instructions.publish.find((p: { type: string }) => p.type === "https-file");
       // Published where it says, the body exactly as given (no TXT record: DNS finds none).
       const url = new URL(file.name);
       expect([url.protocol, url.host, url.pathname]).to.deep.equal(["https:", "wellknown.example.org", "/.well-known/vrai.json"]);
       web.route("GET", `/${url.host}${url.pathname}`, { body: file.value });
-      const provedDomain = await call("POST", "/v1/proofs", owner.token, { challengeId: domain.json.id, evidence: filled(domain.json.instructions.evidence, {}) });
+      const provedDomain = await call("POST", "/v1/proofs", owner.token, {
+        challengeId: domain.json.id,
+        evidence: filled(domain.json.instructions.evidence, {}),
+      });
       expect(provedDomain.status, JSON.stringify(provedDomain.json)).to.equal(201);
       expect(provedDomain.json).to.include({ kind: "domain", subject: "wellknown.example.org" });
       expect(web.requestsTo(`/${url.host}${url.pathname}`)).to.have.length(1);
@@ -124,8 +155,18 @@ for (const { name, create } of TEST_STORES) {
       expect(gist.type).to.equal("gist");
       // The public gist as GitHub's API serves it: its text contains what the challenge says to publish.
       const gistId = "5e1f0c2b9a7d4e3f8a6b";
-      web.route("GET", `/gists/${gistId}`, { body: { id: gistId, public: true, owner: { login: "OctoCat" }, files: { "vrai.txt": { filename: "vrai.txt", content: `${gist.value}\n`, truncated: false } } } });
-      const provedGithub = await call("POST", "/v1/proofs", owner.token, { challengeId: github.json.id, evidence: filled(github.json.instructions.evidence, { gistId }) });
+      web.route("GET", `/gists/${gistId}`, {
+        body: {
+          id: gistId,
+          public: true,
+          owner: { login: "OctoCat" },
+          files: { "vrai.txt": { filename: "vrai.txt", content: `${gist.value}\n`, truncated: false } },
+        },
+      });
+      const provedGithub = await call("POST", "/v1/proofs", owner.token, {
+        challengeId: github.json.id,
+        evidence: filled(github.json.instructions.evidence, { gistId }),
+      });
       expect(provedGithub.status, JSON.stringify(provedGithub.json)).to.equal(201);
       expect(provedGithub.json).to.include({ kind: "github", subject: "octocat" });
       expect(web.requestsTo(`/gists/${gistId}`)).to.have.length(1);
@@ -141,8 +182,15 @@ for (const { name, create } of TEST_STORES) {
       const { owner } = await ownerWithAgent();
       const wallet = await call("POST", "/v1/proofs/challenges", owner.token, { kind: "wallet", subject: WALLET.address });
       const partial = await call("POST", "/v1/proofs", owner.token, { challengeId: wallet.json.id, evidence: { username: "octocat" } });
-      expect([partial.status, partial.json.error.code, partial.json.error.message]).to.deep.equal([400, "invalid_request", "body.evidence: as github evidence, gistId: Invalid input: expected string, received undefined"]);
-      const otherKind = await call("POST", "/v1/proofs", owner.token, { challengeId: wallet.json.id, evidence: { username: "octocat", gistId: "aa5a315d61ae9438b18d" } });
+      expect([partial.status, partial.json.error.code, partial.json.error.message]).to.deep.equal([
+        400,
+        "invalid_request",
+        "body.evidence: as github evidence, gistId: Invalid input: expected string, received undefined",
+      ]);
+      const otherKind = await call("POST", "/v1/proofs", owner.token, {
+        challengeId: wallet.json.id,
+        evidence: { username: "octocat", gistId: "aa5a315d61ae9438b18d" },
+      });
       expect([otherKind.status, otherKind.json.error.code]).to.deep.equal([400, "proof_evidence_invalid"]);
       expect(otherKind.json.error.message).to.match(/^invalid wallet evidence: /);
     });
@@ -165,16 +213,30 @@ for (const { name, create } of TEST_STORES) {
       clock.set(T0);
       const a = await ownerWithAgent();
       const b = await ownerWithAgent();
-      const challenge = await call("POST", "/v1/proofs/challenges", a.owner.token, { kind: "domain", subject: "agents.example.org", agentId: a.agent.agentId });
+      const challenge = await call("POST", "/v1/proofs/challenges", a.owner.token, {
+        kind: "domain",
+        subject: "agents.example.org",
+        agentId: a.agent.agentId,
+      });
       expect(challenge.status).to.equal(201);
       dns.setTxt("_vrai.agents.example.org", [challenge.json.token]);
-      const proved = await call("POST", "/v1/proofs", a.owner.token, { challengeId: challenge.json.id, evidence: { domain: "agents.example.org", method: "dns" } });
+      const proved = await call("POST", "/v1/proofs", a.owner.token, {
+        challengeId: challenge.json.id,
+        evidence: { domain: "agents.example.org", method: "dns" },
+      });
       expect(proved.status).to.equal(201);
       expect(await total(a.agent.agentId)).to.equal(240);
 
-      const rival = await call("POST", "/v1/proofs/challenges", b.owner.token, { kind: "domain", subject: "agents.example.org", agentId: b.agent.agentId });
+      const rival = await call("POST", "/v1/proofs/challenges", b.owner.token, {
+        kind: "domain",
+        subject: "agents.example.org",
+        agentId: b.agent.agentId,
+      });
       dns.setTxt("_vrai.agents.example.org", [rival.json.token]);
-      const taken = await call("POST", "/v1/proofs", b.owner.token, { challengeId: rival.json.id, evidence: { domain: "agents.example.org", method: "dns" } });
+      const taken = await call("POST", "/v1/proofs", b.owner.token, {
+        challengeId: rival.json.id,
+        evidence: { domain: "agents.example.org", method: "dns" },
+      });
       expect(taken.status).to.equal(409);
       expect(taken.json.error.code).to.equal("proof_bound_to_another_agent");
 

@@ -24,12 +24,20 @@ const ROOMY: Omit<RateLimitOptions, "redis"> = { perMinute: 100_000, burst: 10_0
 type Answer = { status: number; code: string | undefined; retryAfter: string | null };
 
 /** A request from `client` (X-Forwarded-For: the tests connect from 127.0.0.1, a trusted proxy). */
-async function send(url: string, path: string, options: { client?: string; token?: string; method?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer> {
+async function send(
+  url: string,
+  path: string,
+  options: { client?: string; token?: string; method?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Answer> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.client) headers["x-forwarded-for"] = options.client;
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   if (options.body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(url + path, { method: options.method ?? "GET", headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
+  const res = await fetch(url + path, {
+    method: options.method ?? "GET",
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
   const text = await res.text();
   let code: string | undefined;
   try {
@@ -41,7 +49,8 @@ async function send(url: string, path: string, options: { client?: string; token
 }
 
 const statuses = (answers: readonly Answer[]) => answers.map((a) => a.status);
-const tally = (answers: readonly Answer[]) => answers.reduce<Record<number, number>>((t, a) => ({ ...t, [a.status]: (t[a.status] ?? 0) + 1 }), {});
+const tally = (answers: readonly Answer[]) =>
+  answers.reduce<Record<number, number>>((t, a) => ({ ...t, [a.status]: (t[a.status] ?? 0) + 1 }), {});
 
 describe("rate limits", () => {
   let testDb: TestDb;
@@ -91,22 +100,45 @@ describe("rate limits", () => {
       const service = createVraiService({ store, clock: createManualClock(Date.UTC(2026, 10, 2) / 1000), busy: () => false });
       const metrics = createApiMetrics({ busy: () => false });
       const load = createLoadMonitor({ maxInFlight: 10_000, maxLoopDelayMs: 60_000 });
-      const reads = createReads({ store, latestScores: { latestScoreSummary: async () => ({ agentExists: false, score: null }) }, clock: service.clock });
+      const reads = createReads({
+        store,
+        latestScores: { latestScoreSummary: async () => ({ agentExists: false, score: null }) },
+        clock: service.clock,
+      });
       const lookups = { owner: 0 };
       const app = createHttpApp({
-        routes: serviceRoutes({ ...service, reads, site: createSiteReads({ site: { listOutagesPage: async () => [], listDailyTotals: async () => [], dayOfClaim: async () => null, hasDailyScoreFrom: async () => false }, clock: service.clock }), checkinResults: metrics.checkinResults }),
+        routes: serviceRoutes({
+          ...service,
+          reads,
+          site: createSiteReads({
+            site: {
+              listOutagesPage: async () => [],
+              listDailyTotals: async () => [],
+              dayOfClaim: async () => null,
+              hasDailyScoreFrom: async () => false,
+            },
+            clock: service.clock,
+          }),
+          checkinResults: metrics.checkinResults,
+        }),
         authenticateOwner: (token) => {
           lookups.owner++;
           return service.accounts.authenticateOwner(token);
         },
         authenticateOperator: service.accounts.authenticateOwner,
         authenticateAgent: async (agentId, key) => void (await service.accounts.authenticateAgent(agentId, key)),
-        limits: createRateLimits(limits), accountCreation: { method: "post", path: "/v1/owners" }, load, metrics, logger: silent,
+        limits: createRateLimits(limits),
+        accountCreation: { method: "post", path: "/v1/owners" },
+        load,
+        metrics,
+        logger: silent,
       });
       const server = http.createServer(app).listen(0, "127.0.0.1");
       await new Promise((resolve) => server.once("listening", resolve));
       return {
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, service, lookups,
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        service,
+        lookups,
         close: () => {
           load.stop();
           return new Promise((resolve) => server.close(resolve));
@@ -127,7 +159,16 @@ describe("rate limits", () => {
         // The failures' window is a minute: the figure is per minute.
         expect(Number(refused.retryAfter)).to.be.within(1, 60);
         // Made-up agent keys draw on the same failures of that address.
-        expect((await send(app.url, "/v1/agents/agt_x/checkins", { method: "POST", token: "va_junk", client: "203.0.113.1", headers: { "idempotency-key": "k" } })).status).to.equal(429);
+        expect(
+          (
+            await send(app.url, "/v1/agents/agt_x/checkins", {
+              method: "POST",
+              token: "va_junk",
+              client: "203.0.113.1",
+              headers: { "idempotency-key": "k" },
+            })
+          ).status,
+        ).to.equal(429);
         // Another address has its own failures; a real owner from the spent address is refused too (no lookup can tell it apart first).
         expect((await send(app.url, "/v1/owners/me", { token: "vo_junk.other", client: "203.0.113.2" })).status).to.equal(401);
         const owner = await app.service.accounts.createOwner();
@@ -142,7 +183,8 @@ describe("rate limits", () => {
       const app = await appWithCountedLookups({ ...ROOMY, ownersPerHour: 3 });
       try {
         const answers: Answer[] = [];
-        for (let i = 0; i < 6; i++) answers.push(await send(app.url, "/v1/owners", { method: "POST", body: {}, token: `junk-${i}`, client: "203.0.113.3" }));
+        for (let i = 0; i < 6; i++)
+          answers.push(await send(app.url, "/v1/owners", { method: "POST", body: {}, token: `junk-${i}`, client: "203.0.113.3" }));
         expect(statuses(answers)).to.deep.equal([201, 201, 201, 429, 429, 429]);
         expect(Number(answers[3].retryAfter)).to.be.within(1, 3600);
         expect((await send(app.url, "/v1/owners", { method: "POST", body: {}, client: "203.0.113.4" })).status).to.equal(201);
@@ -157,14 +199,27 @@ describe("rate limits", () => {
         const { ownerId } = await app.service.accounts.createOwner();
         const agent = await app.service.accounts.claimNewAgent(ownerId);
         const checkIn = (key: string, client: string, n: number) =>
-          send(app.url, `/v1/agents/${agent.agentId}/checkins`, { method: "POST", token: key, client, headers: { "idempotency-key": `k-${n}` } });
+          send(app.url, `/v1/agents/${agent.agentId}/checkins`, {
+            method: "POST",
+            token: key,
+            client,
+            headers: { "idempotency-key": `k-${n}` },
+          });
         const junk: Answer[] = [];
         for (let i = 0; i < 8; i++) junk.push(await checkIn(`va_junk_${i}`, "203.0.113.5", i));
         // Until its key is verified, a request is its address's: two requests a window, then 429, whatever the key.
         expect(statuses(junk)).to.deep.equal([401, 401, 429, 429, 429, 429, 429, 429]);
         // The agent's own two points are intact: a counted check-in and a refusal by V3, then its limit.
-        const own = [await checkIn(agent.agentKey, "203.0.113.6", 100), await checkIn(agent.agentKey, "203.0.113.6", 101), await checkIn(agent.agentKey, "203.0.113.7", 102)];
-        expect(own.map((a) => [a.status, a.code])).to.deep.equal([[201, undefined], [429, "checkin_refused"], [429, "rate_limited"]]);
+        const own = [
+          await checkIn(agent.agentKey, "203.0.113.6", 100),
+          await checkIn(agent.agentKey, "203.0.113.6", 101),
+          await checkIn(agent.agentKey, "203.0.113.7", 102),
+        ];
+        expect(own.map((a) => [a.status, a.code])).to.deep.equal([
+          [201, undefined],
+          [429, "checkin_refused"],
+          [429, "rate_limited"],
+        ]);
       } finally {
         await app.close();
       }
@@ -172,23 +227,34 @@ describe("rate limits", () => {
   });
 
   describe("over HTTP", () => {
-
     it("charges an owner's requests to the owner: another owner and the address's own requests keep theirs", async () => {
-      const server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR_TOKEN, logger: silent, rateLimit: { ...ROOMY, perMinute: 1, burst: 2 } });
+      const server = await startApiServer({
+        db: testDb.db,
+        operatorToken: OPERATOR_TOKEN,
+        logger: silent,
+        rateLimit: { ...ROOMY, perMinute: 1, burst: 2 },
+      });
       try {
         const a = await server.service.accounts.createOwner();
         const b = await server.service.accounts.createOwner();
         const me = (token: string) => send(server.url, "/v1/owners/me", { token });
         expect(statuses([await me(a.token), await me(a.token), await me(a.token)])).to.deep.equal([200, 200, 429]);
         expect((await me(b.token)).status).to.equal(200);
-        expect(statuses([await send(server.url, "/v1/method"), await send(server.url, "/v1/method"), await send(server.url, "/v1/method")])).to.deep.equal([200, 200, 429]);
+        expect(
+          statuses([await send(server.url, "/v1/method"), await send(server.url, "/v1/method"), await send(server.url, "/v1/method")]),
+        ).to.deep.equal([200, 200, 429]);
       } finally {
         await server.close();
       }
     });
 
     it("limits requests without a credential per client address, taken from X-Forwarded-For when a loopback proxy sent them", async () => {
-      const server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR_TOKEN, logger: silent, rateLimit: { ...ROOMY, perMinute: 1, burst: 2 } });
+      const server = await startApiServer({
+        db: testDb.db,
+        operatorToken: OPERATOR_TOKEN,
+        logger: silent,
+        rateLimit: { ...ROOMY, perMinute: 1, burst: 2 },
+      });
       try {
         const get = (client: string) => send(server.url, "/v1/method", { client });
         expect(statuses([await get("203.0.113.7"), await get("203.0.113.7"), await get("203.0.113.7")])).to.deep.equal([200, 200, 429]);
@@ -196,16 +262,34 @@ describe("rate limits", () => {
         // A forwarded chain ending in a loopback hop names the client before it.
         expect((await get("203.0.113.7, 127.0.0.1")).status).to.equal(429);
         // Every address of one IPv6 /64 draws on one bucket.
-        expect(statuses([await get("2001:db8:5:6::1"), await get("2001:db8:5:6::2"), await get("2001:db8:5:6:ffff::3")])).to.deep.equal([200, 200, 429]);
+        expect(statuses([await get("2001:db8:5:6::1"), await get("2001:db8:5:6::2"), await get("2001:db8:5:6:ffff::3")])).to.deep.equal([
+          200, 200, 429,
+        ]);
       } finally {
         await server.close();
       }
     });
 
     it("limits every route, pages, the OpenAPI document, /metrics, OPTIONS and unknown paths included (finding 8)", async () => {
-      const server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR_TOKEN, logger: silent, rateLimit: { ...ROOMY, perMinute: 1, burst: 1 }, metrics: { token: METRICS_TOKEN } });
+      const server = await startApiServer({
+        db: testDb.db,
+        operatorToken: OPERATOR_TOKEN,
+        logger: silent,
+        rateLimit: { ...ROOMY, perMinute: 1, burst: 1 },
+        metrics: { token: METRICS_TOKEN },
+      });
       try {
-        const paths = ["/", "/method", "/agents", "/agents/agt_none", "/agents/agt_none/badge.svg", "/v1/openapi.json", "/metrics", "/v1/agents/agt_none/score", "/no-such-path"];
+        const paths = [
+          "/",
+          "/method",
+          "/agents",
+          "/agents/agt_none",
+          "/agents/agt_none/badge.svg",
+          "/v1/openapi.json",
+          "/metrics",
+          "/v1/agents/agt_none/score",
+          "/no-such-path",
+        ];
         for (const [i, path] of paths.entries()) {
           const client = `198.51.100.${i + 1}`;
           const first = await send(server.url, path, { client, token: path === "/metrics" ? METRICS_TOKEN : undefined });
@@ -226,7 +310,13 @@ describe("rate limits", () => {
     const uniquePrefix = () => `vrai-test:${process.pid}:${Date.now()}:${Math.random().toString(36).slice(2)}`;
 
     it("shares one limit between two instances on one Redis", async () => {
-      const rateLimit = { ...ROOMY, perMinute: 3, burst: 3, authFailuresPerMinute: 2, redis: { url: "redis://127.0.0.1:6379", keyPrefix: uniquePrefix() } };
+      const rateLimit = {
+        ...ROOMY,
+        perMinute: 3,
+        burst: 3,
+        authFailuresPerMinute: 2,
+        redis: { url: "redis://127.0.0.1:6379", keyPrefix: uniquePrefix() },
+      };
       const servers: ApiServer[] = [];
       try {
         servers.push(await startApiServer({ db: testDb.db, operatorToken: OPERATOR_TOKEN, logger: silent, rateLimit }));
@@ -237,7 +327,8 @@ describe("rate limits", () => {
         expect((await send(servers[1].url, "/v1/method", { client: "203.0.113.10" })).status).to.equal(200);
         // Failed authentications too: made-up tokens sent to either instance draw on one budget.
         const guesses: Answer[] = [];
-        for (let i = 0; i < 4; i++) guesses.push(await send(servers[i % 2].url, "/v1/owners/me", { client: "203.0.113.12", token: `vo_junk.${i}` }));
+        for (let i = 0; i < 4; i++)
+          guesses.push(await send(servers[i % 2].url, "/v1/owners/me", { client: "203.0.113.12", token: `vo_junk.${i}` }));
         expect(statuses(guesses)).to.deep.equal([401, 401, 429, 429]);
       } finally {
         for (const server of servers) await server.close();
@@ -246,13 +337,22 @@ describe("rate limits", () => {
 
     it("limits each instance in its own memory while Redis cannot be reached, and answers no 5xx", async () => {
       const closed = await closedLoopbackPort();
-      const rateLimit = { ...ROOMY, perMinute: 2, burst: 2, ownersPerHour: 1, redis: { url: `redis://127.0.0.1:${closed}`, keyPrefix: uniquePrefix() } };
+      const rateLimit = {
+        ...ROOMY,
+        perMinute: 2,
+        burst: 2,
+        ownersPerHour: 1,
+        redis: { url: `redis://127.0.0.1:${closed}`, keyPrefix: uniquePrefix() },
+      };
       const server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR_TOKEN, logger: silent, rateLimit });
       try {
         const reads = [await send(server.url, "/v1/method"), await send(server.url, "/v1/method"), await send(server.url, "/v1/method")];
         expect(statuses(reads)).to.deep.equal([200, 200, 429]);
         expect(reads[2].code).to.equal("rate_limited");
-        const owners = [await send(server.url, "/v1/owners", { method: "POST", body: {}, client: "203.0.113.11" }), await send(server.url, "/v1/owners", { method: "POST", body: {}, client: "203.0.113.11" })];
+        const owners = [
+          await send(server.url, "/v1/owners", { method: "POST", body: {}, client: "203.0.113.11" }),
+          await send(server.url, "/v1/owners", { method: "POST", body: {}, client: "203.0.113.11" }),
+        ];
         expect(statuses(owners)).to.deep.equal([201, 429]);
       } finally {
         await server.close();

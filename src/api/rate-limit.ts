@@ -50,7 +50,12 @@ export type RateLimitOptions = {
 };
 
 /** The limits when none are given (`.env.example` lists the variables that set them). */
-export const DEFAULT_RATE_LIMITS: Readonly<Omit<RateLimitOptions, "redis">> = Object.freeze({ perMinute: 600, burst: 120, ownersPerHour: 20, authFailuresPerMinute: 30 });
+export const DEFAULT_RATE_LIMITS: Readonly<Omit<RateLimitOptions, "redis">> = Object.freeze({
+  perMinute: 600,
+  burst: 120,
+  ownersPerHour: 20,
+  authFailuresPerMinute: 30,
+});
 
 /** A window rule: `points` per `windowS` seconds. */
 type Rule = { points: number; windowS: number };
@@ -105,14 +110,19 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
     const memory = (keyPrefix: string) => new RateLimiterMemory({ points: rule.points, duration: rule.windowS, keyPrefix });
     if (!options.redis) return limitOf(memory(name));
     const keyPrefix = `${options.redis.keyPrefix}:${name}`;
-    return limitOf(new RateLimiterRedis({
-      storeClient: options.redis.client, points: rule.points, duration: rule.windowS, keyPrefix,
-      // Not connected: the memory limiter at once, rather than a command waiting for a connection.
-      rejectIfRedisNotReady: true,
-      insuranceLimiter: memory(keyPrefix),
-      // A key over its limit is refused from memory until its window ends: a flood costs Redis nothing.
-      inMemoryBlockOnConsumed: rule.points + 1,
-    }));
+    return limitOf(
+      new RateLimiterRedis({
+        storeClient: options.redis.client,
+        points: rule.points,
+        duration: rule.windowS,
+        keyPrefix,
+        // Not connected: the memory limiter at once, rather than a command waiting for a connection.
+        rejectIfRedisNotReady: true,
+        insuranceLimiter: memory(keyPrefix),
+        // A key over its limit is refused from memory until its window ends: a flood costs Redis nothing.
+        inMemoryBlockOnConsumed: rule.points + 1,
+      }),
+    );
   };
   const perRequest = burstWindow(options.perMinute, options.burst);
   return {

@@ -17,7 +17,12 @@ const thing = z.object({ id: z.string(), tags: z.array(z.object({ name: z.string
 /** A route that answers whatever the test hands it, declared with a 200 of `thing` and a 404. */
 function routeAnswering(answer: () => Reply): Route {
   return defineRoute({
-    method: "get", path: "/v1/things/:id", operationId: "getThing", tag: "things", auth: "none", summary: "One thing.",
+    method: "get",
+    path: "/v1/things/:id",
+    operationId: "getThing",
+    tag: "things",
+    auth: "none",
+    summary: "One thing.",
     params: z.object({ id: z.string() }),
     responses: { 200: { description: "ok", schema: thing }, 404: errorResponse("no such thing") },
   }).handle(async () => answer() as never);
@@ -50,10 +55,16 @@ describe("the reply check", () => {
 
   it("refuses an undeclared status, a body the schema refuses, and a field it does not declare, naming it", async () => {
     const caused = await mismatchesDuring(() => {
-      expect(failure({ status: 201, body: { id: "a", tags: [], note: null } })).to.contain("GET /v1/things/:id: status 201 is not declared");
+      expect(failure({ status: 201, body: { id: "a", tags: [], note: null } })).to.contain(
+        "GET /v1/things/:id: status 201 is not declared",
+      );
       expect(failure({ status: 200, body: { id: 7, tags: [], note: null } })).to.match(/body\.id: /);
-      expect(failure({ status: 200, body: { id: "a", tags: [{ name: "x", colour: "red" }], note: null } })).to.contain("body.tags.0.colour: not declared");
-      expect(failure({ status: 200, json: new JsonText('{"id":"a","tags":[],"note":null,"secret":1}') })).to.contain("body.secret: not declared");
+      expect(failure({ status: 200, body: { id: "a", tags: [{ name: "x", colour: "red" }], note: null } })).to.contain(
+        "body.tags.0.colour: not declared",
+      );
+      expect(failure({ status: 200, json: new JsonText('{"id":"a","tags":[],"note":null,"secret":1}') })).to.contain(
+        "body.secret: not declared",
+      );
       expect(failure({ status: 200, text: "plain" })).to.contain("declares a JSON body, the handler sent text");
       expect(failure({ status: 200 })).to.contain("declares a JSON body, the handler sent none");
       expect(failure({ status: 404, body: { message: "no" } })).to.match(/body\.error: /);
@@ -66,7 +77,9 @@ describe("the reply check", () => {
     expect(await mismatchesDuring(() => expect(checkedError(route, notFound)).to.equal(notFound))).to.deep.equal([]);
     const conflict = new ConflictError("thing_busy", "busy");
     let checked: unknown;
-    expect(await mismatchesDuring(() => (checked = checkedError(route, conflict)))).to.deep.equal(["GET /v1/things/:id: status 409 (thing_busy) is not declared"]);
+    expect(await mismatchesDuring(() => (checked = checkedError(route, conflict)))).to.deep.equal([
+      "GET /v1/things/:id: status 409 (thing_busy) is not declared",
+    ]);
     expect(checked).to.be.instanceOf(ReplyMismatchError);
     expect(checked).to.have.property("message").that.contains("status 409 (thing_busy) is not declared");
     expect(checked).to.have.property("cause", conflict);
@@ -75,10 +88,15 @@ describe("the reply check", () => {
   it("in a checked HTTP app, answers a mismatch with a 500 naming it and reports it to the test suite", async () => {
     let answer: Reply = { status: 200, body: { id: "a", tags: [], note: null, extra: true } };
     const app = createHttpApp({
-      routes: [routeAnswering(() => answer)], checkReplies: true,
-      authenticateOwner: async () => "", authenticateOperator: async () => "", authenticateAgent: async () => undefined,
-      limits: createRateLimits(DEFAULT_RATE_LIMITS), load: createLoadMonitor({ maxInFlight: 100, maxLoopDelayMs: 10_000 }),
-      metrics: createApiMetrics({ busy: () => false }), logger: pino({ level: "silent" }),
+      routes: [routeAnswering(() => answer)],
+      checkReplies: true,
+      authenticateOwner: async () => "",
+      authenticateOperator: async () => "",
+      authenticateAgent: async () => undefined,
+      limits: createRateLimits(DEFAULT_RATE_LIMITS),
+      load: createLoadMonitor({ maxInFlight: 100, maxLoopDelayMs: 10_000 }),
+      metrics: createApiMetrics({ busy: () => false }),
+      logger: pino({ level: "silent" }),
     });
     const server = http.createServer(app).listen(0, "127.0.0.1");
     await new Promise((resolve) => server.once("listening", resolve));
@@ -88,7 +106,10 @@ describe("the reply check", () => {
       expect(await mismatchesDuring(async () => (bad = await fetch(url)))).to.deep.equal(["GET /v1/things/:id: body.extra: not declared"]);
       expect(bad?.status).to.equal(500);
       expect(await bad?.json()).to.deep.equal({
-        error: { code: "reply_mismatch", message: "the answer does not match the declaration: GET /v1/things/:id: body.extra: not declared" },
+        error: {
+          code: "reply_mismatch",
+          message: "the answer does not match the declaration: GET /v1/things/:id: body.extra: not declared",
+        },
       });
       answer = { status: 200, body: { id: "a", tags: [], note: null } };
       let good: Response | undefined;

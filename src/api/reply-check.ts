@@ -42,7 +42,8 @@ function replyProblem(route: Route, reply: Reply): string | null {
   const declared = answeredResponses(route)[reply.status];
   if (!declared) return `status ${reply.status} is not declared`;
   if (declared.contentType) return "text" in reply ? null : `declares ${declared.contentType} text, the handler sent JSON`;
-  if (!declared.schema) return "text" in reply || ("body" in reply && reply.body !== undefined) ? "declares no body, the handler sent one" : null;
+  if (!declared.schema)
+    return "text" in reply || ("body" in reply && reply.body !== undefined) ? "declares no body, the handler sent one" : null;
   if ("text" in reply) return "declares a JSON body, the handler sent text";
   if (!("json" in reply) && reply.body === undefined) return "declares a JSON body, the handler sent none";
   // What the client reads: the JSON as sent (undefined fields left out).
@@ -72,7 +73,8 @@ export function checkReply(route: Route, reply: Reply): void {
  * said the key held (`keyVerified`): the agent would not have been charged for it.
  */
 export function checkKeyVerified(route: Route, reply: Reply, verified: boolean): void {
-  if (route.auth === "agent" && reply.status < 300 && !verified) throw mismatch(route, `answered ${reply.status} without calling keyVerified()`);
+  if (route.auth === "agent" && reply.status < 300 && !verified)
+    throw mismatch(route, `answered ${reply.status} without calling keyVerified()`);
 }
 
 /**

@@ -3,20 +3,52 @@ import { z } from "zod";
 import { openApiDocument } from "./openapi";
 import { defineRoute, errorResponse, type RequestParts } from "./route";
 
-const parts = (given: Partial<RequestParts> = {}): RequestParts => ({ params: {}, query: {}, headers: {}, body: undefined, ownerId: "", operatorName: "", credential: "", keyVerified: async () => undefined, ...given });
+const parts = (given: Partial<RequestParts> = {}): RequestParts => ({
+  params: {},
+  query: {},
+  headers: {},
+  body: undefined,
+  ownerId: "",
+  operatorName: "",
+  credential: "",
+  keyVerified: async () => undefined,
+  ...given,
+});
 
 describe("a declared route", () => {
   const route = defineRoute({
-    method: "post", path: "/v1/things/:id", operationId: "makeThing", tag: "things", auth: "owner", summary: "Make a thing.",
+    method: "post",
+    path: "/v1/things/:id",
+    operationId: "makeThing",
+    tag: "things",
+    auth: "owner",
+    summary: "Make a thing.",
     params: z.object({ id: z.string().regex(/^[a-z]+$/, "expected letters") }),
     query: z.object({ n: z.coerce.number().int().default(1) }),
     headers: z.object({ "x-kind": z.enum(["a", "b"]) }),
     body: z.object({ name: z.string().min(1) }).strict(),
-    responses: { 201: { description: "made", schema: z.object({ id: z.string(), n: z.number(), kind: z.string(), name: z.string(), ownerId: z.string() }) }, 400: errorResponse("bad request") },
-  }).handle(async ({ params, query, headers, body, ownerId }) => ({ status: 201, body: { id: params.id, n: query.n, kind: headers["x-kind"], name: body.name, ownerId } }));
+    responses: {
+      201: {
+        description: "made",
+        schema: z.object({ id: z.string(), n: z.number(), kind: z.string(), name: z.string(), ownerId: z.string() }),
+      },
+      400: errorResponse("bad request"),
+    },
+  }).handle(async ({ params, query, headers, body, ownerId }) => ({
+    status: 201,
+    body: { id: params.id, n: query.n, kind: headers["x-kind"], name: body.name, ownerId },
+  }));
 
   it("gives its handler every part as parsed by its schemas, and the authenticated owner", async () => {
-    const reply = await route.respond(parts({ params: { id: "abc" }, query: { n: "3" }, headers: { "x-kind": "b", other: "dropped" }, body: { name: "x" }, ownerId: "own_1" }));
+    const reply = await route.respond(
+      parts({
+        params: { id: "abc" },
+        query: { n: "3" },
+        headers: { "x-kind": "b", other: "dropped" },
+        body: { name: "x" },
+        ownerId: "own_1",
+      }),
+    );
     expect(reply).to.deep.equal({ status: 201, body: { id: "abc", n: 3, kind: "b", name: "x", ownerId: "own_1" } });
     const defaults = await route.respond(parts({ params: { id: "abc" }, headers: { "x-kind": "a" }, body: { name: "y" } }));
     expect(defaults).to.deep.include({ status: 201 });
@@ -34,7 +66,10 @@ describe("a declared route", () => {
       [{ params: { id: "abc" }, headers: { "x-kind": "a" } }, /^body\.name: /],
     ];
     for (const [given, message] of failures) {
-      const error = await route.respond(parts(given)).then(() => null, (e: { message: string; status: number; code: string }) => e);
+      const error = await route.respond(parts(given)).then(
+        () => null,
+        (e: { message: string; status: number; code: string }) => e,
+      );
       expect(error, JSON.stringify(given)).to.include({ status: 400, code: "invalid_request" });
       expect(error?.message, JSON.stringify(given)).to.match(message);
     }
@@ -50,7 +85,10 @@ describe("a declared route", () => {
       [{ ...good, body: { name: "x\udc00" } }, "body.name"],
     ];
     for (const [given, field] of failures) {
-      const error = await route.respond(parts(given)).then(() => null, (e: { message: string; status: number; code: string }) => e);
+      const error = await route.respond(parts(given)).then(
+        () => null,
+        (e: { message: string; status: number; code: string }) => e,
+      );
       expect(error, field).to.include({ status: 400, code: "invalid_request", message: `${field}: ${problem}` });
     }
     const undeclared = await route.respond(parts({ ...good, headers: { "x-kind": "a", "x-other": "\u0000" } }));
@@ -59,29 +97,50 @@ describe("a declared route", () => {
 
   it("is described in the OpenAPI document by the same schemas: parameters, body, responses and security", () => {
     const document = openApiDocument([route], { version: "9.9.9" });
-    const operation = z.object({
-      paths: z.object({ "/v1/things/{id}": z.object({ post: z.object({
-        operationId: z.string(), summary: z.string(), tags: z.array(z.string()), security: z.array(z.record(z.string(), z.array(z.string()))),
-        parameters: z.array(z.object({ name: z.string(), in: z.string(), required: z.boolean() })),
-        requestBody: z.object({ required: z.boolean() }),
-        responses: z.record(z.string(), z.object({ description: z.string(), content: z.unknown() })),
-      }) }) }),
-    }).parse(document).paths["/v1/things/{id}"].post;
+    const operation = z
+      .object({
+        paths: z.object({
+          "/v1/things/{id}": z.object({
+            post: z.object({
+              operationId: z.string(),
+              summary: z.string(),
+              tags: z.array(z.string()),
+              security: z.array(z.record(z.string(), z.array(z.string()))),
+              parameters: z.array(z.object({ name: z.string(), in: z.string(), required: z.boolean() })),
+              requestBody: z.object({ required: z.boolean() }),
+              responses: z.record(z.string(), z.object({ description: z.string(), content: z.unknown() })),
+            }),
+          }),
+        }),
+      })
+      .parse(document).paths["/v1/things/{id}"].post;
     expect(operation.summary).to.equal("Make a thing.");
     expect(operation.security).to.deep.equal([{ ownerToken: [] }]);
-    expect(operation.parameters.map((p) => [p.name, p.in, p.required])).to.deep.equal([["id", "path", true], ["n", "query", false], ["x-kind", "header", true]]);
+    expect(operation.parameters.map((p) => [p.name, p.in, p.required])).to.deep.equal([
+      ["id", "path", true],
+      ["n", "query", false],
+      ["x-kind", "header", true],
+    ]);
     expect(operation.operationId).to.equal("makeThing");
     // Its own responses, and those the HTTP layer answers for a route with a body and a credential.
     expect(Object.keys(operation.responses)).to.deep.equal(["201", "400", "401", "413", "415", "429", "503"]);
   });
 
   it("documents an example only when its schema accepts it, formats and values included", () => {
-    const withExample = (example: { id: string }) => defineRoute({
-      method: "get", path: "/v1/ids", operationId: "getId", tag: "things", auth: "none", summary: "An id.",
-      responses: { 200: { description: "ok", schema: z.object({ id: z.string().regex(/^id_/) }), example } },
-    }).handle(async () => ({ status: 200, body: { id: "id_1" } }));
+    const withExample = (example: { id: string }) =>
+      defineRoute({
+        method: "get",
+        path: "/v1/ids",
+        operationId: "getId",
+        tag: "things",
+        auth: "none",
+        summary: "An id.",
+        responses: { 200: { description: "ok", schema: z.object({ id: z.string().regex(/^id_/) }), example } },
+      }).handle(async () => ({ status: 200, body: { id: "id_1" } }));
     const document = JSON.stringify(openApiDocument([withExample({ id: "id_7" })], { version: "1" }));
     expect(document).to.contain('"example":{"id":"id_7"}');
-    expect(() => openApiDocument([withExample({ id: "7" })], { version: "1" })).to.throw("the example of getId 200 does not match its schema: example.id: ");
+    expect(() => openApiDocument([withExample({ id: "7" })], { version: "1" })).to.throw(
+      "the example of getId 200 does not match its schema: example.id: ",
+    );
   });
 });

@@ -78,10 +78,17 @@ export type AuthOf<A extends Auth> = A extends "owner"
       ? { operatorName: string }
       : Record<never, never>;
 
-export type RouteContext<A extends Auth, P, Q, H, B> = { params: PartOf<P>; query: PartOf<Q>; headers: PartOf<H>; body: PartOf<B> } & AuthOf<A>;
+export type RouteContext<A extends Auth, P, Q, H, B> = {
+  params: PartOf<P>;
+  query: PartOf<Q>;
+  headers: PartOf<H>;
+  body: PartOf<B>;
+} & AuthOf<A>;
 
 /** Each response's `example` as what its handler may send: the input of the response's schema. */
-export type ExamplesOf<RS extends Responses> = { [S in keyof RS]: RS[S] extends { schema: infer Z extends z.ZodType } ? { example?: z.input<Z> } : { example?: never } };
+export type ExamplesOf<RS extends Responses> = {
+  [S in keyof RS]: RS[S] extends { schema: infer Z extends z.ZodType } ? { example?: z.input<Z> } : { example?: never };
+};
 
 /** A route as declared; `defineRoute` infers every type parameter from it. */
 export type RouteDeclaration<A extends Auth, P, Q, H, B, RS extends Responses> = {
@@ -109,7 +116,14 @@ export type Handler<A extends Auth, P, Q, H, B, RS extends Responses> = (context
 
 /** A request's parts as the HTTP layer read them, authentication done. */
 export type RequestParts = {
-  params: unknown; query: unknown; headers: unknown; body: unknown; ownerId: string; operatorName: string; credential: string; keyVerified: () => Promise<void>;
+  params: unknown;
+  query: unknown;
+  headers: unknown;
+  body: unknown;
+  ownerId: string;
+  operatorName: string;
+  credential: string;
+  keyVerified: () => Promise<void>;
 };
 
 /** A declared route with its types erased, for the HTTP layer and the OpenAPI document. */

@@ -9,16 +9,21 @@ const messageOf = (result: { success: boolean; error?: { issues: Array<{ message
 
 describe("the shared instant and day schemas (V1)", () => {
   it("reads every instant from 2000-01-01 to before 2100-01-01 as its Unix seconds (property, seeded)", () => {
-    fc.assert(fc.property(fc.integer({ min: EARLIEST_S, max: LIMIT_S - 1 }), (t) => {
-      expect(instantSchema.parse(toRfc3339(t))).to.equal(t);
-    }), { seed: 15, numRuns: 1000 });
+    fc.assert(
+      fc.property(fc.integer({ min: EARLIEST_S, max: LIMIT_S - 1 }), (t) => {
+        expect(instantSchema.parse(toRfc3339(t))).to.equal(t);
+      }),
+      { seed: 15, numRuns: 1000 },
+    );
     expect(instantSchema.parse(EARLIEST_INSTANT)).to.equal(EARLIEST_S);
     expect(instantSchema.parse("2099-12-31T23:59:59Z")).to.equal(LIMIT_S - 1);
   });
 
   it("refuses every string of the form that names no real instant (property, seeded)", () => {
     const two = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, "0"));
-    const form = fc.tuple(fc.integer({ min: 2000, max: 2099 }), two(99), two(99), two(99), two(99), two(99)).map(([y, mo, d, h, mi, s]) => `${y}-${mo}-${d}T${h}:${mi}:${s}Z`);
+    const form = fc
+      .tuple(fc.integer({ min: 2000, max: 2099 }), two(99), two(99), two(99), two(99), two(99))
+      .map(([y, mo, d, h, mi, s]) => `${y}-${mo}-${d}T${h}:${mi}:${s}Z`);
     fc.assert(
       fc.property(form, (s) => {
         const real = !Number.isNaN(Date.parse(s)) && new Date(Date.parse(s)).toISOString().replace(".000", "") === s;
@@ -29,11 +34,17 @@ describe("the shared instant and day schemas (V1)", () => {
   });
 
   it("says why an instant is refused: its form, its reality or its bounds", () => {
-    expect(messageOf(instantSchema.safeParse("2026-11-02T10:00:00.5Z"))).to.equal("expected an RFC 3339 UTC instant YYYY-MM-DDTHH:MM:SSZ (V1)");
+    expect(messageOf(instantSchema.safeParse("2026-11-02T10:00:00.5Z"))).to.equal(
+      "expected an RFC 3339 UTC instant YYYY-MM-DDTHH:MM:SSZ (V1)",
+    );
     expect(messageOf(instantSchema.safeParse("2026-12-01T23:60:00Z"))).to.equal("2026-12-01T23:60:00Z is not a real UTC instant");
     expect(messageOf(instantSchema.safeParse("2026-02-31T00:00:00Z"))).to.equal("2026-02-31T00:00:00Z is not a real UTC instant");
-    expect(messageOf(instantSchema.safeParse("0000-01-01T00:00:00Z"))).to.equal("0000-01-01T00:00:00Z is not from 2000-01-01T00:00:00Z to before 2100-01-01T00:00:00Z");
-    expect(messageOf(instantSchema.safeParse(INSTANT_LIMIT))).to.equal(`${INSTANT_LIMIT} is not from 2000-01-01T00:00:00Z to before 2100-01-01T00:00:00Z`);
+    expect(messageOf(instantSchema.safeParse("0000-01-01T00:00:00Z"))).to.equal(
+      "0000-01-01T00:00:00Z is not from 2000-01-01T00:00:00Z to before 2100-01-01T00:00:00Z",
+    );
+    expect(messageOf(instantSchema.safeParse(INSTANT_LIMIT))).to.equal(
+      `${INSTANT_LIMIT} is not from 2000-01-01T00:00:00Z to before 2100-01-01T00:00:00Z`,
+    );
   });
 
   it("keeps every real day in bounds as it is, and refuses the others with the reason", () => {

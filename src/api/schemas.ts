@@ -30,7 +30,11 @@ function boundedSeconds(parse: (s: string) => number, what: string, s: string, c
   const [earliest, limit] = [EARLIEST_INSTANT.slice(0, s.length), INSTANT_LIMIT.slice(0, s.length)];
   const inBounds = s >= earliest && s < limit;
   const t = inBounds ? secondsOf(parse, s) : null;
-  if (t === null) context.addIssue({ code: "custom", message: inBounds ? `${s} is not a real UTC ${what}` : `${s} is not from ${earliest} to before ${limit}` });
+  if (t === null)
+    context.addIssue({
+      code: "custom",
+      message: inBounds ? `${s} is not a real UTC ${what}` : `${s} is not from ${earliest} to before ${limit}`,
+    });
   return t;
 }
 
@@ -70,4 +74,9 @@ export const positiveDecimalSchema = (what: string) =>
  * A stored score's id in a path (`/v1/scores/{id}`): `positiveDecimalSchema`, documented as the integer it is
  * (a path's integer is its decimal digits), so generated clients keep taking a number.
  */
-export const scoreIdSchema = positiveDecimalSchema("a score id").meta({ type: "integer", pattern: undefined, minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+export const scoreIdSchema = positiveDecimalSchema("a score id").meta({
+  type: "integer",
+  pattern: undefined,
+  minimum: 1,
+  maximum: Number.MAX_SAFE_INTEGER,
+});

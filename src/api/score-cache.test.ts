@@ -14,8 +14,12 @@ const METRICS_TOKEN = "metrics-cache-test-0123456789";
 
 async function start(testDb: TestDb): Promise<ApiServer> {
   const server = await startApiServer({
-    db: testDb.db, operatorToken: OPERATOR, clock: createManualClock(T0), logger: pino({ level: "silent" }),
-    rateLimit: { perMinute: 100_000, burst: 10_000 }, metrics: { token: METRICS_TOKEN },
+    db: testDb.db,
+    operatorToken: OPERATOR,
+    clock: createManualClock(T0),
+    logger: pino({ level: "silent" }),
+    rateLimit: { perMinute: 100_000, burst: 10_000 },
+    metrics: { token: METRICS_TOKEN },
   });
   await server.scoreCache?.warmed;
   return server;
@@ -23,7 +27,11 @@ async function start(testDb: TestDb): Promise<ApiServer> {
 
 async function claim(server: ApiServer): Promise<string> {
   const post = (path: string, body: unknown, token?: string) =>
-    fetch(`${server.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+    fetch(`${server.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify(body),
+    });
   const owner = (await (await post("/v1/owners", {})).json()) as { token: string };
   return ((await (await post("/v1/agents", {}, owner.token)).json()) as { agentId: string }).agentId;
 }
@@ -62,10 +70,15 @@ const scoreElsewhere = (other: Db, agentId: string) =>
   createVraiService({ store: createSqlStore(other), clock: createManualClock(T0 + 3600), busy: () => false }).scoring.scoreNow(agentId);
 
 const storedLatest = async (testDb: TestDb, agentId: string) =>
-  (await testDb.db.query<{ id: number; total: number }>("SELECT id, total FROM scores WHERE agent_id = $1 ORDER BY at DESC, id DESC LIMIT 1", [agentId])).rows[0];
+  (
+    await testDb.db.query<{ id: number; total: number }>(
+      "SELECT id, total FROM scores WHERE agent_id = $1 ORDER BY at DESC, id DESC LIMIT 1",
+      [agentId],
+    )
+  ).rows[0];
 
 for (const { name, create } of TEST_STORES) {
-  describe(`latest-score cache of the API on ${name}`, function () {
+  describe(`latest-score cache of the API on ${name}`, () => {
     let testDb: TestDb;
 
     beforeEach(async () => {
@@ -87,7 +100,8 @@ for (const { name, create } of TEST_STORES) {
         expect(server.scoreCache!.stats()).to.include({ hits: before.hits + 1, misses: before.misses + 1 });
 
         const penalty = await fetch(`${server.url}/v1/operator/penalties`, {
-          method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${OPERATOR}` },
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${OPERATOR}` },
           body: JSON.stringify({ agentId, code: "rate_abuse", points: 20, days: 30, reason: "test" }),
         });
         expect(penalty.status).to.equal(201);
@@ -174,7 +188,9 @@ for (const { name, create } of TEST_STORES) {
            SELECT 'agt_bulk_' || i, 'own_bulk', i, 0, 'x', 0 FROM generate_series(1, 700) AS i`,
         );
         // Each with the compact result of a newly claimed agent at T0 (the row's agent, digest and total go with it).
-        const { result } = scoreFromInputs(buildScoreInputs({ agent: "agt_bulk", method: "0.2", at: T0, claimedAt: T0 - 86_400, proofs: [], penalties: [], days: [] }));
+        const { result } = scoreFromInputs(
+          buildScoreInputs({ agent: "agt_bulk", method: "0.2", at: T0, claimedAt: T0 - 86_400, proofs: [], penalties: [], days: [] }),
+        );
         const packed = packResult(result, T0);
         await other.query(
           `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total, packed)

@@ -15,36 +15,56 @@ const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
 /** A GET with node:http (fetch adds `Cache-Control: no-cache` to conditional requests, which disables 304). */
 function get(url: string, headers: Record<string, string>): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    http.get(url, { headers }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => (text += chunk));
-      res.on("end", () => resolve({ status: res.statusCode as number, text }));
-    }).on("error", reject);
+    http
+      .get(url, { headers }, (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (text += chunk));
+        res.on("end", () => resolve({ status: res.statusCode as number, text }));
+      })
+      .on("error", reject);
   });
 }
 
 describe("scoreJsonText", () => {
   it("writes the fields of scoreJson in the same order, the result's text put in as it is", () => {
-    const row = { id: 7, agentId: "agt_x", method: "0.2", at: T0, trigger: "change" as const, day: null, sha256: "ab".repeat(32), total: 230 };
+    const row = {
+      id: 7,
+      agentId: "agt_x",
+      method: "0.2",
+      at: T0,
+      trigger: "change" as const,
+      day: null,
+      sha256: "ab".repeat(32),
+      total: 230,
+    };
     // A real result (the documented example's), with a string that JSON escapes.
-    const result = { ...examples.score.result, agent: "a \"quoted\" \\ value" };
+    const result = { ...examples.score.result, agent: 'a "quoted" \\ value' };
     const { text } = scoreJsonText({ ...row, resultJson: JSON.stringify(result, null, 1), packed: null });
-    expect(text).to.equal(JSON.stringify(scoreJson({ ...row, result })).replace(`"result":${JSON.stringify(result)}`, `"result":${JSON.stringify(result, null, 1)}`));
+    expect(text).to.equal(
+      JSON.stringify(scoreJson({ ...row, result })).replace(
+        `"result":${JSON.stringify(result)}`,
+        `"result":${JSON.stringify(result, null, 1)}`,
+      ),
+    );
     expect(JSON.parse(text)).to.deep.equal(scoreJson({ ...row, result }));
   });
 });
 
 for (const { name, create } of TEST_STORES) {
-  describe(`GET /v1/agents/:id/score on ${name}`, function () {
+  describe(`GET /v1/agents/:id/score on ${name}`, () => {
     let testDb: TestDb;
     let server: ApiServer;
 
     before(async () => {
       testDb = await create();
       server = await startApiServer({
-        db: testDb.db, operatorToken: "operator-scores-test-0123456789", clock: createManualClock(T0), logger: pino({ level: "silent" }),
-        rateLimit: { perMinute: 100_000, burst: 10_000 }, overload: { maxInFlight: 100_000, maxLoopDelayMs: 60_000 },
+        db: testDb.db,
+        operatorToken: "operator-scores-test-0123456789",
+        clock: createManualClock(T0),
+        logger: pino({ level: "silent" }),
+        rateLimit: { perMinute: 100_000, burst: 10_000 },
+        overload: { maxInFlight: 100_000, maxLoopDelayMs: 60_000 },
       });
     });
     after(async () => {
@@ -53,8 +73,14 @@ for (const { name, create } of TEST_STORES) {
     });
 
     async function newAgent(): Promise<string> {
-      const owner = (await (await fetch(`${server.url}/v1/owners`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json()) as { token: string };
-      const res = await fetch(`${server.url}/v1/agents`, { method: "POST", headers: { authorization: `Bearer ${owner.token}`, "content-type": "application/json" }, body: "{}" });
+      const owner = (await (
+        await fetch(`${server.url}/v1/owners`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })
+      ).json()) as { token: string };
+      const res = await fetch(`${server.url}/v1/agents`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${owner.token}`, "content-type": "application/json" },
+        body: "{}",
+      });
       return ((await res.json()) as { agentId: string }).agentId;
     }
 
@@ -67,7 +93,9 @@ for (const { name, create } of TEST_STORES) {
       const a = await service.accounts.claimNewAgent(ownerId);
       const b = await service.accounts.claimNewAgent(ownerId);
       statements.length = 0;
-      const [ra, rb, missing, again] = await Promise.all([a.agentId, b.agentId, "agt_nobodyhere00", a.agentId].map((id) => store.latestScoreSummary(id)));
+      const [ra, rb, missing, again] = await Promise.all(
+        [a.agentId, b.agentId, "agt_nobodyhere00", a.agentId].map((id) => store.latestScoreSummary(id)),
+      );
       expect(statements).to.have.length(1);
       expect(ra.score).to.include({ agentId: a.agentId, total: 200 });
       expect(JSON.parse(ra.score!.resultJson).total).to.equal(200);
@@ -102,7 +130,19 @@ for (const { name, create } of TEST_STORES) {
           expect(answers[i].status).to.equal(200);
           expect(bodies[i]).to.include({ id: row.id, agentId: id, scoreType: "vrai", sha256: row.sha256, total: 200 });
           expect(bodies[i].result.total).to.equal(200);
-          expect(Object.keys(bodies[i])).to.deep.equal(["id", "scoreType", "agentId", "method", "at", "trigger", "day", "sha256", "total", "result", "links"]);
+          expect(Object.keys(bodies[i])).to.deep.equal([
+            "id",
+            "scoreType",
+            "agentId",
+            "method",
+            "at",
+            "trigger",
+            "day",
+            "sha256",
+            "total",
+            "result",
+            "links",
+          ]);
         }
       });
     });

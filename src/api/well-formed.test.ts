@@ -7,7 +7,19 @@ const nested = (depth: number): unknown => JSON.parse("[".repeat(depth) + "]".re
 
 describe("the text check every request part passes (well-formed.ts)", () => {
   it("takes any text, surrogate pairs included, and values that are not strings", () => {
-    for (const value of ["", "plain", "emoji 😀 and 𝄞", "é\u0001\u007f\uFEFF", 0, -1e308, true, null, undefined, { a: ["b", { c: "😀" }] }, nested(MAX_DEPTH)]) {
+    for (const value of [
+      "",
+      "plain",
+      "emoji 😀 and 𝄞",
+      "é\u0001\u007f\uFEFF",
+      0,
+      -1e308,
+      true,
+      null,
+      undefined,
+      { a: ["b", { c: "😀" }] },
+      nested(MAX_DEPTH),
+    ]) {
       expect(textProblem(value, "body"), JSON.stringify(value)).to.equal(null);
     }
   });

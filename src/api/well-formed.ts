@@ -33,7 +33,9 @@ export function textProblem(value: unknown, where: string): string | null {
   const pending: Array<{ value: object; field: string; depth: number }> = [{ value, field: where, depth: 1 }];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     if (next.depth > MAX_DEPTH) return `${next.field}: nested deeper than ${MAX_DEPTH} levels`;
-    const entries: Array<[string, unknown]> = Array.isArray(next.value) ? next.value.map((item, i) => [String(i), item]) : Object.entries(next.value);
+    const entries: Array<[string, unknown]> = Array.isArray(next.value)
+      ? next.value.map((item, i) => [String(i), item])
+      : Object.entries(next.value);
     for (const [key, item] of entries) {
       if (!isText(key)) return `${next.field}: a key ${NOT_TEXT}`;
       const field = `${next.field}.${key}`;

@@ -26,7 +26,16 @@ const known = (agent: AgentRow | null): asserts agent is AgentRow => {
   if (!agent) throw new Error("no such agent");
 };
 
-type Row = { agent_id: string; claim_id: number; idempotency_key: string; arrival: number; next_heartbeat_s: number; on_time: boolean | null; excused: boolean; credit: number };
+type Row = {
+  agent_id: string;
+  claim_id: number;
+  idempotency_key: string;
+  arrival: number;
+  next_heartbeat_s: number;
+  on_time: boolean | null;
+  excused: boolean;
+  credit: number;
+};
 const ROW_SQL = "SELECT agent_id, claim_id, idempotency_key, arrival, next_heartbeat_s, on_time, excused, credit FROM";
 const rowsOf = async (db: Db, table: string, where = ""): Promise<Row[]> =>
   (await db.query<Row>(`${ROW_SQL} ${table} ${where} ORDER BY agent_id, claim_id, arrival`)).rows;
@@ -62,7 +71,12 @@ for (const { name, create } of TEST_STORES) {
       expect((await service.checkins.checkIn(agentId, "k0", known)).type).to.equal("counted");
       expect(await rowsOf(testDb.db, "checkins_default")).to.have.length(1);
 
-      const retention = createCheckinRetention({ partitions: createCheckinPartitions(testDb.db), clock, logger: pino({ level: "silent" }), retentionDays: 3 });
+      const retention = createCheckinRetention({
+        partitions: createCheckinPartitions(testDb.db),
+        clock,
+        logger: pino({ level: "silent" }),
+        retentionDays: 3,
+      });
       const pass = await retention.run(null);
       expect(pass.created).to.deep.equal(["2026-11-02", "2026-11-03", "2026-11-04"]);
       expect(await partitionDays(testDb.db)).to.deep.equal(["2026-11-02", "2026-11-03", "2026-11-04"]);
@@ -75,8 +89,18 @@ for (const { name, create } of TEST_STORES) {
 
     it("drops a day past the window once it is scored, and forgets its keys (V3.1)", async () => {
       const clock = createManualClock(Date.UTC(2026, 10, 6, 12) / 1000);
-      const retention = createCheckinRetention({ partitions: createCheckinPartitions(testDb.db), clock, logger: pino({ level: "silent" }), retentionDays: 3 });
-      expect(await retention.run("2026-11-06")).to.deep.equal({ created: ["2026-11-06", "2026-11-07", "2026-11-08"], archived: [], dropped: ["2026-11-02"], kept: [] });
+      const retention = createCheckinRetention({
+        partitions: createCheckinPartitions(testDb.db),
+        clock,
+        logger: pino({ level: "silent" }),
+        retentionDays: 3,
+      });
+      expect(await retention.run("2026-11-06")).to.deep.equal({
+        created: ["2026-11-06", "2026-11-07", "2026-11-08"],
+        archived: [],
+        dropped: ["2026-11-02"],
+        kept: [],
+      });
       expect(await partitionDays(testDb.db)).to.deep.equal(["2026-11-03", "2026-11-04", "2026-11-06", "2026-11-07", "2026-11-08"]);
       expect(await rowsOf(testDb.db, "checkins")).to.deep.equal([]);
       const store = createSqlStore(testDb.db);
@@ -103,7 +127,12 @@ describe("check-in retention on PostgreSQL (CHECKIN_RETENTION_DAYS, CHECKIN_ARCH
     testDb = await createTestPgDb();
     archiveDir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-checkins-"));
     server = await startApiServer({
-      db: testDb.db, operatorToken: "op-token-retention-test-0000", clock, logger, scoreCacheBytes: 0, checkinRetention: { days: 3, archiveDir },
+      db: testDb.db,
+      operatorToken: "op-token-retention-test-0000",
+      clock,
+      logger,
+      scoreCacheBytes: 0,
+      checkinRetention: { days: 3, archiveDir },
     });
     const { ownerId } = await server.service.accounts.createOwner();
     for (let a = 0; a < 3; a++) agents.push((await server.service.accounts.claimNewAgent(ownerId)).agentId);
@@ -118,8 +147,14 @@ describe("check-in retention on PostgreSQL (CHECKIN_RETENTION_DAYS, CHECKIN_ARCH
         const outcome = await server.service.checkins.checkIn(agentId, `k${h}`, known);
         if (outcome.type !== "counted") throw new Error(`not counted: ${outcome.type}`);
         counted.push({
-          agent_id: agentId, claim_id: claims[a], idempotency_key: `k${h}`, arrival: outcome.arrival, next_heartbeat_s: outcome.nextHeartbeatS,
-          on_time: outcome.onTime, excused: outcome.excused, credit: outcome.credit,
+          agent_id: agentId,
+          claim_id: claims[a],
+          idempotency_key: `k${h}`,
+          arrival: outcome.arrival,
+          next_heartbeat_s: outcome.nextHeartbeatS,
+          on_time: outcome.onTime,
+          excused: outcome.excused,
+          credit: outcome.credit,
         });
       }
     }
@@ -137,14 +172,27 @@ describe("check-in retention on PostgreSQL (CHECKIN_RETENTION_DAYS, CHECKIN_ARCH
 
   it("drops the days older than the window once scored, keeps the window and creates the days ahead", async () => {
     // Today is 2026-11-08: the three days before it are kept, with today and the two after it.
-    expect(await partitionDays(testDb.db)).to.deep.equal(["2026-11-05", "2026-11-06", "2026-11-07", "2026-11-08", "2026-11-09", "2026-11-10"]);
+    expect(await partitionDays(testDb.db)).to.deep.equal([
+      "2026-11-05",
+      "2026-11-06",
+      "2026-11-07",
+      "2026-11-08",
+      "2026-11-09",
+      "2026-11-10",
+    ]);
     expect(dropped).to.have.length(3 * (14 + 24 + 24));
     expect(await rowsOf(testDb.db, "checkins", `WHERE arrival < ${Date.UTC(2026, 10, 5) / 1000}`)).to.deep.equal([]);
-    expect(byAgentAndArrival(await rowsOf(testDb.db, "checkins"))).to.deep.equal(byAgentAndArrival(counted.filter((c) => c.arrival >= Date.UTC(2026, 10, 5) / 1000)));
+    expect(byAgentAndArrival(await rowsOf(testDb.db, "checkins"))).to.deep.equal(
+      byAgentAndArrival(counted.filter((c) => c.arrival >= Date.UTC(2026, 10, 5) / 1000)),
+    );
     // Each day dropped at the first pass of the day it left the window, after its archive.
-    const passes = lines.filter((l) => l.msg === "check-in partitions maintained" && l.dropped.length > 0).map((l) => ({ archived: l.archived, dropped: l.dropped }));
+    const passes = lines
+      .filter((l) => l.msg === "check-in partitions maintained" && l.dropped.length > 0)
+      .map((l) => ({ archived: l.archived, dropped: l.dropped }));
     expect(passes).to.deep.equal([
-      { archived: ["2026-11-02"], dropped: ["2026-11-02"] }, { archived: ["2026-11-03"], dropped: ["2026-11-03"] }, { archived: ["2026-11-04"], dropped: ["2026-11-04"] },
+      { archived: ["2026-11-02"], dropped: ["2026-11-02"] },
+      { archived: ["2026-11-03"], dropped: ["2026-11-03"] },
+      { archived: ["2026-11-04"], dropped: ["2026-11-04"] },
     ]);
   });
 
@@ -166,7 +214,12 @@ describe("check-in retention on PostgreSQL (CHECKIN_RETENTION_DAYS, CHECKIN_ARCH
     const archived: Row[] = [];
     for (const day of ["2026-11-02", "2026-11-03", "2026-11-04"]) {
       const file = checkinArchivePath(archiveDir, day);
-      const dayRows: Row[] = zlib.gunzipSync(fs.readFileSync(file)).toString("utf8").trimEnd().split("\n").map((line) => JSON.parse(line));
+      const dayRows: Row[] = zlib
+        .gunzipSync(fs.readFileSync(file))
+        .toString("utf8")
+        .trimEnd()
+        .split("\n")
+        .map((line) => JSON.parse(line));
       expect(dayRows.every((r) => utcDay(r.arrival) === day)).to.equal(true);
       // In the file's order: each agent's rows together, in arrival order.
       expect(dayRows).to.deep.equal(byAgentAndArrival(dayRows));
@@ -174,15 +227,28 @@ describe("check-in retention on PostgreSQL (CHECKIN_RETENTION_DAYS, CHECKIN_ARCH
       for (const agentId of agents) {
         let digest = "";
         for (const r of dayRows.filter((x) => x.agent_id === agentId)) {
-          digest = nextDayDigest(digest, { arrival: r.arrival, nextHeartbeatS: r.next_heartbeat_s, onTime: r.on_time, excused: r.excused, credit: r.credit });
+          digest = nextDayDigest(digest, {
+            arrival: r.arrival,
+            nextHeartbeatS: r.next_heartbeat_s,
+            onTime: r.on_time,
+            excused: r.excused,
+            credit: r.credit,
+          });
         }
-        const { rows } = await testDb.db.query<{ digest: string }>("SELECT digest FROM agent_days WHERE agent_id = $1 AND day = $2", [agentId, day]);
+        const { rows } = await testDb.db.query<{ digest: string }>("SELECT digest FROM agent_days WHERE agent_id = $1 AND day = $2", [
+          agentId,
+          day,
+        ]);
         expect(digest).to.equal(rows[0].digest).and.to.have.length(64);
       }
       archived.push(...dayRows);
     }
     expect(byAgentAndArrival(archived)).to.deep.equal(dropped);
-    expect(fs.readdirSync(archiveDir).sort()).to.deep.equal(["checkins-2026-11-02.ndjson.gz", "checkins-2026-11-03.ndjson.gz", "checkins-2026-11-04.ndjson.gz"]);
+    expect(fs.readdirSync(archiveDir).sort()).to.deep.equal([
+      "checkins-2026-11-02.ndjson.gz",
+      "checkins-2026-11-03.ndjson.gz",
+      "checkins-2026-11-04.ndjson.gz",
+    ]);
   });
 
   it("judges afresh a key whose day was dropped, and answers a key of a kept day as its duplicate (V3.1's one change)", async () => {
@@ -197,13 +263,15 @@ describe("check-in retention on PostgreSQL (CHECKIN_RETENTION_DAYS, CHECKIN_ARCH
     const kept = await server.service.checkins.checkIn(agentId, "k100", known);
     if (kept.type !== "duplicate") throw new Error(`not a duplicate: ${kept.type}`);
     expect(kept.original).to.include({ arrival: T0 + 100 * H, nextHeartbeatS: 3600, onTime: true, excused: false, credit: H });
-    expect((await rowsOf(testDb.db, "checkins", `WHERE agent_id = '${agentId}' AND idempotency_key = 'k100'`))).to.have.length(1);
+    expect(await rowsOf(testDb.db, "checkins", `WHERE agent_id = '${agentId}' AND idempotency_key = 'k100'`)).to.have.length(1);
   });
 
   it("never counts one key twice among parallel requests, without a unique index across partitions (V3.1)", async () => {
     const agentId = agents[1];
     clock.set(Date.UTC(2026, 10, 8, 2) / 1000);
-    const outcomes = await Promise.allSettled(Array.from({ length: 24 }, () => server.service.checkins.checkIn(agentId, "parallel", known)));
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 24 }, () => server.service.checkins.checkIn(agentId, "parallel", known)),
+    );
     const answers = outcomes.map((o) => (o.status === "fulfilled" ? o.value.type : (o.reason as { code?: string }).code));
     expect(answers.filter((t) => t === "counted")).to.have.length(1);
     expect(answers.every((t) => t === "counted" || t === "duplicate" || t === "checkin_contended")).to.equal(true, answers.join());
@@ -215,21 +283,32 @@ describe("check-in retention on PostgreSQL (CHECKIN_RETENTION_DAYS, CHECKIN_ARCH
     fs.writeFileSync(notADirectory, "");
     const failing = capturedLogger();
     const retention = createCheckinRetention({
-      partitions: createCheckinPartitions(testDb.db), clock: createManualClock(Date.UTC(2026, 10, 9, 0, 5) / 1000), logger: failing.logger,
-      retentionDays: 3, archive: createCheckinArchive(notADirectory),
+      partitions: createCheckinPartitions(testDb.db),
+      clock: createManualClock(Date.UTC(2026, 10, 9, 0, 5) / 1000),
+      logger: failing.logger,
+      retentionDays: 3,
+      archive: createCheckinArchive(notADirectory),
     });
     const before = await rowsOf(testDb.db, "checkins_20261105");
     const pass = await retention.run("2026-11-09");
     expect(pass).to.deep.include({ archived: [], dropped: [], kept: ["2026-11-05"] });
     expect(await partitionDays(testDb.db)).to.include("2026-11-05");
-    expect(await rowsOf(testDb.db, "checkins_20261105")).to.deep.equal(before).and.to.have.length(3 * 24);
-    expect(failing.lines.find((l) => l.level === 50)).to.deep.include({ day: "2026-11-05", msg: "check-ins not archived; their partition is kept" });
+    expect(await rowsOf(testDb.db, "checkins_20261105"))
+      .to.deep.equal(before)
+      .and.to.have.length(3 * 24);
+    expect(failing.lines.find((l) => l.level === 50)).to.deep.include({
+      day: "2026-11-05",
+      msg: "check-ins not archived; their partition is kept",
+    });
     expect(fs.readdirSync(archiveDir).filter((f) => f.endsWith(".tmp"))).to.deep.equal([]);
   });
 
   it("keeps a day past the window whose daily score is not stored yet (its midnight's check-ins count in it, V9)", async () => {
     const retention = createCheckinRetention({
-      partitions: createCheckinPartitions(testDb.db), clock: createManualClock(Date.UTC(2026, 10, 10, 0, 5) / 1000), logger: pino({ level: "silent" }), retentionDays: 3,
+      partitions: createCheckinPartitions(testDb.db),
+      clock: createManualClock(Date.UTC(2026, 10, 10, 0, 5) / 1000),
+      logger: pino({ level: "silent" }),
+      retentionDays: 3,
     });
     // 2026-11-05 and -06 are past the window, but the daily recompute has done only 2026-11-05.
     expect(await retention.run("2026-11-05")).to.deep.include({ dropped: ["2026-11-05"] });
@@ -252,8 +331,15 @@ describe("migration 012 on check-ins stored before it", () => {
     const { ownerId } = await service.accounts.createOwner();
     // Claimed in SQL: a claim stores a score, and today's store writes columns this schema has not yet (migration 014).
     const agentId = "agt_before012";
-    await testDb.db.query("INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at) VALUES ($1, $2, 0, $3, 'x', $3)", [agentId, ownerId, T0 - 60]);
-    const claim = await testDb.db.query<{ id: number }>("INSERT INTO claims (agent_id, owner_id, kind, claimed_at) VALUES ($1, $2, 'claim', $3) RETURNING id", [agentId, ownerId, T0 - 60]);
+    await testDb.db.query("INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at) VALUES ($1, $2, 0, $3, 'x', $3)", [
+      agentId,
+      ownerId,
+      T0 - 60,
+    ]);
+    const claim = await testDb.db.query<{ id: number }>(
+      "INSERT INTO claims (agent_id, owner_id, kind, claimed_at) VALUES ($1, $2, 'claim', $3) RETURNING id",
+      [agentId, ownerId, T0 - 60],
+    );
     await testDb.db.query("UPDATE agents SET claim_id = $2 WHERE id = $1", [agentId, claim.rows[0].id]);
     for (let h = 0; h < 30; h++) {
       clock.set(T0 + h * H);
@@ -267,11 +353,20 @@ describe("migration 012 on check-ins stored before it", () => {
     expect(await rowsOf(testDb.db, "checkins")).to.deep.equal(before);
     expect(await partitionDays(testDb.db)).to.deep.equal(["2026-11-02", "2026-11-03"]);
     expect(await rowsOf(testDb.db, "checkins_default")).to.deep.equal([]);
-    const columns = (await testDb.db.query<{ column_name: string }>("SELECT column_name FROM information_schema.columns WHERE table_name = 'checkins'")).rows;
+    const columns = (
+      await testDb.db.query<{ column_name: string }>("SELECT column_name FROM information_schema.columns WHERE table_name = 'checkins'")
+    ).rows;
     expect(columns.map((c) => c.column_name)).to.not.include("id");
     const state = await store.checkinState(agentId, "old3");
     expect(state.duplicate).to.deep.equal({
-      agentId, claimId: state.agent!.claimId, idempotencyKey: "old3", arrival: T0 + 3 * H, nextHeartbeatS: 3600, onTime: true, excused: false, credit: H,
+      agentId,
+      claimId: state.agent!.claimId,
+      idempotencyKey: "old3",
+      arrival: T0 + 3 * H,
+      nextHeartbeatS: 3600,
+      onTime: true,
+      excused: false,
+      credit: H,
     } satisfies StoredCheckin);
     clock.set(T0 + 30 * H);
     expect((await service.checkins.checkIn(agentId, "old29", known)).type).to.equal("duplicate");

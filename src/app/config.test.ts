@@ -23,21 +23,39 @@ describe("serve configuration", () => {
 
   it("bounds the listener by default (headers in 10 s, a request in 30 s) and refuses headers allowed longer than the request", () => {
     expect(parseServeConfig({ OPERATOR_TOKEN })).to.include({
-      HEADERS_TIMEOUT_MS: 10_000, REQUEST_TIMEOUT_MS: 30_000, MAX_CONNECTIONS: 800, MAX_CONNECTIONS_PER_ADDRESS: 64,
-      RATE_LIMIT_OWNERS_PER_HOUR: 20, RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: 30, TRUST_PROXY: "loopback", METRICS_HOST: "127.0.0.1",
+      HEADERS_TIMEOUT_MS: 10_000,
+      REQUEST_TIMEOUT_MS: 30_000,
+      MAX_CONNECTIONS: 800,
+      MAX_CONNECTIONS_PER_ADDRESS: 64,
+      RATE_LIMIT_OWNERS_PER_HOUR: 20,
+      RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: 30,
+      TRUST_PROXY: "loopback",
+      METRICS_HOST: "127.0.0.1",
     });
     expect(parseServeConfig({ OPERATOR_TOKEN }).METRICS_TOKEN).to.equal(undefined);
-    expect(() => parseServeConfig({ OPERATOR_TOKEN, HEADERS_TIMEOUT_MS: "40000" })).to.throw(/^invalid configuration: HEADERS_TIMEOUT_MS: must not be longer than REQUEST_TIMEOUT_MS$/);
+    expect(() => parseServeConfig({ OPERATOR_TOKEN, HEADERS_TIMEOUT_MS: "40000" })).to.throw(
+      /^invalid configuration: HEADERS_TIMEOUT_MS: must not be longer than REQUEST_TIMEOUT_MS$/,
+    );
   });
 
   it("takes each proof kind's own variables from its module (GitHub's API, raw base and token), checked there", () => {
-    expect(parseServeConfig({ OPERATOR_TOKEN })).to.include({ GITHUB_API_BASE_URL: "https://api.github.com", GITHUB_RAW_BASE_URL: "https://gist.githubusercontent.com/" });
+    expect(parseServeConfig({ OPERATOR_TOKEN })).to.include({
+      GITHUB_API_BASE_URL: "https://api.github.com",
+      GITHUB_RAW_BASE_URL: "https://gist.githubusercontent.com/",
+    });
     expect(parseServeConfig({ OPERATOR_TOKEN, GITHUB_TOKEN: "ghp_x" }).GITHUB_TOKEN).to.equal("ghp_x");
-    expect(() => parseServeConfig({ OPERATOR_TOKEN, GITHUB_API_BASE_URL: "not a url" })).to.throw(/^invalid configuration: GITHUB_API_BASE_URL: /);
+    expect(() => parseServeConfig({ OPERATOR_TOKEN, GITHUB_API_BASE_URL: "not a url" })).to.throw(
+      /^invalid configuration: GITHUB_API_BASE_URL: /,
+    );
   });
 
   it("takes a Redis URL, proxies to trust and a metrics token, and names a bad one", () => {
-    const config = parseServeConfig({ OPERATOR_TOKEN, RATE_LIMIT_REDIS_URL: "redis://127.0.0.1:6379", TRUST_PROXY: "loopback, 10.0.0.0/8, ::1", METRICS_TOKEN: "m".repeat(24) });
+    const config = parseServeConfig({
+      OPERATOR_TOKEN,
+      RATE_LIMIT_REDIS_URL: "redis://127.0.0.1:6379",
+      TRUST_PROXY: "loopback, 10.0.0.0/8, ::1",
+      METRICS_TOKEN: "m".repeat(24),
+    });
     expect(config).to.include({ RATE_LIMIT_REDIS_URL: "redis://127.0.0.1:6379", RATE_LIMIT_REDIS_PREFIX: "vrai:rl" });
     expect(() => parseServeConfig({ OPERATOR_TOKEN, RATE_LIMIT_REDIS_URL: "http://127.0.0.1:6379" })).to.throw(/RATE_LIMIT_REDIS_URL: /);
     expect(() => parseServeConfig({ OPERATOR_TOKEN, TRUST_PROXY: "everyone" })).to.throw(/TRUST_PROXY: /);
@@ -45,21 +63,32 @@ describe("serve configuration", () => {
   });
 
   it("lists every variable in .env.example", () => {
-    const listed = new Set(fs.readFileSync(path.join(PROJECT_ROOT, ".env.example"), "utf8").split("\n").map((line) => /^([A-Z_]+)=/.exec(line)?.[1]));
+    const listed = new Set(
+      fs
+        .readFileSync(path.join(PROJECT_ROOT, ".env.example"), "utf8")
+        .split("\n")
+        .map((line) => /^([A-Z_]+)=/.exec(line)?.[1]),
+    );
     for (const variable of Object.keys(serveConfigSchema.shape)) expect(listed.has(variable), variable).to.equal(true);
   });
 
   it("bounds each HTTP request of a proof check (3 s by default, 100 ms to 30 s) and a submission's check (6 s) (issue #15)", () => {
     expect(parseServeConfig({ OPERATOR_TOKEN })).to.include({ PROOF_HTTP_TIMEOUT_MS: 3_000, PROOF_SUBMISSION_TIMEOUT_MS: 6_000 });
     expect(parseServeConfig({ OPERATOR_TOKEN, PROOF_SUBMISSION_TIMEOUT_MS: "60000" }).PROOF_SUBMISSION_TIMEOUT_MS).to.equal(60_000);
-    expect(() => parseServeConfig({ OPERATOR_TOKEN, PROOF_SUBMISSION_TIMEOUT_MS: "60001" })).to.throw(/^invalid configuration: PROOF_SUBMISSION_TIMEOUT_MS: /);
+    expect(() => parseServeConfig({ OPERATOR_TOKEN, PROOF_SUBMISSION_TIMEOUT_MS: "60001" })).to.throw(
+      /^invalid configuration: PROOF_SUBMISSION_TIMEOUT_MS: /,
+    );
     expect(parseServeConfig({ OPERATOR_TOKEN, PROOF_HTTP_TIMEOUT_MS: "1500" }).PROOF_HTTP_TIMEOUT_MS).to.equal(1_500);
     for (const bad of ["0", "99", "30001", "soon"]) {
-      expect(() => parseServeConfig({ OPERATOR_TOKEN, PROOF_HTTP_TIMEOUT_MS: bad })).to.throw(/^invalid configuration: PROOF_HTTP_TIMEOUT_MS: /);
+      expect(() => parseServeConfig({ OPERATOR_TOKEN, PROOF_HTTP_TIMEOUT_MS: bad })).to.throw(
+        /^invalid configuration: PROOF_HTTP_TIMEOUT_MS: /,
+      );
     }
   });
 
   it("names every bad variable in one line", () => {
-    expect(() => parseServeConfig({ OPERATOR_TOKEN: "short", PORT: "70000" })).to.throw(/^invalid configuration: (?=.*OPERATOR_TOKEN: )(?=.*PORT: )[^\n]*$/);
+    expect(() => parseServeConfig({ OPERATOR_TOKEN: "short", PORT: "70000" })).to.throw(
+      /^invalid configuration: (?=.*OPERATOR_TOKEN: )(?=.*PORT: )[^\n]*$/,
+    );
   });
 });

@@ -18,10 +18,12 @@ const postgresUrl = z.string().regex(/^postgres(ql)?:\/\//, "expected a postgres
 const count = (fallback: number, min = 1) => z.coerce.number().int().min(min).default(fallback);
 /** Express's `trust proxy` names and any address or CIDR block. */
 const proxyTrust = z.string().refine(
-  (value) => value === "none" || value.split(",").every((entry) => {
-    const item = entry.trim();
-    return ["loopback", "linklocal", "uniquelocal"].includes(item) || ipaddr.isValid(item) || ipaddr.isValidCIDR(item);
-  }),
+  (value) =>
+    value === "none" ||
+    value.split(",").every((entry) => {
+      const item = entry.trim();
+      return ["loopback", "linklocal", "uniquelocal"].includes(item) || ipaddr.isValid(item) || ipaddr.isValidCIDR(item);
+    }),
   "expected none, or a comma-separated list of loopback, linklocal, uniquelocal, addresses and CIDR blocks",
 );
 const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
@@ -34,79 +36,95 @@ const indexerPolling = {
 };
 
 /** `vrai serve` (and `vrai dev`, which sets some of these itself). */
-export const serveConfigSchema = z.object({
-  DATABASE_URL: postgresUrl.optional(),
-  DATA_DIR: z.string().min(1).default("./data"),
-  HOST: z.string().min(1).default("127.0.0.1"),
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-  OPERATOR_TOKEN: z.string().min(24, "must be at least 24 characters (it guards penalties and outages)"),
-  LOG_LEVEL: logLevel,
-  /** Whole HTTP request of a proof check (connect, headers, body), per try (V6: 3 tries); issue #15 bounds it. */
-  PROOF_HTTP_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(3_000),
-  /** All the tries of a submitted proof's check together; past it the submission answers 503 (re-checks have no such bound). */
-  PROOF_SUBMISSION_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(6_000),
-  /** JSON-RPC of the chain where proofs read the chain (V6: identity tokens, contract wallets); unset: those proofs are refused. */
-  RPC_URL: z.url().optional(),
-  /** deployments/<network>.json of the chain at RPC_URL: with it, the chain indexer runs beside the API. */
-  DEPLOYMENT: z.string().min(1).optional(),
-  CONFIRMATIONS: confirmations(2),
-  ...indexerPolling,
-  SCHEDULE_INTERVAL_MS: z.coerce.number().int().min(1000).default(60_000),
-  /** Whole UTC days of check-ins kept before today (migration 012): older ones are dropped, and V3.1 forgets their keys. */
-  CHECKIN_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(DEFAULT_CHECKIN_RETENTION_DAYS),
-  /** Where a day's check-ins are written (`checkins-YYYY-MM-DD.ndjson.gz`) before it is dropped; unset: dropped unarchived. */
-  CHECKIN_ARCHIVE_DIR: z.string().min(1).optional(),
-  /** Each proof kind's own variables (its module's `settings`, src/service/proofs/kinds), e.g. GITHUB_API_BASE_URL. */
-  ...PROOF_KIND_SETTINGS,
-  OVERLOAD_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
-  OVERLOAD_MAX_LOOP_DELAY_MS: z.coerce.number().int().min(1).default(200),
-  RATE_LIMIT_PER_MINUTE: count(DEFAULT_RATE_LIMITS.perMinute),
-  RATE_LIMIT_OWNERS_PER_HOUR: count(DEFAULT_RATE_LIMITS.ownersPerHour),
-  RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: count(DEFAULT_RATE_LIMITS.authFailuresPerMinute),
-  /** Redis shared by every instance for the rate limits; unset: each instance limits in its own memory. */
-  RATE_LIMIT_REDIS_URL: z.string().regex(/^rediss?:\/\//, "expected a redis:// or rediss:// URL").optional(),
-  RATE_LIMIT_REDIS_PREFIX: z.string().min(1).default("vrai:rl"),
-  /** Which proxies' X-Forwarded-For names the client address the limits key on. */
-  TRUST_PROXY: proxyTrust.default("loopback"),
-  /** A new connection's first byte must arrive within this (issue #33: silent connections cannot be hoarded). */
-  FIRST_BYTE_TIMEOUT_MS: count(DEFAULT_SERVER_LIMITS.firstByteTimeoutMs),
-  HEADERS_TIMEOUT_MS: count(DEFAULT_SERVER_LIMITS.headersTimeoutMs),
-  REQUEST_TIMEOUT_MS: count(DEFAULT_SERVER_LIMITS.requestTimeoutMs),
-  KEEP_ALIVE_TIMEOUT_MS: count(DEFAULT_SERVER_LIMITS.keepAliveTimeoutMs),
-  MAX_REQUESTS_PER_SOCKET: count(DEFAULT_SERVER_LIMITS.maxRequestsPerSocket),
-  MAX_CONNECTIONS: count(DEFAULT_SERVER_LIMITS.maxConnections),
-  MAX_CONNECTIONS_PER_ADDRESS: count(DEFAULT_SERVER_LIMITS.maxConnectionsPerAddress),
-  /** The bearer token /metrics asks for (stored as its hash); unset: no /metrics on the API's listener. */
-  METRICS_TOKEN: z.string().min(24, "must be at least 24 characters").optional(),
-  /** A listener of its own for /metrics, on METRICS_HOST. */
-  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
-  METRICS_HOST: z.string().min(1).default("127.0.0.1"),
-  /**
-   * Memory for the latest score of each agent, served by `GET /v1/agents/:id/score` without a query
-   * (its summary and compact result); 0 turns the cache off. Entries and their index live outside
-   * node's heap; the cache never takes more than this.
-   */
-  SCORE_CACHE_MB: z.coerce.number().int().min(0).max(2048).default(512),
-  /** What one owner may keep (issue #15): proof challenges neither used nor expired, and agents claimed. */
-  MAX_OPEN_CHALLENGES_PER_OWNER: z.coerce.number().int().min(1).max(10_000).default(20),
-  MAX_AGENTS_PER_OWNER: z.coerce.number().int().min(1).max(10_000_000).default(1000),
-  /** Key of the account that anchors each day's score root (it needs AnchorRegistry's anchorer role); unset: anchoring is off. */
-  ANCHOR_PRIVATE_KEY: z.custom<Hex>((value) => typeof value === "string" && /^0x[0-9a-fA-F]{64}$/.test(value), "expected 0x and 64 hex digits").optional(),
-  /** JSON-RPC of the anchoring chain; RPC_URL when unset. */
-  ANCHOR_RPC_URL: z.url().optional(),
-  /** The AnchorRegistry address, or a deployments/<network>.json file naming it. */
-  ANCHOR_REGISTRY: z.custom<Address>((value) => typeof value === "string" && /^0x[0-9a-fA-F]{40}$/.test(value), "expected an address").optional(),
-  ANCHOR_DEPLOYMENT: z.string().min(1).optional(),
-}).superRefine((config, ctx) => {
-  // Node refuses a request timeout shorter than the headers' (a request's headers are part of it).
-  if (config.HEADERS_TIMEOUT_MS > config.REQUEST_TIMEOUT_MS) ctx.addIssue({ code: "custom", path: ["HEADERS_TIMEOUT_MS"], message: "must not be longer than REQUEST_TIMEOUT_MS" });
-  if (config.DEPLOYMENT !== undefined && config.RPC_URL === undefined) ctx.addIssue({ code: "custom", path: ["RPC_URL"], message: "required with DEPLOYMENT (the chain the indexer follows)" });
-  if (config.ANCHOR_PRIVATE_KEY === undefined) return;
-  if (config.ANCHOR_RPC_URL === undefined && config.RPC_URL === undefined) ctx.addIssue({ code: "custom", path: ["ANCHOR_RPC_URL"], message: "anchoring needs ANCHOR_RPC_URL or RPC_URL" });
-  if ((config.ANCHOR_REGISTRY === undefined) === (config.ANCHOR_DEPLOYMENT === undefined)) {
-    ctx.addIssue({ code: "custom", path: ["ANCHOR_REGISTRY"], message: "anchoring needs exactly one of ANCHOR_REGISTRY and ANCHOR_DEPLOYMENT" });
-  }
-});
+export const serveConfigSchema = z
+  .object({
+    DATABASE_URL: postgresUrl.optional(),
+    DATA_DIR: z.string().min(1).default("./data"),
+    HOST: z.string().min(1).default("127.0.0.1"),
+    PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+    OPERATOR_TOKEN: z.string().min(24, "must be at least 24 characters (it guards penalties and outages)"),
+    LOG_LEVEL: logLevel,
+    /** Whole HTTP request of a proof check (connect, headers, body), per try (V6: 3 tries); issue #15 bounds it. */
+    PROOF_HTTP_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(3_000),
+    /** All the tries of a submitted proof's check together; past it the submission answers 503 (re-checks have no such bound). */
+    PROOF_SUBMISSION_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(6_000),
+    /** JSON-RPC of the chain where proofs read the chain (V6: identity tokens, contract wallets); unset: those proofs are refused. */
+    RPC_URL: z.url().optional(),
+    /** deployments/<network>.json of the chain at RPC_URL: with it, the chain indexer runs beside the API. */
+    DEPLOYMENT: z.string().min(1).optional(),
+    CONFIRMATIONS: confirmations(2),
+    ...indexerPolling,
+    SCHEDULE_INTERVAL_MS: z.coerce.number().int().min(1000).default(60_000),
+    /** Whole UTC days of check-ins kept before today (migration 012): older ones are dropped, and V3.1 forgets their keys. */
+    CHECKIN_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(DEFAULT_CHECKIN_RETENTION_DAYS),
+    /** Where a day's check-ins are written (`checkins-YYYY-MM-DD.ndjson.gz`) before it is dropped; unset: dropped unarchived. */
+    CHECKIN_ARCHIVE_DIR: z.string().min(1).optional(),
+    /** Each proof kind's own variables (its module's `settings`, src/service/proofs/kinds), e.g. GITHUB_API_BASE_URL. */
+    ...PROOF_KIND_SETTINGS,
+    OVERLOAD_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
+    OVERLOAD_MAX_LOOP_DELAY_MS: z.coerce.number().int().min(1).default(200),
+    RATE_LIMIT_PER_MINUTE: count(DEFAULT_RATE_LIMITS.perMinute),
+    RATE_LIMIT_OWNERS_PER_HOUR: count(DEFAULT_RATE_LIMITS.ownersPerHour),
+    RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: count(DEFAULT_RATE_LIMITS.authFailuresPerMinute),
+    /** Redis shared by every instance for the rate limits; unset: each instance limits in its own memory. */
+    RATE_LIMIT_REDIS_URL: z
+      .string()
+      .regex(/^rediss?:\/\//, "expected a redis:// or rediss:// URL")
+      .optional(),
+    RATE_LIMIT_REDIS_PREFIX: z.string().min(1).default("vrai:rl"),
+    /** Which proxies' X-Forwarded-For names the client address the limits key on. */
+    TRUST_PROXY: proxyTrust.default("loopback"),
+    /** A new connection's first byte must arrive within this (issue #33: silent connections cannot be hoarded). */
+    FIRST_BYTE_TIMEOUT_MS: count(DEFAULT_SERVER_LIMITS.firstByteTimeoutMs),
+    HEADERS_TIMEOUT_MS: count(DEFAULT_SERVER_LIMITS.headersTimeoutMs),
+    REQUEST_TIMEOUT_MS: count(DEFAULT_SERVER_LIMITS.requestTimeoutMs),
+    KEEP_ALIVE_TIMEOUT_MS: count(DEFAULT_SERVER_LIMITS.keepAliveTimeoutMs),
+    MAX_REQUESTS_PER_SOCKET: count(DEFAULT_SERVER_LIMITS.maxRequestsPerSocket),
+    MAX_CONNECTIONS: count(DEFAULT_SERVER_LIMITS.maxConnections),
+    MAX_CONNECTIONS_PER_ADDRESS: count(DEFAULT_SERVER_LIMITS.maxConnectionsPerAddress),
+    /** The bearer token /metrics asks for (stored as its hash); unset: no /metrics on the API's listener. */
+    METRICS_TOKEN: z.string().min(24, "must be at least 24 characters").optional(),
+    /** A listener of its own for /metrics, on METRICS_HOST. */
+    METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+    METRICS_HOST: z.string().min(1).default("127.0.0.1"),
+    /**
+     * Memory for the latest score of each agent, served by `GET /v1/agents/:id/score` without a query
+     * (its summary and compact result); 0 turns the cache off. Entries and their index live outside
+     * node's heap; the cache never takes more than this.
+     */
+    SCORE_CACHE_MB: z.coerce.number().int().min(0).max(2048).default(512),
+    /** What one owner may keep (issue #15): proof challenges neither used nor expired, and agents claimed. */
+    MAX_OPEN_CHALLENGES_PER_OWNER: z.coerce.number().int().min(1).max(10_000).default(20),
+    MAX_AGENTS_PER_OWNER: z.coerce.number().int().min(1).max(10_000_000).default(1000),
+    /** Key of the account that anchors each day's score root (it needs AnchorRegistry's anchorer role); unset: anchoring is off. */
+    ANCHOR_PRIVATE_KEY: z
+      .custom<Hex>((value) => typeof value === "string" && /^0x[0-9a-fA-F]{64}$/.test(value), "expected 0x and 64 hex digits")
+      .optional(),
+    /** JSON-RPC of the anchoring chain; RPC_URL when unset. */
+    ANCHOR_RPC_URL: z.url().optional(),
+    /** The AnchorRegistry address, or a deployments/<network>.json file naming it. */
+    ANCHOR_REGISTRY: z
+      .custom<Address>((value) => typeof value === "string" && /^0x[0-9a-fA-F]{40}$/.test(value), "expected an address")
+      .optional(),
+    ANCHOR_DEPLOYMENT: z.string().min(1).optional(),
+  })
+  .superRefine((config, ctx) => {
+    // Node refuses a request timeout shorter than the headers' (a request's headers are part of it).
+    if (config.HEADERS_TIMEOUT_MS > config.REQUEST_TIMEOUT_MS)
+      ctx.addIssue({ code: "custom", path: ["HEADERS_TIMEOUT_MS"], message: "must not be longer than REQUEST_TIMEOUT_MS" });
+    if (config.DEPLOYMENT !== undefined && config.RPC_URL === undefined)
+      ctx.addIssue({ code: "custom", path: ["RPC_URL"], message: "required with DEPLOYMENT (the chain the indexer follows)" });
+    if (config.ANCHOR_PRIVATE_KEY === undefined) return;
+    if (config.ANCHOR_RPC_URL === undefined && config.RPC_URL === undefined)
+      ctx.addIssue({ code: "custom", path: ["ANCHOR_RPC_URL"], message: "anchoring needs ANCHOR_RPC_URL or RPC_URL" });
+    if ((config.ANCHOR_REGISTRY === undefined) === (config.ANCHOR_DEPLOYMENT === undefined)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["ANCHOR_REGISTRY"],
+        message: "anchoring needs exactly one of ANCHOR_REGISTRY and ANCHOR_DEPLOYMENT",
+      });
+    }
+  });
 
 export type ServeConfig = z.infer<typeof serveConfigSchema>;
 

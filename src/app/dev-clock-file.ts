@@ -27,11 +27,18 @@ export function openDevClock(dataDir: string): Pick<DevClockOptions, "clock" | "
     try {
       kept = JSON.parse(fs.readFileSync(file, "utf8"));
     } catch (error) {
-      throw new InvalidInputError("invalid_dev_clock", `${file}: not JSON (${(error as Error).message}): delete it to start the development clock again from the machine's`, { cause: error });
+      throw new InvalidInputError(
+        "invalid_dev_clock",
+        `${file}: not JSON (${(error as Error).message}): delete it to start the development clock again from the machine's`,
+        { cause: error },
+      );
     }
     const given = (kept as { offsetS?: unknown } | null)?.offsetS;
     if (typeof given !== "number" || !Number.isSafeInteger(given) || given < 0 || given % DAY_S !== 0) {
-      throw new InvalidInputError("invalid_dev_clock", `${file}: offsetS must be whole days in seconds, got ${JSON.stringify(given)}: delete it to start the development clock again from the machine's`);
+      throw new InvalidInputError(
+        "invalid_dev_clock",
+        `${file}: offsetS must be whole days in seconds, got ${JSON.stringify(given)}: delete it to start the development clock again from the machine's`,
+      );
     }
     offsetS = given;
   }

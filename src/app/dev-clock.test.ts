@@ -52,7 +52,9 @@ describe("the development clock of vrai dev (issue #31)", () => {
     it("refuses a file that is not whole days of offset, naming it and the fix", () => {
       for (const text of ["{", '{"offsetS": 3600}', '{"offsetS": -86400}', "null"]) {
         fs.writeFileSync(path.join(dir, DEV_CLOCK_FILE), text);
-        expect(() => openDevClock(dir), text).to.throw(/dev-clock\.json: .*delete it to start the development clock again from the machine's/);
+        expect(() => openDevClock(dir), text).to.throw(
+          /dev-clock\.json: .*delete it to start the development clock again from the machine's/,
+        );
       }
     });
   });
@@ -70,7 +72,10 @@ describe("the development clock of vrai dev (issue #31)", () => {
     before(async () => {
       testDb = await createTestPgliteDb();
       server = await startApiServer({
-        db: testDb.db, operatorToken: OPERATOR_TOKEN, logger: pino({ level: "silent" }), ownerRecomputeWorker: false,
+        db: testDb.db,
+        operatorToken: OPERATOR_TOKEN,
+        logger: pino({ level: "silent" }),
+        ownerRecomputeWorker: false,
         // The chain's part is the local chain's (src/cli/local-chain.ts), run by the quick start's test: here, where it is asked to go.
         devClock: { clock, persist: (offset) => void persisted.push(offset), moveChainTo: async (t) => void chainMoves.push(t) },
       });
@@ -82,7 +87,11 @@ describe("the development clock of vrai dev (issue #31)", () => {
     });
 
     it("says where it stands; an agent claimed today has no daily score until its clock passes the next 00:00 UTC", async () => {
-      expect((await call("GET", "/v1/dev/clock")).json).to.deep.equal({ now: "2026-11-02T10:00:00Z", offsetDays: 0, nextDailyAt: "2026-11-03T00:00:00Z" });
+      expect((await call("GET", "/v1/dev/clock")).json).to.deep.equal({
+        now: "2026-11-02T10:00:00Z",
+        offsetDays: 0,
+        nextDailyAt: "2026-11-03T00:00:00Z",
+      });
       const { agent } = await ownerWithAgent();
       const history = (await call("GET", `/v1/agents/${agent.agentId}/scores`)).json;
       expect(history.scores).to.deep.equal([]);
@@ -107,23 +116,37 @@ describe("the development clock of vrai dev (issue #31)", () => {
     it("moves the clock and the chain by whole days, one at a time, running each day's daily recompute and tree, kept for a restart", async () => {
       const { owner, agent } = await ownerWithAgent();
       const keyed = await fetch(`${server.url}/v1/agents/${agent.agentId}/checkins`, {
-        method: "POST", headers: { authorization: `Bearer ${agent.agentKey}`, "idempotency-key": crypto.randomUUID(), "content-type": "application/json" }, body: "{}",
+        method: "POST",
+        headers: { authorization: `Bearer ${agent.agentKey}`, "idempotency-key": crypto.randomUUID(), "content-type": "application/json" },
+        body: "{}",
       });
       expect(keyed.status).to.equal(201);
       const moved = await call("POST", "/v1/dev/clock/advance", OPERATOR_TOKEN, { days: 2 });
       expect(moved.status).to.equal(200);
       // Two agents claimed by 2026-11-03 00:00 (the one above and the previous test's): two daily scores a day, no anchor writer here.
       expect(moved.json).to.deep.equal({
-        now: "2026-11-04T10:00:00Z", offsetDays: 2, nextDailyAt: "2026-11-05T00:00:00Z",
-        days: [{ day: "2026-11-03", scores: 2, anchor: { status: "off" } }, { day: "2026-11-04", scores: 2, anchor: { status: "off" } }],
+        now: "2026-11-04T10:00:00Z",
+        offsetDays: 2,
+        nextDailyAt: "2026-11-05T00:00:00Z",
+        days: [
+          { day: "2026-11-03", scores: 2, anchor: { status: "off" } },
+          { day: "2026-11-04", scores: 2, anchor: { status: "off" } },
+        ],
       });
       expect(persisted).to.deep.equal([86_400, 172_800]);
       expect(chainMoves).to.deep.equal([T0 + 86_400, T0 + 172_800]);
-      const daily = (await call("GET", `/v1/agents/${agent.agentId}/scores`)).json.scores as Array<{ id: number; day: string; trigger: string }>;
+      const daily = (await call("GET", `/v1/agents/${agent.agentId}/scores`)).json.scores as Array<{
+        id: number;
+        day: string;
+        trigger: string;
+      }>;
       const firstHistory = (await call("GET", `/v1/agents/${firstAgent}/scores`)).json;
       expect(firstHistory.firstDailyAt).to.equal("2026-11-03T00:00:00Z");
       expect(firstHistory).to.not.have.property("message");
-      expect(daily.map((s) => [s.day, s.trigger])).to.deep.equal([["2026-11-03", "daily"], ["2026-11-04", "daily"]]);
+      expect(daily.map((s) => [s.day, s.trigger])).to.deep.equal([
+        ["2026-11-03", "daily"],
+        ["2026-11-04", "daily"],
+      ]);
       // The day's tree is built; with no anchor writer its root is not mined, and no proof is served against it (issue #26).
       const proof = await call("GET", `/v1/scores/${daily[1].id}/proof`);
       expect(proof.status).to.equal(404);
@@ -131,7 +154,9 @@ describe("the development clock of vrai dev (issue #31)", () => {
       expect(proof.json.error.message).to.match(/\(2026-11-04\) is not anchored yet: its root 0x[0-9a-f]{64} is not mined/);
       // What the service does from now on happens at its clock's time.
       const next = await fetch(`${server.url}/v1/agents/${agent.agentId}/checkins`, {
-        method: "POST", headers: { authorization: `Bearer ${agent.agentKey}`, "idempotency-key": crypto.randomUUID(), "content-type": "application/json" }, body: "{}",
+        method: "POST",
+        headers: { authorization: `Bearer ${agent.agentKey}`, "idempotency-key": crypto.randomUUID(), "content-type": "application/json" },
+        body: "{}",
       });
       expect(((await next.json()) as { arrival: string }).arrival).to.equal("2026-11-04T10:00:00Z");
       expect((await call("GET", "/v1/owners/me", owner.token)).status).to.equal(200);

@@ -66,7 +66,11 @@ describe("the API while PostgreSQL cannot be reached", function () {
     const server = await startApiServer({ db, operatorToken: OPERATOR_TOKEN, logger: pino({ level: "silent" }) });
     try {
       const post = (p: string, token: string | undefined, headers: Record<string, string> = {}) =>
-        fetch(server.url + p, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers }, body: "{}" });
+        fetch(server.url + p, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+          body: "{}",
+        });
       const owner = (await (await post("/v1/owners", undefined)).json()) as { token: string };
       const agent = (await (await post("/v1/agents", owner.token)).json()) as Agent;
       await relay.cut();
@@ -79,7 +83,9 @@ describe("the API while PostgreSQL cannot be reached", function () {
       relay = await startRelay(port, { host: upstream.hostname, port: Number(upstream.port || 5432) });
       const back = await checkIn();
       expect(back.status).to.equal(201);
-      const { rows } = await testDb.db.query<{ idempotency_key: string }>("SELECT idempotency_key FROM checkins WHERE agent_id = $1", [agent.agentId]);
+      const { rows } = await testDb.db.query<{ idempotency_key: string }>("SELECT idempotency_key FROM checkins WHERE agent_id = $1", [
+        agent.agentId,
+      ]);
       expect(rows).to.deep.equal([{ idempotency_key: "while-away" }]);
     } finally {
       await server.close();
@@ -108,13 +114,26 @@ describe("PostgreSQL failover under a check-in load (pg_auto_failover)", functio
     const first = await formation.primary();
     db = createPgDb(formation.uri, { max: 8 });
     // pg_auto_failover's default: one synchronous standby, so a commit is acknowledged once the standby has it.
-    const { rows: [sync] } = await db.query<{ names: string; commit: string }>("SELECT current_setting('synchronous_standby_names') AS names, current_setting('synchronous_commit') AS commit");
+    const {
+      rows: [sync],
+    } = await db.query<{ names: string; commit: string }>(
+      "SELECT current_setting('synchronous_standby_names') AS names, current_setting('synchronous_commit') AS commit",
+    );
     expect(sync.names).to.match(/^ANY 1 \(/);
     expect(sync.commit).to.equal("on");
-    server = await startApiServer({ db, operatorToken: OPERATOR_TOKEN, logger: pino({ level: "silent" }), rateLimit: { perMinute: 1_000_000, burst: 1_000_000 } });
+    server = await startApiServer({
+      db,
+      operatorToken: OPERATOR_TOKEN,
+      logger: pino({ level: "silent" }),
+      rateLimit: { perMinute: 1_000_000, burst: 1_000_000 },
+    });
     const url = server.url;
     const post = (p: string, token: string | undefined, headers: Record<string, string> = {}) =>
-      fetch(url + p, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers }, body: "{}" });
+      fetch(url + p, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+        body: "{}",
+      });
     const owner = (await (await post("/v1/owners", undefined)).json()) as { token: string };
     const agents: Agent[] = [];
     for (let i = 0; i < AGENTS; i++) agents.push((await (await post("/v1/agents", owner.token)).json()) as Agent);
@@ -155,7 +174,9 @@ describe("PostgreSQL failover under a check-in load (pg_auto_failover)", functio
     await Promise.all(Array.from({ length: WORKERS }, worker));
 
     // The standby was promoted: the monitor has the other node as primary.
-    const promoted = await formation.waitFor("promoted standby", (s) => s.some((n) => n.nodeport !== first.port && n.current_group_state === "primary"));
+    const promoted = await formation.waitFor("promoted standby", (s) =>
+      s.some((n) => n.nodeport !== first.port && n.current_group_state === "primary"),
+    );
     expect(promoted.find((n) => n.current_group_state === "primary")!.nodeport).to.not.equal(first.port);
     expect(killedAt, "the primary was killed").to.be.a("number");
     expect(unreachable, "the API itself stayed up").to.deep.equal([]);
@@ -163,21 +184,32 @@ describe("PostgreSQL failover under a check-in load (pg_auto_failover)", functio
 
     const failed = attempts.filter((a) => a.status !== 201);
     expect(failed.length, "requests were refused while no primary was reachable").to.be.greaterThan(0);
-    expect([...new Set(failed.map((a) => `${a.status} ${a.code} Retry-After: ${a.retryAfter}`))]).to.deep.equal(["503 database_unavailable Retry-After: 5"]);
+    expect([...new Set(failed.map((a) => `${a.status} ${a.code} Retry-After: ${a.retryAfter}`))]).to.deep.equal([
+      "503 database_unavailable Retry-After: 5",
+    ]);
     const firstFailure = failed[0].at;
     const lastFailure = failed[failed.length - 1].at;
     const backAt = attempts.find((a) => a.status === 201 && a.at > lastFailure)?.at ?? lastFailure;
-    console.log(`      time without service: ${((backAt - firstFailure) / 1000).toFixed(1)} s (first 503 ${((firstFailure - killedAt!) / 1000).toFixed(1)} s after the kill; ${failed.length} requests answered 503; ${[...acknowledged.values()].filter((a) => a.replayed).length} check-ins acknowledged as replays)`);
+    console.log(
+      `      time without service: ${((backAt - firstFailure) / 1000).toFixed(1)} s (first 503 ${((firstFailure - killedAt!) / 1000).toFixed(1)} s after the kill; ${failed.length} requests answered 503; ${[...acknowledged.values()].filter((a) => a.replayed).length} check-ins acknowledged as replays)`,
+    );
 
     // On the new primary: every acknowledged check-in, each once.
-    const { rows } = await db.query<{ agent_id: string; idempotency_key: string; n: number }>("SELECT agent_id, idempotency_key, count(*)::int AS n FROM checkins GROUP BY agent_id, idempotency_key");
+    const { rows } = await db.query<{ agent_id: string; idempotency_key: string; n: number }>(
+      "SELECT agent_id, idempotency_key, count(*)::int AS n FROM checkins GROUP BY agent_id, idempotency_key",
+    );
     const stored = new Map(rows.map((r) => [r.agent_id, r]));
     for (const [agentId, { key }] of acknowledged) {
       expect(stored.get(agentId)?.idempotency_key, `${agentId} acknowledged but lost`).to.equal(key);
     }
-    expect(rows.every((r) => r.n === 1), "no check-in stored twice").to.equal(true);
+    expect(
+      rows.every((r) => r.n === 1),
+      "no check-in stored twice",
+    ).to.equal(true);
     expect(rows.length, "nothing stored that was not asked for").to.equal(AGENTS);
-    const { rows: [days] } = await db.query<{ checkins: number }>("SELECT coalesce(sum(checkins), 0)::int AS checkins FROM agent_days");
+    const {
+      rows: [days],
+    } = await db.query<{ checkins: number }>("SELECT coalesce(sum(checkins), 0)::int AS checkins FROM agent_days");
     expect(days.checkins, "each check-in counted once in its day").to.equal(AGENTS);
   });
 });

@@ -39,7 +39,14 @@ describe("the indexer process (vrai indexer)", function () {
       const txs: Tx[] = [];
       for (let i = 0; i < 12; i++) {
         const n = block * 12 + i;
-        txs.push(chain.proofTx(owner, agents[n % 4], { success: n % 5 !== 0, riskLevel: (n % 4) as 0 | 1 | 2 | 3, policyViolations: n % 9 === 0 ? 2 : 0, traceRoot: traceRoot(`m${n % 50}`) }));
+        txs.push(
+          chain.proofTx(owner, agents[n % 4], {
+            success: n % 5 !== 0,
+            riskLevel: (n % 4) as 0 | 1 | 2 | 3,
+            policyViolations: n % 9 === 0 ? 2 : 0,
+            traceRoot: traceRoot(`m${n % 50}`),
+          }),
+        );
       }
       if (block % 10 === 0) txs.push(chain.anchorTx(chain.accounts[1], traceRoot(`m${block / 10}`)));
       await chain.send(txs);
@@ -63,7 +70,17 @@ describe("the indexer process (vrai indexer)", function () {
   function startIndexer(d: TestDb, env: Record<string, string> = {}): IndexerProcess {
     const child = spawn(process.execPath, [path.join("bin", "vrai.js"), "indexer"], {
       cwd: ROOT,
-      env: { ...process.env, VRAI_BUNDLE: "0", DATABASE_URL: d.url as string, RPC_URL: node.url, DEPLOYMENT: chain.file, CONFIRMATIONS: "0", POLL_INTERVAL_MS: "100", LOG_LEVEL: "info", ...env },
+      env: {
+        ...process.env,
+        VRAI_BUNDLE: "0",
+        DATABASE_URL: d.url as string,
+        RPC_URL: node.url,
+        DEPLOYMENT: chain.file,
+        CONFIRMATIONS: "0",
+        POLL_INTERVAL_MS: "100",
+        LOG_LEVEL: "info",
+        ...env,
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     children.push(child);
@@ -75,7 +92,9 @@ describe("the indexer process (vrai indexer)", function () {
   }
 
   async function checkpointOf(d: TestDb): Promise<number> {
-    const { rows } = await d.db.query<{ block_number: number }>("SELECT block_number FROM indexer_checkpoints").catch(() => ({ rows: [] as Array<{ block_number: number }> }));
+    const { rows } = await d.db
+      .query<{ block_number: number }>("SELECT block_number FROM indexer_checkpoints")
+      .catch(() => ({ rows: [] as Array<{ block_number: number }> }));
     return rows[0]?.block_number ?? -1;
   }
 
@@ -99,14 +118,25 @@ describe("the indexer process (vrai indexer)", function () {
     const d = await freshDb();
     const store = createChainStore(d.db);
     await createIndexer({
-      store, derivedScores: createDerivedScores({ store }), networkScores: createNetworkScores(), rpc: createChainRpc({ url: node.url }), deployment: readFollowedDeployment(chain.file), confirmations: 0, clock: systemClock, logger: pino({ level: "silent" }),
+      store,
+      derivedScores: createDerivedScores({ store }),
+      networkScores: createNetworkScores(),
+      rpc: createChainRpc({ url: node.url }),
+      deployment: readFollowedDeployment(chain.file),
+      confirmations: 0,
+      clock: systemClock,
+      logger: pino({ level: "silent" }),
     }).syncToHead();
     return dumpIndexedState(d.db);
   }
 
   it("stops with a message naming the variable when the configuration is invalid", () => {
-    expect(() => parseIndexerConfig({ DATABASE_URL: "postgresql://x/y", RPC_URL: "http://127.0.0.1:1", DEPLOYMENT: "d.json", CONFIRMATIONS: "-1" })).to.throw(/^invalid configuration: CONFIRMATIONS:/);
-    expect(() => parseIndexerConfig({ RPC_URL: "http://127.0.0.1:1", DEPLOYMENT: "d.json" })).to.throw(/^invalid configuration: DATABASE_URL:/);
+    expect(() =>
+      parseIndexerConfig({ DATABASE_URL: "postgresql://x/y", RPC_URL: "http://127.0.0.1:1", DEPLOYMENT: "d.json", CONFIRMATIONS: "-1" }),
+    ).to.throw(/^invalid configuration: CONFIRMATIONS:/);
+    expect(() => parseIndexerConfig({ RPC_URL: "http://127.0.0.1:1", DEPLOYMENT: "d.json" })).to.throw(
+      /^invalid configuration: DATABASE_URL:/,
+    );
   });
 
   it("killed with SIGKILL in the middle of a backfill, resumes after a restart to the same rows as an uninterrupted run", async () => {

@@ -91,7 +91,14 @@ export async function startIndexerAlongside(options: IndexerOptions): Promise<In
   const store = createChainStore(options.db);
   const controller = new AbortController();
   const indexer = createIndexer({
-    store, derivedScores: createDerivedScores({ store }), networkScores: createNetworkScores(), rpc, deployment, confirmations: options.confirmations, clock: options.clock ?? systemClock, logger,
+    store,
+    derivedScores: createDerivedScores({ store }),
+    networkScores: createNetworkScores(),
+    rpc,
+    deployment,
+    confirmations: options.confirmations,
+    clock: options.clock ?? systemClock,
+    logger,
     pollIntervalMs: options.pollIntervalMs ?? 1000,
     ...(options.maxRange === undefined ? {} : { range: { initial: Math.min(1_000, options.maxRange), max: options.maxRange } }),
     onIdentityTransfer: (id, registry, agentId) => options.proofs.recheckErc8004(id, registry, agentId),
@@ -100,7 +107,9 @@ export async function startIndexerAlongside(options: IndexerOptions): Promise<In
   const turn = async (): Promise<"stopped" | "lost"> => {
     let lock: HeldLock | null | undefined;
     try {
-      lock = options.databaseUrl ? await acquireIndexerLock({ databaseUrl: options.databaseUrl, chainId, logger, signal: controller.signal }) : undefined;
+      lock = options.databaseUrl
+        ? await acquireIndexerLock({ databaseUrl: options.databaseUrl, chainId, logger, signal: controller.signal })
+        : undefined;
     } catch (error) {
       if (!isDatabaseUnavailable(error)) throw error;
       logger.error({ err: error instanceof Error ? error.message : String(error) }, "indexer lock: the database is unavailable");
@@ -160,12 +169,22 @@ export async function runIndexer(config: IndexerConfig, logger: Logger): Promise
     const store = createSqlStore(db);
     const service = createVraiService({ store, clock: systemClock, busy: () => false });
     const proofs = createProofChecks({
-      store, clock: systemClock, identity: service.identity, logger,
+      store,
+      clock: systemClock,
+      identity: service.identity,
+      logger,
       verifier: createProofVerifier({ now: () => systemClock.now(), publicClientFor: (id) => (id === chainId ? publicClient : undefined) }),
     });
     const indexer = await startIndexerAlongside({
-      db, databaseUrl: config.DATABASE_URL, rpcUrl: config.RPC_URL, deployment, confirmations: config.CONFIRMATIONS,
-      logger, proofs, pollIntervalMs: config.POLL_INTERVAL_MS, maxRange: config.INDEXER_MAX_RANGE,
+      db,
+      databaseUrl: config.DATABASE_URL,
+      rpcUrl: config.RPC_URL,
+      deployment,
+      confirmations: config.CONFIRMATIONS,
+      logger,
+      proofs,
+      pollIntervalMs: config.POLL_INTERVAL_MS,
+      maxRange: config.INDEXER_MAX_RANGE,
     });
     const stop = () => void indexer.stop();
     process.once("SIGINT", stop);

@@ -59,10 +59,13 @@ describe("the HTTP listener's bounds (finding 3)", () => {
 
   it("answers a request Node's parser refuses (NUL in a header, a malformed line) with the JSON error shape, and runs no handler (issue #15, finding 4)", async () => {
     let handled = 0;
-    listener = await listen((_req, res) => {
-      handled++;
-      res.end("ok");
-    }, { host: "127.0.0.1", port: 0, limits: DEFAULT_SERVER_LIMITS });
+    listener = await listen(
+      (_req, res) => {
+        handled++;
+        res.end("ok");
+      },
+      { host: "127.0.0.1", port: 0, limits: DEFAULT_SERVER_LIMITS },
+    );
     for (const request of ["GET / HTTP/1.1\r\nHost: x\r\nIdempotency-Key: a\u0000b\r\n\r\n", "GET / HTTP/1.1 junk\r\n\r\n"]) {
       const socket = await connect(listener);
       const answer = untilClosed(socket, 5_000);
@@ -135,10 +138,13 @@ describe("the HTTP listener's bounds (finding 3)", () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     // As Express's body parser does: the body is read, then the request is handled (here, held).
-    listener = await listen((req, res) => {
-      req.resume();
-      req.on("end", () => void held.then(() => res.end("ok")));
-    }, { host: "127.0.0.1", port: 0, limits: { ...DEFAULT_SERVER_LIMITS, maxConnections: 2 } });
+    listener = await listen(
+      (req, res) => {
+        req.resume();
+        req.on("end", () => void held.then(() => res.end("ok")));
+      },
+      { host: "127.0.0.1", port: 0, limits: { ...DEFAULT_SERVER_LIMITS, maxConnections: 2 } },
+    );
     const post = (length: number, body: string) => `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: ${length}\r\n\r\n${body}`;
     // Two requests whose bodies trickle: both wait for their clients, the first since longer.
     const slowFirst = await connect(listener, "127.0.0.3");
@@ -165,7 +171,11 @@ describe("the HTTP listener's bounds (finding 3)", () => {
 
   it("at the cap in total, closes a connection whose client does not read its answer for a new client (issue #33)", async () => {
     const large = Buffer.alloc(8 * 2 ** 20, "x");
-    listener = await listen((req, res) => res.end(req.url === "/large" ? large : "ok"), { host: "127.0.0.1", port: 0, limits: { ...DEFAULT_SERVER_LIMITS, maxConnections: 2 } });
+    listener = await listen((req, res) => res.end(req.url === "/large" ? large : "ok"), {
+      host: "127.0.0.1",
+      port: 0,
+      limits: { ...DEFAULT_SERVER_LIMITS, maxConnections: 2 },
+    });
     // Two clients ask for an answer larger than the kernel's buffers hold and read none of it.
     const readers = [await connect(listener, "127.0.0.3"), await connect(listener, "127.0.0.4")];
     for (const socket of readers) {
@@ -176,15 +186,18 @@ describe("the HTTP listener's bounds (finding 3)", () => {
     expect(listener.connections()).to.deep.equal({ open: 2, waiting: 2 });
     expect(await statusLine(listener, "127.0.0.5")).to.equal("HTTP/1.1 200 OK");
     // The first of them made room (a paused socket learns of it once it reads): it gets part of its answer, the other all of it.
-    const received = readers.map((socket) => new Promise<{ bytes: number; closed: boolean }>((resolve) => {
-      let bytes = 0;
-      socket.on("data", (chunk: Buffer) => {
-        bytes += chunk.length;
-        if (bytes > large.length) resolve({ bytes: large.length, closed: false });
-      });
-      socket.once("close", () => resolve({ bytes: Math.min(bytes, large.length), closed: true }));
-      socket.resume();
-    }));
+    const received = readers.map(
+      (socket) =>
+        new Promise<{ bytes: number; closed: boolean }>((resolve) => {
+          let bytes = 0;
+          socket.on("data", (chunk: Buffer) => {
+            bytes += chunk.length;
+            if (bytes > large.length) resolve({ bytes: large.length, closed: false });
+          });
+          socket.once("close", () => resolve({ bytes: Math.min(bytes, large.length), closed: true }));
+          socket.resume();
+        }),
+    );
     const [first, second] = await Promise.all(received);
     expect(first.closed).to.equal(true);
     expect(first.bytes).to.be.below(large.length);
@@ -193,17 +206,24 @@ describe("the HTTP listener's bounds (finding 3)", () => {
   });
 
   it("lets new clients in past 832 POSTs whose bodies trickle in, 64 from each of 13 addresses, with the default caps; the server holds 800 (issue #33)", async () => {
-    listener = await listen((req, res) => {
-      req.resume();
-      req.on("end", () => res.end("ok"));
-    }, { host: "127.0.0.1", port: 0, limits: DEFAULT_SERVER_LIMITS });
+    listener = await listen(
+      (req, res) => {
+        req.resume();
+        req.on("end", () => res.end("ok"));
+      },
+      { host: "127.0.0.1", port: 0, limits: DEFAULT_SERVER_LIMITS },
+    );
     const hoarded: net.Socket[] = [];
     for (let a = 0; a < 13; a++) {
-      hoarded.push(...(await Promise.all(Array.from({ length: 64 }, async () => {
-        const socket = await connect(listener, `127.0.${10 + a}.1`);
-        socket.write("POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{");
-        return socket;
-      }))));
+      hoarded.push(
+        ...(await Promise.all(
+          Array.from({ length: 64 }, async () => {
+            const socket = await connect(listener, `127.0.${10 + a}.1`);
+            socket.write("POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{");
+            return socket;
+          }),
+        )),
+      );
     }
     const trickle = setInterval(() => {
       for (const socket of hoarded) if (!socket.destroyed) socket.write(" ");
@@ -220,19 +240,26 @@ describe("the HTTP listener's bounds (finding 3)", () => {
   });
 
   it("lets new clients in past hoarders of every kind at once, from 20 addresses: no byte, one byte, part of the headers, a body that trickles (issue #33)", async () => {
-    listener = await listen((req, res) => {
-      req.resume();
-      req.on("end", () => res.end("ok"));
-    }, { host: "127.0.0.1", port: 0, limits: DEFAULT_SERVER_LIMITS });
+    listener = await listen(
+      (req, res) => {
+        req.resume();
+        req.on("end", () => res.end("ok"));
+      },
+      { host: "127.0.0.1", port: 0, limits: DEFAULT_SERVER_LIMITS },
+    );
     const kinds = ["", "P", "POST / HTTP/1.1\r\nHost: x\r\nX-Slow: ", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n{"];
     const hoarded: net.Socket[] = [];
     for (let a = 0; a < 20; a++) {
-      hoarded.push(...(await Promise.all(Array.from({ length: 45 }, async (_, i) => {
-        const socket = await connect(listener, `127.0.${10 + a}.2`);
-        const first = kinds[(a + i) % kinds.length];
-        if (first) socket.write(first);
-        return socket;
-      }))));
+      hoarded.push(
+        ...(await Promise.all(
+          Array.from({ length: 45 }, async (_, i) => {
+            const socket = await connect(listener, `127.0.${10 + a}.2`);
+            const first = kinds[(a + i) % kinds.length];
+            if (first) socket.write(first);
+            return socket;
+          }),
+        )),
+      );
     }
     try {
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -246,7 +273,8 @@ describe("the HTTP listener's bounds (finding 3)", () => {
   it("lets a new client in past 900 idle connections held from 20 addresses, 45 each, with the default caps (issue #33, finding 3)", async () => {
     await start({});
     const hoarded: net.Socket[] = [];
-    for (let a = 0; a < 20; a++) hoarded.push(...(await Promise.all(Array.from({ length: 45 }, () => connect(listener, `127.0.${10 + a}.1`)))));
+    for (let a = 0; a < 20; a++)
+      hoarded.push(...(await Promise.all(Array.from({ length: 45 }, () => connect(listener, `127.0.${10 + a}.1`)))));
     const closed = hoarded.map((socket) => untilClosed(socket, 2_000));
     for (let i = 0; i < 5; i++) expect(await statusLine(listener, `127.0.99.${i + 1}`)).to.equal("HTTP/1.1 200 OK");
     // The hoard made room: the first ones it opened (the longest idle) were closed for the newcomers.
@@ -255,13 +283,18 @@ describe("the HTTP listener's bounds (finding 3)", () => {
   });
 
   it("counts an IPv6 client by its /64 and an IPv4-mapped one as its IPv4 address", async () => {
-    listener = await listen((_req, res) => res.end("ok"), { host: "::", port: 0, limits: { ...DEFAULT_SERVER_LIMITS, maxConnectionsPerAddress: 1 } });
-    const { port } = new URL(listener.url.replace("[::]", "127.0.0.1"));
-    const open = (host: string, localAddress: string) => new Promise<net.Socket>((resolve) => {
-      const socket = net.connect({ host, port: Number(port), localAddress });
-      socket.on("error", () => undefined);
-      socket.once("connect", () => resolve(socket));
+    listener = await listen((_req, res) => res.end("ok"), {
+      host: "::",
+      port: 0,
+      limits: { ...DEFAULT_SERVER_LIMITS, maxConnectionsPerAddress: 1 },
     });
+    const { port } = new URL(listener.url.replace("[::]", "127.0.0.1"));
+    const open = (host: string, localAddress: string) =>
+      new Promise<net.Socket>((resolve) => {
+        const socket = net.connect({ host, port: Number(port), localAddress });
+        socket.on("error", () => undefined);
+        socket.once("connect", () => resolve(socket));
+      });
     const v6 = await open("::1", "::1");
     const v6Closed = untilClosed(await open("::1", "::1"), 2_000);
     expect(await v6Closed).to.equal("");
@@ -307,31 +340,58 @@ describe("the HTTP listener and one IPv6 /64 (issue #33)", () => {
         await listener.close();
       })();
     `;
-    const setup = ["ip link set lo up", ...["2001:db8:0:1::1", "2001:db8:0:1::2", "2001:db8:0:2::1"].map((address) => `ip -6 addr add ${address}/64 dev lo nodad`)].join(" && ");
-    const child = spawnSync("unshare", ["-rn", "sh", "-c", `${setup} && exec "$0" --require tsx/cjs -e "$1"`, process.execPath, script], { encoding: "utf8", timeout: 30_000 });
+    const setup = [
+      "ip link set lo up",
+      ...["2001:db8:0:1::1", "2001:db8:0:1::2", "2001:db8:0:2::1"].map((address) => `ip -6 addr add ${address}/64 dev lo nodad`),
+    ].join(" && ");
+    const child = spawnSync("unshare", ["-rn", "sh", "-c", `${setup} && exec "$0" --require tsx/cjs -e "$1"`, process.execPath, script], {
+      encoding: "utf8",
+      timeout: 30_000,
+    });
     expect(child.status, child.stderr).to.equal(0);
-    expect(JSON.parse(child.stdout)).to.deep.equal({ sameSlash64: "", otherSlash64: "HTTP/1.1 200 OK", afterTheFirstLeft: "HTTP/1.1 200 OK" });
+    expect(JSON.parse(child.stdout)).to.deep.equal({
+      sameSlash64: "",
+      otherSlash64: "HTTP/1.1 200 OK",
+      afterTheFirstLeft: "HTTP/1.1 200 OK",
+    });
   });
 });
 
 describe("the HTTP listener and an Express app", () => {
   it("makes each request and response with the app's own prototypes, so Express's Object.setPrototypeOf finds them in place; Express works as before", async () => {
     const app = express();
-    app.get("/things/:id", (req, res) => void res.status(201).set("X-Id", req.params.id).json({ id: req.params.id, query: req.query.q, ip: req.ip }));
+    app.get(
+      "/things/:id",
+      (req, res) => void res.status(201).set("X-Id", req.params.id).json({ id: req.params.id, query: req.query.q, ip: req.ip }),
+    );
     const arrived: Array<[boolean, boolean]> = [];
     // What Node hands the app, before Express touches it.
-    const observed = Object.assign((req: http.IncomingMessage, res: http.ServerResponse) => {
-      arrived.push([Object.getPrototypeOf(req) === app.request, Object.getPrototypeOf(res) === app.response]);
-      app(req, res);
-    }, { request: app.request, response: app.response });
+    const observed = Object.assign(
+      (req: http.IncomingMessage, res: http.ServerResponse) => {
+        arrived.push([Object.getPrototypeOf(req) === app.request, Object.getPrototypeOf(res) === app.response]);
+        app(req, res);
+      },
+      { request: app.request, response: app.response },
+    );
     const listener = await listen(observed, { host: "127.0.0.1", port: 0, limits: DEFAULT_SERVER_LIMITS });
     try {
       const answer = await fetch(`${listener.url}/things/abc?q=1`);
-      expect([answer.status, answer.headers.get("x-id"), await answer.json()]).to.deep.equal([201, "abc", { id: "abc", query: "1", ip: "127.0.0.1" }]);
+      expect([answer.status, answer.headers.get("x-id"), await answer.json()]).to.deep.equal([
+        201,
+        "abc",
+        { id: "abc", query: "1", ip: "127.0.0.1" },
+      ]);
       expect((await fetch(`${listener.url}/nothing`)).status).to.equal(404);
-      expect(arrived).to.deep.equal([[true, true], [true, true]]);
+      expect(arrived).to.deep.equal([
+        [true, true],
+        [true, true],
+      ]);
       // A plain handler gets Node's own.
-      const plain = await listen((req, res) => res.end(String(Object.getPrototypeOf(req) === http.IncomingMessage.prototype)), { host: "127.0.0.1", port: 0, limits: DEFAULT_SERVER_LIMITS });
+      const plain = await listen((req, res) => res.end(String(Object.getPrototypeOf(req) === http.IncomingMessage.prototype)), {
+        host: "127.0.0.1",
+        port: 0,
+        limits: DEFAULT_SERVER_LIMITS,
+      });
       try {
         expect(await (await fetch(plain.url)).text()).to.equal("true");
       } finally {

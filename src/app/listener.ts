@@ -89,24 +89,43 @@ function messageClasses(handler: PrototypedHandler): Pick<http.ServerOptions, "I
     ServerResponse.call(this, req, options);
   }
   Response.prototype = handler.response;
-  return { IncomingMessage: Request as unknown as typeof http.IncomingMessage, ServerResponse: Response as unknown as typeof http.ServerResponse };
+  return {
+    IncomingMessage: Request as unknown as typeof http.IncomingMessage,
+    ServerResponse: Response as unknown as typeof http.ServerResponse,
+  };
 }
 
 const isPrototyped = (handler: RequestListener): handler is PrototypedHandler =>
-  (handler as Partial<PrototypedHandler>).request instanceof http.IncomingMessage && (handler as Partial<PrototypedHandler>).response instanceof http.ServerResponse;
+  (handler as Partial<PrototypedHandler>).request instanceof http.IncomingMessage &&
+  (handler as Partial<PrototypedHandler>).response instanceof http.ServerResponse;
 
 /** Why a listener could not start: its address is taken, not allowed, or not this machine's (`cause` has the system's error). */
 export class ListenError extends BaseError {
   /** Which of the process's listeners it was (`listen`'s `which`): the API's, or the metrics'. */
   which = "api";
-  constructor(readonly host: string, readonly port: number, readonly reason: "in_use" | "denied" | "not_here" | "other", cause: unknown) {
+  constructor(
+    readonly host: string,
+    readonly port: number,
+    readonly reason: "in_use" | "denied" | "not_here" | "other",
+    cause: unknown,
+  ) {
     const where = `${host.includes(":") ? `[${host}]` : host}:${port}`;
-    const what = { in_use: "the port is in use", denied: "not allowed (a port under 1024 needs privileges)", not_here: "not an address of this machine", other: String((cause as Error).message) }[reason];
+    const what = {
+      in_use: "the port is in use",
+      denied: "not allowed (a port under 1024 needs privileges)",
+      not_here: "not an address of this machine",
+      other: String((cause as Error).message),
+    }[reason];
     super("listen_failed", `cannot listen on ${where}: ${what}`, { cause });
   }
 }
 
-const LISTEN_REASONS: Readonly<Record<string, ListenError["reason"]>> = { EADDRINUSE: "in_use", EACCES: "denied", EADDRNOTAVAIL: "not_here", ENOTFOUND: "not_here" };
+const LISTEN_REASONS: Readonly<Record<string, ListenError["reason"]>> = {
+  EADDRINUSE: "in_use",
+  EACCES: "denied",
+  EADDRNOTAVAIL: "not_here",
+  ENOTFOUND: "not_here",
+};
 
 /** Binds `server` to `host:port`; a `ListenError` when it cannot. */
 async function bind(server: net.Server, host: string, port: number): Promise<void> {
@@ -136,14 +155,20 @@ export async function checkCanListen(host: string, port: number): Promise<void> 
  * Serves `handler` on `host:port` (0: any free port) within `limits`; an Express app's requests are
  * made with its prototypes (`messageClasses`). A `ListenError` when the address cannot be bound.
  */
-export async function listen(handler: RequestListener, options: { host: string; port: number; limits: ServerLimits; which?: "api" | "metrics" }): Promise<Listener> {
+export async function listen(
+  handler: RequestListener,
+  options: { host: string; port: number; limits: ServerLimits; which?: "api" | "metrics" },
+): Promise<Listener> {
   const { limits } = options;
-  const server = http.createServer({
-    headersTimeout: limits.headersTimeoutMs,
-    requestTimeout: limits.requestTimeoutMs,
-    connectionsCheckingInterval: Math.min(MAX_CHECK_INTERVAL_MS, limits.headersTimeoutMs),
-    ...(isPrototyped(handler) ? messageClasses(handler) : null),
-  }, handler);
+  const server = http.createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(MAX_CHECK_INTERVAL_MS, limits.headersTimeoutMs),
+      ...(isPrototyped(handler) ? messageClasses(handler) : null),
+    },
+    handler,
+  );
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   server.maxRequestsPerSocket = limits.maxRequestsPerSocket;
   const connections = guardConnections(server, limits);
@@ -158,10 +183,11 @@ export async function listen(handler: RequestListener, options: { host: string; 
     url: `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`,
     server,
     connections,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
   };
 }
 
@@ -170,7 +196,11 @@ const CLIENT_ERRORS: Readonly<Record<string, { status: number; code: string; mes
   ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: "request_timeout", message: "the request was not received in time" },
   HPE_HEADER_OVERFLOW: { status: 431, code: "headers_too_large", message: "the request's headers are too large" },
 };
-const MALFORMED = { status: 400, code: "malformed_request", message: "the request is not valid HTTP/1.1 (a header with NUL or a control character, or a malformed request line)" };
+const MALFORMED = {
+  status: 400,
+  code: "malformed_request",
+  message: "the request is not valid HTTP/1.1 (a header with NUL or a control character, or a malformed request line)",
+};
 
 /**
  * Answers a request Node's parser refused (a header value with NUL, a malformed line, headers too

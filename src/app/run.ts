@@ -31,10 +31,17 @@ function anchorWriterOf(config: ServeConfig): AnchorWriter | undefined {
     try {
       registry = readDeployment(config.ANCHOR_DEPLOYMENT).contracts.AnchorRegistry.address;
     } catch (error) {
-      throw new InvalidInputError("invalid_configuration", `invalid configuration: ANCHOR_DEPLOYMENT: ${error instanceof Error ? error.message : String(error)}`);
+      throw new InvalidInputError(
+        "invalid_configuration",
+        `invalid configuration: ANCHOR_DEPLOYMENT: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   }
-  if (!registry) throw new InvalidInputError("invalid_configuration", "invalid configuration: ANCHOR_REGISTRY: anchoring needs exactly one of ANCHOR_REGISTRY and ANCHOR_DEPLOYMENT");
+  if (!registry)
+    throw new InvalidInputError(
+      "invalid_configuration",
+      "invalid configuration: ANCHOR_REGISTRY: anchoring needs exactly one of ANCHOR_REGISTRY and ANCHOR_DEPLOYMENT",
+    );
   return createAnchorWriter({ privateKey: config.ANCHOR_PRIVATE_KEY, rpcUrl, registry });
 }
 
@@ -45,7 +52,10 @@ function anchorWriterOf(config: ServeConfig): AnchorWriter | undefined {
 export function startupError(error: unknown): unknown {
   if (!(error instanceof ListenError)) return error;
   const [port, host] = error.which === "metrics" ? ["METRICS_PORT", "METRICS_HOST"] : ["PORT", "HOST"];
-  const fix = error.reason === "not_here" ? `set ${host} to an address of this machine` : `set ${port} to a free port${error.reason === "in_use" ? " (or stop what listens there)" : ""}`;
+  const fix =
+    error.reason === "not_here"
+      ? `set ${host} to an address of this machine`
+      : `set ${port} to a free port${error.reason === "in_use" ? " (or stop what listens there)" : ""}`;
   return new InvalidInputError(error.reason === "in_use" ? "port_in_use" : "cannot_listen", `${error.message}: ${fix}`, { cause: error });
 }
 
@@ -57,7 +67,10 @@ export function startupError(error: unknown): unknown {
  * `dataDirLock` is that lock when the caller took it already;
  * `devClock` is `vrai dev`'s development clock, which the service and its indexer then run on.
  */
-export async function startService(config: ServeConfig, options: { logger?: Logger; holder?: string; dataDirLock?: DataDirLock; devClock?: DevClockOptions } = {}): Promise<RunningService> {
+export async function startService(
+  config: ServeConfig,
+  options: { logger?: Logger; holder?: string; dataDirLock?: DataDirLock; devClock?: DevClockOptions } = {},
+): Promise<RunningService> {
   const logger = options.logger ?? pino({ level: config.LOG_LEVEL });
   // Everything the configuration names is checked before any work starts (issue #33): files, the chain, the deployment's chain.
   const anchorWriter = anchorWriterOf(config);
@@ -66,24 +79,48 @@ export async function startService(config: ServeConfig, options: { logger?: Logg
   if (config.RPC_URL) {
     const client = createPublicClient({ transport: http(config.RPC_URL) });
     chainId = await client.getChainId().catch((error: unknown) => {
-      throw new InvalidInputError("rpc_unreachable", `cannot reach RPC_URL ${config.RPC_URL}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}: set RPC_URL to a running chain's JSON-RPC`, { cause: error });
+      throw new InvalidInputError(
+        "rpc_unreachable",
+        `cannot reach RPC_URL ${config.RPC_URL}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}: set RPC_URL to a running chain's JSON-RPC`,
+        { cause: error },
+      );
     });
     publicClient = client;
   }
   const followed = config.DEPLOYMENT !== undefined && chainId !== undefined ? followedDeployment(config.DEPLOYMENT, chainId) : undefined;
-  const db = await openDb({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, holder: options.holder, lock: options.dataDirLock, notice: (line) => logger.warn(line) });
+  const db = await openDb({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.DATA_DIR,
+    holder: options.holder,
+    lock: options.dataDirLock,
+    notice: (line) => logger.warn(line),
+  });
   const server = await startApiServer({
-    db, logger, operatorToken: config.OPERATOR_TOKEN, port: config.PORT, host: config.HOST,
+    db,
+    logger,
+    operatorToken: config.OPERATOR_TOKEN,
+    port: config.PORT,
+    host: config.HOST,
     overload: { maxInFlight: config.OVERLOAD_MAX_IN_FLIGHT, maxLoopDelayMs: config.OVERLOAD_MAX_LOOP_DELAY_MS },
     rateLimit: {
-      perMinute: config.RATE_LIMIT_PER_MINUTE, burst: Math.max(10, Math.ceil(config.RATE_LIMIT_PER_MINUTE / 5)),
-      ownersPerHour: config.RATE_LIMIT_OWNERS_PER_HOUR, authFailuresPerMinute: config.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE,
-      redis: config.RATE_LIMIT_REDIS_URL === undefined ? undefined : { url: config.RATE_LIMIT_REDIS_URL, keyPrefix: config.RATE_LIMIT_REDIS_PREFIX },
+      perMinute: config.RATE_LIMIT_PER_MINUTE,
+      burst: Math.max(10, Math.ceil(config.RATE_LIMIT_PER_MINUTE / 5)),
+      ownersPerHour: config.RATE_LIMIT_OWNERS_PER_HOUR,
+      authFailuresPerMinute: config.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE,
+      redis:
+        config.RATE_LIMIT_REDIS_URL === undefined
+          ? undefined
+          : { url: config.RATE_LIMIT_REDIS_URL, keyPrefix: config.RATE_LIMIT_REDIS_PREFIX },
     },
     trustProxy: config.TRUST_PROXY === "none" ? false : config.TRUST_PROXY,
     serverLimits: {
-      firstByteTimeoutMs: config.FIRST_BYTE_TIMEOUT_MS, headersTimeoutMs: config.HEADERS_TIMEOUT_MS, requestTimeoutMs: config.REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
-      maxRequestsPerSocket: config.MAX_REQUESTS_PER_SOCKET, maxConnections: config.MAX_CONNECTIONS, maxConnectionsPerAddress: config.MAX_CONNECTIONS_PER_ADDRESS,
+      firstByteTimeoutMs: config.FIRST_BYTE_TIMEOUT_MS,
+      headersTimeoutMs: config.HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
+      maxRequestsPerSocket: config.MAX_REQUESTS_PER_SOCKET,
+      maxConnections: config.MAX_CONNECTIONS,
+      maxConnectionsPerAddress: config.MAX_CONNECTIONS_PER_ADDRESS,
     },
     metrics: { token: config.METRICS_TOKEN, port: config.METRICS_PORT, host: config.METRICS_HOST },
     scoreCacheBytes: config.SCORE_CACHE_MB * 2 ** 20,
@@ -107,8 +144,17 @@ export async function startService(config: ServeConfig, options: { logger?: Logg
   try {
     if (config.RPC_URL && followed) {
       indexer = await startIndexerAlongside({
-        db, logger, proofs: server.proofs, databaseUrl: config.DATABASE_URL, rpcUrl: config.RPC_URL, deployment: followed,
-        confirmations: config.CONFIRMATIONS, pollIntervalMs: config.POLL_INTERVAL_MS, maxRange: config.INDEXER_MAX_RANGE, rejoin: true, clock: options.devClock?.clock,
+        db,
+        logger,
+        proofs: server.proofs,
+        databaseUrl: config.DATABASE_URL,
+        rpcUrl: config.RPC_URL,
+        deployment: followed,
+        confirmations: config.CONFIRMATIONS,
+        pollIntervalMs: config.POLL_INTERVAL_MS,
+        maxRange: config.INDEXER_MAX_RANGE,
+        rejoin: true,
+        clock: options.devClock?.clock,
       });
     }
   } catch (error) {

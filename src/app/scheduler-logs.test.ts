@@ -30,7 +30,10 @@ describe("the scheduler's log: routine work at debug, what a person wants to kno
       for (const line of chunk.toString("utf8").split("\n")) if (line) entries.push(JSON.parse(line) as Entry);
     });
     server = await startApiServer({
-      db: testDb.db, operatorToken: "operator-token-scheduler-logs", clock, logger: pino({ level: "debug" }, out),
+      db: testDb.db,
+      operatorToken: "operator-token-scheduler-logs",
+      clock,
+      logger: pino({ level: "debug" }, out),
       proofSources: { resolveTxt: (n) => resolver.resolveTxt(n), sleep: async () => undefined, retry: { tries: 1, baseDelayMs: 1 } },
     });
   });
@@ -46,18 +49,32 @@ describe("the scheduler's log: routine work at debug, what a person wants to kno
     await server.scheduler.tick();
     // pino writes synchronously to the stream; its data events follow on the same turn.
     await new Promise((resolve) => setImmediate(resolve));
-    return entries.filter((e) => e.msg !== "request").map((e) => [e.level === 30 ? "info" : e.level === 20 ? "debug" : String(e.level), e.msg]);
+    return entries
+      .filter((e) => e.msg !== "request")
+      .map((e) => [e.level === 30 ? "info" : e.level === 20 ? "debug" : String(e.level), e.msg]);
   }
 
   it("logs a pass that only created partitions, deleted expired challenges and re-checked a proof that held at debug, and a new day at info", async () => {
     // The first pass: today's daily recompute (a new store starts with today) and the partitions ahead.
-    expect(await tickLogs()).to.deep.equal([["info", "daily recompute done"], ["debug", "check-in partitions created ahead"]]);
+    expect(await tickLogs()).to.deep.equal([
+      ["info", "daily recompute done"],
+      ["debug", "check-in partitions created ahead"],
+    ]);
     expect(await tickLogs()).to.deep.equal([]);
 
     const { owner, agent } = await ownerWithAgent();
-    const challenge = (await call("POST", "/v1/proofs/challenges", owner.token, { kind: "domain", subject: "logs.example.org", agentId: agent.agentId })).json;
+    const challenge = (
+      await call("POST", "/v1/proofs/challenges", owner.token, { kind: "domain", subject: "logs.example.org", agentId: agent.agentId })
+    ).json;
     dns.setTxt("_vrai.logs.example.org", [challenge.token]);
-    expect((await call("POST", "/v1/proofs", owner.token, { challengeId: challenge.id, evidence: { domain: "logs.example.org", method: "dns" } })).status).to.equal(201);
+    expect(
+      (
+        await call("POST", "/v1/proofs", owner.token, {
+          challengeId: challenge.id,
+          evidence: { domain: "logs.example.org", method: "dns" },
+        })
+      ).status,
+    ).to.equal(201);
     await call("POST", "/v1/proofs/challenges", owner.token, { kind: "github", subject: "octocat" });
     // An hour and a minute later the unused challenge has expired: deleting it is routine.
     clock.set(T0 + 3660);

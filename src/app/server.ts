@@ -165,39 +165,75 @@ type Connections = () => { open: number; waiting: number };
 function createSystem(options: ApiServerOptions, overloaded: () => boolean, connections: Connections): System {
   const logger = options.logger ?? pino({ level: "info" });
   const clock = options.devClock?.clock ?? options.clock ?? systemClock;
-  const scoreCache = options.scoreCacheBytes === 0 ? undefined : createSyncedScoreCache(options.db, options.scoreCacheBytes ?? DEFAULT_SCORE_CACHE_BYTES, logger);
+  const scoreCache =
+    options.scoreCacheBytes === 0
+      ? undefined
+      : createSyncedScoreCache(options.db, options.scoreCacheBytes ?? DEFAULT_SCORE_CACHE_BYTES, logger);
   const store = createSqlStore(options.db, { onScoresCommitted: scoreCache?.committed });
   const latestScores = scoreCache ? scoreCache.over(store) : store;
 
   let busySwitch = false;
   const ownerLimits = options.limits ?? DEFAULT_OWNER_LIMITS;
-  const service = createVraiService({ store, clock, limits: ownerLimits, logger, busy: () => busySwitch || overloaded(), onBusyChanged: (on) => void (busySwitch = on) });
+  const service = createVraiService({
+    store,
+    clock,
+    limits: ownerLimits,
+    logger,
+    busy: () => busySwitch || overloaded(),
+    onBusyChanged: (on) => void (busySwitch = on),
+  });
   const refreshBusy = async () => {
     busySwitch = await service.operator.isBusySwitchOn().catch(() => busySwitch);
   };
 
-  const operators = createOperators({ operators: createOperatorRepository(options.db), clock, bootstrapTokenHash: hashSecret(options.operatorToken) });
+  const operators = createOperators({
+    operators: createOperatorRepository(options.db),
+    clock,
+    bootstrapTokenHash: hashSecret(options.operatorToken),
+  });
   const reads = createReads({ store, latestScores, clock });
   const directory = createDirectory({ store: createDirectoryRepository(options.db) });
   const proofs = createProofChecks({
-    store, clock, identity: service.identity, logger, limits: ownerLimits, verifier: createProofVerifier({ ...options.proofSources, now: () => clock.now() }),
+    store,
+    clock,
+    identity: service.identity,
+    logger,
+    limits: ownerLimits,
+    verifier: createProofVerifier({ ...options.proofSources, now: () => clock.now() }),
   });
   const anchors = createAnchorRepository(options.db);
   const anchoring = createAnchoring({ anchors, clock, logger, writer: options.anchorWriter });
   const retention = options.checkinRetention ?? { days: DEFAULT_CHECKIN_RETENTION_DAYS };
   const checkinRetention = createCheckinRetention({
-    partitions: createCheckinPartitions(options.db), clock, logger, retentionDays: retention.days,
+    partitions: createCheckinPartitions(options.db),
+    clock,
+    logger,
+    retentionDays: retention.days,
     archive: retention.archiveDir === undefined ? undefined : createCheckinArchive(retention.archiveDir),
   });
   const scheduler = createScheduler({
-    store, clock, scoring: service.scoring, proofs, ownerRecomputes: service.ownerRecomputes, checkinRetention, logger, afterDaily: anchoring.afterDaily,
+    store,
+    clock,
+    scoring: service.scoring,
+    proofs,
+    ownerRecomputes: service.ownerRecomputes,
+    checkinRetention,
+    logger,
+    afterDaily: anchoring.afterDaily,
   });
 
-  const devClock = options.devClock && createDevClock({
-    ...options.devClock, scheduler, dayAnchor: (day) => anchors.getDay(day), anchoring: options.anchorWriter !== undefined, logger,
-  });
+  const devClock =
+    options.devClock &&
+    createDevClock({
+      ...options.devClock,
+      scheduler,
+      dayAnchor: (day) => anchors.getDay(day),
+      anchoring: options.anchorWriter !== undefined,
+      logger,
+    });
 
-  const chain = options.indexerApi === false ? undefined : chainScoreParts({ db: options.db, accounts: service.accounts, agents: store.read, clock });
+  const chain =
+    options.indexerApi === false ? undefined : chainScoreParts({ db: options.db, accounts: service.accounts, agents: store.read, clock });
   const metrics = createApiMetrics({ busy: overloaded, connections, scoreCache: scoreCache?.server.stats });
   const site = createSiteReads({ site: store, clock });
   const routes: Route[] = [
@@ -208,7 +244,23 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     ...(chain?.routes ?? []),
     ...(devClock ? devRoutes(devClock) : []),
   ];
-  return { logger, scoreCache, service, operators, reads, site, directory, proofs, anchoring, scheduler, devClock, chain, metrics, routes, refreshBusy };
+  return {
+    logger,
+    scoreCache,
+    service,
+    operators,
+    reads,
+    site,
+    directory,
+    proofs,
+    anchoring,
+    scheduler,
+    devClock,
+    chain,
+    metrics,
+    routes,
+    refreshBusy,
+  };
 }
 
 /**
@@ -222,7 +274,11 @@ export function apiDocument(): unknown {
   const db: Db = { kind: "pglite", query: refused, transaction: refused, close: async () => {} };
   const devClock: DevClockOptions = { clock: createOffsetClock(systemClock), persist: () => {} };
   const none = { open: 0, waiting: 0 };
-  const { routes } = createSystem({ db, operatorToken: "unused", logger: pino({ level: "silent" }), scoreCacheBytes: 0, devClock }, () => false, () => none);
+  const { routes } = createSystem(
+    { db, operatorToken: "unused", logger: pino({ level: "silent" }), scoreCacheBytes: 0, devClock },
+    () => false,
+    () => none,
+  );
   return openApiDocument(routes, { version: API_VERSION });
 }
 
@@ -232,8 +288,27 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const load = createLoadMonitor(options.overload ?? { maxInFlight: 256, maxLoopDelayMs: 200 });
   // The listener comes last, once the app is built: until then it holds no connection.
   let listener: Listener | undefined;
-  const { logger, scoreCache, service, operators, reads, site, directory, proofs, anchoring, scheduler, devClock, chain, metrics, routes, refreshBusy } =
-    createSystem(options, () => load.overloaded(), () => listener?.connections() ?? { open: 0, waiting: 0 });
+  const {
+    logger,
+    scoreCache,
+    service,
+    operators,
+    reads,
+    site,
+    directory,
+    proofs,
+    anchoring,
+    scheduler,
+    devClock,
+    chain,
+    metrics,
+    routes,
+    refreshBusy,
+  } = createSystem(
+    options,
+    () => load.overloaded(),
+    () => listener?.connections() ?? { open: 0, waiting: 0 },
+  );
   await refreshBusy();
 
   const shared = options.rateLimit?.redis;
@@ -242,7 +317,10 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const metricsTokenHash = options.metrics?.token === undefined ? undefined : hashSecret(options.metrics.token);
   const app = createHttpApp({
     routes,
-    pages: [...pageRoutes(createPages({ reads, site, directory, panels: chain?.panels, origin: () => url })), ...directoryPageRoutes(createDirectoryPages({ directory }))],
+    pages: [
+      ...pageRoutes(createPages({ reads, site, directory, panels: chain?.panels, origin: () => url })),
+      ...directoryPageRoutes(createDirectoryPages({ directory })),
+    ],
     authenticateOwner: service.accounts.authenticateOwner,
     authenticateOperator: operators.authenticate,
     authenticateAgent: async (agentId, key) => void (await service.accounts.authenticateAgent(agentId, key)),
@@ -270,7 +348,12 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   let metricsListener: Listener | undefined;
   if (options.metrics?.port !== undefined) {
     const metricsApp = createMetricsApp({ metrics, metricsTokenHash, limits, logger });
-    metricsListener = await listen(metricsApp, { host: options.metrics.host ?? "127.0.0.1", port: options.metrics.port, limits: serverLimits, which: "metrics" }).catch(async (error: unknown) => {
+    metricsListener = await listen(metricsApp, {
+      host: options.metrics.host ?? "127.0.0.1",
+      port: options.metrics.port,
+      limits: serverLimits,
+      which: "metrics",
+    }).catch(async (error: unknown) => {
       await api.close();
       stopEarly();
       throw error;
@@ -293,7 +376,16 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   }
 
   return {
-    url, metricsUrl: metricsListener?.url, service, operators, reads, proofs, scheduler, anchoring, scoreCache: scoreCache?.server, devClock,
+    url,
+    metricsUrl: metricsListener?.url,
+    service,
+    operators,
+    reads,
+    proofs,
+    scheduler,
+    anchoring,
+    scoreCache: scoreCache?.server,
+    devClock,
     async close() {
       clearInterval(busyTimer);
       await scheduler.stop();

@@ -3,7 +3,19 @@
  * local account and a public client over one HTTP JSON-RPC endpoint. Where the registry's address comes
  * from (configuration, a deployment file) is the composition root's business.
  */
-import { createPublicClient, createWalletClient, getAddress, http, type Account, type Address, type Chain, type Hex, type PublicClient, type Transport, type WalletClient } from "viem";
+import {
+  createPublicClient,
+  createWalletClient,
+  getAddress,
+  http,
+  type Account,
+  type Address,
+  type Chain,
+  type Hex,
+  type PublicClient,
+  type Transport,
+  type WalletClient,
+} from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 
 /** The account and chain that anchor roots: a wallet client with a local account, and the AnchorRegistry. */

@@ -44,13 +44,29 @@ describe("deployment files", () => {
   });
 
   it("reads the contracts' addresses in their checksummed form", () => {
-    const lower = { network: "localhost", chainId: 31337, contracts: { IdentityRegistry: { address: IDENTITY.toLowerCase() }, AnchorRegistry: { address: ANCHORS.toLowerCase() }, Registry: { address: REGISTRY.toLowerCase() } } };
+    const lower = {
+      network: "localhost",
+      chainId: 31337,
+      contracts: {
+        IdentityRegistry: { address: IDENTITY.toLowerCase() },
+        AnchorRegistry: { address: ANCHORS.toLowerCase() },
+        Registry: { address: REGISTRY.toLowerCase() },
+      },
+    };
     const { contracts } = parseDeployment(lower, "localhost.json");
-    expect([contracts.IdentityRegistry.address, contracts.AnchorRegistry.address, contracts.Registry.address]).to.deep.equal([IDENTITY, ANCHORS, REGISTRY]);
+    expect([contracts.IdentityRegistry.address, contracts.AnchorRegistry.address, contracts.Registry.address]).to.deep.equal([
+      IDENTITY,
+      ANCHORS,
+      REGISTRY,
+    ]);
   });
 
   it("names the file and every wrong field", () => {
-    const broken = { network: "localhost", chainId: 0, contracts: { AnchorRegistry: "nope", Registry: { address: "0x12", blockNumber: -1 } } };
+    const broken = {
+      network: "localhost",
+      chainId: 0,
+      contracts: { AnchorRegistry: "nope", Registry: { address: "0x12", blockNumber: -1 } },
+    };
     expect(problem(() => parseDeployment(broken, "d.json"))).to.equal(
       "d.json: chainId is not a positive integer; contracts.IdentityRegistry.address is not an address; contracts.AnchorRegistry.address is not an address; " +
         "contracts.Registry.address is not an address; contracts.Registry.blockNumber is not a block number",
@@ -91,14 +107,26 @@ describe("deployment files", () => {
     });
 
     it("starts the indexer at a reused identity registry's own deployment block, before the contracts the deployment created", () => {
-      const reused = { ...written, contracts: { ...written.contracts, IdentityRegistry: { address: IDENTITY, blockNumber: 3, txHash: null, reused: true } } };
+      const reused = {
+        ...written,
+        contracts: { ...written.contracts, IdentityRegistry: { address: IDENTITY, blockNumber: 3, txHash: null, reused: true } },
+      };
       fs.writeFileSync(file, JSON.stringify(reused));
       expect(readFollowedDeployment(file).startBlock).to.equal(3);
     });
 
     it("refuses the indexer a deployment without any deployment block", () => {
-      fs.writeFileSync(file, JSON.stringify({ network: "x", chainId: 1, contracts: { IdentityRegistry: { address: IDENTITY }, AnchorRegistry: { address: ANCHORS }, Registry: { address: REGISTRY } } }));
-      expect(problem(() => readFollowedDeployment(file))).to.equal(`${file}: contracts.Registry.blockNumber is missing: the indexer starts from the deployment block`);
+      fs.writeFileSync(
+        file,
+        JSON.stringify({
+          network: "x",
+          chainId: 1,
+          contracts: { IdentityRegistry: { address: IDENTITY }, AnchorRegistry: { address: ANCHORS }, Registry: { address: REGISTRY } },
+        }),
+      );
+      expect(problem(() => readFollowedDeployment(file))).to.equal(
+        `${file}: contracts.Registry.blockNumber is missing: the indexer starts from the deployment block`,
+      );
     });
   });
 });

@@ -19,7 +19,11 @@ const contractSchema = z.object({
    * The block the contract was deployed in: by this deployment's transaction, or, for a contract it reused (the
    * identity registry), before it (scripts/deploy.ts finds it); null when unknown, as files written before recorded it.
    */
-  blockNumber: z.number({ error: "is not a block number" }).int({ error: "is not a block number" }).nonnegative({ error: "is not a block number" }).nullish(),
+  blockNumber: z
+    .number({ error: "is not a block number" })
+    .int({ error: "is not a block number" })
+    .nonnegative({ error: "is not a block number" })
+    .nullish(),
   txHash: z.string({ error: "is not a transaction hash" }).nullish(),
   reused: z.boolean({ error: "is not a boolean" }).optional(),
   /** The contract this run deployed at the address (e.g. `AgentIdentity` as the identity registry). */
@@ -35,11 +39,17 @@ const accountsSchema = z.array(addressSchema, { error: "is not a list of address
 export const deploymentSchema = z.object(
   {
     network: z.string({ error: "is not a network name" }),
-    chainId: z.number({ error: "is not a positive integer" }).int({ error: "is not a positive integer" }).positive({ error: "is not a positive integer" }),
+    chainId: z
+      .number({ error: "is not a positive integer" })
+      .int({ error: "is not a positive integer" })
+      .positive({ error: "is not a positive integer" }),
     /** RFC 3339 time of the deployment. */
     deployedAt: z.string({ error: "is not a time" }).optional(),
     deployer: addressSchema.optional(),
-    contracts: z.object({ IdentityRegistry: contractSchema, AnchorRegistry: contractSchema, Registry: contractSchema }, { error: "is not an object" }),
+    contracts: z.object(
+      { IdentityRegistry: contractSchema, AnchorRegistry: contractSchema, Registry: contractSchema },
+      { error: "is not an object" },
+    ),
     /** The accounts granted each role at deployment. */
     roles: z
       .object(
@@ -122,8 +132,11 @@ export type FollowedDeployment = {
 export function readFollowedDeployment(file: string): FollowedDeployment {
   const { chainId, contracts } = readDeployment(file);
   const { IdentityRegistry, AnchorRegistry, Registry } = contracts;
-  const blocks = [Registry.blockNumber, AnchorRegistry.blockNumber, IdentityRegistry.blockNumber].filter((block) => typeof block === "number");
-  if (blocks.length === 0) throw new DeploymentFileError(`${file}: contracts.Registry.blockNumber is missing: the indexer starts from the deployment block`);
+  const blocks = [Registry.blockNumber, AnchorRegistry.blockNumber, IdentityRegistry.blockNumber].filter(
+    (block) => typeof block === "number",
+  );
+  if (blocks.length === 0)
+    throw new DeploymentFileError(`${file}: contracts.Registry.blockNumber is missing: the indexer starts from the deployment block`);
   return {
     chainId,
     contracts: { registry: Registry.address, anchorRegistry: AnchorRegistry.address, identityRegistry: IdentityRegistry.address },

@@ -3,24 +3,65 @@ import { expect } from "chai";
 import crypto from "node:crypto";
 import { decodeAbiParameters, encodeAbiParameters, getAddress, parseAbiParameters, type Hex } from "viem";
 import {
-  buildChunkedScoreTree, buildScoreTree, componentLeafValue, createLeafHasher, describeScoreLeafV2, NOT_ACTIVE_COMPONENT, PARALLEL_MIN_LEAVES, proofElements, proofIndices,
-  processScoreProof, SCORE_DAY_KIND, SCORE_DAY_V2_KIND, SCORE_LEAF_TYPES, SCORE_LEAF_V2_FIELDS, SCORE_LEAF_V2_TYPES, SCORE_LEAF_VERSIONS, scoreLeafFromJson,
-  scoreLeafHash, scoreLeafToJson, scoreLeafV2, scoreLeafV2Fields, scoreLeafVersion, scoreTreeLayout, type AnyScoreLeafValues, type ScoreLeafV2Values, type ScoreLeafValues,
+  buildChunkedScoreTree,
+  buildScoreTree,
+  componentLeafValue,
+  createLeafHasher,
+  describeScoreLeafV2,
+  NOT_ACTIVE_COMPONENT,
+  PARALLEL_MIN_LEAVES,
+  proofElements,
+  proofIndices,
+  processScoreProof,
+  SCORE_DAY_KIND,
+  SCORE_DAY_V2_KIND,
+  SCORE_LEAF_TYPES,
+  SCORE_LEAF_V2_FIELDS,
+  SCORE_LEAF_V2_TYPES,
+  SCORE_LEAF_VERSIONS,
+  scoreLeafFromJson,
+  scoreLeafHash,
+  scoreLeafToJson,
+  scoreLeafV2,
+  scoreLeafV2Fields,
+  scoreLeafVersion,
+  scoreTreeLayout,
+  type AnyScoreLeafValues,
+  type ScoreLeafV2Values,
+  type ScoreLeafValues,
   type ScoreTree,
 } from "./score-tree";
 
 const randomValues = (n: number): ScoreLeafValues[] =>
-  Array.from({ length: n }, (_, i) => [`agt_${crypto.randomBytes(4).toString("hex")}${i}`, "2026-11-29", i % 3 === 0 ? "0.1" : "0.2", `0x${crypto.randomBytes(32).toString("hex")}`]);
+  Array.from({ length: n }, (_, i) => [
+    `agt_${crypto.randomBytes(4).toString("hex")}${i}`,
+    "2026-11-29",
+    i % 3 === 0 ? "0.1" : "0.2",
+    `0x${crypto.randomBytes(32).toString("hex")}`,
+  ]);
 
 const random32 = (): Hex => `0x${crypto.randomBytes(32).toString("hex")}`;
 /** Version-2 leaves over the types' whole ranges: not-active components, uint256 ids, long agent ids, unbound and bound identities. */
 const randomV2Values = (n: number): ScoreLeafV2Values[] =>
-  Array.from({ length: n }, (_, i): ScoreLeafV2Values => [
-    i % 5 === 0 ? `agt_${"x".repeat(60)}` : `agt_${crypto.randomBytes(4).toString("hex")}${i}`, 20_786 + (i % 3), `0x${Buffer.from(i % 3 === 0 ? "0.1" : "0.2").toString("hex").padEnd(64, "0")}`,
-    random32(), i % 7 === 0 ? 65_535 : 100 + (i % 401), i % 4 === 0 ? NOT_ACTIVE_COMPONENT : 100 + (i % 151), i % 11 === 0 ? -32_768 : i % 151, i % 13 === 0 ? 32_767 : 100, i % 2,
-    i % 3 === 0 ? 0n : BigInt(1 + i), i % 3 === 0 ? "0x0000000000000000000000000000000000000000" : getAddress(`0x${crypto.randomBytes(20).toString("hex")}`),
-    i % 3 === 0 ? 0n : i % 6 === 1 ? 2n ** 256n - 1n : BigInt(i),
-  ]);
+  Array.from(
+    { length: n },
+    (_, i): ScoreLeafV2Values => [
+      i % 5 === 0 ? `agt_${"x".repeat(60)}` : `agt_${crypto.randomBytes(4).toString("hex")}${i}`,
+      20_786 + (i % 3),
+      `0x${Buffer.from(i % 3 === 0 ? "0.1" : "0.2")
+        .toString("hex")
+        .padEnd(64, "0")}`,
+      random32(),
+      i % 7 === 0 ? 65_535 : 100 + (i % 401),
+      i % 4 === 0 ? NOT_ACTIVE_COMPONENT : 100 + (i % 151),
+      i % 11 === 0 ? -32_768 : i % 151,
+      i % 13 === 0 ? 32_767 : 100,
+      i % 2,
+      i % 3 === 0 ? 0n : BigInt(1 + i),
+      i % 3 === 0 ? "0x0000000000000000000000000000000000000000" : getAddress(`0x${crypto.randomBytes(20).toString("hex")}`),
+      i % 3 === 0 ? 0n : i % 6 === 1 ? 2n ** 256n - 1n : BigInt(i),
+    ],
+  );
 const typesOf = (values: readonly AnyScoreLeafValues[]): string[] => [...SCORE_LEAF_VERSIONS[scoreLeafVersion(values[0])].types];
 
 /**
@@ -44,7 +85,10 @@ function expectStandardTree(ours: ScoreTree, values: AnyScoreLeafValues[], proof
 }
 
 describe("score trees", () => {
-  for (const [version, make] of [[1, randomValues], [2, randomV2Values]] as const) {
+  for (const [version, make] of [
+    [1, randomValues],
+    [2, randomV2Values],
+  ] as const) {
     it(`have the root, leaf hashes and proofs of StandardMerkleTree.of for 1 to 33 and 257 leaves (version ${version})`, () => {
       for (const n of [...Array.from({ length: 33 }, (_, i) => i + 1), 257]) {
         const values: AnyScoreLeafValues[] = make(n);
@@ -78,9 +122,15 @@ describe("score trees", () => {
   it("refuse a version-2 value out of its type's range, naming it", () => {
     const [valid] = randomV2Values(1);
     const cases: Array<[number, unknown, RegExp]> = [
-      [1, 2 ** 32, /day must be an uint32/], [4, 65_536, /total must be an uint16/], [5, -32_769, /identity must be an int16/], [7, 1.5, /integrity must be an int16/],
-      [8, 256, /state must be an uint8/], [9, 2n ** 256n, /erc8004ChainId must be a uint256/], [11, -1n, /erc8004TokenId must be a uint256/],
-      [10, "0x1234", /erc8004Registry must be an address/], [2, "0.2", /method must be 32 bytes/],
+      [1, 2 ** 32, /day must be an uint32/],
+      [4, 65_536, /total must be an uint16/],
+      [5, -32_769, /identity must be an int16/],
+      [7, 1.5, /integrity must be an int16/],
+      [8, 256, /state must be an uint8/],
+      [9, 2n ** 256n, /erc8004ChainId must be a uint256/],
+      [11, -1n, /erc8004TokenId must be a uint256/],
+      [10, "0x1234", /erc8004Registry must be an address/],
+      [2, "0.2", /method must be 32 bytes/],
     ];
     for (const [i, value, message] of cases) {
       const values = [...valid] as unknown as unknown[];
@@ -90,26 +140,55 @@ describe("score trees", () => {
   });
 
   it("make a stored daily score's version-2 leaf: day since 1970-01-01, method as bytes32, the ERC-8004 subject's chain, registry and token, zeros without one", () => {
-    const facts = { agentId: "agt_1", day: "2026-11-29", method: "0.2", sha256: "ab".repeat(32), total: 330, identity: 180, reliability: 50, integrity: 100, established: true };
+    const facts = {
+      agentId: "agt_1",
+      day: "2026-11-29",
+      method: "0.2",
+      sha256: "ab".repeat(32),
+      total: 330,
+      identity: 180,
+      reliability: 50,
+      integrity: 100,
+      established: true,
+    };
     const registry = "0x8004a169fb4a3325136eb29fa0ceb6d2e539a432";
     const bound = scoreLeafV2({ ...facts, erc8004Subject: `8453:${registry}:7` });
     expect(bound).to.deep.equal([
-      "agt_1", Date.UTC(2026, 10, 29) / 86_400_000, `0x${Buffer.from("0.2").toString("hex").padEnd(64, "0")}`, `0x${"ab".repeat(32)}`, 330, 180, 50, 100, 1, 8453n, getAddress(registry), 7n,
+      "agt_1",
+      Date.UTC(2026, 10, 29) / 86_400_000,
+      `0x${Buffer.from("0.2").toString("hex").padEnd(64, "0")}`,
+      `0x${"ab".repeat(32)}`,
+      330,
+      180,
+      50,
+      100,
+      1,
+      8453n,
+      getAddress(registry),
+      7n,
     ]);
-    expect(scoreLeafV2({ ...facts, established: false, erc8004Subject: null }).slice(8)).to.deep.equal([0, 0n, "0x0000000000000000000000000000000000000000", 0n]);
+    expect(scoreLeafV2({ ...facts, established: false, erc8004Subject: null }).slice(8)).to.deep.equal([
+      0,
+      0n,
+      "0x0000000000000000000000000000000000000000",
+      0n,
+    ]);
     expect(describeScoreLeafV2(bound)).to.deep.equal({ day: "2026-11-29", method: "0.2", state: "established" });
     expect(scoreLeafV2Fields(bound)).to.deep.equal(Object.fromEntries(SCORE_LEAF_V2_FIELDS.map((name, i) => [name, bound[i]])));
     expect(() => scoreLeafV2({ ...facts, erc8004Subject: "github:alice" })).to.throw(/not an ERC-8004 subject/);
   });
 
   it("encode a component that is not active as -1, an active one as its value", () => {
-    expect(componentLeafValue({ active: false })).to.equal(NOT_ACTIVE_COMPONENT).and.to.equal(-1);
+    expect(componentLeafValue({ active: false }))
+      .to.equal(NOT_ACTIVE_COMPONENT)
+      .and.to.equal(-1);
     expect(componentLeafValue({ value: 0 })).to.equal(0);
     expect(componentLeafValue({ value: 150 })).to.equal(150);
   });
 
   it("read a leaf's values back from their JSON, either version, and refuse a value of the wrong type", () => {
-    for (const values of [...randomValues(5), ...randomV2Values(5)]) expect(scoreLeafFromJson(JSON.parse(JSON.stringify(scoreLeafToJson(values))))).to.deep.equal(values);
+    for (const values of [...randomValues(5), ...randomV2Values(5)])
+      expect(scoreLeafFromJson(JSON.parse(JSON.stringify(scoreLeafToJson(values))))).to.deep.equal(values);
     const json = scoreLeafToJson(randomV2Values(1)[0]);
     expect(() => scoreLeafFromJson([...json.slice(0, 9), 7, ...json.slice(10)])).to.throw(/leaf value 9: expected a string/);
     expect(() => scoreLeafFromJson([...json.slice(0, 4), "330", ...json.slice(5)])).to.throw(/leaf value 4: expected an integer/);
@@ -119,9 +198,15 @@ describe("score trees", () => {
   it("orders leaves whose hashes share their first 4 bytes by the whole hash", () => {
     // agt_6564 and agt_113787 (found by a birthday search) have leaf hashes starting 0x84bde626.
     const sha: Hex = `0x${"ab".repeat(32)}`;
-    const twins: ScoreLeafValues[] = [["agt_6564", "2026-11-29", "0.2", sha], ["agt_113787", "2026-11-29", "0.2", sha]];
+    const twins: ScoreLeafValues[] = [
+      ["agt_6564", "2026-11-29", "0.2", sha],
+      ["agt_113787", "2026-11-29", "0.2", sha],
+    ];
     expect(scoreLeafHash(twins[0]).slice(0, 10)).to.equal(scoreLeafHash(twins[1]).slice(0, 10));
-    for (const values of [[...twins, ...randomValues(5)], [twins[1], ...randomValues(6), twins[0]]]) {
+    for (const values of [
+      [...twins, ...randomValues(5)],
+      [twins[1], ...randomValues(6), twins[0]],
+    ]) {
       const ours = buildScoreTree(values);
       const oz = StandardMerkleTree.of(values, [...SCORE_LEAF_TYPES]);
       expect(ours.root).to.equal(oz.root);
@@ -132,7 +217,12 @@ describe("score trees", () => {
   it("hash leaves on worker threads (a page one above the threshold, then a small one on the calling thread) as scoreLeafHash does, for either version", async () => {
     const hasher = createLeafHasher(2);
     try {
-      for (const values of [randomValues(PARALLEL_MIN_LEAVES + 1), randomValues(5), randomV2Values(PARALLEL_MIN_LEAVES + 1), randomV2Values(5)]) {
+      for (const values of [
+        randomValues(PARALLEL_MIN_LEAVES + 1),
+        randomValues(5),
+        randomV2Values(PARALLEL_MIN_LEAVES + 1),
+        randomV2Values(5),
+      ]) {
         const leaves = await hasher.hash(values);
         expect(leaves.length).to.equal(32 * values.length);
         for (let i = 0; i < values.length; i += values.length > 100 ? 997 : 1) {
@@ -179,7 +269,12 @@ describe("score trees", () => {
     }
 
     /** The proof of `values[i]` as the repository derives it: fence, search of one chunk, sibling nodes. */
-    function derivedProof(chunks: Map<number, { nodes: Buffer; minLeaf: Buffer | null }>, leafCount: number, chunkNodes: number, value: AnyScoreLeafValues): Hex[] {
+    function derivedProof(
+      chunks: Map<number, { nodes: Buffer; minLeaf: Buffer | null }>,
+      leafCount: number,
+      chunkNodes: number,
+      value: AnyScoreLeafValues,
+    ): Hex[] {
       const layout = scoreTreeLayout(leafCount, chunkNodes);
       const leaf = Buffer.from(scoreLeafHash(value).slice(2), "hex");
       const fenced = [...chunks.entries()].filter(([, c]) => c.minLeaf && Buffer.compare(c.minLeaf, leaf) <= 0).map(([c]) => c);
@@ -187,11 +282,16 @@ describe("score trees", () => {
       // The repository searches the chunk in the database (migration 011); here, one node after the other.
       const { from, to } = layout.leavesIn(chunk)!;
       const nodes = chunks.get(chunk)!.nodes;
-      const index = Array.from({ length: to - from + 1 }, (_, k) => from + k).find((j) => nodes.subarray(32 * (j - chunk * chunkNodes), 32 * (j - chunk * chunkNodes) + 32).equals(leaf));
+      const index = Array.from({ length: to - from + 1 }, (_, k) => from + k).find((j) =>
+        nodes.subarray(32 * (j - chunk * chunkNodes), 32 * (j - chunk * chunkNodes) + 32).equals(leaf),
+      );
       expect(index, `leaf of ${value[0]} in chunk ${chunk}`).to.not.equal(undefined);
       return proofIndices(index!).map((j) => {
         const { chunk: at, offset } = layout.locate(j);
-        return `0x${chunks.get(at)!.nodes.subarray(32 * offset, 32 * offset + 32).toString("hex")}` as Hex;
+        return `0x${chunks
+          .get(at)!
+          .nodes.subarray(32 * offset, 32 * offset + 32)
+          .toString("hex")}` as Hex;
       });
     }
 
@@ -204,8 +304,13 @@ describe("score trees", () => {
           const { built, chunks } = await buildInChunks(values, chunkNodes, 3);
           expect(built.root, `root of ${n} in chunks of ${chunkNodes}`).to.equal(oz.root);
           const layout = scoreTreeLayout(n, chunkNodes);
-          expect([...chunks.keys()].sort((a, b) => a - b)).to.deep.equal(Array.from({ length: layout.locate(2 * n - 2).chunk + 1 }, (_, c) => c));
-          expect([...chunks.values()].reduce((sum, c) => sum + c.nodes.length, 0), "64 bytes a leaf, less one node").to.equal(32 * (2 * n - 1));
+          expect([...chunks.keys()].sort((a, b) => a - b)).to.deep.equal(
+            Array.from({ length: layout.locate(2 * n - 2).chunk + 1 }, (_, c) => c),
+          );
+          expect(
+            [...chunks.values()].reduce((sum, c) => sum + c.nodes.length, 0),
+            "64 bytes a leaf, less one node",
+          ).to.equal(32 * (2 * n - 1));
           // The package's own proofs (about 1 ms each) for one value in 97; every derived proof reaches the root.
           values.forEach((v, i) => {
             const proof = derivedProof(chunks, n, chunkNodes, v);
@@ -248,7 +353,7 @@ describe("score trees", () => {
     });
   });
 
-  it("use bytes32(\"vrai-score-day\") as the anchor kind of version 1, bytes32(\"vrai-score-day-v2\") of version 2", () => {
+  it('use bytes32("vrai-score-day") as the anchor kind of version 1, bytes32("vrai-score-day-v2") of version 2', () => {
     expect(SCORE_DAY_KIND).to.equal(`0x${Buffer.from("vrai-score-day").toString("hex").padEnd(64, "0")}`);
     expect(SCORE_DAY_V2_KIND).to.equal(`0x${Buffer.from("vrai-score-day-v2").toString("hex").padEnd(64, "0")}`);
     expect(SCORE_LEAF_VERSIONS[1]).to.deep.include({ kind: SCORE_DAY_KIND, kindName: "vrai-score-day" });

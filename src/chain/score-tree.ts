@@ -36,11 +36,35 @@ export type ScoreLeafValues = [agentId: string, day: string, method: string, sha
  * integrity (each `NOT_ACTIVE_COMPONENT` when not active), state (`SCORE_STATES`), and the ERC-8004 identity the
  * agent held an active proof of at the score's time: chain id, identity registry, token id (zeros when none).
  */
-export const SCORE_LEAF_V2_TYPES = ["string", "uint32", "bytes32", "bytes32", "uint16", "int16", "int16", "int16", "uint8", "uint256", "address", "uint256"] as const;
+export const SCORE_LEAF_V2_TYPES = [
+  "string",
+  "uint32",
+  "bytes32",
+  "bytes32",
+  "uint16",
+  "int16",
+  "int16",
+  "int16",
+  "uint8",
+  "uint256",
+  "address",
+  "uint256",
+] as const;
 
 /** The names of a version-2 leaf's values: `VraiScores.Score`'s fields. */
 export const SCORE_LEAF_V2_FIELDS = [
-  "agent", "day", "method", "inputsSha256", "total", "identity", "reliability", "integrity", "state", "erc8004ChainId", "erc8004Registry", "erc8004TokenId",
+  "agent",
+  "day",
+  "method",
+  "inputsSha256",
+  "total",
+  "identity",
+  "reliability",
+  "integrity",
+  "state",
+  "erc8004ChainId",
+  "erc8004Registry",
+  "erc8004TokenId",
 ] as const;
 
 /** The `kind` of a day's root of version-2 leaves: `bytes32("vrai-score-day-v2")` (`VraiScores.SCORE_DAY_V2_KIND`). */
@@ -54,8 +78,18 @@ export const SCORE_STATES = ["provisional", "established"] as const;
 
 /** The values a version-2 leaf binds, in `SCORE_LEAF_V2_TYPES` order. */
 export type ScoreLeafV2Values = [
-  agentId: string, day: number, method: Hex, inputsSha256: Hex, total: number, identity: number, reliability: number, integrity: number, state: number,
-  erc8004ChainId: bigint, erc8004Registry: Address, erc8004TokenId: bigint,
+  agentId: string,
+  day: number,
+  method: Hex,
+  inputsSha256: Hex,
+  total: number,
+  identity: number,
+  reliability: number,
+  integrity: number,
+  state: number,
+  erc8004ChainId: bigint,
+  erc8004Registry: Address,
+  erc8004TokenId: bigint,
 ];
 
 /** A leaf of either version. */
@@ -128,7 +162,15 @@ export function scoreLeafV2(facts: ScoreLeafFacts): ScoreLeafV2Values {
     methodWords.set(facts.method, method);
   }
   return [
-    facts.agentId, lastDay.number, method, `0x${facts.sha256}`, facts.total, facts.identity, facts.reliability, facts.integrity, facts.established ? 1 : 0,
+    facts.agentId,
+    lastDay.number,
+    method,
+    `0x${facts.sha256}`,
+    facts.total,
+    facts.identity,
+    facts.reliability,
+    facts.integrity,
+    facts.established ? 1 : 0,
     ...erc8004LeafValues(facts.erc8004Subject),
   ];
 }
@@ -152,7 +194,8 @@ export function scoreLeafFromJson(json: readonly unknown[]): AnyScoreLeafValues 
   const str = (i: number) => (typeof json[i] === "string" ? (json[i] as string) : bad(i, "a string"));
   const hex32 = (i: number): Hex => (/^0x[0-9a-fA-F]{64}$/.test(str(i)) ? (json[i] as Hex) : bad(i, "32 bytes of 0x-hex"));
   if (json.length === SCORE_LEAF_TYPES.length) return [str(0), str(1), str(2), hex32(3)];
-  if (json.length !== SCORE_LEAF_V2_TYPES.length) return bad(json.length, `${SCORE_LEAF_TYPES.length} or ${SCORE_LEAF_V2_TYPES.length} values`);
+  if (json.length !== SCORE_LEAF_V2_TYPES.length)
+    return bad(json.length, `${SCORE_LEAF_TYPES.length} or ${SCORE_LEAF_V2_TYPES.length} values`);
   const int = (i: number) => (Number.isSafeInteger(json[i]) ? (json[i] as number) : bad(i, "an integer"));
   const uint256 = (i: number) => (/^(0|[1-9][0-9]{0,77})$/.test(str(i)) ? BigInt(json[i] as string) : bad(i, "a decimal uint256"));
   const address = (i: number): Address => (/^0x[0-9a-fA-F]{40}$/.test(str(i)) ? getAddress(json[i] as string) : bad(i, "an address"));
@@ -161,18 +204,58 @@ export function scoreLeafFromJson(json: readonly unknown[]): AnyScoreLeafValues 
 
 /** A version-2 leaf's values by field name (`SCORE_LEAF_V2_FIELDS`), as `VraiScores.Score` takes them (viem: a struct as an object). */
 export type ScoreLeafV2Fields = {
-  agent: string; day: number; method: Hex; inputsSha256: Hex; total: number; identity: number; reliability: number; integrity: number; state: number;
-  erc8004ChainId: bigint; erc8004Registry: Address; erc8004TokenId: bigint;
+  agent: string;
+  day: number;
+  method: Hex;
+  inputsSha256: Hex;
+  total: number;
+  identity: number;
+  reliability: number;
+  integrity: number;
+  state: number;
+  erc8004ChainId: bigint;
+  erc8004Registry: Address;
+  erc8004TokenId: bigint;
 };
 
 /** A version-2 leaf's values by field name. */
 export function scoreLeafV2Fields(values: ScoreLeafV2Values): ScoreLeafV2Fields {
-  const [agent, day, method, inputsSha256, total, identity, reliability, integrity, state, erc8004ChainId, erc8004Registry, erc8004TokenId] = values;
-  return { agent, day, method, inputsSha256, total, identity, reliability, integrity, state, erc8004ChainId, erc8004Registry, erc8004TokenId };
+  const [
+    agent,
+    day,
+    method,
+    inputsSha256,
+    total,
+    identity,
+    reliability,
+    integrity,
+    state,
+    erc8004ChainId,
+    erc8004Registry,
+    erc8004TokenId,
+  ] = values;
+  return {
+    agent,
+    day,
+    method,
+    inputsSha256,
+    total,
+    identity,
+    reliability,
+    integrity,
+    state,
+    erc8004ChainId,
+    erc8004Registry,
+    erc8004TokenId,
+  };
 }
 
 /** What a version-2 leaf says in words: its day as YYYY-MM-DD, its method as text, its state by name. */
-export function describeScoreLeafV2(values: ScoreLeafV2Values): { day: string; method: string; state: (typeof SCORE_STATES)[number] | null } {
+export function describeScoreLeafV2(values: ScoreLeafV2Values): {
+  day: string;
+  method: string;
+  state: (typeof SCORE_STATES)[number] | null;
+} {
   return { day: dayName(values[1]), method: hexToString(values[2], { size: 32 }), state: SCORE_STATES[values[8]] ?? null };
 }
 
@@ -226,7 +309,8 @@ function encodedV2Size(values: ScoreLeafV2Values): number {
 function writeInteger(value: number, bits: number, signed: boolean, name: string, out: Buffer, word: number): void {
   const min = signed ? -(2 ** (bits - 1)) : 0;
   const max = signed ? 2 ** (bits - 1) - 1 : 2 ** bits - 1;
-  if (!Number.isInteger(value) || value < min || value > max) throw invalidLeaf(`${name} must be an ${signed ? "int" : "uint"}${bits}, got ${value}`);
+  if (!Number.isInteger(value) || value < min || value > max)
+    throw invalidLeaf(`${name} must be an ${signed ? "int" : "uint"}${bits}, got ${value}`);
   // Two's complement over the word: a negative value's upper bytes are all ones.
   if (value < 0) {
     out.fill(0xff, word, word + 28);
@@ -245,7 +329,10 @@ function writeV2Values(values: ScoreLeafV2Values, out: Buffer, at: number): numb
   const [agentId, day, method, sha256, total, identity, reliability, integrity, state, chainId, registry, tokenId] = values;
   out.writeUInt32BE(V2_HEAD, at + 28);
   writeInteger(day, 32, false, "day", out, at + 32);
-  for (const [i, name, value] of [[2, "method", method], [3, "inputsSha256", sha256]] as const) {
+  for (const [i, name, value] of [
+    [2, "method", method],
+    [3, "inputsSha256", sha256],
+  ] as const) {
     if (!HEX32.test(value)) throw invalidLeaf(`${name} must be 32 bytes of 0x-hex, got ${value}`);
     out.write(value.slice(2), at + 32 * i, "hex");
   }
@@ -390,7 +477,15 @@ export function createLeafHasher(threads = os.availableParallelism()): LeafHashe
       const leaves = Buffer.from(new SharedArrayBuffer(32 * n));
       const share = Math.ceil(n / workers.length);
       await Promise.all(
-        workers.map((worker, t) => run(worker, { encoded: encoded.buffer, offsets: offsets.buffer, leaves: leaves.buffer, from: t * share, to: Math.min(n, (t + 1) * share) })),
+        workers.map((worker, t) =>
+          run(worker, {
+            encoded: encoded.buffer,
+            offsets: offsets.buffer,
+            leaves: leaves.buffer,
+            from: t * share,
+            to: Math.min(n, (t + 1) * share),
+          }),
+        ),
       );
       return leaves;
     },
@@ -447,8 +542,10 @@ export type ScoreTreeLayout = {
 
 /** The layout of a stored tree of `leafCount` leaves in chunks of `chunkNodes` nodes. */
 export function scoreTreeLayout(leafCount: number, chunkNodes: number): ScoreTreeLayout {
-  if (!Number.isSafeInteger(leafCount) || leafCount < 1) throw new BaseError("empty_tree", `a tree needs at least one leaf, got ${leafCount}`);
-  if (!Number.isSafeInteger(chunkNodes) || chunkNodes < 1) throw new BaseError("invalid_chunk_size", `a chunk holds at least one node, got ${chunkNodes}`);
+  if (!Number.isSafeInteger(leafCount) || leafCount < 1)
+    throw new BaseError("empty_tree", `a tree needs at least one leaf, got ${leafCount}`);
+  if (!Number.isSafeInteger(chunkNodes) || chunkNodes < 1)
+    throw new BaseError("invalid_chunk_size", `a chunk holds at least one node, got ${chunkNodes}`);
   const size = 2 * leafCount - 1;
   return {
     leafCount,
@@ -483,7 +580,12 @@ export type ChunkedTreeBuild = { root: Hex; leafCount: number; peakNodesHeld: nu
  * chunks (2c, 2c+1 and the first node of 2c+2 for chunk c ≥ 1) read back when the chunk is made. At most
  * the chunk being made, the one being written, three read back and one page of leaves are held.
  */
-export async function buildChunkedScoreTree(leafCount: number, sortedLeaves: AsyncIterable<Uint8Array>, chunkNodes: number, store: TreeChunkStore): Promise<ChunkedTreeBuild> {
+export async function buildChunkedScoreTree(
+  leafCount: number,
+  sortedLeaves: AsyncIterable<Uint8Array>,
+  chunkNodes: number,
+  store: TreeChunkStore,
+): Promise<ChunkedTreeBuild> {
   const layout = scoreTreeLayout(leafCount, chunkNodes);
   const { size } = layout;
   const C = chunkNodes;
@@ -554,7 +656,8 @@ export async function buildChunkedScoreTree(leafCount: number, sortedLeaves: Asy
       if (i === lastChild && carriedNode) return carriedNode;
       const { chunk: at, offset } = layout.locate(i);
       const bytes = at === c ? current : children.get(at);
-      if (!bytes || bytes.length < 32 * offset + 32) throw new BaseError("tree_chunk_missing", `node ${i} of chunk ${at} was not read back`);
+      if (!bytes || bytes.length < 32 * offset + 32)
+        throw new BaseError("tree_chunk_missing", `node ${i} of chunk ${at} was not read back`);
       return bytes.subarray(32 * offset, 32 * offset + 32);
     };
     for (let i = top; i >= c * C; i--) current.set(hashPair(node(2 * i + 1), node(2 * i + 2)), 32 * (i - c * C));
@@ -579,7 +682,10 @@ export function proofElements(proof: Uint8Array): Hex[] {
 export type RootAnchoredEvent = { root: Hex; kind: Hex; leafCount: bigint; role: number };
 
 /** The decoded `RootAnchored` events of a transaction receipt's logs emitted by `contract`. */
-export function rootAnchoredLogs(contract: Address, logs: ReadonlyArray<{ address: Address; data: Hex; topics: [Hex, ...Hex[]] | [] }>): RootAnchoredEvent[] {
+export function rootAnchoredLogs(
+  contract: Address,
+  logs: ReadonlyArray<{ address: Address; data: Hex; topics: [Hex, ...Hex[]] | [] }>,
+): RootAnchoredEvent[] {
   const out: RootAnchoredEvent[] = [];
   for (const log of logs) {
     if (getAddress(log.address) !== getAddress(contract)) continue;

@@ -31,8 +31,10 @@ function usageError(error: unknown, options: Options, usage: string): unknown {
   if (!(error instanceof TypeError) || !("code" in error)) return error;
   const option = QUOTED_OPTION.exec(error.message)?.[1];
   if (option === undefined) return error;
-  if (error.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") return new InvalidInputError("usage", `unknown argument ${option} (usage: vrai ${usage})`, { cause: error });
+  if (error.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION")
+    return new InvalidInputError("usage", `unknown argument ${option} (usage: vrai ${usage})`, { cause: error });
   if (error.code !== "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") return error;
-  if (options[option.replace(/^-+/, "")]?.type === "boolean") return new InvalidInputError("usage", `${option} takes no value (usage: vrai ${usage})`, { cause: error });
+  if (options[option.replace(/^-+/, "")]?.type === "boolean")
+    return new InvalidInputError("usage", `${option} takes no value (usage: vrai ${usage})`, { cause: error });
   return new InvalidInputError("usage", `${option} needs a value`, { cause: error });
 }

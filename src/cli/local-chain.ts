@@ -22,10 +22,28 @@ export const LOCAL_DEPLOYER_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbe
 
 /** JSON-RPC methods of the Hardhat network that change the chain or what the next block will be. */
 const MUTATING_METHODS = new Set([
-  "eth_sendTransaction", "eth_sendRawTransaction", "evm_mine", "hardhat_mine", "evm_increaseTime", "evm_setNextBlockTimestamp",
-  "evm_snapshot", "evm_revert", "evm_setAutomine", "evm_setBlockGasLimit", "hardhat_setBalance", "hardhat_setCode", "hardhat_setNonce",
-  "hardhat_setStorageAt", "hardhat_impersonateAccount", "hardhat_stopImpersonatingAccount", "hardhat_setCoinbase",
-  "hardhat_setNextBlockBaseFeePerGas", "hardhat_setPrevRandao", "hardhat_setMinGasPrice", "hardhat_dropTransaction", "hardhat_reset",
+  "eth_sendTransaction",
+  "eth_sendRawTransaction",
+  "evm_mine",
+  "hardhat_mine",
+  "evm_increaseTime",
+  "evm_setNextBlockTimestamp",
+  "evm_snapshot",
+  "evm_revert",
+  "evm_setAutomine",
+  "evm_setBlockGasLimit",
+  "hardhat_setBalance",
+  "hardhat_setCode",
+  "hardhat_setNonce",
+  "hardhat_setStorageAt",
+  "hardhat_impersonateAccount",
+  "hardhat_stopImpersonatingAccount",
+  "hardhat_setCoinbase",
+  "hardhat_setNextBlockBaseFeePerGas",
+  "hardhat_setPrevRandao",
+  "hardhat_setMinGasPrice",
+  "hardhat_dropTransaction",
+  "hardhat_reset",
 ]);
 
 /** How a start got its chain. */
@@ -35,7 +53,11 @@ export type ChainStart =
   | { type: "redeployed"; reason: string };
 
 export type LocalChain = {
-  url: string; chainId: number; deploymentFile: string; journalFile: string; start: ChainStart;
+  url: string;
+  chainId: number;
+  deploymentFile: string;
+  journalFile: string;
+  start: ChainStart;
   /**
    * Moves the chain's time to `t` (whole Unix seconds) when it is behind: a block is mined at `t`, and later blocks
    * go on from it. Through the journal (`evm_setNextBlockTimestamp`, then `evm_mine` with its block's time), so a
@@ -62,8 +84,13 @@ type JournalEntry = { method: string; params: unknown[]; failed: boolean; minedA
 type Block = { number: number; hash: string; timestamp: number };
 
 async function blockAt(provider: Provider, tag: number | "latest"): Promise<Block> {
-  const block = (await provider.request({ method: "eth_getBlockByNumber", params: [tag === "latest" ? tag : `0x${tag.toString(16)}`, false] })) as {
-    number: string; hash: string; timestamp: string;
+  const block = (await provider.request({
+    method: "eth_getBlockByNumber",
+    params: [tag === "latest" ? tag : `0x${tag.toString(16)}`, false],
+  })) as {
+    number: string;
+    hash: string;
+    timestamp: string;
   };
   return { number: Number(block.number), hash: block.hash, timestamp: Number(block.timestamp) };
 }
@@ -71,7 +98,10 @@ async function blockAt(provider: Provider, tag: number | "latest"): Promise<Bloc
 /** Reads a journal; a torn last line (a crash mid-write) is dropped. */
 function readJournal(file: string): { header: JournalHeader; entries: JournalEntry[] } | undefined {
   if (!fs.existsSync(file)) return undefined;
-  const lines = fs.readFileSync(file, "utf8").split("\n").filter((line) => line !== "");
+  const lines = fs
+    .readFileSync(file, "utf8")
+    .split("\n")
+    .filter((line) => line !== "");
   const parsed: unknown[] = [];
   for (const [i, line] of lines.entries()) {
     try {
@@ -96,7 +126,8 @@ async function replay(provider: Provider, entries: JournalEntry[]): Promise<void
       if (!entry.failed) throw new Error(`call ${i + 1} (${entry.method}) failed on replay: ${(error as Error).message}`);
     }
     const head = await blockAt(provider, "latest");
-    if (head.hash !== entry.head) throw new Error(`call ${i + 1} (${entry.method}) led to block ${head.number} ${head.hash}, not ${entry.head}`);
+    if (head.hash !== entry.head)
+      throw new Error(`call ${i + 1} (${entry.method}) led to block ${head.number} ${head.hash}, not ${entry.head}`);
   }
 }
 
@@ -119,7 +150,13 @@ function journaled(provider: Provider, file: string): Provider {
     // A failed call that changed nothing is not replayed; one that mined a block (a reverted transaction) is.
     if (failure === undefined || after.hash !== before.hash) {
       const minedAt = after.number > before.number ? (await blockAt(provider, before.number + 1)).timestamp : null;
-      const entry: JournalEntry = { method: args.method, params: args.params ?? [], failed: failure !== undefined, minedAt, head: after.hash };
+      const entry: JournalEntry = {
+        method: args.method,
+        params: args.params ?? [],
+        failed: failure !== undefined,
+        minedAt,
+        head: after.hash,
+      };
       fs.appendFileSync(file, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
     }
     if (failure !== undefined) throw failure.error;
@@ -144,7 +181,13 @@ function journaled(provider: Provider, file: string): Provider {
  * (Unix seconds; default the machine's clock, `vrai dev`'s development clock).
  * @example const chain = await startLocalChain({ hostname: "127.0.0.1", port: 8545, deploymentsDir: "deployments", journalFile: "data/chain.jsonl" });
  */
-export async function startLocalChain(options: { hostname: string; port: number; deploymentsDir: string; journalFile: string; now?: () => number }): Promise<LocalChain> {
+export async function startLocalChain(options: {
+  hostname: string;
+  port: number;
+  deploymentsDir: string;
+  journalFile: string;
+  now?: () => number;
+}): Promise<LocalChain> {
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   const url = `http://${options.hostname}:${options.port}`;
   // Hardhat reads these once, when it is first loaded: its config from the repository, and the `localhost`
@@ -156,7 +199,10 @@ export async function startLocalChain(options: { hostname: string; port: number;
   if (hre.network.name !== "localhost" || (hre.network.config as { url?: string }).url !== url) {
     throw new Error(`Hardhat was loaded before the local chain configured it (network ${hre.network.name})`);
   }
-  const { TASK_COMPILE, TASK_NODE_CREATE_SERVER, TASK_NODE_GET_PROVIDER } = require("hardhat/builtin-tasks/task-names") as Record<string, string>;
+  const { TASK_COMPILE, TASK_NODE_CREATE_SERVER, TASK_NODE_GET_PROVIDER } = require("hardhat/builtin-tasks/task-names") as Record<
+    string,
+    string
+  >;
   await hre.run(TASK_COMPILE, { quiet: true });
 
   // On a network other than `hardhat`, this subtask creates a fresh in-memory Hardhat network from the config.
@@ -194,7 +240,11 @@ export async function startLocalChain(options: { hostname: string; port: number;
   }
 
   const chain = journaled(provider, options.journalFile);
-  const server = (await hre.run(TASK_NODE_CREATE_SERVER, { hostname: options.hostname, port: options.port, provider: chain })) as JsonRpcServer;
+  const server = (await hre.run(TASK_NODE_CREATE_SERVER, {
+    hostname: options.hostname,
+    port: options.port,
+    provider: chain,
+  })) as JsonRpcServer;
   const moveTimeTo = async (t: number) => {
     if (t <= (await blockAt(chain, "latest")).timestamp) return;
     await chain.request({ method: "evm_setNextBlockTimestamp", params: [t] });
@@ -204,7 +254,13 @@ export async function startLocalChain(options: { hostname: string; port: number;
     await server.listen();
   } catch (error) {
     const inUse = (error as { code?: string }).code === "EADDRINUSE";
-    throw new InvalidInputError("chain_port_in_use", inUse ? `${url} is in use: stop what listens there or set CHAIN_PORT` : `cannot start the chain on ${url}: ${(error as Error).message}`, { cause: error });
+    throw new InvalidInputError(
+      "chain_port_in_use",
+      inUse
+        ? `${url} is in use: stop what listens there or set CHAIN_PORT`
+        : `cannot start the chain on ${url}: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
   try {
     if (start.type === "restored") {
@@ -214,7 +270,15 @@ export async function startLocalChain(options: { hostname: string; port: number;
       return { url, chainId, deploymentFile, journalFile: options.journalFile, start, moveTimeTo, close: () => server.close() };
     }
     const { deployment, file } = await deployVrai(hre, { overwrite: true, outDir: options.deploymentsDir });
-    return { url, chainId: deployment.chainId, deploymentFile: file, journalFile: options.journalFile, start, moveTimeTo, close: () => server.close() };
+    return {
+      url,
+      chainId: deployment.chainId,
+      deploymentFile: file,
+      journalFile: options.journalFile,
+      start,
+      moveTimeTo,
+      close: () => server.close(),
+    };
   } catch (error) {
     await server.close();
     throw error;

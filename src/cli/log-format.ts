@@ -23,8 +23,11 @@ function shown(value: unknown): string {
   if (typeof value !== "object") return String(value);
   if (Array.isArray(value)) return value.length === 0 ? "none" : value.map(shown).join(", ");
   const record = value as Record<string, unknown>;
-  if (typeof record.message === "string" && (typeof record.stack === "string" || typeof record.type === "string")) return shown(record.message);
-  return Object.entries(record).map(([key, v]) => `${key} ${shown(v)}`).join(", ");
+  if (typeof record.message === "string" && (typeof record.stack === "string" || typeof record.type === "string"))
+    return shown(record.message);
+  return Object.entries(record)
+    .map(([key, v]) => `${key} ${shown(v)}`)
+    .join(", ");
 }
 
 /**
@@ -32,7 +35,9 @@ function shown(value: unknown): string {
  * @example readableMessage({ msg: "daily recompute done", day: "2026-11-03", stored: 1 }) // "daily recompute done (day 2026-11-03, stored 1)"
  */
 export function readableMessage(entry: Record<string, unknown>): string {
-  const fields = Object.entries(entry).filter(([key]) => !NOT_SHOWN.has(key)).map(([key, value]) => `${key} ${shown(value)}`);
+  const fields = Object.entries(entry)
+    .filter(([key]) => !NOT_SHOWN.has(key))
+    .map(([key, value]) => `${key} ${shown(value)}`);
   const message = typeof entry.msg === "string" ? entry.msg : "";
   return fields.length === 0 ? message : `${message} (${fields.join(", ")})`;
 }
@@ -45,9 +50,17 @@ export function readableMessage(entry: Record<string, unknown>): string {
 export function createLogger(level: string, format: LogFormat, destination: NodeJS.WritableStream = process.stdout): Logger {
   if (format === "json") return destination === process.stdout ? pino({ level }) : pino({ level }, destination);
   const colorize = destination === process.stdout && process.stdout.isTTY === true;
-  return pino({ level }, pinoPretty({
-    // The fields are in the message's line (hideObject: no block of them below it).
-    destination, colorize, sync: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname", hideObject: true,
-    messageFormat: (entry) => readableMessage(entry),
-  }));
+  return pino(
+    { level },
+    pinoPretty({
+      // The fields are in the message's line (hideObject: no block of them below it).
+      destination,
+      colorize,
+      sync: true,
+      translateTime: "SYS:HH:MM:ss.l",
+      ignore: "pid,hostname",
+      hideObject: true,
+      messageFormat: (entry) => readableMessage(entry),
+    }),
+  );
 }

@@ -10,8 +10,17 @@ import { buildScoreInputs, canonicalJson, parseRfc3339, playCheckins } from "../
 
 const EX = "did:erc8004:1:0x0000000000000000000000000000000000000001:7";
 const record = (i: number, over: Record<string, unknown> = {}) => ({
-  txHash: `0x${i}`, executor: EX, success: true, riskLevel: "high", policyViolations: 0, verified: true,
-  traceRoot: "0x01", source: "onchain", blockNumber: i, logIndex: 0, ...over,
+  txHash: `0x${i}`,
+  executor: EX,
+  success: true,
+  riskLevel: "high",
+  policyViolations: 0,
+  verified: true,
+  traceRoot: "0x01",
+  source: "onchain",
+  blockNumber: i,
+  logIndex: 0,
+  ...over,
 });
 
 async function run(argv: string[], stdin = "", files: Record<string, string> = {}) {
@@ -25,7 +34,15 @@ describe("vrai command line (part F)", () => {
     const { code, out, err } = await run(["derive"], JSON.stringify({ records: [record(1), record(2), record(3)] }));
     expect([code, err]).to.deep.equal([0, ""]);
     const result = JSON.parse(out).executors[EX];
-    expect(result).to.include({ scoreType: "sdk-derived", total: 3, verifiedCount: 3, cap: 55, score: 55, multiplier: 1, interpretation: "Moderate trust" });
+    expect(result).to.include({
+      scoreType: "sdk-derived",
+      total: 3,
+      verifiedCount: 3,
+      cap: 55,
+      score: 55,
+      multiplier: 1,
+      interpretation: "Moderate trust",
+    });
     expect(Object.keys(result.components)).to.deep.equal(["base", "volume", "riskBonus", "consistency"]);
   });
 
@@ -38,7 +55,9 @@ describe("vrai command line (part F)", () => {
   it("score recomputes a stored inputs document with its sha256 (F3)", async () => {
     const at = parseRfc3339("2026-12-01T00:00:00Z");
     const { days } = playCheckins([{ arrival: at - 3 * 86_400 }, { arrival: at - 3 * 86_400 + 3600 }]);
-    const doc = canonicalJson(buildScoreInputs({ agent: "a1", method: "0.1", at, claimedAt: at - 10 * 86_400, proofs: [], penalties: [], days }));
+    const doc = canonicalJson(
+      buildScoreInputs({ agent: "a1", method: "0.1", at, claimedAt: at - 10 * 86_400, proofs: [], penalties: [], days }),
+    );
     const { code, out } = await run(["score"], doc);
     expect(code).to.equal(0);
     const result = JSON.parse(out);
@@ -48,8 +67,12 @@ describe("vrai command line (part F)", () => {
 
   const bad: Array<[string, string[], string, RegExp]> = [
     ["malformed JSON", ["derive"], "{bad", /^vrai derive: malformed JSON: .+\n$/],
-    ["a field of the wrong type", ["derive"], JSON.stringify({ records: [record(1), record(2), record(3), record(4, { riskLevel: "extreme" })] }),
-      /^vrai derive: records\[3\]\.riskLevel: expected low\|medium\|high\|critical, got "extreme" \(txHash 0x4\)\n$/],
+    [
+      "a field of the wrong type",
+      ["derive"],
+      JSON.stringify({ records: [record(1), record(2), record(3), record(4, { riskLevel: "extreme" })] }),
+      /^vrai derive: records\[3\]\.riskLevel: expected low\|medium\|high\|critical, got "extreme" \(txHash 0x4\)\n$/,
+    ],
     ["an unknown method", ["score"], JSON.stringify({ method: "9.9" }), /^vrai score: method: unknown method version "9\.9"/],
     ["a missing file", ["score", "nope.json"], "", /^vrai score: cannot read nope\.json: ENOENT/],
     ["an unknown command", ["frobnicate"], "", /^vrai: unknown command "frobnicate"/],
@@ -67,7 +90,12 @@ describe("vrai command line (part F)", () => {
   it("answers --help, -h and `vrai help <command>` for every subcommand with its usage, exit 0, running nothing (issue #31)", async () => {
     for (const name of Object.keys(COMMANDS)) {
       const usage = `usage: vrai ${COMMANDS[name]().usage}\n`;
-      for (const argv of [[name, "--help"], [name, "-h"], ["help", name], [name, "extra", "--help"]]) {
+      for (const argv of [
+        [name, "--help"],
+        [name, "-h"],
+        ["help", name],
+        [name, "extra", "--help"],
+      ]) {
         // `dev --help` or `serve --help` would start a service and never return if they ran.
         const { code, out, err } = await run(argv);
         expect([code, err], argv.join(" ")).to.deep.equal([0, ""]);
@@ -120,7 +148,11 @@ describe("vrai command line (part F)", () => {
         try {
           writeFileSync(bundle, 'exports.main = () => process.stdout.write("the compiled file ran\\n");');
           expect(node(["derive"], input).stdout).to.equal("the compiled file ran\n");
-          const sources = spawnSync(process.execPath, [bin, "derive"], { input, encoding: "utf8", env: { ...process.env, VRAI_BUNDLE: "0" } });
+          const sources = spawnSync(process.execPath, [bin, "derive"], {
+            input,
+            encoding: "utf8",
+            env: { ...process.env, VRAI_BUNDLE: "0" },
+          });
           expect(JSON.parse(sources.stdout).executors[EX].total).to.equal(1);
           rmSync(bundle);
           const unbuilt = node(["derive"], input);
@@ -134,14 +166,23 @@ describe("vrai command line (part F)", () => {
         const t = parseRfc3339("2026-10-01T00:00:00Z");
         const events = [
           { at: t, type: "claim", agent: "a", owner: "o" },
-          ...Array.from({ length: 30 }, (_, h) => ({ at: t + 60 + h * 3600 + (h % 7) * 300, type: "checkin", agent: "a", key: `k${h % 25}` })),
+          ...Array.from({ length: 30 }, (_, h) => ({
+            at: t + 60 + h * 3600 + (h % 7) * 300,
+            type: "checkin",
+            agent: "a",
+            key: `k${h % 25}`,
+          })),
           { at: t + 31 * 3600, type: "penalty", id: "p", agent: "a", code: "rate_abuse", points: 20, days: 30 },
           { at: t + 32 * 3600, type: "score", agent: "a" },
           { at: t + 32 * 3600, type: "checkin", agent: "nobody", key: "k" },
         ];
         const input = JSON.stringify({ method: "0.2", events });
         const bundled = node(["replay"], input);
-        const sources = spawnSync(process.execPath, [bin, "replay"], { input, encoding: "utf8", env: { ...process.env, VRAI_BUNDLE: "0" } });
+        const sources = spawnSync(process.execPath, [bin, "replay"], {
+          input,
+          encoding: "utf8",
+          env: { ...process.env, VRAI_BUNDLE: "0" },
+        });
         expect(bundled.status).to.equal(0, bundled.stderr);
         expect(bundled.stdout.split("\n")).to.have.length(events.length + 1);
         expect(bundled.stdout).to.equal(sources.stdout);

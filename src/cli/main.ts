@@ -26,7 +26,7 @@ function asksHelp(args: readonly string[]): boolean {
 }
 
 const commandNamed = (name: string | undefined): (() => Command) | undefined =>
-  name === undefined || !Object.prototype.hasOwnProperty.call(COMMANDS, name) ? undefined : COMMANDS[name];
+  name === undefined || !Object.hasOwn(COMMANDS, name) ? undefined : COMMANDS[name];
 
 /**
  * Runs `vrai` with `argv` (without `node` and the script) and returns the exit code. Bad input

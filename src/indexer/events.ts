@@ -61,29 +61,56 @@ export function decodeChainEvent(log: RawLog, contracts: FollowedContracts): Cha
       // The hot path (100,000s of records in a backfill): three static words, read directly instead of through
       // the ABI decoder, which costs ~20 times more; any other shape goes through the decoder and its checks.
       const word = (i: number) => Number.parseInt(log.data.slice(2 + 64 * i, 2 + 64 * (i + 1)), 16);
-      const success = word(0), risk = word(1), violations = word(2);
+      const success = word(0),
+        risk = word(1),
+        violations = word(2);
       if (success <= 1 && risk < RISK_LEVELS.length && violations <= 0xffffffff) {
         return {
-          ...position, type: "proof", agentId: BigInt(log.topics[1]), submitter: `0x${log.topics[2].slice(26)}`, traceRoot: log.topics[3],
-          success: success === 1, riskLevel: RISK_LEVELS[risk], policyViolations: violations,
+          ...position,
+          type: "proof",
+          agentId: BigInt(log.topics[1]),
+          submitter: `0x${log.topics[2].slice(26)}`,
+          traceRoot: log.topics[3],
+          success: success === 1,
+          riskLevel: RISK_LEVELS[risk],
+          policyViolations: violations,
         };
       }
     }
     if (topic0 === SELECTORS.ProofSubmitted) {
       const a = decodeEventLog({ abi: [EVENTS.ProofSubmitted], data, topics, strict: true }).args;
       return {
-        ...position, type: "proof", agentId: a.agentId, submitter: a.submitter, traceRoot: a.traceRoot, success: a.success, riskLevel: RISK_LEVELS[a.riskLevel],
+        ...position,
+        type: "proof",
+        agentId: a.agentId,
+        submitter: a.submitter,
+        traceRoot: a.traceRoot,
+        success: a.success,
+        riskLevel: RISK_LEVELS[a.riskLevel],
         policyViolations: a.policyViolations,
       };
     }
     if (topic0 === SELECTORS.OrderSettled) {
       const a = decodeEventLog({ abi: [EVENTS.OrderSettled], data, topics, strict: true }).args;
-      return { ...position, type: "settlement", orderId: a.orderId, executorId: a.executorId, requesterId: a.requesterId, verdict: VERDICTS[a.verdict] };
+      return {
+        ...position,
+        type: "settlement",
+        orderId: a.orderId,
+        executorId: a.executorId,
+        requesterId: a.requesterId,
+        verdict: VERDICTS[a.verdict],
+      };
     }
     if (topic0 === SELECTORS.NetworkScoreAdjusted) {
       const a = decodeEventLog({ abi: [EVENTS.NetworkScoreAdjusted], data, topics, strict: true }).args;
       return {
-        ...position, type: "scoreAdjusted", agentId: a.agentId, orderId: a.orderId, party: a.party === 0 ? "executor" : "requester", delta: a.delta, score: a.score,
+        ...position,
+        type: "scoreAdjusted",
+        agentId: a.agentId,
+        orderId: a.orderId,
+        party: a.party === 0 ? "executor" : "requester",
+        delta: a.delta,
+        score: a.score,
       };
     }
   }
@@ -94,10 +121,21 @@ export function decodeChainEvent(log: RawLog, contracts: FollowedContracts): Cha
     }
     if (topic0 === SELECTORS.RootAnchored) {
       const a = decodeEventLog({ abi: [EVENTS.RootAnchored], data, topics, strict: true }).args;
-      return { ...position, type: "anchor", digest: a.root, kind: a.kind, isRoot: true, leafCount: Number(a.leafCount), role: ANCHOR_ROLES[a.role] };
+      return {
+        ...position,
+        type: "anchor",
+        digest: a.root,
+        kind: a.kind,
+        isRoot: true,
+        leafCount: Number(a.leafCount),
+        role: ANCHOR_ROLES[a.role],
+      };
     }
   }
-  if (topic0 === SELECTORS.Transfer && (address === contracts.identityRegistry.toLowerCase() || contracts.otherIdentityRegistries?.has(address))) {
+  if (
+    topic0 === SELECTORS.Transfer &&
+    (address === contracts.identityRegistry.toLowerCase() || contracts.otherIdentityRegistries?.has(address))
+  ) {
     const a = decodeEventLog({ abi: [EVENTS.Transfer], data, topics, strict: true }).args;
     return { ...position, type: "transfer", registry: getAddress(log.address), from: a.from, to: a.to, agentId: a.tokenId };
   }

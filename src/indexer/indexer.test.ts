@@ -52,11 +52,33 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     return d;
   }
 
-  function indexerFor(d: TestDb, options: { url?: string; range?: RangePolicy; onIdentityTransfer?: (chainId: number, registry: Address, agentId: bigint) => Promise<unknown> } = {}) {
+  function indexerFor(
+    d: TestDb,
+    options: {
+      url?: string;
+      range?: RangePolicy;
+      onIdentityTransfer?: (chainId: number, registry: Address, agentId: bigint) => Promise<unknown>;
+    } = {},
+  ) {
     const store = createChainStore(d.db);
     const derivedScores = createDerivedScores({ store });
     const rpcClient = createChainRpc({ url: options.url ?? node.url, retry: { tries: 3, baseMs: 10, maxMs: 50 } });
-    return { store, derivedScores, indexer: createIndexer({ store, derivedScores, networkScores: createNetworkScores(), rpc: rpcClient, deployment: readFollowedDeployment(chain.file), confirmations: 0, clock: systemClock, logger: silent, range: options.range, onIdentityTransfer: options.onIdentityTransfer }) };
+    return {
+      store,
+      derivedScores,
+      indexer: createIndexer({
+        store,
+        derivedScores,
+        networkScores: createNetworkScores(),
+        rpc: rpcClient,
+        deployment: readFollowedDeployment(chain.file),
+        confirmations: 0,
+        clock: systemClock,
+        logger: silent,
+        range: options.range,
+        onIdentityTransfer: options.onIdentityTransfer,
+      }),
+    };
   }
 
   it("keeps following the chain through retryable failures, waiting longer after each, and stops when asked", async () => {
@@ -68,18 +90,36 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     let lines = "";
     const logger = pino({ level: "warn" }, new Writable({ write: (chunk, _enc, done) => ((lines += chunk.toString()), done()) }));
     const indexer = createIndexer({
-      store, derivedScores: createDerivedScores({ store }), networkScores: createNetworkScores(), rpc: flaky, deployment: readFollowedDeployment(chain.file),
-      confirmations: 0, clock: systemClock, logger, pollIntervalMs: 10,
+      store,
+      derivedScores: createDerivedScores({ store }),
+      networkScores: createNetworkScores(),
+      rpc: flaky,
+      deployment: readFollowedDeployment(chain.file),
+      confirmations: 0,
+      clock: systemClock,
+      logger,
+      pollIntervalMs: 10,
     });
     const controller = new AbortController();
     const running = indexer.run(controller.signal);
     const head = await chain.blockNumber();
-    for (const until = Date.now() + 30_000; (await store.getCheckpoint(chain.deployment.chainId))?.blockNumber !== head && Date.now() < until;) await new Promise((r) => setTimeout(r, 20));
+    for (
+      const until = Date.now() + 30_000;
+      (await store.getCheckpoint(chain.deployment.chainId))?.blockNumber !== head && Date.now() < until;
+    )
+      await new Promise((r) => setTimeout(r, 20));
     controller.abort();
     await running;
     expect((await store.getCheckpoint(chain.deployment.chainId))?.blockNumber).to.equal(head);
-    const retries = lines.trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.msg === "indexer pass failed, retrying");
-    expect(retries.map((e) => [e.failures, e.waitMs, e.code])).to.deep.equal([[1, 500, "rpc_unavailable"], [2, 1000, "rpc_unavailable"]]);
+    const retries = lines
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.msg === "indexer pass failed, retrying");
+    expect(retries.map((e) => [e.failures, e.waitMs, e.code])).to.deep.equal([
+      [1, 500, "rpc_unavailable"],
+      [2, 1000, "rpc_unavailable"],
+    ]);
   });
 
   async function freshIndex(range?: RangePolicy) {
@@ -106,8 +146,14 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     }
   }
 
-  const executorOf = (agentId: bigint) => executorId(chain.deployment.chainId, chain.deployment.contracts.IdentityRegistry.address, agentId);
-  const record = (i: number) => ({ success: i % 3 !== 0, riskLevel: (i % 4) as 0 | 1 | 2 | 3, policyViolations: i % 7 === 0 ? 1 : 0, traceRoot: traceRoot(`r${i}`) });
+  const executorOf = (agentId: bigint) =>
+    executorId(chain.deployment.chainId, chain.deployment.contracts.IdentityRegistry.address, agentId);
+  const record = (i: number) => ({
+    success: i % 3 !== 0,
+    riskLevel: (i % 4) as 0 | 1 | 2 | 3,
+    policyViolations: i % 7 === 0 ? 1 : 0,
+    traceRoot: traceRoot(`r${i}`),
+  });
 
   it("backfills 2,400 events over 120 blocks, every range written with its checkpoint, and recomputes derived scores with the method engine", async () => {
     const [, , owner1, owner2] = chain.accounts;
@@ -126,12 +172,24 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     let logged = "";
     const logger = pino({ level: "info" }, new Writable({ write: (chunk, _e, done) => ((logged += chunk.toString()), done()) }));
     const indexer = createIndexer({
-      store, derivedScores, networkScores: createNetworkScores(), rpc: createChainRpc({ url: node.url }), deployment: readFollowedDeployment(chain.file), confirmations: 0, clock: systemClock, logger,
-      range: { initial: 16, max: 64 }, progressEveryMs: 0,
+      store,
+      derivedScores,
+      networkScores: createNetworkScores(),
+      rpc: createChainRpc({ url: node.url }),
+      deployment: readFollowedDeployment(chain.file),
+      confirmations: 0,
+      clock: systemClock,
+      logger,
+      range: { initial: 16, max: 64 },
+      progressEveryMs: 0,
     });
     const result = await indexer.syncToHead();
     // The operator sees the backfill move: blocks done and to do, and events/s.
-    const progress = logged.trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.msg === "backfill progress");
+    const progress = logged
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.msg === "backfill progress");
     expect(progress.length).to.be.greaterThan(3);
     expect(progress[progress.length - 1]).to.include({ blocksToDo: 0 });
     expect(progress[0].blocksDone).to.be.greaterThan(0);
@@ -140,7 +198,9 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     if (result.type !== "synced") throw new Error("unreachable");
     expect(result.ranges).to.be.greaterThan(3);
 
-    const { rows } = await d.db.query<{ executor: string; n: number }>("SELECT executor, count(*)::int AS n FROM chain_proof_records GROUP BY executor ORDER BY executor");
+    const { rows } = await d.db.query<{ executor: string; n: number }>(
+      "SELECT executor, count(*)::int AS n FROM chain_proof_records GROUP BY executor ORDER BY executor",
+    );
     expect(rows.map((r) => r.n)).to.deep.equal(agents.map(() => 400));
     for (const agent of agents) {
       const stored = await store.getDerived(executorOf(agent));
@@ -164,15 +224,24 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
         return void res.end("bad gateway");
       }
       const body = JSON.parse(Buffer.concat(chunks).toString()) as unknown;
-      const calls = (Array.isArray(body) ? body : [body]) as Array<{ id: number; method: string; params: Array<{ fromBlock: Hex; toBlock: Hex }> }>;
-      const tooWide = (c: (typeof calls)[number]) => c.method === "eth_getLogs" && Number(c.params[0].toBlock) - Number(c.params[0].fromBlock) + 1 > 8;
+      const calls = (Array.isArray(body) ? body : [body]) as Array<{
+        id: number;
+        method: string;
+        params: Array<{ fromBlock: Hex; toBlock: Hex }>;
+      }>;
+      const tooWide = (c: (typeof calls)[number]) =>
+        c.method === "eth_getLogs" && Number(c.params[0].toBlock) - Number(c.params[0].fromBlock) + 1 > 8;
       const answers = await Promise.all(
         calls.map(async (c) => {
           if (tooWide(c)) {
             refused++;
             return { jsonrpc: "2.0", id: c.id, error: { code: -32005, message: "query returned more than 10000 results" } };
           }
-          const forwarded = await fetch(node.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(c) });
+          const forwarded = await fetch(node.url, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(c),
+          });
           return forwarded.json();
         }),
       );
@@ -210,8 +279,11 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     const order = (n: number) => keccak256(toHex(`order-${n}-${snapshot}`));
     await mineInBlocks(
       [
-        chain.proofTx(owner, agent, record(2)), chain.proofTx(owner, agent, record(3)), chain.settleTx(order(1), agent, requester, 1),
-        chain.anchorTx(chain.accounts[1], traceRoot("r1")), chain.settleTx(order(2), agent, requester, 3),
+        chain.proofTx(owner, agent, record(2)),
+        chain.proofTx(owner, agent, record(3)),
+        chain.settleTx(order(1), agent, requester, 1),
+        chain.anchorTx(chain.accounts[1], traceRoot("r1")),
+        chain.settleTx(order(2), agent, requester, 3),
       ],
       1,
     );
@@ -228,7 +300,11 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     expect(after).to.deep.equal(await freshIndex());
     expect(after).not.to.deep.equal(forkA);
     const { rows } = await d.db.query<{ score: number }>("SELECT score FROM network_scores WHERE executor = $1", [executorOf(agent)]);
-    const onchain = await createChainRpc({ url: node.url }).networkScores(chain.deployment.contracts.Registry.address, [agent], await chain.blockNumber());
+    const onchain = await createChainRpc({ url: node.url }).networkScores(
+      chain.deployment.contracts.Registry.address,
+      [agent],
+      await chain.blockNumber(),
+    );
     expect(rows[0].score).to.equal(onchain.get(agent));
   });
 
@@ -240,7 +316,14 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     const store = createChainStore(d.db);
     const derivedScores = createDerivedScores({ store });
     const indexer = createIndexer({
-      store, derivedScores, networkScores: createNetworkScores(), rpc: createChainRpc({ url: node.url }), deployment: readFollowedDeployment(chain.file), confirmations: 2, clock: systemClock, logger: silent,
+      store,
+      derivedScores,
+      networkScores: createNetworkScores(),
+      rpc: createChainRpc({ url: node.url }),
+      deployment: readFollowedDeployment(chain.file),
+      confirmations: 2,
+      clock: systemClock,
+      logger: silent,
     });
     await indexer.syncToHead();
     expect((await store.getCheckpoint(chain.deployment.chainId))?.blockNumber).to.equal((await chain.blockNumber()) - 2);
@@ -256,8 +339,24 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     if (!cp) throw new Error("no checkpoint");
     const again = { number: cp.blockNumber, hash: cp.blockHash as Hex, parentHash: cp.blockHash as Hex, timestamp: 0 };
     const error = await store
-      .transaction((tx) => tx.writeRange({ chainId: cp.chainId, registry: cp.registry, executorOf: () => "did:x", events: [], from: cp.blockNumber, headers: [again], to: again }, 0))
-      .then(() => null, (e: unknown) => e);
+      .transaction((tx) =>
+        tx.writeRange(
+          {
+            chainId: cp.chainId,
+            registry: cp.registry,
+            executorOf: () => "did:x",
+            events: [],
+            from: cp.blockNumber,
+            headers: [again],
+            to: again,
+          },
+          0,
+        ),
+      )
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     expect(error).to.include({ code: "checkpoint_moved", retryable: true });
     expect(await dumpIndexedState(d.db)).to.deep.equal(before);
   });
@@ -267,13 +366,43 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     const [agent] = await chain.register(owner);
     const batcher = await chain.deploy("test/ProofBatcher");
     const identity = chain.deployment.contracts.IdentityRegistry.address;
-    await chain.send([chain.callTx(identity, [{ type: "function", name: "setApprovalForAll", stateMutability: "nonpayable", inputs: [{ name: "o", type: "address" }, { name: "a", type: "bool" }], outputs: [] }], "setApprovalForAll", [batcher, true], owner)]);
-    const submitMany = [{
-      type: "function", name: "submitMany", stateMutability: "nonpayable", outputs: [],
-      inputs: ["address", "uint256", "bool", "uint8", "uint32", "bytes32", "uint256"].map((type, i) => ({ name: `a${i}`, type })),
-    }] as const;
+    await chain.send([
+      chain.callTx(
+        identity,
+        [
+          {
+            type: "function",
+            name: "setApprovalForAll",
+            stateMutability: "nonpayable",
+            inputs: [
+              { name: "o", type: "address" },
+              { name: "a", type: "bool" },
+            ],
+            outputs: [],
+          },
+        ],
+        "setApprovalForAll",
+        [batcher, true],
+        owner,
+      ),
+    ]);
+    const submitMany = [
+      {
+        type: "function",
+        name: "submitMany",
+        stateMutability: "nonpayable",
+        outputs: [],
+        inputs: ["address", "uint256", "bool", "uint8", "uint32", "bytes32", "uint256"].map((type, i) => ({ name: `a${i}`, type })),
+      },
+    ] as const;
     await sendInOrder([
-      chain.callTx(batcher, submitMany as never, "submitMany", [chain.deployment.contracts.Registry.address, agent, true, 2, 0, traceRoot("dup"), 3n], owner),
+      chain.callTx(
+        batcher,
+        submitMany as never,
+        "submitMany",
+        [chain.deployment.contracts.Registry.address, agent, true, 2, 0, traceRoot("dup"), 3n],
+        owner,
+      ),
       chain.proofTx(owner, agent, { success: false, riskLevel: 0, policyViolations: 0, traceRoot: traceRoot("single") }),
     ]);
     const d = await freshDb();
@@ -289,7 +418,8 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     const [admin, verifier, owner] = chain.accounts;
     const [agent] = await chain.register(owner);
     const roots = [traceRoot(`late-${agent}`), traceRoot(`anchorer-${agent}`)];
-    for (const root of roots) await chain.send([chain.proofTx(owner, agent, { success: true, riskLevel: 2, policyViolations: 0, traceRoot: root })]);
+    for (const root of roots)
+      await chain.send([chain.proofTx(owner, agent, { success: true, riskLevel: 2, policyViolations: 0, traceRoot: root })]);
     const d = await freshDb();
     const { indexer, store, derivedScores } = indexerFor(d);
     await indexer.syncToHead();
@@ -299,36 +429,54 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     await indexer.syncToHead();
     const { records } = await derivedScores.listRecords(executorOf(agent), { limit: 10, offset: 0 });
     expect(records.map((r) => r.verified)).to.deep.equal([true, false]);
-    expect((await store.getDerived(executorOf(agent)))?.result).to.deep.equal(deriveScores(records.map(({ duplicate: _d, ...r }) => r))[executorOf(agent)]);
+    expect((await store.getDerived(executorOf(agent)))?.result).to.deep.equal(
+      deriveScores(records.map(({ duplicate: _d, ...r }) => r))[executorOf(agent)],
+    );
     expect((await store.getDerived(executorOf(agent)))?.result).to.include({ total: 2, verifiedCount: 1 });
   });
 
   it("marks a record verified when a verifier attests its traceRoot after an anchorer anchored it first, or before, or before the record (A6, any order)", async () => {
     const [admin, verifier, owner] = chain.accounts;
     const [agent] = await chain.register(owner);
-    const [anchorerFirst, verifierFirst, beforeRecord] = ["anchorer-first", "verifier-first", "before-record"].map((label) => traceRoot(`${label}-${agent}`));
+    const [anchorerFirst, verifierFirst, beforeRecord] = ["anchorer-first", "verifier-first", "before-record"].map((label) =>
+      traceRoot(`${label}-${agent}`),
+    );
     const proof = (root: Hex) => chain.proofTx(owner, agent, { success: true, riskLevel: 1, policyViolations: 0, traceRoot: root });
     await sendInOrder([
-      proof(anchorerFirst), proof(verifierFirst), chain.anchorTx(verifier, beforeRecord),
-      chain.anchorTx(admin, anchorerFirst), chain.anchorTx(verifier, verifierFirst),
+      proof(anchorerFirst),
+      proof(verifierFirst),
+      chain.anchorTx(verifier, beforeRecord),
+      chain.anchorTx(admin, anchorerFirst),
+      chain.anchorTx(verifier, verifierFirst),
     ]);
     const d = await freshDb();
     const { indexer, store, derivedScores } = indexerFor(d);
     await indexer.syncToHead();
-    const verifiedOf = async () => (await derivedScores.listRecords(executorOf(agent), { limit: 10, offset: 0 })).records.map((r) => [r.traceRoot, r.verified]);
-    expect(await verifiedOf()).to.deep.equal([[anchorerFirst, false], [verifierFirst, true]]);
+    const verifiedOf = async () =>
+      (await derivedScores.listRecords(executorOf(agent), { limit: 10, offset: 0 })).records.map((r) => [r.traceRoot, r.verified]);
+    expect(await verifiedOf()).to.deep.equal([
+      [anchorerFirst, false],
+      [verifierFirst, true],
+    ]);
 
     // The race the other way for each root: the verifier after the anchorer, the anchorer after the verifier.
     await sendInOrder([chain.anchorTx(verifier, anchorerFirst), chain.anchorTx(admin, verifierFirst), proof(beforeRecord)]);
     await indexer.syncToHead();
-    expect(await verifiedOf()).to.deep.equal([[anchorerFirst, true], [verifierFirst, true], [beforeRecord, true]]);
+    expect(await verifiedOf()).to.deep.equal([
+      [anchorerFirst, true],
+      [verifierFirst, true],
+      [beforeRecord, true],
+    ]);
     expect((await store.getDerived(executorOf(agent)))?.result).to.include({ total: 3, verifiedCount: 3 });
     const { rows } = await d.db.query<{ digest: string; role: string }>(
       "SELECT digest, role FROM chain_anchors WHERE digest = ANY($1::text[]) ORDER BY block_number, log_index",
       [[anchorerFirst, verifierFirst]],
     );
     expect(rows.map((r) => [r.digest, r.role])).to.deep.equal([
-      [anchorerFirst, "anchorer"], [verifierFirst, "verifier"], [anchorerFirst, "verifier"], [verifierFirst, "anchorer"],
+      [anchorerFirst, "anchorer"],
+      [verifierFirst, "verifier"],
+      [anchorerFirst, "verifier"],
+      [verifierFirst, "anchorer"],
     ]);
   });
 
@@ -338,13 +486,17 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
       const [, , owner, buyer] = chain.accounts;
       const d = await freshDb();
       const seen: string[] = [];
-      const { indexer } = indexerFor(d, { onIdentityTransfer: async (chainId, registry, agentId) => void seen.push(`${chainId}:${registry}:${agentId}`) });
+      const { indexer } = indexerFor(d, {
+        onIdentityTransfer: async (chainId, registry, agentId) => void seen.push(`${chainId}:${registry}:${agentId}`),
+      });
       await indexer.syncToHead();
       seen.length = 0;
       const [agent] = await chain.register(owner);
       await chain.send([chain.transferTx(owner, buyer, agent)]);
       await indexer.syncToHead();
-      expect(seen).to.deep.equal([`${chain.deployment.chainId}:${getAddress(chain.deployment.contracts.IdentityRegistry.address)}:${agent}`]);
+      expect(seen).to.deep.equal([
+        `${chain.deployment.chainId}:${getAddress(chain.deployment.contracts.IdentityRegistry.address)}:${agent}`,
+      ]);
     });
   }
 
@@ -353,7 +505,9 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     const reference = await chain.deployReferenceIdentity();
     const [agent] = await chain.register(owner, 1, reference.address);
     await chain.send([chain.transferTx(owner, buyer, agent, reference.address)]);
-    chain = await deployToNode(node.url, dir, `test-${++deployments}`, { identity: { reuse: reference.address, blockNumber: reference.blockNumber } });
+    chain = await deployToNode(node.url, dir, `test-${++deployments}`, {
+      identity: { reuse: reference.address, blockNumber: reference.blockNumber },
+    });
     const d = await freshDb();
     const { indexer } = indexerFor(d);
     await indexer.syncToHead();
@@ -379,7 +533,10 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     const d = await freshDb();
     const publicClient = createPublicClient({ transport: viemHttp(node.url) }) as PublicClient;
     const server = await startApiServer({
-      db: d.db, operatorToken: "op-token", logger: silent, proofSources: { publicClientFor: (id) => (id === chain.deployment.chainId ? publicClient : undefined) },
+      db: d.db,
+      operatorToken: "op-token",
+      logger: silent,
+      proofSources: { publicClientFor: (id) => (id === chain.deployment.chainId ? publicClient : undefined) },
     });
     try {
       const seen: string[] = [];
@@ -392,24 +549,42 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
       await indexer.syncToHead();
       const { ownerId } = await server.service.accounts.createOwner();
       const proofs: Record<string, string> = {};
-      for (const [registry, token] of [[deployed, first], [second, secondToken]] as const) {
+      for (const [registry, token] of [
+        [deployed, first],
+        [second, secondToken],
+      ] as const) {
         const { agentId } = await server.service.accounts.claimNewAgent(ownerId);
         const subject = `${chain.deployment.chainId}:${registry.toLowerCase()}:${token}`;
         proofs[registry] = `prf_${agentId}`;
         await server.service.identity.recordProof({
-          id: proofs[registry], kind: "erc8004", ownerId, agentId, subject, binding: `erc8004:${subject}`,
-          evidence: { kind: "erc8004", subject, chainId: chain.deployment.chainId, registry: registry.toLowerCase(), agentId: token.toString(), owner: owner.toLowerCase() },
+          id: proofs[registry],
+          kind: "erc8004",
+          ownerId,
+          agentId,
+          subject,
+          binding: `erc8004:${subject}`,
+          evidence: {
+            kind: "erc8004",
+            subject,
+            chainId: chain.deployment.chainId,
+            registry: registry.toLowerCase(),
+            agentId: token.toString(),
+            owner: owner.toLowerCase(),
+          },
         });
       }
       const removal = async (registry: Address) =>
-        (await d.db.query<{ removed_reason: string | null }>("SELECT removed_reason FROM proofs WHERE id = $1", [proofs[registry]])).rows[0].removed_reason;
+        (await d.db.query<{ removed_reason: string | null }>("SELECT removed_reason FROM proofs WHERE id = $1", [proofs[registry]])).rows[0]
+          .removed_reason;
 
       await chain.send([chain.transferTx(owner, buyer, secondToken, second), chain.transferTx(owner, buyer, unprovenToken, unproven)]);
       await indexer.syncToHead();
       expect(seen).to.deep.equal([`${getAddress(second)}:${secondToken}`]);
       expect(await removal(second)).to.equal("the identity token moved to another wallet");
       expect(await removal(deployed)).to.equal(null);
-      const { rows } = await d.db.query<{ executor: string }>("SELECT executor FROM chain_identity_transfers WHERE to_address = $1", [buyer.toLowerCase()]);
+      const { rows } = await d.db.query<{ executor: string }>("SELECT executor FROM chain_identity_transfers WHERE to_address = $1", [
+        buyer.toLowerCase(),
+      ]);
       expect(rows.map((r) => r.executor)).to.deep.equal([executorId(chain.deployment.chainId, second, secondToken)]);
 
       await chain.send([chain.transferTx(owner, buyer, first)]);
@@ -430,10 +605,15 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
       const d = await freshDb();
       const publicClient = createPublicClient({ transport: viemHttp(node.url) }) as PublicClient;
       const server = await startApiServer({
-        db: d.db, operatorToken: "op-token", logger: silent, proofSources: { publicClientFor: (id) => (id === chain.deployment.chainId ? publicClient : undefined) },
+        db: d.db,
+        operatorToken: "op-token",
+        logger: silent,
+        proofSources: { publicClientFor: (id) => (id === chain.deployment.chainId ? publicClient : undefined) },
       });
       try {
-        const { indexer } = indexerFor(d, { onIdentityTransfer: (chainId, registry, agentId) => server.proofs.recheckErc8004(chainId, registry, agentId) });
+        const { indexer } = indexerFor(d, {
+          onIdentityTransfer: (chainId, registry, agentId) => server.proofs.recheckErc8004(chainId, registry, agentId),
+        });
         const [, , owner, buyer] = chain.accounts;
         const [token, quietToken, other] = await chain.register(owner, 3);
         const registry = chain.deployment.contracts.IdentityRegistry.address.toLowerCase();
@@ -441,11 +621,26 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
         const linked = await server.service.accounts.claimNewAgent(ownerId);
         const quiet = await server.service.accounts.claimNewAgent(ownerId);
         const unlinked = await server.service.accounts.claimNewAgent(ownerId);
-        for (const [agent, id] of [[linked.agentId, token], [quiet.agentId, quietToken]] as const) {
+        for (const [agent, id] of [
+          [linked.agentId, token],
+          [quiet.agentId, quietToken],
+        ] as const) {
           const subject = `${chain.deployment.chainId}:${registry}:${id}`;
           await server.service.identity.recordProof({
-            id: `prf_${agent}`, kind: "erc8004", ownerId, agentId: agent, subject, binding: `erc8004:${subject}`,
-            evidence: { kind: "erc8004", subject, chainId: chain.deployment.chainId, registry, agentId: id.toString(), owner: owner.toLowerCase() },
+            id: `prf_${agent}`,
+            kind: "erc8004",
+            ownerId,
+            agentId: agent,
+            subject,
+            binding: `erc8004:${subject}`,
+            evidence: {
+              kind: "erc8004",
+              subject,
+              chainId: chain.deployment.chainId,
+              registry,
+              agentId: id.toString(),
+              owner: owner.toLowerCase(),
+            },
           });
         }
         await sendInOrder([
@@ -456,7 +651,10 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
         await indexer.syncToHead();
         const get = async (p: string) => {
           const r = await fetch(`${server.url}${p}`);
-          return { status: r.status, body: (r.headers.get("content-type") ?? "").includes("json") ? ((await r.json()) as Record<string, any>) : await r.text() };
+          return {
+            status: r.status,
+            body: (r.headers.get("content-type") ?? "").includes("json") ? ((await r.json()) as Record<string, any>) : await r.text(),
+          };
         };
 
         const derived = await get(`/v1/agents/${linked.agentId}/derived-score`);
@@ -465,15 +663,40 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
         expect((derived.body as any).result).to.include({ scoreType: "sdk-derived", total: 2 });
         expect((derived.body as any).records.map((r: any) => r.success)).to.deep.equal([true, false]);
         const network = await get(`/v1/agents/${linked.agentId}/network-score`);
-        expect(network.body).to.deep.include({ scoreType: "platform-network", executor: executorOf(token), tenths: 30, score: 3, settlements: 1, mismatch: null });
-        expect((await get(`/v1/executors/${executorOf(token)}/derived-score`)).body).to.deep.include({ executor: executorOf(token), recordCount: 2 });
-        expect((await get(`/v1/agents/${unlinked.agentId}/derived-score`)).body).to.deep.equal({ error: { code: "agent_not_linked", message: `agent ${unlinked.agentId} has no ERC-8004 identity: prove one (kind erc8004) to link its on-chain records` } });
+        expect(network.body).to.deep.include({
+          scoreType: "platform-network",
+          executor: executorOf(token),
+          tenths: 30,
+          score: 3,
+          settlements: 1,
+          mismatch: null,
+        });
+        expect((await get(`/v1/executors/${executorOf(token)}/derived-score`)).body).to.deep.include({
+          executor: executorOf(token),
+          recordCount: 2,
+        });
+        expect((await get(`/v1/agents/${unlinked.agentId}/derived-score`)).body).to.deep.equal({
+          error: {
+            code: "agent_not_linked",
+            message: `agent ${unlinked.agentId} has no ERC-8004 identity: prove one (kind erc8004) to link its on-chain records`,
+          },
+        });
         const page = (await get(`/agents/${linked.agentId}`)).body as string;
         expect(page).to.include('data-score-type="sdk-derived"').and.include('data-score-type="platform-network"');
 
         const post = (agentId: string, key: string, records: unknown[]) =>
-          fetch(`${server.url}/v1/agents/${agentId}/summaries`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify({ records }) });
-        const summary = (i: number) => ({ txHash: `0xself${i}`, success: true, riskLevel: "high", policyViolations: 0, traceRoot: `0xroot${i}` });
+          fetch(`${server.url}/v1/agents/${agentId}/summaries`, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+            body: JSON.stringify({ records }),
+          });
+        const summary = (i: number) => ({
+          txHash: `0xself${i}`,
+          success: true,
+          riskLevel: "high",
+          policyViolations: 0,
+          traceRoot: `0xroot${i}`,
+        });
         const bad = await post(quiet.agentId, quiet.agentKey, [summary(1), { ...summary(2), riskLevel: "extreme" }]);
         expect(bad.status).to.equal(400);
         expect(((await bad.json()) as any).error.message).to.match(/^records\[1\]\.riskLevel: expected low\|medium\|high\|critical/);
@@ -483,7 +706,10 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
         expect(await stored.json()).to.deep.include({ scoreType: "sdk-derived", source: "self-reported", accepted: 3 });
         expect(((await get(`/v1/agents/${quiet.agentId}/derived-score`)).body as any).result).to.include({ total: 2, verifiedCount: 0 });
         expect((await post(linked.agentId, linked.agentKey, [summary(3)])).status).to.equal(201);
-        expect(((await get(`/v1/agents/${linked.agentId}/derived-score`)).body as any)).to.deep.include({ source: "onchain", recordCount: 2 });
+        expect((await get(`/v1/agents/${linked.agentId}/derived-score`)).body as any).to.deep.include({
+          source: "onchain",
+          recordCount: 2,
+        });
 
         expect((await get("/v1/indexer/health")).status).to.equal(200);
         await d.db.query("UPDATE chain_settlements SET verdict = 'VIOLATED' WHERE executor = $1", [executorOf(token)]);
@@ -495,7 +721,10 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
 
         await chain.send([chain.transferTx(owner, buyer, token)]);
         await indexer.syncToHead();
-        const { rows } = await d.db.query<{ removed_at: number | null; removed_reason: string | null }>("SELECT removed_at, removed_reason FROM proofs WHERE id = $1", [`prf_${linked.agentId}`]);
+        const { rows } = await d.db.query<{ removed_at: number | null; removed_reason: string | null }>(
+          "SELECT removed_at, removed_reason FROM proofs WHERE id = $1",
+          [`prf_${linked.agentId}`],
+        );
         expect(rows[0].removed_at).to.be.a("number");
         expect(rows[0].removed_reason).to.equal("the identity token moved to another wallet");
         expect((await get(`/v1/agents/${linked.agentId}/derived-score`)).status).to.equal(404);

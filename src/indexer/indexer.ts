@@ -59,7 +59,9 @@ export type IndexerDeps = {
 };
 
 /** What one pass towards the head did. */
-export type SyncResult = { type: "synced"; ranges: number; events: number; checkpoint: number } | { type: "reorg"; from: number; ancestor: number };
+export type SyncResult =
+  | { type: "synced"; ranges: number; events: number; checkpoint: number }
+  | { type: "reorg"; from: number; ancestor: number };
 
 export type Indexer = {
   /** Indexes from the checkpoint to the head (minus confirmations) and recomputes the derived scores it touched. */
@@ -68,9 +70,7 @@ export type Indexer = {
   run(signal: AbortSignal): Promise<void>;
 };
 
-type Fetched =
-  | { type: "range"; range: IndexedRange; size: number }
-  | { type: "reorg"; at: number };
+type Fetched = { type: "range"; range: IndexedRange; size: number } | { type: "reorg"; at: number };
 
 const PROGRESS_EVERY_MS = 5_000;
 
@@ -93,12 +93,14 @@ export function createIndexer(deps: IndexerDeps): Indexer {
   async function checkpoint(): Promise<Checkpoint> {
     const stored = await store.getCheckpoint(chainId);
     if (stored) {
-      if (stored.registry !== registry) throw new IndexerConfigError(`chain ${chainId} was indexed for Registry ${stored.registry}, not ${registry}`);
+      if (stored.registry !== registry)
+        throw new IndexerConfigError(`chain ${chainId} was indexed for Registry ${stored.registry}, not ${registry}`);
       return stored;
     }
     const start = deployment.startBlock - 1;
     const header = start >= 0 ? (await rpc.getHeaders([start])).get(start) : null;
-    if (start >= 0 && !header) throw new IndexerConfigError(`chain ${chainId} has no block ${start}: is the deployment file for this chain?`);
+    if (start >= 0 && !header)
+      throw new IndexerConfigError(`chain ${chainId} has no block ${start}: is the deployment file for this chain?`);
     const initial = { chainId, registry, blockNumber: start, blockHash: header?.hash ?? "" };
     await store.initCheckpoint(initial, clock.now());
     return initial;
@@ -112,7 +114,9 @@ export function createIndexer(deps: IndexerDeps): Indexer {
    */
   async function followedContracts(): Promise<{ followed: FollowedContracts; addresses: Address[] }> {
     const deploymentIdentity = contracts.identityRegistry.toLowerCase();
-    const others = (await erc8004RegistriesWithProofs(chainId, store.activeSubjectHeads)).filter((address) => address !== deploymentIdentity);
+    const others = (await erc8004RegistriesWithProofs(chainId, store.activeSubjectHeads)).filter(
+      (address) => address !== deploymentIdentity,
+    );
     return {
       followed: { ...contracts, otherIdentityRegistries: new Set(others) },
       addresses: [contracts.registry, contracts.anchorRegistry, contracts.identityRegistry, ...others],
@@ -150,7 +154,8 @@ export function createIndexer(deps: IndexerDeps): Indexer {
       const events: ChainEvent[] = [];
       for (const log of logs) {
         if (log.removed) continue;
-        if (headers.get(Number(log.blockNumber))?.hash !== log.blockHash) throw new ChainMovedError(`block ${Number(log.blockNumber)} changed while reading ${from}-${to}`);
+        if (headers.get(Number(log.blockNumber))?.hash !== log.blockHash)
+          throw new ChainMovedError(`block ${Number(log.blockNumber)} changed while reading ${from}-${to}`);
         const event = decodeChainEvent(log, followed);
         if (event) events.push(event);
       }
@@ -202,10 +207,15 @@ export function createIndexer(deps: IndexerDeps): Indexer {
         const agentIds = settled.map((e) => BigInt(e.slice(e.lastIndexOf(":") + 1)));
         const onchain = await rpc.networkScores(contracts.registry, agentIds, range.to.number);
         const compared = await Promise.all(
-          settled.map(async (executor, i) => ({ executor, mirrored: (await store.getNetworkScore(executor))?.score ?? 0, onchain: onchain.get(agentIds[i]) ?? 0 })),
+          settled.map(async (executor, i) => ({
+            executor,
+            mirrored: (await store.getNetworkScore(executor))?.score ?? 0,
+            onchain: onchain.get(agentIds[i]) ?? 0,
+          })),
         );
         for (const c of compared) {
-          if (c.mirrored !== c.onchain) logger.error({ chainId, block: range.to.number, ...c }, "network score mirror disagrees with Registry.networkScoreOf");
+          if (c.mirrored !== c.onchain)
+            logger.error({ chainId, block: range.to.number, ...c }, "network score mirror disagrees with Registry.networkScoreOf");
         }
         await store.recordComparison(chainId, range.to.number, compared, clock.now());
       } catch (error) {
@@ -247,7 +257,15 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     const progress = (message: string) => {
       const seconds = (Date.now() - startedMs) / 1000;
       logger.info(
-        { chainId, block: cp.blockNumber, target, blocksDone: cp.blockNumber - firstBlock, blocksToDo: target - cp.blockNumber, events, eventsPerSecond: Math.round(events / Math.max(seconds, 0.001)) },
+        {
+          chainId,
+          block: cp.blockNumber,
+          target,
+          blocksDone: cp.blockNumber - firstBlock,
+          blocksToDo: target - cp.blockNumber,
+          events,
+          eventsPerSecond: Math.round(events / Math.max(seconds, 0.001)),
+        },
         message,
       );
     };
@@ -285,7 +303,10 @@ export function createIndexer(deps: IndexerDeps): Indexer {
   async function run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       const result = await retry(() => syncToHead(signal), {
-        attempts: Infinity, baseDelayMs: 500, maxDelayMs: deps.maxBackoffMs ?? 30_000, signal,
+        attempts: Infinity,
+        baseDelayMs: 500,
+        maxDelayMs: deps.maxBackoffMs ?? 30_000,
+        signal,
         retryable: (error) => error instanceof BaseError && error.retryable,
         onRetry: ({ error, attempt, delayMs }) => {
           const { message, code } = error instanceof BaseError ? error : { message: String(error), code: undefined };

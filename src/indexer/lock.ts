@@ -20,7 +20,13 @@ export type HeldLock = {
  * Waits (polling every `pollMs`) until this process holds the indexer lock of `chainId`, or `signal` aborts (null).
  * @example const lock = await acquireIndexerLock({ databaseUrl, chainId: 31337, logger, signal });
  */
-export async function acquireIndexerLock(options: { databaseUrl: string; chainId: number; logger: Logger; signal: AbortSignal; pollMs?: number }): Promise<HeldLock | null> {
+export async function acquireIndexerLock(options: {
+  databaseUrl: string;
+  chainId: number;
+  logger: Logger;
+  signal: AbortSignal;
+  pollMs?: number;
+}): Promise<HeldLock | null> {
   // With a multi-host URL, on the primary: a lock taken on a standby would lock nothing.
   const client = createPgClient(options.databaseUrl, { application_name: `vrai-indexer-${options.chainId}` });
   let onLost: (error: IndexerLockLostError) => void = () => {};
@@ -33,7 +39,10 @@ export async function acquireIndexerLock(options: { databaseUrl: string; chainId
   await client.connect();
   let waiting = false;
   while (!options.signal.aborted) {
-    const { rows } = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1, $2) AS locked", [INDEXER_LOCK_CLASS, options.chainId]);
+    const { rows } = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1, $2) AS locked", [
+      INDEXER_LOCK_CLASS,
+      options.chainId,
+    ]);
     if (rows[0].locked) {
       options.logger.info({ chainId: options.chainId }, "indexer lock acquired: this instance is active");
       return {

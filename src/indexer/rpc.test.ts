@@ -58,8 +58,13 @@ describe("createChainRpc retries", () => {
     const node = await startNode(() => ({ status: 502 }));
     try {
       const { waits, sleep } = recordingSleep();
-      const error = await createChainRpc({ url: node.url, retry, sleep }).chainId().catch((e: unknown) => e);
-      expect(error).to.be.instanceOf(RpcTransportError).with.property("message").that.matches(/^eth_chainId: /);
+      const error = await createChainRpc({ url: node.url, retry, sleep })
+        .chainId()
+        .catch((e: unknown) => e);
+      expect(error)
+        .to.be.instanceOf(RpcTransportError)
+        .with.property("message")
+        .that.matches(/^eth_chainId: /);
       expect(node.calls).to.have.length(4);
       expect(waits).to.deep.equal([10, 20, 25]);
     } finally {
@@ -74,7 +79,10 @@ describe("createChainRpc retries", () => {
       const error = await createChainRpc({ url: node.url, retry, sleep })
         .getLogs({ fromBlock: 0, toBlock: 99, addresses: [], topic0s: [] })
         .catch((e: unknown) => e);
-      expect(error).to.be.instanceOf(RpcRangeError).with.property("message").that.matches(/^eth_getLogs 0-99: /);
+      expect(error)
+        .to.be.instanceOf(RpcRangeError)
+        .with.property("message")
+        .that.matches(/^eth_getLogs 0-99: /);
       expect(node.calls).to.have.length(1);
       expect(waits).to.deep.equal([]);
     } finally {

@@ -91,32 +91,41 @@ export function createChainRpc(deps: { url: string; logger?: Logger; retry?: Ret
         maxDelayMs: policy.maxMs,
         retryable: (error) => !(error instanceof RpcRangeError),
         onRetry: ({ error, attempt, delayMs }) =>
-          deps.logger?.warn({ what, attempt, waitMs: delayMs, err: error instanceof Error ? error.message : error }, "rpc call failed, retrying"),
+          deps.logger?.warn(
+            { what, attempt, waitMs: delayMs, err: error instanceof Error ? error.message : error },
+            "rpc call failed, retrying",
+          ),
         sleep: deps.sleep,
       },
     );
   }
 
   const hex = (n: number) => `0x${n.toString(16)}` as Hex;
-  const request = <T>(method: string, params: unknown[]) =>
-    client.request({ method, params } as never) as Promise<T>;
+  const request = <T>(method: string, params: unknown[]) => client.request({ method, params } as never) as Promise<T>;
 
   return {
     chainId: () => withRetry("eth_chainId", async () => Number(await request<Hex>("eth_chainId", []))),
     blockNumber: () => withRetry("eth_blockNumber", async () => Number(await request<Hex>("eth_blockNumber", []))),
     getLogs: (q) =>
       withRetry(`eth_getLogs ${q.fromBlock}-${q.toBlock}`, () =>
-        request<RawLog[]>("eth_getLogs", [{ fromBlock: hex(q.fromBlock), toBlock: hex(q.toBlock), address: q.addresses, topics: [q.topic0s] }]),
+        request<RawLog[]>("eth_getLogs", [
+          { fromBlock: hex(q.fromBlock), toBlock: hex(q.toBlock), address: q.addresses, topics: [q.topic0s] },
+        ]),
       ),
     getHeaders: (numbers) =>
       withRetry(`eth_getBlockByNumber x${numbers.length}`, async () => {
         const blocks = await Promise.all(
-          numbers.map((n) => request<{ number: Hex; hash: Hex; parentHash: Hex; timestamp: Hex } | null>("eth_getBlockByNumber", [hex(n), false])),
+          numbers.map((n) =>
+            request<{ number: Hex; hash: Hex; parentHash: Hex; timestamp: Hex } | null>("eth_getBlockByNumber", [hex(n), false]),
+          ),
         );
         const out = new Map<number, BlockHeader | null>();
         numbers.forEach((n, i) => {
           const b = blocks[i];
-          out.set(n, b === null ? null : { number: Number(b.number), hash: b.hash, parentHash: b.parentHash, timestamp: Number(b.timestamp) });
+          out.set(
+            n,
+            b === null ? null : { number: Number(b.number), hash: b.hash, parentHash: b.parentHash, timestamp: Number(b.timestamp) },
+          );
         });
         return out;
       }),
@@ -124,7 +133,13 @@ export function createChainRpc(deps: { url: string; logger?: Logger; retry?: Ret
       withRetry(`networkScoreOf x${agentIds.length}`, async () => {
         const results = await Promise.all(
           agentIds.map((agentId) =>
-            client.readContract({ address: registry, abi: registryAbi, functionName: "networkScoreOf", args: [agentId], blockNumber: BigInt(blockNumber) }),
+            client.readContract({
+              address: registry,
+              abi: registryAbi,
+              functionName: "networkScoreOf",
+              args: [agentId],
+              blockNumber: BigInt(blockNumber),
+            }),
           ),
         );
         return new Map(agentIds.map((id, i) => [id, Number(results[i][0])]));

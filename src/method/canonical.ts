@@ -22,7 +22,8 @@ export function canonicalJson(value: unknown): string {
     throw new InvalidInputError("not_canonicalizable", `cannot canonicalise: ${(cause as Error).message}`, { cause });
   }
   if (out === undefined) throw new InvalidInputError("not_canonicalizable", "cannot canonicalise a value with no JSON form");
-  if (out.includes("\\ud") && LONE_SURROGATE.test(out)) throw new InvalidInputError("not_canonicalizable", "cannot canonicalise: a string holds a lone surrogate");
+  if (out.includes("\\ud") && LONE_SURROGATE.test(out))
+    throw new InvalidInputError("not_canonicalizable", "cannot canonicalise: a string holds a lone surrogate");
   return out;
 }
 

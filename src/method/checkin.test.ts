@@ -16,7 +16,12 @@ function win(start: number, end: number | null, declaredAt = start, closedAt?: n
 describe("check-in decisions (V3)", () => {
   it("counts the first check-in after a claim with credit 0 and on_time null (V3.4)", () => {
     expect(decideCheckin({ arrival: 5, previous: null, duplicateOf: null, windows: [], busy: false })).to.deep.equal({
-      type: "counted", arrival: 5, nextHeartbeatS: 3600, onTime: null, excused: false, credit: 0,
+      type: "counted",
+      arrival: 5,
+      nextHeartbeatS: 3600,
+      onTime: null,
+      excused: false,
+      credit: 0,
     });
   });
 
@@ -72,7 +77,10 @@ describe("excused check-ins (V4.3)", () => {
   });
 
   it("excuses any check-in while the window is still open", () => {
-    expect(decide(DEADLINE + 86_400 * 3, [win(DEADLINE - 10, null)])).to.include({ excused: true, credit: 3600 + 600 + 10 + 86_400 * 3 - 10 });
+    expect(decide(DEADLINE + 86_400 * 3, [win(DEADLINE - 10, null)])).to.include({
+      excused: true,
+      credit: 3600 + 600 + 10 + 86_400 * 3 - 10,
+    });
   });
 
   it("ignores a window declared after the check-in arrived: its credit stays 0", () => {
@@ -101,6 +109,10 @@ describe("excused check-ins (V4.3)", () => {
   });
 
   it("marks an on-time check-in inside a window as excused too (V4.3 defines excused by its two conditions)", () => {
-    expect(decide(DEADLINE - 10, [win(DEADLINE - 20, null)])).to.include({ onTime: true, excused: true, credit: DEADLINE - 10 - P.arrival });
+    expect(decide(DEADLINE - 10, [win(DEADLINE - 20, null)])).to.include({
+      onTime: true,
+      excused: true,
+      credit: DEADLINE - 10 - P.arrival,
+    });
   });
 });

@@ -1,6 +1,14 @@
 import { expect } from "chai";
 import fc from "fast-check";
-import { applyCheckinToDays, applyDayDeltas, checkinDayDeltas, coverageByDay, dayDigestPreimage, nextDayDigest, type DayAggregate } from "./days";
+import {
+  applyCheckinToDays,
+  applyDayDeltas,
+  checkinDayDeltas,
+  coverageByDay,
+  dayDigestPreimage,
+  nextDayDigest,
+  type DayAggregate,
+} from "./days";
 import { sha256Hex } from "./canonical";
 import { parseRfc3339, utcDay } from "./time";
 import type { CountedCheckin } from "./checkin";
@@ -34,11 +42,29 @@ describe("day aggregates (V5, V10)", () => {
   });
 
   it("hashes the documented bytes whatever the fields hold: digests, empty or null, odd numbers, non-ASCII (property)", () => {
-    const prevArb = fc.oneof(fc.constant(null), fc.constant(""), fc.string({ unit: fc.constantFrom(..."0123456789abcdef"), minLength: 64, maxLength: 64 }), fc.string({ unit: "binary", maxLength: 300 }));
+    const prevArb = fc.oneof(
+      fc.constant(null),
+      fc.constant(""),
+      fc.string({ unit: fc.constantFrom(..."0123456789abcdef"), minLength: 64, maxLength: 64 }),
+      fc.string({ unit: "binary", maxLength: 300 }),
+    );
     // Each number of digits at its edges (10^d - 1, 10^d, negated too), up to the largest safe integers.
     const digitEdges = Array.from({ length: 16 }, (_, d) => [10 ** d - 1, 10 ** d, 1 - 10 ** d, -(10 ** d)]).flat();
-    const numberArb = fc.oneof(fc.integer(), fc.maxSafeInteger(), fc.maxSafeNat(), fc.constant(-0), fc.double(), fc.constantFrom(...digitEdges, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER));
-    const checkinArb = fc.record({ arrival: numberArb, nextHeartbeatS: numberArb, onTime: fc.constantFrom(null, true, false), excused: fc.boolean(), credit: numberArb });
+    const numberArb = fc.oneof(
+      fc.integer(),
+      fc.maxSafeInteger(),
+      fc.maxSafeNat(),
+      fc.constant(-0),
+      fc.double(),
+      fc.constantFrom(...digitEdges, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER),
+    );
+    const checkinArb = fc.record({
+      arrival: numberArb,
+      nextHeartbeatS: numberArb,
+      onTime: fc.constantFrom(null, true, false),
+      excused: fc.boolean(),
+      credit: numberArb,
+    });
     fc.assert(
       fc.property(prevArb, checkinArb, (prev, c) => {
         expect(nextDayDigest(prev, c)).to.equal(sha256Hex(dayDigestPreimage(prev === "" ? null : prev, c)));
@@ -96,7 +122,9 @@ describe("day aggregates (V5, V10)", () => {
   });
 
   it("adds deltas to what a day holds and keeps its digest when a delta carries none", () => {
-    const days = new Map<string, DayAggregate>([["2026-11-01", { day: "2026-11-01", checkins: 3, onTime: 2, creditS: 7200, coverageS: 5000, digest: "ef".repeat(32) }]]);
+    const days = new Map<string, DayAggregate>([
+      ["2026-11-01", { day: "2026-11-01", checkins: 3, onTime: 2, creditS: 7200, coverageS: 5000, digest: "ef".repeat(32) }],
+    ]);
     const written = applyDayDeltas(days, [
       { day: "2026-11-01", checkins: 0, onTime: 0, creditS: 0, coverageS: 100, digest: null },
       { day: "2026-11-02", checkins: 1, onTime: 1, creditS: 3600, coverageS: 50, digest: "12".repeat(32) },

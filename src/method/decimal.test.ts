@@ -5,13 +5,17 @@ import { writeDecimal } from "./decimal";
 describe("writeDecimal", () => {
   it("writes the bytes a template literal prints, for every safe integer and -0 (property)", () => {
     const edges = Array.from({ length: 16 }, (_, d) => [10 ** d - 1, 10 ** d, 1 - 10 ** d, -(10 ** d)]).flat();
-    const safe = fc.oneof(fc.integer(), fc.maxSafeInteger(), fc.constantFrom(...edges, -0, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER));
+    const safe = fc.oneof(
+      fc.integer(),
+      fc.maxSafeInteger(),
+      fc.constantFrom(...edges, -0, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER),
+    );
     fc.assert(
       fc.property(safe, fc.integer({ min: 0, max: 8 }), (n, at) => {
         const target = new Uint8Array(40).fill(0x2e);
         const end = writeDecimal(target, at, n);
         expect(end).to.equal(at + `${n}`.length);
-        expect(Buffer.from(target).toString("latin1")).to.equal(".".repeat(at) + `${n}` + ".".repeat(40 - end));
+        expect(Buffer.from(target).toString("latin1")).to.equal(`${".".repeat(at)}${n}${".".repeat(40 - end)}`);
       }),
       { numRuns: 2000 },
     );

@@ -35,8 +35,10 @@ function reject(code: OutageErrorCode, message: string): never {
  * @throws InvalidInputError `outage_not_started` | `outage_end_before_start` | `outage_declared_too_late`
  */
 export function validateOutageDeclaration(d: { start: number; end: number | null; declaredAt: number }): void {
-  if (d.start > d.declaredAt) reject("outage_not_started", `outage starts at ${toRfc3339(d.start)}, after it is declared (${toRfc3339(d.declaredAt)})`);
-  if (d.end !== null && d.end < d.start) reject("outage_end_before_start", `outage ends at ${toRfc3339(d.end)}, before its start ${toRfc3339(d.start)}`);
+  if (d.start > d.declaredAt)
+    reject("outage_not_started", `outage starts at ${toRfc3339(d.start)}, after it is declared (${toRfc3339(d.declaredAt)})`);
+  if (d.end !== null && d.end < d.start)
+    reject("outage_end_before_start", `outage ends at ${toRfc3339(d.end)}, before its start ${toRfc3339(d.start)}`);
   if (d.end !== null) rejectLateEnd(d.start, d.end, d.declaredAt, "outage");
 }
 
@@ -64,7 +66,8 @@ export function validateOutageClose(window: OutageWindow, end: number): void {
   if (window.end !== null) {
     reject("outage_already_closed", `outage ${window.id} is already closed (end ${toRfc3339(window.end)})`);
   }
-  if (end < window.start) reject("outage_end_before_start", `outage ${window.id} ends at ${toRfc3339(end)}, before its start ${toRfc3339(window.start)}`);
+  if (end < window.start)
+    reject("outage_end_before_start", `outage ${window.id} ends at ${toRfc3339(end)}, before its start ${toRfc3339(window.start)}`);
   rejectLateEnd(window.start, end, window.declaredAt, `outage ${window.id}`);
 }
 

@@ -18,7 +18,7 @@ export function playCheckins(
   const counted: CountedCheckin[] = [];
   let previous: CountedCheckin | null = null;
   for (const r of requests) {
-    const duplicateOf = r.key === undefined ? null : keys.get(r.key) ?? null;
+    const duplicateOf = r.key === undefined ? null : (keys.get(r.key) ?? null);
     const decision = decideCheckin({ arrival: r.arrival, previous, duplicateOf, windows, busy: r.busy ?? false });
     decisions.push(decision);
     if (decision.type !== "counted") continue;

@@ -21,7 +21,8 @@ export function describe(value: unknown): string {
 
 /** A plain JSON object, or throws naming `path`. */
 export function asObject(code: string, value: unknown, path: string): Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw shapeError(code, path, "an object", `, got ${describe(value)}`);
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw shapeError(code, path, "an object", `, got ${describe(value)}`);
   return value as Record<string, unknown>;
 }
 
@@ -40,7 +41,8 @@ export function asArray(code: string, value: unknown, path: string): unknown[] {
 
 /** A string (non-empty unless `allowEmpty`), or throws naming `path`. */
 export function asString(code: string, value: unknown, path: string, allowEmpty = false): string {
-  if (typeof value !== "string" || (!allowEmpty && value.length === 0)) throw shapeError(code, path, allowEmpty ? "a string" : "a non-empty string", `, got ${describe(value)}`);
+  if (typeof value !== "string" || (!allowEmpty && value.length === 0))
+    throw shapeError(code, path, allowEmpty ? "a string" : "a non-empty string", `, got ${describe(value)}`);
   return value;
 }
 
@@ -61,6 +63,7 @@ export function asNumber(code: string, value: unknown, path: string): number {
 
 /** One of `choices`, or throws naming `path` and listing them. */
 export function asOneOf<T extends string>(code: string, value: unknown, path: string, choices: readonly T[]): T {
-  if (typeof value !== "string" || !(choices as readonly string[]).includes(value)) throw shapeError(code, path, choices.join("|"), `, got ${describe(value)}`);
+  if (typeof value !== "string" || !(choices as readonly string[]).includes(value))
+    throw shapeError(code, path, choices.join("|"), `, got ${describe(value)}`);
   return value as T;
 }

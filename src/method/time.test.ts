@@ -15,9 +15,17 @@ describe("time (V1)", () => {
     expect(dayStart("2026-02-28")).to.equal(parseRfc3339("2026-02-28T00:00:00Z"));
   });
 
-  for (const bad of ["2026-02-30T00:00:00Z", "2026-10-24T00:00:00+00:00", "2026-10-24T00:00:00.5Z", "2026-10-24 00:00:00Z", "2026-10-24T24:00:00Z"]) {
+  for (const bad of [
+    "2026-02-30T00:00:00Z",
+    "2026-10-24T00:00:00+00:00",
+    "2026-10-24T00:00:00.5Z",
+    "2026-10-24 00:00:00Z",
+    "2026-10-24T24:00:00Z",
+  ]) {
     it(`rejects ${bad} as a V1 time`, () => {
-      expect(() => parseRfc3339(bad)).to.throw(/invalid|expected|not a valid/).with.property("code", "invalid_time");
+      expect(() => parseRfc3339(bad))
+        .to.throw(/invalid|expected|not a valid/)
+        .with.property("code", "invalid_time");
     });
   }
 

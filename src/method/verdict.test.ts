@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { applyVerdict, adjustNetworkScore, VERDICT_ADJUSTMENTS } from "./verdict";
+import { applyVerdict, adjustNetworkScore, type VERDICT_ADJUSTMENTS } from "./verdict";
 
 function settle(scores: Map<string, number>, executor: string, requester: string, verdict: keyof typeof VERDICT_ADJUSTMENTS) {
   for (const [agent, score] of applyVerdict((a) => scores.get(a) ?? 0, { executor, requester, verdict })) scores.set(agent, score);

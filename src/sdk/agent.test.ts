@@ -9,7 +9,7 @@ import { createVraiAgent, defaultSleep, VraiAgentError, type CheckInResult, type
 const OPERATOR_TOKEN = "operator-test-token-0123456789";
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
 
-describe("SDK createVraiAgent against the API on PGlite", function () {
+describe("SDK createVraiAgent against the API on PGlite", () => {
   let testDb: TestDb;
   let server: ApiServer;
   const clock = createManualClock(T0);
@@ -24,14 +24,22 @@ describe("SDK createVraiAgent against the API on PGlite", function () {
 
   async function setBusy(on: boolean) {
     const res = await fetch(`${server.url}/v1/operator/busy`, {
-      method: "PUT", headers: { "content-type": "application/json", authorization: `Bearer ${OPERATOR_TOKEN}` }, body: JSON.stringify({ on, reason: "sdk test" }),
+      method: "PUT",
+      headers: { "content-type": "application/json", authorization: `Bearer ${OPERATOR_TOKEN}` },
+      body: JSON.stringify({ on, reason: "sdk test" }),
     });
     expect(res.status).to.equal(200);
   }
 
   before(async () => {
     testDb = await createTestPgliteDb();
-    server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR_TOKEN, clock, logger: pino({ level: "silent" }), rateLimit: { perMinute: 100_000, burst: 10_000 } });
+    server = await startApiServer({
+      db: testDb.db,
+      operatorToken: OPERATOR_TOKEN,
+      clock,
+      logger: pino({ level: "silent" }),
+      rateLimit: { perMinute: 100_000, burst: 10_000 },
+    });
   });
   after(async () => {
     await server.close();
@@ -42,7 +50,15 @@ describe("SDK createVraiAgent against the API on PGlite", function () {
     const credentials = await claimAgent(server.url);
     clock.set(clock.now() + 10);
     const result = await agentFor(credentials).checkIn();
-    expect(result).to.include({ agentId: credentials.agentId, result: "counted", next_heartbeat_s: 3600, on_time: null, excused: false, credit: 0, replayed: false });
+    expect(result).to.include({
+      agentId: credentials.agentId,
+      result: "counted",
+      next_heartbeat_s: 3600,
+      on_time: null,
+      excused: false,
+      credit: 0,
+      replayed: false,
+    });
     expect(result.arrival).to.equal(new Date(clock.now() * 1000).toISOString().replace(".000", ""));
     expect(await countedCheckins(credentials.agentId)).to.equal(1);
   });
@@ -70,12 +86,15 @@ describe("SDK createVraiAgent against the API on PGlite", function () {
     try {
       const { waits, sleep } = simulatedSleep(clock);
       const told: CheckInWait[] = [];
-      const result = await agentFor(credentials, { baseUrl: proxy.url, sleep, random: () => 0.25 }).checkIn({ onWait: (w) => told.push(w) });
+      const result = await agentFor(credentials, { baseUrl: proxy.url, sleep, random: () => 0.25 }).checkIn({
+        onWait: (w) => told.push(w),
+      });
       expect(result).to.include({ result: "counted", replayed: false });
       expect(waits).to.deep.equal([250, 500]); // 0.25 × 1,000 then 0.25 × 2,000
       // Nothing waits silently: each backoff is told first, with the failure it follows.
       expect(told.map(({ reason, ms, attempt, error }) => ({ reason, ms, attempt, status: error?.status }))).to.deep.equal([
-        { reason: "retry", ms: 250, attempt: 2, status: 503 }, { reason: "retry", ms: 500, attempt: 3, status: 503 },
+        { reason: "retry", ms: 250, attempt: 2, status: 503 },
+        { reason: "retry", ms: 500, attempt: 3, status: 503 },
       ]);
       expect(new Set(proxy.keys).size).to.equal(1);
       expect(proxy.keys).to.have.length(3);
@@ -90,7 +109,9 @@ describe("SDK createVraiAgent against the API on PGlite", function () {
     const proxy = await startCheckinProxy(server.url, Array(100).fill("503"));
     try {
       const { waits, sleep } = simulatedSleep(clock);
-      const error = await agentFor(credentials, { baseUrl: proxy.url, sleep, retry: { maxAttempts: 4, maxDelayMs: 3000 } }).checkIn().catch((e: unknown) => e);
+      const error = await agentFor(credentials, { baseUrl: proxy.url, sleep, retry: { maxAttempts: 4, maxDelayMs: 3000 } })
+        .checkIn()
+        .catch((e: unknown) => e);
       expect(error).to.be.instanceOf(VraiAgentError);
       expect((error as VraiAgentError).retryable).to.equal(true);
       expect((error as VraiAgentError).status).to.equal(503);
@@ -110,10 +131,14 @@ describe("SDK createVraiAgent against the API on PGlite", function () {
     const proxy = await startCheckinProxy(server.url);
     try {
       const { waits, sleep } = simulatedSleep(clock);
-      const error = await agentFor(credentials, { baseUrl: proxy.url, sleep }).checkIn().catch((e: unknown) => e);
+      const error = await agentFor(credentials, { baseUrl: proxy.url, sleep })
+        .checkIn()
+        .catch((e: unknown) => e);
       expect(error).to.be.instanceOf(VraiAgentError);
       expect(error).to.include({ code: "checkin_refused", status: 429, retryable: true, retryAfterMs: 200_000 });
-      expect((error as VraiAgentError).message).to.equal("check-in refused (429: less than 1,200 s since the previous counted check-in; retry in 200 s)");
+      expect((error as VraiAgentError).message).to.equal(
+        "check-in refused (429: less than 1,200 s since the previous counted check-in; retry in 200 s)",
+      );
       expect(waits).to.deep.equal([]);
       expect(proxy.keys).to.have.length(1);
     } finally {
@@ -131,7 +156,9 @@ describe("SDK createVraiAgent against the API on PGlite", function () {
       const told: CheckInWait[] = [];
       const result = await agentFor(credentials, { baseUrl: proxy.url, sleep }).checkIn({ wait: true, onWait: (w) => told.push(w) });
       expect(waits).to.deep.equal([200_000]);
-      expect(told.map(({ reason, ms, attempt, error }) => ({ reason, ms, attempt, status: error?.status }))).to.deep.equal([{ reason: "rate_limited", ms: 200_000, attempt: 2, status: 429 }]);
+      expect(told.map(({ reason, ms, attempt, error }) => ({ reason, ms, attempt, status: error?.status }))).to.deep.equal([
+        { reason: "rate_limited", ms: 200_000, attempt: 2, status: 429 },
+      ]);
       expect(proxy.keys).to.have.length(2);
       expect(proxy.keys[1]).to.equal(proxy.keys[0]);
       expect(result).to.include({ on_time: true, credit: 1200, replayed: false });
@@ -196,7 +223,10 @@ describe("SDK createVraiAgent against the API on PGlite", function () {
       await three;
       await heartbeat.stop();
       expect(results.map((r) => r.next_heartbeat_s)).to.deep.equal([7200, 7200, 7200]);
-      expect(results.slice(1).map((r) => [r.on_time, r.credit])).to.deep.equal([[true, 7170], [true, 7170]]);
+      expect(results.slice(1).map((r) => [r.on_time, r.credit])).to.deep.equal([
+        [true, 7170],
+        [true, 7170],
+      ]);
       expect(waits.slice(0, 2)).to.deep.equal([7_170_000, 7_170_000]); // 7,200 s less the 30 s safety margin
       expect(await countedCheckins(credentials.agentId)).to.equal(3);
     } finally {

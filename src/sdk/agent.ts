@@ -129,7 +129,11 @@ function retryDecision(error: unknown, wait: boolean): RetryDecision {
 /** After the last attempt: the last failure, saying how many attempts were made. */
 function gaveUp(error: unknown, attempts: number): unknown {
   if (!(error instanceof VraiAgentError)) return error;
-  return new VraiAgentError(error.code, `${error.message}; gave up after ${attempts} attempts`, { status: error.status, retryable: true, cause: error });
+  return new VraiAgentError(error.code, `${error.message}; gave up after ${attempts} attempts`, {
+    status: error.status,
+    retryable: true,
+    cause: error,
+  });
 }
 
 /**
@@ -189,12 +193,19 @@ export function createVraiAgent(options: VraiAgentOptions): VraiAgent {
       const header = Number(response.headers.get("retry-after"));
       const asked = body !== undefined && "retry_after_s" in body ? body.retry_after_s : undefined;
       const waitS = Number.isFinite(header) && header >= 0 ? header : (asked ?? 1);
-      throw new VraiAgentError(served?.code ?? "checkin_refused", `check-in refused (${what})`, { status: 429, retryable: true, retryAfterMs: waitS * 1000 });
+      throw new VraiAgentError(served?.code ?? "checkin_refused", `check-in refused (${what})`, {
+        status: 429,
+        retryable: true,
+        retryAfterMs: waitS * 1000,
+      });
     }
     if (response.status === 409 || response.status >= 500) {
       throw new VraiAgentError(served?.code ?? "server_error", `check-in failed (${what})`, { status: response.status, retryable: true });
     }
-    throw new VraiAgentError(served?.code ?? "checkin_rejected", `check-in rejected (${what})`, { status: response.status, retryable: false });
+    throw new VraiAgentError(served?.code ?? "checkin_rejected", `check-in rejected (${what})`, {
+      status: response.status,
+      retryable: false,
+    });
   }
 
   async function checkIn(callOptions: CheckInOptions = {}): Promise<CheckInResult> {
@@ -248,7 +259,10 @@ export function createVraiAgent(options: VraiAgentOptions): VraiAgent {
           heartbeatOptions.onCheckIn?.(result, waitMs);
         } catch (error) {
           if (error === controller.signal.reason) return;
-          const failure = error instanceof VraiAgentError ? error : new VraiAgentError("heartbeat_error", (error as Error).message, { retryable: true, cause: error });
+          const failure =
+            error instanceof VraiAgentError
+              ? error
+              : new VraiAgentError("heartbeat_error", (error as Error).message, { retryable: true, cause: error });
           heartbeatOptions.onError?.(failure, failure.retryable ? errorDelayMs : undefined);
           if (!failure.retryable) return;
           waitMs = errorDelayMs;

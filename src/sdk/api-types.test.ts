@@ -11,6 +11,8 @@ function firstDifference(committed: string, generated: string): string {
 
 describe("the SDK's types of the API's JSON (src/sdk/api-types.ts)", () => {
   it("are what npm run gen:api-types writes from the routes as declared now", async () => {
-    expect(firstDifference(fs.readFileSync(API_TYPES_FILE, "utf8"), await renderApiTypes()), "stale: run npm run gen:api-types").to.equal("");
+    expect(firstDifference(fs.readFileSync(API_TYPES_FILE, "utf8"), await renderApiTypes()), "stale: run npm run gen:api-types").to.equal(
+      "",
+    );
   });
 });

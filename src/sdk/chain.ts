@@ -68,7 +68,8 @@ export async function submitProof(
   proof: ProofSubmission,
 ): Promise<SubmittedProof> {
   const risk = RISK_LEVELS.indexOf(proof.riskLevel);
-  if (risk < 0) throw new InvalidInputError("invalid_proof", `riskLevel: expected ${RISK_LEVELS.join("|")}, got ${JSON.stringify(proof.riskLevel)}`);
+  if (risk < 0)
+    throw new InvalidInputError("invalid_proof", `riskLevel: expected ${RISK_LEVELS.join("|")}, got ${JSON.stringify(proof.riskLevel)}`);
   if (!Number.isInteger(proof.policyViolations) || proof.policyViolations < 0 || proof.policyViolations > 0xffffffff) {
     throw new InvalidInputError("invalid_proof", `policyViolations: expected a whole number 0-4294967295, got ${proof.policyViolations}`);
   }
@@ -100,8 +101,19 @@ export async function readNetworkScore(
   registry: Address,
   agentId: bigint,
 ): Promise<NetworkScore> {
-  const [score, settlements, lastSettledAt] = await publicClient.readContract({ address: registry, abi: registryAbi, functionName: "networkScoreOf", args: [agentId] });
-  return { scoreType: "platform-network", score, value: score / 10, settlements: Number(settlements), lastSettledAt: Number(lastSettledAt) };
+  const [score, settlements, lastSettledAt] = await publicClient.readContract({
+    address: registry,
+    abi: registryAbi,
+    functionName: "networkScoreOf",
+    args: [agentId],
+  });
+  return {
+    scoreType: "platform-network",
+    score,
+    value: score / 10,
+    settlements: Number(settlements),
+    lastSettledAt: Number(lastSettledAt),
+  };
 }
 
 /** A deployment file (`deployments/<network>.json`, written by scripts/deploy.ts or `vrai dev`), as `readDeployment` returns it or as written. */

@@ -14,16 +14,23 @@ import { runHeartbeatCli } from "./heartbeat-cli";
 const ROOT = path.resolve(__dirname, "../..");
 const BIN = path.join(__dirname, "heartbeat-bin.ts");
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
-const CHECKED_IN = /^vrai-heartbeat: checked in: agent agt_\S+ at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ(, on time|, late)?, credit \d+ s( \(replayed\))?; next in \d+ s$/;
+const CHECKED_IN =
+  /^vrai-heartbeat: checked in: agent agt_\S+ at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ(, on time|, late)?, credit \d+ s( \(replayed\))?; next in \d+ s$/;
 
-type Spawned = { child: ChildProcessWithoutNullStreams; stderr: () => string; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> };
+type Spawned = {
+  child: ChildProcessWithoutNullStreams;
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+};
 
 /** Runs the bin as installed (through tsx here) with `env` on top of a clean environment. */
 function spawnBin(args: readonly string[], env: Record<string, string> = {}): Spawned {
   const child = spawn(process.execPath, ["-r", "tsx/cjs", BIN, ...args], { cwd: ROOT, env: { PATH: process.env.PATH, ...env } });
   let stderr = "";
   child.stderr.on("data", (chunk) => (stderr += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
   return { child, stderr: () => stderr, exited };
 }
 
@@ -31,7 +38,10 @@ function spawnBin(args: readonly string[], env: Record<string, string> = {}): Sp
 function lineOf(spawned: Spawned, pattern: RegExp): Promise<string> {
   return new Promise((resolve, reject) => {
     const look = () => {
-      const line = spawned.stderr().split("\n").find((l) => pattern.test(l));
+      const line = spawned
+        .stderr()
+        .split("\n")
+        .find((l) => pattern.test(l));
       if (line === undefined) return false;
       spawned.child.stderr.off("data", look);
       resolve(line);
@@ -43,7 +53,7 @@ function lineOf(spawned: Spawned, pattern: RegExp): Promise<string> {
   });
 }
 
-describe("vrai-heartbeat against the API on PGlite", function () {
+describe("vrai-heartbeat against the API on PGlite", () => {
   let testDb: TestDb;
   let server: ApiServer;
   let dir: string;
@@ -51,7 +61,13 @@ describe("vrai-heartbeat against the API on PGlite", function () {
 
   before(async () => {
     testDb = await createTestPgliteDb();
-    server = await startApiServer({ db: testDb.db, operatorToken: "operator-test-token-0123456789", clock, logger: pino({ level: "silent" }), rateLimit: { perMinute: 100_000, burst: 10_000 } });
+    server = await startApiServer({
+      db: testDb.db,
+      operatorToken: "operator-test-token-0123456789",
+      clock,
+      logger: pino({ level: "silent" }),
+      rateLimit: { perMinute: 100_000, burst: 10_000 },
+    });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-heartbeat-"));
   });
   after(async () => {
@@ -82,7 +98,11 @@ describe("vrai-heartbeat against the API on PGlite", function () {
     const controller = new AbortController();
     try {
       const code = await runHeartbeatCli(["--api", proxy.url, "--agent", agent.agentId, "--key-file", agent.keyFile], {
-        env: {}, sleep, random: () => random, now: () => clock.now() * 1000, stop: controller.signal,
+        env: {},
+        sleep,
+        random: () => random,
+        now: () => clock.now() * 1000,
+        stop: controller.signal,
         log: (line) => {
           lines.push(line);
           if (lines.filter((l) => CHECKED_IN.test(l)).length === checkIns) controller.abort();
@@ -120,7 +140,8 @@ describe("vrai-heartbeat against the API on PGlite", function () {
     expect(lines.filter((l) => CHECKED_IN.test(l))).to.have.length(2);
     // Each retry is a line before its wait (issue #31).
     expect(lines.slice(0, 2)).to.deep.equal([
-      "vrai-heartbeat: check-in failed (503); retrying in 0.25 s (attempt 2 of 8)", "vrai-heartbeat: check-in failed (503); retrying in 0.5 s (attempt 3 of 8)",
+      "vrai-heartbeat: check-in failed (503); retrying in 0.25 s (attempt 2 of 8)",
+      "vrai-heartbeat: check-in failed (503); retrying in 0.5 s (attempt 3 of 8)",
     ]);
     expect(await countedCheckins(agent.agentId)).to.equal(2);
   });
@@ -133,7 +154,11 @@ describe("vrai-heartbeat against the API on PGlite", function () {
     const lines: string[] = [];
     const controller = new AbortController();
     const code = await runHeartbeatCli(["--api", closed.url, "--agent", agent.agentId, "--key-file", agent.keyFile], {
-      env: {}, sleep, random: () => 0.5, now: () => clock.now() * 1000, stop: controller.signal,
+      env: {},
+      sleep,
+      random: () => 0.5,
+      now: () => clock.now() * 1000,
+      stop: controller.signal,
       log: (line) => {
         lines.push(line);
         if (lines.length === 2) controller.abort();
@@ -153,7 +178,9 @@ describe("vrai-heartbeat against the API on PGlite", function () {
     fs.chmodSync(agent.keyFile, 0o644);
     const { code, lines } = await runUntil(1, agent);
     expect(code).to.equal(0);
-    expect(lines[0]).to.equal(`vrai-heartbeat: warning: other users can read the agent key in ${agent.keyFile} (mode 0644): chmod 600 ${agent.keyFile}`);
+    expect(lines[0]).to.equal(
+      `vrai-heartbeat: warning: other users can read the agent key in ${agent.keyFile} (mode 0644): chmod 600 ${agent.keyFile}`,
+    );
     expect(lines[1]).to.match(CHECKED_IN);
     fs.chmodSync(agent.keyFile, 0o600);
     clock.set(clock.now() + 3600);
@@ -181,7 +208,11 @@ describe("vrai-heartbeat against the API on PGlite", function () {
     const agent = await agentWithKeyFile();
     fs.writeFileSync(agent.keyFile, "va_not-the-key\n");
     const lines: string[] = [];
-    const code = await runHeartbeatCli(["--api", server.url, "--agent", agent.agentId, "--key-file", agent.keyFile], { env: {}, log: (l) => lines.push(l), stop: new AbortController().signal });
+    const code = await runHeartbeatCli(["--api", server.url, "--agent", agent.agentId, "--key-file", agent.keyFile], {
+      env: {},
+      log: (l) => lines.push(l),
+      stop: new AbortController().signal,
+    });
     expect(code).to.equal(1);
     expect(lines).to.have.length(1);
     expect(lines[0]).to.match(/^vrai-heartbeat: check-in failed: check-in rejected \(401: .+\); stopping$/);
@@ -197,13 +228,20 @@ describe("vrai-heartbeat against the API on PGlite", function () {
       [base, {}, /^no agent key: give --key-file FILE or set VRAI_AGENT_KEY$/],
       [[...base, "--key-file", path.join(dir, "missing.key")], {}, /^--key-file: cannot read .*missing\.key: ENOENT$/],
       [["--agent", agent.agentId, "--key-file", agent.keyFile], {}, /^--api: expected an http\(s\) URL, got nothing/],
-      [["--api", "ftp://x", "--agent", agent.agentId], { VRAI_AGENT_KEY: agent.agentKey }, /^--api: expected an http\(s\) URL, got ftp:\/\/x/],
+      [
+        ["--api", "ftp://x", "--agent", agent.agentId],
+        { VRAI_AGENT_KEY: agent.agentKey },
+        /^--api: expected an http\(s\) URL, got ftp:\/\/x/,
+      ],
       [["--api", server.url, "--agent", "agt 1"], { VRAI_AGENT_KEY: agent.agentKey }, /^--agent: expected an agent id/],
       [[...base, "--frobnicate"], { VRAI_AGENT_KEY: agent.agentKey }, /^Unknown option '--frobnicate'/],
       [[...base, "--"], { VRAI_AGENT_KEY: agent.agentKey }, /^nothing to run after --$/],
     ];
     for (const [args, env, message] of cases) {
-      const error = await runHeartbeatCli(args, { env, log: () => expect.fail("logged"), stop: new AbortController().signal }).then(() => null, (e: Error & { code?: string }) => e);
+      const error = await runHeartbeatCli(args, { env, log: () => expect.fail("logged"), stop: new AbortController().signal }).then(
+        () => null,
+        (e: Error & { code?: string }) => e,
+      );
       expect(error?.message, args.join(" ")).to.match(message);
       expect(error?.code).to.equal("usage");
     }
@@ -228,7 +266,10 @@ describe("vrai-heartbeat against the API on PGlite", function () {
   it("-- command: runs the command, checks in while it runs (key from VRAI_AGENT_KEY), and exits with the command's exit code", async () => {
     const agent = await agentWithKeyFile();
     // The command ends when the test writes a line to it, once the heartbeat's first check-in is logged.
-    const spawned = spawnBin(["--api", server.url, "--agent", agent.agentId, "--", process.execPath, "-e", "process.stdin.once('data', () => process.exit(3))"], { VRAI_AGENT_KEY: agent.agentKey });
+    const spawned = spawnBin(
+      ["--api", server.url, "--agent", agent.agentId, "--", process.execPath, "-e", "process.stdin.once('data', () => process.exit(3))"],
+      { VRAI_AGENT_KEY: agent.agentKey },
+    );
     await lineOf(spawned, CHECKED_IN);
     spawned.child.stdin.write("done\n");
     expect(await spawned.exited).to.deep.equal({ code: 3, signal: null });
@@ -241,21 +282,55 @@ describe("vrai-heartbeat against the API on PGlite", function () {
     const closed = await startCheckinProxy(server.url);
     await closed.close();
     const lines: string[] = [];
-    const code = await runHeartbeatCli(["--api", closed.url, "--agent", agent.agentId, "--key-file", agent.keyFile, "--", process.execPath, "-e", "setTimeout(() => process.exit(4), 300)"], {
-      env: {}, random: () => 0.5, log: (line) => lines.push(line), stop: new AbortController().signal,
-    });
+    const code = await runHeartbeatCli(
+      [
+        "--api",
+        closed.url,
+        "--agent",
+        agent.agentId,
+        "--key-file",
+        agent.keyFile,
+        "--",
+        process.execPath,
+        "-e",
+        "setTimeout(() => process.exit(4), 300)",
+      ],
+      {
+        env: {},
+        random: () => 0.5,
+        log: (line) => lines.push(line),
+        stop: new AbortController().signal,
+      },
+    );
     expect(code).to.equal(4);
-    expect(lines[0]).to.match(/^vrai-heartbeat: cannot reach the service at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\); retrying in 0\.5 s \(attempt 2 of 8\)$/);
-    expect(lines[lines.length - 1]).to.equal(`vrai-heartbeat: ${process.execPath} exited with 4 before any check-in was counted (last failure: check-in request failed: fetch failed)`);
+    expect(lines[0]).to.match(
+      /^vrai-heartbeat: cannot reach the service at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\); retrying in 0\.5 s \(attempt 2 of 8\)$/,
+    );
+    expect(lines[lines.length - 1]).to.equal(
+      `vrai-heartbeat: ${process.execPath} exited with 4 before any check-in was counted (last failure: check-in request failed: fetch failed)`,
+    );
     expect(await countedCheckins(agent.agentId)).to.equal(0);
   });
 
   it("-- command: SIGTERM goes to the command, and its end by that signal is the exit code (128 + 15)", async () => {
     const agent = await agentWithKeyFile();
-    const spawned = spawnBin(["--api", server.url, "--agent", agent.agentId, "--key-file", agent.keyFile, "--", process.execPath, "-e", "setInterval(() => {}, 1000)"]);
+    const spawned = spawnBin([
+      "--api",
+      server.url,
+      "--agent",
+      agent.agentId,
+      "--key-file",
+      agent.keyFile,
+      "--",
+      process.execPath,
+      "-e",
+      "setInterval(() => {}, 1000)",
+    ]);
     await lineOf(spawned, CHECKED_IN);
     spawned.child.kill("SIGTERM");
     expect(await spawned.exited).to.deep.equal({ code: 143, signal: null });
-    expect(spawned.stderr()).to.contain(`\nvrai-heartbeat: stopping by SIGTERM: SIGTERM passed on to ${process.execPath}\nvrai-heartbeat: ${process.execPath} exited with 143\n`);
+    expect(spawned.stderr()).to.contain(
+      `\nvrai-heartbeat: stopping by SIGTERM: SIGTERM passed on to ${process.execPath}\nvrai-heartbeat: ${process.execPath} exited with 143\n`,
+    );
   });
 });

@@ -12,7 +12,14 @@ import { parseArgs } from "node:util";
 import { shortMessageOf } from "../chain/short-message";
 import { InvalidInputError } from "../errors";
 import type { Sleep } from "../retry";
-import { createVraiAgent, DEFAULT_MAX_ATTEMPTS, MIN_CHECKIN_INTERVAL_S, type CheckInResult, type CheckInWait, type VraiAgentError } from "./agent";
+import {
+  createVraiAgent,
+  DEFAULT_MAX_ATTEMPTS,
+  MIN_CHECKIN_INTERVAL_S,
+  type CheckInResult,
+  type CheckInWait,
+  type VraiAgentError,
+} from "./agent";
 
 const USAGE = "vrai-heartbeat --api URL --agent ID [--key-file FILE] [-- command args...]   (the key: --key-file FILE or VRAI_AGENT_KEY)";
 /** The environment variable the agent key may come from. */
@@ -44,16 +51,26 @@ function parseOptions(argv: readonly string[], env: HeartbeatCliDeps["env"]): Op
   const own = split < 0 ? [...argv] : argv.slice(0, split);
   const command = split < 0 ? [] : argv.slice(split + 1);
   if (own.some((arg) => arg === "--key" || arg.startsWith("--key="))) {
-    throw new InvalidInputError("usage", `refusing --key: a key on the command line is visible to every user of the machine; give --key-file FILE or ${AGENT_KEY_ENV}`);
+    throw new InvalidInputError(
+      "usage",
+      `refusing --key: a key on the command line is visible to every user of the machine; give --key-file FILE or ${AGENT_KEY_ENV}`,
+    );
   }
   let values: { api?: string; agent?: string; "key-file"?: string };
   try {
-    ({ values } = parseArgs({ args: own, options: { api: { type: "string" }, agent: { type: "string" }, "key-file": { type: "string" } }, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({
+      args: own,
+      options: { api: { type: "string" }, agent: { type: "string" }, "key-file": { type: "string" } },
+      strict: true,
+      allowPositionals: false,
+    }));
   } catch (error) {
     throw new InvalidInputError("usage", `${shortMessageOf(error)} (usage: ${USAGE})`, { cause: error });
   }
-  if (values.api === undefined || !/^https?:\/\/[^\s]+$/.test(values.api)) throw new InvalidInputError("usage", `--api: expected an http(s) URL, got ${values.api ?? "nothing"} (usage: ${USAGE})`);
-  if (values.agent === undefined || !/^[A-Za-z0-9_-]{1,64}$/.test(values.agent)) throw new InvalidInputError("usage", `--agent: expected an agent id, got ${values.agent ?? "nothing"} (usage: ${USAGE})`);
+  if (values.api === undefined || !/^https?:\/\/[^\s]+$/.test(values.api))
+    throw new InvalidInputError("usage", `--api: expected an http(s) URL, got ${values.api ?? "nothing"} (usage: ${USAGE})`);
+  if (values.agent === undefined || !/^[A-Za-z0-9_-]{1,64}$/.test(values.agent))
+    throw new InvalidInputError("usage", `--agent: expected an agent id, got ${values.agent ?? "nothing"} (usage: ${USAGE})`);
   if (split >= 0 && command.length === 0) throw new InvalidInputError("usage", "nothing to run after --");
   let agentKey: string;
   const warnings: string[] = [];
@@ -64,11 +81,17 @@ function parseOptions(argv: readonly string[], env: HeartbeatCliDeps["env"]): Op
       agentKey = fs.readFileSync(keyFile, "utf8").trim();
       mode = fs.statSync(keyFile).mode & 0o777;
     } catch (error) {
-      throw new InvalidInputError("usage", `--key-file: cannot read ${keyFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+      throw new InvalidInputError(
+        "usage",
+        `--key-file: cannot read ${keyFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+        { cause: error },
+      );
     }
     if (agentKey === "") throw new InvalidInputError("usage", `--key-file: ${keyFile} is empty`);
     if ((mode & READABLE_BY_OTHERS) !== 0) {
-      warnings.push(`warning: other users can read the agent key in ${keyFile} (mode ${mode.toString(8).padStart(4, "0")}): chmod 600 ${keyFile}`);
+      warnings.push(
+        `warning: other users can read the agent key in ${keyFile} (mode ${mode.toString(8).padStart(4, "0")}): chmod 600 ${keyFile}`,
+      );
     }
   } else {
     agentKey = env[AGENT_KEY_ENV]?.trim() ?? "";
@@ -133,8 +156,13 @@ export async function runHeartbeatCli(argv: readonly string[], deps: HeartbeatCl
   const log = (line: string) => deps.log(`vrai-heartbeat: ${line}`);
   for (const warning of options.warnings) log(warning);
   const agent = createVraiAgent({
-    baseUrl: options.api, agentId: options.agentId, agentKey: options.agentKey,
-    fetch: deps.fetch, sleep: deps.sleep, random: deps.random, now: deps.now,
+    baseUrl: options.api,
+    agentId: options.agentId,
+    agentKey: options.agentKey,
+    fetch: deps.fetch,
+    sleep: deps.sleep,
+    random: deps.random,
+    now: deps.now,
   });
   let refused: (error: VraiAgentError) => void = () => {};
   const givenUp = new Promise<VraiAgentError>((resolve) => (refused = resolve));
@@ -156,7 +184,9 @@ export async function runHeartbeatCli(argv: readonly string[], deps: HeartbeatCl
       if (nextInMs === undefined) refused(error);
     },
   });
-  const stopped = new Promise<void>((resolve) => (deps.stop.aborted ? resolve() : deps.stop.addEventListener("abort", () => resolve(), { once: true })));
+  const stopped = new Promise<void>((resolve) =>
+    deps.stop.aborted ? resolve() : deps.stop.addEventListener("abort", () => resolve(), { once: true }),
+  );
   const stopCause = () => (typeof deps.stop.reason === "string" ? ` by ${deps.stop.reason}` : "");
   const checkIns = () => `${counted} check-in${counted === 1 ? "" : "s"} counted`;
 
@@ -186,7 +216,10 @@ export async function runHeartbeatCli(argv: readonly string[], deps: HeartbeatCl
   const code = await exited;
   await heartbeat.stop();
   // A command that ran its whole life without being seen by the service is said so: its score saw nothing of it.
-  const unseen = counted === 0 ? ` before any check-in was counted${lastFailure === undefined ? "" : ` (last failure: ${lastFailure})`}` : `; ${checkIns()}`;
+  const unseen =
+    counted === 0
+      ? ` before any check-in was counted${lastFailure === undefined ? "" : ` (last failure: ${lastFailure})`}`
+      : `; ${checkIns()}`;
   log(`${file} exited with ${code}${stopping ? "" : unseen}`);
   return code;
 }

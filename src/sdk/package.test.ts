@@ -76,7 +76,11 @@ function examplesOf(declarations: string): Array<{ name: string; code: string }>
   const source = ts.createSourceFile("index.d.ts", declarations, ts.ScriptTarget.Latest, true);
   const found: Array<{ name: string; code: string }> = [];
   const visit = (node: ts.Node) => {
-    if ((ts.isFunctionDeclaration(node) || ts.isVariableDeclaration(node) || ts.isClassDeclaration(node)) && node.name && ts.isIdentifier(node.name)) {
+    if (
+      (ts.isFunctionDeclaration(node) || ts.isVariableDeclaration(node) || ts.isClassDeclaration(node)) &&
+      node.name &&
+      ts.isIdentifier(node.name)
+    ) {
       for (const tag of ts.getJSDocTags(node)) {
         if (tag.tagName.text === "example") found.push({ name: node.name.text, code: ts.getTextOfJSDocComment(tag.comment) ?? "" });
       }
@@ -91,7 +95,10 @@ function examplesOf(declarations: string): Array<{ name: string; code: string }>
 function methodPageVerifyCommand(): string[] {
   const page = renderMethodPage({ outages: [], nextPage: null, laterPage: false });
   const [, code] = /<h2 id="verify-heading">[\s\S]*?<pre class="snippet"><code>([\s\S]*?)<\/code><\/pre>/.exec(page) ?? [];
-  const text = code.replace(/&(amp|lt|gt|quot|#39);/g, (_, name: string) => ({ amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'" })[name] ?? "");
+  const text = code.replace(
+    /&(amp|lt|gt|quot|#39);/g,
+    (_, name: string) => ({ amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'" })[name] ?? "",
+  );
   return text.split("\n");
 }
 
@@ -125,7 +132,8 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
   let tarball: string;
   let identity: Address;
   let registry: Address;
-  const node = (args: string[], env: Record<string, string> = {}) => run(process.execPath, args, { cwd: project, env: cleanEnv(env), maxBuffer: 16 * 2 ** 20 });
+  const node = (args: string[], env: Record<string, string> = {}) =>
+    run(process.execPath, args, { cwd: project, env: cleanEnv(env), maxBuffer: 16 * 2 ** 20 });
 
   /**
    * Builds the package (its prepack script) and packs it by the /method page's command, as printed, at the root of
@@ -137,7 +145,11 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     tarball = stdout.trim().split("\n").pop()!;
     fs.renameSync(path.join(SDK_DIR, tarball), path.join(project, tarball));
     fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "sdk-consumer", version: "1.0.0", private: true }));
-    await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", `./${tarball}`], { cwd: project, env: cleanEnv(), maxBuffer: 16 * 2 ** 20 });
+    await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", `./${tarball}`], {
+      cwd: project,
+      env: cleanEnv(),
+      maxBuffer: 16 * 2 ** 20,
+    });
   }
 
   before(async () => {
@@ -150,10 +162,18 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     identity = fixture.identityRegistry;
     registry = getAddress((await chain.deployContract("Registry", [chain.accounts[0].address, identity])).address);
     fs.mkdirSync(path.join(project, "deployments"));
-    fs.writeFileSync(path.join(project, "deployments", "localhost.json"), JSON.stringify({
-      network: "localhost", chainId: 31337,
-      contracts: { IdentityRegistry: { address: identity }, AnchorRegistry: { address: fixture.anchorRegistry }, Registry: { address: registry } },
-    }));
+    fs.writeFileSync(
+      path.join(project, "deployments", "localhost.json"),
+      JSON.stringify({
+        network: "localhost",
+        chainId: 31337,
+        contracts: {
+          IdentityRegistry: { address: identity },
+          AnchorRegistry: { address: fixture.anchorRegistry },
+          Registry: { address: registry },
+        },
+      }),
+    );
   });
   after(async () => {
     await fixture?.close();
@@ -167,40 +187,89 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     expect(packages).to.include.members(["@vrai/sdk", "viem", "canonicalize"]);
     for (const name of SERVICE_ONLY) expect(packages, name).to.not.include(name);
     // The figures the issue asks for (installed size and package count of the tarball in an empty project).
-    console.log(`      @vrai/sdk installed into an empty project: ${packages.length} packages, ${(bytes / 2 ** 20).toFixed(1)} MiB (${tarball}, ${(fs.statSync(path.join(project, tarball)).size / 1024).toFixed(0)} KiB)`);
+    console.log(
+      `      @vrai/sdk installed into an empty project: ${packages.length} packages, ${(bytes / 2 ** 20).toFixed(1)} MiB (${tarball}, ${(fs.statSync(path.join(project, tarball)).size / 1024).toFixed(0)} KiB)`,
+    );
   });
 
   it("imports from plain Node ESM and requires from CommonJS, with the same exports", async () => {
-    const esm = await node(["--input-type=module", "-e", 'import * as sdk from "@vrai/sdk"; console.log(JSON.stringify(Object.keys(sdk).sort()))']);
+    const esm = await node([
+      "--input-type=module",
+      "-e",
+      'import * as sdk from "@vrai/sdk"; console.log(JSON.stringify(Object.keys(sdk).sort()))',
+    ]);
     const cjs = await node(["-e", 'console.log(JSON.stringify(Object.keys(require("@vrai/sdk")).sort()))']);
     const names = JSON.parse(esm.stdout) as string[];
-    expect(names).to.include.members(["createVraiAgent", "submitProof", "readNetworkScore", "deriveScore", "verifyScore", "getScoreProof", "vraiGateAbi", "registryAddressOf", "readDeployment"]);
+    expect(names).to.include.members([
+      "createVraiAgent",
+      "submitProof",
+      "readNetworkScore",
+      "deriveScore",
+      "verifyScore",
+      "getScoreProof",
+      "vraiGateAbi",
+      "registryAddressOf",
+      "readDeployment",
+    ]);
     expect(JSON.parse(cjs.stdout)).to.deep.equal(names.filter((n) => n !== "default"));
     expect(esm.stderr + cjs.stderr).to.equal("");
   });
 
   it("type-checks a TypeScript program against its declarations (tsc, strict, nodenext; wrong uses are type errors)", async () => {
     fs.copyFileSync(path.join(SDK_DIR, "examples", "check-in.ts"), path.join(project, "check-in.ts"));
-    fs.writeFileSync(path.join(project, "tsconfig.json"), JSON.stringify({
-      compilerOptions: { strict: true, module: "nodenext", moduleResolution: "nodenext", target: "es2022", lib: ["es2023", "dom"], types: [], noEmit: true, skipLibCheck: true },
-      files: ["check-in.ts"],
+    fs.writeFileSync(
+      path.join(project, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: "nodenext",
+          moduleResolution: "nodenext",
+          target: "es2022",
+          lib: ["es2023", "dom"],
+          types: [],
+          noEmit: true,
+          skipLibCheck: true,
+        },
+        files: ["check-in.ts"],
+      }),
+    );
+    const { stdout } = await node([TSC, "-p", "tsconfig.json"]).catch((error: { stdout: string }) => ({
+      stdout: `failed: ${error.stdout}`,
     }));
-    const { stdout } = await node([TSC, "-p", "tsconfig.json"]).catch((error: { stdout: string }) => ({ stdout: `failed: ${error.stdout}` }));
     expect(stdout).to.equal("");
   });
 
   it("checks in for real against the running API from ESM, and verifies the anchored score with verifyScore from CommonJS", async () => {
     const agent = fixture.provisional;
-    const checkIn = await node(["--input-type=module", "-e",
-      'import { createVraiAgent } from "@vrai/sdk"; const a = createVraiAgent({ baseUrl: process.env.API, agentId: process.env.AGENT, agentKey: process.env.KEY }); console.log(JSON.stringify(await a.checkIn()))'],
-      { API: fixture.server.url, AGENT: agent.agentId, KEY: agent.agentKey });
+    const checkIn = await node(
+      [
+        "--input-type=module",
+        "-e",
+        'import { createVraiAgent } from "@vrai/sdk"; const a = createVraiAgent({ baseUrl: process.env.API, agentId: process.env.AGENT, agentKey: process.env.KEY }); console.log(JSON.stringify(await a.checkIn()))',
+      ],
+      { API: fixture.server.url, AGENT: agent.agentId, KEY: agent.agentKey },
+    );
     expect(JSON.parse(checkIn.stdout)).to.include({ agentId: agent.agentId, result: "counted", next_heartbeat_s: 3600, replayed: false });
 
-    const verify = await node(["-e",
-      'require("@vrai/sdk").verifyScore({ api: process.env.API, agentId: process.env.AGENT, day: process.env.DAY, rpcUrl: process.env.RPC }).then((r) => console.log(JSON.stringify(r)))'],
-      { API: fixture.server.url, AGENT: fixture.established.agentId, DAY: fixture.today, RPC: fixture.rpc.url });
-    const result = JSON.parse(verify.stdout) as { verified: boolean; checks: Array<{ step: string; ok: boolean }>; anchor: { contract: string; leafCount: number } };
-    expect(result.checks.map((c) => [c.step, c.ok])).to.deep.equal([["inputs", true], ["score", true], ["digest", true], ["merkle", true], ["anchor", true]]);
+    const verify = await node(
+      [
+        "-e",
+        'require("@vrai/sdk").verifyScore({ api: process.env.API, agentId: process.env.AGENT, day: process.env.DAY, rpcUrl: process.env.RPC }).then((r) => console.log(JSON.stringify(r)))',
+      ],
+      { API: fixture.server.url, AGENT: fixture.established.agentId, DAY: fixture.today, RPC: fixture.rpc.url },
+    );
+    const result = JSON.parse(verify.stdout) as {
+      verified: boolean;
+      checks: Array<{ step: string; ok: boolean }>;
+      anchor: { contract: string; leafCount: number };
+    };
+    expect(result.checks.map((c) => [c.step, c.ok])).to.deep.equal([
+      ["inputs", true],
+      ["score", true],
+      ["digest", true],
+      ["merkle", true],
+      ["anchor", true],
+    ]);
     expect(result.verified).to.equal(true);
     expect(result.anchor).to.include({ contract: fixture.anchorRegistry, leafCount: 2 });
   });
@@ -210,12 +279,23 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     const dev = await startDev([process.execPath, "bin/vrai.js", "dev"], dir);
     try {
       const post = async (p: string, token: string | undefined) =>
-        (await fetch(dev.url + p, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: "{}" })).json() as Promise<Record<string, string>>;
+        (
+          await fetch(dev.url + p, {
+            method: "POST",
+            headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+            body: "{}",
+          })
+        ).json() as Promise<Record<string, string>>;
       const owner = await post("/v1/owners", undefined);
       const agent = await post("/v1/agents", owner.token);
-      const checkIn = await node(["--input-type=module", "-e",
-        'import { createVraiAgent } from "@vrai/sdk"; const a = createVraiAgent({ baseUrl: process.env.API, agentId: process.env.AGENT, agentKey: process.env.KEY }); console.log(JSON.stringify(await a.checkIn()))'],
-        { API: dev.url, AGENT: agent.agentId, KEY: agent.agentKey });
+      const checkIn = await node(
+        [
+          "--input-type=module",
+          "-e",
+          'import { createVraiAgent } from "@vrai/sdk"; const a = createVraiAgent({ baseUrl: process.env.API, agentId: process.env.AGENT, agentKey: process.env.KEY }); console.log(JSON.stringify(await a.checkIn()))',
+        ],
+        { API: dev.url, AGENT: agent.agentId, KEY: agent.agentKey },
+      );
       expect(JSON.parse(checkIn.stdout)).to.include({ agentId: agent.agentId, result: "counted", replayed: false });
     } finally {
       dev.child.kill("SIGTERM");
@@ -231,13 +311,23 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     const { stdout } = await node(["run-examples.mjs"], {
       EXAMPLES: JSON.stringify(examples),
       EXAMPLE_SCOPE: JSON.stringify({
-        api: fixture.server.url, rpcUrl: fixture.rpc.url, agentId, agentKey, tokenId: tokenId.toString(), gate: fixture.gate, privateKey: toHex(fixture.chain.accounts[holder].getHdKey().privateKey!),
+        api: fixture.server.url,
+        rpcUrl: fixture.rpc.url,
+        agentId,
+        agentKey,
+        tokenId: tokenId.toString(),
+        gate: fixture.gate,
+        privateKey: toHex(fixture.chain.accounts[holder].getHdKey().privateKey!),
       }),
     });
     const lines = stdout.trim().split("\n");
     const { functions } = JSON.parse(lines[0]) as { functions: string[] };
     expect(functions.length).to.be.greaterThan(6);
-    for (const name of functions) expect(examples.map((e) => e.name), `@example of ${name}`).to.include(name);
+    for (const name of functions)
+      expect(
+        examples.map((e) => e.name),
+        `@example of ${name}`,
+      ).to.include(name);
     const ran = lines.filter((l) => l.startsWith('{"ran"')).map((l) => (JSON.parse(l) as { ran: string }).ran);
     expect(ran).to.deep.equal(examples.map((e) => e.name));
     expect(stdout).to.match(/^counted at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ, next in 3600 s$/m);
@@ -254,27 +344,64 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     expect(blocks).to.have.length(2);
     // As written, against the package's declarations: what a reader has in scope is declared, nothing else.
     blocks.forEach((block, i) => fs.writeFileSync(path.join(project, `readme-gate-${i}.mts`), block));
-    fs.writeFileSync(path.join(project, "readme-scope.d.ts"), [
-      "declare const agentId: string;", 'declare const gate: import("viem").Address;',
-      'declare const publicClient: import("viem").PublicClient;',
-      'declare const wallet: import("viem").WalletClient<import("viem").Transport, import("viem").Chain, import("viem").Account>;',
-    ].join("\n"));
-    fs.writeFileSync(path.join(project, "tsconfig.readme.json"), JSON.stringify({
-      compilerOptions: { strict: true, module: "nodenext", moduleResolution: "nodenext", target: "es2022", lib: ["es2023", "dom"], types: [], noEmit: true, skipLibCheck: true },
-      files: ["readme-scope.d.ts", ...blocks.map((_, i) => `readme-gate-${i}.mts`)],
+    fs.writeFileSync(
+      path.join(project, "readme-scope.d.ts"),
+      [
+        "declare const agentId: string;",
+        'declare const gate: import("viem").Address;',
+        'declare const publicClient: import("viem").PublicClient;',
+        'declare const wallet: import("viem").WalletClient<import("viem").Transport, import("viem").Chain, import("viem").Account>;',
+      ].join("\n"),
+    );
+    fs.writeFileSync(
+      path.join(project, "tsconfig.readme.json"),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: "nodenext",
+          moduleResolution: "nodenext",
+          target: "es2022",
+          lib: ["es2023", "dom"],
+          types: [],
+          noEmit: true,
+          skipLibCheck: true,
+        },
+        files: ["readme-scope.d.ts", ...blocks.map((_, i) => `readme-gate-${i}.mts`)],
+      }),
+    );
+    const { stdout: typeErrors } = await node([TSC, "-p", "tsconfig.readme.json"]).catch((error: { stdout: string }) => ({
+      stdout: `failed: ${error.stdout}`,
     }));
-    const { stdout: typeErrors } = await node([TSC, "-p", "tsconfig.readme.json"]).catch((error: { stdout: string }) => ({ stdout: `failed: ${error.stdout}` }));
     expect(typeErrors).to.equal("");
 
     // Run with the SDK's exports in scope (what their import lines name) and the README's API address made the live one's.
     const { chain, established, gate, server } = fixture;
-    const entered = async () => (await chain.publicClient.getContractEvents({ address: gate, abi: vraiGateAbi, eventName: "Entered", fromBlock: 0n, args: { account: chain.accounts[established.holder].address } })).length;
+    const entered = async () =>
+      (
+        await chain.publicClient.getContractEvents({
+          address: gate,
+          abi: vraiGateAbi,
+          eventName: "Entered",
+          fromBlock: 0n,
+          args: { account: chain.accounts[established.holder].address },
+        })
+      ).length;
     const before = await entered();
     fs.writeFileSync(path.join(project, "run-examples.mjs"), EXAMPLE_RUNNER);
-    const examples = blocks.map((block, i) => ({ name: `README block ${i}`, code: block.replace(/^import .*\n/gm, "").replaceAll("http://127.0.0.1:8080", server.url) }));
+    const examples = blocks.map((block, i) => ({
+      name: `README block ${i}`,
+      code: block.replace(/^import .*\n/gm, "").replaceAll("http://127.0.0.1:8080", server.url),
+    }));
     const { stdout } = await node(["run-examples.mjs"], {
       EXAMPLES: JSON.stringify(examples),
-      EXAMPLE_SCOPE: JSON.stringify({ api: server.url, rpcUrl: fixture.rpc.url, agentId: established.agentId, tokenId: "0", gate, privateKey: toHex(chain.accounts[established.holder].getHdKey().privateKey!) }),
+      EXAMPLE_SCOPE: JSON.stringify({
+        api: server.url,
+        rpcUrl: fixture.rpc.url,
+        agentId: established.agentId,
+        tokenId: "0",
+        gate,
+        privateKey: toHex(chain.accounts[established.holder].getHdKey().privateKey!),
+      }),
     });
     expect(stdout.trim().split("\n").slice(1)).to.deep.equal(examples.map((e) => JSON.stringify({ ran: e.name })));
     // Each block's writeContract went through the gate.
@@ -289,8 +416,16 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     const cachedBefore = npxInstalls();
     try {
       fs.copyFileSync(path.join(project, tarball), path.join(dir, tarball));
-      const command = npx.replace("AGENT_ID", fixture.established.agentId).replace("YYYY-MM-DD", fixture.today).replace("https://vrai.example", fixture.server.url).replace("RPC_URL", fixture.rpc.url);
-      const { stdout } = await run("bash", ["-euc", command], { cwd: dir, env: cleanEnv({ npm_config_prefer_offline: "true", npm_config_audit: "false", npm_config_fund: "false" }), maxBuffer: 16 * 2 ** 20 });
+      const command = npx
+        .replace("AGENT_ID", fixture.established.agentId)
+        .replace("YYYY-MM-DD", fixture.today)
+        .replace("https://vrai.example", fixture.server.url)
+        .replace("RPC_URL", fixture.rpc.url);
+      const { stdout } = await run("bash", ["-euc", command], {
+        cwd: dir,
+        env: cleanEnv({ npm_config_prefer_offline: "true", npm_config_audit: "false", npm_config_fund: "false" }),
+        maxBuffer: 16 * 2 ** 20,
+      });
       const lines = stdout.trim().split("\n");
       expect(lines.filter((l) => l.startsWith("✔"))).to.have.length(5);
       expect(lines[lines.length - 1]).to.equal("verified");
@@ -302,12 +437,23 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
 
   it("carries its README, LICENSE and repository field in the tarball (issue #31), the LICENSE the repository's", async () => {
     const { stdout } = await run("tar", ["tzf", path.join(project, tarball)]);
-    expect(stdout.trim().split("\n")).to.include.members(["package/README.md", "package/LICENSE", "package/package.json", "package/dist/verify.js", "package/dist/heartbeat.js"]);
+    expect(stdout.trim().split("\n")).to.include.members([
+      "package/README.md",
+      "package/LICENSE",
+      "package/package.json",
+      "package/dist/verify.js",
+      "package/dist/heartbeat.js",
+    ]);
     const installedDir = path.join(project, "node_modules", "@vrai", "sdk");
-    const manifest = JSON.parse(fs.readFileSync(path.join(installedDir, "package.json"), "utf8")) as { repository?: { type: string; url: string; directory: string }; license: string };
+    const manifest = JSON.parse(fs.readFileSync(path.join(installedDir, "package.json"), "utf8")) as {
+      repository?: { type: string; url: string; directory: string };
+      license: string;
+    };
     expect(manifest.repository).to.include({ type: "git", directory: "packages/sdk" });
     expect(manifest.repository?.url).to.match(/^git\+https:\/\/\S+\.git$/);
-    expect(fs.readFileSync(path.join(installedDir, "LICENSE"), "utf8")).to.equal(fs.readFileSync(path.resolve(SDK_DIR, "../../LICENSE"), "utf8"));
+    expect(fs.readFileSync(path.join(installedDir, "LICENSE"), "utf8")).to.equal(
+      fs.readFileSync(path.resolve(SDK_DIR, "../../LICENSE"), "utf8"),
+    );
     expect(manifest.license).to.equal("MIT");
     const readme = fs.readFileSync(path.join(installedDir, "README.md"), "utf8");
     // Until it is published, how to get it: the pack step.
@@ -319,9 +465,19 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
 
   it("exports its error classes (issue #31): a bad option is an InvalidInputError, a check-in too soon a VraiAgentError, all BaseErrors", async () => {
     const post = async (p: string, token: string | undefined) =>
-      (await fetch(fixture.server.url + p, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: "{}" })).json() as Promise<Record<string, string>>;
+      (
+        await fetch(fixture.server.url + p, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+          body: "{}",
+        })
+      ).json() as Promise<Record<string, string>>;
     const agent = await post("/v1/agents", (await post("/v1/owners", undefined)).token);
-    const { stdout } = await node(["--input-type=module", "-e", `
+    const { stdout } = await node(
+      [
+        "--input-type=module",
+        "-e",
+        `
       import { BaseError, DeploymentFileError, InvalidInputError, VraiAgentError, createVraiAgent, verifyScore, readDeployment } from "@vrai/sdk";
       const bad = await verifyScore({ api: process.env.API, agentId: "not an id", rpcUrl: process.env.API }).catch((e) => e);
       const file = await Promise.resolve().then(() => readDeployment("package.json")).catch((e) => e);
@@ -332,9 +488,14 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
         bad: [bad instanceof InvalidInputError, bad instanceof BaseError, bad.code],
         file: [file instanceof DeploymentFileError, file instanceof InvalidInputError, file.code],
         soon: [soon instanceof VraiAgentError, soon instanceof BaseError, soon.code, soon.retryAfterMs > 1_000_000],
-      }));`], { API: fixture.server.url, AGENT: agent.agentId, KEY: agent.agentKey });
+      }));`,
+      ],
+      { API: fixture.server.url, AGENT: agent.agentId, KEY: agent.agentKey },
+    );
     expect(JSON.parse(stdout)).to.deep.equal({
-      bad: [true, true, "invalid_verify_options"], file: [true, true, "invalid_deployment"], soon: [true, true, "checkin_too_soon", true],
+      bad: [true, true, "invalid_verify_options"],
+      file: [true, true, "invalid_deployment"],
+      soon: [true, true, "checkin_too_soon", true],
     });
   });
 
@@ -342,12 +503,33 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     const bin = path.join(project, "node_modules", ".bin", "vrai-verify");
     const help = await run(bin, ["--help"], { cwd: project, env: cleanEnv() });
     expect(help.stdout).to.match(/^usage: vrai-verify <agent> \[--day YYYY-MM-DD\]/);
-    const verified = await run(bin, [fixture.established.agentId, "--day", fixture.today, "--api", fixture.server.url, "--rpc", fixture.rpc.url, "--deployment", "deployments/localhost.json"], { cwd: project, env: cleanEnv() });
+    const verified = await run(
+      bin,
+      [
+        fixture.established.agentId,
+        "--day",
+        fixture.today,
+        "--api",
+        fixture.server.url,
+        "--rpc",
+        fixture.rpc.url,
+        "--deployment",
+        "deployments/localhost.json",
+      ],
+      { cwd: project, env: cleanEnv() },
+    );
     const lines = verified.stdout.trim().split("\n");
-    expect(lines[0]).to.match(new RegExp(`^verifying the daily Vrai score \\d+ of agent ${fixture.established.agentId} on ${fixture.today} \\(${fixture.server.url.replace(/[.:/]/g, "\\$&")}\\)$`));
+    expect(lines[0]).to.match(
+      new RegExp(
+        `^verifying the daily Vrai score \\d+ of agent ${fixture.established.agentId} on ${fixture.today} \\(${fixture.server.url.replace(/[.:/]/g, "\\$&")}\\)$`,
+      ),
+    );
     expect(lines.filter((l) => l.startsWith("✔"))).to.have.length(5);
     expect(lines[lines.length - 1]).to.equal("verified");
-    const refused = await run(bin, [], { cwd: project, env: cleanEnv() }).then(() => null, (error: { code: number; stderr: string }) => error);
+    const refused = await run(bin, [], { cwd: project, env: cleanEnv() }).then(
+      () => null,
+      (error: { code: number; stderr: string }) => error,
+    );
     expect(refused?.code).to.equal(2);
     expect(refused?.stderr).to.match(/^vrai-verify: expected one agent id, got 0 \(usage: vrai-verify <agent>/);
   });
@@ -356,7 +538,13 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     const bin = path.join(project, "node_modules", ".bin", "vrai-heartbeat");
     const help = await run(bin, ["--help"], { cwd: project, env: cleanEnv() });
     expect(help.stderr).to.match(/^usage: vrai-heartbeat --api URL --agent ID/);
-    const refused = await run(bin, ["--api", fixture.server.url, "--agent", "agt_1", "--key", "va_secret"], { cwd: project, env: cleanEnv() }).then(() => null, (error: { code: number; stderr: string }) => error);
+    const refused = await run(bin, ["--api", fixture.server.url, "--agent", "agt_1", "--key", "va_secret"], {
+      cwd: project,
+      env: cleanEnv(),
+    }).then(
+      () => null,
+      (error: { code: number; stderr: string }) => error,
+    );
     expect(refused?.code).to.equal(2);
     expect(refused?.stderr.trim().split("\n")).to.have.length(1);
   });

@@ -4,7 +4,14 @@
  */
 import { getAddress, type Address, type Hex } from "viem";
 import { vraiGateAbi } from "../chain/abi/vraiGate";
-import { isScoreLeafV2, processScoreProof, scoreLeafFromJson, scoreLeafHash, scoreLeafV2Fields, type ScoreLeafV2Fields } from "../chain/score-tree";
+import {
+  isScoreLeafV2,
+  processScoreProof,
+  scoreLeafFromJson,
+  scoreLeafHash,
+  scoreLeafV2Fields,
+  type ScoreLeafV2Fields,
+} from "../chain/score-tree";
 import { BaseError, InvalidInputError } from "../errors";
 import { parseRfc3339 } from "../method";
 import type { ApiError, ApiJson } from "./api";
@@ -60,27 +67,55 @@ export type ContractScoreProof = {
  */
 export async function getScoreProof(options: GetScoreProofOptions): Promise<ContractScoreProof> {
   const api = options.api.replace(/\/+$/, "");
-  if (!/^https?:\/\/[^\s]+$/.test(api)) throw new InvalidInputError("invalid_score_proof_options", `api: expected an http(s) URL, got ${options.api}`);
+  if (!/^https?:\/\/[^\s]+$/.test(api))
+    throw new InvalidInputError("invalid_score_proof_options", `api: expected an http(s) URL, got ${options.api}`);
   const { agentId, scoreId } = options;
-  if ((agentId === undefined) === (scoreId === undefined)) throw new InvalidInputError("invalid_score_proof_options", "give agentId or scoreId, not both");
-  if (agentId !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(agentId)) throw new InvalidInputError("invalid_score_proof_options", `not an agent id: ${JSON.stringify(agentId)}`);
-  if (scoreId !== undefined && !(Number.isSafeInteger(scoreId) && scoreId > 0)) throw new InvalidInputError("invalid_score_proof_options", `not a score id: ${scoreId}`);
+  if ((agentId === undefined) === (scoreId === undefined))
+    throw new InvalidInputError("invalid_score_proof_options", "give agentId or scoreId, not both");
+  if (agentId !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(agentId))
+    throw new InvalidInputError("invalid_score_proof_options", `not an agent id: ${JSON.stringify(agentId)}`);
+  if (scoreId !== undefined && !(Number.isSafeInteger(scoreId) && scoreId > 0))
+    throw new InvalidInputError("invalid_score_proof_options", `not a score id: ${scoreId}`);
   const path = agentId !== undefined ? `/v1/agents/${agentId}/score/proof` : `/v1/scores/${scoreId}/proof`;
   const response = await (options.fetch ?? fetch)(api + path);
   const body: ApiJson<"getScoreProof" | "getLatestScoreProof", 200> | ApiError | null = await response.json().catch(() => null);
   if (!response.ok || body === null || "error" in body) {
     const served = body !== null && "error" in body ? body.error : undefined;
-    throw new BaseError(served?.code ?? "score_proof_unavailable", `GET ${path} answered ${response.status}: ${served?.message ?? "no JSON body"}`, { status: response.status });
+    throw new BaseError(
+      served?.code ?? "score_proof_unavailable",
+      `GET ${path} answered ${response.status}: ${served?.message ?? "no JSON body"}`,
+      { status: response.status },
+    );
   }
   const values = scoreLeafFromJson(body.leafValues);
   if (!isScoreLeafV2(values)) {
-    throw new BaseError("score_proof_version_1", `score ${body.scoreId} of ${body.day} is a leaf of version 1 (days anchored before leaves carried the score): VraiScores takes version 2`);
+    throw new BaseError(
+      "score_proof_version_1",
+      `score ${body.scoreId} of ${body.day} is a leaf of version 1 (days anchored before leaves carried the score): VraiScores takes version 2`,
+    );
   }
   const leaf = scoreLeafHash(values);
   if (leaf !== body.leaf || processScoreProof(leaf, body.proof) !== body.root) {
-    throw new BaseError("score_proof_invalid", `the proof of score ${body.scoreId} does not lead from its leaf ${leaf} to the root ${body.root}`);
+    throw new BaseError(
+      "score_proof_invalid",
+      `the proof of score ${body.scoreId} does not lead from its leaf ${leaf} to the root ${body.root}`,
+    );
   }
   const score = scoreLeafV2Fields(values);
-  const anchor = { ...body.anchor, contract: getAddress(body.anchor.contract), anchoredAt: body.anchor.anchoredAt === null ? null : parseRfc3339(body.anchor.anchoredAt) };
-  return { scoreId: body.scoreId, agentId: body.agentId, day: body.day, score, leaf, proof: body.proof, root: body.root, anchor, args: [score, body.proof, body.root] };
+  const anchor = {
+    ...body.anchor,
+    contract: getAddress(body.anchor.contract),
+    anchoredAt: body.anchor.anchoredAt === null ? null : parseRfc3339(body.anchor.anchoredAt),
+  };
+  return {
+    scoreId: body.scoreId,
+    agentId: body.agentId,
+    day: body.day,
+    score,
+    leaf,
+    proof: body.proof,
+    root: body.root,
+    anchor,
+    args: [score, body.proof, body.root],
+  };
 }

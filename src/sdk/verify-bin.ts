@@ -12,7 +12,9 @@ runVerifyCli(process.argv.slice(2), { env: process.env, stdout: (text) => void p
   },
   (error: unknown) => {
     const bad = error instanceof InvalidInputError;
-    process.stderr.write(`vrai-verify: ${bad ? "" : "internal error: "}${oneLine(error instanceof Error ? error.message : String(error))}\n`);
+    process.stderr.write(
+      `vrai-verify: ${bad ? "" : "internal error: "}${oneLine(error instanceof Error ? error.message : String(error))}\n`,
+    );
     process.exitCode = bad ? 2 : 1;
   },
 );

@@ -40,15 +40,24 @@ function parseOptions(argv: readonly string[], deps: VerifyCliDeps): VerifyScore
   let parsed: { values: Record<string, string | undefined>; positionals: string[] };
   try {
     parsed = parseArgs({
-      args: [...argv], strict: true, allowPositionals: true,
-      options: { day: { type: "string" }, api: { type: "string" }, rpc: { type: "string" }, contract: { type: "string" }, deployment: { type: "string" } },
+      args: [...argv],
+      strict: true,
+      allowPositionals: true,
+      options: {
+        day: { type: "string" },
+        api: { type: "string" },
+        rpc: { type: "string" },
+        contract: { type: "string" },
+        deployment: { type: "string" },
+      },
     });
   } catch (error) {
     throw new InvalidInputError("usage", `${shortMessageOf(error)} (usage: ${usage})`, { cause: error });
   }
   const { values, positionals } = parsed;
   if (positionals.length !== 1) throw new InvalidInputError("usage", `expected one agent id, got ${positionals.length} (usage: ${usage})`);
-  if (values.contract !== undefined && values.deployment !== undefined) throw new InvalidInputError("usage", "give --contract or --deployment, not both");
+  if (values.contract !== undefined && values.deployment !== undefined)
+    throw new InvalidInputError("usage", "give --contract or --deployment, not both");
   let contract = values.contract;
   if (values.deployment !== undefined) {
     try {
@@ -59,7 +68,11 @@ function parseOptions(argv: readonly string[], deps: VerifyCliDeps): VerifyScore
     }
   }
   return {
-    agentId: positionals[0], day: values.day, api: values.api ?? deps.env.VRAI_API_URL ?? DEFAULT_API, rpcUrl: values.rpc ?? deps.env.RPC_URL ?? DEFAULT_RPC, contract,
+    agentId: positionals[0],
+    day: values.day,
+    api: values.api ?? deps.env.VRAI_API_URL ?? DEFAULT_API,
+    rpcUrl: values.rpc ?? deps.env.RPC_URL ?? DEFAULT_RPC,
+    contract,
     fetch: deps.fetch,
   };
 }
@@ -88,7 +101,10 @@ export async function runVerifyCli(argv: readonly string[], deps: VerifyCliDeps)
   }
   const options = parseOptions(argv, deps);
   const result = await verifyScore(options);
-  if (result.score) deps.stdout(`verifying the daily Vrai score ${result.score.id} of agent ${result.score.agentId} on ${result.score.day} (${result.score.api})\n`);
+  if (result.score)
+    deps.stdout(
+      `verifying the daily Vrai score ${result.score.id} of agent ${result.score.agentId} on ${result.score.day} (${result.score.api})\n`,
+    );
   for (const check of result.checks) deps.stdout(`${check.ok ? "✔" : "✘"} ${check.message}\n`);
   if (result.checks.some((c) => c.step === "lookup" && !c.ok)) {
     const hint = await devClockHint(options.api, deps.fetch ?? fetch);

@@ -8,8 +8,18 @@
 import { createPublicClient, getAddress, http, isAddress, type Address, type Hex } from "viem";
 import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
 import {
-  componentLeafValue, isScoreLeafV2, processScoreProof, rootAnchoredLogs, SCORE_LEAF_V2_FIELDS, SCORE_LEAF_VERSIONS, scoreLeafFromJson, scoreLeafHash, scoreLeafToJson,
-  scoreLeafV2, scoreLeafVersion, type AnyScoreLeafValues,
+  componentLeafValue,
+  isScoreLeafV2,
+  processScoreProof,
+  rootAnchoredLogs,
+  SCORE_LEAF_V2_FIELDS,
+  SCORE_LEAF_VERSIONS,
+  scoreLeafFromJson,
+  scoreLeafHash,
+  scoreLeafToJson,
+  scoreLeafV2,
+  scoreLeafVersion,
+  type AnyScoreLeafValues,
 } from "../chain/score-tree";
 import { shortMessageOf } from "../chain/short-message";
 import { InvalidInputError } from "../errors";
@@ -87,7 +97,8 @@ function noDailyScore(agentId: string, day: string | undefined, first: FirstDail
     const before = `${day}T00:00:00Z` < at ? `: ${day} is before its first daily score, of ${at.slice(0, 10)} (computed at ${at})` : "";
     return `no daily score of agent ${agentId} on ${day}${before}`;
   }
-  if (first.message !== undefined) return `no daily score of agent ${agentId} yet: its first is computed at ${at} (the first 00:00 UTC after its claim) and anchored on chain after it; verify then`;
+  if (first.message !== undefined)
+    return `no daily score of agent ${agentId} yet: its first is computed at ${at} (the first 00:00 UTC after its claim) and anchored on chain after it; verify then`;
   return `no daily score of agent ${agentId}: its first was due at ${at} (the daily recompute at 00:00 UTC may still be running)`;
 }
 
@@ -97,8 +108,15 @@ function noDailyScore(agentId: string, day: string | undefined, first: FirstDail
  * served leaf names, which the inputs cannot say (they list proof kinds): it must be there exactly when they
  * count an erc8004 proof.
  */
-function expectedLeaf(served: AnyScoreLeafValues, agentId: string, day: string, digest: string, recomputed: ReturnType<typeof scoreFromInputs>["result"]): {
-  values: AnyScoreLeafValues; problem: string | null;
+function expectedLeaf(
+  served: AnyScoreLeafValues,
+  agentId: string,
+  day: string,
+  digest: string,
+  recomputed: ReturnType<typeof scoreFromInputs>["result"],
+): {
+  values: AnyScoreLeafValues;
+  problem: string | null;
 } {
   if (!isScoreLeafV2(served)) return { values: [agentId, day, recomputed.method, `0x${digest}`], problem: null };
   const [chainId, registry, tokenId] = [served[9], served[10], served[11]];
@@ -106,25 +124,47 @@ function expectedLeaf(served: AnyScoreLeafValues, agentId: string, day: string, 
   const counted = recomputed.components.identity.proofs.includes("erc8004");
   const { identity, reliability, integrity } = recomputed.components;
   const values = scoreLeafV2({
-    agentId, day, method: recomputed.method, sha256: digest, total: recomputed.total, identity: componentLeafValue(identity), reliability: componentLeafValue(reliability),
-    integrity: componentLeafValue(integrity), established: recomputed.state === "established",
+    agentId,
+    day,
+    method: recomputed.method,
+    sha256: digest,
+    total: recomputed.total,
+    identity: componentLeafValue(identity),
+    reliability: componentLeafValue(reliability),
+    integrity: componentLeafValue(integrity),
+    established: recomputed.state === "established",
     // No chain is 0: a leaf naming one with a registry or token differs from this expected leaf, and is reported.
     erc8004Subject: chainId === 0n ? null : `${chainId}:${registry}:${tokenId}`,
   });
-  const problem = bound === counted ? null
-    : counted ? "the inputs count an erc8004 proof, the leaf names no ERC-8004 identity" : `the leaf names ERC-8004 identity ${chainId}:${registry}:${tokenId}, the inputs count no erc8004 proof`;
+  const problem =
+    bound === counted
+      ? null
+      : counted
+        ? "the inputs count an erc8004 proof, the leaf names no ERC-8004 identity"
+        : `the leaf names ERC-8004 identity ${chainId}:${registry}:${tokenId}, the inputs count no erc8004 proof`;
   return { values, problem };
 }
 
 /** The options, checked before anything is fetched. */
 function checkedOptions(options: VerifyScoreOptions): VerifyScoreOptions & { contract?: Address } {
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(options.agentId)) throw new InvalidInputError("invalid_verify_options", `not an agent id: ${JSON.stringify(options.agentId)}`);
-  if (options.day !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(options.day)) throw new InvalidInputError("invalid_verify_options", `day: expected YYYY-MM-DD, got ${options.day}`);
-  for (const [name, url] of [["api", options.api], ["rpcUrl", options.rpcUrl]] as const) {
-    if (!/^https?:\/\/[^\s]+$/.test(url)) throw new InvalidInputError("invalid_verify_options", `${name}: expected an http(s) URL, got ${url}`);
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(options.agentId))
+    throw new InvalidInputError("invalid_verify_options", `not an agent id: ${JSON.stringify(options.agentId)}`);
+  if (options.day !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(options.day))
+    throw new InvalidInputError("invalid_verify_options", `day: expected YYYY-MM-DD, got ${options.day}`);
+  for (const [name, url] of [
+    ["api", options.api],
+    ["rpcUrl", options.rpcUrl],
+  ] as const) {
+    if (!/^https?:\/\/[^\s]+$/.test(url))
+      throw new InvalidInputError("invalid_verify_options", `${name}: expected an http(s) URL, got ${url}`);
   }
-  if (options.contract !== undefined && !isAddress(options.contract)) throw new InvalidInputError("invalid_verify_options", `not an address: ${options.contract}`);
-  return { ...options, api: options.api.replace(/\/+$/, ""), contract: options.contract === undefined ? undefined : getAddress(options.contract) };
+  if (options.contract !== undefined && !isAddress(options.contract))
+    throw new InvalidInputError("invalid_verify_options", `not an address: ${options.contract}`);
+  return {
+    ...options,
+    api: options.api.replace(/\/+$/, ""),
+    contract: options.contract === undefined ? undefined : getAddress(options.contract),
+  };
 }
 
 /**
@@ -179,7 +219,8 @@ export async function verifyScore(given: VerifyScoreOptions): Promise<VerifyScor
     const first = await pageOf();
     listed.push(...first.scores);
     for (let cursor = first.nextCursor, pages = 1; cursor !== null; pages++) {
-      if (pages === MAX_HISTORY_PAGES) throw stop(`the score history of agent ${options.agentId} has more than ${MAX_HISTORY_PAGES} pages: name a day`);
+      if (pages === MAX_HISTORY_PAGES)
+        throw stop(`the score history of agent ${options.agentId} has more than ${MAX_HISTORY_PAGES} pages: name a day`);
       const page = await pageOf(cursor);
       listed.push(...page.scores);
       cursor = page.nextCursor;
@@ -221,9 +262,13 @@ export async function verifyScore(given: VerifyScoreOptions): Promise<VerifyScor
       fail("inputs: not in canonical form (RFC 8785): the served bytes are not the document's canonical bytes");
     } else if (recomputed.result.agent !== options.agentId || recomputed.result.at !== toRfc3339(Date.parse(`${day}T00:00:00Z`) / 1000)) {
       step = "inputs";
-      fail(`inputs: they are agent ${recomputed.result.agent}'s at ${recomputed.result.at}, not ${options.agentId}'s daily inputs of ${day}`);
+      fail(
+        `inputs: they are agent ${recomputed.result.agent}'s at ${recomputed.result.at}, not ${options.agentId}'s daily inputs of ${day}`,
+      );
     } else if (canonicalJson(recomputedRest) !== canonicalJson(storedRest)) {
-      const differing = Object.keys({ ...storedRest, ...recomputedRest }).filter((k) => canonicalJson(storedRest[k] ?? null) !== canonicalJson(recomputedRest[k] ?? null));
+      const differing = Object.keys({ ...storedRest, ...recomputedRest }).filter(
+        (k) => canonicalJson(storedRest[k] ?? null) !== canonicalJson(recomputedRest[k] ?? null),
+      );
       fail(`score recomputed: total ${total}, the stored result has total ${stored.total}; they differ in ${differing.join(", ")}`);
     } else ok(`score recomputed: total ${total} equals the stored result (method ${recomputed.result.method})`);
 
@@ -261,7 +306,11 @@ export async function verifyScore(given: VerifyScoreOptions): Promise<VerifyScor
     const expectedJson = scoreLeafToJson(expected.values);
     if (canonicalJson(servedJson) !== canonicalJson(expectedJson)) {
       const names: readonly string[] = leafVersion === 2 ? SCORE_LEAF_V2_FIELDS : ["agent", "day", "method", "inputsSha256"];
-      const differing = names.flatMap((name, i) => (canonicalJson(servedJson[i]) === canonicalJson(expectedJson[i]) ? [] : [`${name} ${servedJson[i]} (this score's: ${expectedJson[i]})`]));
+      const differing = names.flatMap((name, i) =>
+        canonicalJson(servedJson[i]) === canonicalJson(expectedJson[i])
+          ? []
+          : [`${name} ${servedJson[i]} (this score's: ${expectedJson[i]})`],
+      );
       fail(`Merkle leaf: the proof's leaf (version ${leafVersion}) is not this score's: ${differing.join(", ")}`);
     } else if (expected.problem) fail(`Merkle leaf: ${expected.problem}`);
     else if (proof.leaf !== leaf) fail(`Merkle leaf: the served leaf ${proof.leaf} is not the hash of its values (${leaf})`);
@@ -272,7 +321,8 @@ export async function verifyScore(given: VerifyScoreOptions): Promise<VerifyScor
       throw stop(`Merkle proof: malformed: ${(error as Error).message}`);
     }
     const proofLeadsToRoot = reached === proof.root;
-    if (proofLeadsToRoot) ok(`Merkle proof leads to root ${proof.root} (${proof.proof.length} element${proof.proof.length === 1 ? "" : "s"})`);
+    if (proofLeadsToRoot)
+      ok(`Merkle proof leads to root ${proof.root} (${proof.proof.length} element${proof.proof.length === 1 ? "" : "s"})`);
 
     // 5. The root on chain: anchored as a batch root, by the transaction the API names.
     step = "anchor";
@@ -283,47 +333,82 @@ export async function verifyScore(given: VerifyScoreOptions): Promise<VerifyScor
     }
     const client = createPublicClient({ transport: http(options.rpcUrl, { retryCount: 0 }) });
     const anchorsOf = (root: Hex) =>
-      Promise.all(ROLES.map((role) => client.readContract({ address: contract, abi: anchorRegistryAbi, functionName: "anchorOf", args: [root, role] })));
+      Promise.all(
+        ROLES.map((role) =>
+          client.readContract({ address: contract, abi: anchorRegistryAbi, functionName: "anchorOf", args: [root, role] }),
+        ),
+      );
     let chainId: number;
     try {
       chainId = await client.getChainId();
     } catch (error) {
       throw stop(`chain RPC unreachable at ${options.rpcUrl}: ${shortMessageOf(error)}`);
     }
-    if ((await client.getCode({ address: contract })) === undefined) throw stop(`no contract at ${contract} on chain ${chainId} (${options.rpcUrl})`);
+    if ((await client.getCode({ address: contract })) === undefined)
+      throw stop(`no contract at ${contract} on chain ${chainId} (${options.rpcUrl})`);
     if (!proofLeadsToRoot) {
       // Which was altered: an intact proof leads to the day's real root, anchored on chain.
       step = "merkle";
-      if ((await anchorsOf(reached)).some((a) => a.isRoot)) fail(`root altered: the proof leads to ${reached}, anchored on chain, but the API gives root ${proof.root}`);
+      if ((await anchorsOf(reached)).some((a) => a.isRoot))
+        fail(`root altered: the proof leads to ${reached}, anchored on chain, but the API gives root ${proof.root}`);
       else fail(`Merkle proof altered: it leads to ${reached}, not to the root ${proof.root}`);
       step = "anchor";
     }
     if (proof.anchor.chainId !== chainId) fail(`anchor chain: the API says chain ${proof.anchor.chainId}, the RPC serves chain ${chainId}`);
     const anchors = await anchorsOf(proof.root);
-    if (anchors.every((a) => a.submitter === ZERO_ADDRESS)) throw stop(`root ${proof.root} is not anchored on chain (AnchorRegistry ${contract}, chain ${chainId})`);
+    if (anchors.every((a) => a.submitter === ZERO_ADDRESS))
+      throw stop(`root ${proof.root} is not anchored on chain (AnchorRegistry ${contract}, chain ${chainId})`);
     if (!anchors.some((a) => a.isRoot)) throw stop(`root ${proof.root} is anchored as a single digest, not as a batch root`);
-    if (proofLeadsToRoot && !(await client.readContract({ address: contract, abi: anchorRegistryAbi, functionName: "verify", args: [proof.root, leaf, proof.proof] }))) {
+    if (
+      proofLeadsToRoot &&
+      !(await client.readContract({
+        address: contract,
+        abi: anchorRegistryAbi,
+        functionName: "verify",
+        args: [proof.root, leaf, proof.proof],
+      }))
+    ) {
       fail(`AnchorRegistry.verify(root, leaf, proof) returned false`);
     }
     const receipt = await client.getTransactionReceipt({ hash: proof.anchor.txHash }).catch(() => null);
     const event = receipt ? rootAnchoredLogs(contract, receipt.logs).find((e) => e.root === proof.root) : undefined;
-    if (!receipt || receipt.status !== "success" || !event) {
+    if (receipt?.status !== "success" || !event) {
       throw stop(`anchoring transaction ${proof.anchor.txHash} is not a mined RootAnchored(${proof.root}) of ${contract}`);
     }
-    if (Number(receipt.blockNumber) !== proof.anchor.blockNumber) fail(`anchor block: the API says ${proof.anchor.blockNumber}, the transaction is in block ${receipt.blockNumber}`);
+    if (Number(receipt.blockNumber) !== proof.anchor.blockNumber)
+      fail(`anchor block: the API says ${proof.anchor.blockNumber}, the transaction is in block ${receipt.blockNumber}`);
     const { kind, kindName } = SCORE_LEAF_VERSIONS[leafVersion];
     if (event.kind !== kind) fail(`anchor kind: ${event.kind} is not bytes32("${kindName}"), the kind of leaves of version ${leafVersion}`);
     // What a contract reads (VraiScores.verify): the kind kept in the anchor's own slot.
-    else if (leafVersion === 2 && (await client.readContract({ address: contract, abi: anchorRegistryAbi, functionName: "rootAnchoredAt", args: [proof.root, kind] })) === 0) {
-      fail(`anchor kind: AnchorRegistry.rootAnchoredAt(root, bytes32("${kindName}")) is 0: no contract accepts this root as a day of version-2 scores`);
+    else if (
+      leafVersion === 2 &&
+      (await client.readContract({
+        address: contract,
+        abi: anchorRegistryAbi,
+        functionName: "rootAnchoredAt",
+        args: [proof.root, kind],
+      })) === 0
+    ) {
+      fail(
+        `anchor kind: AnchorRegistry.rootAnchoredAt(root, bytes32("${kindName}")) is 0: no contract accepts this root as a day of version-2 scores`,
+      );
     }
     // The transaction's event names which of the root's anchors it wrote.
     const anchor = anchors[event.role];
-    if (!anchor?.isRoot) throw stop(`anchoring transaction ${proof.anchor.txHash} emitted RootAnchored for role ${event.role}, but the root has no batch anchor of that role`);
+    if (!anchor?.isRoot)
+      throw stop(
+        `anchoring transaction ${proof.anchor.txHash} emitted RootAnchored for role ${event.role}, but the root has no batch anchor of that role`,
+      );
     if (result.checks.every((c) => c.ok)) {
       result.anchor = {
-        contract: getAddress(contract), chainId, txHash: proof.anchor.txHash, blockNumber: Number(receipt.blockNumber), anchoredAt: toRfc3339(Number(anchor.anchoredAt)),
-        role: event.role === 0 ? "anchorer" : "verifier", submitter: anchor.submitter, leafCount: Number(event.leafCount),
+        contract: getAddress(contract),
+        chainId,
+        txHash: proof.anchor.txHash,
+        blockNumber: Number(receipt.blockNumber),
+        anchoredAt: toRfc3339(Number(anchor.anchoredAt)),
+        role: event.role === 0 ? "anchorer" : "verifier",
+        submitter: anchor.submitter,
+        leafCount: Number(event.leafCount),
       };
       ok(
         `root anchored on chain at block ${receipt.blockNumber} (${result.anchor.anchoredAt}) by ${ROLE_NAMES[event.role]} ${anchor.submitter}, ` +

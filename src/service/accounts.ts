@@ -35,7 +35,10 @@ export type ClaimResult = { agentId: string; ownerId: string; agentKey: string; 
  * @param deps.limits what one owner may keep (none: no limit)
  */
 export function createAccounts(deps: {
-  store: Store; clock: Clock; onClaimed?: (tx: StoreTx, agentId: string, at: number) => Promise<void>; limits?: Pick<OwnerLimits, "agents">;
+  store: Store;
+  clock: Clock;
+  onClaimed?: (tx: StoreTx, agentId: string, at: number) => Promise<void>;
+  limits?: Pick<OwnerLimits, "agents">;
 }): Accounts {
   const { store, clock } = deps;
 
@@ -55,13 +58,15 @@ export function createAccounts(deps: {
   async function authenticateOwner(token: string): Promise<string> {
     const match = /^vo_([A-Za-z0-9_-]{1,64})\./.exec(token);
     const owner = match ? await store.read.getOwner(match[1]) : null;
-    if (!owner || !secretMatches(token, owner.tokenHash)) throw new UnauthorizedError("invalid_owner_token", "the owner token is not valid");
+    if (!owner || !secretMatches(token, owner.tokenHash))
+      throw new UnauthorizedError("invalid_owner_token", "the owner token is not valid");
     return owner.id;
   }
 
   /** Checks an agent key against the agent's stored key hash; 401 when it does not match. */
   function checkAgentKey(agent: AgentRow | null, agentKey: string): asserts agent is AgentRow {
-    if (!agent || !secretMatches(agentKey, agent.keyHash)) throw new UnauthorizedError("invalid_agent_key", "the agent key is not valid for this agent");
+    if (!agent || !secretMatches(agentKey, agent.keyHash))
+      throw new UnauthorizedError("invalid_agent_key", "the agent key is not valid for this agent");
   }
 
   /** The agent an agent key belongs to; 401 when it is not that agent's key (or there is no such agent). */
@@ -95,7 +100,14 @@ export function createAccounts(deps: {
       }
       if (await tx.getAgent(agentId, { lock: true })) throw new ConflictError("agent_exists", `agent ${agentId} is already claimed`);
       await tx.insertAgent({
-        id: agentId, name: options.name ?? null, ownerId, claimId: 0, claimedAt: 0, keyHash: "", last: null, createdAt: clock.now(),
+        id: agentId,
+        name: options.name ?? null,
+        ownerId,
+        claimId: 0,
+        claimedAt: 0,
+        keyHash: "",
+        last: null,
+        createdAt: clock.now(),
       });
       return startClaim(tx, agentId, ownerId, "claim");
     });
@@ -107,7 +119,10 @@ export function createAccounts(deps: {
       const agent = await tx.getAgent(agentId, { lock: true });
       if (!agent) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
       if (agent.ownerId !== ownerId) {
-        throw new ForbiddenError("agent_owned_by_another_owner", `agent ${agentId} belongs to another owner; only an operator's transfer can move it`);
+        throw new ForbiddenError(
+          "agent_owned_by_another_owner",
+          `agent ${agentId} belongs to another owner; only an operator's transfer can move it`,
+        );
       }
       return startClaim(tx, agentId, ownerId, "reclaim");
     });

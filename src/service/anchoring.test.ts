@@ -4,7 +4,15 @@ import { keccak256, parseEventLogs, type Address, type Hex } from "viem";
 import { startApiServer, type ApiServer } from "../app/server";
 import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
 import type { AnchorWriter } from "../chain/anchor-writer";
-import { processScoreProof, SCORE_DAY_KIND, SCORE_DAY_V2_KIND, scoreLeafFromJson, scoreLeafHash, scoreLeafToJson, scoreLeafV2 } from "../chain/score-tree";
+import {
+  processScoreProof,
+  SCORE_DAY_KIND,
+  SCORE_DAY_V2_KIND,
+  scoreLeafFromJson,
+  scoreLeafHash,
+  scoreLeafToJson,
+  scoreLeafV2,
+} from "../chain/score-tree";
 import { createAnchorRepository } from "../store/anchors";
 import { startTestChain, type TestChain } from "../test-helpers/chain";
 import { createTestPgDb, type TestDb } from "../test-helpers/db";
@@ -33,13 +41,22 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
     const anchorer = chain.accounts[1].address;
     const role = await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "ANCHORER_ROLE" });
     await chain.publicClient.waitForTransactionReceipt({
-      hash: await chain.walletClient.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "grantRole", args: [role, anchorer] }),
+      hash: await chain.walletClient.writeContract({
+        address: registry,
+        abi: anchorRegistryAbi,
+        functionName: "grantRole",
+        args: [role, anchorer],
+      }),
     });
     writer = { publicClient: chain.publicClient, walletClient: chain.walletClients[1], contract: registry };
     clock = createManualClock(T0);
     server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR, clock, logger: silent, anchorWriter: writer });
     const post = (path: string, token: string | undefined, body: unknown) =>
-      fetch(server.url + path, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
+      fetch(server.url + path, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify(body),
+      }).then((r) => r.json() as Promise<any>);
     const owner = await post("/v1/owners", undefined, {});
     agentIds = [];
     for (let a = 0; a < 5; a++) agentIds.push((await post("/v1/agents", owner.token, {})).agentId);
@@ -53,10 +70,15 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
   });
 
   const dailyScoreIds = async () =>
-    (await testDb.db.query<{ id: number }>("SELECT id FROM scores WHERE trigger = 'daily' AND day = $1 ORDER BY id", [DAY2])).rows.map((r) => Number(r.id));
+    (await testDb.db.query<{ id: number }>("SELECT id FROM scores WHERE trigger = 'daily' AND day = $1 ORDER BY id", [DAY2])).rows.map(
+      (r) => Number(r.id),
+    );
 
   it("anchors the day's root in one anchorRoot transaction covering every daily score, and stores it mined", async () => {
-    const { rows } = await testDb.db.query<{ root: Hex; leaf_count: number; status: string; tx_hash: Hex; block_number: number }>("SELECT * FROM score_anchors WHERE day = $1", [DAY2]);
+    const { rows } = await testDb.db.query<{ root: Hex; leaf_count: number; status: string; tx_hash: Hex; block_number: number }>(
+      "SELECT * FROM score_anchors WHERE day = $1",
+      [DAY2],
+    );
     expect(rows).to.have.length(1);
     expect(rows[0]).to.include({ leaf_count: 5, status: "mined" });
     const receipt = await chain.publicClient.getTransactionReceipt({ hash: rows[0].tx_hash });
@@ -65,13 +87,25 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
     const events = parseEventLogs({ abi: anchorRegistryAbi, logs: receipt.logs, eventName: "RootAnchored" });
     expect(events).to.have.length(1);
     expect(events[0].args).to.deep.include({ root: rows[0].root, kind: SCORE_DAY_V2_KIND, leafCount: 5n });
-    const anchor = await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchorOf", args: [rows[0].root, ANCHORER] });
+    const anchor = await chain.publicClient.readContract({
+      address: registry,
+      abi: anchorRegistryAbi,
+      functionName: "anchorOf",
+      args: [rows[0].root, ANCHORER],
+    });
     expect(anchor.submitter).to.equal(chain.accounts[1].address);
     expect(anchor.isRoot).to.equal(true);
     // The block's time is recorded: what a contract compares (AnchorRegistry.rootAnchoredAt).
     const block = await chain.publicClient.getBlock({ blockNumber: receipt.blockNumber });
     expect((await createAnchorRepository(testDb.db).getDay(DAY2))?.anchoredAt).to.equal(Number(block.timestamp));
-    expect(await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "rootAnchoredAt", args: [rows[0].root, SCORE_DAY_V2_KIND] })).to.equal(Number(block.timestamp));
+    expect(
+      await chain.publicClient.readContract({
+        address: registry,
+        abi: anchorRegistryAbi,
+        functionName: "rootAnchoredAt",
+        args: [rows[0].root, SCORE_DAY_V2_KIND],
+      }),
+    ).to.equal(Number(block.timestamp));
   });
 
   it("serves each daily score's leaf, proof, root and anchor at GET /v1/scores/:id/proof, accepted by AnchorRegistry.verify", async () => {
@@ -84,16 +118,44 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
       const score = (await (await fetch(`${server.url}/v1/scores/${id}`)).json()) as any;
       const { identity, reliability, integrity } = score.result.components;
       const expected = scoreLeafV2({
-        agentId: score.agentId, day: DAY2, method: score.method, sha256: score.sha256, total: score.total, identity: identity.value, reliability: reliability.value,
-        integrity: integrity.value, established: score.result.state === "established", erc8004Subject: null,
+        agentId: score.agentId,
+        day: DAY2,
+        method: score.method,
+        sha256: score.sha256,
+        total: score.total,
+        identity: identity.value,
+        reliability: reliability.value,
+        integrity: integrity.value,
+        established: score.result.state === "established",
+        erc8004Subject: null,
       });
-      expect(body).to.deep.include({ leafVersion: 2, kindName: "vrai-score-day-v2", kind: SCORE_DAY_V2_KIND, leafValues: scoreLeafToJson(expected) });
-      expect(body.leafFields).to.deep.include({ agent: score.agentId, total: score.total, identity: identity.value, state: 0, erc8004ChainId: "0" });
+      expect(body).to.deep.include({
+        leafVersion: 2,
+        kindName: "vrai-score-day-v2",
+        kind: SCORE_DAY_V2_KIND,
+        leafValues: scoreLeafToJson(expected),
+      });
+      expect(body.leafFields).to.deep.include({
+        agent: score.agentId,
+        total: score.total,
+        identity: identity.value,
+        state: 0,
+        erc8004ChainId: "0",
+      });
       expect(body.leaf).to.equal(scoreLeafHash(scoreLeafFromJson(body.leafValues)));
       expect(processScoreProof(body.leaf, body.proof)).to.equal(body.root);
       expect(body.anchor).to.include({ chainId: 31337, contract: registry });
-      expect(Date.parse(body.anchor.anchoredAt) / 1000).to.equal(Number((await chain.publicClient.getBlock({ blockNumber: BigInt(body.anchor.blockNumber) })).timestamp));
-      expect(await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "verify", args: [body.root, body.leaf, body.proof] })).to.equal(true);
+      expect(Date.parse(body.anchor.anchoredAt) / 1000).to.equal(
+        Number((await chain.publicClient.getBlock({ blockNumber: BigInt(body.anchor.blockNumber) })).timestamp),
+      );
+      expect(
+        await chain.publicClient.readContract({
+          address: registry,
+          abi: anchorRegistryAbi,
+          functionName: "verify",
+          args: [body.root, body.leaf, body.proof],
+        }),
+      ).to.equal(true);
     }
   });
 
@@ -112,11 +174,25 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
     await server.service.scoring.recomputeDay("2026-11-04");
     const anchoring = createAnchoring({ anchors: createAnchorRepository(testDb.db), clock, logger: silent, writer });
     const built = await anchoring.buildDay("2026-11-04");
-    const verifierRole = await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "VERIFIER_ROLE" });
-    await chain.publicClient.waitForTransactionReceipt({
-      hash: await chain.walletClient.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "grantRole", args: [verifierRole, chain.accounts[2].address] }),
+    const verifierRole = await chain.publicClient.readContract({
+      address: registry,
+      abi: anchorRegistryAbi,
+      functionName: "VERIFIER_ROLE",
     });
-    const hash = await chain.walletClients[2].writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchorRoot", args: [built!.root, 5n, SCORE_DAY_V2_KIND] });
+    await chain.publicClient.waitForTransactionReceipt({
+      hash: await chain.walletClient.writeContract({
+        address: registry,
+        abi: anchorRegistryAbi,
+        functionName: "grantRole",
+        args: [verifierRole, chain.accounts[2].address],
+      }),
+    });
+    const hash = await chain.walletClients[2].writeContract({
+      address: registry,
+      abi: anchorRegistryAbi,
+      functionName: "anchorRoot",
+      args: [built!.root, 5n, SCORE_DAY_V2_KIND],
+    });
     const elsewhere = await chain.publicClient.waitForTransactionReceipt({ hash });
     const nonce = await chain.publicClient.getTransactionCount({ address: chain.accounts[1].address });
     const outcomes = await anchoring.anchorDue();
@@ -135,7 +211,9 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
       const [waiting] = await first.anchorDue();
       await first.stop();
       expect(waiting.type).to.equal("waiting");
-      const { rows } = await testDb.db.query<{ status: string; tx_hash: Hex; raw_tx: Hex }>("SELECT * FROM score_anchors WHERE day = '2026-11-05'");
+      const { rows } = await testDb.db.query<{ status: string; tx_hash: Hex; raw_tx: Hex }>(
+        "SELECT * FROM score_anchors WHERE day = '2026-11-05'",
+      );
       expect(rows[0].status).to.equal("pending");
       expect(keccak256(rows[0].raw_tx)).to.equal(rows[0].tx_hash);
       expect((waiting as { txHash: Hex }).txHash).to.equal(rows[0].tx_hash);
@@ -175,9 +253,17 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
     await restarted.stop();
     expect(outcome.type).to.equal("mined");
     expect((outcome as { txHash: Hex }).txHash).not.to.equal(lost);
-    const { rows } = await testDb.db.query<{ root: Hex; status: string }>("SELECT root, status FROM score_anchors WHERE day = '2026-11-06'");
+    const { rows } = await testDb.db.query<{ root: Hex; status: string }>(
+      "SELECT root, status FROM score_anchors WHERE day = '2026-11-06'",
+    );
     expect(rows[0].status).to.equal("mined");
-    const logs = await chain.publicClient.getContractEvents({ address: registry, abi: anchorRegistryAbi, eventName: "RootAnchored", args: { root: rows[0].root }, fromBlock: 0n });
+    const logs = await chain.publicClient.getContractEvents({
+      address: registry,
+      abi: anchorRegistryAbi,
+      eventName: "RootAnchored",
+      args: { root: rows[0].root },
+      fromBlock: 0n,
+    });
     expect(logs).to.have.length(1);
   });
 
@@ -187,9 +273,18 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
     await server.service.scoring.recomputeDay(day);
     const anchoring = createAnchoring({ anchors: createAnchorRepository(testDb.db), clock, logger: silent, writer });
     const built = await anchoring.buildDay(day);
-    const verifierRole = await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "VERIFIER_ROLE" });
+    const verifierRole = await chain.publicClient.readContract({
+      address: registry,
+      abi: anchorRegistryAbi,
+      functionName: "VERIFIER_ROLE",
+    });
     await chain.publicClient.waitForTransactionReceipt({
-      hash: await chain.walletClient.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "grantRole", args: [verifierRole, chain.accounts[2].address] }),
+      hash: await chain.walletClient.writeContract({
+        address: registry,
+        abi: anchorRegistryAbi,
+        functionName: "grantRole",
+        args: [verifierRole, chain.accounts[2].address],
+      }),
     });
     const first = await send(built!.root);
     await chain.publicClient.waitForTransactionReceipt({ hash: first });
@@ -200,42 +295,97 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
 
   it("sends the day's anchorRoot when another account anchored the root only as a single digest (one anchor per role, A6)", async () => {
     const { root, first, outcomes } = await dayAnchoredFirstByVerifier(5, "2026-11-07", (root) =>
-      chain.walletClients[2].writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchor", args: [root, SCORE_DAY_V2_KIND] }),
+      chain.walletClients[2].writeContract({
+        address: registry,
+        abi: anchorRegistryAbi,
+        functionName: "anchor",
+        args: [root, SCORE_DAY_V2_KIND],
+      }),
     );
     expect(outcomes).to.have.length(1);
     expect(outcomes[0]).to.include({ type: "mined", day: "2026-11-07" });
     const sent = (outcomes[0] as { txHash: Hex }).txHash;
     expect(sent).not.to.equal(first);
-    const events = parseEventLogs({ abi: anchorRegistryAbi, logs: (await chain.publicClient.getTransactionReceipt({ hash: sent })).logs, eventName: "RootAnchored" });
+    const events = parseEventLogs({
+      abi: anchorRegistryAbi,
+      logs: (await chain.publicClient.getTransactionReceipt({ hash: sent })).logs,
+      eventName: "RootAnchored",
+    });
     expect(events.map((e) => e.args)).to.deep.equal([{ root, kind: SCORE_DAY_V2_KIND, leafCount: 5n, role: ANCHORER }]);
-    const anchor = await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchorOf", args: [root, ANCHORER] });
+    const anchor = await chain.publicClient.readContract({
+      address: registry,
+      abi: anchorRegistryAbi,
+      functionName: "anchorOf",
+      args: [root, ANCHORER],
+    });
     expect(anchor).to.include({ submitter: chain.accounts[1].address, isRoot: true });
-    const [id] = (await testDb.db.query<{ id: number }>("SELECT id FROM scores WHERE trigger = 'daily' AND day = '2026-11-07' ORDER BY id LIMIT 1")).rows.map((r) => Number(r.id));
-    const proof = (await (await fetch(`${server.url}/v1/scores/${id}/proof`)).json()) as { leaf: Hex; proof: Hex[]; anchor: { txHash: Hex } };
+    const [id] = (
+      await testDb.db.query<{ id: number }>("SELECT id FROM scores WHERE trigger = 'daily' AND day = '2026-11-07' ORDER BY id LIMIT 1")
+    ).rows.map((r) => Number(r.id));
+    const proof = (await (await fetch(`${server.url}/v1/scores/${id}/proof`)).json()) as {
+      leaf: Hex;
+      proof: Hex[];
+      anchor: { txHash: Hex };
+    };
     expect(proof.anchor.txHash).to.equal(sent);
-    expect(await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "verify", args: [root, proof.leaf, proof.proof] })).to.equal(true);
+    expect(
+      await chain.publicClient.readContract({
+        address: registry,
+        abi: anchorRegistryAbi,
+        functionName: "verify",
+        args: [root, proof.leaf, proof.proof],
+      }),
+    ).to.equal(true);
   });
 
   it("does not count a RootAnchored of the root with another leaf count as the day's anchor, and sends its own", async () => {
     const { root, first, outcomes } = await dayAnchoredFirstByVerifier(6, "2026-11-08", (root) =>
-      chain.walletClients[2].writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchorRoot", args: [root, 4n, SCORE_DAY_V2_KIND] }),
+      chain.walletClients[2].writeContract({
+        address: registry,
+        abi: anchorRegistryAbi,
+        functionName: "anchorRoot",
+        args: [root, 4n, SCORE_DAY_V2_KIND],
+      }),
     );
     expect(outcomes).to.have.length(1);
     expect(outcomes[0]).to.include({ type: "mined", day: "2026-11-08" });
     expect((outcomes[0] as { txHash: Hex }).txHash).not.to.equal(first);
-    const logs = await chain.publicClient.getContractEvents({ address: registry, abi: anchorRegistryAbi, eventName: "RootAnchored", args: { root }, fromBlock: 0n });
-    expect(logs.map((l) => [l.transactionHash, l.args.leafCount])).to.deep.equal([[first, 4n], [(outcomes[0] as { txHash: Hex }).txHash, 5n]]);
+    const logs = await chain.publicClient.getContractEvents({
+      address: registry,
+      abi: anchorRegistryAbi,
+      eventName: "RootAnchored",
+      args: { root },
+      fromBlock: 0n,
+    });
+    expect(logs.map((l) => [l.transactionHash, l.args.leafCount])).to.deep.equal([
+      [first, 4n],
+      [(outcomes[0] as { txHash: Hex }).txHash, 5n],
+    ]);
   });
 
   it("does not count a RootAnchored of the root with the kind of version-1 leaves as the day's anchor (the day is of version 2), and sends its own", async () => {
     const { root, first, outcomes } = await dayAnchoredFirstByVerifier(7, "2026-11-09", (root) =>
-      chain.walletClients[2].writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchorRoot", args: [root, 5n, SCORE_DAY_KIND] }),
+      chain.walletClients[2].writeContract({
+        address: registry,
+        abi: anchorRegistryAbi,
+        functionName: "anchorRoot",
+        args: [root, 5n, SCORE_DAY_KIND],
+      }),
     );
     expect(outcomes).to.have.length(1);
     const sent = (outcomes[0] as { txHash: Hex }).txHash;
     expect(sent).not.to.equal(first);
-    const logs = await chain.publicClient.getContractEvents({ address: registry, abi: anchorRegistryAbi, eventName: "RootAnchored", args: { root }, fromBlock: 0n });
-    expect(logs.map((l) => [l.transactionHash, l.args.kind])).to.deep.equal([[first, SCORE_DAY_KIND], [sent, SCORE_DAY_V2_KIND]]);
+    const logs = await chain.publicClient.getContractEvents({
+      address: registry,
+      abi: anchorRegistryAbi,
+      eventName: "RootAnchored",
+      args: { root },
+      fromBlock: 0n,
+    });
+    expect(logs.map((l) => [l.transactionHash, l.args.kind])).to.deep.equal([
+      [first, SCORE_DAY_KIND],
+      [sent, SCORE_DAY_V2_KIND],
+    ]);
   });
 
   it("serves no proof before the day's root is mined: 404 proof_not_ready, from GET /v1/scores/{id}/proof and GET /v1/agents/{id}/score/proof", async () => {
@@ -243,15 +393,19 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
     await server.service.scoring.recomputeDay("2026-11-11");
     // Built and stored, never sent: no writer.
     await createAnchoring({ anchors: createAnchorRepository(testDb.db), clock, logger: silent }).buildDay("2026-11-11");
-    const [id] = (await testDb.db.query<{ id: number }>("SELECT id FROM scores WHERE trigger = 'daily' AND day = '2026-11-11' ORDER BY id LIMIT 1")).rows.map((r) => Number(r.id));
+    const [id] = (
+      await testDb.db.query<{ id: number }>("SELECT id FROM scores WHERE trigger = 'daily' AND day = '2026-11-11' ORDER BY id LIMIT 1")
+    ).rows.map((r) => Number(r.id));
     const response = await fetch(`${server.url}/v1/scores/${id}/proof`);
     expect(response.status).to.equal(404);
     const { error } = (await response.json()) as { error: { code: string; message: string } };
     expect(error.code).to.equal("proof_not_ready");
     // This service anchors: it says when the root is expected.
-    expect(error.message).to.match(new RegExp(
-      `^score ${id}'s day \\(2026-11-11\\) is not anchored yet: its root 0x[0-9a-f]{64} is not mined; it is expected on chain right after that day's daily recompute \\(from 2026-11-11T00:00:00Z\\), its transaction retried until mined$`,
-    ));
+    expect(error.message).to.match(
+      new RegExp(
+        `^score ${id}'s day \\(2026-11-11\\) is not anchored yet: its root 0x[0-9a-f]{64} is not mined; it is expected on chain right after that day's daily recompute \\(from 2026-11-11T00:00:00Z\\), its transaction retried until mined$`,
+      ),
+    );
     // The agent's latest proof is of its latest mined day, not of this one.
     const agent = (await testDb.db.query<{ agent_id: string }>("SELECT agent_id FROM scores WHERE id = $1", [id])).rows[0].agent_id;
     const latest = (await (await fetch(`${server.url}/v1/agents/${agent}/score/proof`)).json()) as any;

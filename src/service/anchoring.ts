@@ -101,7 +101,10 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
       case "empty":
         return null;
       case "stored":
-        logger.info({ day, root: built.root, leaves: built.leafCount, peakNodesHeld: built.peakNodesHeld, ms: Date.now() - started }, "score tree stored");
+        logger.info(
+          { day, root: built.root, leaves: built.leafCount, peakNodesHeld: built.peakNodesHeld, ms: Date.now() - started },
+          "score tree stored",
+        );
         return { root: built.root, leafCount: built.leafCount };
       case "exists": {
         // Another instance stored the day's tree first: the same scores, so the same tree.
@@ -117,16 +120,24 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
    * single digest or as another batch is not the day's: the day's own `anchorRoot` is still sent.
    */
   async function findOnChain(w: AnchorWriter, row: DayAnchorRow): Promise<OnChain | null> {
-    if (!(await w.publicClient.readContract({ address: w.contract, abi: anchorRegistryAbi, functionName: "isAnchored", args: [row.root] }))) return null;
+    if (!(await w.publicClient.readContract({ address: w.contract, abi: anchorRegistryAbi, functionName: "isAnchored", args: [row.root] })))
+      return null;
     if (row.txHash) {
       const receipt = await w.publicClient.getTransactionReceipt({ hash: row.txHash }).catch(() => null);
       if (receipt?.status === "success") return { txHash: row.txHash, blockNumber: Number(receipt.blockNumber) };
     }
-    const logs = await w.publicClient.getContractEvents({ address: w.contract, abi: anchorRegistryAbi, eventName: "RootAnchored", args: { root: row.root }, fromBlock: 0n });
+    const logs = await w.publicClient.getContractEvents({
+      address: w.contract,
+      abi: anchorRegistryAbi,
+      eventName: "RootAnchored",
+      args: { root: row.root },
+      fromBlock: 0n,
+    });
     const kind = SCORE_LEAF_VERSIONS[row.leafVersion].kind;
     const log = logs.find(({ args }) => args.kind === kind && args.leafCount === BigInt(row.leafCount));
     if (!log) return null;
-    if (!log.transactionHash || log.blockNumber === null) throw new BaseError("anchor_log_pending", `root ${row.root}'s RootAnchored log is not in a mined block yet`, { retryable: true });
+    if (!log.transactionHash || log.blockNumber === null)
+      throw new BaseError("anchor_log_pending", `root ${row.root}'s RootAnchored log is not in a mined block yet`, { retryable: true });
     return { txHash: log.transactionHash, blockNumber: Number(log.blockNumber) };
   }
 
@@ -172,8 +183,17 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
       txHash = null;
     }
     if (!txHash) {
-      const data = encodeFunctionData({ abi: anchorRegistryAbi, functionName: "anchorRoot", args: [row.root, BigInt(row.leafCount), SCORE_LEAF_VERSIONS[row.leafVersion].kind] });
-      const request = await w.walletClient.prepareTransactionRequest({ account: w.walletClient.account, chain: null, to: w.contract, data });
+      const data = encodeFunctionData({
+        abi: anchorRegistryAbi,
+        functionName: "anchorRoot",
+        args: [row.root, BigInt(row.leafCount), SCORE_LEAF_VERSIONS[row.leafVersion].kind],
+      });
+      const request = await w.walletClient.prepareTransactionRequest({
+        account: w.walletClient.account,
+        chain: null,
+        to: w.contract,
+        data,
+      });
       const rawTx = await w.walletClient.signTransaction({ ...request, account: w.walletClient.account, chain: null });
       txHash = keccak256(rawTx);
       if (!(await anchors.setPendingTx(row.day, null, { txHash, rawTx, chainId, contract: w.contract }))) {
@@ -222,27 +242,29 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
 
   /** Passes again after `first` and each later pass that failed or left a day waiting, backing off from 5 s to 5 min. */
   function retryUntilSettled(first: Promise<Pass>): Promise<void> {
-    return retry(
-      async (attempt) => {
-        const pass = attempt === 1 ? await first : await passOnce();
-        if (pass.failed) throw pass.error;
-        if (pass.outcomes.some((o) => o.type === "waiting")) throw WAITING;
-      },
-      {
-        attempts: Infinity,
-        baseDelayMs: FIRST_RETRY_MS,
-        maxDelayMs: MAX_RETRY_MS,
-        signal: stopping.signal,
-        onRetry: ({ error, delayMs }) => {
-          if (error !== WAITING) logger.error({ err: error, retryInMs: delayMs }, "anchoring failed; retrying");
+    return (
+      retry(
+        async (attempt) => {
+          const pass = attempt === 1 ? await first : await passOnce();
+          if (pass.failed) throw pass.error;
+          if (pass.outcomes.some((o) => o.type === "waiting")) throw WAITING;
         },
-      },
-    )
-      // Only stop() ends the retries before a pass settles: its abort rejects the wait, which is all it ends.
-      .catch(() => undefined)
-      .finally(() => {
-        retrying = null;
-      });
+        {
+          attempts: Infinity,
+          baseDelayMs: FIRST_RETRY_MS,
+          maxDelayMs: MAX_RETRY_MS,
+          signal: stopping.signal,
+          onRetry: ({ error, delayMs }) => {
+            if (error !== WAITING) logger.error({ err: error, retryInMs: delayMs }, "anchoring failed; retrying");
+          },
+        },
+      )
+        // Only stop() ends the retries before a pass settles: its abort rejects the wait, which is all it ends.
+        .catch(() => undefined)
+        .finally(() => {
+          retrying = null;
+        })
+    );
   }
 
   /**
@@ -256,18 +278,28 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
       ? `it is expected on chain right after ${recompute}, its transaction retried until mined${row?.txHash ? ` (${row.txHash} sent, not mined yet)` : ""}`
       : "this service does not anchor (no ANCHOR_PRIVATE_KEY): it comes when the instance that anchors has it mined";
     if (!row) {
-      return new NotFoundError("proof_not_ready", `${subject}'s day (${day}) has no tree yet: the tree is built right after ${recompute}, then its root is anchored; ${expected}`);
+      return new NotFoundError(
+        "proof_not_ready",
+        `${subject}'s day (${day}) has no tree yet: the tree is built right after ${recompute}, then its root is anchored; ${expected}`,
+      );
     }
-    return new NotFoundError("proof_not_ready", `${subject}'s day (${day}) is not anchored yet: its root ${row.root} is not mined; ${expected}`);
+    return new NotFoundError(
+      "proof_not_ready",
+      `${subject}'s day (${day}) is not anchored yet: its root ${row.root} is not mined; ${expected}`,
+    );
   }
 
   async function proofOf(scoreId: number): Promise<ScoreProof & { anchor: ScoreAnchor }> {
     const found = await anchors.scoreProof(scoreId);
     if (!found) throw new NotFoundError("score_not_found", `score ${scoreId} does not exist`);
-    if (found.trigger !== "daily") throw new NotFoundError("score_not_daily", `score ${scoreId} is not a daily score: only daily scores are anchored`);
+    if (found.trigger !== "daily")
+      throw new NotFoundError("score_not_daily", `score ${scoreId} is not a daily score: only daily scores are anchored`);
     if (!found.proof) {
       if (found.tree === "none") throw await notReady(`score ${scoreId}`, found.day);
-      throw new NotFoundError("proof_not_ready", `score ${scoreId} was stored after its day's (${found.day}) tree was built: it is not one of its leaves, and has no proof`);
+      throw new NotFoundError(
+        "proof_not_ready",
+        `score ${scoreId} was stored after its day's (${found.day}) tree was built: it is not one of its leaves, and has no proof`,
+      );
     }
     const { proof } = found;
     // Never a proof against a root that is not on chain: a contract could not accept it, and nobody can check it.
@@ -297,7 +329,10 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
       if (latestDailyDay !== null) throw await notReady(`agent ${agentId}'s latest daily score`, latestDailyDay);
       // As GET /v1/agents/{id}/scores says it (firstDailyAt): no daily score before the first 00:00 UTC after the claim.
       const first = firstDailyAt(claimedAt);
-      const when = clock.now() < first ? `the first is computed at ${toRfc3339(first)}` : `the first was due at ${toRfc3339(first)} and comes with the next daily recompute`;
+      const when =
+        clock.now() < first
+          ? `the first is computed at ${toRfc3339(first)}`
+          : `the first was due at ${toRfc3339(first)} and comes with the next daily recompute`;
       throw new NotFoundError(
         "proof_not_ready",
         `agent ${agentId} has no daily score yet: ${when} (the first 00:00 UTC after its claim, V9); its proof is served once that day's root is anchored on chain, right after`,

@@ -83,7 +83,12 @@ export type ChainScores = {
  * @param deps.agents where Vrai agents are looked up (the service store's reads)
  * @example const view = await createChainScores({ store, derivedScores, agents: service.store.read, clock }).agentNetworkScore("ag_1")
  */
-export function createChainScores(deps: { store: ChainStore; derivedScores: DerivedScores; agents: Pick<StoreTx, "getAgent">; clock: Clock }): ChainScores {
+export function createChainScores(deps: {
+  store: ChainStore;
+  derivedScores: DerivedScores;
+  agents: Pick<StoreTx, "getAgent">;
+  clock: Clock;
+}): ChainScores {
   const { store, derivedScores, agents, clock } = deps;
 
   /** The ERC-8004 executor a Vrai agent is linked to by its active erc8004 proof, or null. */
@@ -94,7 +99,11 @@ export function createChainScores(deps: { store: ChainStore; derivedScores: Deri
 
   async function linkedExecutor(agentId: string): Promise<string> {
     const executor = await executorLinkedTo(agentId);
-    if (!executor) throw new NotFoundError("agent_not_linked", `agent ${agentId} has no ERC-8004 identity: prove one (kind erc8004) to link its on-chain records`);
+    if (!executor)
+      throw new NotFoundError(
+        "agent_not_linked",
+        `agent ${agentId} has no ERC-8004 identity: prove one (kind erc8004) to link its on-chain records`,
+      );
     return executor;
   }
 
@@ -107,8 +116,14 @@ export function createChainScores(deps: { store: ChainStore; derivedScores: Deri
     const current = await derivedScores.current(executor);
     const { records, count } = await derivedScores.listRecords(executor, page);
     return {
-      scoreType: "sdk-derived", executor, ...(agentId ? { agentId } : {}), source: current.source, result: current.result, computedAt: current.computedAt,
-      recordCount: count, records,
+      scoreType: "sdk-derived",
+      executor,
+      ...(agentId ? { agentId } : {}),
+      source: current.source,
+      result: current.result,
+      computedAt: current.computedAt,
+      recordCount: count,
+      records,
     };
   }
 
@@ -117,15 +132,23 @@ export function createChainScores(deps: { store: ChainStore; derivedScores: Deri
     const mismatch = await store.getMismatch(executor);
     const tenths = row?.score ?? 0;
     return {
-      scoreType: "platform-network", executor, ...(agentId ? { agentId } : {}), tenths, score: tenths / 10, settlements: row?.settlements ?? 0,
-      lastSettledAt: row && row.lastSettledAt > 0 ? row.lastSettledAt : null, mismatch,
+      scoreType: "platform-network",
+      executor,
+      ...(agentId ? { agentId } : {}),
+      tenths,
+      score: tenths / 10,
+      settlements: row?.settlements ?? 0,
+      lastSettledAt: row && row.lastSettledAt > 0 ? row.lastSettledAt : null,
+      mismatch,
     };
   }
 
   async function postSummaries(agent: AgentRow, summaries: ReadonlyArray<Record<string, unknown>>): Promise<SummariesPosted> {
     const executor = await linkedExecutor(agent.id);
     // A1: a bad summary refuses the whole request, naming it; a summary is self-reported, so never verified (A6).
-    const records = summaries.map((r, i) => validateRecord({ ...r, executor, source: "self-reported", verified: false, blockNumber: undefined, logIndex: undefined }, i));
+    const records = summaries.map((r, i) =>
+      validateRecord({ ...r, executor, source: "self-reported", verified: false, blockNumber: undefined, logIndex: undefined }, i),
+    );
     const at = clock.now();
     await store.transaction(async (tx) => {
       await tx.insertSelfReported(agent.id, records, at);
@@ -133,14 +156,24 @@ export function createChainScores(deps: { store: ChainStore; derivedScores: Deri
     });
     const current = await derivedScores.current(executor);
     return {
-      scoreType: "sdk-derived", executor, agentId: agent.id, accepted: records.length, source: current.source, result: current.result,
+      scoreType: "sdk-derived",
+      executor,
+      agentId: agent.id,
+      accepted: records.length,
+      source: current.source,
+      result: current.result,
       computedAt: current.computedAt,
     };
   }
 
   async function indexerHealth(): Promise<IndexerHealth> {
     const mismatches = await store.listMismatches();
-    const checkpoints = (await store.listCheckpoints()).map((c) => ({ chainId: c.chainId, registry: c.registry, blockNumber: c.blockNumber, updatedAt: c.updatedAt }));
+    const checkpoints = (await store.listCheckpoints()).map((c) => ({
+      chainId: c.chainId,
+      registry: c.registry,
+      blockNumber: c.blockNumber,
+      updatedAt: c.updatedAt,
+    }));
     return { status: mismatches.length > 0 ? "mismatch" : "ok", checkpoints, mismatches };
   }
 
@@ -157,6 +190,8 @@ export function createChainScores(deps: { store: ChainStore; derivedScores: Deri
     executorDerivedScore: (executor, page) => derivedView(executor, page),
     agentNetworkScore: async (agentId) => networkView(await executorOfAgent(agentId), agentId),
     executorNetworkScore: (executor) => networkView(executor),
-    postSummaries, indexerHealth, agentPanels,
+    postSummaries,
+    indexerHealth,
+    agentPanels,
   };
 }

@@ -39,7 +39,9 @@ export type CheckinRetention = {
 
 /** The retention of check-ins over `partitions`, archived to `archive` when given. */
 export function createCheckinRetention(deps: {
-  partitions: CheckinPartitions; clock: Clock; logger: Logger;
+  partitions: CheckinPartitions;
+  clock: Clock;
+  logger: Logger;
   /** CHECKIN_RETENTION_DAYS: days kept before today. */
   retentionDays: number;
   archive?: CheckinArchive;

@@ -52,7 +52,12 @@ const MAX_ATTEMPTS = 16;
 export function createCheckins(deps: { store: CheckinWrites; clock: Clock; busy: () => boolean }): Checkins {
   const { store, clock } = deps;
 
-  async function checkIn(agentId: string, idempotencyKey: string, authenticate: Authenticate, admitted?: Admitted): Promise<CheckinOutcome> {
+  async function checkIn(
+    agentId: string,
+    idempotencyKey: string,
+    authenticate: Authenticate,
+    admitted?: Admitted,
+  ): Promise<CheckinOutcome> {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       const state = await store.checkinState(agentId, idempotencyKey);
       const agent = state.agent;
@@ -73,14 +78,23 @@ export function createCheckins(deps: { store: CheckinWrites; clock: Clock; busy:
       const deltas = checkinDayDeltas(decision, last === null ? null : last.arrival, arrivalDayDigest);
       const expected = { claimId: agent.claimId, lastArrival: last === null ? null : last.arrival };
       const stored: StoredCheckin = {
-        agentId, claimId: agent.claimId, idempotencyKey, arrival,
-        nextHeartbeatS: decision.nextHeartbeatS, onTime: decision.onTime, excused: decision.excused, credit: decision.credit,
+        agentId,
+        claimId: agent.claimId,
+        idempotencyKey,
+        arrival,
+        nextHeartbeatS: decision.nextHeartbeatS,
+        onTime: decision.onTime,
+        excused: decision.excused,
+        credit: decision.credit,
       };
       // False when the agent changed since its state was read (another request of it was counted,
       // or it was re-claimed): decide again on the new state.
       if (await store.commitCheckin(expected, stored, deltas)) return decision;
     }
-    throw new ConflictError("checkin_contended", `the agent changed under ${MAX_ATTEMPTS} attempts to count this check-in; retry with the same Idempotency-Key`);
+    throw new ConflictError(
+      "checkin_contended",
+      `the agent changed under ${MAX_ATTEMPTS} attempts to count this check-in; retry with the same Idempotency-Key`,
+    );
   }
 
   return { checkIn };

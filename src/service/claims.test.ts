@@ -9,10 +9,9 @@ import { EVERY_STORE } from "../test-helpers/stores";
 const T0 = Date.UTC(2026, 9, 1) / 1000; // 2026-10-01T00:00:00Z
 const H = 3600;
 
-
 /** Issue 14's V2, V4.1 and V6 sentences through the service, on every store (replay.test.ts has them through `vrai replay`). */
 for (const setup of EVERY_STORE) {
-  describe(`claims, proofs and outages to the letter on ${setup.name} (V2, V4.1, V6)`, function () {
+  describe(`claims, proofs and outages to the letter on ${setup.name} (V2, V4.1, V6)`, () => {
     let store: Store;
     let close: () => Promise<void>;
     let service: VraiService;
@@ -31,7 +30,15 @@ for (const setup of EVERY_STORE) {
       const tag = `${setup.name}-${++n}`;
       const { ownerId } = await service.accounts.createOwner();
       const { agentId } = await service.accounts.claimNewAgent(ownerId);
-      const proof = (kind: string, agent: string | null) => ({ id: `${kind}-${tag}`, kind, ownerId, agentId: agent, subject: tag, binding: agent && `${kind}:${tag}`, evidence: {} });
+      const proof = (kind: string, agent: string | null) => ({
+        id: `${kind}-${tag}`,
+        kind,
+        ownerId,
+        agentId: agent,
+        subject: tag,
+        binding: agent && `${kind}:${tag}`,
+        evidence: {},
+      });
       await service.identity.recordProof(proof("github", null));
       await service.identity.recordProof(proof("domain", agentId));
       await service.identity.recordProof(proof("erc8004", agentId));
@@ -58,7 +65,10 @@ for (const setup of EVERY_STORE) {
       clock.set(T0 + 30);
       await service.accounts.transfer(agentId, other, "sold", "alice");
       const audit = await store.read.listAudit({ afterId: 0, limit: 10_000 });
-      expect(audit.filter((e) => e.action === "agent.transfer" && e.subject === agentId).map((e) => e.actor)).to.deep.equal(["operator", "alice"]);
+      expect(audit.filter((e) => e.action === "agent.transfer" && e.subject === agentId).map((e) => e.actor)).to.deep.equal([
+        "operator",
+        "alice",
+      ]);
       expect(await activeKinds(agentId, ownerId, T0 + 29)).to.deep.equal(["domain", "erc8004", "github"]);
       // At the claim's own instant they are gone; the removal is recorded at that instant.
       expect(await activeKinds(agentId, ownerId, T0 + 30)).to.deep.equal(["github"]);
@@ -71,11 +81,29 @@ for (const setup of EVERY_STORE) {
       clock.set(T0 + 40);
       const { ownerId } = await service.accounts.createOwner();
       const never = `never-${setup.name}`;
-      const refused = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e);
-      expect(await refused(service.operator.addPenalty({ id: `x-${never}`, agentId: never, code: "rate_abuse", points: 20, days: 30, reason: "t" })))
-        .to.include({ code: "agent_not_found", status: 404 });
-      expect(await refused(service.identity.recordProof({ id: `d-${never}`, kind: "domain", ownerId, agentId: never, subject: never, binding: null, evidence: {} })))
-        .to.include({ code: "agent_not_found", status: 404 });
+      const refused = (p: Promise<unknown>) =>
+        p.then(
+          () => null,
+          (e: unknown) => e,
+        );
+      expect(
+        await refused(
+          service.operator.addPenalty({ id: `x-${never}`, agentId: never, code: "rate_abuse", points: 20, days: 30, reason: "t" }),
+        ),
+      ).to.include({ code: "agent_not_found", status: 404 });
+      expect(
+        await refused(
+          service.identity.recordProof({
+            id: `d-${never}`,
+            kind: "domain",
+            ownerId,
+            agentId: never,
+            subject: never,
+            binding: null,
+            evidence: {},
+          }),
+        ),
+      ).to.include({ code: "agent_not_found", status: 404 });
       expect(await store.read.getPenalty(`x-${never}`)).to.equal(null);
       expect(await store.read.getProof(`d-${never}`)).to.equal(null);
     });
@@ -83,19 +111,52 @@ for (const setup of EVERY_STORE) {
     it("takes an agent-level proof only from the owner of the latest claim; an owner-level one names no agent (V6)", async () => {
       const { agentId, ownerId } = await provenAgent();
       const { ownerId: other } = await service.accounts.createOwner();
-      const proofs = createProofChecks({ store, clock, identity: service.identity, verifier: createProofVerifier({ now: () => clock.now() }) });
-      const refused = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e);
-      expect(await refused(proofs.issueChallenge(ownerId, { kind: "github", subject: "octocat", agentId }))).to.include({ code: "proof_agent_not_allowed", status: 400 });
-      expect(await refused(proofs.issueChallenge(ownerId, { kind: "wallet", subject: "0x0000000000000000000000000000000000000001", agentId }))).to.include({ code: "proof_agent_not_allowed" });
-      expect(await refused(proofs.issueChallenge(other, { kind: "domain", subject: "example.com", agentId }))).to.include({ code: "agent_owned_by_another_owner", status: 403 });
-      expect(await refused(service.identity.recordProof({ id: `g-${agentId}`, kind: "github", ownerId, agentId, subject: "x", binding: null, evidence: {} })))
-        .to.include({ code: "proof_agent_not_allowed" });
-      expect(await refused(service.identity.recordProof({ id: `p-${agentId}`, kind: "passport", ownerId, agentId: null, subject: "x", binding: null, evidence: {} })))
-        .to.include({ code: "proof_kind_invalid", status: 400 });
+      const proofs = createProofChecks({
+        store,
+        clock,
+        identity: service.identity,
+        verifier: createProofVerifier({ now: () => clock.now() }),
+      });
+      const refused = (p: Promise<unknown>) =>
+        p.then(
+          () => null,
+          (e: unknown) => e,
+        );
+      expect(await refused(proofs.issueChallenge(ownerId, { kind: "github", subject: "octocat", agentId }))).to.include({
+        code: "proof_agent_not_allowed",
+        status: 400,
+      });
+      expect(
+        await refused(proofs.issueChallenge(ownerId, { kind: "wallet", subject: "0x0000000000000000000000000000000000000001", agentId })),
+      ).to.include({ code: "proof_agent_not_allowed" });
+      expect(await refused(proofs.issueChallenge(other, { kind: "domain", subject: "example.com", agentId }))).to.include({
+        code: "agent_owned_by_another_owner",
+        status: 403,
+      });
+      expect(
+        await refused(
+          service.identity.recordProof({ id: `g-${agentId}`, kind: "github", ownerId, agentId, subject: "x", binding: null, evidence: {} }),
+        ),
+      ).to.include({ code: "proof_agent_not_allowed" });
+      expect(
+        await refused(
+          service.identity.recordProof({
+            id: `p-${agentId}`,
+            kind: "passport",
+            ownerId,
+            agentId: null,
+            subject: "x",
+            binding: null,
+            evidence: {},
+          }),
+        ),
+      ).to.include({ code: "proof_kind_invalid", status: 400 });
       // After the transfer the previous owner is refused and the new one accepted.
       clock.set(T0 + 50);
       await service.accounts.transfer(agentId, other, "sold");
-      expect(await refused(proofs.issueChallenge(ownerId, { kind: "domain", subject: "example.com", agentId }))).to.include({ code: "agent_owned_by_another_owner" });
+      expect(await refused(proofs.issueChallenge(ownerId, { kind: "domain", subject: "example.com", agentId }))).to.include({
+        code: "agent_owned_by_another_owner",
+      });
       expect((await proofs.issueChallenge(other, { kind: "domain", subject: "example.com", agentId })).agentId).to.equal(agentId);
     });
 
@@ -103,12 +164,24 @@ for (const setup of EVERY_STORE) {
       const declaredAt = T0 + 10 * 86_400;
       clock.set(declaredAt);
       const id = (s: string) => `${s}-${setup.name}`;
-      for (const [name, start] of [["w100", declaredAt - 100 * H], ["w48", declaredAt - 48 * H], ["w48+1", declaredAt - 48 * H - 1], ["wEnd", declaredAt - 48 * H - 1]] as const) {
+      for (const [name, start] of [
+        ["w100", declaredAt - 100 * H],
+        ["w48", declaredAt - 48 * H],
+        ["w48+1", declaredAt - 48 * H - 1],
+        ["wEnd", declaredAt - 48 * H - 1],
+      ] as const) {
         await service.operator.declareOutage({ id: id(name), start, end: null, reason: "t" });
       }
       clock.set(declaredAt + 60);
-      const refused = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e);
-      expect(await refused(service.operator.closeOutage(id("w100"), declaredAt - 99 * H))).to.include({ code: "outage_declared_too_late", status: 400 });
+      const refused = (p: Promise<unknown>) =>
+        p.then(
+          () => null,
+          (e: unknown) => e,
+        );
+      expect(await refused(service.operator.closeOutage(id("w100"), declaredAt - 99 * H))).to.include({
+        code: "outage_declared_too_late",
+        status: 400,
+      });
       expect((await service.operator.closeOutage(id("w48"), declaredAt - 1)).end).to.equal(declaredAt - 1);
       expect(await refused(service.operator.closeOutage(id("w48+1"), declaredAt - 1))).to.include({ code: "outage_declared_too_late" });
       expect((await service.operator.closeOutage(id("wEnd"), declaredAt)).end).to.equal(declaredAt);

@@ -23,7 +23,9 @@ for (const { name, create } of TEST_STORES) {
       derived = createDerivedScores({ store });
       await store.initCheckpoint({ chainId: CHAIN, registry: REGISTRY, blockNumber: 0, blockHash: "0x0" }, AT);
       await testDb.db.query("INSERT INTO owners (id, token_hash, created_at) VALUES ('ow_1', 'h', 0)");
-      await testDb.db.query("INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at) VALUES ('ag_1', 'ow_1', 1, 0, 'h', 0)");
+      await testDb.db.query(
+        "INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at) VALUES ('ag_1', 'ow_1', 1, 0, 'h', 0)",
+      );
     });
     after(() => testDb.drop());
 
@@ -33,20 +35,47 @@ for (const { name, create } of TEST_STORES) {
       block++;
       const header = { number: block, hash: `0xb${block}`, parentHash: `0xb${block - 1}`, timestamp: AT + block };
       const positioned = events.map((e, logIndex) => ({ ...e, blockNumber: block, logIndex }));
-      await store.transaction((tx) => tx.writeRange({ chainId: CHAIN, registry: REGISTRY, executorOf: didOf, events: positioned, from: block, headers: [header], to: header }, AT));
+      await store.transaction((tx) =>
+        tx.writeRange(
+          { chainId: CHAIN, registry: REGISTRY, executorOf: didOf, events: positioned, from: block, headers: [header], to: header },
+          AT,
+        ),
+      );
     }
     const proof = (agentId: bigint, n: number, overrides: { success?: boolean; traceRoot?: Hex; txHash?: Hex } = {}): ProofEvent => ({
-      type: "proof", blockNumber: 0, logIndex: 0, txHash: overrides.txHash ?? `0xtx${agentId}-${n}`, agentId, submitter: "0xs",
-      traceRoot: overrides.traceRoot ?? `0xroot${agentId}-${n}`, success: overrides.success ?? n % 3 !== 0, riskLevel: (["low", "medium", "high", "critical"] as const)[n % 4],
+      type: "proof",
+      blockNumber: 0,
+      logIndex: 0,
+      txHash: overrides.txHash ?? `0xtx${agentId}-${n}`,
+      agentId,
+      submitter: "0xs",
+      traceRoot: overrides.traceRoot ?? `0xroot${agentId}-${n}`,
+      success: overrides.success ?? n % 3 !== 0,
+      riskLevel: (["low", "medium", "high", "critical"] as const)[n % 4],
       policyViolations: n % 5 === 0 ? 1 : 0,
     });
     /** The A1 record of `event` once indexed at `blockNumber`/`logIndex`. */
     const recordOf = (event: ProofEvent, at: { blockNumber: number; logIndex: number; verified: boolean }): ProofRecord => ({
-      txHash: event.txHash, executor: didOf(event.agentId), success: event.success, riskLevel: event.riskLevel, policyViolations: event.policyViolations,
-      verified: at.verified, traceRoot: event.traceRoot, source: "onchain", blockNumber: at.blockNumber, logIndex: at.logIndex,
+      txHash: event.txHash,
+      executor: didOf(event.agentId),
+      success: event.success,
+      riskLevel: event.riskLevel,
+      policyViolations: event.policyViolations,
+      verified: at.verified,
+      traceRoot: event.traceRoot,
+      source: "onchain",
+      blockNumber: at.blockNumber,
+      logIndex: at.logIndex,
     });
     const summary = (executor: string, n: number): ProofRecord => ({
-      txHash: `0xself${n}`, executor, success: true, riskLevel: "critical", policyViolations: 0, verified: false, traceRoot: `0xs${n}`, source: "self-reported",
+      txHash: `0xself${n}`,
+      executor,
+      success: true,
+      riskLevel: "critical",
+      policyViolations: 0,
+      verified: false,
+      traceRoot: `0xs${n}`,
+      source: "self-reported",
     });
     const selfReport = (records: ProofRecord[]) => store.transaction((tx) => tx.insertSelfReported("ag_1", records, AT));
     const drain = async () => {
@@ -55,7 +84,20 @@ for (const { name, create } of TEST_STORES) {
 
     it("scores an executor's on-chain records with deriveScores (F1), verified when a verifier anchored their traceRoot (A6)", async () => {
       await index([proof(1n, 1), proof(1n, 2), proof(2n, 1)]);
-      await index([{ type: "anchor", blockNumber: 0, logIndex: 0, txHash: "0xa", digest: "0xroot1-2", kind: "0xk", isRoot: false, leafCount: null, role: "verifier" }, proof(1n, 3)]);
+      await index([
+        {
+          type: "anchor",
+          blockNumber: 0,
+          logIndex: 0,
+          txHash: "0xa",
+          digest: "0xroot1-2",
+          kind: "0xk",
+          isRoot: false,
+          leafCount: null,
+          role: "verifier",
+        },
+        proof(1n, 3),
+      ]);
       await drain();
       const expected = deriveScores([
         recordOf(proof(1n, 1), { blockNumber: 1, logIndex: 0, verified: false }),
@@ -77,7 +119,10 @@ for (const { name, create } of TEST_STORES) {
       await index([proof(3n, 1, { success: false })]);
       await drain();
       expect(await derived.current(executor)).to.deep.include({ source: "onchain" });
-      expect((await derived.current(executor)).result).to.include({ total: 1, verifiedCount: 0 }).and.to.have.property("flags").that.includes("LOW_SUCCESS_RATE");
+      expect((await derived.current(executor)).result)
+        .to.include({ total: 1, verifiedCount: 0 })
+        .and.to.have.property("flags")
+        .that.includes("LOW_SUCCESS_RATE");
       expect((await derived.listRecords(executor, { limit: 10, offset: 0 })).records.map((r) => r.source)).to.deep.equal(["onchain"]);
     });
 
@@ -93,7 +138,12 @@ for (const { name, create } of TEST_STORES) {
       await index([proof(4n, 4)]);
       const all = await derived.listRecords(didOf(4n), { limit: 10, offset: 0 });
       expect(all.count).to.equal(4);
-      expect(all.records.map((r) => [r.blockNumber, r.logIndex, r.duplicate])).to.deep.equal([[block - 1, 0, false], [block - 1, 1, false], [block - 1, 2, true], [block, 0, false]]);
+      expect(all.records.map((r) => [r.blockNumber, r.logIndex, r.duplicate])).to.deep.equal([
+        [block - 1, 0, false],
+        [block - 1, 1, false],
+        [block - 1, 2, true],
+        [block, 0, false],
+      ]);
       const page = await derived.listRecords(didOf(4n), { limit: 2, offset: 1 });
       expect(page).to.deep.equal({ records: all.records.slice(1, 3), count: 4 });
     });

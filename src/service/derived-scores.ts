@@ -43,16 +43,30 @@ const DIRTY_BATCH = 1000;
  */
 async function loadRecords(reads: ChainRecordReads, executors: readonly string[]): Promise<ProofRecord[]> {
   const records: ProofRecord[] = (await reads.onchainRecords(executors)).map((r) => ({
-    txHash: r.txHash, executor: r.executor, success: r.success, riskLevel: r.riskLevel, policyViolations: r.policyViolations,
-    verified: r.verifierAnchored, traceRoot: r.traceRoot, source: "onchain", blockNumber: r.blockNumber, logIndex: r.logIndex,
+    txHash: r.txHash,
+    executor: r.executor,
+    success: r.success,
+    riskLevel: r.riskLevel,
+    policyViolations: r.policyViolations,
+    verified: r.verifierAnchored,
+    traceRoot: r.traceRoot,
+    source: "onchain",
+    blockNumber: r.blockNumber,
+    logIndex: r.logIndex,
   }));
   const withOnchain = new Set(records.map((r) => r.executor));
   const selfReportedOnly = executors.filter((e) => !withOnchain.has(e));
   if (selfReportedOnly.length > 0) {
     for (const r of await reads.selfReportedRecords(selfReportedOnly)) {
       records.push({
-        txHash: r.txHash, executor: r.executor, success: r.success, riskLevel: r.riskLevel, policyViolations: r.policyViolations,
-        verified: false, traceRoot: r.traceRoot, source: "self-reported",
+        txHash: r.txHash,
+        executor: r.executor,
+        success: r.success,
+        riskLevel: r.riskLevel,
+        policyViolations: r.policyViolations,
+        verified: false,
+        traceRoot: r.traceRoot,
+        source: "self-reported",
       });
     }
   }

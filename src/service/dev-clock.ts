@@ -71,7 +71,8 @@ export function createDevClock(deps: DevClockDeps): DevClock {
   async function dayOf(day: string): Promise<DevDay> {
     const row = await deps.dayAnchor(day);
     if (row === null) return { day, scores: 0, anchor: null };
-    if (row.status === "mined" && row.txHash !== null && row.blockNumber !== null) return { day, scores: row.leafCount, anchor: { status: "mined", txHash: row.txHash, blockNumber: row.blockNumber } };
+    if (row.status === "mined" && row.txHash !== null && row.blockNumber !== null)
+      return { day, scores: row.leafCount, anchor: { status: "mined", txHash: row.txHash, blockNumber: row.blockNumber } };
     return { day, scores: row.leafCount, anchor: { status: deps.anchoring ? "pending" : "off" } };
   }
 
@@ -86,7 +87,9 @@ export function createDevClock(deps: DevClockDeps): DevClock {
     }
     const after = state();
     const plural = (n: number) => `${n} day${n === 1 ? "" : "s"}`;
-    logger.info(`development clock moved ${plural(days)} forward: now ${after.now} (${plural(after.offsetDays)} ahead of the machine's clock)`);
+    logger.info(
+      `development clock moved ${plural(days)} forward: now ${after.now} (${plural(after.offsetDays)} ahead of the machine's clock)`,
+    );
     return { ...after, days: await Promise.all(passed.map(dayOf)) };
   }
 

@@ -44,7 +44,14 @@ export type DirectoryStore = {
    * descending, then agent id): the first ones, or the ones right after or right before `from`.
    * @param query.totals the band as an inclusive range of totals
    */
-  rankedAgents(query: { state?: DirectoryState; totals?: { min: number; max: number }; band?: Band; q?: string; from?: DirectoryPosition; limit: number }): Promise<DirectoryEntry[]>;
+  rankedAgents(query: {
+    state?: DirectoryState;
+    totals?: { min: number; max: number };
+    band?: Band;
+    q?: string;
+    from?: DirectoryPosition;
+    limit: number;
+  }): Promise<DirectoryEntry[]>;
 };
 
 /** One page: its agents and the cursors of the pages beside it (null at either end). */
@@ -65,7 +72,10 @@ export function bandTotals(band: Band): { min: number; max: number } {
 }
 
 /** The list a cursor of the directory belongs to: the directory under one filter (a cursor of another filter pages nothing of it). */
-const listOf = (filter: DirectoryFilter): CursorList => ({ kind: "directory", of: JSON.stringify([filter.band ?? "", filter.state ?? "", filter.q ?? ""]) });
+const listOf = (filter: DirectoryFilter): CursorList => ({
+  kind: "directory",
+  of: JSON.stringify([filter.band ?? "", filter.state ?? "", filter.q ?? ""]),
+});
 
 /**
  * The opaque text of a position in the directory under `filter`.
@@ -108,7 +118,11 @@ export function createDirectory(deps: { store: DirectoryStore }): Directory {
       const agents = rows.slice(0, limit);
       const nextCursor = rows.length > limit ? after(agents[agents.length - 1]) : null;
       if (agents.length === 0) return { agents, nextCursor, prevCursor: encodeCursor({ ...cursor, direction: "before" }, filter) };
-      const earlier = await store.rankedAgents({ ...query, from: { direction: "before", total: agents[0].total, agentId: agents[0].agentId }, limit: 1 });
+      const earlier = await store.rankedAgents({
+        ...query,
+        from: { direction: "before", total: agents[0].total, agentId: agents[0].agentId },
+        limit: 1,
+      });
       return { agents, nextCursor, prevCursor: earlier.length > 0 ? before(agents[0]) : null };
     },
   };

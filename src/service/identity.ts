@@ -8,7 +8,10 @@ import { currentProofRule, OFFERED_PROOF_KINDS } from "./proofs/kinds";
 /** Records and removes identity proofs (V6), recomputing the scores they count for. */
 export type Identity = {
   /** Records a verified proof and recomputes the agents it counts for. */
-  recordProof(input: Omit<VerifiedProofInput, "kind"> & { kind: string }, options?: { challengeId?: string; agentField?: string }): Promise<ProofRow>;
+  recordProof(
+    input: Omit<VerifiedProofInput, "kind"> & { kind: string },
+    options?: { challengeId?: string; agentField?: string },
+  ): Promise<ProofRow>;
   /** Removes a proof (by its owner, or after failed checks) and recomputes the agents it counted for. */
   removeProof(id: string, reason: string, options?: { ownerId?: string; actor?: string }): Promise<ProofRow>;
 };
@@ -25,7 +28,10 @@ export function checkProofAgent(kind: ProofKind, agentId: string | null, field =
     throw new InvalidInputError("proof_agent_required", `a ${kind} proof belongs to one agent: name the agent (${field})`);
   }
   if (belongsTo === "owner" && agentId !== null) {
-    throw new InvalidInputError("proof_agent_not_allowed", `a ${kind} proof belongs to the owner and counts for all its agents: leave ${field} out`);
+    throw new InvalidInputError(
+      "proof_agent_not_allowed",
+      `a ${kind} proof belongs to the owner and counts for all its agents: leave ${field} out`,
+    );
   }
 }
 
@@ -39,11 +45,20 @@ type BindingInput = Pick<ProofRow, "binding" | "subject" | "agentId" | "ownerId"
 function bindingConflict(input: BindingInput, by: "this" | "another"): ConflictError {
   const holder = input.agentId === null ? "owner" : "agent";
   if (by === "this") {
-    return new ConflictError("proof_already_proven", `${input.subject} is already proven by this ${holder}${input.agentId === null ? "" : ` (${input.agentId})`}: nothing to do; GET /v1/agents/{id}/proofs lists it`);
+    return new ConflictError(
+      "proof_already_proven",
+      `${input.subject} is already proven by this ${holder}${input.agentId === null ? "" : ` (${input.agentId})`}: nothing to do; GET /v1/agents/{id}/proofs lists it`,
+    );
   }
   return holder === "agent"
-    ? new ConflictError("proof_bound_to_another_agent", `${input.subject} is already proven by another agent: it proves one agent at a time (V6), so that agent's owner must remove its proof (DELETE /v1/proofs/{id}) first`)
-    : new ConflictError("proof_bound_to_another_owner", `${input.subject} is already proven by another owner: it proves one owner at a time (V6), for all that owner's agents; prove it with that owner's token, or remove the proof there (DELETE /v1/proofs/{id}) first`);
+    ? new ConflictError(
+        "proof_bound_to_another_agent",
+        `${input.subject} is already proven by another agent: it proves one agent at a time (V6), so that agent's owner must remove its proof (DELETE /v1/proofs/{id}) first`,
+      )
+    : new ConflictError(
+        "proof_bound_to_another_owner",
+        `${input.subject} is already proven by another owner: it proves one owner at a time (V6), for all that owner's agents; prove it with that owner's token, or remove the proof there (DELETE /v1/proofs/{id}) first`,
+      );
 }
 
 /** V6: a subject is bound to one agent at a time; while a proof holds the binding, another is refused. */
@@ -65,7 +80,10 @@ export type VerifiedProofInput = Pick<ProofRow, "id" | "kind" | "ownerId" | "age
  *   done in the background (src/service/owner-recomputes.ts), since an owner may have thousands of agents
  */
 export function createIdentity(deps: {
-  store: Store; clock: Clock; onChanged: (tx: StoreTx, agentId: string, at: number) => Promise<void>; onOwnerRecomputeRequested?: () => void;
+  store: Store;
+  clock: Clock;
+  onChanged: (tx: StoreTx, agentId: string, at: number) => Promise<void>;
+  onOwnerRecomputeRequested?: () => void;
 }): Identity {
   const { store, clock } = deps;
 
@@ -90,9 +108,16 @@ export function createIdentity(deps: {
    * @param options.challengeId the challenge it answers, used up in the same transaction (single use)
    * @param options.agentField where the caller named the agent, for the error of one named or missing (default `agentId`)
    */
-  async function recordProof(input: Omit<VerifiedProofInput, "kind"> & { kind: string }, options: { challengeId?: string; agentField?: string } = {}): Promise<ProofRow> {
+  async function recordProof(
+    input: Omit<VerifiedProofInput, "kind"> & { kind: string },
+    options: { challengeId?: string; agentField?: string } = {},
+  ): Promise<ProofRow> {
     const kind = OFFERED_PROOF_KINDS.find((offered) => offered === input.kind);
-    if (kind === undefined) throw new InvalidInputError("proof_kind_invalid", `proof kind must be one of ${OFFERED_PROOF_KINDS.join(", ")}, got ${JSON.stringify(input.kind)}`);
+    if (kind === undefined)
+      throw new InvalidInputError(
+        "proof_kind_invalid",
+        `proof kind must be one of ${OFFERED_PROOF_KINDS.join(", ")}, got ${JSON.stringify(input.kind)}`,
+      );
     checkProofAgent(kind, input.agentId, options.agentField);
     return change(async (tx) => {
       if (!(await tx.getOwner(input.ownerId))) throw new NotFoundError("owner_not_found", `owner ${input.ownerId} does not exist`);
@@ -100,7 +125,10 @@ export function createIdentity(deps: {
         const agent = await tx.getAgent(input.agentId, { lock: true });
         if (!agent) throw new NotFoundError("agent_not_found", `agent ${input.agentId} does not exist`);
         if (agent.ownerId !== input.ownerId) {
-          throw new ForbiddenError("agent_owned_by_another_owner", `agent ${input.agentId} belongs to another owner: only the owner of its latest claim proves it`);
+          throw new ForbiddenError(
+            "agent_owned_by_another_owner",
+            `agent ${input.agentId} belongs to another owner: only the owner of its latest claim proves it`,
+          );
         }
       }
       if (await tx.getProof(input.id)) throw new ConflictError("proof_exists", `proof ${input.id} already exists`);
@@ -109,7 +137,15 @@ export function createIdentity(deps: {
       if (options.challengeId !== undefined && !(await tx.useChallenge(options.challengeId, at))) {
         throw new ConflictError("proof_challenge_used", `challenge ${options.challengeId} was already used`);
       }
-      const proof: ProofRow = { ...input, kind, verifiedAt: at, lastCheckedAt: at, consecutiveFailures: 0, removedAt: null, removedReason: null };
+      const proof: ProofRow = {
+        ...input,
+        kind,
+        verifiedAt: at,
+        lastCheckedAt: at,
+        consecutiveFailures: 0,
+        removedAt: null,
+        removedReason: null,
+      };
       if (!(await tx.insertProof(proof))) {
         // Another submission bound the subject first and committed while this one waited for it:
         // the same 409 as had it come later (nothing is written; the challenge's use rolls back).
@@ -129,11 +165,18 @@ export function createIdentity(deps: {
     return change(async (tx) => {
       const proof = await tx.getProof(id);
       if (!proof) throw new NotFoundError("proof_not_found", `proof ${id} does not exist`);
-      if (options.ownerId !== undefined && proof.ownerId !== options.ownerId) throw new ForbiddenError("proof_owned_by_another_owner", `proof ${id} belongs to another owner`);
+      if (options.ownerId !== undefined && proof.ownerId !== options.ownerId)
+        throw new ForbiddenError("proof_owned_by_another_owner", `proof ${id} belongs to another owner`);
       if (proof.removedAt !== null) throw new ConflictError("proof_already_removed", `proof ${id} was already removed`);
       const at = clock.now();
       await tx.removeProof(id, at, reason);
-      await tx.audit({ at, actor: options.actor ?? "owner", action: "proof.remove", subject: id, details: { reason, kind: proof.kind, agentId: proof.agentId } });
+      await tx.audit({
+        at,
+        actor: options.actor ?? "owner",
+        action: "proof.remove",
+        subject: id,
+        details: { reason, kind: proof.kind, agentId: proof.agentId },
+      });
       await recomputeCountedBy(tx, proof, at);
       return { ...proof, removedAt: at, removedReason: reason };
     });

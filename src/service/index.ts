@@ -29,7 +29,13 @@ export type VraiService = {
  * @param deps.limits what one owner may keep (none: no limit, as in `vrai replay`)
  */
 export function createVraiService(deps: {
-  store: Store; clock: Clock; busy: () => boolean; onBusyChanged?: (on: boolean) => void; method?: MethodVersion; limits?: OwnerLimits; logger?: Logger;
+  store: Store;
+  clock: Clock;
+  busy: () => boolean;
+  onBusyChanged?: (on: boolean) => void;
+  method?: MethodVersion;
+  limits?: OwnerLimits;
+  logger?: Logger;
 }): VraiService {
   const { store, clock } = deps;
   const scoring = createScoring({ store, clock, method: deps.method });

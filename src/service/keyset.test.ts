@@ -13,7 +13,17 @@ describe("keyset cursors", () => {
 
   it("refuses text it did not make: not base64url, too long, another shape, another spelling of the same bytes", () => {
     const b64 = (text: string) => Buffer.from(text).toString("base64url");
-    for (const cursor of ["", "a+b/", "a=", b64("outages:1:x").padEnd(201, "A"), b64("outages:01:x"), b64("outages:1:x:y"), b64("outages:1:X"), `${b64("outages:1:ab")}==`, b64("1:x")]) {
+    for (const cursor of [
+      "",
+      "a+b/",
+      "a=",
+      b64("outages:1:x").padEnd(201, "A"),
+      b64("outages:01:x"),
+      b64("outages:1:x:y"),
+      b64("outages:1:X"),
+      `${b64("outages:1:ab")}==`,
+      b64("1:x"),
+    ]) {
       expect(decodeKeyset(cursor, OUTAGES, KEY), cursor).to.equal(null);
     }
     expect(decodeKeyset(b64("outages:1:x"), OUTAGES, KEY)).to.deep.equal(["1", "x"]);
@@ -25,13 +35,20 @@ describe("keyset cursors", () => {
     expect(decodeKeyset(cursor, penaltiesOfA, KEY)).to.deep.equal(["1", "p"]);
     for (const other of [{ kind: "proofs", of: "agt_a" }, { kind: "penalties", of: "agt_b" }, { kind: "penalties" }, OUTAGES]) {
       expect(decodeKeyset(cursor, other, KEY), JSON.stringify(other)).to.equal(null);
-      expect(() => parseKeyset(cursor, other, KEY, ([at, id]) => ({ at, id }))).to.throw().with.property("code", "invalid_cursor");
+      expect(() => parseKeyset(cursor, other, KEY, ([at, id]) => ({ at, id })))
+        .to.throw()
+        .with.property("code", "invalid_cursor");
     }
   });
 
   it("answers 400 invalid_cursor for a cursor that is not one of the list's keys", () => {
-    expect(() => parseKeyset(encodeKeyset(OUTAGES, [1, "a"]), OUTAGES, KEY, ([at]) => (Number(at) > 0 ? null : at))).to.throw().with.property("code", "invalid_cursor");
-    expect(parseKeyset(encodeKeyset(OUTAGES, [1, "a"]), OUTAGES, KEY, ([at, id]) => ({ at: Number(at), id }))).to.deep.equal({ at: 1, id: "a" });
+    expect(() => parseKeyset(encodeKeyset(OUTAGES, [1, "a"]), OUTAGES, KEY, ([at]) => (Number(at) > 0 ? null : at)))
+      .to.throw()
+      .with.property("code", "invalid_cursor");
+    expect(parseKeyset(encodeKeyset(OUTAGES, [1, "a"]), OUTAGES, KEY, ([at, id]) => ({ at: Number(at), id }))).to.deep.equal({
+      at: 1,
+      id: "a",
+    });
   });
 
   it("keeps `limit` rows of one more read, and names the next page only when the extra row came", () => {

@@ -56,7 +56,8 @@ export function decodeKeyset(cursor: string, list: CursorList, pattern: RegExp):
 export function parseKeyset<K>(cursor: string, list: CursorList, pattern: RegExp, parse: (fields: string[]) => K | null): K {
   const fields = decodeKeyset(cursor, list, pattern);
   const key = fields === null ? null : parse(fields);
-  if (key === null) throw new InvalidInputError("invalid_cursor", "cursor: not a cursor of this list; use the nextCursor of the previous page");
+  if (key === null)
+    throw new InvalidInputError("invalid_cursor", "cursor: not a cursor of this list; use the nextCursor of the previous page");
   return key;
 }
 

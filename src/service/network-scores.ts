@@ -34,7 +34,11 @@ export function createNetworkScores(): NetworkScores {
     }
     const wanted = new Set(executors);
     // A counterparty outside `executors` was replayed from some of its settlements only: its stored score stands.
-    await tx.replaceNetworkScores(chainId, executors, [...scores.values()].filter((s) => wanted.has(s.executor)));
+    await tx.replaceNetworkScores(
+      chainId,
+      executors,
+      [...scores.values()].filter((s) => wanted.has(s.executor)),
+    );
   }
 
   return { mirror };

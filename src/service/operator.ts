@@ -15,7 +15,10 @@ export const UNNAMED_OPERATOR = "operator";
 
 /** What operators do (V4.4, V7): penalties, declared outages and the busy switch, each logged with who did it. */
 export type Operator = {
-  addPenalty(input: { id?: string; agentId: string; code: string; points: number; days: number; reason: string }, actor?: string): Promise<PenaltyRow>;
+  addPenalty(
+    input: { id?: string; agentId: string; code: string; points: number; days: number; reason: string },
+    actor?: string,
+  ): Promise<PenaltyRow>;
   revokePenalty(id: string, reason: string, actor?: string): Promise<PenaltyRow>;
   declareOutage(input: { id?: string; start: number; end: number | null; reason: string }, actor?: string): Promise<OutageRow>;
   closeOutage(id: string, end: number, actor?: string): Promise<OutageRow>;
@@ -59,8 +62,17 @@ export function createOperator(deps: {
       if (await tx.getPenalty(id)) throw new ConflictError("penalty_exists", `penalty ${id} already exists`);
       const at = clock.now();
       const penalty: PenaltyRow = {
-        id, agentId: input.agentId, code: input.code as PenaltyCode, points: input.points, days: input.days,
-        addedAt: at, reason: input.reason, revokedAt: null, revokeReason: null, addedBy: actor, revokedBy: null,
+        id,
+        agentId: input.agentId,
+        code: input.code as PenaltyCode,
+        points: input.points,
+        days: input.days,
+        addedAt: at,
+        reason: input.reason,
+        revokedAt: null,
+        revokeReason: null,
+        addedBy: actor,
+        revokedBy: null,
       };
       await tx.insertPenalty(penalty);
       await tx.audit({ at, actor, action: "penalty.add", subject: input.agentId, details: penalty });
@@ -85,11 +97,21 @@ export function createOperator(deps: {
   }
 
   /** Declares an outage window now (V4.1); a rejected declaration changes nothing. */
-  async function declareOutage(input: { id?: string; start: number; end: number | null; reason: string }, actor = UNNAMED_OPERATOR): Promise<OutageRow> {
+  async function declareOutage(
+    input: { id?: string; start: number; end: number | null; reason: string },
+    actor = UNNAMED_OPERATOR,
+  ): Promise<OutageRow> {
     const declaredAt = clock.now();
     validateOutageDeclaration({ start: input.start, end: input.end, declaredAt });
     const outage: OutageRow = {
-      id: input.id ?? generateId("out"), start: input.start, end: input.end, declaredAt, closedAt: null, reason: input.reason, declaredBy: actor, closedBy: null,
+      id: input.id ?? generateId("out"),
+      start: input.start,
+      end: input.end,
+      declaredAt,
+      closedAt: null,
+      reason: input.reason,
+      declaredBy: actor,
+      closedBy: null,
     };
     return store.transaction(async (tx) => {
       if (await tx.getOutage(outage.id)) throw new ConflictError("outage_exists", `outage ${outage.id} already exists`);

@@ -12,13 +12,18 @@ const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
 const BOOTSTRAP = "bootstrap-token-for-operators-test-0000";
 
 /** The error `work` fails with (its code and status), or null when it does not fail. */
-const failure = (work: Promise<unknown>) => work.then(() => null, (error: { code: string; status: number; message: string }) => error);
+const failure = (work: Promise<unknown>) =>
+  work.then(
+    () => null,
+    (error: { code: string; status: number; message: string }) => error,
+  );
 
 describe("named operators (V7)", () => {
   let testDb: TestDb;
   let operators: Operators;
   const clock = createManualClock(T0);
-  const auditOf = async (subject: string) => (await testDb.db.query("SELECT actor, action FROM audit_log WHERE subject = $1 ORDER BY id", [subject])).rows;
+  const auditOf = async (subject: string) =>
+    (await testDb.db.query("SELECT actor, action FROM audit_log WHERE subject = $1 ORDER BY id", [subject])).rows;
 
   before(async () => {
     testDb = await createMigratedTestDb();
@@ -37,13 +42,17 @@ describe("named operators (V7)", () => {
 
   it("refuses names that are not 1 to 32 lowercase letters, digits, _ or - from a letter, and reserved names, storing nothing", async () => {
     const invalid = ["", "Alice", "1alice", "al.ice", "al ice", "a".repeat(33), "élise"];
-    for (const bad of invalid) expect(await failure(operators.add(bad)), JSON.stringify(bad)).to.include({ code: "operator_name_invalid", status: 400 });
+    for (const bad of invalid)
+      expect(await failure(operators.add(bad)), JSON.stringify(bad)).to.include({ code: "operator_name_invalid", status: 400 });
     const reserved = [ADMIN_OPERATOR, UNNAMED_OPERATOR, "owner", "scheduler", "replay"];
-    for (const name of reserved) expect(await failure(operators.add(name)), name).to.include({ code: "operator_name_reserved", status: 400 });
+    for (const name of reserved)
+      expect(await failure(operators.add(name)), name).to.include({ code: "operator_name_reserved", status: 400 });
     expect(await failure(operators.add("a".repeat(32)))).to.equal(null);
     const stored = await testDb.db.query("SELECT name FROM operators WHERE name = ANY($1::text[])", [[...invalid, ...reserved]]);
     expect(stored.rows).to.deep.equal([]);
-    expect((await testDb.db.query("SELECT 1 FROM audit_log WHERE subject = ANY($1::text[])", [[...invalid, ...reserved]])).rows).to.deep.equal([]);
+    expect(
+      (await testDb.db.query("SELECT 1 FROM audit_log WHERE subject = ANY($1::text[])", [[...invalid, ...reserved]])).rows,
+    ).to.deep.equal([]);
   });
 
   it("never gives a name twice, even once its operator is revoked; the first token stays the only one", async () => {
@@ -60,10 +69,17 @@ describe("named operators (V7)", () => {
     const { token } = await operators.add("carol");
     clock.set(T0 + 3600);
     expect(await operators.revoke("carol")).to.deep.equal({ name: "carol", revokedAt: T0 + 3600 });
-    expect(await failure(operators.authenticate(token))).to.deep.include({ code: "operator_revoked", status: 401, message: "operator carol was revoked at 2026-11-02T11:00:00Z" });
+    expect(await failure(operators.authenticate(token))).to.deep.include({
+      code: "operator_revoked",
+      status: 401,
+      message: "operator carol was revoked at 2026-11-02T11:00:00Z",
+    });
     expect(await failure(operators.revoke("carol"))).to.include({ code: "operator_already_revoked", status: 409 });
     expect(await failure(operators.revoke("dave"))).to.include({ code: "operator_not_found", status: 404 });
-    expect(await auditOf("carol")).to.deep.equal([{ actor: "admin", action: "operator.add" }, { actor: "admin", action: "operator.revoke" }]);
+    expect(await auditOf("carol")).to.deep.equal([
+      { actor: "admin", action: "operator.add" },
+      { actor: "admin", action: "operator.revoke" },
+    ]);
   });
 
   it("authenticates no bootstrap token when none is configured (the command line), and no other token", async () => {
@@ -85,11 +101,18 @@ describe("the operator's actions on the memory store of vrai replay (V7)", () =>
     await service.operator.declareOutage({ id: "w1", start: T0 - 60, end: null, reason: "r" }, "bob");
     await service.operator.closeOutage("w1", T0, "alice");
     const penalties = await service.store.read.listPenalties(agentId);
-    expect(penalties.map((p) => [p.id, p.addedBy, p.revokedBy])).to.deep.equal([["p1", "alice", "bob"], ["p2", UNNAMED_OPERATOR, null]]);
+    expect(penalties.map((p) => [p.id, p.addedBy, p.revokedBy])).to.deep.equal([
+      ["p1", "alice", "bob"],
+      ["p2", UNNAMED_OPERATOR, null],
+    ]);
     expect(await service.store.read.getOutage("w1")).to.include({ declaredBy: "bob", closedBy: "alice" });
     const audit = await service.store.read.listAudit({ afterId: 0, limit: 10 });
     expect(audit.map((e) => [e.actor, e.action])).to.deep.equal([
-      ["alice", "penalty.add"], [UNNAMED_OPERATOR, "penalty.add"], ["bob", "penalty.revoke"], ["bob", "outage.declare"], ["alice", "outage.close"],
+      ["alice", "penalty.add"],
+      [UNNAMED_OPERATOR, "penalty.add"],
+      ["bob", "penalty.revoke"],
+      ["bob", "outage.declare"],
+      ["alice", "outage.close"],
     ]);
   });
 });

@@ -54,16 +54,24 @@ export function createOperators(deps: { operators: OperatorRepository; clock: Cl
 
   async function add(name: string): Promise<{ name: string; token: string }> {
     if (!OPERATOR_NAME.test(name)) {
-      throw new InvalidInputError("operator_name_invalid", `operator name must be 1 to 32 lowercase letters, digits, _ or -, starting with a letter, got ${JSON.stringify(name)}`);
+      throw new InvalidInputError(
+        "operator_name_invalid",
+        `operator name must be 1 to 32 lowercase letters, digits, _ or -, starting with a letter, got ${JSON.stringify(name)}`,
+      );
     }
-    if (RESERVED_NAMES.has(name)) throw new InvalidInputError("operator_name_reserved", `operator name ${name} is reserved (one of ${[...RESERVED_NAMES].join(", ")})`);
+    if (RESERVED_NAMES.has(name))
+      throw new InvalidInputError("operator_name_reserved", `operator name ${name} is reserved (one of ${[...RESERVED_NAMES].join(", ")})`);
     const token = `vop_${name}.${generateSecret("t")}`;
     const at = clock.now();
     const added = await operators.insert(
       { name, tokenHash: hashSecret(token), createdAt: at, revokedAt: null },
       { at, actor: ADMIN_OPERATOR, action: "operator.add", subject: name, details: {} },
     );
-    if (!added) throw new ConflictError("operator_exists", `operator ${name} already exists (a name is never given to another operator, even once revoked)`);
+    if (!added)
+      throw new ConflictError(
+        "operator_exists",
+        `operator ${name} already exists (a name is never given to another operator, even once revoked)`,
+      );
     return { name, token };
   }
 
@@ -71,7 +79,10 @@ export function createOperators(deps: { operators: OperatorRepository; clock: Cl
     const found = await operators.get(name);
     if (!found) throw new NotFoundError("operator_not_found", `operator ${JSON.stringify(name)} does not exist`);
     const at = clock.now();
-    if (found.revokedAt !== null || !(await operators.revoke(name, at, { at, actor: ADMIN_OPERATOR, action: "operator.revoke", subject: name, details: {} }))) {
+    if (
+      found.revokedAt !== null ||
+      !(await operators.revoke(name, at, { at, actor: ADMIN_OPERATOR, action: "operator.revoke", subject: name, details: {} }))
+    ) {
       throw new ConflictError("operator_already_revoked", `operator ${name} was already revoked`);
     }
     return { name, revokedAt: at };
@@ -81,8 +92,10 @@ export function createOperators(deps: { operators: OperatorRepository; clock: Cl
     if (deps.bootstrapTokenHash !== undefined && secretMatches(token, deps.bootstrapTokenHash)) return ADMIN_OPERATOR;
     const match = OPERATOR_TOKEN.exec(token);
     const found = match ? await operators.get(match[1]) : null;
-    if (!found || !secretMatches(token, found.tokenHash)) throw new UnauthorizedError("invalid_operator_token", "the operator token is not valid");
-    if (found.revokedAt !== null) throw new UnauthorizedError("operator_revoked", `operator ${found.name} was revoked at ${toRfc3339(found.revokedAt)}`);
+    if (!found || !secretMatches(token, found.tokenHash))
+      throw new UnauthorizedError("invalid_operator_token", "the operator token is not valid");
+    if (found.revokedAt !== null)
+      throw new UnauthorizedError("operator_revoked", `operator ${found.name} was revoked at ${toRfc3339(found.revokedAt)}`);
     return found.name;
   }
 

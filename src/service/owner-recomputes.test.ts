@@ -6,9 +6,8 @@ import { createOwnerRecomputes } from "./owner-recomputes";
 
 const T0 = Date.UTC(2026, 10, 2, 10) / 1000;
 
-
 for (const setup of EVERY_STORE) {
-  describe(`owner recomputes on ${setup.name} (V6, V9)`, function () {
+  describe(`owner recomputes on ${setup.name} (V6, V9)`, () => {
     it("scores every agent of the owner, a few ids per read, and only that owner's, at the drain's instant", async () => {
       const { store, close } = await setup.open();
       try {
@@ -19,7 +18,15 @@ for (const setup of EVERY_STORE) {
         const agents: string[] = [];
         for (let i = 0; i < 5; i++) agents.push((await service.accounts.claimNewAgent(ownerId)).agentId);
         const bystander = (await service.accounts.claimNewAgent(other)).agentId;
-        await service.identity.recordProof({ id: "gh-1", kind: "github", ownerId, agentId: null, subject: "octocat", binding: null, evidence: {} });
+        await service.identity.recordProof({
+          id: "gh-1",
+          kind: "github",
+          ownerId,
+          agentId: null,
+          subject: "octocat",
+          binding: null,
+          evidence: {},
+        });
         clock.set(T0 + 60);
         const recomputes = createOwnerRecomputes({ store, clock, scoring: service.scoring, agentsPerPage: 2 });
         expect(await recomputes.drain()).to.deep.equal({ owners: 1, scores: 5, failed: 0 });

@@ -41,7 +41,13 @@ export const OWNER_RECOMPUTE_LEASE_S = 600;
 export const ownerRecomputeBackoffS = (attempts: number): number => Math.min(3600, 30 * 2 ** Math.min(attempts, 7));
 
 /** @param deps.agentsPerPage agent ids read per statement (200 by default) */
-export function createOwnerRecomputes(deps: { store: Store; clock: Clock; scoring: Scoring; logger?: Logger; agentsPerPage?: number }): OwnerRecomputes {
+export function createOwnerRecomputes(deps: {
+  store: Store;
+  clock: Clock;
+  scoring: Scoring;
+  logger?: Logger;
+  agentsPerPage?: number;
+}): OwnerRecomputes {
   const { store, clock, scoring } = deps;
   const pageSize = deps.agentsPerPage ?? AGENT_PAGE;
   let worker = false;
@@ -78,9 +84,14 @@ export function createOwnerRecomputes(deps: { store: Store; clock: Clock; scorin
       return scored;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      deps.logger?.warn({ owner: job.ownerId, attempts: job.attempts + 1, err: error }, "owner recompute failed; retrying after its backoff");
+      deps.logger?.warn(
+        { owner: job.ownerId, attempts: job.attempts + 1, err: error },
+        "owner recompute failed; retrying after its backoff",
+      );
       // If this fails too, the request stays leased and is due again when the lease ends.
-      await store.transaction((tx) => tx.failOwnerRecompute(job, clock.now() + ownerRecomputeBackoffS(job.attempts), message)).catch(() => undefined);
+      await store
+        .transaction((tx) => tx.failOwnerRecompute(job, clock.now() + ownerRecomputeBackoffS(job.attempts), message))
+        .catch(() => undefined);
       return null;
     }
   }
@@ -111,7 +122,9 @@ export function createOwnerRecomputes(deps: { store: Store; clock: Clock; scorin
     running = (async () => {
       do {
         again = false;
-        await drain().catch((error: unknown) => deps.logger?.error({ err: error }, "owner recompute drain failed; the next wake or tick retries"));
+        await drain().catch((error: unknown) =>
+          deps.logger?.error({ err: error }, "owner recompute drain failed; the next wake or tick retries"),
+        );
       } while (again && worker);
       running = null;
     })();

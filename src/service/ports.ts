@@ -125,7 +125,10 @@ export type AccountsTx = {
   getAgent(id: string, options?: { lock?: boolean }): Promise<AgentRow | null>;
   insertAgent(agent: AgentRow): Promise<void>;
   /** Starts a new claim (V2): new claim id, key, owner; forgets the previous counted check-in. Returns the claim id. */
-  startClaim(agentId: string, claim: { ownerId: string; keyHash: string; claimedAt: number; kind: "claim" | "reclaim" | "transfer" }): Promise<number>;
+  startClaim(
+    agentId: string,
+    claim: { ownerId: string; keyHash: string; claimedAt: number; kind: "claim" | "reclaim" | "transfer" },
+  ): Promise<number>;
   /**
    * A keyset page of every agent's id, in id order (the daily recompute's agents, V9, read a page at a
    * time so that no list of every agent is ever held in memory).
@@ -184,7 +187,12 @@ export type ProofsTx = {
   /** The active proof holding `binding`, if any. */
   findActiveBinding(binding: string): Promise<ProofRow | null>;
   /** Proofs that count for an agent at `at`: its own and its owner's owner-level ones (V6), by `verifiedAt` then id: all, or a page. */
-  proofsForAgentAt(agentId: string, ownerId: string, at: number, page?: PageRequest<{ verifiedAt: number; id: string }>): Promise<ProofRow[]>;
+  proofsForAgentAt(
+    agentId: string,
+    ownerId: string,
+    at: number,
+    page?: PageRequest<{ verifiedAt: number; id: string }>,
+  ): Promise<ProofRow[]>;
   listActiveProofs(): Promise<ProofRow[]>;
   updateProofCheck(id: string, check: { lastCheckedAt: number; consecutiveFailures: number }): Promise<void>;
   removeProof(id: string, at: number, reason: string): Promise<void>;

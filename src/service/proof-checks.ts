@@ -39,7 +39,11 @@ export type ProofChecks = {
  * its verification against the real source, and the scheduled re-checks that keep or remove it.
  */
 export function createProofChecks(deps: {
-  store: Transactions<AccountsTx & ProofsTx>; clock: Clock; identity: Identity; verifier: ProofVerifier; logger?: Logger;
+  store: Transactions<AccountsTx & ProofsTx>;
+  clock: Clock;
+  identity: Identity;
+  verifier: ProofVerifier;
+  logger?: Logger;
   /** What one owner may keep (none: no limit). */
   limits?: Pick<OwnerLimits, "openChallenges">;
 }): ProofChecks {
@@ -51,19 +55,41 @@ export function createProofChecks(deps: {
    * when it belongs to the owner (V2, V6). The owner's expired challenges are deleted first.
    * @throws ConflictError `limit_reached` when the owner has as many open challenges as `limits.openChallenges`
    */
-  async function issueChallenge(ownerId: string, input: { kind: ProofKind; subject: string; agentId?: string | null }): Promise<ChallengeRow> {
+  async function issueChallenge(
+    ownerId: string,
+    input: { kind: ProofKind; subject: string; agentId?: string | null },
+  ): Promise<ChallengeRow> {
     checkProofAgent(input.kind, input.agentId ?? null);
     if (input.agentId) {
       const agent = await store.read.getAgent(input.agentId);
       if (!agent) throw new NotFoundError("agent_not_found", `agent ${input.agentId} does not exist`);
       if (agent.ownerId !== ownerId) {
-        throw new ForbiddenError("agent_owned_by_another_owner", `agent ${input.agentId} belongs to another owner: only the owner of its latest claim proves it`);
+        throw new ForbiddenError(
+          "agent_owned_by_another_owner",
+          `agent ${input.agentId} belongs to another owner: only the owner of its latest claim proves it`,
+        );
       }
     }
-    const c = createChallenge({ kind: input.kind, subject: input.subject, ownerId, agentId: input.agentId ?? null, now: clock.now(), ttlS: CHALLENGE_TTL_S });
+    const c = createChallenge({
+      kind: input.kind,
+      subject: input.subject,
+      ownerId,
+      agentId: input.agentId ?? null,
+      now: clock.now(),
+      ttlS: CHALLENGE_TTL_S,
+    });
     const row: ChallengeRow = {
-      id: c.id, kind: c.kind, ownerId, agentId: c.agentId, subject: c.subject, nonce: c.nonce, token: c.token, message: c.message,
-      issuedAt: c.issuedAt, expiresAt: c.expiresAt, usedAt: null,
+      id: c.id,
+      kind: c.kind,
+      ownerId,
+      agentId: c.agentId,
+      subject: c.subject,
+      nonce: c.nonce,
+      token: c.token,
+      message: c.message,
+      issuedAt: c.issuedAt,
+      expiresAt: c.expiresAt,
+      usedAt: null,
     };
     await store.transaction(async (tx) => {
       // Locked: two requests of one owner at its limit are counted one after the other, so one is refused.
@@ -71,7 +97,12 @@ export function createProofChecks(deps: {
       await tx.deleteExpiredChallenges(row.issuedAt, { ownerId, limit: EXPIRED_CHALLENGES_BATCH });
       const limit = deps.limits?.openChallenges;
       if (limit !== undefined && (await tx.countOpenChallenges(ownerId, row.issuedAt)) >= limit) {
-        throw limitReached("open proof challenges", limit, "MAX_OPEN_CHALLENGES_PER_OWNER", `answer one, or wait until one expires (challenges expire ${CHALLENGE_TTL_S} s after they are issued)`);
+        throw limitReached(
+          "open proof challenges",
+          limit,
+          "MAX_OPEN_CHALLENGES_PER_OWNER",
+          `answer one, or wait until one expires (challenges expire ${CHALLENGE_TTL_S} s after they are issued)`,
+        );
       }
       await tx.insertChallenge(row);
     });
@@ -91,14 +122,21 @@ export function createProofChecks(deps: {
   /** Verifies `evidence` against challenge `challengeId` of `ownerId`, and records the proof (using the challenge up). */
   async function submitProof(ownerId: string, challengeId: string, evidence: unknown): Promise<ProofRow> {
     const challenge = await store.read.getChallenge(challengeId);
-    if (!challenge || challenge.ownerId !== ownerId) throw new NotFoundError("proof_challenge_not_found", `challenge ${challengeId} does not exist for this owner`);
+    if (!challenge || challenge.ownerId !== ownerId)
+      throw new NotFoundError("proof_challenge_not_found", `challenge ${challengeId} does not exist for this owner`);
     if (challenge.usedAt !== null) throw new ConflictError("proof_challenge_used", `challenge ${challengeId} was already used`);
-    if (isExpired(challenge, clock.now())) throw proofError("proof_challenge_expired", `challenge ${challengeId} expired at ${toRfc3339(challenge.expiresAt)}`);
+    if (isExpired(challenge, clock.now()))
+      throw proofError("proof_challenge_expired", `challenge ${challengeId} expired at ${toRfc3339(challenge.expiresAt)}`);
     const verified = await verifier.verify(challenge, evidence);
     return identity.recordProof(
       {
-        id: generateId("prf"), kind: challenge.kind, ownerId, agentId: challenge.agentId, subject: challenge.subject,
-        binding: verified.binding, evidence: verified.proof,
+        id: generateId("prf"),
+        kind: challenge.kind,
+        ownerId,
+        agentId: challenge.agentId,
+        subject: challenge.subject,
+        binding: verified.binding,
+        evidence: verified.proof,
       },
       { challengeId },
     );
@@ -110,7 +148,9 @@ export function createProofChecks(deps: {
     const decision = applyRecheckOutcome(proof, outcome);
     const at = clock.now();
     if (decision.action === "keep") {
-      await store.transaction((tx) => tx.updateProofCheck(proof.id, { lastCheckedAt: at, consecutiveFailures: decision.consecutiveFailures }));
+      await store.transaction((tx) =>
+        tx.updateProofCheck(proof.id, { lastCheckedAt: at, consecutiveFailures: decision.consecutiveFailures }),
+      );
       if (outcome.type === "failed") deps.logger?.warn({ proof: proof.id, kind: proof.kind, code: outcome.code }, "proof check failed");
       return "kept";
     }

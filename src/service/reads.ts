@@ -34,7 +34,10 @@ export type Reads = {
    * The agent's daily scores from `from` to `to` (days, inclusive; default: the last 90 days up to now), oldest first, a page at a time,
    * with when its latest claim's first daily score is computed (V9), and whether that is still to come.
    */
-  dailyScores(agentId: string, range: { from?: string; to?: string } & PageAsked): Promise<{ from: string; to: string; firstDailyAt: number; firstDailyToCome: boolean } & KeysetPage<ScoreRow>>;
+  dailyScores(
+    agentId: string,
+    range: { from?: string; to?: string } & PageAsked,
+  ): Promise<{ from: string; to: string; firstDailyAt: number; firstDailyToCome: boolean } & KeysetPage<ScoreRow>>;
   /** One stored score with its inputs; score_not_found otherwise. */
   score(id: number): Promise<ScoreRow>;
   /** The agent's penalties, active or not (V7), oldest first, a page at a time. */
@@ -94,7 +97,9 @@ export function createReads(deps: { store: Store; latestScores: LatestScores; cl
     agent,
     async agentsOfOwner(ownerId, { cursor, limit }) {
       const after = cursor === undefined ? undefined : parseKeyset(cursor, LISTS.agentsOfOwner(ownerId), ID_KEY, anId);
-      return keysetPage(await read.listAgentsOfOwner(ownerId, { after, limit: limit + 1 }), limit, LISTS.agentsOfOwner(ownerId), (id) => [id]);
+      return keysetPage(await read.listAgentsOfOwner(ownerId, { after, limit: limit + 1 }), limit, LISTS.agentsOfOwner(ownerId), (id) => [
+        id,
+      ]);
     },
     async latestScore(agentId) {
       const { agentExists, score } = await deps.latestScores.latestScoreSummary(agentId);
@@ -107,7 +112,12 @@ export function createReads(deps: { store: Store; latestScores: LatestScores; cl
       const row = await agent(agentId);
       const to = range.to ?? "9999-12-31";
       const from = range.from ?? toRfc3339(deps.clock.now() - DEFAULT_HISTORY_DAYS * 86400).slice(0, 10);
-      const page = keysetPage(await read.listDailyScores(agentId, from, to, { after, limit: limit + 1 }), limit, LISTS.dailyScores(agentId), (s) => [s.day ?? ""]);
+      const page = keysetPage(
+        await read.listDailyScores(agentId, from, to, { after, limit: limit + 1 }),
+        limit,
+        LISTS.dailyScores(agentId),
+        (s) => [s.day ?? ""],
+      );
       const first = firstDailyAt(row.claimedAt);
       return { from, to, firstDailyAt: first, firstDailyToCome: deps.clock.now() < first, ...page };
     },
@@ -129,7 +139,10 @@ export function createReads(deps: { store: Store; latestScores: LatestScores; cl
     async proofsOf(agentId, { cursor, limit }) {
       const after = cursor === undefined ? undefined : parseKeyset(cursor, LISTS.proofs(agentId), INSTANT_ID_KEY, instantAndId);
       const row = await agent(agentId);
-      const rows = await read.proofsForAgentAt(row.id, row.ownerId, deps.clock.now(), { after: after && { verifiedAt: after.at, id: after.id }, limit: limit + 1 });
+      const rows = await read.proofsForAgentAt(row.id, row.ownerId, deps.clock.now(), {
+        after: after && { verifiedAt: after.at, id: after.id },
+        limit: limit + 1,
+      });
       return { agent: row, ...keysetPage(rows, limit, LISTS.proofs(agentId), (p) => [p.verifiedAt, p.id]) };
     },
     async agentPage(agentId) {
@@ -142,7 +155,11 @@ export function createReads(deps: { store: Store; latestScores: LatestScores; cl
       const subject = formatErc8004Subject(identity);
       // The binding an erc8004 proof holds while active (V6), as the proof checks write and find it.
       const proof = await read.findActiveBinding(erc8004Binding(identity));
-      if (!proof?.agentId) throw new NotFoundError("erc8004_identity_not_held", `no Vrai agent holds ERC-8004 identity ${subject} (no active erc8004 proof of it)`);
+      if (!proof?.agentId)
+        throw new NotFoundError(
+          "erc8004_identity_not_held",
+          `no Vrai agent holds ERC-8004 identity ${subject} (no active erc8004 proof of it)`,
+        );
       const { score } = await deps.latestScores.latestScoreSummary(proof.agentId);
       return { agentId: proof.agentId, provenAt: proof.verifiedAt, score };
     },
@@ -192,11 +209,17 @@ export type SiteReads = {
 export function createSiteReads(deps: { site: SiteStore; clock: Clock }): SiteReads {
   return {
     async outagesPage({ cursor, limit }) {
-      const after = cursor === undefined ? null : parseKeyset(cursor, LISTS.outages, INSTANT_ID_KEY, (fields) => {
-        const key = instantAndId(fields);
-        return key && { start: key.at, id: key.id };
-      });
-      const { items, nextCursor } = keysetPage(await deps.site.listOutagesPage(after, limit + 1), limit, LISTS.outages, (o) => [o.start, o.id]);
+      const after =
+        cursor === undefined
+          ? null
+          : parseKeyset(cursor, LISTS.outages, INSTANT_ID_KEY, (fields) => {
+              const key = instantAndId(fields);
+              return key && { start: key.at, id: key.id };
+            });
+      const { items, nextCursor } = keysetPage(await deps.site.listOutagesPage(after, limit + 1), limit, LISTS.outages, (o) => [
+        o.start,
+        o.id,
+      ]);
       return { outages: items, nextCursor };
     },
     async dailyTotals(agentId, days) {

@@ -17,7 +17,13 @@ const LAST_DAILY_SETTING = "daily_recompute_last_day";
  * their retention: src/service/checkin-retention.ts).
  */
 export function createScheduler(deps: {
-  store: Store; clock: Clock; scoring: Scoring; proofs?: ProofChecks; ownerRecomputes?: OwnerRecomputes; checkinRetention?: CheckinRetention; logger: Logger;
+  store: Store;
+  clock: Clock;
+  scoring: Scoring;
+  proofs?: ProofChecks;
+  ownerRecomputes?: OwnerRecomputes;
+  checkinRetention?: CheckinRetention;
+  logger: Logger;
   /** Runs after each day's recompute, before the day counts as done (the daily anchoring: its failure retries the day). */
   afterDaily?: (day: string) => Promise<void>;
 }): Scheduler {
@@ -91,7 +97,9 @@ export function createScheduler(deps: {
     running = (async () => {
       try {
         for (const part of parts) {
-          await part.run().catch((error: unknown) => logger.error({ err: error, part: part.name }, "scheduled work failed; retrying at the next tick"));
+          await part
+            .run()
+            .catch((error: unknown) => logger.error({ err: error, part: part.name }, "scheduled work failed; retrying at the next tick"));
         }
       } finally {
         running = null;

@@ -24,7 +24,10 @@ function counting(store: Store): { store: Store; pages: Array<PageRequest<string
     get(target, name, receiver) {
       const value = Reflect.get(target, name, receiver);
       if (name === "listClaimedAgentIds") return (page: PageRequest<string>) => (pages.push(page), value(page));
-      if (name === "dailyFactRows") return (ids: string[], ...rest: unknown[]) => (batches.push([...ids]), (value as Store["read"]["dailyFactRows"])(ids, ...(rest as [string, number])));
+      if (name === "dailyFactRows")
+        return (ids: string[], ...rest: unknown[]) => (
+          batches.push([...ids]), (value as Store["read"]["dailyFactRows"])(ids, ...(rest as [string, number]))
+        );
       return value;
     },
   });
@@ -32,7 +35,7 @@ function counting(store: Store): { store: Store; pages: Array<PageRequest<string
 }
 
 for (const setup of EVERY_STORE) {
-  describe(`daily recompute over keyset pages of agents on ${setup.name} (V9)`, function () {
+  describe(`daily recompute over keyset pages of agents on ${setup.name} (V9)`, () => {
     let store: Store;
     let close: () => Promise<void>;
     const clock = createManualClock(MIDNIGHT - 86_400);
@@ -67,7 +70,10 @@ for (const setup of EVERY_STORE) {
       // 11 agents in pages of 3: four pages, each after the last id of the one before; never a list of every agent.
       const all = [...claimed, late].sort();
       expect(counted.pages).to.deep.equal([
-        { after: undefined, limit: PAGE }, { after: all[2], limit: PAGE }, { after: all[5], limit: PAGE }, { after: all[8], limit: PAGE },
+        { after: undefined, limit: PAGE },
+        { after: all[2], limit: PAGE },
+        { after: all[5], limit: PAGE },
+        { after: all[8], limit: PAGE },
       ]);
       expect(counted.batches).to.deep.equal([all.slice(0, 3), all.slice(3, 6), all.slice(6, 9), all.slice(9)]);
       expect(progress).to.deep.equal([3, 6, 9, 11]);
@@ -88,7 +94,7 @@ for (const setup of EVERY_STORE) {
  * reads give (`factsAt`): every stored daily score is the score of the facts read agent by agent.
  */
 for (const { name, create } of TEST_STORES) {
-  describe(`daily facts read in batches on ${name} (V5-V9)`, function () {
+  describe(`daily facts read in batches on ${name} (V5-V9)`, () => {
     it("equal the facts read one agent at a time: proofs of the agent and of its owner, penalties, a midnight check-in, coverage-only days, an earlier claim", async () => {
       const testDb = await createMigratedTestDb(create);
       const store = createSqlStore(testDb.db);
@@ -108,17 +114,51 @@ for (const { name, create } of TEST_STORES) {
         await service.checkins.checkIn(agents[1], "midnight", () => undefined);
         const at = MIDNIGHT;
         await store.transaction(async (tx) => {
-          const proof = (id: string, kind: "github" | "wallet" | "domain", ownerId: string, agentId: string | null, verifiedAt: number, removedAt: number | null) => tx.insertProof({
-            id, kind, ownerId, agentId, subject: id, binding: `${kind}:${id}`, evidence: { n: id }, verifiedAt, lastCheckedAt: verifiedAt, consecutiveFailures: 0, removedAt: null, removedReason: null,
-          }).then(() => (removedAt === null ? undefined : tx.removeProof(id, removedAt, "gone")));
+          const proof = (
+            id: string,
+            kind: "github" | "wallet" | "domain",
+            ownerId: string,
+            agentId: string | null,
+            verifiedAt: number,
+            removedAt: number | null,
+          ) =>
+            tx
+              .insertProof({
+                id,
+                kind,
+                ownerId,
+                agentId,
+                subject: id,
+                binding: `${kind}:${id}`,
+                evidence: { n: id },
+                verifiedAt,
+                lastCheckedAt: verifiedAt,
+                consecutiveFailures: 0,
+                removedAt: null,
+                removedReason: null,
+              })
+              .then(() => (removedAt === null ? undefined : tx.removeProof(id, removedAt, "gone")));
           await proof("prf_o1", "github", owners[0], null, at - 9 * 86_400, null);
           await proof("prf_o2", "wallet", owners[0], null, at - 8 * 86_400, at - 86_400);
           await proof("prf_o3", "wallet", owners[1], null, at + 10, null);
           await proof("prf_a1", "domain", owners[1], agents[3], at - 7 * 86_400, null);
           await proof("prf_a2", "domain", owners[0], agents[4], at - 6 * 86_400, at + 5);
-          const penalty = (id: string, agentId: string, addedAt: number, revokedAt: number | null) => tx.insertPenalty({
-            id, agentId, code: "rate_abuse", points: 10, days: 30, addedAt, reason: "test", revokedAt: null, revokeReason: null, addedBy: "admin", revokedBy: null,
-          }).then(() => (revokedAt === null ? undefined : tx.revokePenalty(id, revokedAt, "appeal", "admin")));
+          const penalty = (id: string, agentId: string, addedAt: number, revokedAt: number | null) =>
+            tx
+              .insertPenalty({
+                id,
+                agentId,
+                code: "rate_abuse",
+                points: 10,
+                days: 30,
+                addedAt,
+                reason: "test",
+                revokedAt: null,
+                revokeReason: null,
+                addedBy: "admin",
+                revokedBy: null,
+              })
+              .then(() => (revokedAt === null ? undefined : tx.revokePenalty(id, revokedAt, "appeal", "admin")));
           await penalty("pen_1", agents[2], at - 3 * 86_400, null);
           await penalty("pen_2", agents[2], at - 2 * 86_400, at - 86_400);
           await penalty("pen_3", agents[5], at + 60, null);
@@ -134,9 +174,15 @@ for (const { name, create } of TEST_STORES) {
         expect(await scoring.recomputeDay(DAY)).to.equal(agents.length);
         const stored = (await store.read.scoresAfter(0, 1000)).filter((s) => s.trigger === "daily");
         for (const agentId of agents) {
-          const one = await store.transaction(async (tx) => scoreFromInputs(buildScoreInputs(await scoring.factsAt(tx, (await tx.getAgent(agentId))!, at))));
+          const one = await store.transaction(async (tx) =>
+            scoreFromInputs(buildScoreInputs(await scoring.factsAt(tx, (await tx.getAgent(agentId))!, at))),
+          );
           const batched = stored.find((s) => s.agentId === agentId)!;
-          expect({ agentId, sha256: batched.sha256, inputs: batched.inputs }).to.deep.equal({ agentId, sha256: one.sha256, inputs: one.canonical });
+          expect({ agentId, sha256: batched.sha256, inputs: batched.inputs }).to.deep.equal({
+            agentId,
+            sha256: one.sha256,
+            inputs: one.canonical,
+          });
         }
         // The scenario reaches what it is meant to: proofs of both kinds, an active penalty, the midnight check-in.
         const inputs = (agentId: string) => JSON.parse(stored.find((s) => s.agentId === agentId)!.inputs);
@@ -146,7 +192,9 @@ for (const { name, create } of TEST_STORES) {
         expect(inputs(agents[2]).penalties.map((p: { id: string }) => p.id)).to.deep.equal(["pen_1"]);
         // The check-in at the scored second counts as a day outside the window (V8).
         expect([inputs(agents[0]).other_checkin_days, inputs(agents[1]).other_checkin_days]).to.deep.equal([0, 1]);
-        expect(inputs(agents[8]).days).to.deep.equal([{ day: "2026-10-01", checkins: 0, on_time: 0, credit_s: 0, coverage_s: 3600, digest: "" }]);
+        expect(inputs(agents[8]).days).to.deep.equal([
+          { day: "2026-10-01", checkins: 0, on_time: 0, credit_s: 0, coverage_s: 3600, digest: "" },
+        ]);
       } finally {
         await testDb.drop();
       }

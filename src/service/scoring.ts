@@ -1,4 +1,13 @@
-import { buildScoreInputs, CURRENT_METHOD, dayStart, scoreFromInputs, utcDay, type DayAggregate, type MethodVersion, type ScoreFacts } from "../method";
+import {
+  buildScoreInputs,
+  CURRENT_METHOD,
+  dayStart,
+  scoreFromInputs,
+  utcDay,
+  type DayAggregate,
+  type MethodVersion,
+  type ScoreFacts,
+} from "../method";
 import type { Clock } from "./clock";
 import { NotFoundError } from "./errors";
 import type { AgentFactRows, AgentRow, NewScore, ScoreRow, StoreTx, Transactions } from "./ports";
@@ -35,7 +44,9 @@ const DAILY_READ_AHEAD = 2;
  * the canonical inputs with the method engine, and stores inputs, digest and result together.
  */
 export function createScoring(deps: {
-  store: Transactions<StoreTx>; clock: Clock; method?: MethodVersion;
+  store: Transactions<StoreTx>;
+  clock: Clock;
+  method?: MethodVersion;
   /** Agents per page of the daily recompute (default DAILY_PAGE). */
   dailyPageSize?: number;
 }): Scoring {
@@ -71,7 +82,14 @@ export function createScoring(deps: {
       proofs: rows.proofs.map((p) => ({ kind: p.kind })),
       penalties: penalties
         .filter((p) => p.addedAt <= at)
-        .map((p) => ({ id: p.id, code: p.code, points: p.points, days: p.days, addedAt: p.addedAt, revokedAt: p.revokedAt !== null && p.revokedAt <= at ? p.revokedAt : null })),
+        .map((p) => ({
+          id: p.id,
+          code: p.code,
+          points: p.points,
+          days: p.days,
+          addedAt: p.addedAt,
+          revokedAt: p.revokedAt !== null && p.revokedAt <= at ? p.revokedAt : null,
+        })),
       days,
     };
   }
@@ -81,8 +99,17 @@ export function createScoring(deps: {
     const document = buildScoreInputs(facts);
     const { result, canonical, sha256 } = scoreFromInputs(document);
     return {
-      agentId: agent.id, method, at, trigger, day: trigger === "daily" ? utcDay(at) : null, inputs: canonical, sha256, result, total: result.total,
-      claimId: agent.claimId, document,
+      agentId: agent.id,
+      method,
+      at,
+      trigger,
+      day: trigger === "daily" ? utcDay(at) : null,
+      inputs: canonical,
+      sha256,
+      result,
+      total: result.total,
+      claimId: agent.claimId,
+      document,
     };
   }
 
@@ -92,7 +119,18 @@ export function createScoring(deps: {
     if (!agent) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
     const score = scoreRowOf(agent, await factsAt(tx, agent, at), at, trigger);
     const id = await tx.insertScore(score);
-    return { id, agentId, method: score.method, at, trigger, day: score.day, inputs: score.inputs, sha256: score.sha256, result: score.result, total: score.total };
+    return {
+      id,
+      agentId,
+      method: score.method,
+      at,
+      trigger,
+      day: score.day,
+      inputs: score.inputs,
+      sha256: score.sha256,
+      result: score.result,
+      total: score.total,
+    };
   }
 
   /** Recomputes one agent at once, `at` = now (V9: its claim, proofs or penalties changed). */
@@ -109,7 +147,8 @@ export function createScoring(deps: {
     let previous: Promise<string[] | null> = Promise.resolve(null);
     return () => {
       previous = previous.then((ids) =>
-        ids !== null && ids.length < pageSize ? [] : store.read.listClaimedAgentIds({ after: ids?.[ids.length - 1], limit: pageSize }));
+        ids !== null && ids.length < pageSize ? [] : store.read.listClaimedAgentIds({ after: ids?.[ids.length - 1], limit: pageSize }),
+      );
       return previous as Promise<string[]>;
     };
   }

@@ -18,7 +18,8 @@ export function accountsIn(q: Queryable): AccountsTx {
     // NO KEY UPDATE: lockers of one owner wait for each other, rows that only reference the owner (proofs, claims) do not.
     getOwner: (id, options) => one(q, `SELECT * FROM owners WHERE id = $1${options?.lock ? " FOR NO KEY UPDATE" : ""}`, [id], ownerFrom),
 
-    getAgent: (id, options) => one(q, `SELECT ${AGENT_COLUMNS} FROM agents WHERE id = $1${options?.lock ? " FOR UPDATE" : ""}`, [id], agentFrom),
+    getAgent: (id, options) =>
+      one(q, `SELECT ${AGENT_COLUMNS} FROM agents WHERE id = $1${options?.lock ? " FOR UPDATE" : ""}`, [id], agentFrom),
     async insertAgent(a) {
       await q.query(
         `INSERT INTO agents (id, name, owner_id, claim_id, claimed_at, key_hash, last_arrival, last_next_heartbeat_s, created_at)

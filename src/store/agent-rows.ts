@@ -16,7 +16,8 @@ export type AgentRecord = {
 };
 
 // Explicit column lists on the hot paths: their statements are prepared once per connection (db.ts).
-export const AGENT_COLUMNS = "id, name, owner_id, claim_id, claimed_at, key_hash, last_arrival, last_next_heartbeat_s, last_day_digest, created_at";
+export const AGENT_COLUMNS =
+  "id, name, owner_id, claim_id, claimed_at, key_hash, last_arrival, last_next_heartbeat_s, last_day_digest, created_at";
 export const AGENT_COLUMNS_OF_A = AGENT_COLUMNS.replace(/(\w+)/g, "a.$1");
 
 export const agentFrom = (r: AgentRecord): AgentRow => ({
@@ -27,7 +28,9 @@ export const agentFrom = (r: AgentRecord): AgentRow => ({
   claimedAt: r.claimed_at,
   keyHash: r.key_hash,
   // Set together by a counted check-in, and cleared together by a claim.
-  last: r.last_arrival === null || r.last_next_heartbeat_s === null ? null : { arrival: r.last_arrival, nextHeartbeatS: r.last_next_heartbeat_s, dayDigest: r.last_day_digest },
+  last:
+    r.last_arrival === null || r.last_next_heartbeat_s === null
+      ? null
+      : { arrival: r.last_arrival, nextHeartbeatS: r.last_next_heartbeat_s, dayDigest: r.last_day_digest },
   createdAt: r.created_at,
 });
-

@@ -2,7 +2,14 @@ import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
 import { expect } from "chai";
 import { getAddress, zeroAddress, type Hex } from "viem";
 import {
-  buildScoreTree, processScoreProof, proofElements, SCORE_LEAF_TYPES, SCORE_LEAF_V2_TYPES, scoreLeafV2, type AnyScoreLeafValues, type ScoreLeafValues,
+  buildScoreTree,
+  processScoreProof,
+  proofElements,
+  SCORE_LEAF_TYPES,
+  SCORE_LEAF_V2_TYPES,
+  scoreLeafV2,
+  type AnyScoreLeafValues,
+  type ScoreLeafValues,
 } from "../chain/score-tree";
 import { insertDailyScores, SEED_ERC8004_REGISTRY, seedDailyScores } from "../test-helpers/daily-scores";
 import { createMigratedTestDb, TEST_STORES, type TestDb } from "../test-helpers/db";
@@ -31,12 +38,23 @@ async function dayLeavesV1(db: Queryable, day: string): Promise<{ ids: number[];
 
 /** The seeded daily scores of `day` as version-2 leaf values, in id order, from the seed's rules (daily-scores.ts), with their ids. */
 async function dayLeaves(db: Queryable, day: string): Promise<{ ids: number[]; values: AnyScoreLeafValues[] }> {
-  const { rows } = await db.query<{ id: number; agent_id: string; sha256: string }>("SELECT id, agent_id, sha256 FROM scores WHERE trigger = 'daily' AND day = $1 ORDER BY id", [day]);
+  const { rows } = await db.query<{ id: number; agent_id: string; sha256: string }>(
+    "SELECT id, agent_id, sha256 FROM scores WHERE trigger = 'daily' AND day = $1 ORDER BY id",
+    [day],
+  );
   const values = rows.map((r) => {
     const i = Number(r.agent_id.slice(4));
     return scoreLeafV2({
-      agentId: r.agent_id, day, method: "0.2", sha256: r.sha256, total: 200 + 30 * (i % 2) + (i % 151), identity: 100 + 30 * (i % 2), reliability: i % 151, integrity: 100,
-      established: i % 3 !== 0, erc8004Subject: i % ERC8004_EVERY === 0 ? `31337:${SEED_ERC8004_REGISTRY}:${i}` : null,
+      agentId: r.agent_id,
+      day,
+      method: "0.2",
+      sha256: r.sha256,
+      total: 200 + 30 * (i % 2) + (i % 151),
+      identity: 100 + 30 * (i % 2),
+      reliability: i % 151,
+      integrity: 100,
+      established: i % 3 !== 0,
+      erc8004Subject: i % ERC8004_EVERY === 0 ? `31337:${SEED_ERC8004_REGISTRY}:${i}` : null,
     });
   });
   return { ids: rows.map((r) => Number(r.id)), values };
@@ -76,28 +94,56 @@ for (const { name, create } of TEST_STORES) {
     it("stores a day's tree of version-2 leaves once, as chunks of its nodes (64 bytes a leaf), and derives each score's proof from them", async () => {
       const { ids, values } = await dayLeaves(testDb.db, DAY);
       const tree = buildScoreTree(values);
-      expect(tree.root, "StandardMerkleTree's, with the version-2 types").to.equal(StandardMerkleTree.of(values, [...SCORE_LEAF_V2_TYPES]).root);
+      expect(tree.root, "StandardMerkleTree's, with the version-2 types").to.equal(
+        StandardMerkleTree.of(values, [...SCORE_LEAF_V2_TYPES]).root,
+      );
       const stored = await anchors.storeDayTree(DAY, AT + 60);
       expect(stored).to.deep.include({ type: "stored", root: tree.root, leafCount: LEAVES, leafVersion: 2 });
       expect(await anchors.getDay(DAY)).to.deep.equal({
-        day: DAY, root: tree.root, leafCount: LEAVES, leafVersion: 2, status: "pending", builtAt: AT + 60, chainId: null, contract: null, txHash: null, rawTx: null,
-        blockNumber: null, minedAt: null, anchoredAt: null,
+        day: DAY,
+        root: tree.root,
+        leafCount: LEAVES,
+        leafVersion: 2,
+        status: "pending",
+        builtAt: AT + 60,
+        chainId: null,
+        contract: null,
+        txHash: null,
+        rawTx: null,
+        blockNumber: null,
+        minedAt: null,
+        anchoredAt: null,
       });
       // The first and last scores of each page, and others across the chunks; agents 1,234 and 3,777 (none of 7) and 1,239 (one of 7) among them.
       for (const i of [0, PAGE_ROWS - 1, PAGE_ROWS, 2 * PAGE_ROWS, 1233, 1238, 3776, LEAVES - 1]) {
         const found = await anchors.scoreProof(ids[i]);
         expect(found?.proof, `proof ${i}`).to.deep.equal({
-          scoreId: ids[i], agentId: values[i][0], day: DAY, leafVersion: 2, leaf: `0x${tree.leaf(i).toString("hex")}`, leafValues: values[i], proof: proofElements(tree.proof(i)),
-          root: tree.root, anchor: null,
+          scoreId: ids[i],
+          agentId: values[i][0],
+          day: DAY,
+          leafVersion: 2,
+          leaf: `0x${tree.leaf(i).toString("hex")}`,
+          leafValues: values[i],
+          proof: proofElements(tree.proof(i)),
+          root: tree.root,
+          anchor: null,
         });
       }
-      expect(values[1238].slice(9), "agent 1,239 with its ERC-8004 identity").to.deep.equal([31337n, getAddress(SEED_ERC8004_REGISTRY), 1239n]);
+      expect(values[1238].slice(9), "agent 1,239 with its ERC-8004 identity").to.deep.equal([
+        31337n,
+        getAddress(SEED_ERC8004_REGISTRY),
+        1239n,
+      ]);
       expect(values[1233].slice(9), "agent 1,234 without one").to.deep.equal([0n, zeroAddress, 0n]);
       const { rows } = await testDb.db.query<{ chunks: number; bytes: number; fences: number }>(
         "SELECT count(*)::int AS chunks, sum(octet_length(nodes))::int AS bytes, count(min_leaf)::int AS fences FROM score_tree_chunks WHERE day = $1",
         [DAY],
       );
-      expect(rows[0]).to.deep.equal({ chunks: Math.ceil((2 * LEAVES - 1) / CHUNK_NODES), bytes: 32 * (2 * LEAVES - 1), fences: Math.ceil((2 * LEAVES - 1) / CHUNK_NODES) - Math.floor((LEAVES - 1) / CHUNK_NODES) });
+      expect(rows[0]).to.deep.equal({
+        chunks: Math.ceil((2 * LEAVES - 1) / CHUNK_NODES),
+        bytes: 32 * (2 * LEAVES - 1),
+        fences: Math.ceil((2 * LEAVES - 1) / CHUNK_NODES) - Math.floor((LEAVES - 1) / CHUNK_NODES),
+      });
       const proofTable = await testDb.db.query("SELECT 1 FROM information_schema.tables WHERE table_name = 'score_proofs'");
       expect(proofTable.rows, "no proof stored per score").to.deep.equal([]);
 
@@ -137,7 +183,10 @@ for (const { name, create } of TEST_STORES) {
       const other = createAnchorRepository(testDb.db, { chunkNodes: CHUNK_NODES, pageRows: 500 });
       const outcomes = await Promise.all([anchors.storeDayTree(day, AT + 1), other.storeDayTree(day, AT + 2)]);
       expect(outcomes.map((o) => o.type).sort()).to.deep.equal(["exists", "stored"]);
-      const { rows } = await testDb.db.query<{ bytes: number }>("SELECT sum(octet_length(nodes))::int AS bytes FROM score_tree_chunks WHERE day = $1", [day]);
+      const { rows } = await testDb.db.query<{ bytes: number }>(
+        "SELECT sum(octet_length(nodes))::int AS bytes FROM score_tree_chunks WHERE day = $1",
+        [day],
+      );
       expect(rows[0].bytes).to.equal(32 * (2 * 3_000 - 1));
       const { ids, values } = await dayLeaves(testDb.db, day);
       expect((await anchors.scoreProof(ids[7]))?.proof?.root).to.equal(buildScoreTree(values).root);
@@ -146,13 +195,21 @@ for (const { name, create } of TEST_STORES) {
     it("builds a day of version-1 leaves when one of its scores was stored before migration 014 (no components), and serves their proofs", async () => {
       const day = dayAfter(20);
       await insertDailyScores(testDb.db, { day, at: AT + 86400 * 20, count: 9, digits: 6 });
-      await testDb.db.query("UPDATE scores SET identity_points = NULL, reliability_points = NULL, integrity_points = NULL WHERE day = $1 AND agent_id = 'agt_000005'", [day]);
+      await testDb.db.query(
+        "UPDATE scores SET identity_points = NULL, reliability_points = NULL, integrity_points = NULL WHERE day = $1 AND agent_id = 'agt_000005'",
+        [day],
+      );
       const { ids, values } = await dayLeavesV1(testDb.db, day);
       const oz = StandardMerkleTree.of(values, [...SCORE_LEAF_TYPES]);
       expect(await anchors.storeDayTree(day, AT)).to.deep.include({ type: "stored", root: oz.root, leafCount: 9, leafVersion: 1 });
       expect(await anchors.getDay(day)).to.include({ leafVersion: 1 });
       for (const [i, id] of ids.entries()) {
-        expect((await anchors.scoreProof(id))?.proof, `leaf ${i}`).to.deep.include({ leafVersion: 1, leafValues: values[i], proof: oz.getProof(i), root: oz.root });
+        expect((await anchors.scoreProof(id))?.proof, `leaf ${i}`).to.deep.include({
+          leafVersion: 1,
+          leafValues: values[i],
+          proof: oz.getProof(i),
+          root: oz.root,
+        });
       }
     });
 
@@ -191,35 +248,91 @@ for (const { name, create } of TEST_STORES) {
       await insertDailyScores(testDb.db, { day: later, at: AT + 86400 * 31, count: 2, digits: 6 });
       await anchors.storeDayTree(day, AT);
       await anchors.storeDayTree(later, AT);
-      const idOf = async (d: string) => Number((await testDb.db.query<{ id: number }>("SELECT id FROM scores WHERE agent_id = 'agt_000002' AND day = $1", [d])).rows[0].id);
-      const mined = (d: string) => anchors.setMined(d, { txHash: `0x${"44".repeat(32)}`, blockNumber: 9, chainId: 31337, contract: "0x5FbDB2315678afecb367f032d93F642f64180aa3", anchoredAt: AT, minedAt: AT });
+      const idOf = async (d: string) =>
+        Number((await testDb.db.query<{ id: number }>("SELECT id FROM scores WHERE agent_id = 'agt_000002' AND day = $1", [d])).rows[0].id);
+      const mined = (d: string) =>
+        anchors.setMined(d, {
+          txHash: `0x${"44".repeat(32)}`,
+          blockNumber: 9,
+          chainId: 31337,
+          contract: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+          anchoredAt: AT,
+          minedAt: AT,
+        });
       const { claimedAt } = await anchors.latestAnchoredScore("agt_000002");
       expect(claimedAt).to.be.a("number");
       // The latest daily score, mined or not, says which day's root a proof waits for.
-      expect(await anchors.latestAnchoredScore("agt_000002")).to.deep.equal({ agentExists: true, scoreId: null, latestDailyDay: later, claimedAt });
+      expect(await anchors.latestAnchoredScore("agt_000002")).to.deep.equal({
+        agentExists: true,
+        scoreId: null,
+        latestDailyDay: later,
+        claimedAt,
+      });
       await mined(day);
-      expect(await anchors.latestAnchoredScore("agt_000002")).to.deep.equal({ agentExists: true, scoreId: await idOf(day), latestDailyDay: later, claimedAt });
+      expect(await anchors.latestAnchoredScore("agt_000002")).to.deep.equal({
+        agentExists: true,
+        scoreId: await idOf(day),
+        latestDailyDay: later,
+        claimedAt,
+      });
       await mined(later);
-      expect(await anchors.latestAnchoredScore("agt_000002")).to.deep.equal({ agentExists: true, scoreId: await idOf(later), latestDailyDay: later, claimedAt });
-      expect(await anchors.latestAnchoredScore("agt_nobody")).to.deep.equal({ agentExists: false, scoreId: null, latestDailyDay: null, claimedAt: null });
+      expect(await anchors.latestAnchoredScore("agt_000002")).to.deep.equal({
+        agentExists: true,
+        scoreId: await idOf(later),
+        latestDailyDay: later,
+        claimedAt,
+      });
+      expect(await anchors.latestAnchoredScore("agt_nobody")).to.deep.equal({
+        agentExists: false,
+        scoreId: null,
+        latestDailyDay: null,
+        claimedAt: null,
+      });
     });
 
     it("records a day's transaction only over the one expected, and forgets the signed bytes once mined", async () => {
       const txHash: Hex = `0x${"11".repeat(32)}`;
       const pending: PendingAnchorTx = { txHash, rawTx: "0x02f8", chainId: 31337, contract: "0x5FbDB2315678afecb367f032d93F642f64180aa3" };
       for (const day of (await anchors.unminedDays()).map((d) => d.day).filter((d) => d !== DAY)) {
-        await anchors.setMined(day, { txHash: `0x${"33".repeat(32)}`, blockNumber: 1, chainId: 31337, contract: pending.contract, anchoredAt: AT, minedAt: AT });
+        await anchors.setMined(day, {
+          txHash: `0x${"33".repeat(32)}`,
+          blockNumber: 1,
+          chainId: 31337,
+          contract: pending.contract,
+          anchoredAt: AT,
+          minedAt: AT,
+        });
       }
       expect(await anchors.setPendingTx(DAY, `0x${"22".repeat(32)}`, pending), "over a transaction the day does not have").to.equal(false);
       expect(await anchors.setPendingTx(DAY, null, pending)).to.equal(true);
       expect(await anchors.setPendingTx(DAY, null, pending), "twice").to.equal(false);
       expect((await anchors.unminedDays()).map((d) => [d.day, d.txHash, d.rawTx])).to.deep.equal([[DAY, txHash, "0x02f8"]]);
 
-      await anchors.setMined(DAY, { txHash, blockNumber: 7, chainId: 31337, contract: pending.contract, anchoredAt: AT + 90, minedAt: AT + 200 });
+      await anchors.setMined(DAY, {
+        txHash,
+        blockNumber: 7,
+        chainId: 31337,
+        contract: pending.contract,
+        anchoredAt: AT + 90,
+        minedAt: AT + 200,
+      });
       expect(await anchors.unminedDays()).to.deep.equal([]);
-      expect(await anchors.getDay(DAY)).to.include({ status: "mined", txHash, rawTx: null, blockNumber: 7, minedAt: AT + 200, anchoredAt: AT + 90 });
+      expect(await anchors.getDay(DAY)).to.include({
+        status: "mined",
+        txHash,
+        rawTx: null,
+        blockNumber: 7,
+        minedAt: AT + 200,
+        anchoredAt: AT + 90,
+      });
       const { ids } = await dayLeaves(testDb.db, DAY);
-      expect((await anchors.scoreProof(ids[0]))?.proof?.anchor).to.deep.equal({ txHash, blockNumber: 7, chainId: 31337, contract: pending.contract, anchoredAt: AT + 90 });
+      expect((await anchors.scoreProof(ids[0]))?.proof?.anchor).to.deep.equal({
+        txHash,
+        blockNumber: 7,
+        chainId: 31337,
+        contract: pending.contract,
+        anchoredAt: AT + 90,
+      });
       expect(await anchors.setPendingTx(DAY, txHash, null), "once mined").to.equal(false);
     });
   });
@@ -234,27 +347,44 @@ for (const { name, create } of TEST_STORES) {
       testDb = await create();
       const { db } = testDb;
       // The schema before 011, applied as the runner would, and days stored in the old layout.
-      await db.query("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
+      await db.query(
+        "CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
+      );
       for (const m of listMigrations().filter((m) => m.version < 11)) {
         for (const statement of splitStatements(m.sql)) await db.query(statement);
         await db.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
       }
       const sizes = [1, 2, 3, 5, 1_500];
       await seedDailyScores(db, { ownerId: "own_1", day: dayAfter(0), at: AT, count: sizes[0], digits: 6, beforeMigration014: true });
-      await db.query("INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at) SELECT 'agt_' || lpad(i::text, 6, '0'), 'own_1', 1, $1, 'x', $1 FROM generate_series(2, 1500) AS i", [AT - 86400]);
+      await db.query(
+        "INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at) SELECT 'agt_' || lpad(i::text, 6, '0'), 'own_1', 1, $1, 'x', $1 FROM generate_series(2, 1500) AS i",
+        [AT - 86400],
+      );
       const old: Array<{ day: string; ids: number[]; tree: ReturnType<typeof buildScoreTree> }> = [];
       for (const [k, n] of sizes.entries()) {
         const day = dayAfter(k);
         if (k > 0) await insertDailyScores(db, { day, at: AT + 86400 * k, count: n, digits: 6, beforeMigration014: true });
         const { ids, values } = await dayLeavesV1(db, day);
         const tree = buildScoreTree(values);
-        await db.query("INSERT INTO score_anchors (day, root, leaf_count, status, built_at) VALUES ($1, $2, $3, 'pending', $4)", [day, tree.root, n, AT]);
+        await db.query("INSERT INTO score_anchors (day, root, leaf_count, status, built_at) VALUES ($1, $2, $3, 'pending', $4)", [
+          day,
+          tree.root,
+          n,
+          AT,
+        ]);
         const proofs = ids.map((_, i) => tree.proof(i));
         await db.query(
           `INSERT INTO score_proofs (score_id, day, leaf, proof)
            SELECT u.id, $2, substring($3::bytea FROM (u.ord - 1)::int * 32 + 1 FOR 32), substring($4::bytea FROM u.off + 1 FOR u.len)
            FROM unnest($1::bigint[], $5::int[], $6::int[]) WITH ORDINALITY AS u(id, off, len, ord)`,
-          [ids, day, Buffer.concat(ids.map((_, i) => tree.leaf(i))), Buffer.concat(proofs), proofs.map((_, i) => 32 * proofs.slice(0, i).reduce((sum, p) => sum + p.length / 32, 0)), proofs.map((p) => p.length)],
+          [
+            ids,
+            day,
+            Buffer.concat(ids.map((_, i) => tree.leaf(i))),
+            Buffer.concat(proofs),
+            proofs.map((_, i) => 32 * proofs.slice(0, i).reduce((sum, p) => sum + p.length / 32, 0)),
+            proofs.map((p) => p.length),
+          ],
         );
         old.push({ day, ids, tree });
       }
@@ -263,11 +393,20 @@ for (const { name, create } of TEST_STORES) {
 
       const anchors = createAnchorRepository(db);
       for (const { day, ids, tree } of old) {
-        const { rows } = await db.query<{ bytes: number }>("SELECT sum(octet_length(nodes))::int AS bytes FROM score_tree_chunks WHERE day = $1", [day]);
+        const { rows } = await db.query<{ bytes: number }>(
+          "SELECT sum(octet_length(nodes))::int AS bytes FROM score_tree_chunks WHERE day = $1",
+          [day],
+        );
         expect(rows[0].bytes, day).to.equal(32 * (2 * tree.leafCount - 1));
         for (let i = 0; i < ids.length; i += ids.length > 100 ? 37 : 1) {
           const found = await anchors.scoreProof(ids[i]);
-          expect(found?.proof, `${day} leaf ${i}`).to.deep.include({ leafVersion: 1, leaf: `0x${tree.leaf(i).toString("hex")}`, proof: proofElements(tree.proof(i)), root: tree.root, day });
+          expect(found?.proof, `${day} leaf ${i}`).to.deep.include({
+            leafVersion: 1,
+            leaf: `0x${tree.leaf(i).toString("hex")}`,
+            proof: proofElements(tree.proof(i)),
+            root: tree.root,
+            day,
+          });
         }
       }
       const { rows } = await db.query("SELECT 1 FROM information_schema.tables WHERE table_name = 'score_proofs'");

@@ -6,7 +6,14 @@
  */
 import { bytesToHex, type Address, type Hex } from "viem";
 import {
-  buildChunkedScoreTree, createLeafHasher, proofIndices, scoreLeafHash, scoreLeafV2, scoreTreeLayout, type AnyScoreLeafValues, type ScoreLeafVersion,
+  buildChunkedScoreTree,
+  createLeafHasher,
+  proofIndices,
+  scoreLeafHash,
+  scoreLeafV2,
+  scoreTreeLayout,
+  type AnyScoreLeafValues,
+  type ScoreLeafVersion,
   type TreeChunkStore,
 } from "../chain/score-tree";
 import type { Db, Queryable } from "./db";
@@ -88,7 +95,9 @@ export type AnchorRepository = {
    * Whether the agent exists, its latest daily score whose day's root is mined, if any, the day of its latest daily
    * score mined or not (null before its first), and when its latest claim was made (null: no such agent).
    */
-  latestAnchoredScore(agentId: string): Promise<{ agentExists: boolean; scoreId: number | null; latestDailyDay: string | null; claimedAt: number | null }>;
+  latestAnchoredScore(
+    agentId: string,
+  ): Promise<{ agentExists: boolean; scoreId: number | null; latestDailyDay: string | null; claimedAt: number | null }>;
 };
 
 /** What `storeDayTree` did: stored the tree, found none to build (no daily score), or found it built. */
@@ -125,8 +134,19 @@ const TREE_LOCK_CLASS = 7_264_011;
 
 /** A `score_anchors` row; the hex columns hold only what this repository wrote. */
 type AnchorDbRow = {
-  day: string; root: Hex; leaf_count: number; leaf_version: number; status: "pending" | "mined"; built_at: number; chain_id: number | null;
-  contract: Address | null; tx_hash: Hex | null; raw_tx: Hex | null; block_number: number | null; mined_at: number | null; anchored_at: number | null;
+  day: string;
+  root: Hex;
+  leaf_count: number;
+  leaf_version: number;
+  status: "pending" | "mined";
+  built_at: number;
+  chain_id: number | null;
+  contract: Address | null;
+  tx_hash: Hex | null;
+  raw_tx: Hex | null;
+  block_number: number | null;
+  mined_at: number | null;
+  anchored_at: number | null;
 };
 
 const nullableNumber = (value: number | string | null): number | null => (value === null ? null : Number(value));
@@ -134,8 +154,18 @@ const leafVersionOf = (value: number | string): ScoreLeafVersion => (Number(valu
 
 // Drivers may hand bigint columns (built_at, block_number, mined_at, anchored_at) back as strings: converted here, once.
 const anchorRow = (r: AnchorDbRow): DayAnchorRow => ({
-  day: r.day, root: r.root, leafCount: Number(r.leaf_count), leafVersion: leafVersionOf(r.leaf_version), status: r.status, builtAt: Number(r.built_at), chainId: r.chain_id,
-  contract: r.contract, txHash: r.tx_hash, rawTx: r.raw_tx, blockNumber: nullableNumber(r.block_number), minedAt: nullableNumber(r.mined_at),
+  day: r.day,
+  root: r.root,
+  leafCount: Number(r.leaf_count),
+  leafVersion: leafVersionOf(r.leaf_version),
+  status: r.status,
+  builtAt: Number(r.built_at),
+  chainId: r.chain_id,
+  contract: r.contract,
+  txHash: r.tx_hash,
+  rawTx: r.raw_tx,
+  blockNumber: nullableNumber(r.block_number),
+  minedAt: nullableNumber(r.mined_at),
   anchoredAt: nullableNumber(r.anchored_at),
 });
 
@@ -151,8 +181,15 @@ const LEAF_COLUMNS = `s.agent_id, s.method, s.sha256, s.total, s.identity_points
    ORDER BY p.verified_at DESC, p.id DESC LIMIT 1) AS erc8004_subject`;
 
 type LeafRow = {
-  agent_id: string; method: string; sha256: string; total: number; identity_points: number | null; reliability_points: number | null; integrity_points: number | null;
-  established: boolean; erc8004_subject: string | null;
+  agent_id: string;
+  method: string;
+  sha256: string;
+  total: number;
+  identity_points: number | null;
+  reliability_points: number | null;
+  integrity_points: number | null;
+  established: boolean;
+  erc8004_subject: string | null;
 };
 
 /** A version-2 leaf needs the components, which rows written before migration 014 lack: such a day's tree is of version 1. */
@@ -163,8 +200,16 @@ function leafOf(r: LeafRow, day: string, version: ScoreLeafVersion): AnyScoreLea
   if (version === 1) return [r.agent_id, day, r.method, `0x${r.sha256}`];
   if (r.identity_points === null || r.reliability_points === null || r.integrity_points === null) throw new ComponentsMissing();
   return scoreLeafV2({
-    agentId: r.agent_id, day, method: r.method, sha256: r.sha256, total: Number(r.total), identity: r.identity_points, reliability: r.reliability_points,
-    integrity: r.integrity_points, established: r.established, erc8004Subject: r.erc8004_subject,
+    agentId: r.agent_id,
+    day,
+    method: r.method,
+    sha256: r.sha256,
+    total: Number(r.total),
+    identity: r.identity_points,
+    reliability: r.reliability_points,
+    integrity: r.integrity_points,
+    established: r.established,
+    erc8004Subject: r.erc8004_subject,
   });
 }
 
@@ -177,10 +222,19 @@ const CURRENT_LEAF_VERSION: ScoreLeafVersion = 2;
  * the next is hashed.
  * @throws ComponentsMissing for version 2 when a score lacks its components (written before migration 014)
  */
-async function hashDayLeaves(tx: Queryable, day: string, version: ScoreLeafVersion, pageRows: number, threads: number | undefined): Promise<number> {
+async function hashDayLeaves(
+  tx: Queryable,
+  day: string,
+  version: ScoreLeafVersion,
+  pageRows: number,
+  threads: number | undefined,
+): Promise<number> {
   type ScoreRow = LeafRow & { id: number };
   const page = (after: number) =>
-    tx.query<ScoreRow>(`SELECT s.id, ${LEAF_COLUMNS} FROM scores s WHERE s.trigger = 'daily' AND s.day = $1 AND s.id > $2 ORDER BY s.id LIMIT $3`, [day, after, pageRows]);
+    tx.query<ScoreRow>(
+      `SELECT s.id, ${LEAF_COLUMNS} FROM scores s WHERE s.trigger = 'daily' AND s.day = $1 AND s.id > $2 ORDER BY s.id LIMIT $3`,
+      [day, after, pageRows],
+    );
   const hasher = createLeafHasher(threads);
   let inserting: Promise<unknown> = Promise.resolve();
   let count = 0;
@@ -193,7 +247,10 @@ async function hashDayLeaves(tx: Queryable, day: string, version: ScoreLeafVersi
       if (rows.length === 0) break;
       const leaves = await hasher.hash(rows.map((r) => leafOf(r, day, version)));
       await inserting;
-      inserting = tx.query(`INSERT INTO ${SCRATCH} (leaf) SELECT substring($1::bytea FROM i * 32 + 1 FOR 32) FROM generate_series(0, $2 - 1) AS i`, [leaves, rows.length]);
+      inserting = tx.query(
+        `INSERT INTO ${SCRATCH} (leaf) SELECT substring($1::bytea FROM i * 32 + 1 FOR 32) FROM generate_series(0, $2 - 1) AS i`,
+        [leaves, rows.length],
+      );
       inserting.catch(() => undefined);
       count += rows.length;
     }
@@ -223,7 +280,10 @@ function chunkStore(tx: Queryable, day: string): TreeChunkStore {
       await tx.query("INSERT INTO score_tree_chunks (day, chunk, nodes, min_leaf) VALUES ($1, $2, $3, $4)", [day, chunk, nodes, minLeaf]);
     },
     async read(chunks) {
-      const { rows } = await tx.query<{ chunk: number; nodes: Uint8Array }>("SELECT chunk, nodes FROM score_tree_chunks WHERE day = $1 AND chunk = ANY($2::int[])", [day, chunks]);
+      const { rows } = await tx.query<{ chunk: number; nodes: Uint8Array }>(
+        "SELECT chunk, nodes FROM score_tree_chunks WHERE day = $1 AND chunk = ANY($2::int[])",
+        [day, chunks],
+      );
       return new Map(rows.map((r) => [Number(r.chunk), r.nodes]));
     },
   };
@@ -231,8 +291,17 @@ function chunkStore(tx: Queryable, day: string): TreeChunkStore {
 
 /** The score and its day's anchor, if any: the first of a proof's queries. */
 type ProofScoreRow = LeafRow & {
-  trigger: "daily" | "change"; day: string | null; root: Hex | null; leaf_count: number | null; leaf_version: number | null; status: string | null;
-  tx_hash: Hex | null; block_number: number | null; chain_id: number | null; contract: Address | null; anchored_at: number | null;
+  trigger: "daily" | "change";
+  day: string | null;
+  root: Hex | null;
+  leaf_count: number | null;
+  leaf_version: number | null;
+  status: string | null;
+  tx_hash: Hex | null;
+  block_number: number | null;
+  chain_id: number | null;
+  contract: Address | null;
+  anchored_at: number | null;
 };
 
 /**
@@ -277,9 +346,10 @@ export function createAnchorRepository(db: Db, options: AnchorRepositoryOptions 
         }
         if (leafCount === 0) return { type: "empty" };
         const built = await buildChunkedScoreTree(leafCount, sortedLeaves(tx, pageRows), chunkNodes, chunkStore(tx, day));
-        await tx.query("INSERT INTO score_anchors (day, root, leaf_count, leaf_version, status, built_at) VALUES ($1, $2, $3, $4, 'pending', $5)", [
-          day, built.root, leafCount, leafVersion, builtAt,
-        ]);
+        await tx.query(
+          "INSERT INTO score_anchors (day, root, leaf_count, leaf_version, status, built_at) VALUES ($1, $2, $3, $4, 'pending', $5)",
+          [day, built.root, leafCount, leafVersion, builtAt],
+        );
         return { type: "stored", ...built, leafVersion };
       });
     },
@@ -339,7 +409,10 @@ export function createAnchorRepository(db: Db, options: AnchorRepositoryOptions 
       const layout = scoreTreeLayout(Number(r.leaf_count), Number(found.chunk_nodes));
       const index = Number(found.index);
       const path = proofIndices(index).map((i) => layout.locate(i));
-      const siblings = path.length === 0 ? [] : (await db.query<{ node: Uint8Array }>(SIBLINGS_SQL, [day, path.map((p) => p.chunk), path.map((p) => p.offset)])).rows;
+      const siblings =
+        path.length === 0
+          ? []
+          : (await db.query<{ node: Uint8Array }>(SIBLINGS_SQL, [day, path.map((p) => p.chunk), path.map((p) => p.offset)])).rows;
       if (siblings.length !== path.length || siblings.some((s) => s.node.length !== 32)) {
         throw new BaseError("score_tree_incomplete", `the stored tree of ${day} lacks nodes of score ${scoreId}'s proof`);
       }
@@ -348,8 +421,17 @@ export function createAnchorRepository(db: Db, options: AnchorRepositoryOptions 
       return {
         trigger: "daily",
         proof: {
-          scoreId, agentId: r.agent_id, day, leafVersion, leaf, leafValues, proof: siblings.map((s) => bytesToHex(s.node)), root: r.root,
-          anchor: mined ? { txHash, blockNumber: Number(blockNumber), chainId: Number(chainId), contract, anchoredAt: nullableNumber(r.anchored_at) } : null,
+          scoreId,
+          agentId: r.agent_id,
+          day,
+          leafVersion,
+          leaf,
+          leafValues,
+          proof: siblings.map((s) => bytesToHex(s.node)),
+          root: r.root,
+          anchor: mined
+            ? { txHash, blockNumber: Number(blockNumber), chainId: Number(chainId), contract, anchoredAt: nullableNumber(r.anchored_at) }
+            : null,
         },
       };
     },
@@ -364,7 +446,12 @@ export function createAnchorRepository(db: Db, options: AnchorRepositoryOptions 
         [agentId],
       );
       const [r] = rows;
-      return { agentExists: r.claimed_at !== null, scoreId: nullableNumber(r.score_id), latestDailyDay: r.latest_day, claimedAt: nullableNumber(r.claimed_at) };
+      return {
+        agentExists: r.claimed_at !== null,
+        scoreId: nullableNumber(r.score_id),
+        latestDailyDay: r.latest_day,
+        claimedAt: nullableNumber(r.claimed_at),
+      };
     },
   };
 }

@@ -36,7 +36,10 @@ describe("createBatcher", () => {
     expect(r.batches).to.have.length(1);
     r.release[0]();
     await turn();
-    expect(r.batches).to.deep.equal([[1, 2], [3, 4]]);
+    expect(r.batches).to.deep.equal([
+      [1, 2],
+      [3, 4],
+    ]);
     r.release[1]();
     await turn();
     expect(r.batches).to.deep.equal([[1, 2], [3, 4], [5]]);

@@ -31,14 +31,17 @@ export function createBatcher<I, O>(options: BatchOptions<I, O>): Batcher<I, O> 
       const batch = queue.length <= options.maxBatch ? queue : queue.slice(0, options.maxBatch);
       queue = batch === queue ? [] : queue.slice(options.maxBatch);
       inFlight++;
-      options.run(batch.map((waiter) => waiter.item)).then(
-        (answers) => batch.forEach((waiter, i) => waiter.resolve(answers[i])),
-        (error: unknown) => batch.forEach((waiter) => waiter.reject(error)),
-      ).finally(() => {
-        inFlight--;
-        // What waited for this batch to come back leaves now: it has waited a round trip already.
-        if (!scheduled) send();
-      });
+      options
+        .run(batch.map((waiter) => waiter.item))
+        .then(
+          (answers) => batch.forEach((waiter, i) => waiter.resolve(answers[i])),
+          (error: unknown) => batch.forEach((waiter) => waiter.reject(error)),
+        )
+        .finally(() => {
+          inFlight--;
+          // What waited for this batch to come back leaves now: it has waited a round trip already.
+          if (!scheduled) send();
+        });
     }
   }
 

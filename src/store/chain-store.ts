@@ -20,7 +20,15 @@ export type LogPosition = { blockNumber: number; logIndex: number; txHash: Hex }
  */
 export type ChainEvent = LogPosition &
   (
-    | { type: "proof"; agentId: bigint; submitter: Address; traceRoot: Hex; success: boolean; riskLevel: RiskLevel; policyViolations: number }
+    | {
+        type: "proof";
+        agentId: bigint;
+        submitter: Address;
+        traceRoot: Hex;
+        success: boolean;
+        riskLevel: RiskLevel;
+        policyViolations: number;
+      }
     | { type: "settlement"; orderId: Hex; executorId: bigint; requesterId: bigint; verdict: Verdict }
     | { type: "scoreAdjusted"; agentId: bigint; orderId: Hex; party: "executor" | "requester"; delta: number; score: number }
     | { type: "anchor"; digest: Hex; kind: Hex; isRoot: boolean; leafCount: number | null; role: "anchorer" | "verifier" }
@@ -59,7 +67,14 @@ export type OnchainRecordRow = {
 };
 
 /** A stored self-reported record, in the order it was received. */
-export type SelfReportedRow = { executor: string; txHash: string; success: boolean; riskLevel: RiskLevel; policyViolations: number; traceRoot: string };
+export type SelfReportedRow = {
+  executor: string;
+  txHash: string;
+  success: boolean;
+  riskLevel: RiskLevel;
+  policyViolations: number;
+  traceRoot: string;
+};
 
 /** A stored SDK Derived Score (METHOD F1 result) and the record source it was computed from. */
 export type StoredDerived = { result: DerivedResult; source: RecordSource; computedAt: number };
@@ -112,7 +127,11 @@ export type ChainStoreTx = ChainRecordReads & {
   /** Takes up to `limit` executors marked dirty (their derived score must be recomputed), clearing the marks. */
   takeDirty(limit: number): Promise<string[]>;
   /** Replaces the stored derived scores of `executors` by `scores`; an executor missing from `scores` has none. */
-  replaceDerived(executors: readonly string[], scores: ReadonlyArray<{ executor: string; result: DerivedResult; source: RecordSource }>, at: number): Promise<void>;
+  replaceDerived(
+    executors: readonly string[],
+    scores: ReadonlyArray<{ executor: string; result: DerivedResult; source: RecordSource }>,
+    at: number,
+  ): Promise<void>;
   /** Stores self-reported records of `agentId`'s executor, keeping their order. */
   insertSelfReported(agentId: string, records: readonly SelfReportedRow[], at: number): Promise<void>;
 };
@@ -126,7 +145,12 @@ export type ChainStore = ChainRecordReads & {
   getDerived(executor: string): Promise<StoredDerived | null>;
   getNetworkScore(executor: string): Promise<NetworkScoreRow | null>;
   /** Records the comparison of mirrored and on-chain scores: a disagreement is kept until the next agreement. */
-  recordComparison(chainId: number, blockNumber: number, compared: ReadonlyArray<{ executor: string; mirrored: number; onchain: number }>, at: number): Promise<void>;
+  recordComparison(
+    chainId: number,
+    blockNumber: number,
+    compared: ReadonlyArray<{ executor: string; mirrored: number; onchain: number }>,
+    at: number,
+  ): Promise<void>;
   /** The kept disagreement of `executor`'s mirrored network score, if any. */
   getMismatch(executor: string): Promise<MismatchRow | null>;
   listMismatches(): Promise<MismatchRow[]>;
@@ -149,7 +173,13 @@ export class CheckpointMovedError extends BaseError {
 /** Blocks kept for reorg detection: a reorg deeper than this re-indexes from the deployment block. */
 export const RETAINED_BLOCKS = 10_000;
 
-const CHAIN_TABLES = ["chain_proof_records", "chain_anchors", "chain_settlements", "chain_score_adjustments", "chain_identity_transfers"] as const;
+const CHAIN_TABLES = [
+  "chain_proof_records",
+  "chain_anchors",
+  "chain_settlements",
+  "chain_score_adjustments",
+  "chain_identity_transfers",
+] as const;
 
 type MismatchSqlRow = { executor: string; block_number: number; mirrored: number; onchain: number; detected_at: number };
 
@@ -215,9 +245,14 @@ export function createChainStore(db: Db): ChainStore {
     const col = <T, V>(rows: readonly T[], f: (row: T) => V) => rows.map(f);
     // The range must start right after the checkpoint: a range read by an instance that lost the lock (or before
     // a rollback) is refused here, inside the transaction, instead of being written twice or over a gap.
-    const { rows: current } = await tx.query<{ block_number: number }>("SELECT block_number FROM indexer_checkpoints WHERE chain_id = $1 FOR UPDATE", [chainId]);
+    const { rows: current } = await tx.query<{ block_number: number }>(
+      "SELECT block_number FROM indexer_checkpoints WHERE chain_id = $1 FOR UPDATE",
+      [chainId],
+    );
     if (current[0]?.block_number !== range.from - 1) {
-      throw new CheckpointMovedError(`range ${range.from}-${range.to.number} does not follow checkpoint ${current[0]?.block_number ?? "(none)"} of chain ${chainId}`);
+      throw new CheckpointMovedError(
+        `range ${range.from}-${range.to.number} does not follow checkpoint ${current[0]?.block_number ?? "(none)"} of chain ${chainId}`,
+      );
     }
     if (proofs.length > 0) {
       const executors = col(proofs, (p) => range.executorOf(p.agentId));
@@ -225,9 +260,17 @@ export function createChainStore(db: Db): ChainStore {
         `INSERT INTO chain_proof_records (chain_id, block_number, log_index, tx_hash, executor, agent_id, submitter, trace_root, success, risk_level, policy_violations)
          SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::boolean[], $10::text[], $11::bigint[])`,
         [
-          chainId, col(proofs, (p) => p.blockNumber), col(proofs, (p) => p.logIndex), col(proofs, (p) => p.txHash.toLowerCase()), executors,
-          col(proofs, (p) => p.agentId.toString()), col(proofs, (p) => p.submitter.toLowerCase()), col(proofs, (p) => p.traceRoot.toLowerCase()),
-          col(proofs, (p) => p.success), col(proofs, (p) => p.riskLevel), col(proofs, (p) => p.policyViolations),
+          chainId,
+          col(proofs, (p) => p.blockNumber),
+          col(proofs, (p) => p.logIndex),
+          col(proofs, (p) => p.txHash.toLowerCase()),
+          executors,
+          col(proofs, (p) => p.agentId.toString()),
+          col(proofs, (p) => p.submitter.toLowerCase()),
+          col(proofs, (p) => p.traceRoot.toLowerCase()),
+          col(proofs, (p) => p.success),
+          col(proofs, (p) => p.riskLevel),
+          col(proofs, (p) => p.policyViolations),
         ],
       );
       await markDirty(tx, executors);
@@ -237,9 +280,15 @@ export function createChainStore(db: Db): ChainStore {
         `INSERT INTO chain_anchors (chain_id, block_number, log_index, tx_hash, digest, kind, is_root, leaf_count, role)
          SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::bigint[], $9::text[])`,
         [
-          chainId, col(anchors, (a) => a.blockNumber), col(anchors, (a) => a.logIndex), col(anchors, (a) => a.txHash.toLowerCase()),
-          col(anchors, (a) => a.digest.toLowerCase()), col(anchors, (a) => a.kind.toLowerCase()), col(anchors, (a) => a.isRoot),
-          col(anchors, (a) => a.leafCount), col(anchors, (a) => a.role),
+          chainId,
+          col(anchors, (a) => a.blockNumber),
+          col(anchors, (a) => a.logIndex),
+          col(anchors, (a) => a.txHash.toLowerCase()),
+          col(anchors, (a) => a.digest.toLowerCase()),
+          col(anchors, (a) => a.kind.toLowerCase()),
+          col(anchors, (a) => a.isRoot),
+          col(anchors, (a) => a.leafCount),
+          col(anchors, (a) => a.role),
         ],
       );
       const verifierDigests = anchors.filter((a) => a.role === "verifier").map((a) => a.digest.toLowerCase());
@@ -250,9 +299,14 @@ export function createChainStore(db: Db): ChainStore {
         `INSERT INTO chain_settlements (chain_id, block_number, log_index, tx_hash, order_id, executor, requester, verdict, settled_at)
          SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[])`,
         [
-          chainId, col(settlements, (s) => s.blockNumber), col(settlements, (s) => s.logIndex), col(settlements, (s) => s.txHash.toLowerCase()),
-          col(settlements, (s) => s.orderId.toLowerCase()), col(settlements, (s) => range.executorOf(s.executorId)),
-          col(settlements, (s) => range.executorOf(s.requesterId)), col(settlements, (s) => s.verdict),
+          chainId,
+          col(settlements, (s) => s.blockNumber),
+          col(settlements, (s) => s.logIndex),
+          col(settlements, (s) => s.txHash.toLowerCase()),
+          col(settlements, (s) => s.orderId.toLowerCase()),
+          col(settlements, (s) => range.executorOf(s.executorId)),
+          col(settlements, (s) => range.executorOf(s.requesterId)),
+          col(settlements, (s) => s.verdict),
           col(settlements, (s) => timestampOf.get(s.blockNumber) ?? 0),
         ],
       );
@@ -262,8 +316,14 @@ export function createChainStore(db: Db): ChainStore {
         `INSERT INTO chain_score_adjustments (chain_id, block_number, log_index, executor, order_id, party, delta, score)
          SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::int[], $8::int[])`,
         [
-          chainId, col(adjustments, (a) => a.blockNumber), col(adjustments, (a) => a.logIndex), col(adjustments, (a) => range.executorOf(a.agentId)),
-          col(adjustments, (a) => a.orderId.toLowerCase()), col(adjustments, (a) => a.party), col(adjustments, (a) => a.delta), col(adjustments, (a) => a.score),
+          chainId,
+          col(adjustments, (a) => a.blockNumber),
+          col(adjustments, (a) => a.logIndex),
+          col(adjustments, (a) => range.executorOf(a.agentId)),
+          col(adjustments, (a) => a.orderId.toLowerCase()),
+          col(adjustments, (a) => a.party),
+          col(adjustments, (a) => a.delta),
+          col(adjustments, (a) => a.score),
         ],
       );
     }
@@ -272,9 +332,14 @@ export function createChainStore(db: Db): ChainStore {
         `INSERT INTO chain_identity_transfers (chain_id, block_number, log_index, tx_hash, executor, from_address, to_address)
          SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[])`,
         [
-          chainId, col(transfers, (t) => t.blockNumber), col(transfers, (t) => t.logIndex), col(transfers, (t) => t.txHash.toLowerCase()),
+          chainId,
+          col(transfers, (t) => t.blockNumber),
+          col(transfers, (t) => t.logIndex),
+          col(transfers, (t) => t.txHash.toLowerCase()),
           // A transfer of another identity registry than the deployment's names that registry's executor.
-          col(transfers, (t) => executorId(chainId, t.registry, t.agentId)), col(transfers, (t) => t.from.toLowerCase()), col(transfers, (t) => t.to.toLowerCase()),
+          col(transfers, (t) => executorId(chainId, t.registry, t.agentId)),
+          col(transfers, (t) => t.from.toLowerCase()),
+          col(transfers, (t) => t.to.toLowerCase()),
         ],
       );
     }
@@ -282,7 +347,13 @@ export function createChainStore(db: Db): ChainStore {
       `INSERT INTO indexer_blocks (chain_id, block_number, block_hash, parent_hash, timestamp)
        SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[])
        ON CONFLICT (chain_id, block_number) DO UPDATE SET block_hash = EXCLUDED.block_hash, parent_hash = EXCLUDED.parent_hash, timestamp = EXCLUDED.timestamp`,
-      [chainId, col(range.headers, (h) => h.number), col(range.headers, (h) => h.hash), col(range.headers, (h) => h.parentHash), col(range.headers, (h) => h.timestamp)],
+      [
+        chainId,
+        col(range.headers, (h) => h.number),
+        col(range.headers, (h) => h.hash),
+        col(range.headers, (h) => h.parentHash),
+        col(range.headers, (h) => h.timestamp),
+      ],
     );
     await tx.query("DELETE FROM indexer_blocks WHERE chain_id = $1 AND block_number < $2", [chainId, range.to.number - RETAINED_BLOCKS]);
     await setCheckpoint(tx, { chainId, registry: range.registry, blockNumber: range.to.number, blockHash: range.to.hash }, at);
@@ -298,13 +369,24 @@ export function createChainStore(db: Db): ChainStore {
     return rows.map((r) => ({ executor: r.executor, requester: r.requester, verdict: r.verdict, settledAt: r.settled_at }));
   }
 
-  async function replaceNetworkScores(tx: Queryable, chainId: number, executors: readonly string[], scores: readonly NetworkScoreRow[]): Promise<void> {
+  async function replaceNetworkScores(
+    tx: Queryable,
+    chainId: number,
+    executors: readonly string[],
+    scores: readonly NetworkScoreRow[],
+  ): Promise<void> {
     await tx.query("DELETE FROM network_scores WHERE executor = ANY($1::text[])", [executors]);
     if (scores.length > 0) {
       await tx.query(
         `INSERT INTO network_scores (executor, chain_id, score, settlements, last_settled_at)
          SELECT u.executor, $1, u.score, u.settlements, u.last_settled_at FROM unnest($2::text[], $3::int[], $4::bigint[], $5::bigint[]) AS u(executor, score, settlements, last_settled_at)`,
-        [chainId, scores.map((s) => s.executor), scores.map((s) => s.score), scores.map((s) => s.settlements), scores.map((s) => s.lastSettledAt)],
+        [
+          chainId,
+          scores.map((s) => s.executor),
+          scores.map((s) => s.score),
+          scores.map((s) => s.settlements),
+          scores.map((s) => s.lastSettledAt),
+        ],
       );
     }
   }
@@ -317,7 +399,13 @@ export function createChainStore(db: Db): ChainStore {
     return rows.map((r) => ({ number: r.block_number, hash: r.block_hash }));
   }
 
-  async function rollbackTo(tx: Queryable, chainId: number, registry: string, ancestor: { number: number; hash: string }, at: number): Promise<string[]> {
+  async function rollbackTo(
+    tx: Queryable,
+    chainId: number,
+    registry: string,
+    ancestor: { number: number; hash: string },
+    at: number,
+  ): Promise<string[]> {
     await tx.query(
       `INSERT INTO derived_dirty (executor) SELECT DISTINCT executor FROM chain_proof_records WHERE chain_id = $1 AND block_number > $2
        ON CONFLICT DO NOTHING`,
@@ -327,7 +415,11 @@ export function createChainStore(db: Db): ChainStore {
       "SELECT digest FROM chain_anchors WHERE chain_id = $1 AND block_number > $2 AND role = 'verifier'",
       [chainId, ancestor.number],
     );
-    await markDirtyByTraceRoots(tx, chainId, gone.map((g) => g.digest));
+    await markDirtyByTraceRoots(
+      tx,
+      chainId,
+      gone.map((g) => g.digest),
+    );
     const { rows: settled } = await tx.query<{ executor: string; requester: string }>(
       "SELECT executor, requester FROM chain_settlements WHERE chain_id = $1 AND block_number > $2",
       [chainId, ancestor.number],
@@ -342,8 +434,15 @@ export function createChainStore(db: Db): ChainStore {
 
   async function onchainRecords(q: Queryable, executors: readonly string[]): Promise<OnchainRecordRow[]> {
     const { rows } = await q.query<{
-      executor: string; tx_hash: string; block_number: number; log_index: number; success: boolean; risk_level: RiskLevel;
-      policy_violations: number; trace_root: string; verifier_anchored: boolean;
+      executor: string;
+      tx_hash: string;
+      block_number: number;
+      log_index: number;
+      success: boolean;
+      risk_level: RiskLevel;
+      policy_violations: number;
+      trace_root: string;
+      verifier_anchored: boolean;
     }>(
       `SELECT r.executor, r.tx_hash, r.block_number, r.log_index, r.success, r.risk_level, r.policy_violations, r.trace_root,
               EXISTS (SELECT 1 FROM chain_anchors a WHERE a.chain_id = r.chain_id AND a.digest = r.trace_root AND a.role = 'verifier') AS verifier_anchored
@@ -351,18 +450,37 @@ export function createChainStore(db: Db): ChainStore {
       [executors],
     );
     return rows.map((r) => ({
-      executor: r.executor, txHash: r.tx_hash, blockNumber: Number(r.block_number), logIndex: r.log_index, success: r.success, riskLevel: r.risk_level,
-      policyViolations: Number(r.policy_violations), traceRoot: r.trace_root, verifierAnchored: r.verifier_anchored,
+      executor: r.executor,
+      txHash: r.tx_hash,
+      blockNumber: Number(r.block_number),
+      logIndex: r.log_index,
+      success: r.success,
+      riskLevel: r.risk_level,
+      policyViolations: Number(r.policy_violations),
+      traceRoot: r.trace_root,
+      verifierAnchored: r.verifier_anchored,
     }));
   }
 
   async function selfReportedRecords(q: Queryable, executors: readonly string[]): Promise<SelfReportedRow[]> {
-    const { rows } = await q.query<{ executor: string; tx_hash: string; success: boolean; risk_level: RiskLevel; policy_violations: number; trace_root: string }>(
+    const { rows } = await q.query<{
+      executor: string;
+      tx_hash: string;
+      success: boolean;
+      risk_level: RiskLevel;
+      policy_violations: number;
+      trace_root: string;
+    }>(
       "SELECT executor, tx_hash, success, risk_level, policy_violations, trace_root FROM self_reported_records WHERE executor = ANY($1::text[]) ORDER BY executor, id",
       [executors],
     );
     return rows.map((r) => ({
-      executor: r.executor, txHash: r.tx_hash, success: r.success, riskLevel: r.risk_level, policyViolations: Number(r.policy_violations), traceRoot: r.trace_root,
+      executor: r.executor,
+      txHash: r.tx_hash,
+      success: r.success,
+      riskLevel: r.risk_level,
+      policyViolations: Number(r.policy_violations),
+      traceRoot: r.trace_root,
     }));
   }
 
@@ -376,7 +494,10 @@ export function createChainStore(db: Db): ChainStore {
       settlementsOf: (chainId, executors) => settlementsOf(tx, chainId, executors),
       replaceNetworkScores: (chainId, executors, scores) => replaceNetworkScores(tx, chainId, executors, scores),
       async lockExecutors(sortedExecutors) {
-        if (db.kind === "pg") await tx.query("SELECT pg_advisory_xact_lock(hashtext('vrai.derived'), hashtext(e)) FROM unnest($1::text[]) AS e", [sortedExecutors]);
+        if (db.kind === "pg")
+          await tx.query("SELECT pg_advisory_xact_lock(hashtext('vrai.derived'), hashtext(e)) FROM unnest($1::text[]) AS e", [
+            sortedExecutors,
+          ]);
       },
       async takeDirty(limit) {
         const { rows } = await tx.query<{ executor: string }>(
@@ -402,8 +523,14 @@ export function createChainStore(db: Db): ChainStore {
            FROM unnest($3::text[], $4::text[], $5::boolean[], $6::text[], $7::bigint[], $8::text[]) WITH ORDINALITY AS u(executor, tx_hash, success, risk_level, policy_violations, trace_root, n)
            ORDER BY u.n`,
           [
-            agentId, at, records.map((r) => r.executor), records.map((r) => r.txHash), records.map((r) => r.success), records.map((r) => r.riskLevel),
-            records.map((r) => r.policyViolations), records.map((r) => r.traceRoot),
+            agentId,
+            at,
+            records.map((r) => r.executor),
+            records.map((r) => r.txHash),
+            records.map((r) => r.success),
+            records.map((r) => r.riskLevel),
+            records.map((r) => r.policyViolations),
+            records.map((r) => r.traceRoot),
           ],
         );
       },
@@ -426,7 +553,12 @@ export function createChainStore(db: Db): ChainStore {
     return rows[0] ? { executor, score: rows[0].score, settlements: rows[0].settlements, lastSettledAt: rows[0].last_settled_at } : null;
   }
 
-  async function recordComparison(chainId: number, blockNumber: number, compared: ReadonlyArray<{ executor: string; mirrored: number; onchain: number }>, at: number) {
+  async function recordComparison(
+    chainId: number,
+    blockNumber: number,
+    compared: ReadonlyArray<{ executor: string; mirrored: number; onchain: number }>,
+    at: number,
+  ) {
     await db.transaction(async (tx) => {
       for (const c of compared) {
         if (c.mirrored === c.onchain) await tx.query("DELETE FROM network_score_mismatches WHERE executor = $1", [c.executor]);
@@ -450,7 +582,9 @@ export function createChainStore(db: Db): ChainStore {
   }
 
   async function listMismatches(): Promise<MismatchRow[]> {
-    const { rows } = await db.query<MismatchSqlRow>("SELECT executor, block_number, mirrored, onchain, detected_at FROM network_score_mismatches ORDER BY executor");
+    const { rows } = await db.query<MismatchSqlRow>(
+      "SELECT executor, block_number, mirrored, onchain, detected_at FROM network_score_mismatches ORDER BY executor",
+    );
     return rows.map(mismatchOf);
   }
 
@@ -458,7 +592,13 @@ export function createChainStore(db: Db): ChainStore {
     const { rows } = await db.query<{ chain_id: number; registry: string; block_number: number; block_hash: string; updated_at: number }>(
       "SELECT chain_id, registry, block_number, block_hash, updated_at FROM indexer_checkpoints ORDER BY chain_id",
     );
-    return rows.map((r) => ({ chainId: r.chain_id, registry: r.registry, blockNumber: r.block_number, blockHash: r.block_hash, updatedAt: r.updated_at }));
+    return rows.map((r) => ({
+      chainId: r.chain_id,
+      registry: r.registry,
+      blockNumber: r.block_number,
+      blockHash: r.block_hash,
+      updatedAt: r.updated_at,
+    }));
   }
 
   async function activeProofSubject(agentId: string, kind: ProofKind): Promise<string | null> {
@@ -478,8 +618,17 @@ export function createChainStore(db: Db): ChainStore {
   }
 
   return {
-    getCheckpoint, initCheckpoint, recentBlocks, getDerived, getNetworkScore, recordComparison, getMismatch, listMismatches,
-    listCheckpoints, activeProofSubject, activeSubjectHeads,
+    getCheckpoint,
+    initCheckpoint,
+    recentBlocks,
+    getDerived,
+    getNetworkScore,
+    recordComparison,
+    getMismatch,
+    listMismatches,
+    listCheckpoints,
+    activeProofSubject,
+    activeSubjectHeads,
     onchainRecords: (executors) => onchainRecords(db, executors),
     selfReportedRecords: (executors) => selfReportedRecords(db, executors),
     transaction: (fn) => db.transaction((tx) => fn(inTransaction(tx))),

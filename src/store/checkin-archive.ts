@@ -29,10 +29,17 @@ export type CheckinArchive = {
 export const checkinArchivePath = (dir: string, day: string): string => path.join(dir, `checkins-${day}.ndjson.gz`);
 
 /** A line of the archive: the row as stored, in snake_case as in `checkins`. */
-const lineOf = (c: StoredCheckin): string => JSON.stringify({
-  agent_id: c.agentId, claim_id: c.claimId, idempotency_key: c.idempotencyKey, arrival: c.arrival,
-  next_heartbeat_s: c.nextHeartbeatS, on_time: c.onTime, excused: c.excused, credit: c.credit,
-}) + "\n";
+const lineOf = (c: StoredCheckin): string =>
+  `${JSON.stringify({
+    agent_id: c.agentId,
+    claim_id: c.claimId,
+    idempotency_key: c.idempotencyKey,
+    arrival: c.arrival,
+    next_heartbeat_s: c.nextHeartbeatS,
+    on_time: c.onTime,
+    excused: c.excused,
+    credit: c.credit,
+  })}\n`;
 
 /** Archives in `dir` (created when missing). */
 export function createCheckinArchive(dir: string): CheckinArchive {

@@ -55,12 +55,25 @@ const dayOfTable = (table: string): string | null => {
 
 /** A `checkins` row. */
 type CheckinRecord = {
-  agent_id: string; claim_id: number; idempotency_key: string; arrival: number; next_heartbeat_s: number; on_time: boolean | null; excused: boolean; credit: number;
+  agent_id: string;
+  claim_id: number;
+  idempotency_key: string;
+  arrival: number;
+  next_heartbeat_s: number;
+  on_time: boolean | null;
+  excused: boolean;
+  credit: number;
 };
 
 const checkinFrom = (r: CheckinRecord): StoredCheckin => ({
-  agentId: r.agent_id, claimId: Number(r.claim_id), idempotencyKey: r.idempotency_key, arrival: Number(r.arrival),
-  nextHeartbeatS: r.next_heartbeat_s, onTime: r.on_time, excused: r.excused, credit: r.credit,
+  agentId: r.agent_id,
+  claimId: Number(r.claim_id),
+  idempotencyKey: r.idempotency_key,
+  arrival: Number(r.arrival),
+  nextHeartbeatS: r.next_heartbeat_s,
+  onTime: r.on_time,
+  excused: r.excused,
+  credit: r.credit,
 });
 
 /** The partitions of `checkins` on `db`. */
@@ -74,8 +87,14 @@ export function createCheckinPartitions(db: Db): CheckinPartitions {
     });
 
   const listDays = async (q: Queryable = db): Promise<string[]> =>
-    (await q.query<{ table: string }>("SELECT c.relname AS table FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'checkins'::regclass"))
-      .rows.map((r) => dayOfTable(r.table)).filter((day): day is string => day !== null).sort();
+    (
+      await q.query<{ table: string }>(
+        "SELECT c.relname AS table FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'checkins'::regclass",
+      )
+    ).rows
+      .map((r) => dayOfTable(r.table))
+      .filter((day): day is string => day !== null)
+      .sort();
 
   return {
     listDays: () => listDays(),
@@ -85,28 +104,31 @@ export function createCheckinPartitions(db: Db): CheckinPartitions {
       );
       return rows.map((r) => r.day);
     },
-    create: (day) => maintain(async (tx) => {
-      if ((await listDays(tx)).includes(day)) return false;
-      const { table, from, to } = partitionOf(day);
-      // Built detached and attached after: attaching locks `checkins` less than CREATE ... PARTITION OF
-      // (check-ins go on being written meanwhile); the default partition is locked first, so no
-      // check-in of the day lands there between the move and the attach.
-      await tx.query("LOCK TABLE checkins_default IN ACCESS EXCLUSIVE MODE");
-      await tx.query(`CREATE TABLE ${table} (LIKE checkins INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
-      await tx.query(
-        `WITH moved AS (DELETE FROM checkins_default WHERE arrival >= $1 AND arrival < $2 RETURNING ${CHECKIN_COLUMNS})
+    create: (day) =>
+      maintain(async (tx) => {
+        if ((await listDays(tx)).includes(day)) return false;
+        const { table, from, to } = partitionOf(day);
+        // Built detached and attached after: attaching locks `checkins` less than CREATE ... PARTITION OF
+        // (check-ins go on being written meanwhile); the default partition is locked first, so no
+        // check-in of the day lands there between the move and the attach.
+        await tx.query("LOCK TABLE checkins_default IN ACCESS EXCLUSIVE MODE");
+        await tx.query(`CREATE TABLE ${table} (LIKE checkins INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
+        await tx.query(
+          `WITH moved AS (DELETE FROM checkins_default WHERE arrival >= $1 AND arrival < $2 RETURNING ${CHECKIN_COLUMNS})
          INSERT INTO ${table} (${CHECKIN_COLUMNS}) SELECT ${CHECKIN_COLUMNS} FROM moved`,
-        [from, to],
-      );
-      await tx.query(`ALTER TABLE checkins ATTACH PARTITION ${table} FOR VALUES FROM (${from}) TO (${to})`);
-      return true;
-    }),
+          [from, to],
+        );
+        await tx.query(`ALTER TABLE checkins ATTACH PARTITION ${table} FOR VALUES FROM (${from}) TO (${to})`);
+        return true;
+      }),
     async forEachBatch(day, batchSize, onBatch) {
       const { table } = partitionOf(day);
       if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw new Error(`not a batch size: ${batchSize}`);
       // A cursor: a day of a million agents is 24 million rows, read a batch at a time.
       return db.transaction(async (tx) => {
-        await tx.query(`DECLARE checkins_of_day NO SCROLL CURSOR FOR SELECT ${CHECKIN_COLUMNS} FROM ${table} ORDER BY agent_id, claim_id, arrival`);
+        await tx.query(
+          `DECLARE checkins_of_day NO SCROLL CURSOR FOR SELECT ${CHECKIN_COLUMNS} FROM ${table} ORDER BY agent_id, claim_id, arrival`,
+        );
         let n = 0;
         for (;;) {
           const { rows } = await tx.query<CheckinRecord>(`FETCH ${batchSize} FROM checkins_of_day`);
@@ -116,8 +138,9 @@ export function createCheckinPartitions(db: Db): CheckinPartitions {
         }
       });
     },
-    drop: (day) => maintain(async (tx) => {
-      if ((await listDays(tx)).includes(day)) await tx.query(`DROP TABLE ${partitionOf(day).table}`);
-    }),
+    drop: (day) =>
+      maintain(async (tx) => {
+        if ((await listDays(tx)).includes(day)) await tx.query(`DROP TABLE ${partitionOf(day).table}`);
+      }),
   };
 }

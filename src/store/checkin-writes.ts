@@ -109,17 +109,33 @@ type CommitAsk = { expected: CheckinExpectation; checkin: StoredCheckin; deltas:
 
 function stateFrom(ask: StateAsk, r: StateRecord | undefined): CheckinState {
   if (r === undefined) return { agent: null, duplicate: null, windows: [] };
-  const duplicate: StoredCheckin | null = r.dup_arrival === null ? null : {
-    agentId: ask.agentId, claimId: r.dup_claim_id, idempotencyKey: ask.key, arrival: r.dup_arrival, nextHeartbeatS: r.dup_next_heartbeat_s,
-    onTime: r.dup_on_time, excused: r.dup_excused, credit: r.dup_credit,
-  };
-  const windows: OutageWindow[] = (r.windows ?? [])
-    .map(([id, start, end, declaredAt, closedAt]) => ({ id, start: Number(start), end: end === null ? null : Number(end), declaredAt: Number(declaredAt), closedAt: closedAt === null ? null : Number(closedAt) }));
+  const duplicate: StoredCheckin | null =
+    r.dup_arrival === null
+      ? null
+      : {
+          agentId: ask.agentId,
+          claimId: r.dup_claim_id,
+          idempotencyKey: ask.key,
+          arrival: r.dup_arrival,
+          nextHeartbeatS: r.dup_next_heartbeat_s,
+          onTime: r.dup_on_time,
+          excused: r.dup_excused,
+          credit: r.dup_credit,
+        };
+  const windows: OutageWindow[] = (r.windows ?? []).map(([id, start, end, declaredAt, closedAt]) => ({
+    id,
+    start: Number(start),
+    end: end === null ? null : Number(end),
+    declaredAt: Number(declaredAt),
+    closedAt: closedAt === null ? null : Number(closedAt),
+  }));
   return { agent: agentFrom(r), duplicate, windows };
 }
 
 async function readStates(db: Queryable, asks: readonly StateAsk[]): Promise<CheckinState[]> {
-  const { rows } = await db.query<StateRecord>(STATE_SQL, [asks.map((a) => a.agentId), asks.map((a) => a.key), GRACE_S], { planEach: true });
+  const { rows } = await db.query<StateRecord>(STATE_SQL, [asks.map((a) => a.agentId), asks.map((a) => a.key), GRACE_S], {
+    planEach: true,
+  });
   const byOrd = new Map<number, StateRecord>();
   for (const r of rows) byOrd.set(r.ord, r);
   return asks.map((ask, i) => stateFrom(ask, byOrd.get(i + 1)));
@@ -129,11 +145,24 @@ async function writeCheckins(db: Queryable, asks: readonly CommitAsk[]): Promise
   const c = asks.map((a) => a.checkin);
   const deltas = asks.flatMap((a, i) => a.deltas.map((d) => ({ ord: i + 1, d })));
   const { rows } = await db.query<{ ord: number }>(COMMIT_SQL, [
-    c.map((x) => x.agentId), c.map((x) => x.claimId), c.map((x) => x.idempotencyKey), c.map((x) => x.arrival),
-    c.map((x) => x.nextHeartbeatS), c.map((x) => x.onTime), c.map((x) => x.excused), c.map((x) => x.credit),
-    asks.map((a) => a.deltas[a.deltas.length - 1].digest ?? null), asks.map((a) => a.expected.lastArrival), asks.map((a) => a.expected.claimId),
-    deltas.map((x) => x.ord), deltas.map((x) => x.d.day), deltas.map((x) => x.d.checkins), deltas.map((x) => x.d.onTime),
-    deltas.map((x) => x.d.creditS), deltas.map((x) => x.d.coverageS), deltas.map((x) => x.d.digest ?? ""),
+    c.map((x) => x.agentId),
+    c.map((x) => x.claimId),
+    c.map((x) => x.idempotencyKey),
+    c.map((x) => x.arrival),
+    c.map((x) => x.nextHeartbeatS),
+    c.map((x) => x.onTime),
+    c.map((x) => x.excused),
+    c.map((x) => x.credit),
+    asks.map((a) => a.deltas[a.deltas.length - 1].digest ?? null),
+    asks.map((a) => a.expected.lastArrival),
+    asks.map((a) => a.expected.claimId),
+    deltas.map((x) => x.ord),
+    deltas.map((x) => x.d.day),
+    deltas.map((x) => x.d.checkins),
+    deltas.map((x) => x.d.onTime),
+    deltas.map((x) => x.d.creditS),
+    deltas.map((x) => x.d.coverageS),
+    deltas.map((x) => x.d.digest ?? ""),
   ]);
   const written = new Set<number>(rows.map((r) => r.ord));
   return asks.map((_, i) => written.has(i + 1));
@@ -141,15 +170,20 @@ async function writeCheckins(db: Queryable, asks: readonly CommitAsk[]): Promise
 
 /** `checkinState` and `commitCheckin` of the SQL store on `db`, batched. */
 export function createCheckinWrites(db: Db): CheckinWrites {
-  const state = createBatcher<StateAsk, CheckinState>({ maxBatch: MAX_BATCH, maxInFlight: MAX_IN_FLIGHT, run: (asks) => readStates(db, asks) });
+  const state = createBatcher<StateAsk, CheckinState>({
+    maxBatch: MAX_BATCH,
+    maxInFlight: MAX_IN_FLIGHT,
+    run: (asks) => readStates(db, asks),
+  });
   const commit = createBatcher<CommitAsk, boolean>({
     maxBatch: MAX_BATCH,
     maxInFlight: MAX_IN_FLIGHT,
     // A batch that fails is tried again one check-in at a time: a fault of one (or a lock timeout
     // among many) fails only the check-ins it belongs to.
-    run: (asks) => asks.length === 1
-      ? writeCheckins(db, asks)
-      : writeCheckins(db, asks).catch(() => asks.map(async (ask) => (await writeCheckins(db, [ask]))[0])),
+    run: (asks) =>
+      asks.length === 1
+        ? writeCheckins(db, asks)
+        : writeCheckins(db, asks).catch(() => asks.map(async (ask) => (await writeCheckins(db, [ask]))[0])),
   });
   return {
     checkinState: (agentId, key) => state({ agentId, key }),

@@ -33,7 +33,7 @@ const SETUPS: Setup[] = [
  * aggregates written as deltas equal the method's own replay of the same requests.
  */
 for (const setup of SETUPS) {
-  describe(`check-in writes on ${setup.name}`, function () {
+  describe(`check-in writes on ${setup.name}`, () => {
     let store: Store;
     let close: () => Promise<void>;
     let db: Db | null;
@@ -61,7 +61,11 @@ for (const setup of SETUPS) {
       expect((await confirming.checkins.checkIn(agentId, "durable", agentKnown)).type).to.equal("duplicate");
       expect(confirmed).to.equal(1);
       // Where it cannot be confirmed (the node that answered is not the one that will keep it), no answer is given.
-      const failing = createVraiService({ store: { ...store, confirmDurable: async () => Promise.reject(new Error("database unavailable")) }, clock, busy: () => false });
+      const failing = createVraiService({
+        store: { ...store, confirmDurable: async () => Promise.reject(new Error("database unavailable")) },
+        clock,
+        busy: () => false,
+      });
       let refused: unknown;
       await failing.checkins.checkIn(agentId, "durable", agentKnown).catch((error: unknown) => (refused = error));
       expect(refused).to.be.an("error").with.property("message", "database unavailable");
@@ -74,7 +78,16 @@ for (const setup of SETUPS) {
       const first = await service.checkins.checkIn(agentId, "k1", agentKnown);
       expect(first.type).to.equal("counted");
       const agent = (await store.read.getAgent(agentId))!;
-      const checkin = { agentId, claimId: agent.claimId, idempotencyKey: "k2", arrival: T0 + 3600, nextHeartbeatS: 3600, onTime: true, excused: false, credit: 3600 };
+      const checkin = {
+        agentId,
+        claimId: agent.claimId,
+        idempotencyKey: "k2",
+        arrival: T0 + 3600,
+        nextHeartbeatS: 3600,
+        onTime: true,
+        excused: false,
+        credit: 3600,
+      };
       const deltas = [{ day: utcDay(T0), checkins: 1, onTime: 1, creditS: 3600, coverageS: 3600, digest: "ab".repeat(32) }];
       // The previous counted check-in is not the expected one, then the claim is not.
       expect(await store.commitCheckin({ claimId: agent.claimId, lastArrival: null }, checkin, deltas)).to.equal(false);
@@ -93,7 +106,14 @@ for (const setup of SETUPS) {
       for (const id of [a, b, c]) await service.checkins.checkIn(id, "first", agentKnown);
       const rows = await Promise.all([a, b, c].map(async (id) => (await store.read.getAgent(id))!));
       const checkin = (agent: AgentRow, key: string) => ({
-        agentId: agent.id, claimId: agent.claimId, idempotencyKey: key, arrival: T0 + 3600, nextHeartbeatS: 3600, onTime: true, excused: false, credit: 3600,
+        agentId: agent.id,
+        claimId: agent.claimId,
+        idempotencyKey: key,
+        arrival: T0 + 3600,
+        nextHeartbeatS: 3600,
+        onTime: true,
+        excused: false,
+        credit: 3600,
       });
       const deltas = (digest: string) => [{ day: utcDay(T0), checkins: 1, onTime: 1, creditS: 3600, coverageS: 3600, digest }];
       const on = (agent: AgentRow) => ({ claimId: agent.claimId, lastArrival: agent.last!.arrival });
@@ -111,7 +131,13 @@ for (const setup of SETUPS) {
         { arrival: T0 + 3600, nextHeartbeatS: 3600, dayDigest: "b1".repeat(32) },
         rows[2].last,
       ]);
-      const states = await Promise.all([store.checkinState(a, "a1"), store.checkinState(a, "a2"), store.checkinState(b, "b1"), store.checkinState(c, "c1"), store.checkinState("agt_nobody", "x")]);
+      const states = await Promise.all([
+        store.checkinState(a, "a1"),
+        store.checkinState(a, "a2"),
+        store.checkinState(b, "b1"),
+        store.checkinState(c, "c1"),
+        store.checkinState("agt_nobody", "x"),
+      ]);
       expect(states.map((s) => s.duplicate?.idempotencyKey ?? null)).to.deep.equal(["a1", null, "b1", null, null]);
       expect(states[4].agent).to.equal(null);
       const days = await store.read.listDays(a, rows[0].claimId, "9999-12-31");
@@ -124,7 +150,14 @@ for (const setup of SETUPS) {
       for (const id of [a, b]) await service.checkins.checkIn(id, "first", agentKnown);
       const [ra, rb] = await Promise.all([a, b].map(async (id) => (await store.read.getAgent(id))!));
       const at = (agent: AgentRow, key: string, credit = 3600) => ({
-        agentId: agent.id, claimId: agent.claimId, idempotencyKey: key, arrival: T0 + 3600, nextHeartbeatS: 3600, onTime: true, excused: false, credit,
+        agentId: agent.id,
+        claimId: agent.claimId,
+        idempotencyKey: key,
+        arrival: T0 + 3600,
+        nextHeartbeatS: 3600,
+        onTime: true,
+        excused: false,
+        credit,
       });
       const deltas = [{ day: utcDay(T0), checkins: 1, onTime: 1, creditS: 3600, coverageS: 3600, digest: "cd".repeat(32) }];
       // A's write carries a credit its column cannot hold (an integer; V3.5 credits are seconds between check-ins): the store refuses it.
@@ -189,16 +222,33 @@ for (const setup of SETUPS) {
 
     it("keeps day aggregates equal to the method's own replay: hourly across midnight, late, refused and excused (V4, V5, V10)", async () => {
       const agentId = await newAgent();
-      const arrivals = [T0, T0 + 3600, T0 + 7200, T0 + 7200 + 3601, T0 + 7200 + 3601 + 4000, T0 + 20 * 3600, T0 + 20 * 3600 + 1199, T0 + 21 * 3600];
+      const arrivals = [
+        T0,
+        T0 + 3600,
+        T0 + 7200,
+        T0 + 7200 + 3601,
+        T0 + 7200 + 3601 + 4000,
+        T0 + 20 * 3600,
+        T0 + 20 * 3600 + 1199,
+        T0 + 21 * 3600,
+      ];
       // A window declared before the long gap excuses the check-in at 20 h (V4).
       clock.set(T0 + 7200 + 3601 + 4000 + 60);
-      await service.operator.declareOutage({ id: `w-${setup.name}-${agentId}`, start: T0 + 7200 + 3601 + 4000 + 60, end: T0 + 19 * 3600, reason: "test" });
+      await service.operator.declareOutage({
+        id: `w-${setup.name}-${agentId}`,
+        start: T0 + 7200 + 3601 + 4000 + 60,
+        end: T0 + 19 * 3600,
+        reason: "test",
+      });
       const windows = (await store.read.listOutages()).filter((o) => o.id === `w-${setup.name}-${agentId}`);
       for (const [i, arrival] of arrivals.entries()) {
         clock.set(arrival);
         await service.checkins.checkIn(agentId, `h${i}`, agentKnown);
       }
-      const expected = playCheckins(arrivals.map((arrival, i) => ({ arrival, key: `h${i}` })), windows);
+      const expected = playCheckins(
+        arrivals.map((arrival, i) => ({ arrival, key: `h${i}` })),
+        windows,
+      );
       const agent = (await store.read.getAgent(agentId))!;
       const stored: DayAggregate[] = await store.read.listDays(agentId, agent.claimId, "9999-12-31");
       expect(stored).to.deep.equal(expected.days);
@@ -206,7 +256,11 @@ for (const setup of SETUPS) {
       expect(expected.counted.some((c) => c.excused)).to.equal(true);
       expect(stored.length).to.be.greaterThan(1);
       const last = expected.counted[expected.counted.length - 1];
-      expect(agent.last).to.deep.equal({ arrival: last.arrival, nextHeartbeatS: last.nextHeartbeatS, dayDigest: expected.days[expected.days.length - 1].digest });
+      expect(agent.last).to.deep.equal({
+        arrival: last.arrival,
+        nextHeartbeatS: last.nextHeartbeatS,
+        dayDigest: expected.days[expected.days.length - 1].digest,
+      });
     });
 
     it("answers the original of any earlier key after a hundred and fifty check-ins, and counts them where they arrived (V3.1)", async () => {
@@ -220,7 +274,14 @@ for (const setup of SETUPS) {
       for (const h of [0, 63, 64, HOURS - 1]) {
         const again = await service.checkins.checkIn(agentId, `h${h}`, agentKnown);
         expect(again.type, `h${h}`).to.equal("duplicate");
-        if (again.type === "duplicate") expect(again.original).to.include({ arrival: T0 + h * 3600, nextHeartbeatS: 3600, onTime: h === 0 ? null : true, excused: false, credit: h === 0 ? 0 : 3600 });
+        if (again.type === "duplicate")
+          expect(again.original).to.include({
+            arrival: T0 + h * 3600,
+            nextHeartbeatS: 3600,
+            onTime: h === 0 ? null : true,
+            excused: false,
+            credit: h === 0 ? 0 : 3600,
+          });
       }
       const agent = (await store.read.getAgent(agentId))!;
       expect(await store.read.countCheckinsAt(agentId, agent.claimId, T0 + (HOURS - 1) * 3600)).to.equal(1);
@@ -236,12 +297,27 @@ for (const setup of SETUPS) {
       // One second after the re-claim the same key is a new request, the claim's first check-in (V3.4).
       clock.set(T0 + 101);
       expect(await service.checkins.checkIn(agentId, "k1", agentKnown)).to.deep.equal({
-        type: "counted", arrival: T0 + 101, nextHeartbeatS: 3600, onTime: null, excused: false, credit: 0,
+        type: "counted",
+        arrival: T0 + 101,
+        nextHeartbeatS: 3600,
+        onTime: null,
+        excused: false,
+        credit: 0,
       });
       clock.set(T0 + 102);
       const { claimId } = (await store.read.getAgent(agentId))!;
       expect(await service.checkins.checkIn(agentId, "k1", agentKnown)).to.deep.equal({
-        type: "duplicate", original: { agentId, claimId, idempotencyKey: "k1", arrival: T0 + 101, nextHeartbeatS: 3600, onTime: null, excused: false, credit: 0 },
+        type: "duplicate",
+        original: {
+          agentId,
+          claimId,
+          idempotencyKey: "k1",
+          arrival: T0 + 101,
+          nextHeartbeatS: 3600,
+          onTime: null,
+          excused: false,
+          credit: 0,
+        },
       });
       const { ownerId: other } = await service.accounts.createOwner();
       clock.set(T0 + 200);
@@ -278,7 +354,10 @@ describe("a check-in whose write keeps being refused", () => {
     const service = createVraiService({ store, clock: createManualClock(T0), busy: () => false });
     const { ownerId } = await service.accounts.createOwner();
     const { agentId } = await service.accounts.claimNewAgent(ownerId);
-    const error = await service.checkins.checkIn(agentId, "k", agentKnown).then(() => null, (e: unknown) => e);
+    const error = await service.checkins.checkIn(agentId, "k", agentKnown).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).to.include({ code: "checkin_contended", status: 409 });
     expect(attempts).to.equal(16);
     expect((await memory.checkinState(agentId, "k")).duplicate).to.equal(null);
@@ -344,7 +423,9 @@ describe("duplicate lookup on a growing day partition (PostgreSQL)", () => {
       const seqScans = async () => {
         await db.query("SELECT pg_stat_force_next_flush()");
         await db.query("SELECT 1");
-        return Number((await db.query<{ n: string }>("SELECT seq_scan AS n FROM pg_stat_user_tables WHERE relname = 'checkins_default'")).rows[0].n);
+        return Number(
+          (await db.query<{ n: string }>("SELECT seq_scan AS n FROM pg_stat_user_tables WHERE relname = 'checkins_default'")).rows[0].n,
+        );
       };
       const before = await seqScans();
       for (let i = 0; i < 8; i++) expect((await store.checkinState(agentId, `absent-again-${i}`)).duplicate).to.equal(null);

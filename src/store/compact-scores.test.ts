@@ -36,8 +36,10 @@ for (const { name, create } of TEST_STORES) {
       const steady = (await service.accounts.claimNewAgent(ownerId)).agentId;
       const silent = (await service.accounts.claimNewAgent(ownerId)).agentId;
       let key = 0;
-      const checkIn = async (agentId: string) => expect((await service.checkins.checkIn(agentId, `k${++key}`, authenticate)).type).to.equal("counted");
-      const remember = (score: { id: number; inputs: string; result: unknown }) => written.set(score.id, { inputs: score.inputs, resultJson: JSON.stringify(score.result) });
+      const checkIn = async (agentId: string) =>
+        expect((await service.checkins.checkIn(agentId, `k${++key}`, authenticate)).type).to.equal("counted");
+      const remember = (score: { id: number; inputs: string; result: unknown }) =>
+        written.set(score.id, { inputs: score.inputs, resultJson: JSON.stringify(score.result) });
       const daily = async (day: string) => {
         await service.scoring.recomputeDay(day);
         for (const agentId of [steady, silent]) remember((await store.read.latestScore(agentId))!);
@@ -104,9 +106,11 @@ for (const { name, create } of TEST_STORES) {
 
     it("refuses to serve a score whose settled day aggregate changed under it (its digest no longer matches)", async () => {
       const store = createSqlStore(testDb.db);
-      const latest = (await testDb.db.query<{ id: number; agent_id: string; claim_id: number }>(
-        "SELECT id, agent_id, claim_id FROM scores WHERE trigger = 'daily' ORDER BY id DESC LIMIT 1",
-      )).rows[0];
+      const latest = (
+        await testDb.db.query<{ id: number; agent_id: string; claim_id: number }>(
+          "SELECT id, agent_id, claim_id FROM scores WHERE trigger = 'daily' ORDER BY id DESC LIMIT 1",
+        )
+      ).rows[0];
       await testDb.db.query(
         "UPDATE agent_days SET credit_s = credit_s + 1 WHERE (agent_id, claim_id, day) = (SELECT agent_id, claim_id, day FROM agent_days WHERE agent_id = $1 AND claim_id = $2 AND checkins > 0 ORDER BY day LIMIT 1)",
         [latest.agent_id, latest.claim_id],

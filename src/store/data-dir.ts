@@ -43,7 +43,10 @@ export type DataDirHolder = { pid: number; startTime: string; command: string; s
 
 /** Another live process holds the directory: exit 2 with one line (CLI), naming it and what to do. */
 export class DataDirInUseError extends InvalidInputError {
-  constructor(readonly dir: string, readonly holder: DataDirHolder) {
+  constructor(
+    readonly dir: string,
+    readonly holder: DataDirHolder,
+  ) {
     super(
       "data_dir_in_use",
       `data directory ${dir} is in use by ${holder.command || "another vrai process"} (pid ${holder.pid}, since ${holder.since}): ` +
@@ -122,7 +125,8 @@ function makePrivate(dir: string): void {
   const visit = (where: string, wanted: number) => {
     const stat = fs.lstatSync(where);
     if ((stat.mode & 0o777) !== wanted) {
-      if (uid !== undefined && stat.uid !== uid) throw Object.assign(new Error(`EPERM: operation not permitted, chmod '${where}'`), { code: "EPERM", path: where });
+      if (uid !== undefined && stat.uid !== uid)
+        throw Object.assign(new Error(`EPERM: operation not permitted, chmod '${where}'`), { code: "EPERM", path: where });
       changes.push([where, wanted]);
     }
     if (wanted !== 0o700) return;
@@ -183,8 +187,11 @@ const octal = (mode: number): string => mode.toString(8).padStart(4, "0");
 
 /** What the system's refusal `error` means, in words; undefined for an error that is not one of the file system's refusals. */
 const REFUSALS: Readonly<Record<string, string>> = {
-  EACCES: "permission denied", EPERM: "operation not permitted (another user's)", EROFS: "read-only file system",
-  ENOTDIR: "a part of the path is not a directory", EEXIST: "it is a file, not a directory",
+  EACCES: "permission denied",
+  EPERM: "operation not permitted (another user's)",
+  EROFS: "read-only file system",
+  ENOTDIR: "a part of the path is not a directory",
+  EEXIST: "it is a file, not a directory",
 };
 
 /**
@@ -227,7 +234,10 @@ function claimDataDir(dir: string): number | null {
   try {
     names = fs.readdirSync(dir);
   } catch (error) {
-    throw refusal(error, (refused) => `cannot read data directory ${dir} (mode ${octal(mode)}): ${refused}: run vrai as its owner, or ${ELSEWHERE}`);
+    throw refusal(
+      error,
+      (refused) => `cannot read data directory ${dir} (mode ${octal(mode)}): ${refused}: run vrai as its owner, or ${ELSEWHERE}`,
+    );
   }
   if (names.length > 0 && !names.some((name) => OWN_NAMES.has(name))) {
     const some = names.slice(0, 3).join(", ") + (names.length > 3 ? ", ..." : "");
@@ -240,9 +250,12 @@ function claimDataDir(dir: string): number | null {
   try {
     makePrivate(dir);
   } catch (error) {
-    throw refusal(error, (refused) =>
-      `data directory ${dir} (mode ${octal(mode)}) is open to other users and cannot be made private: ${refused}: as the owner of its files, ` +
-      `chmod -R go-rwx ${dir}, or ${ELSEWHERE}`);
+    throw refusal(
+      error,
+      (refused) =>
+        `data directory ${dir} (mode ${octal(mode)}) is open to other users and cannot be made private: ${refused}: as the owner of its files, ` +
+        `chmod -R go-rwx ${dir}, or ${ELSEWHERE}`,
+    );
   }
   return mode;
 }
@@ -262,7 +275,10 @@ export function lockDataDir(dir: string, command: string): DataDirLock {
     try {
       return createWhole(file, text);
     } catch (error) {
-      throw refusal(error, (refused) => `cannot write the lock of data directory ${dir}: ${refused}: run vrai as its owner, or ${ELSEWHERE}`);
+      throw refusal(
+        error,
+        (refused) => `cannot write the lock of data directory ${dir}: ${refused}: run vrai as its owner, or ${ELSEWHERE}`,
+      );
     }
   };
   for (let attempt = 0; !create(); attempt++) {

@@ -7,9 +7,15 @@ import { DatabaseUnavailableError } from "./errors";
 
 describe("multi-host PostgreSQL URLs", () => {
   it("reads the hosts of a URL as pg_autoctl show uri prints it, keeping the user, database and other parameters", () => {
-    const parsed = parseMultiHostUrl("postgres://vrai@127.0.0.1:6001,[::1]:6002,db.local/scores?target_session_attrs=read-write&sslmode=require");
+    const parsed = parseMultiHostUrl(
+      "postgres://vrai@127.0.0.1:6001,[::1]:6002,db.local/scores?target_session_attrs=read-write&sslmode=require",
+    );
     expect(parsed).to.deep.equal({
-      hosts: [{ host: "127.0.0.1", port: 6001 }, { host: "::1", port: 6002 }, { host: "db.local", port: 5432 }],
+      hosts: [
+        { host: "127.0.0.1", port: 6001 },
+        { host: "::1", port: 6002 },
+        { host: "db.local", port: 5432 },
+      ],
       url: "postgres://vrai@127.0.0.1:6001/scores?sslmode=require",
     });
   });
@@ -19,8 +25,10 @@ describe("multi-host PostgreSQL URLs", () => {
   });
 
   it("refuses a target_session_attrs that would send the service's writes to a standby", () => {
-    expect(() => parseMultiHostUrl("postgres://127.0.0.1:6001,127.0.0.1:6002/db?target_session_attrs=standby"))
-      .to.throw(InvalidInputError, "target_session_attrs=standby");
+    expect(() => parseMultiHostUrl("postgres://127.0.0.1:6001,127.0.0.1:6002/db?target_session_attrs=standby")).to.throw(
+      InvalidInputError,
+      "target_session_attrs=standby",
+    );
   });
 });
 
@@ -60,12 +68,25 @@ describe("a PostgreSQL Db on several hosts", function () {
     const other = await freePort();
     const db = createPgDb(withHosts(`127.0.0.1:${closedPort},127.0.0.1:${other}`));
     try {
-      const error = await db.query("SELECT 1").then(() => null, (e: unknown) => e);
+      const error = await db.query("SELECT 1").then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(error).to.be.instanceOf(DatabaseUnavailableError);
       const unavailable = error as DatabaseUnavailableError;
-      expect([unavailable.status, unavailable.code, unavailable.retryable, unavailable.retryAfterS]).to.deep.equal([503, "database_unavailable", true, 5]);
+      expect([unavailable.status, unavailable.code, unavailable.retryable, unavailable.retryAfterS]).to.deep.equal([
+        503,
+        "database_unavailable",
+        true,
+        5,
+      ]);
       expect(unavailable.message).to.contain(`127.0.0.1:${closedPort}`).and.to.contain(`127.0.0.1:${other}`);
-      const inTransaction = await db.transaction(async () => 1).then(() => null, (e: unknown) => e);
+      const inTransaction = await db
+        .transaction(async () => 1)
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
       expect(inTransaction).to.be.instanceOf(DatabaseUnavailableError);
     } finally {
       await db.close();
@@ -75,18 +96,29 @@ describe("a PostgreSQL Db on several hosts", function () {
   it("reports a server that ends the session (57P01) or refuses a write (25006) as unavailable, and a wrong statement as it is", async () => {
     const db = createPgDb(testDb.url!, { max: 1 });
     try {
-      const terminated = await db.query("SELECT pg_terminate_backend(pg_backend_pid())").then(() => null, (e: unknown) => e);
+      const terminated = await db.query("SELECT pg_terminate_backend(pg_backend_pid())").then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(terminated).to.be.instanceOf(DatabaseUnavailableError);
       expect(((terminated as DatabaseUnavailableError).cause as { code?: string }).code).to.equal("57P01");
       // The pool replaced the terminated connection.
       expect((await db.query<{ one: number }>("SELECT 1 AS one")).rows).to.deep.equal([{ one: 1 }]);
-      const readOnly = await db.transaction(async (tx) => {
-        await tx.query("SET TRANSACTION READ ONLY");
-        await tx.query("CREATE TABLE never_made (x int)");
-      }).then(() => null, (e: unknown) => e);
+      const readOnly = await db
+        .transaction(async (tx) => {
+          await tx.query("SET TRANSACTION READ ONLY");
+          await tx.query("CREATE TABLE never_made (x int)");
+        })
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
       expect(readOnly).to.be.instanceOf(DatabaseUnavailableError);
       expect(((readOnly as DatabaseUnavailableError).cause as { code?: string }).code).to.equal("25006");
-      const wrong = await db.query("SELECT FROM WHERE").then(() => null, (e: unknown) => e);
+      const wrong = await db.query("SELECT FROM WHERE").then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(wrong).to.not.be.instanceOf(DatabaseUnavailableError);
       expect((wrong as { code?: string }).code).to.equal("42601");
     } finally {

@@ -18,7 +18,11 @@ export type QueryOptions = { planEach?: boolean };
 
 /** Anything that runs one parameterised SQL statement. */
 export type Queryable = {
-  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<{ rows: Row[]; rowCount: number }>;
+  query<Row = Record<string, unknown>>(
+    sql: string,
+    params?: readonly unknown[],
+    options?: QueryOptions,
+  ): Promise<{ rows: Row[]; rowCount: number }>;
 };
 
 /** A database: PostgreSQL through `pg`, or the embedded PGlite; the same SQL serves both. */
@@ -70,9 +74,10 @@ function statementName(sql: string): string | undefined {
   let name = statementNames.get(sql);
   if (name === undefined) {
     if (statementNames.size >= MAX_NAMED_STATEMENTS) return undefined;
-    name = /(?:\bSELECT\s+(?:DISTINCT\s+)?|\w\.)\*/i.test(sql) || /\bRETURNING\s+\*/i.test(sql)
-      ? null
-      : `vrai_${crypto.createHash("sha256").update(sql).digest("hex").slice(0, 24)}`;
+    name =
+      /(?:\bSELECT\s+(?:DISTINCT\s+)?|\w\.)\*/i.test(sql) || /\bRETURNING\s+\*/i.test(sql)
+        ? null
+        : `vrai_${crypto.createHash("sha256").update(sql).digest("hex").slice(0, 24)}`;
     statementNames.set(sql, name);
   }
   return name ?? undefined;
@@ -87,7 +92,11 @@ const hostText = (h: PgHost) => `${h.host.includes(":") ? `[${h.host}]` : h.host
 
 function parseHost(text: string): PgHost {
   const match = /^(?:\[([^\]]+)\]|([^:[\]]+))(?::(\d{1,5}))?$/.exec(text);
-  if (!match) throw new InvalidInputError("invalid_configuration", `invalid configuration: DATABASE_URL: cannot read host "${text}" of a multi-host URL`);
+  if (!match)
+    throw new InvalidInputError(
+      "invalid_configuration",
+      `invalid configuration: DATABASE_URL: cannot read host "${text}" of a multi-host URL`,
+    );
   return { host: match[1] ?? match[2], port: match[3] === undefined ? DEFAULT_PG_PORT : Number(match[3]) };
 }
 
@@ -103,13 +112,16 @@ const WRITABLE_SESSION_ATTRS = new Set(["read-write", "primary"]);
  */
 export function parseMultiHostUrl(connectionString: string): { hosts: PgHost[]; url: string } | null {
   const match = /^(postgres(?:ql)?:\/\/)(?:([^/?#]*)@)?([^/?#@]*)([^?#]*)(?:\?([^#]*))?$/.exec(connectionString);
-  if (!match || !match[3].includes(",")) return null;
+  if (!match?.[3].includes(",")) return null;
   const [, scheme, userinfo, hostList, dbPath, query] = match;
   const hosts = hostList.split(",").map(parseHost);
   const params = new URLSearchParams(query ?? "");
   const attrs = params.get("target_session_attrs");
   if (attrs !== null && !WRITABLE_SESSION_ATTRS.has(attrs)) {
-    throw new InvalidInputError("invalid_configuration", `invalid configuration: DATABASE_URL: target_session_attrs=${attrs}: the service writes, so it needs read-write (or primary)`);
+    throw new InvalidInputError(
+      "invalid_configuration",
+      `invalid configuration: DATABASE_URL: target_session_attrs=${attrs}: the service writes, so it needs read-write (or primary)`,
+    );
   }
   params.delete("target_session_attrs");
   const rest = params.toString();
@@ -187,7 +199,10 @@ function primaryClientClass(locator: PrimaryLocator): typeof pg.Client {
         }
       })();
       if (!callback) return connected;
-      connected.then(() => callback(null), (error: Error) => callback(error));
+      connected.then(
+        () => callback(null),
+        (error: Error) => callback(error),
+      );
     }
   };
 }
@@ -224,7 +239,13 @@ export function createPgDb(connectionString: string, options: { max?: number } =
   // Pipeline mode: a query is written as soon as it is issued, not after the previous one's answer,
   // so a transaction's BEGIN travels with its first statement (one round trip fewer per transaction).
   const target = pgTarget(connectionString);
-  const pool = new pg.Pool({ connectionString: target.url, Client: target.Client, max: options.max ?? 20, types: pgTypes as pg.CustomTypesConfig, pipeline: true });
+  const pool = new pg.Pool({
+    connectionString: target.url,
+    Client: target.Client,
+    max: options.max ?? 20,
+    types: pgTypes as pg.CustomTypesConfig,
+    pipeline: true,
+  });
   pool.on("error", () => {
     // An idle client lost its connection; the pool replaces it. Queries in flight get their own error.
   });
@@ -332,7 +353,9 @@ export async function createPgliteDb(dataDir: string, options: OpenOptions = {})
     if (options.lock === undefined) lock.release();
   };
   if (lock.madePrivate !== null) {
-    options.notice?.(`data directory ${dataDir} was open to other users (mode ${lock.madePrivate.toString(8).padStart(4, "0")}): made private (directories 0700, files 0600)`);
+    options.notice?.(
+      `data directory ${dataDir} was open to other users (mode ${lock.madePrivate.toString(8).padStart(4, "0")}): made private (directories 0700, files 0600)`,
+    );
   }
   let lite: PGlite;
   try {

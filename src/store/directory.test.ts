@@ -10,7 +10,7 @@ import { createSqlStore, type SqlStore } from "./sql-store";
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
 
 for (const { name, create } of TEST_STORES) {
-  describe(`directory store on ${name}`, function () {
+  describe(`directory store on ${name}`, () => {
     let testDb: TestDb;
     let store: SqlStore;
 
@@ -46,7 +46,10 @@ for (const { name, create } of TEST_STORES) {
 
       await testDb.db.query("DELETE FROM scores WHERE agent_id = $1 AND at = $2", [a, T0 + 20]);
       expect((await totals())[a]).to.deep.equal([300, "200-399", "established"]);
-      await testDb.db.query("UPDATE scores SET total = 610, result = json_build_object('band', '600-799', 'state', 'provisional') WHERE agent_id = $1 AND at = $2", [a, T0 + 10]);
+      await testDb.db.query(
+        "UPDATE scores SET total = 610, result = json_build_object('band', '600-799', 'state', 'provisional') WHERE agent_id = $1 AND at = $2",
+        [a, T0 + 10],
+      );
       expect((await totals())[a]).to.deep.equal([610, "600-799", "provisional"]);
       await testDb.db.query("DELETE FROM scores WHERE agent_id = $1", [b]);
       expect(Object.keys(await totals())).to.deep.equal([a]);

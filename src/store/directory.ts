@@ -7,10 +7,24 @@
 import type { DirectoryEntry, DirectoryStore } from "../service/directory";
 import type { Queryable } from "./db";
 
-type Row = { id: string; name: string | null; score_id: number; score_at: number; score_total: number; score_band: string; score_state: string };
+type Row = {
+  id: string;
+  name: string | null;
+  score_id: number;
+  score_at: number;
+  score_total: number;
+  score_band: string;
+  score_state: string;
+};
 
 const entryFrom = (r: Row): DirectoryEntry => ({
-  agentId: r.id, name: r.name, scoreId: r.score_id, at: r.score_at, total: r.score_total, band: r.score_band, state: r.score_state,
+  agentId: r.id,
+  name: r.name,
+  scoreId: r.score_id,
+  at: r.score_at,
+  total: r.score_total,
+  band: r.score_band,
+  state: r.score_state,
 });
 
 /** The directory's store on PostgreSQL or PGlite. */

@@ -27,7 +27,8 @@ const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|25006)$/;
 /** Socket errors of a lost or refused connection. */
 const UNAVAILABLE_SOCKET = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN"]);
 /** node-postgres's own errors for a connection that ended, timed out or broke (they carry no code). */
-const UNAVAILABLE_DRIVER_MESSAGE = /^(Connection terminated|timeout expired|Client has encountered a connection error and is not queryable)/;
+const UNAVAILABLE_DRIVER_MESSAGE =
+  /^(Connection terminated|timeout expired|Client has encountered a connection error and is not queryable)/;
 
 /** Whether `error` says the database is unreachable or cannot write now, rather than that a statement is wrong. */
 export function isDatabaseUnavailable(error: unknown): boolean {

@@ -9,7 +9,9 @@ describe("KeyList (the memory store's idempotency keys of one agent, V3.1)", () 
     expect(list.add("a")).to.equal(0);
     expect(list.add("")).to.equal(1);
     expect(list.add("clé-é✓")).to.equal(2);
-    expect([list.indexOf("a"), list.indexOf(""), list.indexOf("clé-é✓"), list.indexOf("b"), list.indexOf("A")]).to.deep.equal([0, 1, 2, -1, -1]);
+    expect([list.indexOf("a"), list.indexOf(""), list.indexOf("clé-é✓"), list.indexOf("b"), list.indexOf("A")]).to.deep.equal([
+      0, 1, 2, -1, -1,
+    ]);
     expect([list.at(0), list.at(1), list.at(2), list.size]).to.deep.equal(["a", "", "clé-é✓", 3]);
   });
 
@@ -33,19 +35,22 @@ describe("KeyList (the memory store's idempotency keys of one agent, V3.1)", () 
 
   it("answers as a Map of first positions does, for any sequence of keys (property)", () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.string({ maxLength: 4 }), fc.uuid(), fc.string({ unit: "grapheme", maxLength: 3 })), { maxLength: 300 }), (keys) => {
-        const list = new KeyList();
-        const expected = new Map<string, number>();
-        for (const key of keys) {
-          expect(list.indexOf(key)).to.equal(expected.get(key) ?? -1);
-          if (!expected.has(key)) {
-            expected.set(key, expected.size);
-            expect(list.add(key)).to.equal(expected.size - 1);
+      fc.property(
+        fc.array(fc.oneof(fc.string({ maxLength: 4 }), fc.uuid(), fc.string({ unit: "grapheme", maxLength: 3 })), { maxLength: 300 }),
+        (keys) => {
+          const list = new KeyList();
+          const expected = new Map<string, number>();
+          for (const key of keys) {
+            expect(list.indexOf(key)).to.equal(expected.get(key) ?? -1);
+            if (!expected.has(key)) {
+              expected.set(key, expected.size);
+              expect(list.add(key)).to.equal(expected.size - 1);
+            }
           }
-        }
-        expect(list.size).to.equal(expected.size);
-        for (const [key, position] of expected) expect([list.indexOf(key), list.at(position)]).to.deep.equal([position, key]);
-      }),
+          expect(list.size).to.equal(expected.size);
+          for (const [key, position] of expected) expect([list.indexOf(key), list.at(position)]).to.deep.equal([position, key]);
+        },
+      ),
     );
   });
 });

@@ -1,7 +1,20 @@
 import { GRACE_S, type DayAggregate, type OutageWindow } from "../method";
 import { KeyList } from "./key-list";
 import type {
-  AgentFactRows, AgentRow, AuditEntry, ChallengeRow, OutageRow, OwnerRecomputeJob, OwnerRow, PageRequest, PenaltyRow, ProofRow, ScoreRow, Store, StoreTx, StoredCheckin,
+  AgentFactRows,
+  AgentRow,
+  AuditEntry,
+  ChallengeRow,
+  OutageRow,
+  OwnerRecomputeJob,
+  OwnerRow,
+  PageRequest,
+  PenaltyRow,
+  ProofRow,
+  ScoreRow,
+  Store,
+  StoreTx,
+  StoredCheckin,
 } from "../service/ports";
 
 /**
@@ -74,8 +87,14 @@ export function createMemoryStore(): Store {
     const at = n * CHECKIN_FIELDS;
     const f = r.fields;
     return {
-      agentId: r.row.id, claimId: f[at], idempotencyKey, arrival: f[at + 1], nextHeartbeatS: f[at + 2],
-      onTime: (f[at + 3] & 3) === 2 ? null : (f[at + 3] & 3) === 1, excused: (f[at + 3] & 4) !== 0, credit: f[at + 4],
+      agentId: r.row.id,
+      claimId: f[at],
+      idempotencyKey,
+      arrival: f[at + 1],
+      nextHeartbeatS: f[at + 2],
+      onTime: (f[at + 3] & 3) === 2 ? null : (f[at + 3] & 3) === 1,
+      excused: (f[at + 3] & 4) !== 0,
+      credit: f[at + 4],
     };
   };
   const outages = new Map<string, OutageRow>();
@@ -114,7 +133,7 @@ export function createMemoryStore(): Store {
       const ids = sortedIds;
       // The first id after `after`, by binary search: a page costs the same however deep it is.
       let lo = 0;
-      for (let hi = ids.length; after !== undefined && lo < hi;) {
+      for (let hi = ids.length; after !== undefined && lo < hi; ) {
         const mid = (lo + hi) >>> 1;
         if (ids[mid] <= after) lo = mid + 1;
         else hi = mid;
@@ -122,13 +141,23 @@ export function createMemoryStore(): Store {
       return ids.slice(lo, lo + limit);
     },
     listAgentsOfOwner: async (ownerId, page) =>
-      pageOf([...agents.values()].filter((r) => r.row.ownerId === ownerId).map((r) => r.row.id).sort(), page, byText),
+      pageOf(
+        [...agents.values()]
+          .filter((r) => r.row.ownerId === ownerId)
+          .map((r) => r.row.id)
+          .sort(),
+        page,
+        byText,
+      ),
     countAgentsOfOwner: async (ownerId) => [...agents.values()].filter((r) => r.row.ownerId === ownerId).length,
 
     async listDays(agentId, claimId, lastDay) {
       const byDay = agents.get(agentId)?.days.get(claimId);
       if (!byDay) return [];
-      return [...byDay.values()].filter((d) => d.day <= lastDay).sort((a, b) => (a.day < b.day ? -1 : 1)).map((d) => ({ ...d }));
+      return [...byDay.values()]
+        .filter((d) => d.day <= lastDay)
+        .sort((a, b) => (a.day < b.day ? -1 : 1))
+        .map((d) => ({ ...d }));
     },
     async countCheckinsAt(agentId, claimId, at) {
       const r = agents.get(agentId);
@@ -144,11 +173,16 @@ export function createMemoryStore(): Store {
 
     insertPenalty: async (p) => void penalties.set(p.id, { ...p }),
     getPenalty: async (id) => copy(penalties.get(id)),
-    revokePenalty: async (id, revokedAt, reason, revokedBy) => void Object.assign(penalties.get(id)!, { revokedAt, revokeReason: reason, revokedBy }),
+    revokePenalty: async (id, revokedAt, reason, revokedBy) =>
+      void Object.assign(penalties.get(id)!, { revokedAt, revokeReason: reason, revokedBy }),
     listPenalties: async (agentId, page) => {
       const rows = [...penalties.values()].filter((p) => p.agentId === agentId).map((p) => ({ ...p }));
       if (page === undefined) return rows;
-      return pageOf(rows.sort((a, b) => a.addedAt - b.addedAt || byText(a.id, b.id)), page, (p, after) => p.addedAt - after.addedAt || byText(p.id, after.id));
+      return pageOf(
+        rows.sort((a, b) => a.addedAt - b.addedAt || byText(a.id, b.id)),
+        page,
+        (p, after) => p.addedAt - after.addedAt || byText(p.id, after.id),
+      );
     },
 
     insertChallenge: async (c) => void challenges.set(c.id, { ...c }),
@@ -159,7 +193,8 @@ export function createMemoryStore(): Store {
       return true;
     },
     getChallenge: async (id) => copy(challenges.get(id)),
-    countOpenChallenges: async (ownerId, at) => [...challenges.values()].filter((c) => c.ownerId === ownerId && c.usedAt === null && c.expiresAt > at).length,
+    countOpenChallenges: async (ownerId, at) =>
+      [...challenges.values()].filter((c) => c.ownerId === ownerId && c.usedAt === null && c.expiresAt > at).length,
     async deleteExpiredChallenges(at, { ownerId, limit }) {
       const expired = [...challenges.values()].filter((c) => c.expiresAt <= at && (ownerId === undefined || c.ownerId === ownerId));
       const deleted = expired.sort((a, b) => a.expiresAt - b.expiresAt).slice(0, limit);
@@ -175,10 +210,19 @@ export function createMemoryStore(): Store {
     findActiveBinding: async (binding) => copy([...proofs.values()].find((p) => p.binding === binding && p.removedAt === null)),
     async proofsForAgentAt(agentId, ownerId, at, page) {
       const rows = [...proofs.values()]
-        .filter((p) => (p.agentId === agentId || (p.agentId === null && p.ownerId === ownerId)) && p.verifiedAt <= at && (p.removedAt === null || p.removedAt > at))
+        .filter(
+          (p) =>
+            (p.agentId === agentId || (p.agentId === null && p.ownerId === ownerId)) &&
+            p.verifiedAt <= at &&
+            (p.removedAt === null || p.removedAt > at),
+        )
         .map((p) => ({ ...p }));
       if (page === undefined) return rows;
-      return pageOf(rows.sort((a, b) => a.verifiedAt - b.verifiedAt || byText(a.id, b.id)), page, (p, after) => p.verifiedAt - after.verifiedAt || byText(p.id, after.id));
+      return pageOf(
+        rows.sort((a, b) => a.verifiedAt - b.verifiedAt || byText(a.id, b.id)),
+        page,
+        (p, after) => p.verifiedAt - after.verifiedAt || byText(p.id, after.id),
+      );
     },
     listActiveProofs: async () => [...proofs.values()].filter((p) => p.removedAt === null).map((p) => ({ ...p })),
     updateProofCheck: async (id, check) => void Object.assign(proofs.get(id)!, check),
@@ -212,7 +256,10 @@ export function createMemoryStore(): Store {
         const agent = await tx.getAgent(id);
         if (!agent || agent.claimedAt > at) continue;
         const [days, atMidnight, proofs, penalties] = await Promise.all([
-          tx.listDays(id, agent.claimId, day), tx.countCheckinsAt(id, agent.claimId, at), tx.proofsForAgentAt(id, agent.ownerId, at), tx.listPenalties(id),
+          tx.listDays(id, agent.claimId, day),
+          tx.countCheckinsAt(id, agent.claimId, at),
+          tx.proofsForAgentAt(id, agent.ownerId, at),
+          tx.listPenalties(id),
         ]);
         rows.push({ agent, days, atMidnight, proofs, penalties });
       }
@@ -238,7 +285,10 @@ export function createMemoryStore(): Store {
       else ownerRecomputes.set(ownerId, { ownerId, generation: ++lastGeneration, attempts: 0, dueAt: at });
     },
     async takeOwnerRecomputes(now, leaseUntil, limit) {
-      const due = [...ownerRecomputes.values()].filter((j) => j.dueAt <= now).sort((a, b) => a.dueAt - b.dueAt || byText(a.ownerId, b.ownerId)).slice(0, limit);
+      const due = [...ownerRecomputes.values()]
+        .filter((j) => j.dueAt <= now)
+        .sort((a, b) => a.dueAt - b.dueAt || byText(a.ownerId, b.ownerId))
+        .slice(0, limit);
       for (const j of due) j.dueAt = leaseUntil;
       return due.map((j) => ({ ownerId: j.ownerId, generation: j.generation, attempts: j.attempts }));
     },
@@ -261,7 +311,8 @@ export function createMemoryStore(): Store {
     if (last === null || outages.size === 0) return NO_WINDOWS;
     const found: OutageWindow[] = [];
     const deadline = last.arrival + last.nextHeartbeatS + GRACE_S;
-    for (const o of outages.values()) if (o.end === null || o.end >= deadline || (o.closedAt ?? -Infinity) > last.arrival) found.push({ ...o });
+    for (const o of outages.values())
+      if (o.end === null || o.end >= deadline || (o.closedAt ?? -Infinity) > last.arrival) found.push({ ...o });
     return found;
   };
 
@@ -286,8 +337,14 @@ export function createMemoryStore(): Store {
       // A new row (rows are never changed in place, so checkinState hands them out as they are),
       // spelled out: an object spread with extra keys makes V8 build the object generically, a literal does not.
       r.row = {
-        id: agent.id, name: agent.name, ownerId: agent.ownerId, claimId: agent.claimId, claimedAt: agent.claimedAt, keyHash: agent.keyHash,
-        last: { arrival: c.arrival, nextHeartbeatS: c.nextHeartbeatS, dayDigest: deltas[deltas.length - 1].digest as string }, createdAt: agent.createdAt,
+        id: agent.id,
+        name: agent.name,
+        ownerId: agent.ownerId,
+        claimId: agent.claimId,
+        claimedAt: agent.claimedAt,
+        keyHash: agent.keyHash,
+        last: { arrival: c.arrival, nextHeartbeatS: c.nextHeartbeatS, dayDigest: deltas[deltas.length - 1].digest as string },
+        createdAt: agent.createdAt,
       };
       // The aggregates live here only (listDays hands out copies), so deltas are added in place.
       for (const delta of deltas) {

@@ -5,12 +5,14 @@ import { listMigrations, splitStatements } from "./migrate";
 describe("migration statements", () => {
   it("splits at semicolons that end a line, leaving out comment lines", () => {
     expect(splitStatements("-- a table\nCREATE TABLE a (x int);\n\nINSERT INTO a VALUES (1);\n-- the end\n")).to.deep.equal([
-      "CREATE TABLE a (x int)", "INSERT INTO a VALUES (1)",
+      "CREATE TABLE a (x int)",
+      "INSERT INTO a VALUES (1)",
     ]);
   });
 
   it("keeps a dollar-quoted function body, with its own semicolons and comment lines, in one statement", () => {
-    const sql = "CREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  -- why\n  PERFORM 1;\n  RETURN NULL;\nEND\n$$;\nCREATE TRIGGER t AFTER INSERT ON a\n  FOR EACH STATEMENT EXECUTE FUNCTION f();\n";
+    const sql =
+      "CREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  -- why\n  PERFORM 1;\n  RETURN NULL;\nEND\n$$;\nCREATE TRIGGER t AFTER INSERT ON a\n  FOR EACH STATEMENT EXECUTE FUNCTION f();\n";
     expect(splitStatements(sql)).to.deep.equal([
       "CREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  -- why\n  PERFORM 1;\n  RETURN NULL;\nEND\n$$",
       "CREATE TRIGGER t AFTER INSERT ON a\n  FOR EACH STATEMENT EXECUTE FUNCTION f()",

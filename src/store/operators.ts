@@ -31,7 +31,9 @@ type OperatorDbRow = { name: string; token_hash: string; created_at: number; rev
 export function createOperatorRepository(db: Db): OperatorRepository {
   return {
     async get(name) {
-      const { rows } = await db.query<OperatorDbRow>("SELECT name, token_hash, created_at, revoked_at FROM operators WHERE name = $1", [name]);
+      const { rows } = await db.query<OperatorDbRow>("SELECT name, token_hash, created_at, revoked_at FROM operators WHERE name = $1", [
+        name,
+      ]);
       const r = rows[0];
       return r === undefined ? null : { name: r.name, tokenHash: r.token_hash, createdAt: r.created_at, revokedAt: r.revoked_at };
     },

@@ -5,13 +5,23 @@ import { EVERY_STORE } from "../test-helpers/stores";
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
 
 const walletProof = (id: string, ownerId: string): ProofRow => ({
-  id, kind: "wallet", ownerId, agentId: null, subject: "0x00000000000000000000000000000000000000aa", binding: "wallet:0x00000000000000000000000000000000000000aa",
-  evidence: { kind: "wallet" }, verifiedAt: T0, lastCheckedAt: T0, consecutiveFailures: 0, removedAt: null, removedReason: null,
+  id,
+  kind: "wallet",
+  ownerId,
+  agentId: null,
+  subject: "0x00000000000000000000000000000000000000aa",
+  binding: "wallet:0x00000000000000000000000000000000000000aa",
+  evidence: { kind: "wallet" },
+  verifiedAt: T0,
+  lastCheckedAt: T0,
+  consecutiveFailures: 0,
+  removedAt: null,
+  removedReason: null,
 });
 
 /** `insertProof` (ports.ts): the store keeps V6's one active binding itself, so a lost race is an answer and not an error. */
 for (const setup of EVERY_STORE) {
-  describe(`proof bindings on ${setup.name}`, function () {
+  describe(`proof bindings on ${setup.name}`, () => {
     let store: Store;
     let close: () => Promise<void>;
     before(async () => {

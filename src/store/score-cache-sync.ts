@@ -86,17 +86,19 @@ export function createSyncedScoreCache(db: Db, maxBytes: number, logger: Logger)
     if (store === undefined) return firstWarm();
     if (warming) return void (warmAgain = true);
     warming = true;
-    warmScoreCache(store, cache).then(
-      (agents) => logger.info({ agents, ...cache.stats() }, "score cache filled"),
-      (error: unknown) => logger.warn({ err: error }, "score cache not filled; scores are read from the database until they are cached"),
-    ).finally(() => {
-      warming = false;
-      firstWarm();
-      if (warmAgain) {
-        warmAgain = false;
-        warm();
-      }
-    });
+    warmScoreCache(store, cache)
+      .then(
+        (agents) => logger.info({ agents, ...cache.stats() }, "score cache filled"),
+        (error: unknown) => logger.warn({ err: error }, "score cache not filled; scores are read from the database until they are cached"),
+      )
+      .finally(() => {
+        warming = false;
+        firstWarm();
+        if (warmAgain) {
+          warmAgain = false;
+          warm();
+        }
+      });
   };
   let listener: { close(): Promise<void> } | undefined;
   return {

@@ -11,7 +11,7 @@ const AGENTS = 5000;
 const agentId = (i: number) => `agt_${String(i).padStart(5, "0")}`;
 
 for (const { name, create } of TEST_STORES) {
-  describe(`filling the latest-score cache at start on ${name}`, function () {
+  describe(`filling the latest-score cache at start on ${name}`, () => {
     let testDb: TestDb;
 
     before(async () => {

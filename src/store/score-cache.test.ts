@@ -13,17 +13,35 @@ const T0 = Date.UTC(2026, 10, 2) / 1000;
 function score(agentId: string, id: number, at: number, days = 3): ScoreSummary {
   const when = T0 + at;
   const document = buildScoreInputs({
-    agent: agentId, method: "0.2", at: when, claimedAt: when - 40 * 86_400, proofs: [{ kind: "github" }], penalties: [],
+    agent: agentId,
+    method: "0.2",
+    at: when,
+    claimedAt: when - 40 * 86_400,
+    proofs: [{ kind: "github" }],
+    penalties: [],
     days: Array.from({ length: days }, (_, d) => ({
-      day: new Date((when - (d + 1) * 86_400) * 1000).toISOString().slice(0, 10), checkins: 20 + ((id + d) % 5), onTime: 20, creditS: 72_000, coverageS: 80_000 + d, digest: "ab".repeat(32),
+      day: new Date((when - (d + 1) * 86_400) * 1000).toISOString().slice(0, 10),
+      checkins: 20 + ((id + d) % 5),
+      onTime: 20,
+      creditS: 72_000,
+      coverageS: 80_000 + d,
+      digest: "ab".repeat(32),
     })),
   });
   const { result, sha256 } = scoreFromInputs(document);
   const packed = packResult(result, when);
   if (packed === null) throw new Error("a result of the engine has a compact form");
   return {
-    id, agentId, method: "0.2", at: when, trigger: "change", day: null, sha256, total: result.total,
-    resultJson: renderResult(packed, { agentId, at: when, sha256, total: result.total }), packed,
+    id,
+    agentId,
+    method: "0.2",
+    at: when,
+    trigger: "change",
+    day: null,
+    sha256,
+    total: result.total,
+    resultJson: renderResult(packed, { agentId, at: when, sha256, total: result.total }),
+    packed,
   };
 }
 
@@ -155,7 +173,11 @@ describe("score cache", () => {
   // the middle of probe runs, and the index growing from its first slots to thousands.
   it("answers for every agent what a Map of the same operations would, through growth and drops (property)", () => {
     type Op = { kind: "read" | "none" | "drop"; agent: number; at: number };
-    const op = fc.record({ kind: fc.constantFrom("read", "read", "none", "drop"), agent: fc.nat(1499), at: fc.nat(50) }) as fc.Arbitrary<Op>;
+    const op = fc.record({
+      kind: fc.constantFrom("read", "read", "none", "drop"),
+      agent: fc.nat(1499),
+      at: fc.nat(50),
+    }) as fc.Arbitrary<Op>;
     fc.assert(
       fc.property(fc.array(op, { minLength: 1, maxLength: 2500 }), (ops) => {
         const cache = createScoreCache({ maxBytes: 64 << 20 });

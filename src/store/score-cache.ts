@@ -6,7 +6,15 @@ import { createIdIndex, hashId, hashIdBytes } from "./id-index";
 export type CachedLatest = ScoreSummary | null;
 
 /** `bytes`: memory charged (segments allocated and the id index), never above `maxBytes`; `evictions`: segments dropped to make room. */
-export type ScoreCacheStats = { entries: number; bytes: number; maxBytes: number; hits: number; misses: number; evictions: number; enabled: boolean };
+export type ScoreCacheStats = {
+  entries: number;
+  bytes: number;
+  maxBytes: number;
+  hits: number;
+  misses: number;
+  evictions: number;
+  enabled: boolean;
+};
 
 /**
  * The latest score of each agent, held in memory for `GET /v1/agents/:id/score`, in the score's stored
@@ -182,7 +190,11 @@ export function createScoreCache(options: { maxBytes: number; enabled?: boolean 
     let sha = text("");
     const shaBytes = latest !== null && HEX_SHA256.test(latest.sha256);
     if (latest !== null) {
-      [method, day, sha] = [text(latest.method), text(latest.day ?? ""), shaBytes ? Buffer.from(latest.sha256, "hex") : text(latest.sha256)];
+      [method, day, sha] = [
+        text(latest.method),
+        text(latest.day ?? ""),
+        shaBytes ? Buffer.from(latest.sha256, "hex") : text(latest.sha256),
+      ];
       if (method.length > 255 || day.length > 255 || sha.length > 255) return;
     }
     const packed = latest?.packed ?? null;
@@ -196,7 +208,10 @@ export function createScoreCache(options: { maxBytes: number; enabled?: boolean 
     const segment = segmentOf(position / ALIGN);
     let o = offsetOf(position / ALIGN);
     segment.writeUInt32LE(length, o + AT_LENGTH);
-    segment[o + AT_FLAGS] = latest === null ? 0 : HAS_SCORE | (latest.trigger === "daily" ? DAILY : 0) | (latest.day === null ? 0 : HAS_DAY) | (shaBytes ? SHA_BYTES : 0);
+    segment[o + AT_FLAGS] =
+      latest === null
+        ? 0
+        : HAS_SCORE | (latest.trigger === "daily" ? DAILY : 0) | (latest.day === null ? 0 : HAS_DAY) | (shaBytes ? SHA_BYTES : 0);
     segment[o + AT_ID_LENGTH] = agentId.length;
     o += AT_ID + segment.write(agentId, o + AT_ID, "latin1");
     if (latest !== null && packed !== null) {
@@ -253,8 +268,20 @@ export function createScoreCache(options: { maxBytes: number; enabled?: boolean 
     // A copy: the segment's bytes are written over when it is dropped.
     const packed = Uint8Array.prototype.slice.call(segment, o + PACKED_LENGTH_BYTES, o + PACKED_LENGTH_BYTES + packedLength);
     const resultJson = renderResult(packed, { agentId, at, sha256, total });
-    if (!isMethodVersion(method)) throw new Error(`score cache: the entry of ${agentId} names no method version (${JSON.stringify(method)})`);
-    return { id, agentId, method, at, trigger: flags & DAILY ? "daily" : "change", day: flags & HAS_DAY ? day : null, sha256, resultJson, total, packed };
+    if (!isMethodVersion(method))
+      throw new Error(`score cache: the entry of ${agentId} names no method version (${JSON.stringify(method)})`);
+    return {
+      id,
+      agentId,
+      method,
+      at,
+      trigger: flags & DAILY ? "daily" : "change",
+      day: flags & HAS_DAY ? day : null,
+      sha256,
+      resultJson,
+      total,
+      packed,
+    };
   }
 
   function store(agentId: string, latest: CachedLatest): void {

@@ -21,21 +21,41 @@ function randomInputs(rnd: () => number, at: number): ScoreInputs {
     const checkins = rnd() < 0.1 ? 0 : 1 + Math.floor(rnd() * 30);
     const onTime = Math.floor(rnd() * (checkins + 1));
     days.push({
-      day: utcDay(t), checkins, onTime, creditS: onTime === 0 ? 0 : Math.floor(rnd() * 100_000), coverageS: checkins === 0 ? 1 + Math.floor(rnd() * DAY_S) : Math.floor(rnd() * DAY_S),
+      day: utcDay(t),
+      checkins,
+      onTime,
+      creditS: onTime === 0 ? 0 : Math.floor(rnd() * 100_000),
+      coverageS: checkins === 0 ? 1 + Math.floor(rnd() * DAY_S) : Math.floor(rnd() * DAY_S),
       digest: checkins === 0 ? "" : Buffer.from(Array.from({ length: 32 }, () => Math.floor(rnd() * 256))).toString("hex"),
     });
   }
   const kinds = (["github", "wallet", "domain", "erc8004"] as const).filter(() => rnd() < 0.5);
   const penalties = Array.from({ length: Math.floor(rnd() * 3) }, (_, i) => ({
-    id: `pen_${i}_é${Math.floor(rnd() * 1e6)}`, code: (["rate_abuse", "rule_violation", "impersonation"] as const)[i % 3],
-    points: 10 + Math.floor(rnd() * 41), days: 30 + Math.floor(rnd() * 151), addedAt: at - Math.floor(rnd() * 20 * DAY_S), revokedAt: null,
+    id: `pen_${i}_é${Math.floor(rnd() * 1e6)}`,
+    code: (["rate_abuse", "rule_violation", "impersonation"] as const)[i % 3],
+    points: 10 + Math.floor(rnd() * 41),
+    days: 30 + Math.floor(rnd() * 151),
+    addedAt: at - Math.floor(rnd() * 20 * DAY_S),
+    revokedAt: null,
   }));
-  return buildScoreInputs({ agent: `agt_${Math.floor(rnd() * 1e9)}`, method: "0.2", at, claimedAt, proofs: kinds.map((kind) => ({ kind })), penalties, days });
+  return buildScoreInputs({
+    agent: `agt_${Math.floor(rnd() * 1e9)}`,
+    method: "0.2",
+    at,
+    claimedAt,
+    proofs: kinds.map((kind) => ({ kind })),
+    penalties,
+    days,
+  });
 }
 
 /** The agent_days rows a decoder would read: the document's own lines of its settled days. */
 function settledOf(inputs: ScoreInputs, at: number): Map<string, SettledDay> {
-  return new Map(inputs.days.filter((d) => isSettledDay(d.day, at)).map((d) => [d.day, { checkins: d.checkins, onTime: d.on_time, creditS: d.credit_s, digest: d.digest }]));
+  return new Map(
+    inputs.days
+      .filter((d) => isSettledDay(d.day, at))
+      .map((d) => [d.day, { checkins: d.checkins, onTime: d.on_time, creditS: d.credit_s, digest: d.digest }]),
+  );
 }
 
 describe("compact score facts (migration 010, V9)", () => {
@@ -53,8 +73,17 @@ describe("compact score facts (migration 010, V9)", () => {
 
   it("keeps a month of hourly check-ins in a few hundred bytes, against about 5 KB of canonical text", () => {
     const days: DayAggregate[] = [];
-    for (let t = AT - 31 * DAY_S; t < AT; t += DAY_S) days.push({ day: utcDay(t), checkins: 24, onTime: 24, creditS: 86_400, coverageS: 86_400, digest: "ab".repeat(32) });
-    const inputs = buildScoreInputs({ agent: "agt_0123456789abcdef", method: "0.2", at: AT, claimedAt: AT - 40 * DAY_S, proofs: [{ kind: "wallet" }], penalties: [], days });
+    for (let t = AT - 31 * DAY_S; t < AT; t += DAY_S)
+      days.push({ day: utcDay(t), checkins: 24, onTime: 24, creditS: 86_400, coverageS: 86_400, digest: "ab".repeat(32) });
+    const inputs = buildScoreInputs({
+      agent: "agt_0123456789abcdef",
+      method: "0.2",
+      at: AT,
+      claimedAt: AT - 40 * DAY_S,
+      proofs: [{ kind: "wallet" }],
+      penalties: [],
+      days,
+    });
     const facts = encodeScoreFacts(inputs, AT);
     expect(canonicalScoreInputs(inputs).length).to.be.greaterThan(4_000);
     // 30 days of position, flags and coverage, and the last day's whole line with its digest.

@@ -18,7 +18,21 @@
  * Pure: no database here (the SQL is the store's).
  */
 import { BaseError } from "../errors";
-import { DAY_S, dayNumber, dayStart, parseRfc3339, PENALTY_CODES, PROOF_KINDS, toRfc3339, WINDOW_DAYS, windowDays, type InputDay, type InputPenalty, type MethodVersion, type ScoreInputs } from "../method";
+import {
+  DAY_S,
+  dayNumber,
+  dayStart,
+  parseRfc3339,
+  PENALTY_CODES,
+  PROOF_KINDS,
+  toRfc3339,
+  WINDOW_DAYS,
+  windowDays,
+  type InputDay,
+  type InputPenalty,
+  type MethodVersion,
+  type ScoreInputs,
+} from "../method";
 
 /** A day line kept in `agent_days`: what a rebuilt document takes from it. */
 export type SettledDay = { checkins: number; onTime: number; creditS: number; digest: string };
@@ -113,7 +127,8 @@ class Reader {
 
 // The header keeps the proof kinds as one byte of flags, a bit per kind at its index in PROOF_KINDS:
 // a ninth kind needs a new VERSION with a wider field, not a bit that the byte would drop.
-if (PROOF_KINDS.length > 8) throw new Error(`score facts keep 8 proof kinds, the method knows ${PROOF_KINDS.length}: widen the header's field`);
+if (PROOF_KINDS.length > 8)
+  throw new Error(`score facts keep 8 proof kinds, the method knows ${PROOF_KINDS.length}: widen the header's field`);
 
 /**
  * The compact form of `inputs` (scored at `at`): everything but the settled day lines' figures.
@@ -223,7 +238,11 @@ export function decodeScoreFacts(
   for (let n = r.uint(); n > 0; n--) {
     const { day, full, coverage } = readDayHead(r, window);
     const line = full ? readLine(r) : settled.get(day);
-    if (!line) throw new BaseError("score_facts_missing_day", `the day aggregate of ${day} that agent ${score.agent}'s score of ${toRfc3339(score.at)} refers to is missing`);
+    if (!line)
+      throw new BaseError(
+        "score_facts_missing_day",
+        `the day aggregate of ${day} that agent ${score.agent}'s score of ${toRfc3339(score.at)} refers to is missing`,
+      );
     days.push({ day, checkins: line.checkins, on_time: line.onTime, credit_s: line.creditS, coverage_s: coverage, digest: line.digest });
   }
   r.end();

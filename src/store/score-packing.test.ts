@@ -9,27 +9,63 @@ const AT = dayStart("2026-11-02") + 600;
 /** A daily score the engine computed, as the scoring service hands it to the store (with its claim and document). */
 function newScore(): NewScore {
   const document = buildScoreInputs({
-    agent: "agt_pack", method: "0.2", at: AT, claimedAt: AT - 40 * 86_400, proofs: [{ kind: "github" }, { kind: "domain" }],
+    agent: "agt_pack",
+    method: "0.2",
+    at: AT,
+    claimedAt: AT - 40 * 86_400,
+    proofs: [{ kind: "github" }, { kind: "domain" }],
     penalties: [{ id: "pen_1", code: "rate_abuse", points: 10, days: 30, addedAt: AT - 86_400, revokedAt: null }],
     days: Array.from({ length: 30 }, (_, d) => ({
-      day: new Date((AT - (d + 1) * 86_400) * 1000).toISOString().slice(0, 10), checkins: 24, onTime: 23, creditS: 82_800, coverageS: 86_000, digest: `${d % 10}`.repeat(64),
+      day: new Date((AT - (d + 1) * 86_400) * 1000).toISOString().slice(0, 10),
+      checkins: 24,
+      onTime: 23,
+      creditS: 82_800,
+      coverageS: 86_000,
+      digest: `${d % 10}`.repeat(64),
     })),
   });
   const { result, canonical, sha256 } = scoreFromInputs(document);
-  return { agentId: "agt_pack", method: "0.2", at: AT, trigger: "daily", day: "2026-11-02", inputs: canonical, sha256, result, total: result.total, claimId: 3, document };
+  return {
+    agentId: "agt_pack",
+    method: "0.2",
+    at: AT,
+    trigger: "daily",
+    day: "2026-11-02",
+    inputs: canonical,
+    sha256,
+    result,
+    total: result.total,
+    claimId: 3,
+    document,
+  };
 }
 
 /** The settled lines `agent_days` holds for a document's days (what the store reads back). */
 function settledOf(score: NewScore): Map<string, SettledDay> {
-  return new Map(score.document!.days.filter((d) => isSettledDay(d.day, AT)).map((d) => [d.day, { checkins: d.checkins, onTime: d.on_time, creditS: d.credit_s, digest: d.digest }]));
+  return new Map(
+    score
+      .document!.days.filter((d) => isSettledDay(d.day, AT))
+      .map((d) => [d.day, { checkins: d.checkins, onTime: d.on_time, creditS: d.credit_s, digest: d.digest }]),
+  );
 }
 
 /** The columns of a row an insert of `score` wrote, as the store reads them back. */
 function columns(score: NewScore, settled: ReadonlyMap<string, SettledDay>): ScoreColumns {
   const p = packScore(score);
   return {
-    id: 1, agentId: score.agentId, method: score.result.method, at: score.at, trigger: score.trigger, day: score.day, sha256: score.sha256, total: score.total,
-    inputs: p.inputs, resultJson: p.resultJson, facts: p.facts, packed: p.packed, settled,
+    id: 1,
+    agentId: score.agentId,
+    method: score.result.method,
+    at: score.at,
+    trigger: score.trigger,
+    day: score.day,
+    sha256: score.sha256,
+    total: score.total,
+    inputs: p.inputs,
+    resultJson: p.resultJson,
+    facts: p.facts,
+    packed: p.packed,
+    settled,
   };
 }
 
@@ -74,12 +110,18 @@ describe("how the store keeps a score (migrations 010 and 016)", () => {
     const [first] = settled.keys();
     settled.set(first, { ...settled.get(first)!, checkins: 25 });
     const c = columns(score, settled);
-    expect(() => scoreRowOf(c, { strict: true })).to.throw().with.property("code", "score_inputs_mismatch");
+    expect(() => scoreRowOf(c, { strict: true }))
+      .to.throw()
+      .with.property("code", "score_inputs_mismatch");
     const loose = scoreRowOf(c, { strict: false });
     expect(loose.inputs).to.not.equal(score.inputs);
-    expect(loose.inputs).to.equal(canonicalScoreInputs({ ...score.document!, days: score.document!.days.map((d) => (d.day === first ? { ...d, checkins: 25 } : d)) }));
+    expect(loose.inputs).to.equal(
+      canonicalScoreInputs({ ...score.document!, days: score.document!.days.map((d) => (d.day === first ? { ...d, checkins: 25 } : d)) }),
+    );
     // A settled day that has no line any more cannot be rebuilt at all.
     settled.delete(first);
-    expect(() => scoreRowOf(columns(score, settled), { strict: false })).to.throw().with.property("code", "score_facts_missing_day");
+    expect(() => scoreRowOf(columns(score, settled), { strict: false }))
+      .to.throw()
+      .with.property("code", "score_facts_missing_day");
   });
 });

@@ -15,7 +15,16 @@
  * --verify` to report.
  */
 import { BaseError } from "../errors";
-import { canonicalScoreInputs, packResult, packResultText, renderResult, scoreFromInputs, sha256Hex, type MethodVersion, type ScoreResult } from "../method";
+import {
+  canonicalScoreInputs,
+  packResult,
+  packResultText,
+  renderResult,
+  scoreFromInputs,
+  sha256Hex,
+  type MethodVersion,
+  type ScoreResult,
+} from "../method";
 import type { NewScore, ScoreRow, ScoreSummary } from "../service/ports";
 import { decodeScoreFacts, encodeScoreFacts, type SettledDay } from "./score-facts";
 
@@ -60,7 +69,14 @@ export function packScore(score: NewScore): PackedScore {
   if (score.claimId === undefined || score.document === undefined || packed === null) {
     return { inputs: score.inputs, resultJson: JSON.stringify(score.result), claimId: null, facts: null, packed, established: null };
   }
-  return { inputs: null, resultJson: null, claimId: score.claimId, facts: encodeScoreFacts(score.document, score.at), packed, established: score.result.state === "established" };
+  return {
+    inputs: null,
+    resultJson: null,
+    claimId: score.claimId,
+    facts: encodeScoreFacts(score.document, score.at),
+    packed,
+    established: score.result.state === "established",
+  };
 }
 
 /** The inputs document of a compact score, rebuilt, its canonical text and SHA-256 checked (`strict`) against the stored one. */
@@ -69,7 +85,10 @@ function rebuiltInputs(c: ScoreColumns, strict: boolean): { canonical: string; s
   const canonical = canonicalScoreInputs(decodeScoreFacts(c.facts, { agent: c.agentId, method: c.method, at: c.at }, c.settled));
   const sha256 = sha256Hex(canonical);
   if (strict && sha256 !== c.sha256) {
-    throw new BaseError("score_inputs_mismatch", `score ${c.id}: its inputs rebuilt from the stored facts hash to ${sha256}, not the stored ${c.sha256}`);
+    throw new BaseError(
+      "score_inputs_mismatch",
+      `score ${c.id}: its inputs rebuilt from the stored facts hash to ${sha256}, not the stored ${c.sha256}`,
+    );
   }
   return { canonical, sha256 };
 }
@@ -79,7 +98,11 @@ function computedResult(c: ScoreColumns, strict: boolean): ScoreResult {
   if (c.facts === null) throw new BaseError("score_form_unknown", `score ${c.id} keeps neither its result nor its inputs`);
   const document = decodeScoreFacts(c.facts, { agent: c.agentId, method: c.method, at: c.at }, c.settled);
   const { result, sha256 } = scoreFromInputs(document);
-  if (strict && sha256 !== c.sha256) throw new BaseError("score_inputs_mismatch", `score ${c.id}: its inputs rebuilt from the stored facts hash to ${sha256}, not the stored ${c.sha256}`);
+  if (strict && sha256 !== c.sha256)
+    throw new BaseError(
+      "score_inputs_mismatch",
+      `score ${c.id}: its inputs rebuilt from the stored facts hash to ${sha256}, not the stored ${c.sha256}`,
+    );
   return result;
 }
 
@@ -87,7 +110,16 @@ const keyOf = (c: ScoreColumns) => ({ agentId: c.agentId, at: c.at, sha256: c.sh
 
 /** The summary of a stored score: its result's text and, where it has one, its compact result. */
 export function summaryOf(c: ScoreColumns): ScoreSummary {
-  const head = { id: c.id, agentId: c.agentId, method: c.method, at: c.at, trigger: c.trigger, day: c.day, sha256: c.sha256, total: c.total };
+  const head = {
+    id: c.id,
+    agentId: c.agentId,
+    method: c.method,
+    at: c.at,
+    trigger: c.trigger,
+    day: c.day,
+    sha256: c.sha256,
+    total: c.total,
+  };
   if (c.packed !== null) return { ...head, resultJson: renderResult(c.packed, keyOf(c)), packed: c.packed };
   if (c.resultJson !== null) return { ...head, resultJson: c.resultJson, packed: packResultText(c.resultJson, c.at) };
   const result = computedResult(c, true);
@@ -98,8 +130,21 @@ export function summaryOf(c: ScoreColumns): ScoreSummary {
 export function scoreRowOf(c: ScoreColumns, options: { strict: boolean }): ScoreRow {
   const inputs = c.inputs ?? rebuiltInputs(c, options.strict).canonical;
   const result: ScoreResult =
-    c.packed !== null ? (JSON.parse(renderResult(c.packed, keyOf(c))) as ScoreResult)
-    : c.resultJson !== null ? (JSON.parse(c.resultJson) as ScoreResult)
-    : computedResult(c, options.strict);
-  return { id: c.id, agentId: c.agentId, method: c.method, at: c.at, trigger: c.trigger, day: c.day, inputs, sha256: c.sha256, result, total: c.total };
+    c.packed !== null
+      ? (JSON.parse(renderResult(c.packed, keyOf(c))) as ScoreResult)
+      : c.resultJson !== null
+        ? (JSON.parse(c.resultJson) as ScoreResult)
+        : computedResult(c, options.strict);
+  return {
+    id: c.id,
+    agentId: c.agentId,
+    method: c.method,
+    at: c.at,
+    trigger: c.trigger,
+    day: c.day,
+    inputs,
+    sha256: c.sha256,
+    result,
+    total: c.total,
+  };
 }

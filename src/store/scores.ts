@@ -4,7 +4,7 @@
  * and read back is src/store/score-packing.ts: here, only rows.
  */
 import { componentLeafValue } from "../chain/score-tree";
-import type { DayAggregate, MethodVersion, PenaltyCode, ProofKind } from "../method";
+import type { DayAggregate, MethodVersion, ProofKind } from "../method";
 import type { AgentFactRows, LatestScores, NewScore, OwnerRecomputeJob, ScoreRow, ScoreSummary, ScoresTx } from "../service/ports";
 import { AGENT_COLUMNS_OF_A, agentFrom, type AgentRecord } from "./agent-rows";
 import { createBatcher } from "./batch";
@@ -19,8 +19,19 @@ type SettledLine = [day: string, checkins: number, onTime: number, creditS: numb
 
 /** A score row as SCORE_COLUMNS and SUMMARY_COLUMNS read it. */
 type ScoreRecord = {
-  id: number; agent_id: string; method: MethodVersion; at: number; trigger: "daily" | "change"; day: string | null; sha256: string; total: number;
-  inputs: string | null; result_json: string | null; facts: Uint8Array | null; packed: Uint8Array | null; settled: SettledLine[] | null;
+  id: number;
+  agent_id: string;
+  method: MethodVersion;
+  at: number;
+  trigger: "daily" | "change";
+  day: string | null;
+  sha256: string;
+  total: number;
+  inputs: string | null;
+  result_json: string | null;
+  facts: Uint8Array | null;
+  packed: Uint8Array | null;
+  settled: SettledLine[] | null;
 };
 
 /**
@@ -28,7 +39,10 @@ type ScoreRecord = {
  * of `at`, V1), of its claim, as JSON `[[day, checkins, on_time, credit_s, digest], ...]`: what its
  * inputs are rebuilt from (src/store/score-packing.ts). Read only `when` the SQL condition holds (NULL otherwise).
  */
-const settledOf = (s: string, when: string) => `(SELECT json_agg(json_build_array(d.day, d.checkins, d.on_time, d.credit_s, d.digest)) FROM agent_days d
+const settledOf = (
+  s: string,
+  when: string,
+) => `(SELECT json_agg(json_build_array(d.day, d.checkins, d.on_time, d.credit_s, d.digest)) FROM agent_days d
   WHERE ${when} AND d.agent_id = ${s}.agent_id AND d.claim_id = ${s}.claim_id
     AND d.day >= to_char((to_timestamp(${s}.at) AT TIME ZONE 'UTC')::date - 30, 'YYYY-MM-DD')
     AND d.day < to_char(to_timestamp(${s}.at) AT TIME ZONE 'UTC', 'YYYY-MM-DD'))`;
@@ -36,14 +50,29 @@ const settledOf = (s: string, when: string) => `(SELECT json_agg(json_build_arra
 /** A score row's columns, for score-packing.ts. */
 function scoreColumnsOf(r: ScoreRecord): ScoreColumns {
   const settled = new Map<string, SettledDay>();
-  for (const [day, checkins, onTime, creditS, digest] of r.settled ?? []) settled.set(day, { checkins, onTime, creditS: Number(creditS), digest });
+  for (const [day, checkins, onTime, creditS, digest] of r.settled ?? [])
+    settled.set(day, { checkins, onTime, creditS: Number(creditS), digest });
   return {
-    id: r.id, agentId: r.agent_id, method: r.method, at: r.at, trigger: r.trigger, day: r.day, sha256: r.sha256, total: r.total,
-    inputs: r.inputs, resultJson: r.result_json, facts: r.facts, packed: r.packed, settled,
+    id: r.id,
+    agentId: r.agent_id,
+    method: r.method,
+    at: r.at,
+    trigger: r.trigger,
+    day: r.day,
+    sha256: r.sha256,
+    total: r.total,
+    inputs: r.inputs,
+    resultJson: r.result_json,
+    facts: r.facts,
+    packed: r.packed,
+    settled,
   };
 }
 
-const scoreOf = (strict: boolean) => (r: ScoreRecord): ScoreRow => scoreRowOf(scoreColumnsOf(r), { strict });
+const scoreOf =
+  (strict: boolean) =>
+  (r: ScoreRecord): ScoreRow =>
+    scoreRowOf(scoreColumnsOf(r), { strict });
 const scoreFrom = scoreOf(true);
 const summaryFrom = (r: ScoreRecord): ScoreSummary => summaryOf(scoreColumnsOf(r));
 
@@ -59,15 +88,32 @@ const SUMMARY_COLUMNS = `s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.s
  * The columns an insert writes (score-packing.ts makes the stored form); its components as a version-2 leaf
  * holds them (migration 014).
  */
-const INSERT_COLUMNS = "agent_id, method, at, trigger, day, inputs, sha256, result, total, claim_id, facts, packed, established, identity_points, reliability_points, integrity_points";
-const INSERT_VALUES = INSERT_COLUMNS.split(", ").map((_, i) => `$${i + 1}`).join(", ");
+const INSERT_COLUMNS =
+  "agent_id, method, at, trigger, day, inputs, sha256, result, total, claim_id, facts, packed, established, identity_points, reliability_points, integrity_points";
+const INSERT_VALUES = INSERT_COLUMNS.split(", ")
+  .map((_, i) => `$${i + 1}`)
+  .join(", ");
 
 function insertParams(s: NewScore): unknown[] {
   const p = packScore(s);
   const { identity, reliability, integrity } = s.result.components;
   return [
-    s.agentId, s.method, s.at, s.trigger, s.day, p.inputs, s.sha256, p.resultJson, s.total, p.claimId, p.facts, p.packed, p.established,
-    componentLeafValue(identity), componentLeafValue(reliability), componentLeafValue(integrity),
+    s.agentId,
+    s.method,
+    s.at,
+    s.trigger,
+    s.day,
+    p.inputs,
+    s.sha256,
+    p.resultJson,
+    s.total,
+    p.claimId,
+    p.facts,
+    p.packed,
+    p.established,
+    componentLeafValue(identity),
+    componentLeafValue(reliability),
+    componentLeafValue(integrity),
   ];
 }
 
@@ -79,7 +125,14 @@ type DayLine = [day: string, checkins: number, onTime: number, creditS: number, 
 
 /** The day aggregates of a DAYS_OF_AGENT value. */
 const daysFrom = (lines: DayLine[] | null): DayAggregate[] =>
-  (lines ?? []).map(([day, checkins, onTime, creditS, coverageS, digest]) => ({ day, checkins, onTime, creditS: Number(creditS), coverageS, digest }));
+  (lines ?? []).map(([day, checkins, onTime, creditS, coverageS, digest]) => ({
+    day,
+    checkins,
+    onTime,
+    creditS: Number(creditS),
+    coverageS,
+    digest,
+  }));
 
 type SummaryAnswer = { agentExists: boolean; score: ScoreSummary | null };
 
@@ -144,7 +197,14 @@ async function setLatestScores(q: Queryable, scores: ReadonlyArray<{ id: number;
     `UPDATE agents a SET score_id = n.id, score_at = n.at, score_total = n.total, score_band = n.band, score_state = n.state
      FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::integer[], $5::text[], $6::text[]) AS n (agent_id, id, at, total, band, state)
      WHERE a.id = n.agent_id AND (a.score_id IS NULL OR (n.at, n.id) > (a.score_at, a.score_id))`,
-    [rows.map((w) => w.score.agentId), rows.map((w) => w.id), rows.map((w) => w.score.at), rows.map((w) => w.score.total), rows.map((w) => w.score.result.band), rows.map((w) => w.score.result.state)],
+    [
+      rows.map((w) => w.score.agentId),
+      rows.map((w) => w.id),
+      rows.map((w) => w.score.at),
+      rows.map((w) => w.score.total),
+      rows.map((w) => w.score.result.band),
+      rows.map((w) => w.score.result.state),
+    ],
   );
 }
 
@@ -169,17 +229,17 @@ export function scoresIn(q: Queryable, wrote: (agentIds: string[]) => void): Sco
     listDailyScores: (agentId, fromDay, toDay, page) =>
       page === undefined
         ? many(
-          q,
-          `SELECT ${SCORE_COLUMNS} FROM scores s WHERE s.agent_id = $1 AND s.trigger = 'daily' AND s.day >= $2 AND s.day <= $3 ORDER BY s.day`,
-          [agentId, fromDay, toDay],
-          scoreFrom,
-        )
+            q,
+            `SELECT ${SCORE_COLUMNS} FROM scores s WHERE s.agent_id = $1 AND s.trigger = 'daily' AND s.day >= $2 AND s.day <= $3 ORDER BY s.day`,
+            [agentId, fromDay, toDay],
+            scoreFrom,
+          )
         : many(
-          q,
-          `SELECT ${SCORE_COLUMNS} FROM scores s WHERE s.agent_id = $1 AND s.trigger = 'daily' AND s.day >= $2 AND s.day <= $3 AND s.day > $4 ORDER BY s.day LIMIT $5`,
-          [agentId, fromDay, toDay, page.after ?? "", page.limit],
-          scoreFrom,
-        ),
+            q,
+            `SELECT ${SCORE_COLUMNS} FROM scores s WHERE s.agent_id = $1 AND s.trigger = 'daily' AND s.day >= $2 AND s.day <= $3 AND s.day > $4 ORDER BY s.day LIMIT $5`,
+            [agentId, fromDay, toDay, page.after ?? "", page.limit],
+            scoreFrom,
+          ),
     // The daily recompute's bulk path: the same rows, in the same order, as
     // getAgent + hasDailyScore + listDays + countCheckinsAt + proofsForAgentAt + listPenalties per agent.
     async dailyFactRows(agentIds: readonly string[], day: string, at: number): Promise<AgentFactRows[]> {
@@ -244,7 +304,8 @@ export function scoresIn(q: Queryable, wrote: (agentIds: string[]) => void): Sco
       );
       const inserted: Array<{ id: number; score: NewScore }> = [];
       for (let i = 0, r = 0; i < given.length && r < rows.length; i++) {
-        if (rows[r].agent_id === given[i].agentId && Number(rows[r].at) === given[i].at && rows[r].trigger === given[i].trigger) inserted.push({ id: rows[r++].id, score: given[i] });
+        if (rows[r].agent_id === given[i].agentId && Number(rows[r].at) === given[i].at && rows[r].trigger === given[i].trigger)
+          inserted.push({ id: rows[r++].id, score: given[i] });
       }
       if (inserted.length > 0) await setLatestScores(q, inserted);
       wrote(inserted.map((w) => w.score.agentId));
@@ -271,14 +332,26 @@ export function scoresIn(q: Queryable, wrote: (agentIds: string[]) => void): Sco
            SELECT owner_id FROM owner_recomputes WHERE due_at <= $1 ORDER BY due_at, owner_id LIMIT $3 FOR UPDATE SKIP LOCKED
          ) RETURNING owner_id, generation, attempts`,
         [now, leaseUntil, limit],
-        (r: { owner_id: string; generation: number; attempts: number }): OwnerRecomputeJob => ({ ownerId: r.owner_id, generation: Number(r.generation), attempts: r.attempts }),
+        (r: { owner_id: string; generation: number; attempts: number }): OwnerRecomputeJob => ({
+          ownerId: r.owner_id,
+          generation: Number(r.generation),
+          attempts: r.attempts,
+        }),
       ),
     async finishOwnerRecompute(job, now) {
-      const { rowCount } = await q.query("DELETE FROM owner_recomputes WHERE owner_id = $1 AND generation = $2", [job.ownerId, job.generation]);
-      if (rowCount === 0) await q.query("UPDATE owner_recomputes SET due_at = $2, attempts = 0, last_error = NULL WHERE owner_id = $1", [job.ownerId, now]);
+      const { rowCount } = await q.query("DELETE FROM owner_recomputes WHERE owner_id = $1 AND generation = $2", [
+        job.ownerId,
+        job.generation,
+      ]);
+      if (rowCount === 0)
+        await q.query("UPDATE owner_recomputes SET due_at = $2, attempts = 0, last_error = NULL WHERE owner_id = $1", [job.ownerId, now]);
     },
     async failOwnerRecompute(job, dueAt, error) {
-      await q.query("UPDATE owner_recomputes SET due_at = $2, attempts = attempts + 1, last_error = $3 WHERE owner_id = $1", [job.ownerId, dueAt, error]);
+      await q.query("UPDATE owner_recomputes SET due_at = $2, attempts = attempts + 1, last_error = $3 WHERE owner_id = $1", [
+        job.ownerId,
+        dueAt,
+        error,
+      ]);
     },
   };
 }

@@ -71,11 +71,17 @@ export function createSqlStore(db: Db, options: { onScoresCommitted?: (agentIds:
       return rows.map((r) => ({ day: r.day, total: r.total }));
     },
     async dayOfClaim(agentId, claimId, day) {
-      const { rows } = await db.query<{ checkins: number; on_time: number }>("SELECT checkins, on_time FROM agent_days WHERE agent_id = $1 AND claim_id = $2 AND day = $3", [agentId, claimId, day]);
+      const { rows } = await db.query<{ checkins: number; on_time: number }>(
+        "SELECT checkins, on_time FROM agent_days WHERE agent_id = $1 AND claim_id = $2 AND day = $3",
+        [agentId, claimId, day],
+      );
       return rows.length === 0 ? null : { checkins: Number(rows[0].checkins), onTime: Number(rows[0].on_time) };
     },
     async hasDailyScoreFrom(agentId, fromDay) {
-      const { rows } = await db.query("SELECT 1 FROM scores WHERE agent_id = $1 AND trigger = 'daily' AND day >= $2 LIMIT 1", [agentId, fromDay]);
+      const { rows } = await db.query("SELECT 1 FROM scores WHERE agent_id = $1 AND trigger = 'daily' AND day >= $2 LIMIT 1", [
+        agentId,
+        fromDay,
+      ]);
       return rows.length > 0;
     },
 

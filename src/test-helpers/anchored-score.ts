@@ -42,13 +42,28 @@ export async function startAnchoredScore(options: { leafVersion?: 1 | 2 } = {}):
   const registry = getAddress((await chain.deployContract("AnchorRegistry", [chain.accounts[0].address])).address);
   const role = await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "ANCHORER_ROLE" });
   await chain.publicClient.waitForTransactionReceipt({
-    hash: await chain.walletClient.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "grantRole", args: [role, chain.accounts[1].address] }),
+    hash: await chain.walletClient.writeContract({
+      address: registry,
+      abi: anchorRegistryAbi,
+      functionName: "grantRole",
+      args: [role, chain.accounts[1].address],
+    }),
   });
   const writer = createAnchorWriter({ privateKey: toHex(chain.accounts[1].getHdKey().privateKey!), rpcUrl: rpc.url, registry });
   const clock = createManualClock(T0);
-  const server = await startApiServer({ db: testDb.db, operatorToken: "op-token-anchored-score-0000", clock, logger: pino({ level: "silent" }), anchorWriter: writer });
+  const server = await startApiServer({
+    db: testDb.db,
+    operatorToken: "op-token-anchored-score-0000",
+    clock,
+    logger: pino({ level: "silent" }),
+    anchorWriter: writer,
+  });
   const post = (path: string, token: string | undefined, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(server.url + path, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
+    fetch(server.url + path, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+      body: JSON.stringify(body),
+    }).then((r) => r.json() as Promise<any>);
   const owner = await post("/v1/owners", undefined, {});
   const agents: Array<{ agentId: string; agentKey: string }> = [];
   for (let a = 0; a < 3; a++) agents.push(await post("/v1/agents", owner.token, {}));
@@ -63,11 +78,20 @@ export async function startAnchoredScore(options: { leafVersion?: 1 | 2 } = {}):
   if (options.leafVersion === 1) {
     const day = new Date((T0 + 86400) * 1000).toISOString().slice(0, 10);
     await server.service.scoring.recomputeDay(day);
-    await testDb.db.query("UPDATE scores SET identity_points = NULL, reliability_points = NULL, integrity_points = NULL WHERE trigger = 'daily' AND day = $1", [day]);
+    await testDb.db.query(
+      "UPDATE scores SET identity_points = NULL, reliability_points = NULL, integrity_points = NULL WHERE trigger = 'daily' AND day = $1",
+      [day],
+    );
   }
   await server.scheduler.catchUpDaily();
   return {
-    server, chain, rpc, registry, agent: agents[1].agentId, agents, day: "2026-11-03",
+    server,
+    chain,
+    rpc,
+    registry,
+    agent: agents[1].agentId,
+    agents,
+    day: "2026-11-03",
     async close() {
       await server.close();
       await rpc.close();

@@ -18,7 +18,10 @@ export function apiClient(baseUrl: () => string): ApiClient {
   async function call(method: string, path: string, token?: string, body?: unknown): Promise<ApiAnswer> {
     const res = await fetch(baseUrl() + path, {
       method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body !== undefined ? { "content-type": "application/json" } : {}),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: res.status, json: (await res.json()) as any };

@@ -17,11 +17,11 @@ import {
   type PublicClient,
   type Transport,
   type WalletClient,
-} from 'viem';
-import { mnemonicToAccount, type HDAccount } from 'viem/accounts';
-import { hardhat } from 'viem/chains';
-import type { HardhatRuntimeEnvironment } from 'hardhat/types';
-import { deployReferenceIdentity, REFERENCE_IDENTITY } from './erc8004-reference';
+} from "viem";
+import { mnemonicToAccount, type HDAccount } from "viem/accounts";
+import { hardhat } from "viem/chains";
+import type { HardhatRuntimeEnvironment } from "hardhat/types";
+import { deployReferenceIdentity, REFERENCE_IDENTITY } from "./erc8004-reference";
 
 /** How many of the Hardhat network's funded accounts the helper exposes. */
 const ACCOUNT_COUNT = 6;
@@ -66,7 +66,7 @@ function loadHardhat(): HardhatRuntimeEnvironment {
   // Loading Hardhat outside its runner selects the in-process `hardhat` network by default;
   // an inherited HARDHAT_NETWORK (e.g. `localhost`) would point the tests at a live node instead.
   delete process.env.HARDHAT_NETWORK;
-  return require('hardhat') as HardhatRuntimeEnvironment;
+  return require("hardhat") as HardhatRuntimeEnvironment;
 }
 
 /**
@@ -78,7 +78,7 @@ function loadHardhat(): HardhatRuntimeEnvironment {
  */
 export async function startTestChain(): Promise<TestChain> {
   const hre = loadHardhat();
-  compiled ??= hre.run('compile', { quiet: true }) as Promise<void>;
+  compiled ??= hre.run("compile", { quiet: true }) as Promise<void>;
   await compiled;
 
   const provider = hre.network.provider;
@@ -87,9 +87,9 @@ export async function startTestChain(): Promise<TestChain> {
   const accounts = deriveAccounts(hre);
   const walletClients = accounts.map((account) => createWalletClient({ chain: hardhat, transport, account }));
 
-  const snapshot = async (): Promise<Hex> => (await provider.request({ method: 'evm_snapshot' })) as Hex;
+  const snapshot = async (): Promise<Hex> => (await provider.request({ method: "evm_snapshot" })) as Hex;
   const revert = async (id: Hex): Promise<void> => {
-    const reverted = await provider.request({ method: 'evm_revert', params: [id] });
+    const reverted = await provider.request({ method: "evm_revert", params: [id] });
     if (reverted !== true) throw new Error(`evm_revert(${id}) failed: unknown or already used snapshot`);
   };
   const initial = await snapshot();
@@ -106,19 +106,19 @@ export async function startTestChain(): Promise<TestChain> {
       if (!wallet) throw new Error(`no test account at index ${options.from}`);
       const hash = await wallet.deployContract({ abi: artifact.abi as Abi, bytecode: artifact.bytecode as Hex, args });
       const receipt = await publicClient.waitForTransactionReceipt({ hash });
-      if (receipt.status !== 'success' || !receipt.contractAddress) throw new Error(`deploying ${name} failed`);
+      if (receipt.status !== "success" || !receipt.contractAddress) throw new Error(`deploying ${name} failed`);
       return { address: receipt.contractAddress, abi: artifact.abi as Abi };
     },
     async deployReferenceIdentity() {
       const mined = async (hash: Hex) => {
         const receipt = await publicClient.waitForTransactionReceipt({ hash });
-        if (receipt.status !== 'success') throw new Error(`transaction ${hash} reverted`);
+        if (receipt.status !== "success") throw new Error(`transaction ${hash} reverted`);
         return receipt;
       };
       const { address } = await deployReferenceIdentity({
         async deploy(data) {
           const receipt = await mined(await walletClients[0].sendTransaction({ data }));
-          if (!receipt.contractAddress) throw new Error('no contract deployed');
+          if (!receipt.contractAddress) throw new Error("no contract deployed");
           return { address: receipt.contractAddress, blockNumber: Number(receipt.blockNumber) };
         },
         send: async (to, data) => void (await mined(await walletClients[0].sendTransaction({ to, data }))),
@@ -128,7 +128,7 @@ export async function startTestChain(): Promise<TestChain> {
     snapshot,
     revert,
     async mine(blocks = 1) {
-      await provider.request({ method: 'hardhat_mine', params: [`0x${blocks.toString(16)}`] });
+      await provider.request({ method: "hardhat_mine", params: [`0x${blocks.toString(16)}`] });
     },
     close: () => revert(initial),
   };
@@ -143,15 +143,15 @@ export async function startTestChain(): Promise<TestChain> {
 function asNodeError(error: unknown): unknown {
   if (!(error instanceof Error)) return error;
   const { code, data } = error as Error & { code?: unknown; data?: unknown };
-  if (code !== undefined || typeof data !== 'string' || !data.startsWith('0x')) return error;
+  if (code !== undefined || typeof data !== "string" || !data.startsWith("0x")) return error;
   return Object.assign(new Error(error.message, { cause: error }), { code: 3, data });
 }
 
 /** The funded accounts of the Hardhat network config, as local viem accounts. */
 function deriveAccounts(hre: HardhatRuntimeEnvironment): HDAccount[] {
   const config = hre.network.config.accounts;
-  if (typeof config !== 'object' || Array.isArray(config) || !('mnemonic' in config)) {
-    throw new Error('startTestChain expects the hardhat network to use HD accounts (the default mnemonic)');
+  if (typeof config !== "object" || Array.isArray(config) || !("mnemonic" in config)) {
+    throw new Error("startTestChain expects the hardhat network to use HD accounts (the default mnemonic)");
   }
   return Array.from({ length: Math.min(ACCOUNT_COUNT, config.count) }, (_, i) =>
     mnemonicToAccount(config.mnemonic, {

@@ -28,6 +28,7 @@ export async function mismatchesDuring(action: () => unknown): Promise<string[]>
 /** Mocha's root hooks: after every test file ran, no answer may have broken its declaration. */
 export const mochaHooks = {
   afterAll(): void {
-    if (mismatches.length > 0) throw new Error(`${mismatches.length} answers did not match their declaration:\n${[...new Set(mismatches)].join("\n")}`);
+    if (mismatches.length > 0)
+      throw new Error(`${mismatches.length} answers did not match their declaration:\n${[...new Set(mismatches)].join("\n")}`);
   },
 };

@@ -9,13 +9,22 @@ import type { Clock } from "../service/clock";
 
 /** An owner and an agent claimed through the API: the agent's id and its key. */
 export async function claimAgent(api: string): Promise<{ agentId: string; agentKey: string }> {
-  const owner = (await (await fetch(`${api}/v1/owners`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json()) as { token: string };
-  const res = await fetch(`${api}/v1/agents`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${owner.token}` }, body: "{}" });
+  const owner = (await (
+    await fetch(`${api}/v1/owners`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })
+  ).json()) as { token: string };
+  const res = await fetch(`${api}/v1/agents`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${owner.token}` },
+    body: "{}",
+  });
   return (await res.json()) as { agentId: string; agentKey: string };
 }
 
 /** A `Sleep` that records what it was asked and moves `clock` (whole seconds, rounded up) instead of waiting. */
-export function simulatedSleep(clock: Clock & { set(t: number): void }): { waits: number[]; sleep: (ms: number, signal?: AbortSignal) => Promise<void> } {
+export function simulatedSleep(clock: Clock & { set(t: number): void }): {
+  waits: number[];
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+} {
   const waits: number[] = [];
   const sleep = async (ms: number, signal?: AbortSignal) => {
     if (signal?.aborted) throw signal.reason;
@@ -46,8 +55,13 @@ export async function startCheckinProxy(upstream: string, faults: readonly Proxy
       return;
     }
     const headers: Record<string, string> = {};
-    for (const name of ["authorization", "idempotency-key", "content-type"]) if (req.headers[name]) headers[name] = String(req.headers[name]);
-    const answer = await fetch(upstream + req.url, { method: req.method, headers, body: req.method === "GET" ? undefined : Buffer.concat(chunks) });
+    for (const name of ["authorization", "idempotency-key", "content-type"])
+      if (req.headers[name]) headers[name] = String(req.headers[name]);
+    const answer = await fetch(upstream + req.url, {
+      method: req.method,
+      headers,
+      body: req.method === "GET" ? undefined : Buffer.concat(chunks),
+    });
     const body = await answer.text();
     if (fault === "drop") {
       req.socket.destroy();
@@ -63,9 +77,10 @@ export async function startCheckinProxy(upstream: string, faults: readonly Proxy
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     keys,
-    close: () => new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

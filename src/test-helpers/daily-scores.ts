@@ -61,8 +61,13 @@ export async function insertDailyScores(db: Queryable, seed: DailyScoresSeed): P
   const c = SEEDED_COMPONENTS;
   const [columns, values] = seed.beforeMigration014
     ? ["", ""]
-    : [", established, identity_points, reliability_points, integrity_points, packed", `, ${c.established}, ${c.identity}, ${c.reliability}, ${c.integrity}, $4`];
-  const { result } = scoreFromInputs(buildScoreInputs({ agent: "agt_seed", method: "0.2", at: seed.at, claimedAt: seed.at - 86400, proofs: [], penalties: [], days: [] }));
+    : [
+        ", established, identity_points, reliability_points, integrity_points, packed",
+        `, ${c.established}, ${c.identity}, ${c.reliability}, ${c.integrity}, $4`,
+      ];
+  const { result } = scoreFromInputs(
+    buildScoreInputs({ agent: "agt_seed", method: "0.2", at: seed.at, claimedAt: seed.at - 86400, proofs: [], penalties: [], days: [] }),
+  );
   await db.query(
     `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total${columns})
      SELECT ${agentIdSql(seed.digits)}, '0.2', $1, 'daily', $2, '{}', encode(sha256((i::text || $2)::bytea), 'hex'), '{}',

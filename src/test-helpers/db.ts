@@ -2,10 +2,7 @@ import crypto from "node:crypto";
 import pg from "pg";
 import { PGlite } from "@electric-sql/pglite";
 import { createPgDb, pgliteDb, type Db } from "../store/db";
-import type { Store } from "../service/ports";
-import { createMemoryStore } from "../store/memory-store";
 import { migrate } from "../store/migrate";
-import { createSqlStore } from "../store/sql-store";
 
 /** The PostgreSQL server tests use (trust auth on this machine and in CI). */
 export const TEST_PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -68,4 +65,3 @@ export async function createMigratedTestDb(create: () => Promise<TestDb> = creat
   await migrate(testDb.db);
   return testDb;
 }
-

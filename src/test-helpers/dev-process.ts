@@ -28,16 +28,28 @@ export type DevOptions = { detached?: boolean; cwd?: string; env?: Record<string
 export async function startDev(command: readonly string[], dir: string, options: DevOptions = {}): Promise<DevProcess> {
   const [apiPort, chainPort] = [await freePort(), await freePort()];
   const env: NodeJS.ProcessEnv = {
-    ...process.env, PORT: String(apiPort), CHAIN_PORT: String(chainPort), DATA_DIR: path.join(dir, "data"), DEPLOYMENTS_DIR: path.join(dir, "deployments"), LOG_LEVEL: "warn",
+    ...process.env,
+    PORT: String(apiPort),
+    CHAIN_PORT: String(chainPort),
+    DATA_DIR: path.join(dir, "data"),
+    DEPLOYMENTS_DIR: path.join(dir, "deployments"),
+    LOG_LEVEL: "warn",
   };
   for (const name of ["DATABASE_URL", "OPERATOR_TOKEN", "RPC_URL", "HARDHAT_NETWORK", "HARDHAT_CONFIG"]) delete env[name];
   for (const name of Object.keys(env)) if (name.startsWith("ANCHOR_") || name.startsWith("npm_")) delete env[name];
   Object.assign(env, options.env);
-  const child = spawn(command[0], command.slice(1), { cwd: options.cwd ?? ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: options.detached === true });
+  const child = spawn(command[0], command.slice(1), {
+    cwd: options.cwd ?? ROOT,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: options.detached === true,
+  });
   let out = "";
   child.stdout?.on("data", (chunk) => (out += chunk));
   child.stderr?.on("data", (chunk) => (out += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
   await new Promise<void>((resolve, reject) => {
     child.stdout?.on("data", () => (options.ready ?? /vrai ready: api /).test(out) && resolve());
     void exited.then(({ code }) => reject(new Error(`${command.join(" ")} exited with ${code} before ready: ${out}`)));

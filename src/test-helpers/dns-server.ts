@@ -7,8 +7,8 @@
  * data (ENODATA); any other name answers NXDOMAIN (ENOTFOUND); a name set to fail answers
  * SERVFAIL (ESERVFAIL) or nothing at all (ETIMEOUT at the resolver).
  */
-import { createSocket } from 'node:dgram';
-import type { AddressInfo } from 'node:net';
+import { createSocket } from "node:dgram";
+import type { AddressInfo } from "node:net";
 
 const TYPE_TXT = 16;
 const TYPE_ANY = 255;
@@ -27,7 +27,7 @@ export type TestDnsServer = {
   /** Removes `name`: it answers NXDOMAIN again. */
   remove(name: string): void;
   /** Makes `name` answer SERVFAIL, or not answer at all (`'drop'`); `undefined` restores normal answers. */
-  setFailure(name: string, failure: 'servfail' | 'drop' | undefined): void;
+  setFailure(name: string, failure: "servfail" | "drop" | undefined): void;
   /** How many queries `name` received. */
   queryCount(name: string): number;
   close(): Promise<void>;
@@ -36,26 +36,26 @@ export type TestDnsServer = {
 /** Starts a test DNS server. */
 export async function startDnsServer(): Promise<TestDnsServer> {
   const txt = new Map<string, string[]>();
-  const failures = new Map<string, 'servfail' | 'drop'>();
+  const failures = new Map<string, "servfail" | "drop">();
   const counts = new Map<string, number>();
-  const socket = createSocket('udp4');
+  const socket = createSocket("udp4");
 
-  socket.on('message', (query, remote) => {
+  socket.on("message", (query, remote) => {
     const question = parseQuestion(query);
     if (!question) return;
     const name = question.name.toLowerCase();
     counts.set(name, (counts.get(name) ?? 0) + 1);
     const failure = failures.get(name);
-    if (failure === 'drop') return;
+    if (failure === "drop") return;
     const records = txt.get(name);
-    const rcode = failure === 'servfail' ? RCODE_SERVFAIL : records === undefined ? RCODE_NXDOMAIN : 0;
+    const rcode = failure === "servfail" ? RCODE_SERVFAIL : records === undefined ? RCODE_NXDOMAIN : 0;
     const answers = rcode === 0 && (question.type === TYPE_TXT || question.type === TYPE_ANY) ? (records ?? []) : [];
     socket.send(buildResponse(query, question.end, rcode, answers), remote.port, remote.address);
   });
 
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => socket.bind(0, "127.0.0.1", resolve));
   const { port } = socket.address() as AddressInfo;
-  const key = (name: string) => name.toLowerCase().replace(/\.$/, '');
+  const key = (name: string) => name.toLowerCase().replace(/\.$/, "");
 
   return {
     port,
@@ -78,12 +78,12 @@ function parseQuestion(message: Buffer): { name: string; type: number; end: numb
     const length = message[offset];
     if (length === 0) break;
     if (length > 63) return undefined; // queries carry no compression pointers
-    labels.push(message.toString('latin1', offset + 1, offset + 1 + length));
+    labels.push(message.toString("latin1", offset + 1, offset + 1 + length));
     offset += 1 + length;
   }
   offset += 1;
   if (offset + 4 > message.length) return undefined;
-  return { name: labels.join('.'), type: message.readUInt16BE(offset), end: offset + 4 };
+  return { name: labels.join("."), type: message.readUInt16BE(offset), end: offset + 4 };
 }
 
 /** A response echoing the query's id and question, with `records` as TXT answers. */
@@ -110,7 +110,7 @@ function buildResponse(query: Buffer, questionEnd: number, rcode: number, record
 
 /** `text` as length-prefixed character-strings of at most 255 bytes. */
 function characterStrings(text: string): Buffer[] {
-  const bytes = Buffer.from(text, 'utf8');
+  const bytes = Buffer.from(text, "utf8");
   const parts: Buffer[] = [];
   for (let i = 0; i === 0 || i < bytes.length; i += MAX_CHARACTER_STRING) {
     const chunk = bytes.subarray(i, i + MAX_CHARACTER_STRING);

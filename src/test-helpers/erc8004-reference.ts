@@ -18,7 +18,11 @@ function artifact(name: string): Artifact {
 /** The compiled reference identity registry. */
 export const REFERENCE_IDENTITY = artifact("IdentityRegistryUpgradeable");
 
-const PROXY_ADMIN_ABI = parseAbi(["function initialize(address)", "function initialize()", "function upgradeToAndCall(address, bytes) payable"]);
+const PROXY_ADMIN_ABI = parseAbi([
+  "function initialize(address)",
+  "function initialize()",
+  "function upgradeToAndCall(address, bytes) payable",
+]);
 
 /** How a test reaches its chain: deploys creation code, and sends a call, each mined before it resolves. */
 export type ReferenceDeployer = {
@@ -37,9 +41,14 @@ export async function deployReferenceIdentity(io: ReferenceDeployer): Promise<{ 
   const proxy = artifact("ERC1967Proxy");
   const placeholder = await io.deploy(minimal.bytecode);
   const initializeMinimal = encodeFunctionData({ abi: PROXY_ADMIN_ABI, functionName: "initialize", args: [zeroAddress] });
-  const registry = await io.deploy(encodeDeployData({ abi: proxy.abi, bytecode: proxy.bytecode, args: [placeholder.address, initializeMinimal] }));
+  const registry = await io.deploy(
+    encodeDeployData({ abi: proxy.abi, bytecode: proxy.bytecode, args: [placeholder.address, initializeMinimal] }),
+  );
   const implementation = await io.deploy(REFERENCE_IDENTITY.bytecode);
   const initialize = encodeFunctionData({ abi: PROXY_ADMIN_ABI, functionName: "initialize", args: [] });
-  await io.send(registry.address, encodeFunctionData({ abi: PROXY_ADMIN_ABI, functionName: "upgradeToAndCall", args: [implementation.address, initialize] }));
+  await io.send(
+    registry.address,
+    encodeFunctionData({ abi: PROXY_ADMIN_ABI, functionName: "upgradeToAndCall", args: [implementation.address, initialize] }),
+  );
   return registry;
 }

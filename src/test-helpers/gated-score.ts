@@ -27,7 +27,12 @@ const DAY_S = 86_400;
 /** Days `established` checks in on, the first of them the day of its claim. */
 const CHECKIN_DAYS = 15;
 
-export type GatedAgent = { agentId: string; agentKey: string; tokenId: bigint; /** Index in `chain.accounts` of the token's owner. */ holder: number };
+export type GatedAgent = {
+  agentId: string;
+  agentKey: string;
+  tokenId: bigint /** Index in `chain.accounts` of the token's owner. */;
+  holder: number;
+};
 
 export type GatedScore = {
   server: ApiServer;
@@ -60,38 +65,80 @@ export async function startGatedScore(): Promise<GatedScore> {
   const mined = async (hash: `0x${string}`) => void (await chain.publicClient.waitForTransactionReceipt({ hash }));
   const anchorRegistry = getAddress((await chain.deployContract("AnchorRegistry", [chain.accounts[0].address])).address);
   const role = await chain.publicClient.readContract({ address: anchorRegistry, abi: anchorRegistryAbi, functionName: "ANCHORER_ROLE" });
-  await mined(await chain.walletClient.writeContract({ address: anchorRegistry, abi: anchorRegistryAbi, functionName: "grantRole", args: [role, chain.accounts[1].address] }));
+  await mined(
+    await chain.walletClient.writeContract({
+      address: anchorRegistry,
+      abi: anchorRegistryAbi,
+      functionName: "grantRole",
+      args: [role, chain.accounts[1].address],
+    }),
+  );
   const identityRegistry = getAddress((await chain.deployReferenceIdentity()).address);
   for (const holder of [2, 3]) {
-    await mined(await chain.walletClients[holder].writeContract({ address: identityRegistry, abi: identityRegistryAbi, functionName: "register", args: [`ipfs://agent-${holder}`] }));
+    await mined(
+      await chain.walletClients[holder].writeContract({
+        address: identityRegistry,
+        abi: identityRegistryAbi,
+        functionName: "register",
+        args: [`ipfs://agent-${holder}`],
+      }),
+    );
   }
   // Token 0's agent wallet: account 5 signs that it accepts (EIP-712, the registry's domain), its owner sets it.
   const agentWallet = { tokenId: 0n, owner: 2, wallet: 5 };
   const deadline = (await chain.publicClient.getBlock()).timestamp + 60n;
   const walletSignature = await chain.accounts[agentWallet.wallet].signTypedData({
     domain: { name: "ERC8004IdentityRegistry", version: "1", chainId: chain.chain.id, verifyingContract: identityRegistry },
-    types: { AgentWalletSet: [{ name: "agentId", type: "uint256" }, { name: "newWallet", type: "address" }, { name: "owner", type: "address" }, { name: "deadline", type: "uint256" }] },
+    types: {
+      AgentWalletSet: [
+        { name: "agentId", type: "uint256" },
+        { name: "newWallet", type: "address" },
+        { name: "owner", type: "address" },
+        { name: "deadline", type: "uint256" },
+      ],
+    },
     primaryType: "AgentWalletSet",
-    message: { agentId: agentWallet.tokenId, newWallet: chain.accounts[agentWallet.wallet].address, owner: chain.accounts[agentWallet.owner].address, deadline },
+    message: {
+      agentId: agentWallet.tokenId,
+      newWallet: chain.accounts[agentWallet.wallet].address,
+      owner: chain.accounts[agentWallet.owner].address,
+      deadline,
+    },
   });
-  await mined(await chain.walletClients[agentWallet.owner].writeContract({
-    address: identityRegistry, abi: identityRegistryAbi, functionName: "setAgentWallet", args: [agentWallet.tokenId, chain.accounts[agentWallet.wallet].address, deadline, walletSignature],
-  }));
-  const gate = getAddress((await chain.deployContract("VraiGate", [anchorRegistry, identityRegistry, GATE_MIN_TOTAL, GATE_MAX_AGE_S])).address);
+  await mined(
+    await chain.walletClients[agentWallet.owner].writeContract({
+      address: identityRegistry,
+      abi: identityRegistryAbi,
+      functionName: "setAgentWallet",
+      args: [agentWallet.tokenId, chain.accounts[agentWallet.wallet].address, deadline, walletSignature],
+    }),
+  );
+  const gate = getAddress(
+    (await chain.deployContract("VraiGate", [anchorRegistry, identityRegistry, GATE_MIN_TOTAL, GATE_MAX_AGE_S])).address,
+  );
 
   // The service's clock starts on the chain's next day, so the chain can follow it (a block time never goes back).
   const latest = Number((await chain.publicClient.getBlock()).timestamp);
   const firstDay = Math.floor(latest / DAY_S) + 1;
   const clock = createManualClock(firstDay * DAY_S + 10 * 3600);
   const server = await startApiServer({
-    db: testDb.db, operatorToken: "op-token-gated-score-00000000", clock, logger: pino({ level: "silent" }),
-    anchorWriter: createAnchorWriter({ privateKey: toHex(chain.accounts[1].getHdKey().privateKey!), rpcUrl: rpc.url, registry: anchorRegistry }),
+    db: testDb.db,
+    operatorToken: "op-token-gated-score-00000000",
+    clock,
+    logger: pino({ level: "silent" }),
+    anchorWriter: createAnchorWriter({
+      privateKey: toHex(chain.accounts[1].getHdKey().privateKey!),
+      rpcUrl: rpc.url,
+      registry: anchorRegistry,
+    }),
     // The chain's own client: the in-process Hardhat network's, typed for its chain.
     proofSources: { publicClientFor: (chainId) => (chainId === chain.chain.id ? (chain.publicClient as PublicClient) : undefined) },
   });
   const post = async (path: string, token: string | undefined, body: unknown, headers: Record<string, string> = {}) => {
     const response = await fetch(server.url + path, {
-      method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers }, body: JSON.stringify(body),
+      method: "POST",
+      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+      body: JSON.stringify(body),
     });
     const json = (await response.json()) as Record<string, any>;
     if (!response.ok) throw new Error(`POST ${path}: ${response.status} ${JSON.stringify(json)}`);
@@ -105,9 +152,15 @@ export async function startGatedScore(): Promise<GatedScore> {
     const subject = `${chain.chain.id}:${identityRegistry.toLowerCase()}:${tokenId}`;
     const challenge = await post("/v1/proofs/challenges", owner.token, { kind: "erc8004", subject, agentId });
     const { domain, types, primaryType, message } = challenge.typedData;
-    const signature = await chain.accounts[holder].signTypedData({ domain, types, primaryType, message: { ...message, expiresAt: BigInt(message.expiresAt) } });
+    const signature = await chain.accounts[holder].signTypedData({
+      domain,
+      types,
+      primaryType,
+      message: { ...message, expiresAt: BigInt(message.expiresAt) },
+    });
     await post("/v1/proofs", owner.token, {
-      challengeId: challenge.id, evidence: { chainId: chain.chain.id, registry: identityRegistry, agentId: tokenId.toString(), signature, signatureType: "eip712" },
+      challengeId: challenge.id,
+      evidence: { chainId: chain.chain.id, registry: identityRegistry, agentId: tokenId.toString(), signature, signatureType: "eip712" },
     });
     return { agentId, agentKey, tokenId, holder };
   };
@@ -136,8 +189,18 @@ export async function startGatedScore(): Promise<GatedScore> {
   await setNextBlockTime(chain, clock.now());
   await chain.mine(1);
   return {
-    server, chain, rpc, clock, anchorRegistry, identityRegistry, gate, ownerToken: owner.token, established, provisional: provisional!,
-    today: dayName(today), yesterday: dayName(today - 1),
+    server,
+    chain,
+    rpc,
+    clock,
+    anchorRegistry,
+    identityRegistry,
+    gate,
+    ownerToken: owner.token,
+    established,
+    provisional: provisional!,
+    today: dayName(today),
+    yesterday: dayName(today - 1),
     async close() {
       await server.close();
       await rpc.close();

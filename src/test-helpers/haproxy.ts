@@ -63,7 +63,10 @@ export async function startBalancer(servers: ReadonlyArray<{ name: string; url: 
       await close();
       throw new Error(`haproxy exited with ${child.exitCode}: ${errors}`);
     }
-    const answered = await fetch(url + healthPath).then((res) => res.ok, () => false);
+    const answered = await fetch(url + healthPath).then(
+      (res) => res.ok,
+      () => false,
+    );
     if (answered) return { url, close };
     if (Date.now() > until) {
       await close();

@@ -9,7 +9,11 @@ import type { HardhatRuntimeEnvironment } from "hardhat/types";
 
 export type ChainRpcServer = { url: string; close(): Promise<void> };
 
-type JsonRpcServerClass = new (config: { hostname: string; port: number; provider: HardhatRuntimeEnvironment["network"]["provider"] }) => {
+type JsonRpcServerClass = new (config: {
+  hostname: string;
+  port: number;
+  provider: HardhatRuntimeEnvironment["network"]["provider"];
+}) => {
   listen(): Promise<{ address: string; port: number }>;
   close(): Promise<void>;
 };

@@ -3,8 +3,8 @@
  * canned or computed responses, unmatched paths answer 404, and every request is recorded so a
  * test can count retries.
  */
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
 
 export type RecordedRequest = { method: string; path: string; headers: IncomingHttpHeaders };
 
@@ -48,25 +48,25 @@ export async function startHttpServer(): Promise<TestHttpServer> {
   const requests: RecordedRequest[] = [];
 
   const server = createServer((req, res) => {
-    const request: RecordedRequest = { method: req.method ?? 'GET', path: (req.url ?? '/').split('?')[0], headers: req.headers };
+    const request: RecordedRequest = { method: req.method ?? "GET", path: (req.url ?? "/").split("?")[0], headers: req.headers };
     requests.push(request);
     const route = routes.get(`${request.method} ${request.path}`);
-    const response = typeof route === 'function' ? route(request) : (route ?? { status: 404, body: { message: 'Not Found' } });
+    const response = typeof route === "function" ? route(request) : (route ?? { status: 404, body: { message: "Not Found" } });
     if (response.hang) return;
     const body = response.body;
-    const isRaw = typeof body === 'string' || Buffer.isBuffer(body);
-    const payload = body === undefined ? '' : isRaw ? body : JSON.stringify(body);
+    const isRaw = typeof body === "string" || Buffer.isBuffer(body);
+    const payload = body === undefined ? "" : isRaw ? body : JSON.stringify(body);
     res.writeHead(response.status ?? 200, {
-      'content-type': isRaw ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8',
+      "content-type": isRaw ? "text/plain; charset=utf-8" : "application/json; charset=utf-8",
       ...response.headers,
     });
     res.end(payload);
   });
 
   let connections = 0;
-  server.on('connection', () => void connections++);
+  server.on("connection", () => void connections++);
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
 
   return {

@@ -37,9 +37,15 @@ export async function startHardhatNode(): Promise<HardhatNode> {
   const port = await freePort();
   const env = { ...process.env };
   delete env.HARDHAT_NETWORK;
-  const child = spawn(process.execPath, [require.resolve("hardhat/internal/cli/cli.js"), "node", "--hostname", "127.0.0.1", "--port", String(port)], {
-    cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [require.resolve("hardhat/internal/cli/cli.js"), "node", "--hostname", "127.0.0.1", "--port", String(port)],
+    {
+      cwd: ROOT,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let output = "";
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`hardhat node did not start in 60 s:\n${output}`)), 60_000);
@@ -124,7 +130,11 @@ export type NodeDriver = {
   send(txs: readonly Tx[], options?: { gas?: number }): Promise<Hex[]>;
   /** Mints identity tokens to `owner` (in the deployment's identity registry unless `registry` says another) and returns their agent ids. */
   register(owner: Address, count?: number, registry?: Address): Promise<bigint[]>;
-  proofTx(from: Address, agentId: bigint, record: { success: boolean; riskLevel: RiskLevelIndex; policyViolations: number; traceRoot: Hex }): Tx;
+  proofTx(
+    from: Address,
+    agentId: bigint,
+    record: { success: boolean; riskLevel: RiskLevelIndex; policyViolations: number; traceRoot: Hex },
+  ): Tx;
   settleTx(orderId: Hex, executorId: bigint, requesterId: bigint, verdict: 0 | 1 | 2 | 3): Tx;
   anchorTx(from: Address, digest: Hex): Tx;
   transferTx(from: Address, to: Address, agentId: bigint, registry?: Address): Tx;
@@ -158,13 +168,19 @@ export const traceRoot = (label: string): Hex => keccak256(toHex(label));
  * as reused), AnchorRegistry and Registry to the node with its unlocked accounts, grants roles, and writes
  * `<dir>/<network>.json`.
  */
-export async function deployToNode(url: string, dir: string, network = "localhost", options: { identity?: NodeIdentityRegistry } = {}): Promise<NodeDriver> {
+export async function deployToNode(
+  url: string,
+  dir: string,
+  network = "localhost",
+  options: { identity?: NodeIdentityRegistry } = {},
+): Promise<NodeDriver> {
   const accounts = await rpc<Address[]>(url, "eth_accounts");
   // The node prints every call and transaction otherwise, which costs more than running them.
   await rpc(url, "hardhat_setLoggingEnabled", [false]);
   const [admin, verifier] = accounts;
   const GAS = "0xf42400"; // 16,000,000: deployments (under the node's transaction gas cap)
-  const receipt = async (hash: Hex) => rpc<{ contractAddress: Address; blockNumber: Hex; status: Hex }>(url, "eth_getTransactionReceipt", [hash]);
+  const receipt = async (hash: Hex) =>
+    rpc<{ contractAddress: Address; blockNumber: Hex; status: Hex }>(url, "eth_getTransactionReceipt", [hash]);
   const deploy = async (name: string, args: Hex) => {
     const { bytecode } = artifact(name);
     const hash = await rpc<Hex>(url, "eth_sendTransaction", [{ from: admin, data: (bytecode + args.slice(2)) as Hex, gas: GAS }]);
@@ -187,36 +203,53 @@ export async function deployToNode(url: string, dir: string, network = "localhos
   const identity: NodeDeployment["contracts"]["IdentityRegistry"] =
     options.identity === undefined || options.identity === "AgentIdentity"
       ? await deploy("AgentIdentity", "0x")
-      : reused(options.identity === "reference" ? await deployReference() : { address: options.identity.reuse, blockNumber: options.identity.blockNumber });
+      : reused(
+          options.identity === "reference"
+            ? await deployReference()
+            : { address: options.identity.reuse, blockNumber: options.identity.blockNumber },
+        );
   const anchors = await deploy("AnchorRegistry", word(admin));
   const registry = await deploy("Registry", `0x${word(admin).slice(2)}${word(identity.address).slice(2)}` as Hex);
   const role = (name: string) => keccak256(toHex(name));
   const call = (to: Address, abi: Abi, functionName: string, args: unknown[], from: Address = admin): Tx => ({
-    from, to, data: encodeFunctionData({ abi, functionName, args } as never),
+    from,
+    to,
+    data: encodeFunctionData({ abi, functionName, args } as never),
   });
   const chainId = Number(await rpc<Hex>(url, "eth_chainId"));
 
   const send = async (txs: readonly Tx[], options: { gas?: number } = {}) =>
-    rpcBatch<Hex>(url, txs.map((t) => ({ method: "eth_sendTransaction", params: [{ ...t, gas: toHex(options.gas ?? 200_000) }] })));
+    rpcBatch<Hex>(
+      url,
+      txs.map((t) => ({ method: "eth_sendTransaction", params: [{ ...t, gas: toHex(options.gas ?? 200_000) }] })),
+    );
   await send([
     call(anchors.address, anchorRegistryAbi as Abi, "grantRole", [role("ANCHORER_ROLE"), admin]),
     call(anchors.address, anchorRegistryAbi as Abi, "grantRole", [role("VERIFIER_ROLE"), verifier]),
     call(registry.address, registryAbi as Abi, "grantRole", [role("PLATFORM_ROLE"), admin]),
   ]);
   const deployment: NodeDeployment = {
-    network, chainId, contracts: { IdentityRegistry: identity, AnchorRegistry: anchors, Registry: registry },
+    network,
+    chainId,
+    contracts: { IdentityRegistry: identity, AnchorRegistry: anchors, Registry: registry },
   };
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${network}.json`);
   fs.writeFileSync(file, `${JSON.stringify(deployment, null, 2)}\n`);
 
   return {
-    url, accounts, deployment, file, send,
+    url,
+    accounts,
+    deployment,
+    file,
+    send,
     deploy: async (name) => (await deploy(name, "0x")).address,
     callTx: call,
     deployReferenceIdentity: deployReference,
     async register(owner, count = 1, registryAddress = identity.address) {
-      const hashes = await send(Array.from({ length: count }, () => call(registryAddress, identityRegistryAbi as Abi, "register", [], owner)));
+      const hashes = await send(
+        Array.from({ length: count }, () => call(registryAddress, identityRegistryAbi as Abi, "register", [], owner)),
+      );
       const ids: bigint[] = [];
       for (const hash of hashes) {
         const r = await rpc<{ logs: Array<{ topics: Hex[] }>; status: Hex }>(url, "eth_getTransactionReceipt", [hash]);
@@ -227,14 +260,23 @@ export async function deployToNode(url: string, dir: string, network = "localhos
       }
       return ids;
     },
-    proofTx: (from, agentId, r) => call(registry.address, registryAbi as Abi, "submitProof", [agentId, r.success, r.riskLevel, r.policyViolations, r.traceRoot], from),
+    proofTx: (from, agentId, r) =>
+      call(registry.address, registryAbi as Abi, "submitProof", [agentId, r.success, r.riskLevel, r.policyViolations, r.traceRoot], from),
     settleTx: (orderId, executorId, requesterId, verdict) => {
       const legacy = verdict === 0;
       const zero = `0x${"0".repeat(64)}` as Hex;
-      return call(registry.address, registryAbi as Abi, "settle", [orderId, executorId, requesterId, legacy ? zero : keccak256(orderId), verdict, legacy ? zero : keccak256(keccak256(orderId))]);
+      return call(registry.address, registryAbi as Abi, "settle", [
+        orderId,
+        executorId,
+        requesterId,
+        legacy ? zero : keccak256(orderId),
+        verdict,
+        legacy ? zero : keccak256(keccak256(orderId)),
+      ]);
     },
     anchorTx: (from, digest) => call(anchors.address, anchorRegistryAbi as Abi, "anchor", [digest, toHex("test", { size: 32 })], from),
-    transferTx: (from, to, agentId, registryAddress = identity.address) => call(registryAddress, identityRegistryAbi as Abi, "transferFrom", [from, to, agentId], from),
+    transferTx: (from, to, agentId, registryAddress = identity.address) =>
+      call(registryAddress, identityRegistryAbi as Abi, "transferFrom", [from, to, agentId], from),
     async setAutomine(on) {
       await rpc(url, "evm_setAutomine", [on]);
     },

@@ -61,12 +61,23 @@ export async function startAutoFailoverFormation(): Promise<AutoFailoverFormatio
     for (const sub of ["", "config", "share", "run"]) fs.chownSync(path.join(dir, sub), uid, gid);
   }
   /** pg_autoctl with `args` and `env`, as the postgres user (through runuser) when this runs as root. */
-  const command = (args: string[]): [string, string[], NodeJS.ProcessEnv] => asRoot
-    ? ["runuser", ["-u", "postgres", "--", "env", ...Object.entries(env).map(([k, v]) => `${k}=${v}`), "pg_autoctl", ...args], process.env]
-    : ["pg_autoctl", args, { ...process.env, ...env }];
+  const command = (args: string[]): [string, string[], NodeJS.ProcessEnv] =>
+    asRoot
+      ? [
+          "runuser",
+          ["-u", "postgres", "--", "env", ...Object.entries(env).map(([k, v]) => `${k}=${v}`), "pg_autoctl", ...args],
+          process.env,
+        ]
+      : ["pg_autoctl", args, { ...process.env, ...env }];
   const children: ChildProcess[] = [];
   const logs: string[] = [];
-  const logTails = () => logs.map((file) => `--- ${path.basename(file)}\n${fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").slice(-15).join("\n") : ""}`).join("\n");
+  const logTails = () =>
+    logs
+      .map(
+        (file) =>
+          `--- ${path.basename(file)}\n${fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").slice(-15).join("\n") : ""}`,
+      )
+      .join("\n");
   /** A `pg_autoctl create ... --run` in a process group of its own, its output in DIR/<name>.log. */
   const start = (name: string, args: string[]) => {
     const log = path.join(dir, `${name}.log`);
@@ -88,7 +99,8 @@ export async function startAutoFailoverFormation(): Promise<AutoFailoverFormatio
     for (const until = Date.now() + timeoutMs; ; await new Promise((r) => setTimeout(r, 500))) {
       const now = await states().catch(() => null);
       if (now && test(now)) return now;
-      if (Date.now() > until) throw new Error(`pg_auto_failover: no ${what} in ${timeoutMs / 1000} s (states: ${JSON.stringify(now)})\n${logTails()}`);
+      if (Date.now() > until)
+        throw new Error(`pg_auto_failover: no ${what} in ${timeoutMs / 1000} s (states: ${JSON.stringify(now)})\n${logTails()}`);
     }
   };
   const settled = (s: NodeState) => s.current_group_state === s.assigned_group_state;
@@ -130,25 +142,66 @@ export async function startAutoFailoverFormation(): Promise<AutoFailoverFormatio
   const nodes: FailoverNode[] = [];
   try {
     const monitorPort = await freePort();
-    start("monitor", ["create", "monitor", "--pgdata", monitorData, "--pgport", String(monitorPort), "--listen", "127.0.0.1",
-      "--auth", "trust", "--ssl-self-signed", "--hostname", "127.0.0.1", "--run"]);
+    start("monitor", [
+      "create",
+      "monitor",
+      "--pgdata",
+      monitorData,
+      "--pgport",
+      String(monitorPort),
+      "--listen",
+      "127.0.0.1",
+      "--auth",
+      "trust",
+      "--ssl-self-signed",
+      "--hostname",
+      "127.0.0.1",
+      "--run",
+    ]);
     await waitFor("monitor", () => true);
     const monitorUri = `postgres://autoctl_node@127.0.0.1:${monitorPort}/pg_auto_failover?sslmode=require`;
     for (const name of ["node1", "node2"]) {
       const node = { name, pgdata: path.join(dir, name), port: await freePort() };
       nodes.push(node);
-      start(name, ["create", "postgres", "--pgdata", node.pgdata, "--pgport", String(node.port), "--listen", "127.0.0.1", "--monitor", monitorUri,
-        "--auth", "trust", "--ssl-self-signed", "--hostname", "127.0.0.1", "--run"]);
+      start(name, [
+        "create",
+        "postgres",
+        "--pgdata",
+        node.pgdata,
+        "--pgport",
+        String(node.port),
+        "--listen",
+        "127.0.0.1",
+        "--monitor",
+        monitorUri,
+        "--auth",
+        "trust",
+        "--ssl-self-signed",
+        "--hostname",
+        "127.0.0.1",
+        "--run",
+      ]);
       // The second node registers once the first is a primary on its own ("single"): then it becomes its standby.
-      if (name === "node1") await waitFor("single node", (s) => s.some((n) => n.nodeport === node.port && n.current_group_state === "single" && settled(n)));
+      if (name === "node1")
+        await waitFor("single node", (s) => s.some((n) => n.nodeport === node.port && n.current_group_state === "single" && settled(n)));
     }
-    await waitFor("primary and secondary", (s) => s.length === 2 && s.every(settled)
-      && s.some((n) => n.current_group_state === "primary") && s.some((n) => n.current_group_state === "secondary"));
+    await waitFor(
+      "primary and secondary",
+      (s) =>
+        s.length === 2 &&
+        s.every(settled) &&
+        s.some((n) => n.current_group_state === "primary") &&
+        s.some((n) => n.current_group_state === "secondary"),
+    );
     const [file, argv, childEnv] = command(["show", "uri", "--pgdata", monitorData, "--formation", "default"]);
     const shown = (await run(file, argv, { cwd: dir, env: childEnv, timeout: 30_000 })).stdout.trim();
     const uri = `${shown.replace(/^postgres:\/\//, "postgres://postgres@")}&uselibpqcompat=true`;
     return {
-      uri, nodes, states, waitFor, stop,
+      uri,
+      nodes,
+      states,
+      waitFor,
+      stop,
       async primary() {
         const now = await states();
         const primary = now.find((n) => n.current_group_state === "primary" && settled(n));

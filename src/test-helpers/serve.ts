@@ -22,7 +22,11 @@ export type ServeProcess = {
  * @example const serve = await startServe({ DATABASE_URL: url, PORT: "0", OPERATOR_TOKEN: token }); after(() => serve.kill("SIGTERM"));
  */
 export function startServe(env: Record<string, string>): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [BIN, "serve"], { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [BIN, "serve"], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const kill = async (signal: "SIGKILL" | "SIGTERM") => {

@@ -20,14 +20,24 @@ export async function startSiteServer(start: number, create: () => Promise<TestD
   const testDb: TestDb = await create();
   const clock = createManualClock(start);
   // claimAgent creates an owner per agent, all from this one address: more than account creation's default allows an hour.
-  const server = await startApiServer({ db: testDb.db, operatorToken: SITE_OPERATOR_TOKEN, clock, logger: pino({ level: "silent" }), rateLimit: { ownersPerHour: 10_000 } });
+  const server = await startApiServer({
+    db: testDb.db,
+    operatorToken: SITE_OPERATOR_TOKEN,
+    clock,
+    logger: pino({ level: "silent" }),
+    rateLimit: { ownersPerHour: 10_000 },
+  });
   return {
     server,
     clock,
     async claimAgent(name) {
-      const owner = await (await fetch(`${server.url}/v1/owners`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json();
+      const owner = await (
+        await fetch(`${server.url}/v1/owners`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })
+      ).json();
       const res = await fetch(`${server.url}/v1/agents`, {
-        method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${owner.token}` }, body: JSON.stringify({ name }),
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${owner.token}` },
+        body: JSON.stringify({ name }),
       });
       return (await res.json()).agentId;
     },

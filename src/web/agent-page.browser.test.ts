@@ -31,18 +31,30 @@ describe("agent page in headless Chromium", function () {
   const dialogs: string[] = [];
   const clock = createManualClock(CLAIMED_AT);
 
-  async function call(method: string, urlPath: string, options: { token?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<{ status: number; json: Json }> {
+  async function call(
+    method: string,
+    urlPath: string,
+    options: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+  ): Promise<{ status: number; json: Json }> {
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
     if (options.token) headers.authorization = `Bearer ${options.token}`;
     if (options.body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(server.url + urlPath, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
+    const res = await fetch(server.url + urlPath, {
+      method,
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    });
     return { status: res.status, json: (await res.json()) as Json };
   }
 
   before(async () => {
     testDb = await createTestPgliteDb();
     server = await startApiServer({
-      db: testDb.db, operatorToken: OPERATOR_TOKEN, clock, logger: pino({ level: "silent" }), rateLimit: { perMinute: 100_000, burst: 10_000 },
+      db: testDb.db,
+      operatorToken: OPERATOR_TOKEN,
+      clock,
+      logger: pino({ level: "silent" }),
+      rateLimit: { perMinute: 100_000, burst: 10_000 },
     });
 
     const owner = await call("POST", "/v1/owners", { body: {} });
@@ -56,20 +68,25 @@ describe("agent page in headless Chromium", function () {
       if (!outageDeclared && arrival > OUTAGE.declaredAt) {
         clock.set(OUTAGE.declaredAt);
         const declared = await call("POST", "/v1/operator/outages", {
-          token: OPERATOR_TOKEN, body: { start: OUTAGE.start, end: OUTAGE.end, reason: "hosting allowance used up" },
+          token: OPERATOR_TOKEN,
+          body: { start: OUTAGE.start, end: OUTAGE.end, reason: "hosting allowance used up" },
         });
         expect(declared.status).to.equal(201);
         outageDeclared = true;
       }
       clock.set(arrival);
-      const checkin = await call("POST", `/v1/agents/${agentId}/checkins`, { token: claim.json.agentKey, headers: { "idempotency-key": `hour-${i}` } });
+      const checkin = await call("POST", `/v1/agents/${agentId}/checkins`, {
+        token: claim.json.agentKey,
+        headers: { "idempotency-key": `hour-${i}` },
+      });
       expect(checkin.status).to.equal(201);
     }
 
     // Adding a penalty recomputes the score at once (V9), at this instant.
     clock.set(SCORED_AT);
     const penalty = await call("POST", "/v1/operator/penalties", {
-      token: OPERATOR_TOKEN, body: { agentId, code: "rate_abuse", points: 10, days: 30, reason: "burst of requests in the test" },
+      token: OPERATOR_TOKEN,
+      body: { agentId, code: "rate_abuse", points: 10, days: 30, reason: "burst of requests in the test" },
     });
     expect(penalty.status).to.equal(201);
     apiScore = (await call("GET", `/v1/agents/${agentId}/score`)).json;
@@ -114,14 +131,24 @@ describe("agent page in headless Chromium", function () {
 
   it("shows the three components with their values and maxima, and Shield as not active", async () => {
     const value = (key: string) => page.locator(`[data-component="${key}"] .component-value`).textContent();
-    expect(await value("identity")).to.equal(String(apiScore.result.components.identity.value)).and.to.equal("100");
-    expect(await value("reliability")).to.equal(String(apiScore.result.components.reliability.value)).and.to.equal("13");
-    expect(await value("integrity")).to.equal(String(apiScore.result.components.integrity.value)).and.to.equal("90");
-    expect(await page.locator('[data-component="identity"] h3').textContent()).to.equal(`Identity 0–${identityMax(METHODS[CURRENT_METHOD].identity)}`);
+    expect(await value("identity"))
+      .to.equal(String(apiScore.result.components.identity.value))
+      .and.to.equal("100");
+    expect(await value("reliability"))
+      .to.equal(String(apiScore.result.components.reliability.value))
+      .and.to.equal("13");
+    expect(await value("integrity"))
+      .to.equal(String(apiScore.result.components.integrity.value))
+      .and.to.equal("90");
+    expect(await page.locator('[data-component="identity"] h3').textContent()).to.equal(
+      `Identity 0–${identityMax(METHODS[CURRENT_METHOD].identity)}`,
+    );
     expect(await page.locator('[data-component="reliability"] h3').textContent()).to.equal("Reliability 0–150");
     expect(await page.locator('[data-component="integrity"] h3').textContent()).to.equal("Integrity 0–100");
     expect(await page.locator('[data-component="identity"] .proofs').textContent()).to.equal("Claim: 100");
-    expect(await page.locator('[data-component="integrity"] .penalties').textContent()).to.contain("rate_abuse −10, added 2026-11-05 10:00:00 UTC");
+    expect(await page.locator('[data-component="integrity"] .penalties').textContent()).to.contain(
+      "rate_abuse −10, added 2026-11-05 10:00:00 UTC",
+    );
     const shield = page.locator('[data-component="shield"]');
     expect(await shield.locator(".value").textContent()).to.equal("Not active");
     expect(await shield.locator(".component-value").count()).to.equal(0);
@@ -144,9 +171,18 @@ describe("agent page in headless Chromium", function () {
     expect(days).to.have.length(30);
     expect(days.map(({ hatched: _h, bars: _b, ...d }) => d)).to.deep.equal(apiScore.result.window);
     expect(days.every((d) => d.bars === 1 && d.hatched === d.before_claim)).to.equal(true);
-    expect(days.filter((d) => d.before_claim).map((d) => d.day)).to.have.length(27).and.to.include("2026-11-01").and.not.to.include("2026-11-02");
-    expect(days.slice(-3).map((d) => [d.day, d.checkins, d.on_time])).to.deep.equal([["2026-11-02", 15, 14], ["2026-11-03", 24, 24], ["2026-11-04", 24, 24]]);
-    expect(await page.locator("svg.window-chart .before-claim-label text").textContent()).to.equal("Before the latest claim: shown, not counted");
+    expect(days.filter((d) => d.before_claim).map((d) => d.day))
+      .to.have.length(27)
+      .and.to.include("2026-11-01")
+      .and.not.to.include("2026-11-02");
+    expect(days.slice(-3).map((d) => [d.day, d.checkins, d.on_time])).to.deep.equal([
+      ["2026-11-02", 15, 14],
+      ["2026-11-03", 24, 24],
+      ["2026-11-04", 24, 24],
+    ]);
+    expect(await page.locator("svg.window-chart .before-claim-label text").textContent()).to.equal(
+      "Before the latest claim: shown, not counted",
+    );
   });
 
   it("lists the declared outage with its start, end and declared_at", async () => {
@@ -162,7 +198,9 @@ describe("agent page in headless Chromium", function () {
 
   it("links the score JSON and the inputs, whose bytes hash to the digest shown in full", async () => {
     const digest = (await page.locator("#sha256").textContent()) ?? "";
-    expect(digest).to.match(/^[0-9a-f]{64}$/).and.to.equal(apiScore.sha256);
+    expect(digest)
+      .to.match(/^[0-9a-f]{64}$/)
+      .and.to.equal(apiScore.sha256);
     expect(await page.locator("#score-link").getAttribute("href")).to.equal(`/v1/scores/${apiScore.id}`);
     const inputsPage = await browser.newPage();
     try {

@@ -12,10 +12,13 @@ const CLAIMED_AT = Date.UTC(2026, 10, 3, 12, 0, 0) / 1000; // 2026-11-03T12:00:0
 /** The 90 days up to 2026-11-30: no score before 2026-11-01, then 200 a day rising by one. */
 function historyOf() {
   const last = Date.UTC(2026, 10, 30) / 1000;
-  return historyDays(Array.from({ length: HISTORY_DAYS }, (_, i) => {
-    const day = new Date((last - (HISTORY_DAYS - 1 - i) * 86400) * 1000).toISOString().slice(0, 10);
-    return { day, total: day < "2026-11-01" ? null : 200 + Number(day.slice(8)) };
-  }), CLAIMED_AT);
+  return historyDays(
+    Array.from({ length: HISTORY_DAYS }, (_, i) => {
+      const day = new Date((last - (HISTORY_DAYS - 1 - i) * 86400) * 1000).toISOString().slice(0, 10);
+      return { day, total: day < "2026-11-01" ? null : 200 + Number(day.slice(8)) };
+    }),
+    CLAIMED_AT,
+  );
 }
 
 /** A window whose first `beforeClaim` days lie before the claim and the rest have hourly check-ins. */
@@ -29,7 +32,13 @@ function windowOf(beforeClaim: number): WindowDay[] {
 
 function resultOf(overrides: Partial<ScoreResult> = {}): ScoreResult {
   return {
-    scoreType: "vrai", method: "0.2", agent: "ag_1", at: "2026-11-30T10:00:00Z", total: 227, band: "200-399", state: "provisional",
+    scoreType: "vrai",
+    method: "0.2",
+    agent: "ag_1",
+    at: "2026-11-30T10:00:00Z",
+    total: 227,
+    band: "200-399",
+    state: "provisional",
     components: {
       identity: { value: 130, proofs: ["github"] },
       reliability: { value: 17, creditS: 298_800 },
@@ -51,7 +60,12 @@ function viewOf(overrides: Partial<AgentPageView> = {}): AgentPageView {
     today: { day: "2026-11-30", now: "2026-11-30T10:00:00Z", checkins: 10, onTime: 9, firstDailyAt: null },
     score: { id: 42, result: resultOf(), links: { inputs: "/v1/scores/42/inputs", self: "/v1/scores/42" } },
     outages: [
-      { start: "2026-11-28T03:00:00Z", end: "2026-11-28T05:00:00Z", declared_at: "2026-11-28T03:10:00Z", reason: "daily allowance used up" },
+      {
+        start: "2026-11-28T03:00:00Z",
+        end: "2026-11-28T05:00:00Z",
+        declared_at: "2026-11-28T03:10:00Z",
+        reason: "daily allowance used up",
+      },
       { start: "2026-11-30T08:00:00Z", end: null, declared_at: "2026-11-30T08:05:00Z", reason: "host maintenance" },
     ],
     panels: [],
@@ -63,7 +77,10 @@ function viewOf(overrides: Partial<AgentPageView> = {}): AgentPageView {
 
 /** The text of the page with tags removed, for checks on what a reader sees. */
 function textOf(page: string): string {
-  return page.replace(/<style>[\s\S]*?<\/style>/g, "").replace(/<[^>]+>/g, " ").replace(/\s+/g, " ");
+  return page
+    .replace(/<style>[\s\S]*?<\/style>/g, "")
+    .replace(/<[^>]+>/g, " ")
+    .replace(/\s+/g, " ");
 }
 
 describe("renderAgentPage", () => {
@@ -79,13 +96,17 @@ describe("renderAgentPage", () => {
     expect(text).to.contain("it is not a grade");
     expect(text).to.contain("Provisional . The agent has not yet checked in on 14 different UTC days since its latest claim.");
     expect(page).to.contain('<dd id="method">0.2</dd>');
-    expect(page).to.contain('<code>vrai</code>');
+    expect(page).to.contain("<code>vrai</code>");
     expect(page).to.contain('<time datetime="2026-11-30T10:00:00Z">2026-11-30 10:00:00 UTC</time>');
   });
 
   it("says what established means once the state is established", () => {
-    const text = textOf(renderAgentPage(viewOf({ score: { id: 42, result: resultOf({ state: "established" }), links: { inputs: "/i", self: "/s" } } })));
-    expect(text).to.contain("Established . The agent has checked in on 14 different UTC days since its latest claim, and stays established until its next claim.");
+    const text = textOf(
+      renderAgentPage(viewOf({ score: { id: 42, result: resultOf({ state: "established" }), links: { inputs: "/i", self: "/s" } } })),
+    );
+    expect(text).to.contain(
+      "Established . The agent has checked in on 14 different UTC days since its latest claim, and stays established until its next claim.",
+    );
   });
 
   it("shows each component with its value and maximum, the proofs that count and the active penalties", () => {
@@ -130,7 +151,11 @@ describe("renderAgentPage", () => {
   });
 
   it("publishes no count of missed check-ins anywhere (V10)", () => {
-    for (const page of [renderAgentPage(viewOf()), renderAgentPage(viewOf({ score: null })), renderAgentNotFoundPage({ reason: "unknown", id: "x" })]) {
+    for (const page of [
+      renderAgentPage(viewOf()),
+      renderAgentPage(viewOf({ score: null })),
+      renderAgentNotFoundPage({ reason: "unknown", id: "x" }),
+    ]) {
       expect(page.toLowerCase()).not.to.contain("missed");
       expect(page.toLowerCase()).not.to.contain("missing");
       expect(page).not.to.match(/of 24\b/);
@@ -153,11 +178,13 @@ describe("renderAgentPage", () => {
   it("escapes every value it puts into the page", () => {
     const result = resultOf({ agent: HOSTILE });
     result.components.integrity.penalties[0].code = HOSTILE as never;
-    const page = renderAgentPage(viewOf({
-      agent: { id: `ag_1"><script>alert(2)</script>`, name: HOSTILE, claimedAt: "2026-11-03T12:00:00Z" },
-      score: { id: 42, result, links: { inputs: `/x" onclick="alert(3)`, self: "/v1/scores/42" } },
-      outages: [{ start: "2026-11-28T03:00:00Z", end: null, declared_at: "2026-11-28T03:10:00Z", reason: HOSTILE }],
-    }));
+    const page = renderAgentPage(
+      viewOf({
+        agent: { id: `ag_1"><script>alert(2)</script>`, name: HOSTILE, claimedAt: "2026-11-03T12:00:00Z" },
+        score: { id: 42, result, links: { inputs: `/x" onclick="alert(3)`, self: "/v1/scores/42" } },
+        outages: [{ start: "2026-11-28T03:00:00Z", end: null, declared_at: "2026-11-28T03:10:00Z", reason: HOSTILE }],
+      }),
+    );
     expect(page).not.to.contain("<script");
     expect(page).not.to.contain('" onclick="');
     expect(page).to.contain("<title>&lt;script&gt;alert(1)&lt;/script&gt;: Vrai Score 227 — Vrai</title>");
@@ -168,9 +195,13 @@ describe("renderAgentPage", () => {
 
   it("shows today's check-ins so far, and none of the first daily score once one exists (issue #31)", () => {
     const text = textOf(renderAgentPage(viewOf()));
-    expect(text).to.contain("Today 10 check-ins counted today (2026-11-30, UTC), 9 on time. The day's check-ins count in the daily score computed at the next 00:00 UTC.");
+    expect(text).to.contain(
+      "Today 10 check-ins counted today (2026-11-30, UTC), 9 on time. The day's check-ins count in the daily score computed at the next 00:00 UTC.",
+    );
     expect(text).to.not.contain("first daily score");
-    const none = textOf(renderAgentPage(viewOf({ today: { day: "2026-11-30", now: "2026-11-30T10:00:00Z", checkins: 0, onTime: 0, firstDailyAt: null } })));
+    const none = textOf(
+      renderAgentPage(viewOf({ today: { day: "2026-11-30", now: "2026-11-30T10:00:00Z", checkins: 0, onTime: 0, firstDailyAt: null } })),
+    );
     expect(none).to.contain("No check-in counted yet today (2026-11-30, UTC).");
   });
 
@@ -190,7 +221,9 @@ describe("renderAgentPage", () => {
   it("says in words when every day of the 30-day window is before the claim, not only by hatching (issue #31)", () => {
     const fresh = resultOf({ window: windowOf(30) });
     const text = textOf(renderAgentPage(viewOf({ score: { id: 1, result: fresh, links: { inputs: "/i", self: "/s" } } })));
-    expect(text).to.contain("Every one of these 30 days ended before the agent's latest claim ( 2026-11-03 12:00:00 UTC ), so none of them counts yet");
+    expect(text).to.contain(
+      "Every one of these 30 days ended before the agent's latest claim ( 2026-11-03 12:00:00 UTC ), so none of them counts yet",
+    );
     expect(textOf(renderAgentPage(viewOf()))).to.not.contain("Every one of these 30 days ended before");
   });
 
@@ -209,9 +242,18 @@ describe("renderAgentPage", () => {
   it("shows other score types only in their own labelled panels, after the Vrai score", () => {
     const plain = renderAgentPage(viewOf());
     expect(plain).not.to.contain("Other scores");
-    const page = renderAgentPage(viewOf({
-      panels: [{ scoreType: "sdk-derived", heading: "AVIP-TRU Execution Score", scale: "0 to 100", body: html`<p class="panel-total">${"88<"}</p>` }],
-    }));
+    const page = renderAgentPage(
+      viewOf({
+        panels: [
+          {
+            scoreType: "sdk-derived",
+            heading: "AVIP-TRU Execution Score",
+            scale: "0 to 100",
+            body: html`<p class="panel-total">${"88<"}</p>`,
+          },
+        ],
+      }),
+    );
     expect(page).to.contain('<section class="panel" data-score-type="sdk-derived" aria-labelledby="panel-sdk-derived">');
     expect(page).to.contain('<h3 id="panel-sdk-derived">AVIP-TRU Execution Score</h3>');
     expect(page).to.contain('<p class="panel-total">88&lt;</p>');
@@ -243,7 +285,12 @@ describe("renderAgentNotFoundPage", () => {
     expect(days).to.have.length(90);
     expect(days[0].day).to.equal("2026-09-02");
     // 2026-11-02 ended before the claim of 2026-11-03 12:00; 2026-11-03 did not.
-    expect(days.filter((d) => d.beforeClaim).map((d) => d.day).slice(-2)).to.deep.equal(["2026-11-01", "2026-11-02"]);
+    expect(
+      days
+        .filter((d) => d.beforeClaim)
+        .map((d) => d.day)
+        .slice(-2),
+    ).to.deep.equal(["2026-11-01", "2026-11-02"]);
     expect(days.filter((d) => d.beforeClaim)).to.have.length(62);
     const page = renderAgentPage(viewOf());
     expect(page).to.contain('<svg class="history-chart" viewBox="0 0 720 220" role="img" aria-labelledby="history-title" data-days="90">');
@@ -257,16 +304,23 @@ describe("renderAgentNotFoundPage", () => {
 
   it("breaks the line on a day without a score", () => {
     const chart = renderHistoryChart([
-      { day: "2026-11-01", total: 200, beforeClaim: false }, { day: "2026-11-02", total: 210, beforeClaim: false },
-      { day: "2026-11-03", total: null, beforeClaim: false }, { day: "2026-11-04", total: 220, beforeClaim: false }, { day: "2026-11-05", total: 230, beforeClaim: false },
+      { day: "2026-11-01", total: 200, beforeClaim: false },
+      { day: "2026-11-02", total: 210, beforeClaim: false },
+      { day: "2026-11-03", total: null, beforeClaim: false },
+      { day: "2026-11-04", total: 220, beforeClaim: false },
+      { day: "2026-11-05", total: 230, beforeClaim: false },
     ]);
     expect(htmlToString(chart).match(/<polyline/g)).to.have.length(2);
   });
 
   it("gives a copyable badge snippet in Markdown and HTML with absolute links", () => {
     const page = renderAgentPage(viewOf({ agent: { id: "ag_1", name: HOSTILE, claimedAt: "2026-11-03T12:00:00Z" } }));
-    expect(page).to.contain('<code id="badge-markdown">[![Vrai Score](https://vrai.example/agents/ag_1/badge.svg)](https://vrai.example/agents/ag_1)</code>');
-    expect(page).to.contain('<code id="badge-html">&lt;a href="https://vrai.example/agents/ag_1"&gt;&lt;img src="https://vrai.example/agents/ag_1/badge.svg" alt="Vrai Score"&gt;&lt;/a&gt;</code>');
+    expect(page).to.contain(
+      '<code id="badge-markdown">[![Vrai Score](https://vrai.example/agents/ag_1/badge.svg)](https://vrai.example/agents/ag_1)</code>',
+    );
+    expect(page).to.contain(
+      '<code id="badge-html">&lt;a href="https://vrai.example/agents/ag_1"&gt;&lt;img src="https://vrai.example/agents/ag_1/badge.svg" alt="Vrai Score"&gt;&lt;/a&gt;</code>',
+    );
     expect(page).to.contain('<img src="/agents/ag_1/badge.svg" alt="Vrai badge of this agent" height="20">');
     expect(page).not.to.contain(HOSTILE);
   });

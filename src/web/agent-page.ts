@@ -3,7 +3,14 @@
  * reads at a glance. Rendering is a pure function of plain data; `agent-route.ts` loads that data.
  */
 import {
-  CLAIM_POINTS, ESTABLISHED_DAYS, identityMax, INTEGRITY_BASE, METHODS, reachableMax, RELIABILITY_FULL_S, RELIABILITY_MAX,
+  CLAIM_POINTS,
+  ESTABLISHED_DAYS,
+  identityMax,
+  INTEGRITY_BASE,
+  METHODS,
+  reachableMax,
+  RELIABILITY_FULL_S,
+  RELIABILITY_MAX,
   type ScoreResult,
 } from "../method";
 import { formatBand, formatCount, formatDuration, formatHours, formatTime } from "./format";
@@ -56,7 +63,6 @@ export type AgentPageView = {
   origin: string;
 };
 
-
 function stateSentence(result: ScoreResult): string {
   if (result.method === "0.1") {
     return result.state === "established"
@@ -90,11 +96,13 @@ function renderComponents(result: ScoreResult): Html {
     html`<li>Claim: ${CLAIM_POINTS}</li>`,
     ...identity.proofs.map((kind) => html`<li>${proofKindModule(kind).title} proof: ${table[kind]?.points ?? 0}</li>`),
   ];
-  const penalties = integrity.penalties.length === 0
-    ? html`<p>No active penalties.</p>`
-    : html`<p>Active penalties, subtracted from 100:</p><ul class="penalties">${integrity.penalties.map(
-        (p) => html`<li><code>${p.code}</code> −${p.points}, added ${formatTime(p.addedAt)}, active until ${formatTime(p.expiresAt)}</li>`,
-      )}</ul>`;
+  const penalties =
+    integrity.penalties.length === 0
+      ? html`<p>No active penalties.</p>`
+      : html`<p>Active penalties, subtracted from 100:</p><ul class="penalties">${integrity.penalties.map(
+          (p) =>
+            html`<li><code>${p.code}</code> −${p.points}, added ${formatTime(p.addedAt)}, active until ${formatTime(p.expiresAt)}</li>`,
+        )}</ul>`;
   return html`<section aria-labelledby="components-heading">
 <h2 id="components-heading">Components</h2>
 <p class="muted">The total is the sum of the active components.</p>
@@ -131,9 +139,10 @@ function renderSummary(score: AgentPageScore): Html {
 
 function renderWindow(result: ScoreResult, claimedAt: string): Html {
   // Said in words, not only by the hatching: a window with no day after the claim counts nothing yet (V10).
-  const allBefore = result.window.length > 0 && result.window.every((d) => d.before_claim)
-    ? html`<p id="window-all-before-claim"><strong>Every one of these 30 days ended before the agent's latest claim</strong> (${formatTime(claimedAt)}), so none of them counts yet: each UTC day after the claim enters the window once it has ended, with the daily score computed at the next 00:00 UTC.</p>`
-    : null;
+  const allBefore =
+    result.window.length > 0 && result.window.every((d) => d.before_claim)
+      ? html`<p id="window-all-before-claim"><strong>Every one of these 30 days ended before the agent's latest claim</strong> (${formatTime(claimedAt)}), so none of them counts yet: each UTC day after the claim enters the window once it has ended, with the daily score computed at the next 00:00 UTC.</p>`
+      : null;
   return html`<section aria-labelledby="window-heading">
 <h2 id="window-heading">The 30 days of the window</h2>
 <p>The 30 complete UTC days before the day the score was computed. For each day: how many check-ins arrived, how many were on time, and how much of the day's 86,400 seconds on-time check-ins covered.</p>
@@ -148,9 +157,10 @@ ${allBefore}
 }
 
 function renderToday(today: AgentPageToday): Html {
-  const counted = today.checkins === 0
-    ? html`No check-in counted yet today (${today.day}, UTC).`
-    : html`<strong>${formatCount(today.checkins)}</strong> check-in${today.checkins === 1 ? "" : "s"} counted today (${today.day}, UTC), ${formatCount(today.onTime)} on time.`;
+  const counted =
+    today.checkins === 0
+      ? html`No check-in counted yet today (${today.day}, UTC).`
+      : html`<strong>${formatCount(today.checkins)}</strong> check-in${today.checkins === 1 ? "" : "s"} counted today (${today.day}, UTC), ${formatCount(today.onTime)} on time.`;
   let first: Html | null = null;
   if (today.firstDailyAt !== null) {
     const inS = Date.parse(today.firstDailyAt) / 1000 - Date.parse(today.now) / 1000;
@@ -165,11 +175,13 @@ ${first}
 }
 
 function renderOutages(outages: readonly AgentPageOutage[]): Html {
-  const body = outages.length === 0
-    ? html`<p>Vrai declared no outage during these days.</p>`
-    : html`<table class="outages"><thead><tr><th scope="col">Start</th><th scope="col">End</th><th scope="col">Declared at</th><th scope="col">Reason</th></tr></thead><tbody>${outages.map(
-        (o) => html`<tr><td>${formatTime(o.start)}</td><td>${o.end === null ? "open" : formatTime(o.end)}</td><td>${formatTime(o.declared_at)}</td><td>${o.reason}</td></tr>`,
-      )}</tbody></table>`;
+  const body =
+    outages.length === 0
+      ? html`<p>Vrai declared no outage during these days.</p>`
+      : html`<table class="outages"><thead><tr><th scope="col">Start</th><th scope="col">End</th><th scope="col">Declared at</th><th scope="col">Reason</th></tr></thead><tbody>${outages.map(
+          (o) =>
+            html`<tr><td>${formatTime(o.start)}</td><td>${o.end === null ? "open" : formatTime(o.end)}</td><td>${formatTime(o.declared_at)}</td><td>${o.reason}</td></tr>`,
+        )}</tbody></table>`;
   return html`<section aria-labelledby="outages-heading">
 <h2 id="outages-heading">Declared outages</h2>
 <p>Windows in which Vrai itself could not take check-ins. A check-in that was due inside one and came back in time is excused and counts as on time. <a href="/method#outages-heading">Every declared window</a>.</p>
@@ -223,11 +235,13 @@ function renderPanels(panels: readonly ScorePanel[]): Html | null {
   return html`<section aria-labelledby="other-scores-heading">
 <h2 id="other-scores-heading">Other scores</h2>
 <p class="muted">Separate scores with their own scales and sources. They are never combined with the Vrai Score above.</p>
-${panels.map((p) => html`<section class="panel" data-score-type="${p.scoreType}" aria-labelledby="panel-${p.scoreType}">
+${panels.map(
+  (p) => html`<section class="panel" data-score-type="${p.scoreType}" aria-labelledby="panel-${p.scoreType}">
 <h3 id="panel-${p.scoreType}">${p.heading}</h3>
 <p class="muted">Score type <code>${p.scoreType}</code>, ${p.scale}</p>
 ${p.body}
-</section>`)}
+</section>`,
+)}
 </section>`;
 }
 
@@ -243,9 +257,10 @@ export function renderAgentPage(view: AgentPageView): string {
 <h1>${label}</h1>
 <p class="muted">Agent id <code id="agent-id">${agent.id}</code></p>
 </header>`;
-  const vrai = score === null
-    ? html`<section aria-labelledby="score-heading"><h2 id="score-heading">No score yet</h2><p>Vrai has not computed a score for this agent yet. Every claimed agent gets one at its claim and every day after.</p></section>${renderToday(view.today)}`
-    : html`${renderSummary(score)}${renderToday(view.today)}${renderComponents(score.result)}${renderWindow(score.result, agent.claimedAt)}${renderOutages(view.outages)}${renderHistory(view.history)}${renderVerify(score)}${renderBadgeSnippet(agent.id, view.origin)}`;
+  const vrai =
+    score === null
+      ? html`<section aria-labelledby="score-heading"><h2 id="score-heading">No score yet</h2><p>Vrai has not computed a score for this agent yet. Every claimed agent gets one at its claim and every day after.</p></section>${renderToday(view.today)}`
+      : html`${renderSummary(score)}${renderToday(view.today)}${renderComponents(score.result)}${renderWindow(score.result, agent.claimedAt)}${renderOutages(view.outages)}${renderHistory(view.history)}${renderVerify(score)}${renderBadgeSnippet(agent.id, view.origin)}`;
   return renderDocument({
     title: score === null ? `${label}: no score yet — Vrai` : `${label}: Vrai Score ${score.result.total} — Vrai`,
     main: html`${header}${vrai}${renderPanels(view.panels)}`,
@@ -261,9 +276,10 @@ const SHOWN_ID_MAX = 80;
 /** The 404 page for an agent id that names no agent. */
 export function renderAgentNotFoundPage(notFound: AgentNotFound): string {
   const shown = notFound.id.length > SHOWN_ID_MAX ? `${notFound.id.slice(0, SHOWN_ID_MAX)}…` : notFound.id;
-  const message = notFound.reason === "invalid"
-    ? html`<p><code>${shown}</code> is not a valid agent id: an agent id is 1 to 64 letters, digits, <code>_</code> or <code>-</code>.</p>`
-    : html`<p>Vrai has no agent with the id <code>${shown}</code>.</p>`;
+  const message =
+    notFound.reason === "invalid"
+      ? html`<p><code>${shown}</code> is not a valid agent id: an agent id is 1 to 64 letters, digits, <code>_</code> or <code>-</code>.</p>`
+      : html`<p>Vrai has no agent with the id <code>${shown}</code>.</p>`;
   return renderDocument({
     title: "Agent not found — Vrai",
     main: html`<header><p class="eyebrow">Agent</p><h1>Agent not found</h1></header>${message}`,

@@ -6,10 +6,7 @@
 import { makeBadge } from "badge-maker";
 
 /** What a badge shows: the latest score's total and state, `no-score` before the first score, `unknown` for no such agent. */
-export type BadgeView =
-  | { type: "score"; total: number; state: "provisional" | "established" }
-  | { type: "no-score" }
-  | { type: "unknown" };
+export type BadgeView = { type: "score"; total: number; state: "provisional" | "established" } | { type: "no-score" } | { type: "unknown" };
 
 /**
  * The response headers of a badge. An SVG can carry script, so the policy allows none and loads

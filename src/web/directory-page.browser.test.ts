@@ -25,23 +25,47 @@ describe("directory page in headless Chromium", function () {
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
     if (options.token) headers.authorization = `Bearer ${options.token}`;
     if (options.body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(site.server.url + urlPath, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
+    const res = await fetch(site.server.url + urlPath, {
+      method,
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    });
     return { status: res.status, json: await res.json() };
   }
   const penalize = async (agentId: string, points: number) =>
-    expect((await call("POST", "/v1/operator/penalties", { token: SITE_OPERATOR_TOKEN, body: { agentId, code: "rate_abuse", points, days: 30, reason: "directory test" } })).status).to.equal(201);
+    expect(
+      (
+        await call("POST", "/v1/operator/penalties", {
+          token: SITE_OPERATOR_TOKEN,
+          body: { agentId, code: "rate_abuse", points, days: 30, reason: "directory test" },
+        })
+      ).status,
+    ).to.equal(201);
 
   /** The rows the page shows, top to bottom. */
   const rows = () =>
-    page.$$eval("#directory tbody tr", (trs) => trs.map((tr) => {
-      const cells = Array.from(tr.querySelectorAll("td")).map((td) => td.textContent?.trim() ?? "");
-      return { id: tr.getAttribute("data-agent-id") ?? "", name: tr.querySelector("th a")?.textContent ?? "", total: Number(cells[0]), band: cells[1], state: cells[2] };
-    }));
+    page.$$eval("#directory tbody tr", (trs) =>
+      trs.map((tr) => {
+        const cells = Array.from(tr.querySelectorAll("td")).map((td) => td.textContent?.trim() ?? "");
+        return {
+          id: tr.getAttribute("data-agent-id") ?? "",
+          name: tr.querySelector("th a")?.textContent ?? "",
+          total: Number(cells[0]),
+          band: cells[1],
+          state: cells[2],
+        };
+      }),
+    );
 
   before(async () => {
     site = await startSiteServer(CLAIMED_AT);
     // 26 agents: names with "Crawler" in mixed case, totals from V7 penalties (200 - points), ties kept.
-    const names = [SCRIPT_NAME, ...Array.from({ length: 25 }, (_, i) => (i % 4 === 0 ? `Web CRAWLER ${i}` : i % 4 === 1 ? `crawler ${i}` : `agent ${String(i).padStart(2, "0")}`))];
+    const names = [
+      SCRIPT_NAME,
+      ...Array.from({ length: 25 }, (_, i) =>
+        i % 4 === 0 ? `Web CRAWLER ${i}` : i % 4 === 1 ? `crawler ${i}` : `agent ${String(i).padStart(2, "0")}`,
+      ),
+    ];
     const ids: string[] = [];
     // Agents 4 and 9 are claimed here, keeping their keys: they check in below.
     const keys = new Map<string, string>();
@@ -61,14 +85,20 @@ describe("directory page in headless Chromium", function () {
     for (let d = 0; d < 14; d++) {
       site.clock.set(CLAIMED_AT + 3600 + d * DAY);
       for (const [agentId, key] of keys) {
-        expect((await call("POST", `/v1/agents/${agentId}/checkins`, { token: key, headers: { "idempotency-key": `day-${d}` } })).status).to.equal(201);
+        expect(
+          (await call("POST", `/v1/agents/${agentId}/checkins`, { token: key, headers: { "idempotency-key": `day-${d}` } })).status,
+        ).to.equal(201);
       }
     }
     site.clock.set(CLAIMED_AT + 14 * DAY);
     for (const agentId of keys.keys()) await penalize(agentId, 10);
     const json = await call("GET", "/v1/agents?limit=100");
     ranking = json.json.agents.map((a: { agentId: string; name: string; total: number; band: string; state: string }) => ({
-      id: a.agentId, name: a.name, total: a.total, band: a.band.replace("-", "\u2013"), state: a.state === "established" ? "Established" : "Provisional",
+      id: a.agentId,
+      name: a.name,
+      total: a.total,
+      band: a.band.replace("-", "\u2013"),
+      state: a.state === "established" ? "Established" : "Provisional",
     }));
     expect(ranking).to.have.length(26);
     expect(ranking.filter((r) => r.state === "Established")).to.have.length(2);
@@ -90,7 +120,10 @@ describe("directory page in headless Chromium", function () {
     const res = await page.goto(`${site.server.url}/agents`);
     expect(res?.status()).to.equal(200);
     const headers = res!.headers();
-    expect(headers["content-security-policy"]).to.include("default-src 'none'").and.include("frame-ancestors 'none'").and.include("form-action 'self'");
+    expect(headers["content-security-policy"])
+      .to.include("default-src 'none'")
+      .and.include("frame-ancestors 'none'")
+      .and.include("form-action 'self'");
     expect(headers["content-security-policy"]).to.not.match(/script-src/);
     expect(headers["x-content-type-options"]).to.equal("nosniff");
     expect(headers["access-control-allow-origin"]).to.equal(undefined);
@@ -149,7 +182,11 @@ describe("directory page in headless Chromium", function () {
   });
 
   it("answers a bad parameter with a 400 page naming it", async () => {
-    for (const [query, field] of [["band=excellent", "query.band"], ["cursor=forged", "query.cursor"], ["limit=500", "query.limit"]]) {
+    for (const [query, field] of [
+      ["band=excellent", "query.band"],
+      ["cursor=forged", "query.cursor"],
+      ["limit=500", "query.limit"],
+    ]) {
       const res = await page.goto(`${site.server.url}/agents?${query}`);
       expect(res?.status(), query).to.equal(400);
       expect(res!.headers()["content-type"]).to.match(/^text\/html/);
@@ -161,12 +198,18 @@ describe("directory page in headless Chromium", function () {
     for (const query of ["", "?q=crawler&state=provisional", "?band=nope"]) {
       await page.goto(`${site.server.url}/agents${query}`);
       const { violations } = await new AxeBuilder({ page }).analyze();
-      expect(violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`), query).to.deep.equal([]);
+      expect(
+        violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`),
+        query,
+      ).to.deep.equal([]);
     }
   });
 
   it("reads well at 360 px and on a desktop (screenshots saved)", async () => {
-    for (const [label, width] of [["desktop", 1280], ["360px", 360]] as const) {
+    for (const [label, width] of [
+      ["desktop", 1280],
+      ["360px", 360],
+    ] as const) {
       await page.setViewportSize({ width, height: 900 });
       await page.goto(`${site.server.url}/agents`);
       // Nothing wider than the screen: no sideways scrolling to read a row.

@@ -5,7 +5,14 @@
  * Rendering is a pure function of what the directory service answers.
  */
 import { BANDS, CURRENT_METHOD, reachableMax, toRfc3339 } from "../method";
-import { DIRECTORY_QUERY_MAX, DIRECTORY_STATES, type Directory, type DirectoryEntry, type DirectoryFilter, type DirectoryRequest } from "../service/directory";
+import {
+  DIRECTORY_QUERY_MAX,
+  DIRECTORY_STATES,
+  type Directory,
+  type DirectoryEntry,
+  type DirectoryFilter,
+  type DirectoryRequest,
+} from "../service/directory";
 import { formatBand, formatTime } from "./format";
 import { html, type Html } from "./html";
 import { PAGE_HEADERS, renderDocument } from "./layout";
@@ -25,7 +32,13 @@ const REACHABLE_MAX = reachableMax(CURRENT_METHOD);
 const STATE_WORDS: Readonly<Record<string, string>> = { provisional: "Provisional", established: "Established" };
 
 /** What the directory page shows: one page of the ranking, the filter it was asked with, and its neighbours' cursors. */
-export type DirectoryView = { agents: readonly DirectoryEntry[]; filter: DirectoryFilter; limit: number; nextCursor: string | null; prevCursor: string | null };
+export type DirectoryView = {
+  agents: readonly DirectoryEntry[];
+  filter: DirectoryFilter;
+  limit: number;
+  nextCursor: string | null;
+  prevCursor: string | null;
+};
 
 /** A link to the directory with `filter` (and `cursor`), empty parameters left out. */
 export function directoryHref(filter: DirectoryFilter, cursor?: string, limit?: number): string {
@@ -118,9 +131,14 @@ export type DirectoryPages = {
 export function createDirectoryPages(deps: { directory: Directory }): DirectoryPages {
   return {
     async directoryPage(request) {
-      if ("invalid" in request) return { status: 400, headers: DIRECTORY_PAGE_HEADERS, text: renderDirectoryBadRequestPage(request.invalid) };
+      if ("invalid" in request)
+        return { status: 400, headers: DIRECTORY_PAGE_HEADERS, text: renderDirectoryBadRequestPage(request.invalid) };
       const page = await deps.directory.page(request);
-      return { status: 200, headers: DIRECTORY_PAGE_HEADERS, text: renderDirectoryPage({ ...page, filter: request.filter, limit: request.limit }) };
+      return {
+        status: 200,
+        headers: DIRECTORY_PAGE_HEADERS,
+        text: renderDirectoryPage({ ...page, filter: request.filter, limit: request.limit }),
+      };
     },
   };
 }

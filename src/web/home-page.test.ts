@@ -6,7 +6,10 @@ const T0 = Date.UTC(2026, 10, 20, 10, 0, 0) / 1000; // 2026-11-20T10:00:00Z
 
 describe("home page", () => {
   const page = renderHomePage({
-    topAgents: [{ id: "agt_a", name: "<script>alert(1)</script>", total: 230, band: "200-399", state: "established" }, { id: "agt_b", name: null, total: 200, band: "200-399", state: "provisional" }],
+    topAgents: [
+      { id: "agt_a", name: "<script>alert(1)</script>", total: 230, band: "200-399", state: "established" },
+      { id: "agt_b", name: null, total: 200, band: "200-399", state: "provisional" },
+    ],
     outages: [{ start: "2026-11-05T10:00:00Z", end: null, declaredAt: "2026-11-05T10:05:00Z", reason: "db <failover>" }],
   });
 
@@ -22,7 +25,9 @@ describe("home page", () => {
   });
 
   it("lists the top agents with band as a range and state, names escaped, id when unnamed", () => {
-    expect(page).to.contain('<td><a href="/agents/agt_a">&lt;script&gt;alert(1)&lt;/script&gt;</a></td><td>230</td><td>200–399</td><td>established</td>');
+    expect(page).to.contain(
+      '<td><a href="/agents/agt_a">&lt;script&gt;alert(1)&lt;/script&gt;</a></td><td>230</td><td>200–399</td><td>established</td>',
+    );
     expect(page).to.contain('<td><a href="/agents/agt_b">agt_b</a></td><td>200</td>');
     expect(page).not.to.contain("<script>");
   });
@@ -30,7 +35,8 @@ describe("home page", () => {
   it("lists the latest windows with open ends and links to the method, the directory, the API and the verification how-to", () => {
     expect(page).to.contain("to open, declared at");
     expect(page).to.contain("db &lt;failover&gt;");
-    for (const href of ["/method", "/agents", "/v1/openapi.json", "/method#verify-heading", "/method#outages-heading"]) expect(page).to.contain(`href="${href}"`);
+    for (const href of ["/method", "/agents", "/v1/openapi.json", "/method#verify-heading", "/method#outages-heading"])
+      expect(page).to.contain(`href="${href}"`);
   });
 
   it("says so while no agent has a score and no window was declared", () => {
@@ -40,13 +46,22 @@ describe("home page", () => {
   });
 });
 
-describe("GET / on PGlite", function () {
+describe("GET / on PGlite", () => {
   const ctx = useSiteServer(T0);
 
   it("serves the home page with the directory's top and the latest window, under the page headers", async () => {
     const agentId = await ctx.site.claimAgent("home <b>agent</b>");
     await ctx.site.server.service.store.transaction((tx) =>
-      tx.insertOutage({ id: "out_home", start: T0 - 3600, end: null, declaredAt: T0 - 3000, closedAt: null, reason: "home window", declaredBy: "admin", closedBy: null }),
+      tx.insertOutage({
+        id: "out_home",
+        start: T0 - 3600,
+        end: null,
+        declaredAt: T0 - 3000,
+        closedAt: null,
+        reason: "home window",
+        declaredBy: "admin",
+        closedBy: null,
+      }),
     );
     const res = await fetch(`${ctx.site.server.url}/`);
     expect(res.status).to.equal(200);
@@ -54,7 +69,9 @@ describe("GET / on PGlite", function () {
     expect(res.headers.get("x-content-type-options")).to.equal("nosniff");
     expect(res.headers.get("content-security-policy")).to.contain("form-action 'self'");
     const page = await res.text();
-    expect(page).to.contain(`<a href="/agents/${agentId}">home &lt;b&gt;agent&lt;/b&gt;</a></td><td>200</td><td>200–399</td><td>provisional</td>`);
+    expect(page).to.contain(
+      `<a href="/agents/${agentId}">home &lt;b&gt;agent&lt;/b&gt;</a></td><td>200</td><td>200–399</td><td>provisional</td>`,
+    );
     expect(page).to.contain("home window");
     expect(page).to.contain('<a href="/" aria-current="page">Home</a>');
   });
@@ -65,8 +82,16 @@ describe("GET / on PGlite", function () {
     expect(page).to.contain('<h2 id="claim-heading">Claim your agent</h2>');
     const text = page.replace(/<[^>]+>/g, "").replace(/&quot;/g, '"');
     const named = [...text.matchAll(/\b(GET|POST) (\/v1\/[^\s,.]+)/g)].map((m) => [m[1].toLowerCase(), m[2].replace(/\{(\w+)\}/g, "{id}")]);
-    expect(named.map(([method, path]) => `${method} ${path}`)).to.include.members(["post /v1/owners", "post /v1/agents", "post /v1/agents/{id}/checkins", "post /v1/proofs/challenges", "post /v1/proofs"]);
-    const openApi = (await (await fetch(`${ctx.site.server.url}/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    expect(named.map(([method, path]) => `${method} ${path}`)).to.include.members([
+      "post /v1/owners",
+      "post /v1/agents",
+      "post /v1/agents/{id}/checkins",
+      "post /v1/proofs/challenges",
+      "post /v1/proofs",
+    ]);
+    const openApi = (await (await fetch(`${ctx.site.server.url}/v1/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
     for (const [method, path] of named) expect(openApi.paths[path]?.[method], `${method} ${path}`).to.not.equal(undefined);
     expect(text).to.contain('POST /v1/agents with {"name": "my agent"}');
   });

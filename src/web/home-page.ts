@@ -76,11 +76,13 @@ function renderClaim(): Html {
 }
 
 function renderTop(agents: readonly HomePageAgent[]): Html {
-  const body = agents.length === 0
-    ? html`<p>No agent has a score yet.</p>`
-    : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Top of the directory, table"><table class="top-agents"><thead><tr><th scope="col">Agent</th><th scope="col">Total</th><th scope="col">Band (range)</th><th scope="col">State</th></tr></thead><tbody>${agents.map(
-        (a) => html`<tr><td><a href="/agents/${encodeURIComponent(a.id)}">${a.name ?? a.id}</a></td><td>${a.total}</td><td>${formatBand(a.band)}</td><td>${a.state}</td></tr>`,
-      )}</tbody></table></div>`;
+  const body =
+    agents.length === 0
+      ? html`<p>No agent has a score yet.</p>`
+      : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Top of the directory, table"><table class="top-agents"><thead><tr><th scope="col">Agent</th><th scope="col">Total</th><th scope="col">Band (range)</th><th scope="col">State</th></tr></thead><tbody>${agents.map(
+          (a) =>
+            html`<tr><td><a href="/agents/${encodeURIComponent(a.id)}">${a.name ?? a.id}</a></td><td>${a.total}</td><td>${formatBand(a.band)}</td><td>${a.state}</td></tr>`,
+        )}</tbody></table></div>`;
   return html`<section aria-labelledby="top-heading">
 <h2 id="top-heading">Top of the directory</h2>
 <p class="muted">Ranked by the total of the latest score, active components only; ties by agent id. A band is a range of totals, not a grade.</p>
@@ -90,11 +92,13 @@ ${body}
 }
 
 function renderWindows(outages: readonly MethodPageOutage[]): Html {
-  const body = outages.length === 0
-    ? html`<p>Vrai has declared no window.</p>`
-    : html`<ul class="latest-windows">${outages.map(
-        (o) => html`<li>${formatTime(o.start)} to ${o.end === null ? "open" : formatTime(o.end)}, declared at ${formatTime(o.declaredAt)}: ${o.reason}</li>`,
-      )}</ul>`;
+  const body =
+    outages.length === 0
+      ? html`<p>Vrai has declared no window.</p>`
+      : html`<ul class="latest-windows">${outages.map(
+          (o) =>
+            html`<li>${formatTime(o.start)} to ${o.end === null ? "open" : formatTime(o.end)}, declared at ${formatTime(o.declaredAt)}: ${o.reason}</li>`,
+        )}</ul>`;
   return html`<section aria-labelledby="windows-heading">
 <h2 id="windows-heading">Latest declared windows</h2>
 <p class="muted">Times when Vrai itself could not take check-ins: check-ins due then that came back in time count as on time.</p>

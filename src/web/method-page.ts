@@ -4,9 +4,26 @@
  * the engine uses, how to verify a score, and every declared window (V4.4), newest first, a page at a time.
  */
 import {
-  BANDS, BUSY_NEXT_HEARTBEAT_S, CLAIM_POINTS, CURRENT_METHOD, ESTABLISHED_DAYS, GRACE_S, identityMax, INTEGRITY_BASE, kindsOf,
-  METHOD_VERSIONS, METHODS, MIN_INTERVAL_S, NEXT_HEARTBEAT_S, PENALTY_CODES, PENALTY_DAYS, PENALTY_POINTS, reachableMax, RELIABILITY_FULL_S,
-  RELIABILITY_MAX, type ProofKind,
+  BANDS,
+  BUSY_NEXT_HEARTBEAT_S,
+  CLAIM_POINTS,
+  CURRENT_METHOD,
+  ESTABLISHED_DAYS,
+  GRACE_S,
+  identityMax,
+  INTEGRITY_BASE,
+  kindsOf,
+  METHOD_VERSIONS,
+  METHODS,
+  MIN_INTERVAL_S,
+  NEXT_HEARTBEAT_S,
+  PENALTY_CODES,
+  PENALTY_DAYS,
+  PENALTY_POINTS,
+  reachableMax,
+  RELIABILITY_FULL_S,
+  RELIABILITY_MAX,
+  type ProofKind,
 } from "../method";
 import { proofKindModule } from "../service/proofs/kinds";
 import { formatBand, formatCount, formatTime } from "./format";
@@ -48,7 +65,11 @@ function renderVersions(): Html {
 }
 
 /** The kinds that belong to one agent, by name: "Domain, ERC-8004 identity". */
-const oneAgentKinds = () => kindsOf(IDENTITY).filter((k) => IDENTITY[k]?.belongsTo === "agent").map((k) => proofKindModule(k).title).join(", ");
+const oneAgentKinds = () =>
+  kindsOf(IDENTITY)
+    .filter((k) => IDENTITY[k]?.belongsTo === "agent")
+    .map((k) => proofKindModule(k).title)
+    .join(", ");
 
 function renderIdentity(): Html {
   return html`<section aria-labelledby="identity-heading">
@@ -108,12 +129,17 @@ npx --yes --package ./vrai-sdk-0.1.0.tgz vrai-verify AGENT_ID --day YYYY-MM-DD -
 }
 
 function renderOutages(view: MethodPageView): Html {
-  const rows = view.outages.length === 0
-    ? html`<p>${view.laterPage ? "No more declared windows." : "Vrai has declared no window."}</p>`
-    : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Declared windows, table"><table class="outages"><thead><tr><th scope="col">Start</th><th scope="col">End</th><th scope="col">Declared at</th><th scope="col">Reason</th></tr></thead><tbody>${view.outages.map(
-        (o) => html`<tr><td>${formatTime(o.start)}</td><td>${o.end === null ? "open" : formatTime(o.end)}</td><td>${formatTime(o.declaredAt)}</td><td>${o.reason}</td></tr>`,
-      )}</tbody></table></div>`;
-  const pager = view.nextPage === null && !view.laterPage ? null : html`<nav class="pager" aria-label="Declared windows pages">${view.laterPage ? html`<a href="/method#outages-heading">Newest windows</a>` : null}${view.nextPage === null ? null : html`<a rel="next" href="${view.nextPage}">Older windows</a>`}</nav>`;
+  const rows =
+    view.outages.length === 0
+      ? html`<p>${view.laterPage ? "No more declared windows." : "Vrai has declared no window."}</p>`
+      : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Declared windows, table"><table class="outages"><thead><tr><th scope="col">Start</th><th scope="col">End</th><th scope="col">Declared at</th><th scope="col">Reason</th></tr></thead><tbody>${view.outages.map(
+          (o) =>
+            html`<tr><td>${formatTime(o.start)}</td><td>${o.end === null ? "open" : formatTime(o.end)}</td><td>${formatTime(o.declaredAt)}</td><td>${o.reason}</td></tr>`,
+        )}</tbody></table></div>`;
+  const pager =
+    view.nextPage === null && !view.laterPage
+      ? null
+      : html`<nav class="pager" aria-label="Declared windows pages">${view.laterPage ? html`<a href="/method#outages-heading">Newest windows</a>` : null}${view.nextPage === null ? null : html`<a rel="next" href="${view.nextPage}">Older windows</a>`}</nav>`;
   return html`<section aria-labelledby="outages-heading">
 <h2 id="outages-heading">Every declared window</h2>
 <p>Windows in which Vrai itself could not take check-ins, newest first (V4.4). A window may be declared while it lasts, or after it ended within 48 hours of its start; windows that overlap or touch count as one. The same list is served as JSON at <a href="/v1/outages">/v1/outages</a>.</p>

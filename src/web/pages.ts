@@ -35,11 +35,17 @@ type BadgeState = "provisional" | "established";
 const HOME_TOP_AGENTS = 5;
 
 const methodOutage = (o: OutageRow): MethodPageOutage => ({
-  start: toRfc3339(o.start), end: o.end === null ? null : toRfc3339(o.end), declaredAt: toRfc3339(o.declaredAt), reason: o.reason,
+  start: toRfc3339(o.start),
+  end: o.end === null ? null : toRfc3339(o.end),
+  declaredAt: toRfc3339(o.declaredAt),
+  reason: o.reason,
 });
 
 const outageView = (o: OutageRow): AgentPageOutage => ({
-  start: toRfc3339(o.start), end: o.end === null ? null : toRfc3339(o.end), declared_at: toRfc3339(o.declaredAt), reason: o.reason,
+  start: toRfc3339(o.start),
+  end: o.end === null ? null : toRfc3339(o.end),
+  declared_at: toRfc3339(o.declaredAt),
+  reason: o.reason,
 });
 
 const scoreLinks = (id: number) => ({ inputs: `/v1/scores/${id}/inputs`, self: `/v1/scores/${id}` });
@@ -74,7 +80,13 @@ export function createPages(deps: {
         deps.directory.page({ filter: {}, limit: HOME_TOP_AGENTS }),
         deps.site.outagesPage({ limit: HOME_WINDOWS }),
       ]);
-      const agents: HomePageAgent[] = top.agents.map((a) => ({ id: a.agentId, name: a.name, total: a.total, band: a.band, state: a.state }));
+      const agents: HomePageAgent[] = top.agents.map((a) => ({
+        id: a.agentId,
+        name: a.name,
+        total: a.total,
+        band: a.band,
+        state: a.state,
+      }));
       return page(200, renderHomePage({ topAgents: agents, outages: windows.outages.map(methodOutage) }));
     },
     async methodPage(query) {
@@ -91,13 +103,25 @@ export function createPages(deps: {
       if (!ID_PATTERN.test(id)) return page(404, renderAgentNotFoundPage({ reason: "invalid", id }));
       const data = await deps.reads.agentPage(id);
       if (!data) return page(404, renderAgentNotFoundPage({ reason: "unknown", id }));
-      const [panels, totals, today] = await Promise.all([deps.panels?.(id) ?? [], deps.site.dailyTotals(id, HISTORY_DAYS), deps.site.today(data.agent)]);
+      const [panels, totals, today] = await Promise.all([
+        deps.panels?.(id) ?? [],
+        deps.site.dailyTotals(id, HISTORY_DAYS),
+        deps.site.today(data.agent),
+      ]);
       const agent = { id: data.agent.id, name: data.agent.name, claimedAt: toRfc3339(data.agent.claimedAt) };
       const score: AgentPageScore | null = data.score && { id: data.score.id, result: data.score.result, links: scoreLinks(data.score.id) };
-      return page(200, renderAgentPage({
-        agent, score, outages: data.outages.map(outageView), panels, history: historyDays(totals, data.agent.claimedAt), origin: deps.origin(),
-        today: { ...today, now: toRfc3339(today.now), firstDailyAt: today.firstDailyAt === null ? null : toRfc3339(today.firstDailyAt) },
-      }));
+      return page(
+        200,
+        renderAgentPage({
+          agent,
+          score,
+          outages: data.outages.map(outageView),
+          panels,
+          history: historyDays(totals, data.agent.claimedAt),
+          origin: deps.origin(),
+          today: { ...today, now: toRfc3339(today.now), firstDailyAt: today.firstDailyAt === null ? null : toRfc3339(today.firstDailyAt) },
+        }),
+      );
     },
     // From the latest-score read the score route uses (cached by the SQL store), not from the page's query.
     async badge(id) {
@@ -106,7 +130,11 @@ export function createPages(deps: {
       try {
         const score = await deps.reads.latestScore(id);
         const view: BadgeView = { type: "score", total: score.total, state: stateOf(score) };
-        return { status: 200, headers: { ...BADGE_HEADERS, ETag: `W/"badge-${score.id}-${score.sha256.slice(0, 16)}"` }, text: renderBadge(view) };
+        return {
+          status: 200,
+          headers: { ...BADGE_HEADERS, ETag: `W/"badge-${score.id}-${score.sha256.slice(0, 16)}"` },
+          text: renderBadge(view),
+        };
       } catch (error) {
         if (!(error instanceof NotFoundError)) throw error;
         if (error.code === "agent_not_found") return unknown;

@@ -12,12 +12,26 @@ describe("the agent page's SDK Derived and Platform Network Score panels", () =>
 
   it("shows each score in its own labelled panel on its own scale", () => {
     const result: DerivedResult = {
-      ...scoreCounts(countRecords([], 0)), score: 47.13, total: 3, verifiedCount: 1, multiplier: 0.85, flags: ["LOW_SUCCESS_RATE", "RECENT_FAILURES"], interpretation: "Moderate trust",
+      ...scoreCounts(countRecords([], 0)),
+      score: 47.13,
+      total: 3,
+      verifiedCount: 1,
+      multiplier: 0.85,
+      flags: ["LOW_SUCCESS_RATE", "RECENT_FAILURES"],
+      interpretation: "Moderate trust",
     };
-    const panels = renderScorePanels({ executor, derived: { source: "onchain", result, computedAt: 1 }, network: { tenths: 35, settlements: 2 } });
-    expect(panels.map((p) => [p.scoreType, p.heading])).to.deep.equal([["sdk-derived", "SDK Derived Score"], ["platform-network", "Platform Network Score"]]);
+    const panels = renderScorePanels({
+      executor,
+      derived: { source: "onchain", result, computedAt: 1 },
+      network: { tenths: 35, settlements: 2 },
+    });
+    expect(panels.map((p) => [p.scoreType, p.heading])).to.deep.equal([
+      ["sdk-derived", "SDK Derived Score"],
+      ["platform-network", "Platform Network Score"],
+    ]);
     expect(panels.map((p) => p.scale)).to.deep.equal([
-      "0–100, recomputed by anyone from on-chain proof records (METHOD part A)", "0–100 from settlement verdicts, kept on chain by the Registry (METHOD part N)",
+      "0–100, recomputed by anyone from on-chain proof records (METHOD part A)",
+      "0–100 from settlement verdicts, kept on chain by the Registry (METHOD part N)",
     ]);
     expect(htmlToString(panels[0].body)).to.equal(
       `<p class="figure"><strong data-field="score">47.13</strong> / 100 · <span data-field="interpretation">Moderate trust</span></p>
@@ -29,7 +43,14 @@ describe("the agent page's SDK Derived and Platform Network Score panels", () =>
   });
 
   it("shows an executor never scored with the score of no records, from source none", () => {
-    const [derived] = renderScorePanels({ executor, derived: { source: "none", result: scoreCounts(countRecords([], 0)), computedAt: null }, network: { tenths: 0, settlements: 0 } });
-    expect(htmlToString(derived.body)).to.include("<strong data-field=\"score\">0</strong>").and.include("From 0 record(s) (none), 0 verified.").and.include("Flags: none.");
+    const [derived] = renderScorePanels({
+      executor,
+      derived: { source: "none", result: scoreCounts(countRecords([], 0)), computedAt: null },
+      network: { tenths: 0, settlements: 0 },
+    });
+    expect(htmlToString(derived.body))
+      .to.include('<strong data-field="score">0</strong>')
+      .and.include("From 0 record(s) (none), 0 verified.")
+      .and.include("Flags: none.");
   });
 });

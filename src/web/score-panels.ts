@@ -16,13 +16,17 @@ export function renderScorePanels(panels: AgentScorePanels | null): ScorePanel[]
   const { result } = derived;
   return [
     {
-      scoreType: "sdk-derived", heading: "SDK Derived Score", scale: "0–100, recomputed by anyone from on-chain proof records (METHOD part A)",
+      scoreType: "sdk-derived",
+      heading: "SDK Derived Score",
+      scale: "0–100, recomputed by anyone from on-chain proof records (METHOD part A)",
       body: html`<p class="figure"><strong data-field="score">${result.score}</strong> / 100 · <span data-field="interpretation">${result.interpretation}</span></p>
 <p>From ${result.total} record(s) (${derived.source}), ${result.verifiedCount} verified. Components: base ${result.components.base}, volume ${result.components.volume}, risk bonus ${result.components.riskBonus}, consistency ${result.components.consistency}; multiplier ${result.multiplier}, cap ${result.cap}.</p>
 <p>Flags: ${result.flags.length === 0 ? "none" : result.flags.join(", ")}. Executor <code>${executor}</code>.</p>`,
     },
     {
-      scoreType: "platform-network", heading: "Platform Network Score", scale: "0–100 from settlement verdicts, kept on chain by the Registry (METHOD part N)",
+      scoreType: "platform-network",
+      heading: "Platform Network Score",
+      scale: "0–100 from settlement verdicts, kept on chain by the Registry (METHOD part N)",
       body: html`<p class="figure"><strong data-field="score">${(network.tenths / 10).toFixed(1)}</strong> / 100</p>
 <p>${network.settlements} settled order(s). Executor <code>${executor}</code>.</p>`,
     },

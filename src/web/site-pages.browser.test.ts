@@ -28,7 +28,16 @@ describe("home, method and agent pages in headless Chromium", function () {
     await site.server.service.store.transaction(async (tx) => {
       for (let i = 0; i < 25; i++) {
         const start = T0 - 10 * 86400 + i * 3600;
-        await tx.insertOutage({ id: `out_${String(i).padStart(2, "0")}`, start, end: i === 24 ? null : start + 600, declaredAt: start + 60, closedAt: null, reason: `window ${i} <b>`, declaredBy: "admin", closedBy: null });
+        await tx.insertOutage({
+          id: `out_${String(i).padStart(2, "0")}`,
+          start,
+          end: i === 24 ? null : start + 600,
+          declaredAt: start + 60,
+          closedAt: null,
+          reason: `window ${i} <b>`,
+          declaredBy: "admin",
+          closedBy: null,
+        });
       }
     });
     browser = await launchBrowser();
@@ -54,7 +63,9 @@ describe("home, method and agent pages in headless Chromium", function () {
 
   it("method: every version, and every declared window over two pages with no overlap", async () => {
     await page.goto(`${site.server.url}/method`);
-    expect(await page.$$eval(".versions li", (lis) => lis.map((li) => li.getAttribute("data-version")))).to.deep.equal([...METHOD_VERSIONS]);
+    expect(await page.$$eval(".versions li", (lis) => lis.map((li) => li.getAttribute("data-version")))).to.deep.equal([
+      ...METHOD_VERSIONS,
+    ]);
     const reasons = () => page.$$eval(".outages tbody tr", (trs) => trs.map((tr) => tr.querySelectorAll("td")[3]?.textContent ?? ""));
     const first = await reasons();
     expect(first).to.have.length(20);
@@ -71,19 +82,33 @@ describe("home, method and agent pages in headless Chromium", function () {
     expect(await page.$eval(".history-chart", (svg) => svg.getAttribute("data-days"))).to.equal("90");
     expect(await page.$$eval(".history-chart circle.point", (c) => c.length)).to.equal(3);
     expect(await page.$$eval(".history-chart rect.before-claim", (r) => r.length)).to.equal(86);
-    expect(await text("#badge-markdown")).to.equal(`[![Vrai Score](${site.server.url}/agents/${agentId}/badge.svg)](${site.server.url}/agents/${agentId})`);
-    expect(await page.$eval("#badge-heading ~ p img", (img) => (img instanceof HTMLImageElement ? img.naturalWidth : 0))).to.be.greaterThan(0);
+    expect(await text("#badge-markdown")).to.equal(
+      `[![Vrai Score](${site.server.url}/agents/${agentId}/badge.svg)](${site.server.url}/agents/${agentId})`,
+    );
+    expect(await page.$eval("#badge-heading ~ p img", (img) => (img instanceof HTMLImageElement ? img.naturalWidth : 0))).to.be.greaterThan(
+      0,
+    );
     expect(dialogs).to.deep.equal([]);
   });
 
-  for (const [label, route] of [["home", "/"], ["method", "/method"], ["agent", "/agents/AGENT"]] as const) {
+  for (const [label, route] of [
+    ["home", "/"],
+    ["method", "/method"],
+    ["agent", "/agents/AGENT"],
+  ] as const) {
     it(`${label} page: axe reports no violations, and it reads at 360 px and on a desktop (screenshots saved)`, async () => {
       const url = `${site.server.url}${route.replace("AGENT", agentId)}`;
-      for (const [size, width] of [["desktop", 1280], ["360px", 360]] as const) {
+      for (const [size, width] of [
+        ["desktop", 1280],
+        ["360px", 360],
+      ] as const) {
         await page.setViewportSize({ width, height: 900 });
         await page.goto(url);
         const { violations } = await new AxeBuilder({ page }).analyze();
-        expect(violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`), `${label} ${size}`).to.deep.equal([]);
+        expect(
+          violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`),
+          `${label} ${size}`,
+        ).to.deep.equal([]);
         expect(await page.evaluate(() => document.documentElement.scrollWidth), `${label} ${size}`).to.be.at.most(width);
         const file = path.join(os.tmpdir(), `vrai-${label}-${size}-${process.pid}.png`);
         await page.screenshot({ path: file, fullPage: true });

@@ -5,7 +5,7 @@ import { startSiteServer, type SiteServer } from "../test-helpers/site";
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
 const validator = new HtmlValidate({ extends: ["html-validate:standard", "html-validate:document"] });
 
-describe("every page of the site is valid HTML (html-validate, its standard and document rules)", function () {
+describe("every page of the site is valid HTML (html-validate, its standard and document rules)", () => {
   let site: SiteServer;
   let agentId: string;
 
@@ -17,8 +17,13 @@ describe("every page of the site is valid HTML (html-validate, its standard and 
   after(() => site.close());
 
   for (const [name, path] of [
-    ["home", () => "/"], ["method", () => "/method"], ["directory", () => "/agents"], ["directory search", () => "/agents?q=second"],
-    ["agent", () => `/agents/${agentId}`], ["unknown agent", () => "/agents/agt_nobody"], ["invalid agent id", () => "/agents/%3Cb%3E"],
+    ["home", () => "/"],
+    ["method", () => "/method"],
+    ["directory", () => "/agents"],
+    ["directory search", () => "/agents?q=second"],
+    ["agent", () => `/agents/${agentId}`],
+    ["unknown agent", () => "/agents/agt_nobody"],
+    ["invalid agent id", () => "/agents/%3Cb%3E"],
   ] as const) {
     it(`${name} page`, async () => {
       const res = await fetch(site.server.url + path());

@@ -45,7 +45,9 @@ export function renderWindowChart(days: readonly WindowDay[]): Html {
   const description =
     `${days.length} UTC days from ${first} to ${last}, oldest first. Bar height is the share of the day covered by on-time check-ins; ` +
     `the rows below give the check-ins and the on-time check-ins of each day. ` +
-    (runs.length > 0 ? `${days.length - counted} days before the latest claim are hatched: they are shown and not counted.` : `Every day is after the latest claim.`);
+    (runs.length > 0
+      ? `${days.length - counted} days before the latest claim are hatched: they are shown and not counted.`
+      : `Every day is after the latest claim.`);
 
   const grid = [1, 0.5, 0].map((share) => {
     const y = TOP + PLOT_H * (1 - share);
@@ -60,7 +62,7 @@ export function renderWindowChart(days: readonly WindowDay[]): Html {
   });
 
   const columns = days.map((d, i) => {
-    const barH = Math.round((PLOT_H * Math.min(d.coverage_s, DAY_S)) / DAY_S * 10) / 10;
+    const barH = Math.round(((PLOT_H * Math.min(d.coverage_s, DAY_S)) / DAY_S) * 10) / 10;
     const cx = x(i) + COLUMN_W / 2;
     const dayOfMonth = d.day.slice(8, 10);
     const showMonth = i === 0 || dayOfMonth === "01";
@@ -84,7 +86,8 @@ ${columns}
 /** The same 30 days as a table, for screen readers and for copying. */
 export function renderWindowTable(days: readonly WindowDay[]): Html {
   const rows = days.map(
-    (d) => html`<tr${d.before_claim ? html` class="before-claim"` : null}><th scope="row">${d.day}</th><td>${formatCount(d.checkins)}</td><td>${formatCount(d.on_time)}</td><td>${formatCount(d.coverage_s)} s (${formatPercent(d.coverage_s, DAY_S)})</td><td>${d.before_claim ? "Before the latest claim: not counted" : "Counted"}</td></tr>`,
+    (d) =>
+      html`<tr${d.before_claim ? html` class="before-claim"` : null}><th scope="row">${d.day}</th><td>${formatCount(d.checkins)}</td><td>${formatCount(d.on_time)}</td><td>${formatCount(d.coverage_s)} s (${formatPercent(d.coverage_s, DAY_S)})</td><td>${d.before_claim ? "Before the latest claim: not counted" : "Counted"}</td></tr>`,
   );
   return html`<table class="window-table"><caption>The 30 days of the window, oldest first</caption><thead><tr><th scope="col">UTC day</th><th scope="col">Check-ins</th><th scope="col">On time</th><th scope="col">Coverage of the day</th><th scope="col">Counts</th></tr></thead><tbody>${rows}</tbody></table>`;
 }

@@ -51,27 +51,48 @@ async function fixture() {
   await anchors.connect(service).anchorRoot(lateDay.root, 2n, SCORE_DAY_V2_KIND);
   await anchors.connect(service).anchorRoot(v1Kind.root, 2n, SCORE_DAY_V1_KIND);
   await time.increaseTo(day * DAY_S + 3600);
-  return { gate, anchors, identity, owner, wallet, other, stranger, day, anchoredAt, scores, today, arguments_, yesterday, lateDay, v1Kind, registry };
+  return {
+    gate,
+    anchors,
+    identity,
+    owner,
+    wallet,
+    other,
+    stranger,
+    day,
+    anchoredAt,
+    scores,
+    today,
+    arguments_,
+    yesterday,
+    lateDay,
+    v1Kind,
+    registry,
+  };
 }
 
-describe("examples/VraiGate", function () {
-  it("states what it asks: the registries, the threshold and the maximum age", async function () {
+describe("examples/VraiGate", () => {
+  it("states what it asks: the registries, the threshold and the maximum age", async () => {
     const { gate, anchors, registry } = await loadFixture(fixture);
     expect(await gate.requirements()).to.deep.equal([await anchors.getAddress(), registry, BigInt(MIN_TOTAL), BigInt(MAX_AGE)]);
   });
 
-  it("lets the identity token's owner in with its established score of today, and check returns the root's anchor time", async function () {
+  it("lets the identity token's owner in with its established score of today, and check returns the root's anchor time", async () => {
     const { gate, owner, anchoredAt, arguments_ } = await loadFixture(fixture);
-    await expect(gate.connect(owner).enter(...arguments_("passing"))).to.emit(gate, "Entered").withArgs(owner.address, 0n);
+    await expect(gate.connect(owner).enter(...arguments_("passing")))
+      .to.emit(gate, "Entered")
+      .withArgs(owner.address, 0n);
     expect(await gate.connect(owner).check(...arguments_("passing"))).to.equal(anchoredAt);
   });
 
-  it("lets the identity's agent wallet in", async function () {
+  it("lets the identity's agent wallet in", async () => {
     const { gate, wallet, arguments_ } = await loadFixture(fixture);
-    await expect(gate.connect(wallet).enter(...arguments_("passing"))).to.emit(gate, "Entered").withArgs(wallet.address, 0n);
+    await expect(gate.connect(wallet).enter(...arguments_("passing")))
+      .to.emit(gate, "Entered")
+      .withArgs(wallet.address, 0n);
   });
 
-  it("lets a score in up to the maximum age of its anchor, and refuses it as stale one second later", async function () {
+  it("lets a score in up to the maximum age of its anchor, and refuses it as stale one second later", async () => {
     const { gate, owner, anchoredAt, arguments_ } = await loadFixture(fixture);
     await time.setNextBlockTimestamp(anchoredAt + MAX_AGE);
     await expect(gate.connect(owner).enter(...arguments_("passing"))).to.emit(gate, "Entered");
@@ -81,25 +102,41 @@ describe("examples/VraiGate", function () {
       .withArgs(anchoredAt, MAX_AGE);
   });
 
-  it("refuses yesterday's score under yesterday's root as stale", async function () {
+  it("refuses yesterday's score under yesterday's root as stale", async () => {
     const { gate, owner, day, yesterday } = await loadFixture(fixture);
-    const score = scoreOf({ agent: "agt_gated", day: day - 1, erc8004ChainId: 31337n, erc8004Registry: (await gate.requirements()).identityRegistry, erc8004TokenId: 0n });
+    const score = scoreOf({
+      agent: "agt_gated",
+      day: day - 1,
+      erc8004ChainId: 31337n,
+      erc8004Registry: (await gate.requirements()).identityRegistry,
+      erc8004TokenId: 0n,
+    });
     await expect(gate.connect(owner).enter(score, yesterday.proofOf(0), yesterday.root))
       .to.be.revertedWithCustomError(gate, "VraiGateStaleScore")
       .withArgs((day - 1) * DAY_S + 60, MAX_AGE);
   });
 
-  it("refuses a leaf of another day: yesterday's score under a root anchored today, and a leaf whose day was changed", async function () {
+  it("refuses a leaf of another day: yesterday's score under a root anchored today, and a leaf whose day was changed", async () => {
     const { gate, owner, day, scores, lateDay, arguments_ } = await loadFixture(fixture);
-    const late = scoreOf({ agent: "agt_gated", day: day - 1, erc8004ChainId: 31337n, erc8004Registry: scores.passing.erc8004Registry, erc8004TokenId: 0n, inputsSha256: ethers.id("late") });
+    const late = scoreOf({
+      agent: "agt_gated",
+      day: day - 1,
+      erc8004ChainId: 31337n,
+      erc8004Registry: scores.passing.erc8004Registry,
+      erc8004TokenId: 0n,
+      inputsSha256: ethers.id("late"),
+    });
     await expect(gate.connect(owner).enter(late, lateDay.proofOf(0), lateDay.root))
       .to.be.revertedWithCustomError(gate, "VraiGateScoreOfAnotherDay")
       .withArgs(day - 1, day);
     const [score, proof, root] = arguments_("passing");
-    await expect(gate.connect(owner).enter({ ...score, day: day + 1 }, proof, root)).to.be.revertedWithCustomError(gate, "VraiScoresInvalidProof");
+    await expect(gate.connect(owner).enter({ ...score, day: day + 1 }, proof, root)).to.be.revertedWithCustomError(
+      gate,
+      "VraiScoresInvalidProof",
+    );
   });
 
-  it("refuses a wrong proof", async function () {
+  it("refuses a wrong proof", async () => {
     const { gate, owner, today, arguments_ } = await loadFixture(fixture);
     const [score, , root] = arguments_("passing");
     await expect(gate.connect(owner).enter(score, today.proofOf(1), root))
@@ -107,7 +144,7 @@ describe("examples/VraiGate", function () {
       .withArgs(root, today.leafOf(0));
   });
 
-  it("refuses a root that is not anchored", async function () {
+  it("refuses a root that is not anchored", async () => {
     const { gate, owner, scores } = await loadFixture(fixture);
     const unanchored = treeOf([scores.passing, scores.low]);
     await expect(gate.connect(owner).enter(scores.passing, unanchored.proofOf(0), unanchored.root))
@@ -115,7 +152,7 @@ describe("examples/VraiGate", function () {
       .withArgs(unanchored.root);
   });
 
-  it("refuses a root anchored under another kind (a day of version-1 leaves)", async function () {
+  it("refuses a root anchored under another kind (a day of version-1 leaves)", async () => {
     const { gate, owner, day, scores, v1Kind } = await loadFixture(fixture);
     const score = { ...scores.passing, day, inputsSha256: ethers.id("v1") };
     await expect(gate.connect(owner).enter(score, v1Kind.proofOf(0), v1Kind.root))
@@ -123,21 +160,21 @@ describe("examples/VraiGate", function () {
       .withArgs(v1Kind.root);
   });
 
-  it("refuses a provisional score", async function () {
+  it("refuses a provisional score", async () => {
     const { gate, owner, arguments_ } = await loadFixture(fixture);
     await expect(gate.connect(owner).enter(...arguments_("provisional")))
       .to.be.revertedWithCustomError(gate, "VraiGateScoreNotEstablished")
       .withArgs("agt_provisional");
   });
 
-  it("refuses a score below the threshold", async function () {
+  it("refuses a score below the threshold", async () => {
     const { gate, owner, arguments_ } = await loadFixture(fixture);
     await expect(gate.connect(owner).enter(...arguments_("low")))
       .to.be.revertedWithCustomError(gate, "VraiGateScoreBelowThreshold")
       .withArgs(250, MIN_TOTAL);
   });
 
-  it("refuses a caller that neither owns the score's ERC-8004 identity nor is its agent wallet", async function () {
+  it("refuses a caller that neither owns the score's ERC-8004 identity nor is its agent wallet", async () => {
     const { gate, owner, stranger, other, arguments_ } = await loadFixture(fixture);
     await expect(gate.connect(stranger).enter(...arguments_("passing")))
       .to.be.revertedWithCustomError(gate, "VraiGateNotIdentityHolder")
@@ -146,12 +183,16 @@ describe("examples/VraiGate", function () {
     await expect(gate.connect(owner).enter(...arguments_("othersIdentity")))
       .to.be.revertedWithCustomError(gate, "VraiGateNotIdentityHolder")
       .withArgs(owner.address, 1n);
-    await expect(gate.connect(other).enter(...arguments_("othersIdentity"))).to.emit(gate, "Entered").withArgs(other.address, 1n);
+    await expect(gate.connect(other).enter(...arguments_("othersIdentity")))
+      .to.emit(gate, "Entered")
+      .withArgs(other.address, 1n);
   });
 
-  it("refuses a score whose identity is of no ERC-8004 registry, of another registry, or of another chain", async function () {
+  it("refuses a score whose identity is of no ERC-8004 registry, of another registry, or of another chain", async () => {
     const { gate, owner, scores, arguments_ } = await loadFixture(fixture);
-    await expect(gate.connect(owner).enter(...arguments_("unbound"))).to.be.revertedWithCustomError(gate, "VraiGateIdentityNotInRegistry").withArgs(0n, ethers.ZeroAddress);
+    await expect(gate.connect(owner).enter(...arguments_("unbound")))
+      .to.be.revertedWithCustomError(gate, "VraiGateIdentityNotInRegistry")
+      .withArgs(0n, ethers.ZeroAddress);
     await expect(gate.connect(owner).enter(...arguments_("otherRegistry")))
       .to.be.revertedWithCustomError(gate, "VraiGateIdentityNotInRegistry")
       .withArgs(31337n, scores.otherRegistry.erc8004Registry);
@@ -160,7 +201,7 @@ describe("examples/VraiGate", function () {
       .withArgs(8453n, scores.otherChain.erc8004Registry);
   });
 
-  it("refuses the agent wallet once the identity token moves (the transfer clears it)", async function () {
+  it("refuses the agent wallet once the identity token moves (the transfer clears it)", async () => {
     const { gate, identity, owner, wallet, stranger, arguments_ } = await loadFixture(fixture);
     await identity.connect(owner).transferFrom(owner.address, stranger.address, 0n);
     await expect(gate.connect(wallet).enter(...arguments_("passing")))

@@ -17,7 +17,18 @@ export async function verified(api: string, agentId: string, rpcUrl: string): Pr
 }
 
 export const derivedTotal = (did: string): number =>
-  deriveScore([{ txHash: "0x01", executor: did, success: true, riskLevel: "low", policyViolations: 0, verified: true, traceRoot: "0xab", source: "self-reported" }])[did].total;
+  deriveScore([
+    {
+      txHash: "0x01",
+      executor: did,
+      success: true,
+      riskLevel: "low",
+      policyViolations: 0,
+      verified: true,
+      traceRoot: "0xab",
+      source: "self-reported",
+    },
+  ])[did].total;
 
 // The declarations are real types, not `any`: each line below must be a type error.
 // @ts-expect-error baseUrl is a string

@@ -8,7 +8,11 @@ const USAGE = "dev-clock [advance --days N] [--api URL] [--data-dir DIR]";
 const DEFAULT_API = "http://127.0.0.1:8080";
 
 type ClockState = { now: string; offsetDays: number; nextDailyAt: string };
-type DevDay = { day: string; scores: number; anchor: { status: "mined"; txHash: string; blockNumber: number } | { status: "pending" | "off" } | null };
+type DevDay = {
+  day: string;
+  scores: number;
+  anchor: { status: "mined"; txHash: string; blockNumber: number } | { status: "pending" | "off" } | null;
+};
 
 /** `1 day` / `3 days`. */
 const days = (n: number) => `${n} day${n === 1 ? "" : "s"}`;
@@ -34,27 +38,47 @@ function operatorToken(dataDir: string): string {
   try {
     return fs.readFileSync(file, "utf8").trim();
   } catch (error) {
-    throw new InvalidInputError("usage", `no operator token: ${file} cannot be read (${(error as NodeJS.ErrnoException).code}); run this where vrai dev runs, or give --data-dir or OPERATOR_TOKEN`, { cause: error });
+    throw new InvalidInputError(
+      "usage",
+      `no operator token: ${file} cannot be read (${(error as NodeJS.ErrnoException).code}); run this where vrai dev runs, or give --data-dir or OPERATOR_TOKEN`,
+      { cause: error },
+    );
   }
 }
 
 /** A request to the dev service; what keeps it from answering is bad input (exit 2): no `vrai dev` there. */
-async function request(api: string, method: "GET" | "POST", route: string, init: { token?: string; body?: unknown } = {}): Promise<unknown> {
+async function request(
+  api: string,
+  method: "GET" | "POST",
+  route: string,
+  init: { token?: string; body?: unknown } = {},
+): Promise<unknown> {
   let res: Response;
   try {
     res = await fetch(api + route, {
       method,
-      headers: { ...(init.token ? { authorization: `Bearer ${init.token}` } : {}), ...(init.body === undefined ? {} : { "content-type": "application/json" }) },
+      headers: {
+        ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
+        ...(init.body === undefined ? {} : { "content-type": "application/json" }),
+      },
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
     });
   } catch (error) {
-    throw new InvalidInputError("dev_unreachable", `cannot reach ${api}: is vrai dev running? (${(error as Error).message}; --api URL to name another)`, { cause: error });
+    throw new InvalidInputError(
+      "dev_unreachable",
+      `cannot reach ${api}: is vrai dev running? (${(error as Error).message}; --api URL to name another)`,
+      { cause: error },
+    );
   }
   const body = (await res.json().catch(() => null)) as { error?: { code: string; message: string } } | null;
   if (res.status === 404 && route.startsWith("/v1/dev/")) {
     throw new InvalidInputError("no_dev_clock", `${api} has no development clock: it is vrai dev's alone, never vrai serve's`);
   }
-  if (!res.ok) throw new InvalidInputError(body?.error?.code ?? "dev_clock_refused", `${method} ${route} answered ${res.status}: ${body?.error?.message ?? "no message"}`);
+  if (!res.ok)
+    throw new InvalidInputError(
+      body?.error?.code ?? "dev_clock_refused",
+      `${method} ${route} answered ${res.status}: ${body?.error?.message ?? "no message"}`,
+    );
   return body;
 }
 
@@ -67,7 +91,8 @@ async function request(api: string, method: "GET" | "POST", route: string, init:
 export const command: Command = {
   name: "dev-clock",
   usage: USAGE,
-  summary: "show, or move whole days forward, the clock of a running vrai dev (and its chain's time): each day's daily recompute and anchoring run",
+  summary:
+    "show, or move whole days forward, the clock of a running vrai dev (and its chain's time): each day's daily recompute and anchoring run",
   help: [
     "Without advance: prints the service's time, how far ahead of this machine it is, and the next daily recompute.",
     "advance --days N (1-60): moves the clock and the local chain's time N days forward, one day at a time, each day's",
@@ -76,7 +101,11 @@ export const command: Command = {
     `--api: the service (VRAI_API_URL, else ${DEFAULT_API}); --data-dir: where vrai dev keeps its operator token (DATA_DIR, else ./data).`,
   ].join("\n"),
   async run(args, io) {
-    const { values, positionals } = parseFlags(args, { days: { type: "string" }, api: { type: "string" }, "data-dir": { type: "string" } }, USAGE);
+    const { values, positionals } = parseFlags(
+      args,
+      { days: { type: "string" }, api: { type: "string" }, "data-dir": { type: "string" } },
+      USAGE,
+    );
     const [action, ...extra] = positionals;
     if (extra.length > 0 || (action !== undefined && action !== "advance")) {
       throw new InvalidInputError("usage", `unknown argument ${extra[0] ?? action} (usage: vrai ${USAGE})`);
@@ -88,9 +117,12 @@ export const command: Command = {
       printState(io, (await request(api, "GET", "/v1/dev/clock")) as ClockState);
       return 0;
     }
-    if (values.days === undefined || !/^[1-9]\d*$/.test(values.days)) throw new InvalidInputError("usage", `advance needs --days N, a whole number of days 1-60, got ${values.days ?? "nothing"}`);
+    if (values.days === undefined || !/^[1-9]\d*$/.test(values.days))
+      throw new InvalidInputError("usage", `advance needs --days N, a whole number of days 1-60, got ${values.days ?? "nothing"}`);
     const token = operatorToken(values["data-dir"] ?? (process.env.DATA_DIR || "./data"));
-    const moved = (await request(api, "POST", "/v1/dev/clock/advance", { token, body: { days: Number(values.days) } })) as ClockState & { days: DevDay[] };
+    const moved = (await request(api, "POST", "/v1/dev/clock/advance", { token, body: { days: Number(values.days) } })) as ClockState & {
+      days: DevDay[];
+    };
     io.stdout(`development clock moved ${days(Number(values.days))} forward (the chain's time with it)\n`);
     for (const d of moved.days) io.stdout(`${dayLine(d)}\n`);
     printState(io, moved);
@@ -99,5 +131,7 @@ export const command: Command = {
 };
 
 function printState(io: CliIo, state: ClockState): void {
-  io.stdout(`now ${state.now} on the service's clock, ${state.offsetDays === 0 ? "the machine's" : `${days(state.offsetDays)} ahead of the machine's`}; next daily recompute at ${state.nextDailyAt}\n`);
+  io.stdout(
+    `now ${state.now} on the service's clock, ${state.offsetDays === 0 ? "the machine's" : `${days(state.offsetDays)} ahead of the machine's`}; next daily recompute at ${state.nextDailyAt}\n`,
+  );
 }

@@ -34,8 +34,13 @@ export const command: Command = {
     "--uri: the identity's agent URI (default: none).",
   ].join("\n"),
   async run(args, io) {
-    const { values, positionals } = parseFlags(args, { uri: { type: "string" }, rpc: { type: "string" }, deployment: { type: "string" } }, USAGE);
-    if (positionals.length !== 1) throw new InvalidInputError("usage", `expected one wallet address, got ${positionals.length} (usage: vrai ${USAGE})`);
+    const { values, positionals } = parseFlags(
+      args,
+      { uri: { type: "string" }, rpc: { type: "string" }, deployment: { type: "string" } },
+      USAGE,
+    );
+    if (positionals.length !== 1)
+      throw new InvalidInputError("usage", `expected one wallet address, got ${positionals.length} (usage: vrai ${USAGE})`);
     if (!isAddress(positionals[0], { strict: false })) throw new InvalidInputError("usage", `not an address: ${positionals[0]}`);
     const wallet = getAddress(positionals[0]);
     const rpcUrl = values.rpc ?? process.env.RPC_URL ?? "http://127.0.0.1:8545";
@@ -45,16 +50,30 @@ export const command: Command = {
     try {
       registry = getAddress(readDeployment(file).contracts.IdentityRegistry.address);
     } catch (error) {
-      if (error instanceof DeploymentFileError) throw new InvalidInputError("usage", `--deployment: ${error.message} (is vrai dev running here?)`, { cause: error });
+      if (error instanceof DeploymentFileError)
+        throw new InvalidInputError("usage", `--deployment: ${error.message} (is vrai dev running here?)`, { cause: error });
       throw error;
     }
     const transport = http(rpcUrl, { retryCount: 0 });
     const publicClient = createPublicClient({ transport });
     const chainId = await publicClient.getChainId().catch((error: unknown) => {
-      throw new InvalidInputError("chain_unreachable", `cannot reach the chain at ${rpcUrl}: is vrai dev running? (${shortMessageOf(error)})`, { cause: error });
+      throw new InvalidInputError(
+        "chain_unreachable",
+        `cannot reach the chain at ${rpcUrl}: is vrai dev running? (${shortMessageOf(error)})`,
+        { cause: error },
+      );
     });
-    if (chainId !== LOCAL_CHAIN_ID) throw new InvalidInputError("not_local_chain", `${rpcUrl} serves chain ${chainId}: dev-identity mints on a local Hardhat chain (31337) only`);
-    const chain = { id: chainId, name: "local", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } } as const;
+    if (chainId !== LOCAL_CHAIN_ID)
+      throw new InvalidInputError(
+        "not_local_chain",
+        `${rpcUrl} serves chain ${chainId}: dev-identity mints on a local Hardhat chain (31337) only`,
+      );
+    const chain = {
+      id: chainId,
+      name: "local",
+      nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+      rpcUrls: { default: { http: [rpcUrl] } },
+    } as const;
     const deployer = createWalletClient({ chain, transport, account: privateKeyToAccount(LOCAL_DEPLOYER_KEY) });
     const mined = async (hash: `0x${string}`) => {
       const receipt = await publicClient.waitForTransactionReceipt({ hash });
@@ -63,17 +82,28 @@ export const command: Command = {
     };
 
     // Registered to the deployer (register mints to its sender), then given to the wallet.
-    const registered = await mined(await deployer.writeContract({ address: registry, abi: identityRegistryAbi, functionName: "register", args: [values.uri ?? ""] }));
+    const registered = await mined(
+      await deployer.writeContract({ address: registry, abi: identityRegistryAbi, functionName: "register", args: [values.uri ?? ""] }),
+    );
     const [event] = parseEventLogs({ abi: identityRegistryAbi, eventName: "Registered", logs: registered.logs });
     if (event === undefined) throw new Error(`transaction ${registered.transactionHash} registered no identity`);
     const tokenId = event.args.agentId;
     if (wallet !== deployer.account.address) {
-      await mined(await deployer.writeContract({ address: registry, abi: identityRegistryAbi, functionName: "transferFrom", args: [deployer.account.address, wallet, tokenId] }));
+      await mined(
+        await deployer.writeContract({
+          address: registry,
+          abi: identityRegistryAbi,
+          functionName: "transferFrom",
+          args: [deployer.account.address, wallet, tokenId],
+        }),
+      );
     }
     const funded = (await publicClient.getBalance({ address: wallet })) < FUND_BELOW;
     if (funded) await mined(await deployer.sendTransaction({ to: wallet, value: FUND }));
     const subject = `${chainId}:${registry.toLowerCase()}:${tokenId}`;
-    io.stdout(`ERC-8004 identity ${tokenId} minted for ${wallet} (IdentityRegistry ${registry}, chain ${chainId}, tx ${registered.transactionHash})${funded ? "; the wallet was given 1 ETH" : ""}\n`);
+    io.stdout(
+      `ERC-8004 identity ${tokenId} minted for ${wallet} (IdentityRegistry ${registry}, chain ${chainId}, tx ${registered.transactionHash})${funded ? "; the wallet was given 1 ETH" : ""}\n`,
+    );
     io.stdout(`token id: ${tokenId}\n`);
     io.stdout(`erc8004 proof subject: ${subject}\n`);
     return 0;

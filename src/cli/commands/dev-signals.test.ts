@@ -36,7 +36,8 @@ async function expectStoppedCleanly(dev: DevProcess): Promise<void> {
       expect(() => JSON.parse(line), line).to.throw();
     }
     // Once the service ran, its log's lines are there to be read, at info as a newcomer runs it.
-    if (dev.output().includes("vrai ready: ")) expect(lines.filter((line) => /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: /.test(line)).length).to.be.greaterThan(1);
+    if (dev.output().includes("vrai ready: "))
+      expect(lines.filter((line) => /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: /.test(line)).length).to.be.greaterThan(1);
     expect(await listening(dev.apiPort), "API port").to.equal(false);
     expect(await listening(dev.chainPort), "chain port").to.equal(false);
   } finally {

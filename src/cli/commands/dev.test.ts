@@ -29,7 +29,8 @@ type Launched = { child: ChildProcess; out: () => string; err: () => string; exi
 
 function launchDev(cwd: string, chainPort: number): Launched {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: "0", CHAIN_PORT: String(chainPort), LOG_LEVEL: "warn" };
-  for (const name of ["DATABASE_URL", "OPERATOR_TOKEN", "RPC_URL", "DATA_DIR", "DEPLOYMENTS_DIR", "HARDHAT_NETWORK", "HARDHAT_CONFIG"]) delete env[name];
+  for (const name of ["DATABASE_URL", "OPERATOR_TOKEN", "RPC_URL", "DATA_DIR", "DEPLOYMENTS_DIR", "HARDHAT_NETWORK", "HARDHAT_CONFIG"])
+    delete env[name];
   for (const name of Object.keys(env)) if (name.startsWith("ANCHOR_")) delete env[name];
   const child = spawn(process.execPath, [BIN, "dev"], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
@@ -62,15 +63,27 @@ async function eventually<T>(read: () => Promise<T | undefined>, ms = 20_000): P
 }
 
 /** The indexer's view of an executor, once it holds `records` on-chain records. */
-async function indexedDerived(api: string, did: string, records: number): Promise<{ recordCount: number; result: { total: number }; source: string }> {
+async function indexedDerived(
+  api: string,
+  did: string,
+  records: number,
+): Promise<{ recordCount: number; result: { total: number }; source: string }> {
   return eventually(async () => {
-    const body = (await (await fetch(`${api}/v1/executors/${encodeURIComponent(did)}/derived-score`)).json()) as { recordCount: number; result: { total: number }; source: string };
+    const body = (await (await fetch(`${api}/v1/executors/${encodeURIComponent(did)}/derived-score`)).json()) as {
+      recordCount: number;
+      result: { total: number };
+      source: string;
+    };
     return body.recordCount === records && body.result.total === records ? body : undefined;
   });
 }
 
 async function rpc(url: string, method: string, params: unknown[] = []): Promise<unknown> {
-  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) });
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
   return ((await res.json()) as { result: unknown }).result;
 }
 
@@ -111,31 +124,59 @@ describe("vrai dev (npm start)", function () {
     expect(await readNetworkScore(publicClient, registry, 0n)).to.include({ scoreType: "platform-network", score: 0, settlements: 0 });
 
     // An ERC-8004 identity and a proof record, signed locally (eth_sendRawTransaction) by Hardhat's second account.
-    const wallet = createWalletClient({ chain: hardhat, transport: http(running.chain), account: mnemonicToAccount("test test test test test test test test test test test junk", { addressIndex: 1 }) });
+    const wallet = createWalletClient({
+      chain: hardhat,
+      transport: http(running.chain),
+      account: mnemonicToAccount("test test test test test test test test test test test junk", { addressIndex: 1 }),
+    });
     const identity = deployment.contracts.IdentityRegistry.address as `0x${string}`;
-    await publicClient.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: identity, abi: identityRegistryAbi, functionName: "register", args: ["ipfs://dev-agent"] }) });
-    const proof = await submitProof({ wallet, publicClient }, { registry, agentId: 0n, success: true, riskLevel: "low", policyViolations: 0, traceRoot: `0x${"ab".repeat(32)}` });
+    await publicClient.waitForTransactionReceipt({
+      hash: await wallet.writeContract({
+        address: identity,
+        abi: identityRegistryAbi,
+        functionName: "register",
+        args: ["ipfs://dev-agent"],
+      }),
+    });
+    const proof = await submitProof(
+      { wallet, publicClient },
+      { registry, agentId: 0n, success: true, riskLevel: "low", policyViolations: 0, traceRoot: `0x${"ab".repeat(32)}` },
+    );
     const proofBlock = await publicClient.getBlock({ blockNumber: BigInt(proof.blockNumber) });
     // The indexer, beside the API on the same store, picks the record up.
     const did = executorId(31337, identity, 0n);
     expect(await indexedDerived(running.api, did, 1)).to.include({ source: "onchain" });
 
     // The API answers; an owner, an agent and a check-in through the SDK.
-    const owner = (await (await fetch(`${running.api}/v1/owners`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json()) as { ownerId: string; token: string };
-    const claim = (await (await fetch(`${running.api}/v1/agents`, {
-      method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${owner.token}` }, body: "{}",
-    })).json()) as { agentId: string; agentKey: string };
+    const owner = (await (
+      await fetch(`${running.api}/v1/owners`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })
+    ).json()) as { ownerId: string; token: string };
+    const claim = (await (
+      await fetch(`${running.api}/v1/agents`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${owner.token}` },
+        body: "{}",
+      })
+    ).json()) as { agentId: string; agentKey: string };
     const checkIn = await createVraiAgent({ baseUrl: running.api, agentId: claim.agentId, agentKey: claim.agentKey }).checkIn();
     expect(checkIn).to.include({ result: "counted", next_heartbeat_s: 3600 });
     // A wallet proof (V6): the owner signs the server's challenge with its wallet.
     const ownerAuth = { "content-type": "application/json", authorization: `Bearer ${owner.token}` };
-    const challenge = (await (await fetch(`${running.api}/v1/proofs/challenges`, {
-      method: "POST", headers: ownerAuth, body: JSON.stringify({ kind: "wallet", subject: wallet.account.address }),
-    })).json()) as { id: string; message: string };
+    const challenge = (await (
+      await fetch(`${running.api}/v1/proofs/challenges`, {
+        method: "POST",
+        headers: ownerAuth,
+        body: JSON.stringify({ kind: "wallet", subject: wallet.account.address }),
+      })
+    ).json()) as { id: string; message: string };
     const signature = await wallet.account.signMessage({ message: challenge.message });
     const proved = await fetch(`${running.api}/v1/proofs`, {
-      method: "POST", headers: ownerAuth,
-      body: JSON.stringify({ challengeId: challenge.id, evidence: { address: wallet.account.address, signature, signatureType: "eip191" } }),
+      method: "POST",
+      headers: ownerAuth,
+      body: JSON.stringify({
+        challengeId: challenge.id,
+        evidence: { address: wallet.account.address, signature, signatureType: "eip191" },
+      }),
     });
     expect(proved.status).to.equal(201);
     // The Vrai score (claim 100 + wallet 30 + integrity 100), apart from the derived score read above. A wallet
@@ -163,26 +204,43 @@ describe("vrai dev (npm start)", function () {
     const newAccount = privateKeyToAccount(generatePrivateKey());
     const newWallet = newAccount.address;
     const { PORT: _p, CHAIN_PORT: _c, DATA_DIR: _d, RPC_URL: _r, DEPLOYMENTS_DIR: _dd, ...plainEnv } = process.env;
-    const minted = spawnSync(process.execPath, [BIN, "dev-identity", newWallet, "--rpc", running.chain], { cwd: dir, env: plainEnv, encoding: "utf8" });
+    const minted = spawnSync(process.execPath, [BIN, "dev-identity", newWallet, "--rpc", running.chain], {
+      cwd: dir,
+      env: plainEnv,
+      encoding: "utf8",
+    });
     expect(minted.status, minted.stderr).to.equal(0);
     const tokenId = BigInt(/^token id: (\d+)$/m.exec(minted.stdout)![1]);
-    expect(minted.stdout).to.contain(`ERC-8004 identity ${tokenId} minted for ${newWallet} (IdentityRegistry ${getAddress(identity)}, chain 31337, tx 0x`);
+    expect(minted.stdout).to.contain(
+      `ERC-8004 identity ${tokenId} minted for ${newWallet} (IdentityRegistry ${getAddress(identity)}, chain 31337, tx 0x`,
+    );
     expect(minted.stdout).to.contain("; the wallet was given 1 ETH");
-    expect(await publicClient.readContract({ address: identity, abi: identityRegistryAbi, functionName: "ownerOf", args: [tokenId] })).to.equal(newWallet);
+    expect(
+      await publicClient.readContract({ address: identity, abi: identityRegistryAbi, functionName: "ownerOf", args: [tokenId] }),
+    ).to.equal(newWallet);
     expect(await publicClient.getBalance({ address: newWallet })).to.equal(10n ** 18n);
     const subject = /^erc8004 proof subject: (\S+)$/m.exec(minted.stdout)![1];
     expect(subject).to.equal(`31337:${identity.toLowerCase()}:${tokenId}`);
-    const erc8004Challenge = await fetch(`${running.api}/v1/proofs/challenges`, { method: "POST", headers: ownerAuth, body: JSON.stringify({ kind: "erc8004", subject, agentId: claim.agentId }) });
+    const erc8004Challenge = await fetch(`${running.api}/v1/proofs/challenges`, {
+      method: "POST",
+      headers: ownerAuth,
+      body: JSON.stringify({ kind: "erc8004", subject, agentId: claim.agentId }),
+    });
     expect(erc8004Challenge.status).to.equal(201);
     // Done as the challenge says: its message signed by the token's owner (the minted wallet), the evidence shown with the signature filled in.
     const { id: erc8004ChallengeId, instructions } = (await erc8004Challenge.json()) as {
-      id: string; instructions: { sign: { message: string; by: string }; evidence: Record<string, string | number> };
+      id: string;
+      instructions: { sign: { message: string; by: string }; evidence: Record<string, string | number> };
     };
     expect(instructions.sign.by).to.equal(`the owner of token ${tokenId} of ${identity.toLowerCase()} on chain 31337`);
     expect(Object.keys(instructions.evidence).filter((k) => /^<.+>$/.test(String(instructions.evidence[k])))).to.deep.equal(["signature"]);
     const erc8004Proof = await fetch(`${running.api}/v1/proofs`, {
-      method: "POST", headers: ownerAuth,
-      body: JSON.stringify({ challengeId: erc8004ChallengeId, evidence: { ...instructions.evidence, signature: await newAccount.signMessage({ message: instructions.sign.message }) } }),
+      method: "POST",
+      headers: ownerAuth,
+      body: JSON.stringify({
+        challengeId: erc8004ChallengeId,
+        evidence: { ...instructions.evidence, signature: await newAccount.signMessage({ message: instructions.sign.message }) },
+      }),
     });
     expect(erc8004Proof.status, await erc8004Proof.clone().text()).to.equal(201);
     expect(await erc8004Proof.json()).to.include({ kind: "erc8004", subject });
@@ -191,24 +249,42 @@ describe("vrai dev (npm start)", function () {
     expect(withIdentity.total).to.equal(280);
     const holder = (await (await fetch(`${running.api}/v1/erc8004/31337/${identity}/${tokenId}`)).json()) as { agentId: string };
     expect(holder.agentId).to.equal(claim.agentId);
-    const elsewhere = spawnSync(process.execPath, [BIN, "dev-identity", newWallet, "--rpc", "http://127.0.0.1:1"], { cwd: dir, env: plainEnv, encoding: "utf8" });
-    expect([elsewhere.status, elsewhere.stderr]).to.deep.equal([2, elsewhere.stderr.split("\n")[0] + "\n"]);
+    const elsewhere = spawnSync(process.execPath, [BIN, "dev-identity", newWallet, "--rpc", "http://127.0.0.1:1"], {
+      cwd: dir,
+      env: plainEnv,
+      encoding: "utf8",
+    });
+    expect([elsewhere.status, elsewhere.stderr]).to.deep.equal([2, `${elsewhere.stderr.split("\n")[0]}\n`]);
     expect(elsewhere.stderr).to.match(/^vrai dev-identity: cannot reach the chain at http:\/\/127\.0\.0\.1:1: is vrai dev running\?/);
     const operatorToken = fs.readFileSync(path.join(dir, "data", "operator-token"), "utf8");
     // The data directory is this process's alone (issue #33): a second command on it is refused at once, naming it.
     const { PORT: _port, CHAIN_PORT: _chain, DATA_DIR: _data, DATABASE_URL: _db, ...env } = process.env;
     const recompute = spawnSync(process.execPath, [BIN, "recompute"], { cwd: dir, env, encoding: "utf8" });
     expect(recompute.status, recompute.stderr).to.equal(2);
-    expect(recompute.stderr).to.match(new RegExp(`^vrai recompute: data directory \\./data is in use by vrai dev \\(pid ${running.child.pid}, since [^)]+\\): .*stop that one first.*\n$`));
-    const second = spawnSync(process.execPath, [BIN, "dev"], { cwd: dir, env: { ...env, PORT: "0", CHAIN_PORT: String(await freePort()) }, encoding: "utf8" });
+    expect(recompute.stderr).to.match(
+      new RegExp(
+        `^vrai recompute: data directory \\./data is in use by vrai dev \\(pid ${running.child.pid}, since [^)]+\\): .*stop that one first.*\n$`,
+      ),
+    );
+    const second = spawnSync(process.execPath, [BIN, "dev"], {
+      cwd: dir,
+      env: { ...env, PORT: "0", CHAIN_PORT: String(await freePort()) },
+      encoding: "utf8",
+    });
     expect(second.status, second.stderr).to.equal(2);
     expect(second.stderr).to.match(/^vrai dev: data directory \.\/data is in use by vrai dev/);
     expect(second.stdout).to.not.contain("chain started");
 
     // The development clock a day forward (issue #31): the chain's time with it, through the journal the restart replays.
-    const advanced = spawnSync(process.execPath, [BIN, "dev-clock", "advance", "--days", "1", "--api", running.api], { cwd: dir, env: plainEnv, encoding: "utf8" });
+    const advanced = spawnSync(process.execPath, [BIN, "dev-clock", "advance", "--days", "1", "--api", running.api], {
+      cwd: dir,
+      env: plainEnv,
+      encoding: "utf8",
+    });
     expect(advanced.status, advanced.stderr).to.equal(0);
-    expect(advanced.stdout).to.match(/^development clock moved 1 day forward \(the chain's time with it\)\n\d{4}-\d\d-\d\d: 1 daily score, root anchored on chain in block \d+/);
+    expect(advanced.stdout).to.match(
+      /^development clock moved 1 day forward \(the chain's time with it\)\n\d{4}-\d\d-\d\d: 1 daily score, root anchored on chain in block \d+/,
+    );
     const movedBlock = await publicClient.getBlock();
     expect(Number(movedBlock.timestamp)).to.be.at.least(Math.floor(Date.now() / 1000) + 86_400 - 60);
 
@@ -231,10 +307,15 @@ describe("vrai dev (npm start)", function () {
     // The same blocks, so the same identity and proof record, as before the restart.
     const restored = createPublicClient({ chain: hardhat, transport: http(running.chain) });
     expect((await restored.getBlock({ blockNumber: BigInt(proof.blockNumber) })).hash).to.equal(proofBlock.hash);
-    expect(await restored.readContract({ address: identity, abi: identityRegistryAbi, functionName: "ownerOf", args: [0n] })).to.equal(wallet.account.address);
+    expect(await restored.readContract({ address: identity, abi: identityRegistryAbi, functionName: "ownerOf", args: [0n] })).to.equal(
+      wallet.account.address,
+    );
     expect((await restored.getTransactionReceipt({ hash: proof.txHash })).status).to.equal("success");
     // The indexer goes on from its checkpoint on the restored chain.
-    await submitProof({ wallet, publicClient: restored }, { registry, agentId: 0n, success: false, riskLevel: "high", policyViolations: 1, traceRoot: `0x${"cd".repeat(32)}` });
+    await submitProof(
+      { wallet, publicClient: restored },
+      { registry, agentId: 0n, success: false, riskLevel: "high", policyViolations: 1, traceRoot: `0x${"cd".repeat(32)}` },
+    );
     expect(await indexedDerived(running.api, did, 2)).to.include({ source: "onchain" });
     // Chain time goes on from now on the development clock (a day ahead, kept in ./data), not from the last block before the restart.
     expect((await restored.getBlock({ blockNumber: movedBlock.number })).hash).to.equal(movedBlock.hash);
@@ -256,11 +337,17 @@ describe("vrai dev (npm start)", function () {
     const own = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-dev-two-"));
     try {
       const both = [launchDev(own, await freePort()), launchDev(own, await freePort())];
-      for (const launched of both) void launched.ready.then((running) => started.push(running), () => undefined);
+      for (const launched of both)
+        void launched.ready.then(
+          (running) => started.push(running),
+          () => undefined,
+        );
       const loser = await Promise.race(both.map((launched) => launched.exited.then(() => launched)));
       const winner = both.find((launched) => launched !== loser)!;
       expect(await loser.exited, loser.err()).to.equal(2);
-      expect(loser.err()).to.match(new RegExp(`^vrai dev: data directory \\./data is in use by vrai dev \\(pid ${winner.child.pid}, since [^)]+\\): [^\\n]*\\n$`));
+      expect(loser.err()).to.match(
+        new RegExp(`^vrai dev: data directory \\./data is in use by vrai dev \\(pid ${winner.child.pid}, since [^)]+\\): [^\\n]*\\n$`),
+      );
       // Nothing of it ran: no operator token written or read, no chain.
       expect(loser.out()).to.equal("");
       const running = await winner.ready;
@@ -284,14 +371,19 @@ describe("vrai dev (npm start)", function () {
 
     running = await startDev(dir, chainPort);
     started.push(running);
-    expect(running.out()).to.match(/chain restarted empty \(call \d+ \(\w+\) led to block \d+ 0x[0-9a-f]{64}, not 0x0{64}; journal kept in data\/chain\.jsonl\.unreplayable-\d+\): contracts redeployed \(deployments\/localhost\.json rewritten\); Vrai data in \.\/data kept/);
+    expect(running.out()).to.match(
+      /chain restarted empty \(call \d+ \(\w+\) led to block \d+ 0x[0-9a-f]{64}, not 0x0{64}; journal kept in data\/chain\.jsonl\.unreplayable-\d+\): contracts redeployed \(deployments\/localhost\.json rewritten\); Vrai data in \.\/data kept/,
+    );
     const deployment = readDeployment(path.join(dir, "deployments", "localhost.json"));
     expect(await rpc(running.chain, "eth_getCode", [registryAddressOf(deployment), "latest"])).to.not.equal("0x");
     // Three deployments and three role grants (block 6), maybe a daily anchor after them.
     expect(Number(await rpc(running.chain, "eth_blockNumber"))).to.be.at.least(6);
     // The indexer finds the chain it had indexed gone and follows the new one.
     const health = await eventually(async () => {
-      const body = (await (await fetch(`${running!.api}/v1/indexer/health`)).json()) as { status: string; checkpoints: Array<{ chainId: number; blockNumber: number }> };
+      const body = (await (await fetch(`${running!.api}/v1/indexer/health`)).json()) as {
+        status: string;
+        checkpoints: Array<{ chainId: number; blockNumber: number }>;
+      };
       return body.checkpoints.some((c) => c.chainId === 31337 && c.blockNumber >= 6) ? body : undefined;
     });
     expect(health.status).to.equal("ok");

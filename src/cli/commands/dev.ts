@@ -16,13 +16,19 @@ import { serveUntilSignal, stopOnSignals, type SignalStop } from "./serve";
 function chainPort(env: NodeJS.ProcessEnv): number {
   const given = env.CHAIN_PORT === undefined || env.CHAIN_PORT === "" ? "8545" : env.CHAIN_PORT;
   const port = Number(given);
-  if (!/^\d+$/.test(given) || port < 1 || port > 65535) throw new InvalidInputError("invalid_configuration", `invalid configuration: CHAIN_PORT: expected a port 1-65535, got ${JSON.stringify(given)}`);
+  if (!/^\d+$/.test(given) || port < 1 || port > 65535)
+    throw new InvalidInputError(
+      "invalid_configuration",
+      `invalid configuration: CHAIN_PORT: expected a port 1-65535, got ${JSON.stringify(given)}`,
+    );
   return port;
 }
 
 /** Whether the data directory holds a store from an earlier run. */
 function hasData(dataDir: string): boolean {
-  return fs.existsSync(dataDir) && fs.readdirSync(dataDir).some((name) => name !== DATA_DIR_FILES.operatorToken && name !== DATA_DIR_FILES.lock);
+  return (
+    fs.existsSync(dataDir) && fs.readdirSync(dataDir).some((name) => name !== DATA_DIR_FILES.operatorToken && name !== DATA_DIR_FILES.lock)
+  );
 }
 
 /**
@@ -64,14 +70,23 @@ export const command: Command = {
 };
 
 /** `vrai dev` once it holds its data directory. */
-async function startDev(io: CliIo, env: NodeJS.ProcessEnv, options: { dataDir: string; restarted: boolean; lock: DataDirLock; stop: SignalStop }): Promise<number> {
+async function startDev(
+  io: CliIo,
+  env: NodeJS.ProcessEnv,
+  options: { dataDir: string; restarted: boolean; lock: DataDirLock; stop: SignalStop },
+): Promise<number> {
   const { dataDir } = options;
   const deploymentsDir = env.DEPLOYMENTS_DIR || "./deployments";
   const port = chainPort(env);
   const hostname = "127.0.0.1";
   const deploymentFile = path.join(deploymentsDir, "localhost.json");
   // What `vrai dev` sets itself; any variable of `vrai serve` given by hand still applies.
-  const local: Record<string, string> = { DATA_DIR: dataDir, RPC_URL: `http://${hostname}:${port}`, DEPLOYMENT: deploymentFile, CONFIRMATIONS: "0" };
+  const local: Record<string, string> = {
+    DATA_DIR: dataDir,
+    RPC_URL: `http://${hostname}:${port}`,
+    DEPLOYMENT: deploymentFile,
+    CONFIRMATIONS: "0",
+  };
   const tokenFile = path.join(dataDir, DATA_DIR_FILES.operatorToken);
   if (!env.OPERATOR_TOKEN) {
     if (!fs.existsSync(tokenFile)) fs.writeFileSync(tokenFile, `vop_${crypto.randomBytes(32).toString("base64url")}\n`, { mode: 0o600 });
@@ -88,7 +103,15 @@ async function startDev(io: CliIo, env: NodeJS.ProcessEnv, options: { dataDir: s
   await checkCanListen(config.HOST, config.PORT).catch((error: unknown) => {
     throw startupError(error);
   });
-  return runWithChain(io, config, { hostname, port, deploymentsDir, dataDir, restarted: options.restarted, stop: options.stop, lock: options.lock });
+  return runWithChain(io, config, {
+    hostname,
+    port,
+    deploymentsDir,
+    dataDir,
+    restarted: options.restarted,
+    stop: options.stop,
+    lock: options.lock,
+  });
 }
 
 /** The line saying where this start's chain came from. */
@@ -106,7 +129,17 @@ function chainStartLine(start: ChainStart, deployment: string, journal: string, 
 }
 
 async function runWithChain(
-  io: CliIo, config: ServeConfig, options: { hostname: string; port: number; deploymentsDir: string; dataDir: string; restarted: boolean; stop: SignalStop; lock: DataDirLock },
+  io: CliIo,
+  config: ServeConfig,
+  options: {
+    hostname: string;
+    port: number;
+    deploymentsDir: string;
+    dataDir: string;
+    restarted: boolean;
+    stop: SignalStop;
+    lock: DataDirLock;
+  },
 ): Promise<number> {
   const journalFile = path.join(options.dataDir, DATA_DIR_FILES.chainJournal);
   // The development clock (issue #31): the service's clock and the chain's time, moved by `vrai dev-clock`.
@@ -127,15 +160,19 @@ async function runWithChain(
       io.stdout("vrai stopped\n");
       return 0;
     }
-    return await serveUntilSignal(io, { ...config, RPC_URL: chain.url, DEPLOYMENT: chain.deploymentFile }, {
-      stop: options.stop,
-      devClock: { clock, persist, moveChainTo: chain.moveTimeTo },
-      dataDirLock: options.lock,
-      readyNote: `chain ${chain.url} (id ${chain.chainId}, ${deployment}, indexed)`,
-      // Readable lines, one per entry, for the person who runs it (vrai serve logs JSON).
-      logger: createLogger(config.LOG_LEVEL, logFormat("dev", process.stdout.isTTY === true)),
-      afterStop: closeChain,
-    });
+    return await serveUntilSignal(
+      io,
+      { ...config, RPC_URL: chain.url, DEPLOYMENT: chain.deploymentFile },
+      {
+        stop: options.stop,
+        devClock: { clock, persist, moveChainTo: chain.moveTimeTo },
+        dataDirLock: options.lock,
+        readyNote: `chain ${chain.url} (id ${chain.chainId}, ${deployment}, indexed)`,
+        // Readable lines, one per entry, for the person who runs it (vrai serve logs JSON).
+        logger: createLogger(config.LOG_LEVEL, logFormat("dev", process.stdout.isTTY === true)),
+        afterStop: closeChain,
+      },
+    );
   } finally {
     await closeChain();
   }

@@ -42,13 +42,23 @@ describe("three vrai serve instances behind HAProxy on one PostgreSQL", function
     chain = await deployToNode(node.url, dir);
     [chainAgent] = await chain.register(chain.accounts[2]);
     sharedEnv = {
-      DATABASE_URL: testDb.url!, PORT: "0", OPERATOR_TOKEN, LOG_LEVEL: "info", RATE_LIMIT_PER_MINUTE: "100000",
-      RPC_URL: node.url, DEPLOYMENT: chain.file, CONFIRMATIONS: "0", POLL_INTERVAL_MS: "100",
+      DATABASE_URL: testDb.url!,
+      PORT: "0",
+      OPERATOR_TOKEN,
+      LOG_LEVEL: "info",
+      RATE_LIMIT_PER_MINUTE: "100000",
+      RPC_URL: node.url,
+      DEPLOYMENT: chain.file,
+      CONFIRMATIONS: "0",
+      POLL_INTERVAL_MS: "100",
     };
     // The first alone: it builds the bundle all three run, and takes the indexer lock.
     instances.push(await startServe(sharedEnv));
     instances.push(...(await Promise.all(Array.from({ length: INSTANCES - 1 }, () => startServe(sharedEnv)))));
-    balancer = await startBalancer(instances.map((s, i) => ({ name: `vrai${i + 1}`, url: s.url })), HEALTH_PATH);
+    balancer = await startBalancer(
+      instances.map((s, i) => ({ name: `vrai${i + 1}`, url: s.url })),
+      HEALTH_PATH,
+    );
   });
   after(async () => {
     await balancer?.close();
@@ -58,13 +68,27 @@ describe("three vrai serve instances behind HAProxy on one PostgreSQL", function
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  async function call(base: string, method: "GET" | "POST", p: string, options: { token?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer> {
+  async function call(
+    base: string,
+    method: "GET" | "POST",
+    p: string,
+    options: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+  ): Promise<Answer> {
     const res = await fetch(base + p, {
       method,
-      headers: { ...(options.body === undefined ? {} : { "content-type": "application/json" }), ...(options.token ? { authorization: `Bearer ${options.token}` } : {}), ...options.headers },
+      headers: {
+        ...(options.body === undefined ? {} : { "content-type": "application/json" }),
+        ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+        ...options.headers,
+      },
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
     });
-    return { status: res.status, json: (await res.json()) as Json, servedBy: res.headers.get("x-served-by"), replayed: res.headers.get("idempotent-replayed") === "true" };
+    return {
+      status: res.status,
+      json: (await res.json()) as Json,
+      servedBy: res.headers.get("x-served-by"),
+      replayed: res.headers.get("idempotent-replayed") === "true",
+    };
   }
   const newAgent = async (base: string) => {
     const owner = await call(base, "POST", "/v1/owners", { body: {} });
@@ -74,11 +98,15 @@ describe("three vrai serve instances behind HAProxy on one PostgreSQL", function
   const checkIn = (base: string, agent: { agentId: string; agentKey: string }, key: string) =>
     call(base, "POST", `/v1/agents/${agent.agentId}/checkins`, { token: agent.agentKey, body: {}, headers: { "idempotency-key": key } });
   const storedCheckins = async (agentId: string) =>
-    (await testDb.db.query<{ idempotency_key: string }>("SELECT idempotency_key FROM checkins WHERE agent_id = $1", [agentId])).rows.map((r) => r.idempotency_key);
+    (await testDb.db.query<{ idempotency_key: string }>("SELECT idempotency_key FROM checkins WHERE agent_id = $1", [agentId])).rows.map(
+      (r) => r.idempotency_key,
+    );
 
   it("counts exactly one of 50 parallel check-ins of one agent spread over the three instances (V3.2)", async () => {
     const agent = await newAgent(balancer.url);
-    const answers = await Promise.all(Array.from({ length: 50 }, async (_, i) => ({ key: `burst-${i}`, ...(await checkIn(balancer.url, agent, `burst-${i}`)) })));
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, async (_, i) => ({ key: `burst-${i}`, ...(await checkIn(balancer.url, agent, `burst-${i}`)) })),
+    );
     expect(new Set(answers.map((a) => a.servedBy)).size, "all three instances answered").to.equal(INSTANCES);
     const counted = answers.filter((a) => a.status === 201);
     expect(counted).to.have.length(1);
@@ -91,10 +119,16 @@ describe("three vrai serve instances behind HAProxy on one PostgreSQL", function
     const together = await Promise.all(Array.from({ length: 2 * INSTANCES }, () => checkIn(balancer.url, agent, "one-key")));
     expect(new Set(together.map((a) => a.servedBy)).size).to.equal(INSTANCES);
     // The same key in flight on one instance may be answered 409 (V3.1); across instances the database decides.
-    expect(together.every((a) => a.status === 201 || a.status === 409), JSON.stringify(together.map((a) => a.status))).to.equal(true);
+    expect(
+      together.every((a) => a.status === 201 || a.status === 409),
+      JSON.stringify(together.map((a) => a.status)),
+    ).to.equal(true);
     const again = await Promise.all(Array.from({ length: INSTANCES }, (_, i) => checkIn(instances[i].url, agent, "one-key")));
     const answered = [...together, ...again].filter((a) => a.status === 201);
-    expect(answered.filter((a) => !a.replayed), "counted by one instance only").to.have.length(1);
+    expect(
+      answered.filter((a) => !a.replayed),
+      "counted by one instance only",
+    ).to.have.length(1);
     expect(again.every((a) => a.status === 201 && a.replayed)).to.equal(true);
     for (const a of answered) expect(a.json).to.deep.equal(answered[0].json);
     expect(await storedCheckins(agent.agentId)).to.deep.equal(["one-key"]);
@@ -106,28 +140,33 @@ describe("three vrai serve instances behind HAProxy on one PostgreSQL", function
     const before = await call(writer.url, "GET", `/v1/agents/${agent.agentId}/score`);
     expect(before.status).to.equal(200);
     // The readers have the claim's score: read (and cached) before the change.
-    for (const reader of readers) expect((await call(reader.url, "GET", `/v1/agents/${agent.agentId}/score`)).json.id).to.equal(before.json.id);
+    for (const reader of readers)
+      expect((await call(reader.url, "GET", `/v1/agents/${agent.agentId}/score`)).json.id).to.equal(before.json.id);
     const penalty = await call(writer.url, "POST", "/v1/operator/penalties", {
-      token: OPERATOR_TOKEN, body: { agentId: agent.agentId, code: "rate_abuse", points: 20, days: 30, reason: "instances test" },
+      token: OPERATOR_TOKEN,
+      body: { agentId: agent.agentId, code: "rate_abuse", points: 20, days: 30, reason: "instances test" },
     });
     expect(penalty.status).to.equal(201);
     const written = Date.now();
     const after = await call(writer.url, "GET", `/v1/agents/${agent.agentId}/score`);
     expect(after.json.id).to.not.equal(before.json.id);
     expect(after.json.total).to.equal(before.json.total - 20);
-    const lags = await Promise.all(readers.map(async (reader) => {
-      // Bounded: the issue asks for a second; the machine is shared, so the bound is five.
-      for (;;) {
-        const seen = await call(reader.url, "GET", `/v1/agents/${agent.agentId}/score`);
-        if (seen.json.id === after.json.id) {
-          expect(seen.json).to.deep.equal(after.json);
-          return Date.now() - written;
+    const lags = await Promise.all(
+      readers.map(async (reader) => {
+        // Bounded: the issue asks for a second; the machine is shared, so the bound is five.
+        for (;;) {
+          const seen = await call(reader.url, "GET", `/v1/agents/${agent.agentId}/score`);
+          if (seen.json.id === after.json.id) {
+            expect(seen.json).to.deep.equal(after.json);
+            return Date.now() - written;
+          }
+          expect(seen.json.id, "an older score, or none").to.equal(before.json.id);
+          if (Date.now() - written > 5_000)
+            throw new Error(`${reader.url} still serves score ${seen.json.id} 5 s after ${after.json.id} was written`);
+          await new Promise((resolve) => setTimeout(resolve, 20));
         }
-        expect(seen.json.id, "an older score, or none").to.equal(before.json.id);
-        if (Date.now() - written > 5_000) throw new Error(`${reader.url} still serves score ${seen.json.id} 5 s after ${after.json.id} was written`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    }));
+      }),
+    );
     console.log(`      the other instances served the new score ${lags.map((ms) => `${ms} ms`).join(" and ")} after it was written`);
     expect(Math.max(...lags)).to.be.at.most(5_000);
   });
@@ -136,14 +175,20 @@ describe("three vrai serve instances behind HAProxy on one PostgreSQL", function
     // Three more instances without the indexer, on a fresh key prefix in the machine's Redis. At 50 a
     // minute a client address gets a burst of 10 (src/app/run.ts), wherever its requests land.
     const env = {
-      DATABASE_URL: testDb.url!, PORT: "0", OPERATOR_TOKEN, LOG_LEVEL: "info", RATE_LIMIT_PER_MINUTE: "50",
-      RATE_LIMIT_REDIS_URL: "redis://127.0.0.1:6379", RATE_LIMIT_REDIS_PREFIX: `vrai-instances-test-${process.pid}-${Date.now()}`,
+      DATABASE_URL: testDb.url!,
+      PORT: "0",
+      OPERATOR_TOKEN,
+      LOG_LEVEL: "info",
+      RATE_LIMIT_PER_MINUTE: "50",
+      RATE_LIMIT_REDIS_URL: "redis://127.0.0.1:6379",
+      RATE_LIMIT_REDIS_PREFIX: `vrai-instances-test-${process.pid}-${Date.now()}`,
     };
     const shared = await Promise.all([startServe(env), startServe(env), startServe(env)]);
     try {
       const statuses: number[][] = [[], [], []];
       // In turn to each of the three, until the first 429: with a limit per instance, about 30 get through.
-      for (let i = 0; i < 60 && !statuses.flat().includes(429); i++) statuses[i % 3].push((await call(shared[i % 3].url, "GET", "/v1/method")).status);
+      for (let i = 0; i < 60 && !statuses.flat().includes(429); i++)
+        statuses[i % 3].push((await call(shared[i % 3].url, "GET", "/v1/method")).status);
       const ok = statuses.flat().filter((status) => status === 200).length;
       expect(ok, statuses.map((s) => s.join(",")).join(" | ")).to.equal(10);
       expect(statuses.map((s) => s.filter((status) => status === 200).length)).to.deep.equal([4, 3, 3]);
@@ -156,7 +201,13 @@ describe("three vrai serve instances behind HAProxy on one PostgreSQL", function
 
   it("hands the indexer to a standby when the active instance is killed, indexing every event once", async () => {
     const did = executorId(chain.deployment.chainId, chain.deployment.contracts.IdentityRegistry.address, chainAgent);
-    const proof = (n: number) => chain.proofTx(chain.accounts[2], chainAgent, { success: n % 2 === 0, riskLevel: 1, policyViolations: 0, traceRoot: traceRoot(`instances-${n}`) });
+    const proof = (n: number) =>
+      chain.proofTx(chain.accounts[2], chainAgent, {
+        success: n % 2 === 0,
+        riskLevel: 1,
+        policyViolations: 0,
+        traceRoot: traceRoot(`instances-${n}`),
+      });
     const sent: Hex[] = [];
     const recordsThroughBalancer = async (n: number) => {
       for (const until = Date.now() + 120_000; Date.now() < until; await new Promise((r) => setTimeout(r, 200))) {
@@ -177,11 +228,19 @@ describe("three vrai serve instances behind HAProxy on one PostgreSQL", function
     await active[0].kill("SIGKILL");
     for (let n = 3; n <= 6; n++) sent.push(...(await chain.send([proof(n)])));
     expect(await recordsThroughBalancer(6)).to.equal(true);
-    expect(standbys.filter((s) => s.output().includes("indexer lock acquired")), "one standby took over").to.have.length(1);
+    expect(
+      standbys.filter((s) => s.output().includes("indexer lock acquired")),
+      "one standby took over",
+    ).to.have.length(1);
 
-    const { rows } = await testDb.db.query<{ tx_hash: string; n: number }>("SELECT tx_hash, count(*)::int AS n FROM chain_proof_records GROUP BY tx_hash");
+    const { rows } = await testDb.db.query<{ tx_hash: string; n: number }>(
+      "SELECT tx_hash, count(*)::int AS n FROM chain_proof_records GROUP BY tx_hash",
+    );
     expect(rows.map((r) => r.tx_hash).sort(), "every event, none missing").to.deep.equal([...sent].map((h) => h.toLowerCase()).sort());
-    expect(rows.every((r) => r.n === 1), "none twice").to.equal(true);
+    expect(
+      rows.every((r) => r.n === 1),
+      "none twice",
+    ).to.equal(true);
   });
 
   it("keeps indexing when every lock connection is lost at once, as in a database failover: the instances stand by again and one takes the lock", async () => {
@@ -191,10 +250,24 @@ describe("three vrai serve instances behind HAProxy on one PostgreSQL", function
     const acquired = () => alive.map((s) => s.output().split("indexer lock acquired").length - 1).reduce((a, b) => a + b, 0);
     const acquiredBefore = acquired();
     const { rows: ended } = await testDb.db.query<{ ended: boolean }>(
-      "SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'vrai-indexer-%'");
-    expect(ended.filter((r) => r.ended), "the active instance's lock and the standby's").to.have.length(alive.length);
+      "SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'vrai-indexer-%'",
+    );
+    expect(
+      ended.filter((r) => r.ended),
+      "the active instance's lock and the standby's",
+    ).to.have.length(alive.length);
     const sent: Hex[] = [];
-    for (let n = 7; n <= 9; n++) sent.push(...(await chain.send([chain.proofTx(chain.accounts[2], chainAgent, { success: true, riskLevel: 0, policyViolations: 0, traceRoot: traceRoot(`instances-${n}`) })])));
+    for (let n = 7; n <= 9; n++)
+      sent.push(
+        ...(await chain.send([
+          chain.proofTx(chain.accounts[2], chainAgent, {
+            success: true,
+            riskLevel: 0,
+            policyViolations: 0,
+            traceRoot: traceRoot(`instances-${n}`),
+          }),
+        ])),
+      );
     let indexed = false;
     for (const until = Date.now() + 120_000; !indexed && Date.now() < until; await new Promise((r) => setTimeout(r, 200))) {
       const res = await call(balancer.url, "GET", `/v1/executors/${encodeURIComponent(did)}/derived-score`);
@@ -203,9 +276,14 @@ describe("three vrai serve instances behind HAProxy on one PostgreSQL", function
     expect(indexed, "the events after the loss were indexed").to.equal(true);
     expect(acquired() - acquiredBefore, "one instance took the lock again").to.equal(1);
     for (const s of alive) expect(s.output()).to.not.contain("indexer stopped");
-    const { rows } = await testDb.db.query<{ tx_hash: string; n: number }>("SELECT tx_hash, count(*)::int AS n FROM chain_proof_records GROUP BY tx_hash");
+    const { rows } = await testDb.db.query<{ tx_hash: string; n: number }>(
+      "SELECT tx_hash, count(*)::int AS n FROM chain_proof_records GROUP BY tx_hash",
+    );
     expect(rows).to.have.length(9);
-    expect(rows.every((r) => r.n === 1), "none twice").to.equal(true);
+    expect(
+      rows.every((r) => r.n === 1),
+      "none twice",
+    ).to.equal(true);
     for (const hash of sent) expect(rows.map((r) => r.tx_hash)).to.include(hash.toLowerCase());
   });
 });

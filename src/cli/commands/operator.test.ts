@@ -39,7 +39,9 @@ describe("vrai operator add|revoke on PostgreSQL (V7)", function () {
 
   const setBusy = async (token: string) => {
     const res = await fetch(`${server.url}/v1/operator/busy`, {
-      method: "PUT", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ on: false, reason: "cli test" }),
+      method: "PUT",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ on: false, reason: "cli test" }),
     });
     return { status: res.status, json: (await res.json()) as { error?: { code: string } } };
   };
@@ -100,7 +102,10 @@ describe("vrai operator add|revoke on PostgreSQL (V7)", function () {
     const serve = await startServe({ DATA_DIR: dataDir, PORT: "0", OPERATOR_TOKEN, LOG_LEVEL: "silent", DATABASE_URL: "" });
     try {
       const pid = serve.child.pid!;
-      for (const args of [["operator", "add", "erin"], ["operator", "revoke", "erin"]]) {
+      for (const args of [
+        ["operator", "add", "erin"],
+        ["operator", "revoke", "erin"],
+      ]) {
         const started = Date.now();
         const run = vrai(args, { DATA_DIR: dataDir });
         expectBadInput(run, new RegExp(`data directory .* is in use by vrai serve \\(pid ${pid}, .*stop that one first`));
@@ -111,7 +116,9 @@ describe("vrai operator add|revoke on PostgreSQL (V7)", function () {
       expect(recompute.stderr).to.match(new RegExp(`^vrai recompute: data directory .* in use by vrai serve \\(pid ${pid}`));
       // The service is untouched: the bootstrap token works, and no operator was added behind its back.
       const busy = await fetch(`${serve.url}/v1/operator/busy`, {
-        method: "PUT", headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, "content-type": "application/json" }, body: JSON.stringify({ on: false, reason: "held test" }),
+        method: "PUT",
+        headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ on: false, reason: "held test" }),
       });
       expect(busy.status).to.equal(200);
     } finally {
@@ -139,7 +146,9 @@ describe("vrai operator add|revoke on PostgreSQL (V7)", function () {
       expect(run.status, run.stderr).to.equal(0);
       const db = await createPgliteDb(dataDir);
       try {
-        expect((await db.query("SELECT name, token_hash FROM operators")).rows).to.deep.equal([{ name: "dana", token_hash: hashSecret(run.stdout.trim()) }]);
+        expect((await db.query("SELECT name, token_hash FROM operators")).rows).to.deep.equal([
+          { name: "dana", token_hash: hashSecret(run.stdout.trim()) },
+        ]);
       } finally {
         await db.close();
       }

@@ -25,7 +25,10 @@ export const command: Command = {
     const { values, positionals } = parseFlags(args, { "database-url": { type: "string" }, "data-dir": { type: "string" } }, USAGE);
     const [action, name, ...extra] = positionals;
     if (action !== "add" && action !== "revoke") {
-      throw new InvalidInputError("usage", `${action === undefined ? "missing add or revoke" : `unknown action ${action}`} (usage: vrai ${USAGE})`);
+      throw new InvalidInputError(
+        "usage",
+        `${action === undefined ? "missing add or revoke" : `unknown action ${action}`} (usage: vrai ${USAGE})`,
+      );
     }
     if (name === undefined) throw new InvalidInputError("usage", `missing the operator's name (usage: vrai ${USAGE})`);
     if (extra.length > 0) throw new InvalidInputError("usage", `unknown argument ${extra[0]} (usage: vrai ${USAGE})`);

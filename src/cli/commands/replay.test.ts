@@ -10,7 +10,15 @@ const T0 = Date.UTC(2026, 9, 1) / 1000; // 2026-10-01T00:00:00Z
 async function replayLines(input: unknown): Promise<{ code: number; lines: any[]; out: string; err: string }> {
   const io = memoryIo(JSON.stringify(input));
   const code = await runCli(["replay"], io);
-  return { code, lines: io.out.split("\n").filter(Boolean).map((l) => JSON.parse(l)), out: io.out, err: io.err };
+  return {
+    code,
+    lines: io.out
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l)),
+    out: io.out,
+    err: io.err,
+  };
 }
 
 function hourlyAgent(agent: string, start: number, hours: number, owner = "o1") {
@@ -21,7 +29,12 @@ function hourlyAgent(agent: string, start: number, hours: number, owner = "o1") 
 
 describe("vrai replay (F2)", () => {
   it("scores a newly claimed agent 200 (V8)", async () => {
-    const { code, lines } = await replayLines({ events: [{ at: T0, type: "claim", agent: "a1", owner: "o1" }, { at: T0 + 5, type: "score", agent: "a1" }] });
+    const { code, lines } = await replayLines({
+      events: [
+        { at: T0, type: "claim", agent: "a1", owner: "o1" },
+        { at: T0 + 5, type: "score", agent: "a1" },
+      ],
+    });
     expect(code).to.equal(0);
     expect(lines[1]).to.include({ i: 1, total: 200, band: "200-399", state: "provisional", method: "0.2" });
     expect(lines[1].components.integrity.shield).to.deep.equal({ active: false });
@@ -125,8 +138,19 @@ describe("vrai replay (F2)", () => {
   it("refuses bad input with exit 2 and one line: unknown type, time order, wrong field type, malformed JSON", async () => {
     const cases: Array<[string, string]> = [
       [JSON.stringify({ events: [{ at: T0, type: "teleport" }] }), "events[0].type"],
-      [JSON.stringify({ events: [{ at: T0 + 5, type: "busy", on: true }, { at: T0, type: "busy", on: false }] }), "out of time order"],
-      [JSON.stringify({ events: [{ at: T0, type: "penalty", id: "x", agent: "a", code: "rate_abuse", points: "20", days: 30 }] }), "events[0].points"],
+      [
+        JSON.stringify({
+          events: [
+            { at: T0 + 5, type: "busy", on: true },
+            { at: T0, type: "busy", on: false },
+          ],
+        }),
+        "out of time order",
+      ],
+      [
+        JSON.stringify({ events: [{ at: T0, type: "penalty", id: "x", agent: "a", code: "rate_abuse", points: "20", days: 30 }] }),
+        "events[0].points",
+      ],
       [JSON.stringify({ events: [{ at: "yesterday", type: "score", agent: "a" }] }), "events[0].at"],
       ["{ nope", "malformed JSON"],
     ];
@@ -149,8 +173,17 @@ describe("vrai replay (F2)", () => {
       [JSON.stringify([{ at: T0, type: "checkin", agent: "a" }]), "events[0].key: expected a non-empty string"],
       [JSON.stringify([{ ...checkin, at: -1 }]), "events[0].at: expected a whole number >= 0, got -1"],
       [JSON.stringify([{ ...checkin, at: T0 + 0.5 }]), `events[0].at: expected a whole number >= 0, got ${T0 + 0.5}`],
-      [JSON.stringify([checkin, { ...checkin, at: T0 - 1 }]), "events[1].at: events out of time order (2026-09-30T23:59:59Z is before the previous event's 2026-10-01T00:00:00Z)"],
-      [JSON.stringify([{ at: T0, type: "busy", on: true }, { ...checkin, at: "2026-09-30T23:59:59Z" }]), "events[1].at: events out of time order"],
+      [
+        JSON.stringify([checkin, { ...checkin, at: T0 - 1 }]),
+        "events[1].at: events out of time order (2026-09-30T23:59:59Z is before the previous event's 2026-10-01T00:00:00Z)",
+      ],
+      [
+        JSON.stringify([
+          { at: T0, type: "busy", on: true },
+          { ...checkin, at: "2026-09-30T23:59:59Z" },
+        ]),
+        "events[1].at: events out of time order",
+      ],
       [JSON.stringify([[T0, "checkin", "a", "k"]]), "events[0]: expected an object"],
     ];
     for (const [events, message] of refused) {
@@ -189,15 +222,29 @@ describe("vrai replay (F2)", () => {
 
   it("is deterministic: the same timeline gives the same output bytes (property)", async () => {
     const event = fc.oneof(
-      fc.record({ type: fc.constant("checkin"), agent: fc.constantFrom("a1", "a2"), key: fc.constantFrom("k1", "k2", "k3", "k4", "k5", "k6") }),
+      fc.record({
+        type: fc.constant("checkin"),
+        agent: fc.constantFrom("a1", "a2"),
+        key: fc.constantFrom("k1", "k2", "k3", "k4", "k5", "k6"),
+      }),
       fc.record({ type: fc.constant("busy"), on: fc.boolean() }),
       fc.record({ type: fc.constant("score"), agent: fc.constantFrom("a1", "a2") }),
-      fc.record({ type: fc.constant("penalty"), id: fc.constantFrom("x1", "x2"), agent: fc.constantFrom("a1", "a2"), code: fc.constant("rate_abuse"), points: fc.integer({ min: 10, max: 50 }), days: fc.integer({ min: 30, max: 180 }) }),
+      fc.record({
+        type: fc.constant("penalty"),
+        id: fc.constantFrom("x1", "x2"),
+        agent: fc.constantFrom("a1", "a2"),
+        code: fc.constant("rate_abuse"),
+        points: fc.integer({ min: 10, max: 50 }),
+        days: fc.integer({ min: 30, max: 180 }),
+      }),
     );
     await fc.assert(
       fc.asyncProperty(fc.array(fc.tuple(fc.integer({ min: 0, max: 20_000 }), event), { maxLength: 25 }), async (steps) => {
         let at = T0 + 10;
-        const events: any[] = [{ at: T0, type: "claim", agent: "a1", owner: "o1" }, { at: T0, type: "claim", agent: "a2", owner: "o2" }];
+        const events: any[] = [
+          { at: T0, type: "claim", agent: "a1", owner: "o1" },
+          { at: T0, type: "claim", agent: "a2", owner: "o2" },
+        ];
         for (const [gap, e] of steps) events.push({ at: (at += gap), ...e });
         const first = await replayLines({ events });
         const second = await replayLines({ events });
@@ -319,7 +366,10 @@ describe("vrai replay: the rules to the letter (V2, V3.1, V4.1, V4.3, V6, F2)", 
     expect(rejected(4)).to.equal("a erc8004 proof belongs to one agent: name the agent (agent)");
     expect(rejected(5)).to.equal("agent a1 belongs to another owner: only the owner of its latest claim proves it");
     expect(rejected(7)).to.equal("agent a1 belongs to another owner: only the owner of its latest claim proves it");
-    expect([lines[8], lines[9]]).to.deep.equal([{ i: 8, result: "ok" }, { i: 9, result: "ok" }]);
+    expect([lines[8], lines[9]]).to.deep.equal([
+      { i: 8, result: "ok" },
+      { i: 9, result: "ok" },
+    ]);
     expect(lines[10].components.identity.value).to.equal(100 + 40 + 30);
   });
 
@@ -329,15 +379,23 @@ describe("vrai replay: the rules to the letter (V2, V3.1, V4.1, V4.3, V6, F2)", 
     const close = (id: string, end: number) => ({ at: T + 60, type: "outage_end", id, end });
     const { lines } = await replayLines({
       events: [
-        open("w100", T - 100 * H), open("w48", T - 48 * H), open("w48+1", T - 48 * H - 1), open("wEnd", T - 48 * H - 1),
-        close("w100", T - 99 * H), close("w48", T - 1), close("w48+1", T - 1), close("wEnd", T),
+        open("w100", T - 100 * H),
+        open("w48", T - 48 * H),
+        open("w48+1", T - 48 * H - 1),
+        open("wEnd", T - 48 * H - 1),
+        close("w100", T - 99 * H),
+        close("w48", T - 1),
+        close("w48+1", T - 1),
+        close("wEnd", T),
         close("w100", T - 99 * H + 1),
       ],
     });
     expect(lines.slice(0, 4).map((l) => l.result)).to.deep.equal(["declared", "declared", "declared", "declared"]);
     expect(lines[4]).to.deep.equal({
-      i: 4, result: "rejected",
-      error: "outage w100 ended at 2026-10-06T21:00:00Z, before it was declared (2026-10-11T00:00:00Z), and started at 2026-10-06T20:00:00Z, more than 48 h before that",
+      i: 4,
+      result: "rejected",
+      error:
+        "outage w100 ended at 2026-10-06T21:00:00Z, before it was declared (2026-10-11T00:00:00Z), and started at 2026-10-06T20:00:00Z, more than 48 h before that",
     });
     expect(lines[5]).to.deep.equal({ i: 5, result: "ok" });
     expect(lines[6]).to.include({ result: "rejected" });
@@ -351,9 +409,16 @@ describe("vrai replay: the rules to the letter (V2, V3.1, V4.1, V4.3, V6, F2)", 
   it("excuses through a window's end instant and not a second later; a declaration after a check-in in its second does not excuse it (V4.3)", async () => {
     // p at T0 + 10: deadline D = T0 + 10 + 3600 + 600.
     const D = T0 + 4210;
-    const run = async (tail: unknown[]) => (await replayLines({ events: [claim(T0, "a1", "o1"), checkin(T0 + 10, "a1", "k0"), ...tail] })).lines.slice(2);
+    const run = async (tail: unknown[]) =>
+      (await replayLines({ events: [claim(T0, "a1", "o1"), checkin(T0 + 10, "a1", "k0"), ...tail] })).lines.slice(2);
     const window = (end: number | null) => ({ at: T0 + 100, type: "outage", id: "w1", start: T0 + 100, end });
-    const excused = (arrival: number) => ({ result: "counted", next_heartbeat_s: 3600, on_time: true, excused: true, credit: arrival - (T0 + 10) });
+    const excused = (arrival: number) => ({
+      result: "counted",
+      next_heartbeat_s: 3600,
+      on_time: true,
+      excused: true,
+      credit: arrival - (T0 + 10),
+    });
     const late = { result: "counted", next_heartbeat_s: 3600, on_time: false, excused: false, credit: 0 };
     // Window ending at the deadline: back by end + next_heartbeat_s is excused, one second later is late.
     expect((await run([window(D), checkin(D + 3600, "a1", "k1")]))[1]).to.deep.equal({ i: 3, ...excused(D + 3600) });
@@ -372,14 +437,28 @@ describe("vrai replay: the rules to the letter (V2, V3.1, V4.1, V4.3, V6, F2)", 
   });
 
   it("answers rejected for what the service refuses, and changes nothing; exit 2 only for what is not an F2 document (F2)", async () => {
-    const penalty = (id: string, fields: Record<string, unknown>) => ({ at: T0 + 1, type: "penalty", id, agent: "a1", code: "rate_abuse", points: 20, days: 30, ...fields });
+    const penalty = (id: string, fields: Record<string, unknown>) => ({
+      at: T0 + 1,
+      type: "penalty",
+      id,
+      agent: "a1",
+      code: "rate_abuse",
+      points: 20,
+      days: 30,
+      ...fields,
+    });
     const { code, lines } = await replayLines({
       events: [
         claim(T0, "a1", "o1"),
         penalty("x1", { code: "spam" }),
-        penalty("x2", { points: 9 }), penalty("x3", { points: 51 }), penalty("x4", { points: 10.5 }), penalty("x5", { points: -1 }),
-        penalty("x6", { days: 29 }), penalty("x7", { days: 181 }),
-        penalty("x8", { points: 10, days: 180 }), penalty("x9", { points: 50, days: 30 }),
+        penalty("x2", { points: 9 }),
+        penalty("x3", { points: 51 }),
+        penalty("x4", { points: 10.5 }),
+        penalty("x5", { points: -1 }),
+        penalty("x6", { days: 29 }),
+        penalty("x7", { days: 181 }),
+        penalty("x8", { points: 10, days: 180 }),
+        penalty("x9", { points: 50, days: 30 }),
         penalty("x8", {}),
         { at: T0 + 1, type: "penalty_revoked", id: "nope" },
         { at: T0 + 1, type: "proof", id: "p1", owner: "o1", kind: "passport" },
@@ -402,7 +481,8 @@ describe("vrai replay: the rules to the letter (V2, V3.1, V4.1, V4.3, V6, F2)", 
       "penalty points must be a whole number from 10 to 50, got -1",
       "penalty days must be a whole number from 30 to 180, got 29",
       "penalty days must be a whole number from 30 to 180, got 181",
-      "ok", "ok",
+      "ok",
+      "ok",
       "penalty x8 already exists",
       "penalty nope does not exist",
       'proof kind must be one of github, wallet, domain, erc8004, got "passport"',
@@ -420,7 +500,10 @@ describe("vrai replay: the rules to the letter (V2, V3.1, V4.1, V4.3, V6, F2)", 
       [{ events: [penalty("x", { days: undefined })] }, "events[0].days: expected a number, got nothing"],
       [{ events: [penalty("x", { points: "20" })] }, 'events[0].points: expected a number, got "20"'],
       [{ events: [{ at: T0, type: "proof", id: "p", owner: "o", kind: 5 }] }, "events[0].kind: expected a non-empty string, got 5"],
-      [{ events: [{ at: T0, type: "proof", id: "p", owner: "o", agent: null, kind: "domain" }] }, "events[0].agent: expected a non-empty string, got null"],
+      [
+        { events: [{ at: T0, type: "proof", id: "p", owner: "o", agent: null, kind: "domain" }] },
+        "events[0].agent: expected a non-empty string, got null",
+      ],
       [{ events: [{ at: T0, type: "spam" }] }, "events[0].type"],
     ];
     for (const [input, message] of notDocuments) {

@@ -105,27 +105,48 @@ function parseEvent(value: unknown, i: number, last: number): ReplayEvent {
   const type = asOneOf(CODE, e.type, `${path}.type`, EVENT_TYPES);
   onlyKeys(CODE, e, path, ["at", "type", ...EVENT_KEYS[type]]);
   const at = asTime(e.at, `${path}.at`);
-  if (at < last) throw new InvalidInputError(CODE, `${path}.at: events out of time order (${toRfc3339(at)} is before the previous event's ${toRfc3339(last)})`);
+  if (at < last)
+    throw new InvalidInputError(
+      CODE,
+      `${path}.at: events out of time order (${toRfc3339(at)} is before the previous event's ${toRfc3339(last)})`,
+    );
   const str = (k: string) => asString(CODE, e[k], `${path}.${k}`);
   switch (type) {
-    case "claim": return { at, type, agent: str("agent"), owner: str("owner") };
-    case "checkin": return { at, type, agent: str("agent"), key: str("key") };
+    case "claim":
+      return { at, type, agent: str("agent"), owner: str("owner") };
+    case "checkin":
+      return { at, type, agent: str("agent"), key: str("key") };
     case "busy":
       if (typeof e.on !== "boolean") throw shapeError(CODE, `${path}.on`, "true or false", `, got ${describe(e.on)}`);
       return { at, type, on: e.on };
     case "outage":
-      return { at, type, id: str("id"), start: asTime(e.start, `${path}.start`), end: e.end === null || e.end === undefined ? null : asTime(e.end, `${path}.end`) };
-    case "outage_end": return { at, type, id: str("id"), end: asTime(e.end, `${path}.end`) };
+      return {
+        at,
+        type,
+        id: str("id"),
+        start: asTime(e.start, `${path}.start`),
+        end: e.end === null || e.end === undefined ? null : asTime(e.end, `${path}.end`),
+      };
+    case "outage_end":
+      return { at, type, id: str("id"), end: asTime(e.end, `${path}.end`) };
     case "proof":
       return { at, type, id: str("id"), owner: str("owner"), agent: e.agent === undefined ? null : str("agent"), kind: str("kind") };
-    case "proof_removed": return { at, type, id: str("id") };
+    case "proof_removed":
+      return { at, type, id: str("id") };
     case "penalty":
       return {
-        at, type, id: str("id"), agent: str("agent"), code: str("code"),
-        points: asNumber(CODE, e.points, `${path}.points`), days: asNumber(CODE, e.days, `${path}.days`),
+        at,
+        type,
+        id: str("id"),
+        agent: str("agent"),
+        code: str("code"),
+        points: asNumber(CODE, e.points, `${path}.points`),
+        days: asNumber(CODE, e.days, `${path}.days`),
       };
-    case "penalty_revoked": return { at, type, id: str("id") };
-    case "score": return { at, type, agent: str("agent") };
+    case "penalty_revoked":
+      return { at, type, id: str("id") };
+    case "score":
+      return { at, type, agent: str("agent") };
   }
 }
 
@@ -166,10 +187,13 @@ class Output {
     }
     const c = outcome.type === "duplicate" ? outcome.original : outcome;
     // next_heartbeat_s is whole seconds, so the key tells every combination apart.
-    const key = c.nextHeartbeatS * 16 + (outcome.type === "duplicate" ? 8 : 0) + (c.excused ? 4 : 0) + (c.onTime === null ? 2 : c.onTime ? 1 : 0);
+    const key =
+      c.nextHeartbeatS * 16 + (outcome.type === "duplicate" ? 8 : 0) + (c.excused ? 4 : 0) + (c.onTime === null ? 2 : c.onTime ? 1 : 0);
     let middle = this.middles.get(key);
     if (middle === undefined) {
-      middle = ascii(`,"result":"${outcome.type}","next_heartbeat_s":${c.nextHeartbeatS},"on_time":${c.onTime},"excused":${c.excused},"credit":`);
+      middle = ascii(
+        `,"result":"${outcome.type}","next_heartbeat_s":${c.nextHeartbeatS},"on_time":${c.onTime},"excused":${c.excused},"credit":`,
+      );
       this.middles.set(key, middle);
     }
     this.line(i, middle, c.credit);
@@ -231,7 +255,10 @@ class Output {
  * penalties, scores) on the memory store and a simulated clock, one output line per event.
  * @param write receives the output in order, as UTF-8 in chunks of whole lines (each ending in a newline); it may keep each chunk
  */
-export async function replay(input: { method: MethodVersion; events: readonly ReplayEvent[] }, write: (chunk: Uint8Array) => void): Promise<void> {
+export async function replay(
+  input: { method: MethodVersion; events: readonly ReplayEvent[] },
+  write: (chunk: Uint8Array) => void,
+): Promise<void> {
   const clock = createManualClock(input.events[0]?.at ?? 0);
   let busy = false;
   const service: VraiService = createVraiService({ store: createMemoryStore(), clock, busy: () => busy, method: input.method });
@@ -293,7 +320,10 @@ export async function replay(input: { method: MethodVersion; events: readonly Re
         return { result: "ok" };
       case "proof":
         await ensureOwner(e.owner);
-        await s.identity.recordProof({ id: e.id, kind: e.kind, ownerId: e.owner, agentId: e.agent, subject: e.id, binding: null, evidence: { replay: true } }, { agentField: "agent" });
+        await s.identity.recordProof(
+          { id: e.id, kind: e.kind, ownerId: e.owner, agentId: e.agent, subject: e.id, binding: null, evidence: { replay: true } },
+          { agentField: "agent" },
+        );
         // The service recomputes an owner's agents in the background; the timeline does it before its next event.
         await s.ownerRecomputes.drain();
         return { result: "ok" };
@@ -302,7 +332,10 @@ export async function replay(input: { method: MethodVersion; events: readonly Re
         await s.ownerRecomputes.drain();
         return { result: "ok" };
       case "penalty":
-        await s.operator.addPenalty({ id: e.id, agentId: e.agent, code: e.code, points: e.points, days: e.days, reason: "replay" }, REPLAY_ACTOR);
+        await s.operator.addPenalty(
+          { id: e.id, agentId: e.agent, code: e.code, points: e.points, days: e.days, reason: "replay" },
+          REPLAY_ACTOR,
+        );
         return { result: "ok" };
       case "penalty_revoked":
         await s.operator.revokePenalty(e.id, "replay", REPLAY_ACTOR);

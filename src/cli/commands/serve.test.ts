@@ -27,7 +27,7 @@ function startServe(env: Record<string, string>): Promise<{ child: ChildProcess;
   });
 }
 
-describe("vrai serve", function () {
+describe("vrai serve", () => {
   let testDb: TestDb;
   before(async () => {
     testDb = await createTestPgDb();
@@ -36,7 +36,10 @@ describe("vrai serve", function () {
 
   it("stops with a message naming a missing or invalid variable (exit 2)", async () => {
     const result = await new Promise<{ code: number | null; err: string }>((resolve) => {
-      const child = spawn(process.execPath, [BIN, "serve"], { env: { ...process.env, OPERATOR_TOKEN: "short", PORT: "99999" }, stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(process.execPath, [BIN, "serve"], {
+        env: { ...process.env, OPERATOR_TOKEN: "short", PORT: "99999" },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       let err = "";
       child.stderr!.on("data", (c) => (err += c));
       child.once("exit", (code) => resolve({ code, err }));
@@ -48,24 +51,35 @@ describe("vrai serve", function () {
   });
 
   /** `vrai <command>` on a PGlite store in `dataDir`, logging at debug with a scheduler every second, until it exits (killed after 40 s). */
-  const runToExit = (command: string, dataDir: string, env: Record<string, string>) => new Promise<{ code: number | null; out: string; err: string; ms: number }>((resolve) => {
-    const started = Date.now();
-    const child = spawn(process.execPath, [BIN, command], {
-      env: { ...process.env, DATABASE_URL: "", DATA_DIR: dataDir, OPERATOR_TOKEN, LOG_LEVEL: "debug", SCHEDULE_INTERVAL_MS: "1000", ...env }, stdio: ["ignore", "pipe", "pipe"],
+  const runToExit = (command: string, dataDir: string, env: Record<string, string>) =>
+    new Promise<{ code: number | null; out: string; err: string; ms: number }>((resolve) => {
+      const started = Date.now();
+      const child = spawn(process.execPath, [BIN, command], {
+        env: {
+          ...process.env,
+          DATABASE_URL: "",
+          DATA_DIR: dataDir,
+          OPERATOR_TOKEN,
+          LOG_LEVEL: "debug",
+          SCHEDULE_INTERVAL_MS: "1000",
+          ...env,
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let out = "";
+      let err = "";
+      child.stdout!.on("data", (c) => (out += c));
+      child.stderr!.on("data", (c) => (err += c));
+      // One that does not exit would go on running work in the background: stopped, and failed by the time below.
+      const stop = setTimeout(() => child.kill("SIGKILL"), 40_000);
+      child.once("exit", (code) => {
+        clearTimeout(stop);
+        resolve({ code, out, err, ms: Date.now() - started });
+      });
     });
-    let out = "";
-    let err = "";
-    child.stdout!.on("data", (c) => (out += c));
-    child.stderr!.on("data", (c) => (err += c));
-    // One that does not exit would go on running work in the background: stopped, and failed by the time below.
-    const stop = setTimeout(() => child.kill("SIGKILL"), 40_000);
-    child.once("exit", (code) => {
-      clearTimeout(stop);
-      resolve({ code, out, err, ms: Date.now() - started });
-    });
-  });
   /** What any background work, or a listener, logs: none of it may show in a start that fails. */
-  const BACKGROUND_WORK = /daily recompute|partitions|score tree|score root|owner recompute|score cache|expired challenges|chain started|api listening|vrai ready/;
+  const BACKGROUND_WORK =
+    /daily recompute|partitions|score tree|score root|owner recompute|score cache|expired challenges|chain started|api listening|vrai ready/;
 
   it("exits 2 at once on a taken port, naming the port and the variable to set, before any background work starts (issue #33)", async () => {
     const taken = net.createServer().listen(0, "127.0.0.1");
@@ -74,12 +88,16 @@ describe("vrai serve", function () {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-serve-port-"));
     try {
       for (const [command, env, variable] of [
-        ["serve", { PORT: port }, "PORT"], ["serve", { PORT: "0", METRICS_PORT: port }, "METRICS_PORT"], ["dev", { PORT: port, CHAIN_PORT: String(Number(port) + 1), DEPLOYMENTS_DIR: path.join(dataDir, "deployments") }, "PORT"],
+        ["serve", { PORT: port }, "PORT"],
+        ["serve", { PORT: "0", METRICS_PORT: port }, "METRICS_PORT"],
+        ["dev", { PORT: port, CHAIN_PORT: String(Number(port) + 1), DEPLOYMENTS_DIR: path.join(dataDir, "deployments") }, "PORT"],
       ] as const) {
         const result = await runToExit(command, dataDir, env);
         expect(result.code, result.err).to.equal(2);
         expect(result.err.trim().split("\n"), result.err).to.have.length(1);
-        expect(result.err).to.match(new RegExp(`^vrai ${command}: cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use: set ${variable} to a free port`));
+        expect(result.err).to.match(
+          new RegExp(`^vrai ${command}: cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use: set ${variable} to a free port`),
+        );
         // Nothing ran: no recompute, partitions, tree, anchoring or chain; nothing listened.
         expect(result.out, `${command}: ${result.out}`).to.not.match(BACKGROUND_WORK);
         expect(result.ms, command).to.be.below(30_000);
@@ -97,14 +115,24 @@ describe("vrai serve", function () {
     try {
       const contract = (n: number) => ({ address: `0x${String(n).repeat(40)}`, blockNumber: 0 });
       const otherChain = path.join(dataDir, "mainnet.json");
-      fs.writeFileSync(otherChain, JSON.stringify({ network: "mainnet", chainId: 1, contracts: { IdentityRegistry: contract(1), AnchorRegistry: contract(2), Registry: contract(3) } }));
+      fs.writeFileSync(
+        otherChain,
+        JSON.stringify({
+          network: "mainnet",
+          chainId: 1,
+          contracts: { IdentityRegistry: contract(1), AnchorRegistry: contract(2), Registry: contract(3) },
+        }),
+      );
       const notOne = path.join(dataDir, "not-one.json");
       fs.writeFileSync(notOne, "{ not json");
       const missing = path.join(dataDir, "missing.json");
       for (const [file, problem] of [
         [missing, `${missing}: ENOENT: no such file or directory`],
         [notOne, `${notOne}: `],
-        [otherChain, `${otherChain} is for chain 1, the RPC at RPC_URL serves chain 31337: set DEPLOYMENT to that chain's file, or RPC_URL to chain 1`],
+        [
+          otherChain,
+          `${otherChain} is for chain 1, the RPC at RPC_URL serves chain 31337: set DEPLOYMENT to that chain's file, or RPC_URL to chain 1`,
+        ],
       ] as const) {
         const result = await runToExit("serve", path.join(dataDir, "data"), { PORT: "0", RPC_URL: node.url, DEPLOYMENT: file });
         expect(result.code, result.err).to.equal(2);
@@ -113,9 +141,15 @@ describe("vrai serve", function () {
         expect(result.out, `${file}: ${result.out}`).to.not.match(BACKGROUND_WORK);
       }
       // A chain that does not answer: one line naming RPC_URL, not an internal error.
-      const closed = await runToExit("serve", path.join(dataDir, "data"), { PORT: "0", RPC_URL: "http://127.0.0.1:1", DEPLOYMENT: otherChain });
+      const closed = await runToExit("serve", path.join(dataDir, "data"), {
+        PORT: "0",
+        RPC_URL: "http://127.0.0.1:1",
+        DEPLOYMENT: otherChain,
+      });
       expect([closed.code, closed.err.trim().split("\n").length], closed.err).to.deep.equal([2, 1]);
-      expect(closed.err).to.match(/^vrai serve: cannot reach RPC_URL http:\/\/127\.0\.0\.1:1: .*: set RPC_URL to a running chain's JSON-RPC\n$/);
+      expect(closed.err).to.match(
+        /^vrai serve: cannot reach RPC_URL http:\/\/127\.0\.0\.1:1: .*: set RPC_URL to a running chain's JSON-RPC\n$/,
+      );
       expect(closed.out).to.not.match(BACKGROUND_WORK);
     } finally {
       await node.close();
@@ -127,10 +161,15 @@ describe("vrai serve", function () {
     const env = { DATABASE_URL: testDb.url!, PORT: "0", OPERATOR_TOKEN, LOG_LEVEL: "silent", RATE_LIMIT_PER_MINUTE: "100000" };
     let { child, url } = await startServe(env);
     const post = (base: string, p: string, token: string | undefined, headers: Record<string, string> = {}) =>
-      fetch(base + p, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers }, body: "{}" });
+      fetch(base + p, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+        body: "{}",
+      });
     const owner = (await (await post(url, "/v1/owners", undefined)).json()) as { token: string };
     const agents: Array<{ agentId: string; agentKey: string }> = [];
-    for (let i = 0; i < 150; i++) agents.push((await (await post(url, "/v1/agents", owner.token)).json()) as { agentId: string; agentKey: string });
+    for (let i = 0; i < 150; i++)
+      agents.push((await (await post(url, "/v1/agents", owner.token)).json()) as { agentId: string; agentKey: string });
 
     const acknowledged: Array<{ agentId: string; key: string; body: unknown }> = [];
     let next = 0;
@@ -157,7 +196,9 @@ describe("vrai serve", function () {
 
     ({ child, url } = await startServe(env));
     try {
-      const { rows } = await testDb.db.query<{ agent_id: string; idempotency_key: string }>("SELECT agent_id, idempotency_key FROM checkins");
+      const { rows } = await testDb.db.query<{ agent_id: string; idempotency_key: string }>(
+        "SELECT agent_id, idempotency_key FROM checkins",
+      );
       const stored = new Set(rows.map((r) => `${r.agent_id}/${r.idempotency_key}`));
       for (const a of acknowledged) expect(stored.has(`${a.agentId}/${a.key}`), `${a.agentId} acknowledged but lost`).to.equal(true);
       // The same request after the restart gets its original response (V3.1).
@@ -170,10 +211,15 @@ describe("vrai serve", function () {
       const clock = await fetch(`${url}/v1/dev/clock`);
       expect(clock.status).to.equal(404);
       const advance = await fetch(`${url}/v1/dev/clock/advance`, {
-        method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${OPERATOR_TOKEN}` }, body: JSON.stringify({ days: 1 }),
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${OPERATOR_TOKEN}` },
+        body: JSON.stringify({ days: 1 }),
       });
       expect([advance.status, ((await advance.json()) as { error: { code: string } }).error.code]).to.deep.equal([404, "not_found"]);
-      const devClock = spawnSync(process.execPath, [BIN, "dev-clock", "advance", "--days", "1", "--api", url], { env: { ...process.env, OPERATOR_TOKEN }, encoding: "utf8" });
+      const devClock = spawnSync(process.execPath, [BIN, "dev-clock", "advance", "--days", "1", "--api", url], {
+        env: { ...process.env, OPERATOR_TOKEN },
+        encoding: "utf8",
+      });
       expect(devClock.status, devClock.stderr).to.equal(2);
       expect(devClock.stderr).to.equal(`vrai dev-clock: ${url} has no development clock: it is vrai dev's alone, never vrai serve's\n`);
     } finally {
@@ -190,9 +236,17 @@ describe("vrai serve", function () {
     try {
       const chain = await deployToNode(node.url, dir);
       const [agentId] = await chain.register(chain.accounts[2]);
-      await chain.send([chain.proofTx(chain.accounts[2], agentId, { success: true, riskLevel: 2, policyViolations: 0, traceRoot: traceRoot("serve-1") })]);
+      await chain.send([
+        chain.proofTx(chain.accounts[2], agentId, { success: true, riskLevel: 2, policyViolations: 0, traceRoot: traceRoot("serve-1") }),
+      ]);
       const env = {
-        DATABASE_URL: indexDb.url!, PORT: "0", OPERATOR_TOKEN, LOG_LEVEL: "silent", RPC_URL: node.url, DEPLOYMENT: chain.file, CONFIRMATIONS: "0",
+        DATABASE_URL: indexDb.url!,
+        PORT: "0",
+        OPERATOR_TOKEN,
+        LOG_LEVEL: "silent",
+        RPC_URL: node.url,
+        DEPLOYMENT: chain.file,
+        CONFIRMATIONS: "0",
       };
       const did = executorId(chain.deployment.chainId, chain.deployment.contracts.IdentityRegistry.address, agentId);
       const recordsSeen = async (url: string, n: number) => {
@@ -208,7 +262,9 @@ describe("vrai serve", function () {
         expect(await recordsSeen(first.url, 1)).to.equal(true);
         // The active instance dies; the standby takes the chain's lock and indexes what comes next.
         first.child.kill("SIGKILL");
-        await chain.send([chain.proofTx(chain.accounts[2], agentId, { success: false, riskLevel: 0, policyViolations: 1, traceRoot: traceRoot("serve-2") })]);
+        await chain.send([
+          chain.proofTx(chain.accounts[2], agentId, { success: false, riskLevel: 0, policyViolations: 1, traceRoot: traceRoot("serve-2") }),
+        ]);
         expect(await recordsSeen(second.url, 2)).to.equal(true);
       } finally {
         for (const s of [first, second]) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill("SIGTERM");

@@ -20,7 +20,11 @@ export const command: Command = {
     if (args.length > 0) throw new InvalidInputError("usage", `serve takes no arguments, got ${args.join(" ")}`);
     const stop = stopOnSignals();
     const config = parseServeConfig(process.env);
-    return serveUntilSignal(io, config, { holder: "vrai serve", logger: createLogger(config.LOG_LEVEL, logFormat("serve", process.stdout.isTTY === true)), stop });
+    return serveUntilSignal(io, config, {
+      holder: "vrai serve",
+      logger: createLogger(config.LOG_LEVEL, logFormat("serve", process.stdout.isTTY === true)),
+      stop,
+    });
   },
 };
 
@@ -51,14 +55,31 @@ export function stopOnSignals(): SignalStop {
  * cleanly and says "vrai stopped"; returns the exit code.
  */
 export async function serveUntilSignal(
-  io: CliIo, config: ServeConfig,
-  more: { readyNote?: string; afterStop?: () => Promise<void>; logger?: Logger; holder?: string; dataDirLock?: DataDirLock; stop?: SignalStop; devClock?: DevClockOptions } = {},
+  io: CliIo,
+  config: ServeConfig,
+  more: {
+    readyNote?: string;
+    afterStop?: () => Promise<void>;
+    logger?: Logger;
+    holder?: string;
+    dataDirLock?: DataDirLock;
+    stop?: SignalStop;
+    devClock?: DevClockOptions;
+  } = {},
 ): Promise<number> {
   const stop = more.stop ?? stopOnSignals();
-  const service = await startService(config, { logger: more.logger, holder: more.holder, dataDirLock: more.dataDirLock, devClock: more.devClock });
+  const service = await startService(config, {
+    logger: more.logger,
+    holder: more.holder,
+    dataDirLock: more.dataDirLock,
+    devClock: more.devClock,
+  });
   const { url } = service.server;
-  const indexed = !more.readyNote && config.RPC_URL && config.DEPLOYMENT ? ` · chain ${config.RPC_URL} (indexed from ${config.DEPLOYMENT})` : "";
-  io.stdout(`vrai ready: api ${url}/v1 · agent pages ${url}/agents/{id}${more.readyNote ? ` · ${more.readyNote}` : ""}${indexed} · store ${config.DATABASE_URL ? "postgresql" : `pglite ${config.DATA_DIR}`}\n`);
+  const indexed =
+    !more.readyNote && config.RPC_URL && config.DEPLOYMENT ? ` · chain ${config.RPC_URL} (indexed from ${config.DEPLOYMENT})` : "";
+  io.stdout(
+    `vrai ready: api ${url}/v1 · agent pages ${url}/agents/{id}${more.readyNote ? ` · ${more.readyNote}` : ""}${indexed} · store ${config.DATABASE_URL ? "postgresql" : `pglite ${config.DATA_DIR}`}\n`,
+  );
   await stop.requested;
   await service.stop();
   await more.afterStop?.();

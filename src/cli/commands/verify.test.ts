@@ -4,7 +4,15 @@ import type { AddressInfo } from "node:net";
 import type { Address, Hex } from "viem";
 import type { ApiServer } from "../../app/server";
 import { anchorRegistryAbi } from "../../chain/abi/anchorRegistry";
-import { buildScoreTree, isScoreLeafV2, proofElements, SCORE_DAY_V2_KIND, scoreLeafFromJson, scoreLeafHash, type ScoreLeafV2Values } from "../../chain/score-tree";
+import {
+  buildScoreTree,
+  isScoreLeafV2,
+  proofElements,
+  SCORE_DAY_V2_KIND,
+  scoreLeafFromJson,
+  scoreLeafHash,
+  type ScoreLeafV2Values,
+} from "../../chain/score-tree";
 import { startAnchoredScore, type AnchoredScore } from "../../test-helpers/anchored-score";
 import type { TestChain } from "../../test-helpers/chain";
 import type { ChainRpcServer } from "../../test-helpers/hardhat-node";
@@ -24,7 +32,8 @@ async function startTamperingProxy(upstream: string): Promise<{ url: string; tam
     const response = await fetch(upstream + req.url);
     const headers: Record<string, string> = {};
     response.headers.forEach((value, name) => {
-      if (name !== "content-length" && name !== "transfer-encoding" && name !== "connection" && name !== "keep-alive") headers[name] = value;
+      if (name !== "content-length" && name !== "transfer-encoding" && name !== "connection" && name !== "keep-alive")
+        headers[name] = value;
     });
     let answer: Answer = { status: response.status, headers, body: Buffer.from(await response.arrayBuffer()) };
     if (proxy.tamper) answer = proxy.tamper(req.url!.split("?")[0], answer);
@@ -49,12 +58,14 @@ function treeWithMadeUpLeaf(leafValues: unknown[], byte: string) {
 }
 
 /** Rewrites the JSON body of answers to `path` (a regex). */
-const editJson = (path: RegExp, edit: (body: any) => void): Tamper => (p, answer) => {
-  if (!path.test(p)) return answer;
-  const body = JSON.parse(answer.body.toString("utf8"));
-  edit(body);
-  return { ...answer, body: Buffer.from(JSON.stringify(body)) };
-};
+const editJson =
+  (path: RegExp, edit: (body: any) => void): Tamper =>
+  (p, answer) => {
+    if (!path.test(p)) return answer;
+    const body = JSON.parse(answer.body.toString("utf8"));
+    edit(body);
+    return { ...answer, body: Buffer.from(JSON.stringify(body)) };
+  };
 
 describe("vrai verify (real PostgreSQL, real local chain over JSON-RPC)", () => {
   let fixture: AnchoredScore;
@@ -89,30 +100,56 @@ describe("vrai verify (real PostgreSQL, real local chain over JSON-RPC)", () => 
     expect(code, out).to.equal(0);
     const lines = out.trim().split("\n");
     expect(lines.filter((l) => l.startsWith("✘"))).to.deep.equal([]);
-    expect(lines.some((l) => /^✔ inputs fetched \(\d+ bytes\)$/.test(l)), out).to.equal(true);
-    expect(lines.some((l) => /^✔ score recomputed: total \d+ equals the stored result/.test(l)), out).to.equal(true);
-    expect(lines.some((l) => /^✔ digest sha256 [0-9a-f]{64} matches/.test(l)), out).to.equal(true);
-    expect(lines.some((l) => /^✔ Merkle proof leads to root 0x[0-9a-f]{64}/.test(l)), out).to.equal(true);
-    expect(lines.some((l) => /^✔ root anchored on chain at block \d+ .* by an anchorer 0x[0-9a-fA-F]{40}, 3 scores, tx 0x/.test(l)), out).to.equal(true);
+    expect(
+      lines.some((l) => /^✔ inputs fetched \(\d+ bytes\)$/.test(l)),
+      out,
+    ).to.equal(true);
+    expect(
+      lines.some((l) => /^✔ score recomputed: total \d+ equals the stored result/.test(l)),
+      out,
+    ).to.equal(true);
+    expect(
+      lines.some((l) => /^✔ digest sha256 [0-9a-f]{64} matches/.test(l)),
+      out,
+    ).to.equal(true);
+    expect(
+      lines.some((l) => /^✔ Merkle proof leads to root 0x[0-9a-f]{64}/.test(l)),
+      out,
+    ).to.equal(true);
+    expect(
+      lines.some((l) => /^✔ root anchored on chain at block \d+ .* by an anchorer 0x[0-9a-fA-F]{40}, 3 scores, tx 0x/.test(l)),
+      out,
+    ).to.equal(true);
     expect(lines[lines.length - 1]).to.equal("verified");
   });
 
   it("names altered inputs bytes and exits 1", async () => {
     proxy.tamper = (path, answer) => {
       if (!path.endsWith("/inputs")) return answer;
-      const text = answer.body.toString("utf8").replace(/"claimed_at":"(\d{4}-\d\d-\d\dT\d\d:\d\d:)(\d\d)Z"/, (_m, head: string, s: string) => `"claimed_at":"${head}${String((Number(s) + 1) % 60).padStart(2, "0")}Z"`);
+      const text = answer.body
+        .toString("utf8")
+        .replace(
+          /"claimed_at":"(\d{4}-\d\d-\d\dT\d\d:\d\d:)(\d\d)Z"/,
+          (_m, head: string, s: string) => `"claimed_at":"${head}${String((Number(s) + 1) % 60).padStart(2, "0")}Z"`,
+        );
       return { ...answer, body: Buffer.from(text) };
     };
     const { code, failures, out } = await verify();
     expect(code, out).to.equal(1);
-    expect(failures.some((l) => /^✘ inputs altered: the served inputs hash to [0-9a-f]{64}, the published digest is [0-9a-f]{64}$/.test(l)), out).to.equal(true);
+    expect(
+      failures.some((l) => /^✘ inputs altered: the served inputs hash to [0-9a-f]{64}, the published digest is [0-9a-f]{64}$/.test(l)),
+      out,
+    ).to.equal(true);
   });
 
   it("names an altered X-Vrai-Sha256 header", async () => {
-    proxy.tamper = (path, answer) => (path.endsWith("/inputs") ? { ...answer, headers: { ...answer.headers, "x-vrai-sha256": "0".repeat(64) } } : answer);
+    proxy.tamper = (path, answer) =>
+      path.endsWith("/inputs") ? { ...answer, headers: { ...answer.headers, "x-vrai-sha256": "0".repeat(64) } } : answer;
     const { code, failures, out } = await verify();
     expect(code).to.equal(1);
-    expect(failures, out).to.deep.equal([`✘ digest: the X-Vrai-Sha256 header is ${"0".repeat(64)}, the inputs hash to ${out.match(/hash to ([0-9a-f]{64})/)![1]}`]);
+    expect(failures, out).to.deep.equal([
+      `✘ digest: the X-Vrai-Sha256 header is ${"0".repeat(64)}, the inputs hash to ${out.match(/hash to ([0-9a-f]{64})/)![1]}`,
+    ]);
   });
 
   it("names an altered digest of the stored score", async () => {
@@ -138,7 +175,9 @@ describe("vrai verify (real PostgreSQL, real local chain over JSON-RPC)", () => 
     });
     const { code, failures, out } = await verify();
     expect(code).to.equal(1);
-    expect(failures[0], out).to.match(/^✘ Merkle leaf: the proof's leaf \(version 2\) is not this score's: total (\d+) \(this score's: \d+\), state 1 \(this score's: 0\)$/);
+    expect(failures[0], out).to.match(
+      /^✘ Merkle leaf: the proof's leaf \(version 2\) is not this score's: total (\d+) \(this score's: \d+\), state 1 \(this score's: 0\)$/,
+    );
   });
 
   it("names a leaf carrying an ERC-8004 identity the inputs do not count (version 2)", async () => {
@@ -147,7 +186,9 @@ describe("vrai verify (real PostgreSQL, real local chain over JSON-RPC)", () => 
     });
     const { code, failures, out } = await verify();
     expect(code).to.equal(1);
-    expect(failures[0], out).to.equal("✘ Merkle leaf: the leaf names ERC-8004 identity 31337:0x8004A169FB4a3325136EB29fA0ceB6D2e539a432:7, the inputs count no erc8004 proof");
+    expect(failures[0], out).to.equal(
+      "✘ Merkle leaf: the leaf names ERC-8004 identity 31337:0x8004A169FB4a3325136EB29fA0ceB6D2e539a432:7, the inputs count no erc8004 proof",
+    );
   });
 
   it("names an altered Merkle proof element", async () => {
@@ -162,7 +203,9 @@ describe("vrai verify (real PostgreSQL, real local chain over JSON-RPC)", () => 
     proxy.tamper = editJson(/\/proof$/, (body) => void (body.root = `0x${"cd".repeat(32)}`));
     const { code, failures, out } = await verify();
     expect(code).to.equal(1);
-    expect(failures[0], out).to.match(/^✘ root altered: the proof leads to 0x[0-9a-f]{64}, anchored on chain, but the API gives root 0x(cd){32}$/);
+    expect(failures[0], out).to.match(
+      /^✘ root altered: the proof leads to 0x[0-9a-f]{64}, anchored on chain, but the API gives root 0x(cd){32}$/,
+    );
     expect(failures.at(-1)).to.equal(`✘ root 0x${"cd".repeat(32)} is not anchored on chain (AnchorRegistry ${registry}, chain 31337)`);
   });
 
@@ -193,7 +236,12 @@ describe("vrai verify (real PostgreSQL, real local chain over JSON-RPC)", () => 
   async function verifierAnchors(send: (verifier: TestChain["walletClients"][number]) => Promise<Hex>) {
     const role = await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "VERIFIER_ROLE" });
     await chain.publicClient.waitForTransactionReceipt({
-      hash: await chain.walletClient.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "grantRole", args: [role, chain.accounts[2].address] }),
+      hash: await chain.walletClient.writeContract({
+        address: registry,
+        abi: anchorRegistryAbi,
+        functionName: "grantRole",
+        args: [role, chain.accounts[2].address],
+      }),
     });
     const hash = await send(chain.walletClients[2]);
     expect((await chain.publicClient.waitForTransactionReceipt({ hash })).status).to.equal("success");
@@ -201,23 +249,36 @@ describe("vrai verify (real PostgreSQL, real local chain over JSON-RPC)", () => 
 
   /** The proof the API serves for the agent's daily score of DAY. */
   async function servedProof(): Promise<{ root: Hex; leafValues: unknown[] }> {
-    const { scores } = (await (await fetch(`${server.url}/v1/agents/${agent}/scores?from=${DAY}&to=${DAY}`)).json()) as { scores: Array<{ id: number; trigger: string }> };
+    const { scores } = (await (await fetch(`${server.url}/v1/agents/${agent}/scores?from=${DAY}&to=${DAY}`)).json()) as {
+      scores: Array<{ id: number; trigger: string }>;
+    };
     const daily = scores.filter((s) => s.trigger === "daily").at(-1)!;
     return (await fetch(`${server.url}/v1/scores/${daily.id}/proof`)).json() as Promise<{ root: Hex; leafValues: unknown[] }>;
   }
 
   it("reads the service's anchor of the root when a verifier anchored the same root beside it (one anchor per role, A6)", async () => {
     const { root } = await servedProof();
-    await verifierAnchors((verifier) => verifier.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchorRoot", args: [root, 2n, SCORE_DAY_V2_KIND] }));
+    await verifierAnchors((verifier) =>
+      verifier.writeContract({
+        address: registry,
+        abi: anchorRegistryAbi,
+        functionName: "anchorRoot",
+        args: [root, 2n, SCORE_DAY_V2_KIND],
+      }),
+    );
     const { code, out } = await verify("--contract", registry);
     expect(code, out).to.equal(0);
-    expect(out).to.match(new RegExp(`^✔ root anchored on chain at block \\d+ .* by an anchorer ${chain.accounts[1].address}, 3 scores, tx 0x`, "m"));
+    expect(out).to.match(
+      new RegExp(`^✔ root anchored on chain at block \\d+ .* by an anchorer ${chain.accounts[1].address}, 3 scores, tx 0x`, "m"),
+    );
   });
 
   it("names a root anchored only as a single digest, even by a verifier", async () => {
     const { leafValues } = await servedProof();
     const { tree, leaf } = treeWithMadeUpLeaf(leafValues, "34");
-    await verifierAnchors((verifier) => verifier.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchor", args: [tree.root, SCORE_DAY_V2_KIND] }));
+    await verifierAnchors((verifier) =>
+      verifier.writeContract({ address: registry, abi: anchorRegistryAbi, functionName: "anchor", args: [tree.root, SCORE_DAY_V2_KIND] }),
+    );
     proxy.tamper = editJson(/\/proof$/, (body) => {
       body.proof = proofElements(tree.proof(0));
       body.root = tree.root;
@@ -229,7 +290,12 @@ describe("vrai verify (real PostgreSQL, real local chain over JSON-RPC)", () => 
   });
 
   it("refuses bad arguments with exit 2 and one line", async () => {
-    for (const args of [["verify"], ["verify", "agt_1", "--day", "3 Nov"], ["verify", "agt_1", "--frobnicate", "x"], ["verify", "agt_1", "--rpc", "nope"]]) {
+    for (const args of [
+      ["verify"],
+      ["verify", "agt_1", "--day", "3 Nov"],
+      ["verify", "agt_1", "--frobnicate", "x"],
+      ["verify", "agt_1", "--rpc", "nope"],
+    ]) {
       const io = memoryIo();
       expect(await runCli(args, io), args.join(" ")).to.equal(2);
       expect(io.err.trim().split("\n"), args.join(" ")).to.have.length(1);

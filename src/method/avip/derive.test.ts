@@ -10,8 +10,17 @@ let seq = 0;
 function rec(over: Partial<ProofRecord> = {}): ProofRecord {
   seq++;
   return {
-    txHash: `0x${seq.toString(16).padStart(64, "0")}`, executor: EX, success: true, riskLevel: "medium", policyViolations: 0,
-    verified: true, traceRoot: `0x${"ab".repeat(32)}`, source: "onchain", blockNumber: seq, logIndex: 0, ...over,
+    txHash: `0x${seq.toString(16).padStart(64, "0")}`,
+    executor: EX,
+    success: true,
+    riskLevel: "medium",
+    policyViolations: 0,
+    verified: true,
+    traceRoot: `0x${"ab".repeat(32)}`,
+    source: "onchain",
+    blockNumber: seq,
+    logIndex: 0,
+    ...over,
   };
 }
 
@@ -27,7 +36,10 @@ describe("AVIP-TRU SDK Derived Score (A1–A5)", () => {
   it("computes a hand-checked case in exact fractions, rounding only the reported figures (A3)", () => {
     // 7 records: 5 successes (2 high/critical), 1 with violations, 2 verified.
     const records = many(7, (i) => ({
-      success: i < 5, riskLevel: i === 0 ? "high" : i === 1 ? "critical" : "low", policyViolations: i === 6 ? 2 : 0, verified: i < 2,
+      success: i < 5,
+      riskLevel: i === 0 ? "high" : i === 1 ? "critical" : "low",
+      policyViolations: i === 6 ? 2 : 0,
+      verified: i < 2,
     }));
     expect(derive(records)).to.deep.equal({
       scoreType: "sdk-derived",
@@ -46,8 +58,16 @@ describe("AVIP-TRU SDK Derived Score (A1–A5)", () => {
   it("gives total 0 score 0, every component 0 and no flags (A2.4)", () => {
     const zero = { successes: 0, highRiskSuccesses: 0, withViolations: 0, verified: 0, allLow: true, recentFailures: 0, recent: 0 };
     expect(scoreCounts({ total: 0, ...zero })).to.deep.equal({
-      scoreType: "sdk-derived", score: 0, raw: 0, multiplier: 1, cap: 55, total: 0, verifiedCount: 0,
-      components: { base: 0, volume: 0, riskBonus: 0, consistency: 0 }, flags: [], interpretation: "Untrusted",
+      scoreType: "sdk-derived",
+      score: 0,
+      raw: 0,
+      multiplier: 1,
+      cap: 55,
+      total: 0,
+      verifiedCount: 0,
+      components: { base: 0, volume: 0, riskBonus: 0, consistency: 0 },
+      flags: [],
+      interpretation: "Untrusted",
     });
     expect(deriveScores([])).to.deep.equal({});
   });
@@ -55,7 +75,14 @@ describe("AVIP-TRU SDK Derived Score (A1–A5)", () => {
   // raw = 85 + 0.15 * total for all-successful high-risk records without violations.
   // At 19, raw * 0.7 = 61.495 exactly, reported 61.5; binary floating point would give 61.49.
   const table: Array<[number, number, number, number]> = [
-    [2, 1, 55, 55], [3, 0.85, 55, 55], [4, 0.85, 55, 55], [5, 0.85, 65, 65], [9, 0.85, 65, 65], [10, 0.7, 75, 60.55], [19, 0.7, 75, 61.5], [20, 0.7, 100, 61.6],
+    [2, 1, 55, 55],
+    [3, 0.85, 55, 55],
+    [4, 0.85, 55, 55],
+    [5, 0.85, 65, 65],
+    [9, 0.85, 65, 65],
+    [10, 0.7, 75, 60.55],
+    [19, 0.7, 75, 61.5],
+    [20, 0.7, 100, 61.6],
   ];
   for (const [total, multiplier, cap, score] of table) {
     it(`applies multiplier ${multiplier} and cap ${cap} at total ${total} with nothing verified (A3, AVIP-TRU-CS)`, () => {
@@ -131,7 +158,10 @@ describe("AVIP-TRU SDK Derived Score (A1–A5)", () => {
     });
 
     it("keeps self-reported records in the order given", () => {
-      const records = [rec({ source: "self-reported", txHash: "t", success: true }), rec({ source: "self-reported", txHash: "T", success: false })];
+      const records = [
+        rec({ source: "self-reported", txHash: "t", success: true }),
+        rec({ source: "self-reported", txHash: "T", success: false }),
+      ];
       expect(derive(records).flags).not.to.include("LOW_SUCCESS_RATE");
     });
   });
@@ -145,15 +175,25 @@ describe("AVIP-TRU SDK Derived Score (A1–A5)", () => {
     });
 
     const cases: Array<[string, Record<string, unknown>, RegExp]> = [
-      ["a missing blockNumber on an on-chain record", { blockNumber: undefined }, /records\[0\]\.blockNumber: expected a whole number >= 0 \(on-chain record\), got nothing/],
-      ["a fractional policyViolations", { policyViolations: 1.5 }, /records\[0\]\.policyViolations: expected a whole number >= 0, got 1\.5/],
+      [
+        "a missing blockNumber on an on-chain record",
+        { blockNumber: undefined },
+        /records\[0\]\.blockNumber: expected a whole number >= 0 \(on-chain record\), got nothing/,
+      ],
+      [
+        "a fractional policyViolations",
+        { policyViolations: 1.5 },
+        /records\[0\]\.policyViolations: expected a whole number >= 0, got 1\.5/,
+      ],
       ["a string success", { success: "true" }, /records\[0\]\.success: expected true\|false, got "true"/],
       ["an unknown source", { source: "oracle" }, /records\[0\]\.source: expected onchain\|self-reported/],
       ["an executor that is not a DID", { executor: "agent-1" }, /records\[0\]\.executor: expected a DID string/],
     ];
     for (const [what, over, message] of cases) {
       it(`rejects ${what}`, () => {
-        expect(() => validateRecord({ ...rec(), ...over }, 0)).to.throw(message).with.property("code", "invalid_record");
+        expect(() => validateRecord({ ...rec(), ...over }, 0))
+          .to.throw(message)
+          .with.property("code", "invalid_record");
       });
     }
 
@@ -164,8 +204,12 @@ describe("AVIP-TRU SDK Derived Score (A1–A5)", () => {
 
   describe("executor ids", () => {
     it("builds did:erc8004:<chainId>:<registry lowercase>:<agentId>", () => {
-      expect(executorId(8453, "0xAbC0000000000000000000000000000000000001", 42n)).to.equal("did:erc8004:8453:0xabc0000000000000000000000000000000000001:42");
-      expect(executorId(1n, "0x0000000000000000000000000000000000000001", "7")).to.equal("did:erc8004:1:0x0000000000000000000000000000000000000001:7");
+      expect(executorId(8453, "0xAbC0000000000000000000000000000000000001", 42n)).to.equal(
+        "did:erc8004:8453:0xabc0000000000000000000000000000000000001:42",
+      );
+      expect(executorId(1n, "0x0000000000000000000000000000000000000001", "7")).to.equal(
+        "did:erc8004:1:0x0000000000000000000000000000000000000001:7",
+      );
     });
 
     it("rejects a bad chain id, address or agent id", () => {
@@ -176,22 +220,32 @@ describe("AVIP-TRU SDK Derived Score (A1–A5)", () => {
   });
 
   describe("properties", () => {
-    const recordArb = fc.record({
-      tx: fc.integer({ min: 0, max: 40 }),
-      upper: fc.boolean(),
-      executor: fc.constantFrom("did:x:a", "did:x:b", "did:x:c"),
-      success: fc.boolean(),
-      riskLevel: fc.constantFrom("low", "medium", "high", "critical"),
-      policyViolations: fc.nat(3),
-      verified: fc.boolean(),
-      onchain: fc.boolean(),
-      blockNumber: fc.nat(20),
-      logIndex: fc.nat(3),
-    }).map((r): ProofRecord => ({
-      txHash: r.upper ? `0xAB${r.tx}` : `0xab${r.tx}`, executor: r.executor, success: r.success, riskLevel: r.riskLevel as ProofRecord["riskLevel"],
-      policyViolations: r.policyViolations, verified: r.verified, traceRoot: "0x01", source: r.onchain ? "onchain" : "self-reported",
-      ...(r.onchain ? { blockNumber: r.blockNumber, logIndex: r.logIndex } : {}),
-    }));
+    const recordArb = fc
+      .record({
+        tx: fc.integer({ min: 0, max: 40 }),
+        upper: fc.boolean(),
+        executor: fc.constantFrom("did:x:a", "did:x:b", "did:x:c"),
+        success: fc.boolean(),
+        riskLevel: fc.constantFrom("low", "medium", "high", "critical"),
+        policyViolations: fc.nat(3),
+        verified: fc.boolean(),
+        onchain: fc.boolean(),
+        blockNumber: fc.nat(20),
+        logIndex: fc.nat(3),
+      })
+      .map(
+        (r): ProofRecord => ({
+          txHash: r.upper ? `0xAB${r.tx}` : `0xab${r.tx}`,
+          executor: r.executor,
+          success: r.success,
+          riskLevel: r.riskLevel as ProofRecord["riskLevel"],
+          policyViolations: r.policyViolations,
+          verified: r.verified,
+          traceRoot: "0x01",
+          source: r.onchain ? "onchain" : "self-reported",
+          ...(r.onchain ? { blockNumber: r.blockNumber, logIndex: r.logIndex } : {}),
+        }),
+      );
 
     it("keeps every derived score within [0, cap] (A3)", () => {
       fc.assert(

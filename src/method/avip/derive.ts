@@ -81,8 +81,16 @@ export function scoreCounts(c: RecordCounts): DerivedResult {
   if (c.total === 0) {
     // A2.4: no records gives score 0, every component 0, no flags.
     return {
-      scoreType: "sdk-derived", score: 0, raw: 0, multiplier: 1, cap, total: 0, verifiedCount: 0,
-      components: { base: 0, volume: 0, riskBonus: 0, consistency: 0 }, flags: [], interpretation: interpretationOf(0),
+      scoreType: "sdk-derived",
+      score: 0,
+      raw: 0,
+      multiplier: 1,
+      cap,
+      total: 0,
+      verifiedCount: 0,
+      components: { base: 0, volume: 0, riskBonus: 0, consistency: 0 },
+      flags: [],
+      interpretation: interpretationOf(0),
     };
   }
   const n = BigInt(c.total);
@@ -114,7 +122,12 @@ export function scoreCounts(c: RecordCounts): DerivedResult {
     cap,
     total: c.total,
     verifiedCount: c.verified,
-    components: { base: round2(base, den), volume: round2(volume, den), riskBonus: round2(riskBonus, den), consistency: round2(consistency, den) },
+    components: {
+      base: round2(base, den),
+      volume: round2(volume, den),
+      riskBonus: round2(riskBonus, den),
+      consistency: round2(consistency, den),
+    },
     flags,
     interpretation: interpretationOf(score),
   };
@@ -145,7 +158,12 @@ export function countRecords(records: ProofRecord[], onchainCount: number): Reco
   const seen = selected.length > 1 ? new Set<string>() : null;
   // A4 RECENT_FAILURES: success of the last RECENT_RECORDS kept records, as a ring.
   const recentRing: boolean[] = [];
-  let total = 0, successes = 0, highRiskSuccesses = 0, withViolations = 0, verified = 0, allLow = true;
+  let total = 0,
+    successes = 0,
+    highRiskSuccesses = 0,
+    withViolations = 0,
+    verified = 0,
+    allLow = true;
   for (let i = 0; i < selected.length; i++) {
     const r = selected[i];
     if (seen !== null) {

@@ -13,9 +13,16 @@ const DECIMAL = /^(0|[1-9][0-9]*)$/;
 export function executorId(chainId: number | bigint, identityRegistry: string, agentId: number | bigint | string): string {
   const chain = typeof chainId === "bigint" || Number.isSafeInteger(chainId) ? BigInt(chainId) : 0n;
   if (chain <= 0n) throw new InvalidInputError("invalid_executor_id", `chainId: expected a positive integer, got ${chainId}`);
-  if (!ADDRESS.test(identityRegistry)) throw new InvalidInputError("invalid_executor_id", `identityRegistry: expected a 0x address, got ${JSON.stringify(identityRegistry)}`);
+  if (!ADDRESS.test(identityRegistry))
+    throw new InvalidInputError("invalid_executor_id", `identityRegistry: expected a 0x address, got ${JSON.stringify(identityRegistry)}`);
   const agent =
-    typeof agentId === "string" ? (DECIMAL.test(agentId) ? BigInt(agentId) : -1n) : typeof agentId === "bigint" || Number.isSafeInteger(agentId) ? BigInt(agentId) : -1n;
+    typeof agentId === "string"
+      ? DECIMAL.test(agentId)
+        ? BigInt(agentId)
+        : -1n
+      : typeof agentId === "bigint" || Number.isSafeInteger(agentId)
+        ? BigInt(agentId)
+        : -1n;
   if (agent < 0n) throw new InvalidInputError("invalid_executor_id", `agentId: expected a whole number >= 0, got ${String(agentId)}`);
   return `did:erc8004:${chain}:${identityRegistry.toLowerCase()}:${agent}`;
 }

@@ -22,7 +22,13 @@ export type ProofRecord = {
   logIndex?: number;
 };
 
-function recordError(index: number, record: Record<string, unknown> | null, field: string, expected: string, value: unknown): InvalidInputError {
+function recordError(
+  index: number,
+  record: Record<string, unknown> | null,
+  field: string,
+  expected: string,
+  value: unknown,
+): InvalidInputError {
   const tx = record !== null && typeof record.txHash === "string" && field !== "txHash" ? ` (txHash ${record.txHash.slice(0, 80)})` : "";
   return new InvalidInputError("invalid_record", `records[${index}].${field}: expected ${expected}, got ${describe(value)}${tx}`);
 }
@@ -42,20 +48,26 @@ export function validateRecord(json: unknown, index: number): ProofRecord {
   }
   const r = json as Record<string, unknown>;
   if (typeof r.txHash !== "string" || r.txHash.length === 0) throw recordError(index, r, "txHash", "a non-empty string", r.txHash);
-  if (typeof r.executor !== "string" || !r.executor.startsWith("did:")) throw recordError(index, r, "executor", "a DID string (did:...)", r.executor);
+  if (typeof r.executor !== "string" || !r.executor.startsWith("did:"))
+    throw recordError(index, r, "executor", "a DID string (did:...)", r.executor);
   if (typeof r.success !== "boolean") throw recordError(index, r, "success", "true|false", r.success);
   const risk = r.riskLevel;
-  if (risk !== "low" && risk !== "medium" && risk !== "high" && risk !== "critical") throw recordError(index, r, "riskLevel", RISK_LEVELS.join("|"), risk);
+  if (risk !== "low" && risk !== "medium" && risk !== "high" && risk !== "critical")
+    throw recordError(index, r, "riskLevel", RISK_LEVELS.join("|"), risk);
   if (!isNonNegativeInteger(r.policyViolations)) throw recordError(index, r, "policyViolations", "a whole number >= 0", r.policyViolations);
   if (typeof r.verified !== "boolean") throw recordError(index, r, "verified", "true|false", r.verified);
-  if (typeof r.traceRoot !== "string" || r.traceRoot.length === 0) throw recordError(index, r, "traceRoot", "a non-empty string", r.traceRoot);
+  if (typeof r.traceRoot !== "string" || r.traceRoot.length === 0)
+    throw recordError(index, r, "traceRoot", "a non-empty string", r.traceRoot);
   const source = r.source;
   if (source === "onchain") {
-    if (!isNonNegativeInteger(r.blockNumber)) throw recordError(index, r, "blockNumber", "a whole number >= 0 (on-chain record)", r.blockNumber);
+    if (!isNonNegativeInteger(r.blockNumber))
+      throw recordError(index, r, "blockNumber", "a whole number >= 0 (on-chain record)", r.blockNumber);
     if (!isNonNegativeInteger(r.logIndex)) throw recordError(index, r, "logIndex", "a whole number >= 0 (on-chain record)", r.logIndex);
   } else if (source === "self-reported") {
-    if (r.blockNumber !== undefined && r.blockNumber !== null && !isNonNegativeInteger(r.blockNumber)) throw recordError(index, r, "blockNumber", "a whole number >= 0 or absent", r.blockNumber);
-    if (r.logIndex !== undefined && r.logIndex !== null && !isNonNegativeInteger(r.logIndex)) throw recordError(index, r, "logIndex", "a whole number >= 0 or absent", r.logIndex);
+    if (r.blockNumber !== undefined && r.blockNumber !== null && !isNonNegativeInteger(r.blockNumber))
+      throw recordError(index, r, "blockNumber", "a whole number >= 0 or absent", r.blockNumber);
+    if (r.logIndex !== undefined && r.logIndex !== null && !isNonNegativeInteger(r.logIndex))
+      throw recordError(index, r, "logIndex", "a whole number >= 0 or absent", r.logIndex);
   } else {
     throw recordError(index, r, "source", RECORD_SOURCES.join("|"), source);
   }

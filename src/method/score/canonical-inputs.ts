@@ -9,7 +9,7 @@ const PENALTY_KEYS = ["added_at", "code", "days", "id", "points"];
 function hasExactKeys(obj: object, sortedKeys: readonly string[]): boolean {
   const keys = Object.keys(obj);
   if (keys.length !== sortedKeys.length) return false;
-  for (const k of sortedKeys) if (!Object.prototype.hasOwnProperty.call(obj, k)) return false;
+  for (const k of sortedKeys) if (!Object.hasOwn(obj, k)) return false;
   return true;
 }
 

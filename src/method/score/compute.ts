@@ -81,7 +81,13 @@ function evaluate(inputs: ScoreInputs, sha256: string): ScoreResult {
       reliability: { value: reliability, creditS },
       integrity: {
         value: integrity,
-        penalties: active.map((p) => ({ id: p.id, code: p.code, points: p.points, addedAt: p.added_at, expiresAt: toRfc3339(penaltyExpiry(p)) })),
+        penalties: active.map((p) => ({
+          id: p.id,
+          code: p.code,
+          points: p.points,
+          addedAt: p.added_at,
+          expiresAt: toRfc3339(penaltyExpiry(p)),
+        })),
         shield: { active: false },
       },
     },

@@ -180,7 +180,8 @@ export function validateScoreInputs(json: unknown): ScoreInputs {
     }
     if (onTime === 0 && credit > 0) throw new InvalidInputError(CODE, `${path}.credit_s: expected 0 on a day without on-time check-ins`);
     if (checkins === 0 && coverage === 0) throw new InvalidInputError(CODE, `${path}: a day without check-ins or coverage is left out`);
-    if (dayStart(day) + DAY_S <= claimedAt) throw new InvalidInputError(CODE, `${path}.day: ${day} ended before the claim and cannot hold check-ins (V2)`);
+    if (dayStart(day) + DAY_S <= claimedAt)
+      throw new InvalidInputError(CODE, `${path}.day: ${day} ended before the claim and cannot hold check-ins (V2)`);
   });
 
   const span = dayNumber(at) - dayNumber(claimedAt) + 1;

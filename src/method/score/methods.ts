@@ -97,7 +97,7 @@ export const PROOF_KINDS = [...new Set(METHOD_VERSIONS.toReversed().flatMap((ver
 
 /** Narrows a version string. */
 export function isMethodVersion(version: unknown): version is MethodVersion {
-  return typeof version === "string" && Object.prototype.hasOwnProperty.call(METHODS, version);
+  return typeof version === "string" && Object.hasOwn(METHODS, version);
 }
 
 /**
@@ -107,7 +107,10 @@ export function isMethodVersion(version: unknown): version is MethodVersion {
  */
 export function methodRules(version: unknown): MethodRules {
   if (!isMethodVersion(version)) {
-    throw new InvalidInputError("unknown_method", `method: unknown method version ${JSON.stringify(version)} (known: ${METHOD_VERSIONS.join(", ")})`);
+    throw new InvalidInputError(
+      "unknown_method",
+      `method: unknown method version ${JSON.stringify(version)} (known: ${METHOD_VERSIONS.join(", ")})`,
+    );
   }
   return METHODS[version];
 }

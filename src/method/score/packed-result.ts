@@ -84,7 +84,12 @@ function windowAt(at: number): readonly string[] {
 }
 
 /** The `ResultKey` of a result: what its score keeps of it. */
-export const resultKeyOf = (result: ScoreResult, at: number): ResultKey => ({ agentId: result.agent, at, sha256: result.sha256, total: result.total });
+export const resultKeyOf = (result: ScoreResult, at: number): ResultKey => ({
+  agentId: result.agent,
+  at,
+  sha256: result.sha256,
+  total: result.total,
+});
 
 /**
  * The compact form of a result the method engine computed (`at` its instant in unix seconds), or null
@@ -145,7 +150,7 @@ function tryPack(result: ScoreResult, at: number): Uint8Array | null {
       w.uint(d.checkins);
       w.int(d.checkins - d.on_time);
       w.int(DAY_S - d.coverage_s);
-      beforeClaim |= d.before_claim ? 1 << i % 8 : 0;
+      beforeClaim |= d.before_claim ? 1 << (i % 8) : 0;
       if (i % 8 === 7 || i === result.window.length - 1) {
         w.u8(beforeClaim);
         beforeClaim = 0;
@@ -187,7 +192,9 @@ export function renderResult(packed: Uint8Array, key: ResultKey): string {
     const points = r.int();
     const addedAt = r.str();
     const expiresAt = r.str();
-    penalties.push(`{"id":${JSON.stringify(id)},"code":${JSON.stringify(code)},"points":${points},"addedAt":${JSON.stringify(addedAt)},"expiresAt":${JSON.stringify(expiresAt)}}`);
+    penalties.push(
+      `{"id":${JSON.stringify(id)},"code":${JSON.stringify(code)},"points":${points},"addedAt":${JSON.stringify(addedAt)},"expiresAt":${JSON.stringify(expiresAt)}}`,
+    );
   }
   const days = windowAt(key.at);
   const lines: string[] = new Array(days.length);
@@ -199,7 +206,8 @@ export function renderResult(packed: Uint8Array, key: ResultKey): string {
     if (i % 8 === 7 || i === days.length - 1) {
       const bits = r.u8();
       for (let k = i - (i % 8); k <= i; k++) {
-        lines[k] = `{"day":"${days[k]}","checkins":${values[3 * k]},"on_time":${values[3 * k + 1]},"coverage_s":${values[3 * k + 2]},"before_claim":${(bits >> k % 8) & 1 ? "true" : "false"}}`;
+        lines[k] =
+          `{"day":"${days[k]}","checkins":${values[3 * k]},"on_time":${values[3 * k + 1]},"coverage_s":${values[3 * k + 2]},"before_claim":${(bits >> (k % 8)) & 1 ? "true" : "false"}}`;
       }
     }
   }

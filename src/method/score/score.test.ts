@@ -132,7 +132,14 @@ describe("Vrai score (V5–V10)", () => {
   });
 
   it("never takes Integrity below 0 and never shows Shield active (V7)", () => {
-    const penalties = ["a", "b", "c"].map((id) => ({ id, code: "rule_violation" as const, points: 50, days: 60, addedAt: AT - D, revokedAt: null }));
+    const penalties = ["a", "b", "c"].map((id) => ({
+      id,
+      code: "rule_violation" as const,
+      points: 50,
+      days: 60,
+      addedAt: AT - D,
+      revokedAt: null,
+    }));
     const integrity = score({ penalties }).components.integrity;
     expect(integrity.value).to.equal(0);
     expect(integrity.shield).to.deep.equal({ active: false });
@@ -142,17 +149,26 @@ describe("Vrai score (V5–V10)", () => {
     const proofs = (["github", "github", "wallet", "domain", "erc8004", "erc8004"] as const).map((kind) => ({ kind }));
     const { days } = playCheckins(hourly(NOV1 - H, AT));
     const r = score({ proofs, days });
-    expect(r.components.identity).to.deep.equal({ value: identityMax(METHODS["0.2"].identity), proofs: ["github", "wallet", "domain", "erc8004"] });
+    expect(r.components.identity).to.deep.equal({
+      value: identityMax(METHODS["0.2"].identity),
+      proofs: ["github", "wallet", "domain", "erc8004"],
+    });
     expect(identityMax(METHODS["0.2"].identity)).to.equal(250);
     expect(r).to.include({ total: 500, band: "400-599", state: "established" });
   });
 
   it("counts only the kinds a version's V6 table has: another kind adds nothing to its Identity, its maximum or its inputs (V6, issue #25)", () => {
-    const table = { github: { points: 30, belongsTo: "owner", recheckDays: 30 }, domain: { points: 40, belongsTo: "agent", recheckDays: 7 } } as const;
+    const table = {
+      github: { points: 30, belongsTo: "owner", recheckDays: 30 },
+      domain: { points: 40, belongsTo: "agent", recheckDays: 7 },
+    } as const;
     expect(kindsOf(table)).to.deep.equal(["github", "domain"]);
     expect(identityMax(table)).to.equal(170);
     expect(identityValue(table, ["github", "wallet", "domain", "erc8004"])).to.equal(170);
-    expect(distinctProofKinds(table, [{ kind: "erc8004" }, { kind: "domain" }, { kind: "wallet" }, { kind: "github" }])).to.deep.equal(["github", "domain"]);
+    expect(distinctProofKinds(table, [{ kind: "erc8004" }, { kind: "domain" }, { kind: "wallet" }, { kind: "github" }])).to.deep.equal([
+      "github",
+      "domain",
+    ]);
     // Each version keeps its own table: 0.1 and 0.2 count the four kinds of the seed's V6.
     for (const v of ["0.1", "0.2"] as const) expect(identityMax(METHODS[v].identity), v).to.equal(250);
     expect(reachableMax("0.2")).to.equal(500);
@@ -160,7 +176,16 @@ describe("Vrai score (V5–V10)", () => {
 
   it("names the five bands by their range (V8)", () => {
     expect([0, 199, 200, 399, 400, 599, 600, 799, 800, 1000].map(bandOf)).to.deep.equal([
-      "0-199", "0-199", "200-399", "200-399", "400-599", "400-599", "600-799", "600-799", "800-1000", "800-1000",
+      "0-199",
+      "0-199",
+      "200-399",
+      "200-399",
+      "400-599",
+      "400-599",
+      "600-799",
+      "600-799",
+      "800-1000",
+      "800-1000",
     ]);
   });
 
@@ -176,8 +201,12 @@ describe("Vrai score (V5–V10)", () => {
 
   it("rejects an unknown method version with unknown_method (V9)", () => {
     const inputs = { ...buildScoreInputs(facts()), method: "9.9" } as never;
-    expect(() => computeScore(inputs)).to.throw(/unknown method/).with.property("code", "unknown_method");
-    expect(() => validateScoreInputs(inputs)).to.throw().with.property("code", "unknown_method");
+    expect(() => computeScore(inputs))
+      .to.throw(/unknown method/)
+      .with.property("code", "unknown_method");
+    expect(() => validateScoreInputs(inputs))
+      .to.throw()
+      .with.property("code", "unknown_method");
     expect(() => methodRules("0.2")).not.to.throw();
   });
 
@@ -202,7 +231,11 @@ describe("Vrai score (V5–V10)", () => {
     const good = () => JSON.parse(canonicalJson(buildScoreInputs(facts({ days: dailyDays(NOV1, 3), proofs: [{ kind: "domain" }] }))));
 
     const cases: Array<[string, (doc: any) => void, RegExp]> = [
-      ["a day credit of the wrong type", (d) => (d.days[1].credit_s = "3600"), /^days\[1\]\.credit_s: expected a whole number >= 0, got "3600"$/],
+      [
+        "a day credit of the wrong type",
+        (d) => (d.days[1].credit_s = "3600"),
+        /^days\[1\]\.credit_s: expected a whole number >= 0, got "3600"$/,
+      ],
       ["an unknown field", (d) => (d.extra = 1), /^inputs\.extra: unknown field$/],
       ["a day outside the window", (d) => (d.days[0].day = "2026-10-01"), /days\[0\]\.day: 2026-10-01 is not in the window/],
       ["an unsorted proof list", (d) => (d.proofs = ["erc8004", "github"]), /^proofs\[1\]: expected distinct kinds/],
@@ -262,17 +295,36 @@ describe("canonical inputs documents (V9)", () => {
       agent: fc.string(),
       method: fc.constantFrom("0.1" as const, "0.2" as const),
       hours: fc.array(fc.integer({ min: 1200, max: 20_000 }), { maxLength: 200 }),
-      penalties: fc.array(fc.record({ id: fc.string({ minLength: 1 }), points: fc.integer({ min: 10, max: 50 }), days: fc.integer({ min: 30, max: 180 }), ago: fc.nat(40 * D) }), { maxLength: 3 }),
+      penalties: fc.array(
+        fc.record({
+          id: fc.string({ minLength: 1 }),
+          points: fc.integer({ min: 10, max: 50 }),
+          days: fc.integer({ min: 30, max: 180 }),
+          ago: fc.nat(40 * D),
+        }),
+        { maxLength: 3 },
+      ),
       proofs: fc.subarray(["github", "wallet", "domain", "erc8004"] as const),
     });
     fc.assert(
       fc.property(arb, (a) => {
         const arrivals = a.hours.reduce<number[]>((acc, g) => [...acc, acc[acc.length - 1] + g], [NOV1 + 3 * D]);
-        const inputs = buildScoreInputs(facts({
-          agent: a.agent, method: a.method, days: playCheckins(arrivals.filter((t) => t < AT).map((arrival) => ({ arrival }))).days,
-          penalties: a.penalties.map((p, i) => ({ id: `${p.id}${i}`, code: "rule_violation", points: p.points, days: p.days, addedAt: AT - p.ago, revokedAt: null })),
-          proofs: a.proofs.map((kind) => ({ kind })),
-        }));
+        const inputs = buildScoreInputs(
+          facts({
+            agent: a.agent,
+            method: a.method,
+            days: playCheckins(arrivals.filter((t) => t < AT).map((arrival) => ({ arrival }))).days,
+            penalties: a.penalties.map((p, i) => ({
+              id: `${p.id}${i}`,
+              code: "rule_violation",
+              points: p.points,
+              days: p.days,
+              addedAt: AT - p.ago,
+              revokedAt: null,
+            })),
+            proofs: a.proofs.map((kind) => ({ kind })),
+          }),
+        );
         expect(canonicalScoreInputs(inputs)).to.equal(canonicalJson(inputs));
       }),
       { numRuns: 200 },

@@ -9,13 +9,13 @@
  *   signature cannot be replayed for another owner, agent, subject or purpose.
  * - typed data: the same fields as EIP-712 `VraiProof` under the domain `{ name: 'Vrai', version: '1' }`.
  */
-import { randomBytes as nodeRandomBytes, randomUUID } from 'node:crypto';
-import { proofError } from './errors';
-import type { ProofKind } from '../../method';
-import { currentProofRule, proofKindModule } from './kinds';
+import { randomBytes as nodeRandomBytes, randomUUID } from "node:crypto";
+import { proofError } from "./errors";
+import type { ProofKind } from "../../method";
+import { currentProofRule, proofKindModule } from "./kinds";
 
 /** Version prefix of every challenge token. */
-export const CHALLENGE_TOKEN_PREFIX = 'vrai-proof:v1';
+export const CHALLENGE_TOKEN_PREFIX = "vrai-proof:v1";
 /** Random bytes in a nonce: 128 bits. */
 const NONCE_BYTES = 16;
 
@@ -64,14 +64,15 @@ export type CreateChallengeParams = {
 export function createChallenge(params: CreateChallengeParams): Challenge {
   const { kind, ownerId, now, ttlS } = params;
   const agentId = params.agentId ?? null;
-  if (!ownerId) throw proofError('proof_evidence_invalid', 'a challenge needs the Vrai owner id');
-  if (!Number.isSafeInteger(now) || now < 0) throw proofError('proof_evidence_invalid', `now must be whole unix seconds, got ${now}`);
-  if (!Number.isSafeInteger(ttlS) || ttlS <= 0) throw proofError('proof_evidence_invalid', `ttlS must be a positive whole number, got ${ttlS}`);
-  if (currentProofRule(kind).belongsTo === 'agent' && !agentId) {
-    throw proofError('proof_agent_required', `a ${kind} proof belongs to one agent (V6): the challenge must name it in agentId`);
+  if (!ownerId) throw proofError("proof_evidence_invalid", "a challenge needs the Vrai owner id");
+  if (!Number.isSafeInteger(now) || now < 0) throw proofError("proof_evidence_invalid", `now must be whole unix seconds, got ${now}`);
+  if (!Number.isSafeInteger(ttlS) || ttlS <= 0)
+    throw proofError("proof_evidence_invalid", `ttlS must be a positive whole number, got ${ttlS}`);
+  if (currentProofRule(kind).belongsTo === "agent" && !agentId) {
+    throw proofError("proof_agent_required", `a ${kind} proof belongs to one agent (V6): the challenge must name it in agentId`);
   }
   const subject = proofKindModule(kind).normalizeSubject(params.subject);
-  const nonce = Buffer.from((params.randomBytes ?? nodeRandomBytes)(NONCE_BYTES)).toString('hex');
+  const nonce = Buffer.from((params.randomBytes ?? nodeRandomBytes)(NONCE_BYTES)).toString("hex");
   if (nonce.length !== NONCE_BYTES * 2) throw new Error(`randomBytes returned ${nonce.length / 2} bytes, expected ${NONCE_BYTES}`);
   const token = challengeToken(kind, subject, nonce);
   const expiresAt = now + ttlS;
@@ -90,7 +91,7 @@ export function createChallenge(params: CreateChallengeParams): Challenge {
 }
 
 /** True when `challenge` can no longer be used at `now` (unix seconds): `now >= expiresAt`. */
-export function isExpired(challenge: Pick<Challenge, 'expiresAt'>, now: number): boolean {
+export function isExpired(challenge: Pick<Challenge, "expiresAt">, now: number): boolean {
   return now >= challenge.expiresAt;
 }
 
@@ -112,32 +113,32 @@ export function challengeToken(kind: ProofKind, subject: string, nonce: string):
  * Expires: 2026-01-01T01:00:00.000Z
  * Challenge: vrai-proof:v1:wallet:0xf39f…:3f2a…
  */
-function challengeMessage(c: Omit<Challenge, 'id' | 'message' | 'issuedAt'>): string {
+function challengeMessage(c: Omit<Challenge, "id" | "message" | "issuedAt">): string {
   return [
-    'Vrai identity proof',
+    "Vrai identity proof",
     proofKindModule(c.kind).purpose(c.subject),
     `Kind: ${c.kind}`,
     `Subject: ${c.subject}`,
     `Vrai owner: ${c.ownerId}`,
-    `Vrai agent: ${c.agentId ?? 'none (owner-level proof)'}`,
+    `Vrai agent: ${c.agentId ?? "none (owner-level proof)"}`,
     `Nonce: ${c.nonce}`,
     `Expires: ${new Date(c.expiresAt * 1000).toISOString()}`,
     `Challenge: ${c.token}`,
-  ].join('\n');
+  ].join("\n");
 }
 
 /** EIP-712 domain of Vrai proofs. No chainId: a wallet proof is not tied to a chain. */
-export const VRAI_PROOF_DOMAIN = { name: 'Vrai', version: '1' } as const;
+export const VRAI_PROOF_DOMAIN = { name: "Vrai", version: "1" } as const;
 
 /** EIP-712 types of Vrai proofs; `agent` is '' for owner-level proofs without an agent. */
 export const VRAI_PROOF_TYPES = {
   VraiProof: [
-    { name: 'kind', type: 'string' },
-    { name: 'subject', type: 'string' },
-    { name: 'owner', type: 'string' },
-    { name: 'agent', type: 'string' },
-    { name: 'nonce', type: 'string' },
-    { name: 'expiresAt', type: 'uint64' },
+    { name: "kind", type: "string" },
+    { name: "subject", type: "string" },
+    { name: "owner", type: "string" },
+    { name: "agent", type: "string" },
+    { name: "nonce", type: "string" },
+    { name: "expiresAt", type: "uint64" },
   ],
 } as const;
 
@@ -146,16 +147,16 @@ export const VRAI_PROOF_TYPES = {
  * @example
  * const signature = await account.signTypedData(proofTypedData(challenge));
  */
-export function proofTypedData(challenge: Pick<Challenge, 'kind' | 'subject' | 'ownerId' | 'agentId' | 'nonce' | 'expiresAt'>) {
+export function proofTypedData(challenge: Pick<Challenge, "kind" | "subject" | "ownerId" | "agentId" | "nonce" | "expiresAt">) {
   return {
     domain: VRAI_PROOF_DOMAIN,
     types: VRAI_PROOF_TYPES,
-    primaryType: 'VraiProof' as const,
+    primaryType: "VraiProof" as const,
     message: {
       kind: challenge.kind,
       subject: challenge.subject,
       owner: challenge.ownerId,
-      agent: challenge.agentId ?? '',
+      agent: challenge.agentId ?? "",
       nonce: challenge.nonce,
       expiresAt: BigInt(challenge.expiresAt),
     },

@@ -4,8 +4,8 @@
  * does not prove what it claims. A source that cannot be reached is not the user's fault: it is a
  * retryable `ProofSourceUnreachableError` (503).
  */
-import { BaseError, InvalidInputError } from '../../errors';
-import type { RetryOptions, Sleep } from '../../retry';
+import { BaseError, InvalidInputError } from "../../errors";
+import type { RetryOptions, Sleep } from "../../retry";
 
 /** Stable codes of the proof errors, with the HTTP status each one maps to. */
 export const PROOF_ERROR_STATUS = {
@@ -66,7 +66,7 @@ export class ProofSourceUnreachableError extends BaseError {
   readonly attempts: number;
 
   constructor(message: string, options: { cause?: unknown; attempts?: number } = {}) {
-    super('proof_source_unreachable', message, { status: 503, retryable: true, cause: options.cause });
+    super("proof_source_unreachable", message, { status: 503, retryable: true, cause: options.cause });
     this.attempts = options.attempts ?? 1;
   }
 }

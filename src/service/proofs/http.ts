@@ -2,14 +2,14 @@
  * Bounded HTTP reads for proof sources: every request has a timeout and every body a size cap,
  * and transport failures become `ProofSourceUnreachableError`, which `unreachableRetry` retries.
  */
-import { InvalidInputError } from '../../errors';
-import { ProofSourceUnreachableError } from './errors';
+import { InvalidInputError } from "../../errors";
+import { ProofSourceUnreachableError } from "./errors";
 
 /** What the verifiers ask of a request: GETs only. */
 export type FetchInit = {
-  method: 'GET';
+  method: "GET";
   headers?: Record<string, string>;
-  redirect: 'follow' | 'manual' | 'error';
+  redirect: "follow" | "manual" | "error";
   signal: AbortSignal;
 };
 
@@ -31,7 +31,7 @@ export type Fetch = (input: string, init: FetchInit) => Promise<FetchResponse>;
 
 export type BoundedResponse = {
   status: number;
-  headers: FetchResponse['headers'];
+  headers: FetchResponse["headers"];
   /** The body decoded as UTF-8, cut at `maxBytes`. */
   text: string;
   /** True when the body was longer than `maxBytes` (then `text` holds its first `maxBytes` bytes). */
@@ -51,7 +51,7 @@ export async function boundedGet(
     timeoutMs: number;
     maxBytes: number;
     headers?: Record<string, string>;
-    redirect?: 'follow' | 'manual' | 'error';
+    redirect?: "follow" | "manual" | "error";
     /** Ends the request early too (a submission's deadline). */
     signal?: AbortSignal;
   },
@@ -59,21 +59,22 @@ export async function boundedGet(
   const timeout = AbortSignal.timeout(options.timeoutMs);
   const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
   try {
-    const response = await fetchImpl(url, { method: 'GET', headers: options.headers, redirect: options.redirect ?? 'follow', signal });
+    const response = await fetchImpl(url, { method: "GET", headers: options.headers, redirect: options.redirect ?? "follow", signal });
     const { text, cut } = await readBounded(response, options.maxBytes);
     return { status: response.status, headers: response.headers, text, cut };
   } catch (error) {
     if (error instanceof InvalidInputError) throw error;
-    const what =
-      timeout.aborted ? `timed out after ${options.timeoutMs} ms`
-      : signal.aborted ? 'stopped: the submission ran out of time'
-      : `failed: ${error instanceof Error ? error.message : String(error)}`;
+    const what = timeout.aborted
+      ? `timed out after ${options.timeoutMs} ms`
+      : signal.aborted
+        ? "stopped: the submission ran out of time"
+        : `failed: ${error instanceof Error ? error.message : String(error)}`;
     throw new ProofSourceUnreachableError(`GET ${url} ${what}`, { cause: error });
   }
 }
 
 async function readBounded(response: FetchResponse, maxBytes: number): Promise<{ text: string; cut: boolean }> {
-  if (!response.body) return { text: '', cut: false };
+  if (!response.body) return { text: "", cut: false };
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -90,7 +91,7 @@ async function readBounded(response: FetchResponse, maxBytes: number): Promise<{
       break;
     }
   }
-  return { text: Buffer.concat(chunks).toString('utf8'), cut };
+  return { text: Buffer.concat(chunks).toString("utf8"), cut };
 }
 
 /** 5xx and 429 mean "try again later": the source is unreachable for now, not proving anything. */

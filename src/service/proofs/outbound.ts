@@ -17,13 +17,13 @@
  * address it embeds; other IPv6 only `unicast` inside the global unicast block 2000::/3 (so not ::1,
  * fc00::/7, fe80::/10, 2001:db8::/32, 6to4, Teredo, ...).
  */
-import { promises as dns, type LookupAddress } from 'node:dns';
-import { isIP, type LookupFunction } from 'node:net';
-import ipaddr from 'ipaddr.js';
-import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
-import { InvalidInputError } from '../../errors';
-import { proofError } from './errors';
-import type { Fetch } from './http';
+import { promises as dns, type LookupAddress } from "node:dns";
+import { isIP, type LookupFunction } from "node:net";
+import ipaddr from "ipaddr.js";
+import { Agent, buildConnector, fetch as undiciFetch } from "undici";
+import { InvalidInputError } from "../../errors";
+import { proofError } from "./errors";
+import type { Fetch } from "./http";
 
 /** One address of a name, as `dns.lookup(name, { all: true })` gives it. */
 export type ResolvedAddress = { address: string; family: 4 | 6 };
@@ -49,8 +49,8 @@ export type OutboundPolicy = {
 export const resolveWithSystemDns: ResolveAddresses = async (hostname) =>
   (await dns.lookup(hostname, { all: true, verbatim: true })).map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
 
-const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
-const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96');
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR("2000::/3");
+const NAT64_WELL_KNOWN = ipaddr.parseCIDR("64:ff9b::/96");
 
 /**
  * The `ipaddr.js` range of `address` as far as reachability goes: `unicast` means public. IPv4-mapped
@@ -62,18 +62,18 @@ const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96');
  * addressRange('64:ff9b::7f00:1'); // 'loopback'
  */
 export function addressRange(address: string): string {
-  if (isIP(address) === 0) return 'invalid';
+  if (isIP(address) === 0) return "invalid";
   const parsed = ipaddr.process(address);
-  if (parsed.kind() === 'ipv4') return parsed.range();
+  if (parsed.kind() === "ipv4") return parsed.range();
   const v6 = parsed as ipaddr.IPv6;
   if (v6.match(NAT64_WELL_KNOWN)) return addressRange(ipaddr.fromByteArray(v6.toByteArray().slice(12)).toString());
   const range = v6.range();
-  return range === 'unicast' && !v6.match(GLOBAL_UNICAST_V6) ? 'reserved' : range;
+  return range === "unicast" && !v6.match(GLOBAL_UNICAST_V6) ? "reserved" : range;
 }
 
 /** True when `address` is a public unicast address (see `addressRange`). */
 export function isPublicAddress(address: string): boolean {
-  return addressRange(address) === 'unicast';
+  return addressRange(address) === "unicast";
 }
 
 /**
@@ -81,7 +81,10 @@ export function isPublicAddress(address: string): boolean {
  * submission learns nothing about the server's network; nothing was connected to.
  */
 function forbiddenAddress(host: string): InvalidInputError {
-  return proofError('proof_forbidden_address', `${host} is not reachable for proofs: it is, or resolves to, an address that is not public (proofs are read from public addresses only)`);
+  return proofError(
+    "proof_forbidden_address",
+    `${host} is not reachable for proofs: it is, or resolves to, an address that is not public (proofs are read from public addresses only)`,
+  );
 }
 
 /**
@@ -98,7 +101,7 @@ export function checkedLookup(resolve: ResolveAddresses): LookupFunction {
     });
     checked.then(
       (usable: LookupAddress[]) => (options.all ? callback(null, usable) : callback(null, usable[0].address, usable[0].family)),
-      (error: NodeJS.ErrnoException) => callback(error, '', 0),
+      (error: NodeJS.ErrnoException) => callback(error, "", 0),
     );
   };
 }
@@ -114,7 +117,7 @@ export function checkedLookup(resolve: ResolveAddresses): LookupFunction {
 export function createOutboundFetch(policy: OutboundPolicy): Fetch {
   const connectChecked = buildConnector({ lookup: checkedLookup(policy.resolve), timeout: policy.connectTimeoutMs });
   const allowedLiteral = (address: string) =>
-    isPublicAddress(address) || (policy.allowLoopbackLiteralsForTests === true && addressRange(address) === 'loopback');
+    isPublicAddress(address) || (policy.allowLoopbackLiteralsForTests === true && addressRange(address) === "loopback");
   const dispatcher = new Agent({
     connect(options, callback) {
       // undici hands IPv6 literals without their brackets.
@@ -127,7 +130,7 @@ export function createOutboundFetch(policy: OutboundPolicy): Fetch {
       return await undiciFetch(url, { ...init, dispatcher });
     } catch (error) {
       const cause = (error as { cause?: unknown }).cause;
-      throw cause instanceof InvalidInputError && cause.code === 'proof_forbidden_address' ? cause : error;
+      throw cause instanceof InvalidInputError && cause.code === "proof_forbidden_address" ? cause : error;
     }
   };
 }

@@ -1,8 +1,8 @@
 /** Assertions and fixtures shared by the proof tests (test-only). */
-import { expect } from 'chai';
-import { BaseError } from '../../errors';
-import { createChallenge, type Challenge, type CreateChallengeParams } from './challenge';
-import type { Sleep } from '../../retry';
+import { expect } from "chai";
+import { BaseError } from "../../errors";
+import { createChallenge, type Challenge, type CreateChallengeParams } from "./challenge";
+import type { Sleep } from "../../retry";
 
 /** A fixed clock: 2027-01-15T08:00:00Z. */
 export const NOW = 1_800_000_000;
@@ -36,8 +36,12 @@ export function expectThrowsProofError(fn: () => unknown, code: string, status?:
 }
 
 /** A challenge issued at `NOW` for an hour, for owner `owner-1` and agent `agent-1`. */
-export function challengeFor(kind: CreateChallengeParams['kind'], subject: string, overrides: Partial<CreateChallengeParams> = {}): Challenge {
-  return createChallenge({ kind, subject, ownerId: 'owner-1', agentId: 'agent-1', now: NOW, ttlS: 3600, ...overrides });
+export function challengeFor(
+  kind: CreateChallengeParams["kind"],
+  subject: string,
+  overrides: Partial<CreateChallengeParams> = {},
+): Challenge {
+  return createChallenge({ kind, subject, ownerId: "owner-1", agentId: "agent-1", now: NOW, ttlS: 3600, ...overrides });
 }
 
 /** A `Sleep` that returns at once and records the delays asked for. */

@@ -2,12 +2,12 @@
  * Shapes shared by the proof verifiers: their dependencies, one kind's verifier, and the re-check
  * outcome. Each kind's evidence and proof are in its module (`./kinds`).
  */
-import type { Address, PublicClient } from 'viem';
-import type { Challenge } from './challenge';
-import type { Fetch } from './http';
-import type { ResolveAddresses } from './outbound';
-import type { Sleep } from '../../retry';
-import type { RetryPolicy } from './errors';
+import type { Address, PublicClient } from "viem";
+import type { Challenge } from "./challenge";
+import type { Fetch } from "./http";
+import type { ResolveAddresses } from "./outbound";
+import type { Sleep } from "../../retry";
+import type { RetryPolicy } from "./errors";
 
 /**
  * Result of a scheduled re-check. `failed` counts as one failed check (V6) whatever its reason:
@@ -15,10 +15,10 @@ import type { RetryPolicy } from './errors';
  * and the proof no longer holds (`code` is then the `proof_*` error code).
  */
 export type RecheckOutcome =
-  | { type: 'ok' }
-  | { type: 'failed'; reason: 'unreachable' | 'rejected'; code: string; message: string }
+  | { type: "ok" }
+  | { type: "failed"; reason: "unreachable" | "rejected"; code: string; message: string }
   /** erc8004 only: the token is now owned by `newOwner`; V6 removes the proof at once. */
-  | { type: 'moved'; newOwner: Address };
+  | { type: "moved"; newOwner: Address };
 
 export type ProofVerifierDeps = {
   /** The clock, in unix seconds. */
@@ -63,19 +63,19 @@ export const DEFAULT_HTTP_TIMEOUT_MS = 3_000;
 export const DEFAULT_SUBMISSION_TIMEOUT_MS = 6_000;
 
 /** The dependencies every kind shares. */
-type SharedDeps = 'now' | 'publicClientFor' | 'sleep' | 'retry' | 'httpTimeoutMs' | 'submissionTimeoutMs';
+type SharedDeps = "now" | "publicClientFor" | "sleep" | "retry" | "httpTimeoutMs" | "submissionTimeoutMs";
 
 /**
  * The dependencies as a kind's verifier sees them: the shared ones with their defaults applied (`fetch`
  * built on the outbound policy), each kind's own as given (its module applies its defaults).
  */
 export type ResolvedDeps = Required<Pick<ProofVerifierDeps, SharedDeps>> &
-  Omit<ProofVerifierDeps, SharedDeps | 'settings' | 'resolveAddresses' | 'allowLoopbackLiteralsForTests'> & { fetch: Fetch };
+  Omit<ProofVerifierDeps, SharedDeps | "settings" | "resolveAddresses" | "allowLoopbackLiteralsForTests"> & { fetch: Fetch };
 
 /** One kind's verification and re-check; errors are thrown (InvalidInputError / ProofSourceUnreachableError). */
 export type KindVerifier<Evidence, Proof> = {
   /** `deadline` aborts when the submission's time is up: the reads and the waits between tries stop. */
   verify(challenge: Challenge, evidence: Evidence, deadline: AbortSignal): Promise<Proof>;
   /** Resolves when the proof still holds, or to `moved`; throws like `verify` otherwise. */
-  recheck(proof: Proof): Promise<{ type: 'ok' } | { type: 'moved'; newOwner: Address }>;
+  recheck(proof: Proof): Promise<{ type: "ok" } | { type: "moved"; newOwner: Address }>;
 };

@@ -5,21 +5,28 @@
  * (3 tries, backing off) before counting as a failed check. HTTP(S) goes to public addresses only
  * (outbound.ts, issue #15), and a submission's checks end at `submissionTimeoutMs`.
  */
-import { BaseError, InvalidInputError } from '../../errors';
-import { toRfc3339 } from '../../method';
-import { realSleep } from '../../retry';
-import { isExpired, type Challenge } from './challenge';
-import { DEFAULT_RETRY_POLICY, proofError, ProofSourceUnreachableError } from './errors';
-import { createOutboundFetch, resolveWithSystemDns } from './outbound';
-import { PROOF_KIND_MODULES, proofKindModule, settingsOf, type VerifiedProof } from './kinds';
-import { DEFAULT_HTTP_TIMEOUT_MS, DEFAULT_SUBMISSION_TIMEOUT_MS, type KindVerifier, type ProofVerifierDeps, type RecheckOutcome, type ResolvedDeps } from './types';
-import type { ProofKind } from '../../method';
+import { BaseError, InvalidInputError } from "../../errors";
+import { toRfc3339 } from "../../method";
+import { realSleep } from "../../retry";
+import { isExpired, type Challenge } from "./challenge";
+import { DEFAULT_RETRY_POLICY, proofError, ProofSourceUnreachableError } from "./errors";
+import { createOutboundFetch, resolveWithSystemDns } from "./outbound";
+import { PROOF_KIND_MODULES, proofKindModule, settingsOf, type VerifiedProof } from "./kinds";
+import {
+  DEFAULT_HTTP_TIMEOUT_MS,
+  DEFAULT_SUBMISSION_TIMEOUT_MS,
+  type KindVerifier,
+  type ProofVerifierDeps,
+  type RecheckOutcome,
+  type ResolvedDeps,
+} from "./types";
+import type { ProofKind } from "../../method";
 
-export type { VerifiedProof } from './kinds';
+export type { VerifiedProof } from "./kinds";
 
 /** A successful initial verification. */
 export type Verified = {
-  type: 'verified';
+  type: "verified";
   kind: ProofKind;
   /** The key the store keeps unique among active proofs (each kind's `binding`: V6, one agent or one owner at a time). */
   binding: string;
@@ -49,7 +56,11 @@ export function createProofVerifier(deps: ProofVerifierDeps): ProofVerifier {
   const { resolveAddresses, allowLoopbackLiteralsForTests, settings, ...given } = deps;
   const resolved: ResolvedDeps = {
     ...given,
-    fetch: createOutboundFetch({ resolve: resolveAddresses ?? resolveWithSystemDns, connectTimeoutMs: httpTimeoutMs, allowLoopbackLiteralsForTests }),
+    fetch: createOutboundFetch({
+      resolve: resolveAddresses ?? resolveWithSystemDns,
+      connectTimeoutMs: httpTimeoutMs,
+      allowLoopbackLiteralsForTests,
+    }),
     publicClientFor: deps.publicClientFor ?? (() => undefined),
     sleep: deps.sleep ?? realSleep,
     retry: deps.retry ?? DEFAULT_RETRY_POLICY,
@@ -67,11 +78,15 @@ export function createProofVerifier(deps: ProofVerifierDeps): ProofVerifier {
   return {
     async verify(challenge, evidence) {
       if (isExpired(challenge, resolved.now())) {
-        throw proofError('proof_challenge_expired', `challenge ${challenge.id} expired at ${toRfc3339(challenge.expiresAt)}`);
+        throw proofError("proof_challenge_expired", `challenge ${challenge.id} expired at ${toRfc3339(challenge.expiresAt)}`);
       }
       const parsed = proofKindModule(challenge.kind).evidence.safeParse(evidence);
       if (!parsed.success) {
-        throw proofError('proof_evidence_invalid', `invalid ${challenge.kind} evidence: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`, parsed.error);
+        throw proofError(
+          "proof_evidence_invalid",
+          `invalid ${challenge.kind} evidence: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}`,
+          parsed.error,
+        );
       }
       const deadline = AbortSignal.timeout(resolved.submissionTimeoutMs);
       let proof: VerifiedProof;
@@ -80,23 +95,26 @@ export function createProofVerifier(deps: ProofVerifierDeps): ProofVerifier {
       } catch (error) {
         // The deadline ended a wait between tries: the source was unreachable in the time a submission has.
         if (deadline.aborted && !(error instanceof BaseError)) {
-          throw new ProofSourceUnreachableError(`the ${challenge.kind} proof's source did not answer within ${resolved.submissionTimeoutMs} ms`, { cause: error });
+          throw new ProofSourceUnreachableError(
+            `the ${challenge.kind} proof's source did not answer within ${resolved.submissionTimeoutMs} ms`,
+            { cause: error },
+          );
         }
         throw error;
       }
-      return { type: 'verified', kind: proof.kind, binding: bindingOf(proof), proof };
+      return { type: "verified", kind: proof.kind, binding: bindingOf(proof), proof };
     },
     async recheck(proof) {
       try {
         return await verifierOf(proof.kind).recheck(proof);
       } catch (error) {
         if (error instanceof ProofSourceUnreachableError) {
-          return { type: 'failed', reason: 'unreachable', code: error.code, message: error.message };
+          return { type: "failed", reason: "unreachable", code: error.code, message: error.message };
         }
-        if (error instanceof InvalidInputError) return { type: 'failed', reason: 'rejected', code: error.code, message: error.message };
+        if (error instanceof InvalidInputError) return { type: "failed", reason: "rejected", code: error.code, message: error.message };
         // A bug or an unexpected answer: still one failed check, never a crash of the scheduler.
-        const code = error instanceof BaseError ? error.code : 'proof_recheck_error';
-        return { type: 'failed', reason: 'rejected', code, message: error instanceof Error ? error.message : String(error) };
+        const code = error instanceof BaseError ? error.code : "proof_recheck_error";
+        return { type: "failed", reason: "rejected", code, message: error instanceof Error ? error.message : String(error) };
       }
     },
   };

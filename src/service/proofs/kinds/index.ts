@@ -4,22 +4,25 @@
  * in the V6 table of the method version that counts it (src/method/score/methods.ts, which makes
  * `PROOF_KINDS` of every version's tables); the compiler then asks for nothing else.
  */
-import { z } from 'zod';
-import { CURRENT_METHOD, kindsOf, METHODS, type ProofKind, type ProofRule } from '../../../method';
-import { domain } from './domain';
-import { erc8004 } from './erc8004';
-import { github } from './github';
-import type { AnyProofKindModule, ProofKindModule } from './kind';
-import { wallet } from './wallet';
+import { z } from "zod";
+import { CURRENT_METHOD, kindsOf, METHODS, type ProofKind, type ProofRule } from "../../../method";
+import { domain } from "./domain";
+import { erc8004 } from "./erc8004";
+import { github } from "./github";
+import type { AnyProofKindModule, ProofKindModule } from "./kind";
+import { wallet } from "./wallet";
 
-export type { AnyProofKindModule, ProofInstructions, Publication, StoredProof } from './kind';
-export { erc8004Executor, erc8004RegistriesWithProofs } from './erc8004';
+export type { AnyProofKindModule, ProofInstructions, Publication, StoredProof } from "./kind";
+export { erc8004Executor, erc8004RegistriesWithProofs } from "./erc8004";
 
 /** Every kind's module, keyed by its kind. */
-export const PROOF_KIND_MODULES = { github, wallet, domain, erc8004 } as const satisfies { [K in ProofKind]: AnyProofKindModule & { readonly kind: K } };
+export const PROOF_KIND_MODULES = { github, wallet, domain, erc8004 } as const satisfies {
+  [K in ProofKind]: AnyProofKindModule & { readonly kind: K };
+};
 
 /** What a verification of a proof of `K` proves: the JSON the store keeps for its re-checks. */
-export type ProofOf<K extends ProofKind> = (typeof PROOF_KIND_MODULES)[K] extends ProofKindModule<K, infer _E, infer P, infer _S> ? P : never;
+export type ProofOf<K extends ProofKind> =
+  (typeof PROOF_KIND_MODULES)[K] extends ProofKindModule<K, infer _E, infer P, infer _S> ? P : never;
 
 /** What a verification of any kind proves, told apart by `kind`. */
 export type VerifiedProof = { [K in ProofKind]: ProofOf<K> }[ProofKind];
@@ -47,9 +50,10 @@ export function currentProofRule(kind: ProofKind): ProofRule {
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 
 /** The environment variables of every kind (their fields of the configuration's schema), e.g. GITHUB_API_BASE_URL. */
-export const PROOF_KIND_SETTINGS = Object.assign({}, ...Object.values(PROOF_KIND_MODULES).map((m: AnyProofKindModule) => m.settings)) as UnionToIntersection<
-  (typeof PROOF_KIND_MODULES)[ProofKind]['settings']
->;
+export const PROOF_KIND_SETTINGS = Object.assign(
+  {},
+  ...Object.values(PROOF_KIND_MODULES).map((m: AnyProofKindModule) => m.settings),
+) as UnionToIntersection<(typeof PROOF_KIND_MODULES)[ProofKind]["settings"]>;
 
 /** The settings of `module` in `values` (the configuration, or a test's), checked and with their defaults. */
 export function settingsOf(module: AnyProofKindModule, values: Readonly<Record<string, unknown>>): Record<string, unknown> {
@@ -57,13 +61,14 @@ export function settingsOf(module: AnyProofKindModule, values: Readonly<Record<s
 }
 
 /** The offered kinds that belong to `who` (V6, current method), e.g. the agent-level ones. */
-export const offeredKindsOf = (who: ProofRule['belongsTo']): ProofKind[] => OFFERED_PROOF_KINDS.filter((kind) => currentProofRule(kind).belongsTo === who);
+export const offeredKindsOf = (who: ProofRule["belongsTo"]): ProofKind[] =>
+  OFFERED_PROOF_KINDS.filter((kind) => currentProofRule(kind).belongsTo === who);
 
 /**
  * Kinds in running text: their nouns (`form` "noun") or titles, the last joined by `conjunction`.
  * @example kindsInWords(["github", "wallet", "domain"], "noun", "or") // "a GitHub account, a wallet or a domain"
  */
-export function kindsInWords(kinds: readonly ProofKind[], form: 'noun' | 'title', conjunction: 'and' | 'or'): string {
+export function kindsInWords(kinds: readonly ProofKind[], form: "noun" | "title", conjunction: "and" | "or"): string {
   const words = kinds.map((kind) => proofKindModule(kind)[form]);
-  return words.length < 2 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} ${conjunction} ${words[words.length - 1]}`;
+  return words.length < 2 ? (words[0] ?? "") : `${words.slice(0, -1).join(", ")} ${conjunction} ${words[words.length - 1]}`;
 }

@@ -6,10 +6,10 @@
  * the owner or to one agent, how often it is re-checked) is the method's, per method version
  * (`MethodRules.identity` in src/method/score/methods.ts).
  */
-import type { z } from 'zod';
-import type { ProofKind } from '../../../method';
-import type { Challenge } from '../challenge';
-import type { KindVerifier, ResolvedDeps } from '../types';
+import type { z } from "zod";
+import type { ProofKind } from "../../../method";
+import type { Challenge } from "../challenge";
+import type { KindVerifier, ResolvedDeps } from "../types";
 
 /** What a stored proof of a kind holds: JSON the store keeps and hands back to `recheck`. */
 export type StoredProof<K extends ProofKind = ProofKind> = { kind: K; subject: string };
@@ -17,7 +17,7 @@ export type StoredProof<K extends ProofKind = ProofKind> = { kind: K; subject: s
 /** One thing to publish for a challenge: where, under what name, and exactly what. */
 export type Publication = {
   /** `dns-txt`: a TXT record; `https-file`: a file served over HTTPS; `gist`: a public GitHub gist. */
-  type: 'dns-txt' | 'https-file' | 'gist';
+  type: "dns-txt" | "https-file" | "gist";
   /** The record's name, the file's URL, or what the gist is. */
   name: string;
   /** The record's value, the file's body, or the text the gist must contain. */
