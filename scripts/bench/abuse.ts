@@ -203,7 +203,10 @@ function startServe(databaseUrl: string): Promise<Served> {
           url: ready[1],
           metricsUrl: metrics[1],
           cpuMs: () => cpuMsOf(child.pid!),
-          stop: async () => void (child.kill("SIGTERM"), await exited),
+          stop: async () => {
+            child.kill("SIGTERM");
+            await exited;
+          },
         });
       }
     });

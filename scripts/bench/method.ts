@@ -27,7 +27,10 @@ type Benchmark = { name: string; unit: string; target: number; items: number; pr
 /** Deterministic generator (no Math.random: runs are comparable). */
 function lcg(seed: number): () => number {
   let s = seed >>> 0;
-  return () => (s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0) / 2 ** 32;
+  return () => {
+    s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0;
+    return s / 2 ** 32;
+  };
 }
 
 function bestOf(runs: number, items: number, work: () => void): number {
@@ -176,7 +179,9 @@ async function replayBenchmark(): Promise<void> {
     const validated = performance.now();
     let bytes = 0;
     // What `vrai replay` does after JSON.parse, short of the write: the chunks of UTF-8 stdout would get.
-    await replay(input, (chunk) => void (bytes += chunk.length));
+    await replay(input, (chunk) => {
+      bytes += chunk.length;
+    });
     validate.push(validated - started);
     play.push(performance.now() - validated);
     if (input.events.length !== REPLAY_AGENTS * (REPLAY_HOURS + 2) || bytes === 0)

@@ -606,7 +606,7 @@ async function loadRun(
             connections,
             connectionRate: schedule.perConnection,
             duration: WARMUP_S + seconds,
-            requests: [{ method: "GET", setupRequest: (req: any) => ({ ...req, path: path() }) }],
+            requests: [{ method: "GET", setupRequest: (req: autocannon.Request) => ({ ...req, path: path() }) }],
           },
           (err, result) => (err ? reject(err) : resolve(result)),
         );
@@ -660,8 +660,12 @@ async function getScorePhase(url: string, child: ChildProcess, rows: Row[]): Pro
     let h0 = new Map<string, number>();
     let h1 = new Map<string, number>();
     const r = await loadRun(url, schedule, GET_S, scorePath, {
-      start: async () => void ([m0, h0] = await Promise.all([cpuMark(child), serverDurations(url)])),
-      end: async () => void ([m1, h1] = await Promise.all([cpuMark(child), serverDurations(url)])),
+      start: async () => {
+        [m0, h0] = await Promise.all([cpuMark(child), serverDurations(url)]);
+      },
+      end: async () => {
+        [m1, h1] = await Promise.all([cpuMark(child), serverDurations(url)]);
+      },
     });
     log(`GET score (${schedule.name}): ${cpuReport(m0 as CpuMark, m1 as CpuMark, r.ok + r.other)}`);
     log(`GET score (${schedule.name}): ${describeRun(r)}`);
@@ -812,7 +816,7 @@ async function checkinPhase(url: string, child: ChildProcess, admin: pg.Client):
   const quarter = Math.max(1, Math.floor(RING / 4));
   let issued = 0;
   let step = 0;
-  const setupRequest = (req: any) => {
+  const setupRequest = (req: autocannon.Request) => {
     const k = issued++;
     // Move the server's clock one step each quarter turn: one agent's consecutive requests are
     // four steps (2,400 s) apart, so even a request racing a clock message is >= 1,200 s after its previous one.

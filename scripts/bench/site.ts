@@ -104,7 +104,7 @@ async function steadyLoad(url: string, rate: number, path: () => string): Promis
         connections: 1,
         connectionRate: PER_CONNECTION,
         duration: WARMUP_S + SECONDS,
-        requests: [{ method: "GET", setupRequest: (req: any) => ({ ...req, path: path() }) }],
+        requests: [{ method: "GET", setupRequest: (req: autocannon.Request) => ({ ...req, path: path() }) }],
       },
       (error, result) => done(error ?? result),
     );

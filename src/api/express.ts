@@ -263,8 +263,10 @@ export function createMetricsApp(options: {
 function everyAnswer(req: Request, res: Response, next: (error?: unknown) => void): void {
   res.set("X-Content-Type-Options", "nosniff");
   // Node keeps the first of two Authorization headers and drops the other: which one was meant is unknowable.
-  if (authorizationHeaders(req.rawHeaders) > 1)
-    return next(new InvalidInputError("duplicate_authorization", "send one Authorization header, not several"));
+  if (authorizationHeaders(req.rawHeaders) > 1) {
+    next(new InvalidInputError("duplicate_authorization", "send one Authorization header, not several"));
+    return;
+  }
   next();
 }
 

@@ -88,7 +88,8 @@ export function openApiDocument(routes: readonly Route[], info: { version: strin
   for (const r of routes) {
     const path = r.path.replace(/:([A-Za-z]+)/g, "{$1}");
     const body = r.body && { schema: jsonSchema(r.body), ...checkedExample(`${r.operationId}'s body`, r.body, r.bodyExample) };
-    (paths[path] ??= {})[r.method] = {
+    paths[path] ??= {};
+    paths[path][r.method] = {
       operationId: r.operationId,
       summary: r.summary,
       tags: [r.tag],

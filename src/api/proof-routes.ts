@@ -91,7 +91,9 @@ const evidenceSchema = z
     error: (issue) => {
       const byKind = issue.code === "invalid_union" ? issue.errors : [];
       let closest = 0;
-      byKind.forEach((issues, i) => void (issues.length < byKind[closest].length && (closest = i)));
+      byKind.forEach((issues, i) => {
+        if (issues.length < byKind[closest].length) closest = i;
+      });
       const first = byKind[closest]?.[0];
       return first === undefined
         ? "not the evidence of any proof kind"

@@ -50,7 +50,15 @@ const AGENT_STATE_SQL = "SELECT id, claim_id, claimed_at, last_arrival, last_nex
 /** A logger whose lines the test reads. */
 function capturedLogger() {
   const lines: Array<Record<string, any>> = [];
-  const logger = pino({ level: "info" }, new Writable({ write: (chunk, _e, done) => (lines.push(JSON.parse(chunk.toString())), done()) }));
+  const logger = pino(
+    { level: "info" },
+    new Writable({
+      write: (chunk, _e, done) => {
+        lines.push(JSON.parse(chunk.toString()));
+        return done();
+      },
+    }),
+  );
   return { logger, lines };
 }
 
@@ -58,7 +66,9 @@ function capturedLogger() {
 for (const { name, create } of TEST_STORES) {
   describe(`check-in day partitions on ${name} (migration 012)`, () => {
     let testDb: TestDb;
-    before(async () => void (testDb = await createMigratedTestDb(create)));
+    before(async () => {
+      testDb = await createMigratedTestDb(create);
+    });
     after(() => testDb.drop());
 
     it("stores a check-in arriving on a day with no partition yet, answers it as a duplicate, and moves it into its day's partition once created (V3.1)", async () => {
@@ -318,7 +328,9 @@ describe("check-in retention on PostgreSQL (CHECKIN_RETENTION_DAYS, CHECKIN_ARCH
 
 describe("migration 012 on check-ins stored before it", () => {
   let testDb: TestDb;
-  before(async () => void (testDb = await createTestPgDb()));
+  before(async () => {
+    testDb = await createTestPgDb();
+  });
   after(() => testDb.drop());
 
   it("moves every check-in into its day's partition, drops the id, and answers their keys as duplicates (V3.1)", async () => {

@@ -180,7 +180,9 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     limits: ownerLimits,
     logger,
     busy: () => busySwitch || overloaded(),
-    onBusyChanged: (on) => void (busySwitch = on),
+    onBusyChanged: (on) => {
+      busySwitch = on;
+    },
   });
   const refreshBusy = async () => {
     busySwitch = await service.operator.isBusySwitchOn().catch(() => busySwitch);

@@ -210,7 +210,7 @@ describe("score trees", () => {
       const ours = buildScoreTree(values);
       const oz = StandardMerkleTree.of(values, [...SCORE_LEAF_TYPES]);
       expect(ours.root).to.equal(oz.root);
-      values.forEach((v, i) => expect(proofElements(ours.proof(i))).to.deep.equal(oz.getProof(v)));
+      for (const [i, v] of values.entries()) expect(proofElements(ours.proof(i))).to.deep.equal(oz.getProof(v));
     }
   });
 

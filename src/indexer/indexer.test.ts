@@ -88,7 +88,15 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     let failing = 2;
     const flaky = { ...rpc, blockNumber: () => (failing-- > 0 ? Promise.reject(new RpcTransportError("node away")) : rpc.blockNumber()) };
     let lines = "";
-    const logger = pino({ level: "warn" }, new Writable({ write: (chunk, _enc, done) => ((lines += chunk.toString()), done()) }));
+    const logger = pino(
+      { level: "warn" },
+      new Writable({
+        write: (chunk, _enc, done) => {
+          lines += chunk.toString();
+          return done();
+        },
+      }),
+    );
     const indexer = createIndexer({
       store,
       derivedScores: createDerivedScores({ store }),
@@ -170,7 +178,15 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     const d = await freshDb();
     const { store, derivedScores } = indexerFor(d, { range: { initial: 16, max: 64 } });
     let logged = "";
-    const logger = pino({ level: "info" }, new Writable({ write: (chunk, _e, done) => ((logged += chunk.toString()), done()) }));
+    const logger = pino(
+      { level: "info" },
+      new Writable({
+        write: (chunk, _e, done) => {
+          logged += chunk.toString();
+          return done();
+        },
+      }),
+    );
     const indexer = createIndexer({
       store,
       derivedScores,

@@ -86,7 +86,10 @@ export function createIndexer(deps: IndexerDeps): Indexer {
   const executors = new Map<bigint, string>();
   const executorOf = (agentId: bigint) => {
     let id = executors.get(agentId);
-    if (id === undefined) executors.set(agentId, (id = executorId(chainId, contracts.identityRegistry, agentId)));
+    if (id === undefined) {
+      id = executorId(chainId, contracts.identityRegistry, agentId);
+      executors.set(agentId, id);
+    }
     return id;
   };
 
@@ -134,7 +137,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     let size = rangeSize;
     for (;;) {
       const to = Math.min(from + size - 1, maxTo);
-      let logs;
+      let logs: Awaited<ReturnType<ChainRpc["getLogs"]>>;
       try {
         logs = await rpc.getLogs({ fromBlock: from, toBlock: to, addresses, topic0s: FOLLOWED_TOPICS });
       } catch (error) {

@@ -343,7 +343,7 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     ];
     expect(blocks).to.have.length(2);
     // As written, against the package's declarations: what a reader has in scope is declared, nothing else.
-    blocks.forEach((block, i) => fs.writeFileSync(path.join(project, `readme-gate-${i}.mts`), block));
+    for (const [i, block] of blocks.entries()) fs.writeFileSync(path.join(project, `readme-gate-${i}.mts`), block);
     fs.writeFileSync(
       path.join(project, "readme-scope.d.ts"),
       [

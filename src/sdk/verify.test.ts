@@ -96,7 +96,10 @@ describe("SDK verifyScore (real PostgreSQL, real local chain over JSON-RPC)", ()
       api: fixture.server.url,
       agentId: fixture.agent,
       rpcUrl: fixture.rpc.url,
-      fetch: async (url) => (fetched.push(String(url)), fetch(url)),
+      fetch: async (url) => {
+        fetched.push(String(url));
+        return fetch(url);
+      },
     };
     const bad: Array<[Partial<VerifyScoreOptions>, RegExp]> = [
       [{ agentId: "agt 1" }, /^not an agent id: "agt 1"$/],

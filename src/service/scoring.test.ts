@@ -23,11 +23,16 @@ function counting(store: Store): { store: Store; pages: Array<PageRequest<string
   const read = new Proxy(store.read, {
     get(target, name, receiver) {
       const value = Reflect.get(target, name, receiver);
-      if (name === "listClaimedAgentIds") return (page: PageRequest<string>) => (pages.push(page), value(page));
+      if (name === "listClaimedAgentIds")
+        return (page: PageRequest<string>) => {
+          pages.push(page);
+          return value(page);
+        };
       if (name === "dailyFactRows")
-        return (ids: string[], ...rest: unknown[]) => (
-          batches.push([...ids]), (value as Store["read"]["dailyFactRows"])(ids, ...(rest as [string, number]))
-        );
+        return (ids: string[], ...rest: unknown[]) => {
+          batches.push([...ids]);
+          return (value as Store["read"]["dailyFactRows"])(ids, ...(rest as [string, number]));
+        };
       return value;
     },
   });

@@ -350,7 +350,13 @@ describe("a check-in whose write keeps being refused", () => {
   it("gives up with 409 checkin_contended after a bounded number of attempts, having written nothing", async () => {
     const memory = createMemoryStore();
     let attempts = 0;
-    const store: Store = { ...memory, commitCheckin: async () => (attempts++, false) };
+    const store: Store = {
+      ...memory,
+      commitCheckin: async () => {
+        attempts++;
+        return false;
+      },
+    };
     const service = createVraiService({ store, clock: createManualClock(T0), busy: () => false });
     const { ownerId } = await service.accounts.createOwner();
     const { agentId } = await service.accounts.claimNewAgent(ownerId);

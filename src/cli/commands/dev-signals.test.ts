@@ -9,7 +9,10 @@ import { startDev, type DevProcess } from "../../test-helpers/dev-process";
 const listening = (port: number) =>
   new Promise<boolean>((resolve) => {
     const socket = net.connect({ host: "127.0.0.1", port });
-    socket.once("connect", () => (socket.destroy(), resolve(true)));
+    socket.once("connect", () => {
+      socket.destroy();
+      return resolve(true);
+    });
     socket.once("error", () => resolve(false));
   });
 

@@ -245,7 +245,10 @@ describe("vrai replay (F2)", () => {
           { at: T0, type: "claim", agent: "a1", owner: "o1" },
           { at: T0, type: "claim", agent: "a2", owner: "o2" },
         ];
-        for (const [gap, e] of steps) events.push({ at: (at += gap), ...e });
+        for (const [gap, e] of steps) {
+          at += gap;
+          events.push({ at, ...e });
+        }
         const first = await replayLines({ events });
         const second = await replayLines({ events });
         expect(first.code).to.equal(0);
