@@ -9,6 +9,9 @@
  * - `DEPLOY_IDENTITY_REGISTRY_BLOCK`: the block that registry was deployed in, recorded so the indexer reads its
  *   transfers from there. Unset: found on the chain (the first block with its code), which needs a node that
  *   answers `eth_getCode` at past blocks.
+ * - `DEPLOY_REPUTATION_REGISTRY`: address of an existing ERC-8004 reputation registry (the canonical one on public
+ *   networks, for the identity registry's agents), recorded for Vrai's feedback. Unset: on a local network the reference
+ *   `ReputationRegistryUpgradeable` is deployed behind its proxy for the identity registry; elsewhere none is recorded.
  * - `DEPLOY_ANCHORERS`, `DEPLOY_VERIFIERS`, `DEPLOY_PLATFORM`: comma-separated addresses granted the anchorer,
  *   verifier and platform roles. Unset on a local network (hardhat, localhost): the deployer gets every role.
  * - `DEPLOY_OVERWRITE=1`: replace an existing deployment file (refused otherwise).
@@ -16,8 +19,10 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
+import type { Address } from "viem";
 import type { DeploymentJson } from "../src/chain/deployment";
 import { BaseError } from "../src/errors";
+import { deployReferenceReputation, type ReferenceDeployer } from "./erc8004-reference";
 
 /** Networks where the deployer gets every role unless told otherwise. */
 const LOCAL_NETWORKS = new Set(["hardhat", "localhost"]);
@@ -45,6 +50,8 @@ export type Deployment = {
     IdentityRegistry: DeployedContract;
     AnchorRegistry: DeployedContract;
     Registry: DeployedContract;
+    /** The ERC-8004 reputation registry Vrai gives feedback to, for the identity registry's agents (absent: none). */
+    ReputationRegistry?: DeployedContract;
   };
   roles: {
     AnchorRegistry: { DEFAULT_ADMIN_ROLE: string[]; ANCHORER_ROLE: string[]; VERIFIER_ROLE: string[] };
@@ -57,6 +64,8 @@ export type DeployOptions = {
   identityRegistry?: string;
   /** The block `identityRegistry` was deployed in; found on the chain when absent. */
   identityRegistryBlock?: number;
+  /** Existing ERC-8004 reputation registry to record; when absent, the reference one is deployed on a local network. */
+  reputationRegistry?: string;
   /** Accounts granted each role; when absent, the deployer on a local network, nobody elsewhere. */
   anchorers?: string[];
   verifiers?: string[];
@@ -127,6 +136,8 @@ export async function deployVrai(
   log(`AnchorRegistry deployed at ${anchorRegistry.address}`);
   const registry = await deployContract(hre, "Registry", [deployer.address, identityRegistry.address]);
   log(`Registry deployed at ${registry.address}`);
+  const reputationRegistry = await reputationRegistryOf(hre, identityRegistry.address, options.reputationRegistry, isLocal);
+  if (reputationRegistry) log(`ReputationRegistry ${reputationRegistry.reused ? "reused" : "deployed"} at ${reputationRegistry.address}`);
 
   const anchors = await ethers.getContractAt("AnchorRegistry", anchorRegistry.address);
   const scores = await ethers.getContractAt("Registry", registry.address);
@@ -141,7 +152,12 @@ export async function deployVrai(
     chainId,
     deployedAt: new Date().toISOString(),
     deployer: deployer.address,
-    contracts: { IdentityRegistry: identityRegistry, AnchorRegistry: anchorRegistry, Registry: registry },
+    contracts: {
+      IdentityRegistry: identityRegistry,
+      AnchorRegistry: anchorRegistry,
+      Registry: registry,
+      ...(reputationRegistry && { ReputationRegistry: reputationRegistry }),
+    },
     roles: {
       AnchorRegistry: { DEFAULT_ADMIN_ROLE: [deployer.address], ANCHORER_ROLE: anchorers, VERIFIER_ROLE: verifiers },
       Registry: { DEFAULT_ADMIN_ROLE: [deployer.address], PLATFORM_ROLE: platform },
@@ -167,8 +183,10 @@ export function deployOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Depl
   if (block !== undefined && block !== "" && !/^\d+$/.test(block)) {
     throw new DeployConfigError(`DEPLOY_IDENTITY_REGISTRY_BLOCK is not a block number: ${JSON.stringify(block)}`);
   }
+  const reputationRegistry = env.DEPLOY_REPUTATION_REGISTRY?.trim();
   return {
     identityRegistry: identityRegistry === "" ? undefined : identityRegistry,
+    reputationRegistry: reputationRegistry === "" ? undefined : reputationRegistry,
     identityRegistryBlock: block === undefined || block === "" ? undefined : Number(block),
     anchorers: list(env.DEPLOY_ANCHORERS),
     verifiers: list(env.DEPLOY_VERIFIERS),
@@ -189,6 +207,54 @@ async function deployContract(hre: HardhatRuntimeEnvironment, name: string, args
     txHash: receipt.hash,
     reused: false,
     contractName: name,
+  };
+}
+
+/**
+ * The ERC-8004 reputation registry of the deployment: `given` when set (it must have code), else on a local network the
+ * reference one deployed behind its proxy for `identityRegistry` (its `initialize(identityRegistry)` by the deployer,
+ * who owns the proxy), else none.
+ */
+async function reputationRegistryOf(
+  hre: HardhatRuntimeEnvironment,
+  identityRegistry: string,
+  given: string | undefined,
+  isLocal: boolean,
+): Promise<DeployedContract | undefined> {
+  const { ethers } = hre;
+  if (given !== undefined) {
+    const address = checkedAddress(ethers, given);
+    if ((await ethers.provider.getCode(address)) === "0x") {
+      throw new DeployConfigError(`no contract at reputation registry ${address} on ${hre.network.name}`);
+    }
+    return { address, blockNumber: null, txHash: null, reused: true };
+  }
+  if (!isLocal) return undefined;
+  const [deployer] = await ethers.getSigners();
+  const mined = async (request: { to?: string; data: string }) => {
+    const receipt = await (await deployer.sendTransaction(request)).wait();
+    if (receipt === null || receipt.status !== 1)
+      throw new BaseError("deploy_failed", "ReputationRegistry: a deployment transaction reverted");
+    return receipt;
+  };
+  const deployedBy = new Map<string, string>();
+  const io: ReferenceDeployer = {
+    async deploy(data) {
+      const receipt = await mined({ data });
+      if (receipt.contractAddress === null) throw new BaseError("deploy_failed", "ReputationRegistry: no contract deployed");
+      const address = checkedAddress(ethers, receipt.contractAddress) as Address;
+      deployedBy.set(address, receipt.hash);
+      return { address, blockNumber: receipt.blockNumber };
+    },
+    send: async (to, data) => void (await mined({ to, data })),
+  };
+  const proxy = await deployReferenceReputation(io, checkedAddress(ethers, identityRegistry) as Address);
+  return {
+    address: proxy.address,
+    blockNumber: proxy.blockNumber,
+    txHash: deployedBy.get(proxy.address) ?? null,
+    reused: false,
+    contractName: "ReputationRegistryUpgradeable",
   };
 }
 

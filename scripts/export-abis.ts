@@ -7,6 +7,8 @@
  * test/fixtures/erc8004/, which has `isAuthorizedOrOwner` where the repository's published JSON lacks it)
  * restricted to the entries `AgentIdentity` also has, so code using it works with the reference registry on
  * public networks and with `AgentIdentity` on local chains, and depends on no detail of either.
+ * The reputation registry ABI is the reference `ReputationRegistryUpgradeable`'s, restricted to what ERC-8004 specifies
+ * (its functions and events, not the proxy's administration).
  * `test/abi-exports.test.ts` fails when the committed modules differ from what this script writes.
  */
 import fs from "node:fs";
@@ -22,12 +24,41 @@ export const ABI_DIR = path.join(__dirname, "..", "src", "chain", "abi");
 /** The compiled reference ERC-8004 identity registry (its `abi` field), which the project keeps as test data. */
 export const ERC8004_IDENTITY_ARTIFACT_FILE = path.join(__dirname, "..", "test", "fixtures", "erc8004", "IdentityRegistryUpgradeable.json");
 
+/** The compiled reference ERC-8004 reputation registry. */
+export const ERC8004_REPUTATION_ARTIFACT_FILE = path.join(
+  __dirname,
+  "..",
+  "test",
+  "fixtures",
+  "erc8004",
+  "ReputationRegistryUpgradeable.json",
+);
+
+/** The reputation registry's functions and events in ERC-8004 (the rest of the reference's ABI administers its proxy). */
+const ERC8004_REPUTATION_ENTRIES = new Set([
+  "giveFeedback",
+  "revokeFeedback",
+  "appendResponse",
+  "getIdentityRegistry",
+  "getSummary",
+  "readFeedback",
+  "readAllFeedback",
+  "getResponseCount",
+  "getClients",
+  "getLastIndex",
+  "getVersion",
+  "NewFeedback",
+  "FeedbackRevoked",
+  "ResponseAppended",
+]);
+
 /**
  * Renders every generated module from the compiled artifacts.
  * @returns File name (in {@link ABI_DIR}) to file content.
  */
 export async function renderAbiModules(artifacts: Artifacts): Promise<Record<string, string>> {
   const canonicalIdentity = (JSON.parse(fs.readFileSync(ERC8004_IDENTITY_ARTIFACT_FILE, "utf8")) as { abi: AbiEntry[] }).abi;
+  const reputation = (JSON.parse(fs.readFileSync(ERC8004_REPUTATION_ARTIFACT_FILE, "utf8")) as { abi: AbiEntry[] }).abi;
   const ours = new Set((await artifacts.readArtifact("AgentIdentity")).abi.map((entry: AbiEntry) => signature(entry)));
   return {
     "anchorRegistry.ts": render(
@@ -45,6 +76,13 @@ export async function renderAbiModules(artifacts: Artifacts): Promise<Record<str
       "identityRegistryAbi",
       "ABI of an ERC-8004 identity registry: the reference registry's compiled ABI restricted to what `AgentIdentity` also implements.",
       canonicalIdentity.filter((entry) => entry.type !== "constructor" && ours.has(signature(entry))),
+    ),
+    "reputationRegistry.ts": render(
+      "reputationRegistryAbi",
+      "ABI of an ERC-8004 reputation registry: the reference registry's compiled ABI restricted to what ERC-8004 specifies.",
+      reputation.filter(
+        (entry) => (entry.type === "function" || entry.type === "event") && ERC8004_REPUTATION_ENTRIES.has(entry.name ?? ""),
+      ),
     ),
   };
 }

@@ -7,7 +7,13 @@ import { ABI_DIR, renderAbiModules } from "../scripts/export-abis";
 describe("src/chain/abi", () => {
   it("matches the compiled artifacts (run `npx hardhat run scripts/export-abis.ts` after changing a contract)", async () => {
     const modules = await renderAbiModules(artifacts);
-    expect(Object.keys(modules).sort()).to.deep.equal(["anchorRegistry.ts", "identityRegistry.ts", "registry.ts", "vraiGate.ts"]);
+    expect(Object.keys(modules).sort()).to.deep.equal([
+      "anchorRegistry.ts",
+      "identityRegistry.ts",
+      "registry.ts",
+      "reputationRegistry.ts",
+      "vraiGate.ts",
+    ]);
     for (const [file, content] of Object.entries(modules)) {
       expect(fs.readFileSync(path.join(ABI_DIR, file), "utf8"), file).to.equal(content);
     }
@@ -29,5 +35,28 @@ describe("src/chain/abi", () => {
       expect(names, name).to.include(name);
     }
     expect(names.filter((name) => name.startsWith("AgentIdentity") || name === "MAX_DEADLINE_DELAY")).to.deep.equal([]);
+  });
+
+  it("keeps in the reputation ABI what ERC-8004 specifies, none of the proxy's administration", async () => {
+    const { reputationRegistryAbi } = await import("../src/chain/abi/reputationRegistry");
+    const names = reputationRegistryAbi.map((entry) => entry.name).sort();
+    expect(names).to.deep.equal(
+      [
+        "FeedbackRevoked",
+        "NewFeedback",
+        "ResponseAppended",
+        "appendResponse",
+        "getClients",
+        "getIdentityRegistry",
+        "getLastIndex",
+        "getResponseCount",
+        "getSummary",
+        "getVersion",
+        "giveFeedback",
+        "readAllFeedback",
+        "readFeedback",
+        "revokeFeedback",
+      ].sort(),
+    );
   });
 });

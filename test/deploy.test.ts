@@ -4,8 +4,10 @@ import path from "node:path";
 import { expect } from "chai";
 import hre, { ethers } from "hardhat";
 import { DeployConfigError, DeploymentExistsError, deployOptionsFromEnv, deployVrai, type Deployment } from "../scripts/deploy";
-import { readFollowedDeployment } from "../src/chain/deployment";
-import { deployReferenceIdentity } from "./helpers/erc8004Reference";
+import { getAddress } from "viem";
+import { readDeployment, readFollowedDeployment } from "../src/chain/deployment";
+import referenceReputation from "./fixtures/erc8004/ReputationRegistryUpgradeable.json";
+import { deployReferenceIdentity, deployReferenceReputation } from "./helpers/erc8004Reference";
 
 /** The error `promise` rejects with; fails the test if it resolves. */
 async function rejection(promise: Promise<unknown>): Promise<Error> {
@@ -82,6 +84,32 @@ describe("scripts/deploy", () => {
     );
   });
 
+  it("deploys the reference reputation registry behind its proxy for the identity registry on a local network", async () => {
+    const { deployment, file } = await deployVrai(hre, { outDir });
+    const reputation = deployment.contracts.ReputationRegistry!;
+    expect(reputation.reused).to.equal(false);
+    expect(reputation.contractName).to.equal("ReputationRegistryUpgradeable");
+    const receipt = await ethers.provider.getTransactionReceipt(reputation.txHash!);
+    expect(receipt!.contractAddress).to.equal(reputation.address);
+    expect(receipt!.blockNumber).to.equal(reputation.blockNumber);
+    const registry = await ethers.getContractAt(referenceReputation.abi, reputation.address);
+    expect(await registry.getIdentityRegistry()).to.equal(deployment.contracts.IdentityRegistry.address);
+    expect(await registry.getVersion()).to.equal("2.0.0");
+    expect(readDeployment(file).contracts.ReputationRegistry?.address).to.equal(reputation.address);
+  });
+
+  it("records a given reputation registry as reused, refusing an address without code", async () => {
+    const [, someone] = await ethers.getSigners();
+    const identity = await deployReferenceIdentity();
+    const existing = await deployReferenceReputation(getAddress(await identity.getAddress()));
+    const address = await existing.getAddress();
+    const { deployment } = await deployVrai(hre, { outDir, reputationRegistry: address.toLowerCase() });
+    expect(deployment.contracts.ReputationRegistry).to.deep.equal({ address, blockNumber: null, txHash: null, reused: true });
+    const noCode = await rejection(deployVrai(hre, { outDir, overwrite: true, reputationRegistry: someone.address }));
+    expect(noCode).to.be.instanceOf(DeployConfigError);
+    expect(noCode.message).to.equal(`no contract at reputation registry ${someone.address} on hardhat`);
+  });
+
   it("reuses an existing identity registry and grants the configured roles only", async () => {
     const [deployer, anchorer, verifier, platform] = await ethers.getSigners();
     const canonical = await ethers.deployContract("AgentIdentity");
@@ -145,6 +173,7 @@ describe("scripts/deploy", () => {
       deployOptionsFromEnv({
         DEPLOY_IDENTITY_REGISTRY: " 0x8004A169FB4a3325136EB29fA0ceB6D2e539a432 ",
         DEPLOY_IDENTITY_REGISTRY_BLOCK: "36000000",
+        DEPLOY_REPUTATION_REGISTRY: "0x8004BAa17C55a88189AE136b182e5fdA19dE9b63",
         DEPLOY_ANCHORERS: "0x1, 0x2,",
         DEPLOY_VERIFIERS: "",
         DEPLOY_PLATFORM: "0x3",
@@ -153,6 +182,7 @@ describe("scripts/deploy", () => {
     ).to.deep.equal({
       identityRegistry: "0x8004A169FB4a3325136EB29fA0ceB6D2e539a432",
       identityRegistryBlock: 36_000_000,
+      reputationRegistry: "0x8004BAa17C55a88189AE136b182e5fdA19dE9b63",
       anchorers: ["0x1", "0x2"],
       verifiers: undefined,
       platform: ["0x3"],
@@ -161,6 +191,7 @@ describe("scripts/deploy", () => {
     expect(deployOptionsFromEnv({})).to.deep.equal({
       identityRegistry: undefined,
       identityRegistryBlock: undefined,
+      reputationRegistry: undefined,
       anchorers: undefined,
       verifiers: undefined,
       platform: undefined,

@@ -47,7 +47,13 @@ export const deploymentSchema = z.object(
     deployedAt: z.string({ error: "is not a time" }).optional(),
     deployer: addressSchema.optional(),
     contracts: z.object(
-      { IdentityRegistry: contractSchema, AnchorRegistry: contractSchema, Registry: contractSchema },
+      {
+        IdentityRegistry: contractSchema,
+        AnchorRegistry: contractSchema,
+        Registry: contractSchema,
+        /** The ERC-8004 reputation registry Vrai gives feedback to, for IdentityRegistry's agents; absent in files written before. */
+        ReputationRegistry: contractSchema.optional(),
+      },
       { error: "is not an object" },
     ),
     /** The accounts granted each role at deployment. */

@@ -21,7 +21,13 @@ import {
 import { mnemonicToAccount, type HDAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
-import { deployReferenceIdentity, REFERENCE_IDENTITY } from "./erc8004-reference";
+import {
+  deployReferenceIdentity,
+  deployReferenceReputation,
+  REFERENCE_IDENTITY,
+  REFERENCE_REPUTATION,
+  type ReferenceDeployer,
+} from "./erc8004-reference";
 
 /** How many of the Hardhat network's funded accounts the helper exposes. */
 const ACCOUNT_COUNT = 6;
@@ -49,6 +55,8 @@ export type TestChain = {
   deployContract(name: string, args?: readonly unknown[], options?: { from?: number }): Promise<DeployedContract>;
   /** Deploys the reference ERC-8004 identity registry behind its proxy (test/fixtures/erc8004/), from account 0. */
   deployReferenceIdentity(): Promise<DeployedContract>;
+  /** Deploys the reference ERC-8004 reputation registry behind its proxy, for `identityRegistry`'s agents, from account 0. */
+  deployReferenceReputation(identityRegistry: Address): Promise<DeployedContract>;
   /** `evm_snapshot`: returns an id for `revert`. */
   snapshot(): Promise<Hex>;
   /** `evm_revert` to a snapshot id (each id can be reverted to once, as in Hardhat). */
@@ -93,6 +101,20 @@ export async function startTestChain(): Promise<TestChain> {
     if (reverted !== true) throw new Error(`evm_revert(${id}) failed: unknown or already used snapshot`);
   };
   const initial = await snapshot();
+  const mined = async (hash: Hex) => {
+    const receipt = await publicClient.waitForTransactionReceipt({ hash });
+    if (receipt.status !== "success") throw new Error(`transaction ${hash} reverted`);
+    return receipt;
+  };
+  /** Deploys the reference registries from account 0, which then owns their proxies. */
+  const fromFirstAccount: ReferenceDeployer = {
+    async deploy(data) {
+      const receipt = await mined(await walletClients[0].sendTransaction({ data }));
+      if (!receipt.contractAddress) throw new Error("no contract deployed");
+      return { address: receipt.contractAddress, blockNumber: Number(receipt.blockNumber) };
+    },
+    send: async (to, data) => void (await mined(await walletClients[0].sendTransaction({ to, data }))),
+  };
 
   return {
     chain: hardhat,
@@ -110,20 +132,12 @@ export async function startTestChain(): Promise<TestChain> {
       return { address: receipt.contractAddress, abi: artifact.abi as Abi };
     },
     async deployReferenceIdentity() {
-      const mined = async (hash: Hex) => {
-        const receipt = await publicClient.waitForTransactionReceipt({ hash });
-        if (receipt.status !== "success") throw new Error(`transaction ${hash} reverted`);
-        return receipt;
-      };
-      const { address } = await deployReferenceIdentity({
-        async deploy(data) {
-          const receipt = await mined(await walletClients[0].sendTransaction({ data }));
-          if (!receipt.contractAddress) throw new Error("no contract deployed");
-          return { address: receipt.contractAddress, blockNumber: Number(receipt.blockNumber) };
-        },
-        send: async (to, data) => void (await mined(await walletClients[0].sendTransaction({ to, data }))),
-      });
+      const { address } = await deployReferenceIdentity(fromFirstAccount);
       return { address, abi: REFERENCE_IDENTITY.abi };
+    },
+    async deployReferenceReputation(identityRegistry) {
+      const { address } = await deployReferenceReputation(fromFirstAccount, identityRegistry);
+      return { address, abi: REFERENCE_REPUTATION.abi };
     },
     snapshot,
     revert,
