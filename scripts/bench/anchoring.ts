@@ -24,6 +24,7 @@ import pino from "pino";
 import type { Hex } from "viem";
 import { anchorRegistryAbi } from "../../src/chain/abi/anchorRegistry";
 import type { AnchorWriter } from "../../src/chain/anchor-writer";
+import { createTxSigner } from "../../src/chain/signer";
 import { buildScoreTree, processScoreProof, SCORE_DAY_V2_KIND, scoreLeafV2 } from "../../src/chain/score-tree";
 import { createAnchoring } from "../../src/service/anchoring";
 import { createManualClock } from "../../src/service/clock";
@@ -136,7 +137,11 @@ export async function benchAnchoring(): Promise<void> {
         args: [role, chain.accounts[1].address],
       }),
     });
-    const writer: AnchorWriter = { publicClient: chain.publicClient, walletClient: chain.walletClients[1], contract: registry };
+    const writer: AnchorWriter = {
+      publicClient: chain.publicClient,
+      signer: createTxSigner({ walletClient: chain.walletClients[1], publicClient: chain.publicClient }),
+      contract: registry,
+    };
     const small = (n: number) =>
       buildScoreTree(
         Array.from({ length: n }, (_, i) =>

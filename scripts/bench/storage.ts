@@ -38,6 +38,7 @@ import type { Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { startApiServer, type ApiServer } from "../../src/app/server";
 import { anchorRegistryAbi } from "../../src/chain/abi/anchorRegistry";
+import { createTxSigner } from "../../src/chain/signer";
 import {
   buildScoreTree,
   componentLeafValue,
@@ -369,7 +370,11 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
       }),
     });
     server = await startApiServer({
-      anchorWriter: { publicClient: chain.publicClient, walletClient: chain.walletClients[1], contract: registry },
+      anchorWriter: {
+        publicClient: chain.publicClient,
+        signer: createTxSigner({ walletClient: chain.walletClients[1], publicClient: chain.publicClient }),
+        contract: registry,
+      },
       db,
       operatorToken: OPERATOR_TOKEN,
       clock,

@@ -1,40 +1,26 @@
 /**
- * The account and chain that anchor score roots with `AnchorRegistry.anchorRoot`: a wallet client with a
- * local account and a public client over one HTTP JSON-RPC endpoint. Where the registry's address comes
- * from (configuration, a deployment file) is the composition root's business.
+ * The account and chain that anchor score roots with `AnchorRegistry.anchorRoot`: a signer (src/chain/signer.ts) and
+ * the public client of its chain. Where the registry's address comes from (configuration, a deployment file) is the
+ * composition root's business.
  */
-import {
-  createPublicClient,
-  createWalletClient,
-  getAddress,
-  http,
-  type Account,
-  type Address,
-  type Chain,
-  type Hex,
-  type PublicClient,
-  type Transport,
-  type WalletClient,
-} from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { getAddress, type Address, type Chain, type Hex, type PublicClient, type Transport } from "viem";
+import { createKeySigner, type AccountLocks, type TxSigner } from "./signer";
 
-/** The account and chain that anchor roots: a wallet client with a local account, and the AnchorRegistry. */
+/** The account and chain that anchor roots, and the AnchorRegistry. */
 export type AnchorWriter = {
   publicClient: PublicClient<Transport, Chain | undefined>;
-  walletClient: WalletClient<Transport, Chain | undefined, Account>;
+  /** The anchorer's account: its transactions one at a time, with every other writer of the same key. */
+  signer: TxSigner;
   /** The AnchorRegistry address. */
   contract: Address;
 };
 
 /**
- * A writer signing with `privateKey` over HTTP JSON-RPC at `rpcUrl`, anchoring to the AnchorRegistry at `registry`.
+ * A writer signing with `privateKey` over HTTP JSON-RPC at `rpcUrl`, anchoring to the AnchorRegistry at `registry`;
+ * `locks` are the process's account locks, shared with any other writer of the same key (a lock of its own otherwise).
  * @example createAnchorWriter({ privateKey: "0x…", rpcUrl: "http://127.0.0.1:8545", registry: "0x5FbDB2315678afecb367f032d93F642f64180aa3" })
  */
-export function createAnchorWriter(options: { privateKey: Hex; rpcUrl: string; registry: Address }): AnchorWriter {
-  const transport = http(options.rpcUrl);
-  return {
-    publicClient: createPublicClient({ transport }),
-    walletClient: createWalletClient({ transport, account: privateKeyToAccount(options.privateKey) }),
-    contract: getAddress(options.registry),
-  };
+export function createAnchorWriter(options: { privateKey: Hex; rpcUrl: string; registry: Address }, locks?: AccountLocks): AnchorWriter {
+  const signer = createKeySigner(options, locks);
+  return { publicClient: signer.publicClient, signer, contract: getAddress(options.registry) };
 }

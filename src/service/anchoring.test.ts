@@ -4,6 +4,7 @@ import { keccak256, parseEventLogs, type Address, type Hex } from "viem";
 import { startApiServer, type ApiServer } from "../app/server";
 import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
 import type { AnchorWriter } from "../chain/anchor-writer";
+import { createTxSigner } from "../chain/signer";
 import {
   processScoreProof,
   SCORE_DAY_KIND,
@@ -48,7 +49,8 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
         args: [role, anchorer],
       }),
     });
-    writer = { publicClient: chain.publicClient, walletClient: chain.walletClients[1], contract: registry };
+    const signer = createTxSigner({ walletClient: chain.walletClients[1], publicClient: chain.publicClient });
+    writer = { publicClient: chain.publicClient, signer, contract: registry };
     clock = createManualClock(T0);
     server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR, clock, logger: silent, anchorWriter: writer });
     const post = (path: string, token: string | undefined, body: unknown) =>

@@ -7,7 +7,7 @@
  * transaction a day, whatever the number of agents. This module decides what happens when; SQL is the
  * repository's, the clients the writer's. A score's proof is served only once its day's root is mined.
  */
-import { encodeFunctionData, keccak256, TransactionReceiptNotFoundError, WaitForTransactionReceiptTimeoutError, type Hex } from "viem";
+import { encodeFunctionData, TransactionReceiptNotFoundError, WaitForTransactionReceiptTimeoutError, type Hex } from "viem";
 import type { Logger } from "pino";
 import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
 import type { AnchorWriter } from "../chain/anchor-writer";
@@ -188,18 +188,12 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
         functionName: "anchorRoot",
         args: [row.root, BigInt(row.leafCount), SCORE_LEAF_VERSIONS[row.leafVersion].kind],
       });
-      const request = await w.walletClient.prepareTransactionRequest({
-        account: w.walletClient.account,
-        chain: null,
-        to: w.contract,
-        data,
-      });
-      const rawTx = await w.walletClient.signTransaction({ ...request, account: w.walletClient.account, chain: null });
-      txHash = keccak256(rawTx);
-      if (!(await anchors.setPendingTx(row.day, null, { txHash, rawTx, chainId, contract: w.contract }))) {
-        return { type: "waiting", day: row.day, txHash };
-      }
-      await w.publicClient.sendRawTransaction({ serializedTransaction: rawTx });
+      // Stored before it is broadcast: a restart finds it and rebroadcasts it as is.
+      const signed = await w.signer.send({ to: w.contract, data }, (tx) =>
+        anchors.setPendingTx(row.day, null, { txHash: tx.txHash, rawTx: tx.rawTx, chainId, contract: w.contract }),
+      );
+      txHash = signed.txHash;
+      if (!signed.sent) return { type: "waiting", day: row.day, txHash };
       logger.info({ day: row.day, root: row.root, leaves: row.leafCount, txHash }, "score root sent");
     }
     try {
