@@ -5,11 +5,14 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { expect } from "chai";
 import pino from "pino";
+import { getAddress } from "viem";
 import { startApiServer, type ApiServer } from "../app/server";
 import { PROJECT_ROOT } from "../project-root";
-import { createManualClock } from "../service/clock";
+import { createManualClock, type Clock } from "../service/clock";
 import { OFFERED_PROOF_KINDS } from "../service/proofs/kinds";
+import { createFeedbackPlanner } from "../service/erc8004-planning";
 import { createAnchorRepository } from "../store/anchors";
+import { createErc8004FeedbackRepository } from "../store/erc8004-feedback";
 import { mismatchesDuring } from "../test-helpers/check-replies";
 import { createTestPgliteDb, type TestDb } from "../test-helpers/db";
 
@@ -24,10 +27,17 @@ const bin = (pkg: string, file: string) => path.join(nodeModules, pkg, file);
 /** The tools run offline: any connection they try beyond loopback is refused and reported on stderr. */
 const OFFLINE = { ...process.env, NODE_OPTIONS: `--require ${path.join(PROJECT_ROOT, "src/test-helpers/loopback-only.cjs")}` };
 
-type Seeded = { agentId: string; scoreId: number; dailyScoreId: number };
+type Seeded = { agentId: string; scoreId: number; dailyScoreId: number; feedbackId: string };
+
+/** Where the server gives ERC-8004 feedback: about the seeded identity's registry (this test has no chain, and sends nothing). */
+const FEEDBACK_TARGET = {
+  chainId: 31337,
+  registry: getAddress("0xe7f1725e7734ce288f8367e1bb143e90bb3f0512"),
+  identityRegistry: getAddress("0x5fbdb2315678afecb367f032d93f642f64180aa3"),
+};
 
 /** An agent with check-ins, a penalty, an ERC-8004 link with self-reported summaries, a daily score and its Merkle proof; and a declared outage. */
-async function seed(server: ApiServer, clock: { set(t: number): void }, testDb: TestDb): Promise<Seeded> {
+async function seed(server: ApiServer, clock: Clock & { set(t: number): void }, testDb: TestDb): Promise<Seeded> {
   const { service } = server;
   const { ownerId } = await service.accounts.createOwner();
   const { agentId, agentKey } = await service.accounts.claimNewAgent(ownerId, { name: "openapi agent" });
@@ -71,9 +81,22 @@ async function seed(server: ApiServer, clock: { set(t: number): void }, testDb: 
     anchoredAt: Date.UTC(2026, 10, 3, 0, 0, 30) / 1000,
     minedAt: T0 + 86_460,
   });
+  // Publishing on, and the day's feedback planned (this test sends none).
+  await server.publishing.set(ownerId, agentId, true);
+  const outbox = createErc8004FeedbackRepository(testDb.db);
+  const planner = createFeedbackPlanner({
+    outbox,
+    store: server.service.store,
+    clock,
+    target: FEEDBACK_TARGET,
+    client: getAddress("0x8626f6940e2eb28930efb4cef49b2d1f2c9c1199"),
+    publicUrl: () => server.url,
+  });
+  expect(await planner.planLatest()).to.deep.equal({ day: "2026-11-03", planned: 2 });
+  const [feedback] = await outbox.ofAgent(agentId, 1);
   const scores = await server.reads.dailyScores(agentId, { limit: 100 });
   const latest = await server.reads.latestScore(agentId);
-  return { agentId, scoreId: latest.id, dailyScoreId: scores.items[scores.items.length - 1].id };
+  return { agentId, scoreId: latest.id, dailyScoreId: scores.items[scores.items.length - 1].id, feedbackId: feedback.id };
 }
 
 /**
@@ -87,7 +110,10 @@ import type { paths } from "./schema";
 
 export type Answer = { operationId: string; status: number; body: unknown };
 
-export async function readEverything(baseUrl: string, ids: { agentId: string; scoreId: number; dailyScoreId: number; executor: string }): Promise<Answer[]> {
+export async function readEverything(
+  baseUrl: string,
+  ids: { agentId: string; scoreId: number; dailyScoreId: number; feedbackId: string; executor: string },
+): Promise<Answer[]> {
   const client = createClient<paths>({ baseUrl });
   const id = { path: { id: ids.agentId } };
   const answers: Answer[] = [];
@@ -127,6 +153,13 @@ export async function readEverything(baseUrl: string, ids: { agentId: string; sc
   const did = { path: { did: ids.executor } };
   answer("getExecutorDerivedScore", await client.GET("/v1/executors/{did}/derived-score", { params: { ...did, query: { limit: 1 } } }));
   answer("getExecutorNetworkScore", await client.GET("/v1/executors/{did}/network-score", { params: did }));
+  const publishing = await client.GET("/v1/agents/{id}/erc8004-publishing", { params: id });
+  const enabled: boolean | undefined = publishing.data?.enabled;
+  answer("getReputationPublishing", publishing);
+  answer("getAgent", await client.GET("/v1/agents/{id}", { params: id }));
+  const file = await client.GET("/v1/erc8004/feedback/{id}", { params: { path: { id: ids.feedbackId } } });
+  const given: number | undefined = file.data?.value;
+  answer("getReputationFeedbackFile", file);
   const health = await client.GET("/v1/indexer/health");
   const status: "ok" | undefined = health.data?.status;
   answer("getIndexerHealth", health);
@@ -134,7 +167,7 @@ export async function readEverything(baseUrl: string, ids: { agentId: string; sc
   const missing = await client.GET("/v1/agents/{id}/score", { params: { path: { id: "agt_nobody" } } });
   const code: string | undefined = missing.error?.error.code;
   answer("getLatestScore (unknown agent)", missing);
-  void [total, band, trigger, claimedAt, flags, status, code, tokenId];
+  void [total, band, trigger, claimedAt, flags, status, code, tokenId, enabled, given];
   return answers;
 }
 `;
@@ -152,7 +185,13 @@ describe("the OpenAPI document", () => {
 
   before(async () => {
     testDb = await createTestPgliteDb();
-    server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR, clock, logger: pino({ level: "silent" }) });
+    server = await startApiServer({
+      db: testDb.db,
+      operatorToken: OPERATOR,
+      clock,
+      logger: pino({ level: "silent" }),
+      erc8004: { target: FEEDBACK_TARGET },
+    });
     seeded = await seed(server, clock, testDb);
     const text = await (await fetch(`${server.url}/v1/openapi.json`)).text();
     document = JSON.parse(text);
@@ -168,7 +207,7 @@ describe("the OpenAPI document", () => {
 
   it("names every operation uniquely and gives every answer with a body a schema", () => {
     const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
-    expect(operations).to.have.length(34);
+    expect(operations).to.have.length(38);
     const ids = operations.map((o) => o.operationId);
     expect(
       ids.every((id) => typeof id === "string" && /^[a-z][A-Za-z]+$/.test(id)),
@@ -288,6 +327,9 @@ describe("the OpenAPI document", () => {
     expect(body("getLatestScore")).to.deep.include({ agentId: seeded.agentId, scoreType: "vrai" });
     expect(body("getLatestScore").result.components.integrity.penalties).to.have.length(1);
     expect(body("getScoreWindow").window).to.have.length(30);
+    expect(body("getReputationPublishing")).to.include({ agentId: seeded.agentId, enabled: true });
+    expect(body("getAgent").erc8004Publishing).to.deep.equal(body("getReputationPublishing"));
+    expect(body("getReputationFeedbackFile")).to.include({ vraiAgentId: seeded.agentId, scoreType: "vrai", day: "2026-11-03" });
     expect(body("listDailyScores").scores.map((s: { id: number }) => s.id)).to.include(seeded.dailyScoreId);
     expect(body("getScoreInputs")).to.deep.include({ agent: seeded.agentId, proofs: ["erc8004"] });
     expect(body("getScoreProof")).to.deep.include({

@@ -27,6 +27,13 @@ const proxyTrust = z.string().refine(
   "expected none, or a comma-separated list of loopback, linklocal, uniquelocal, addresses and CIDR blocks",
 );
 const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
+/** A private key: 0x and 64 hex digits. */
+const privateKey = z.custom<Hex>(
+  (value) => typeof value === "string" && /^0x[0-9a-fA-F]{64}$/.test(value),
+  "expected 0x and 64 hex digits",
+);
+/** A 20-byte address. */
+const address = z.custom<Address>((value) => typeof value === "string" && /^0x[0-9a-fA-F]{40}$/.test(value), "expected an address");
 /** Blocks the indexer stays behind the head. */
 const confirmations = (fallback: number) => z.coerce.number().int().min(0).max(1000).default(fallback);
 /** How often the indexer asks for new blocks, and its largest `eth_getLogs` range. */
@@ -97,16 +104,21 @@ export const serveConfigSchema = z
     MAX_OPEN_CHALLENGES_PER_OWNER: z.coerce.number().int().min(1).max(10_000).default(20),
     MAX_AGENTS_PER_OWNER: z.coerce.number().int().min(1).max(10_000_000).default(1000),
     /** Key of the account that anchors each day's score root (it needs AnchorRegistry's anchorer role); unset: anchoring is off. */
-    ANCHOR_PRIVATE_KEY: z
-      .custom<Hex>((value) => typeof value === "string" && /^0x[0-9a-fA-F]{64}$/.test(value), "expected 0x and 64 hex digits")
-      .optional(),
+    ANCHOR_PRIVATE_KEY: privateKey.optional(),
     /** JSON-RPC of the anchoring chain; RPC_URL when unset. */
     ANCHOR_RPC_URL: z.url().optional(),
     /** The AnchorRegistry address, or a deployments/<network>.json file naming it. */
-    ANCHOR_REGISTRY: z
-      .custom<Address>((value) => typeof value === "string" && /^0x[0-9a-fA-F]{40}$/.test(value), "expected an address")
-      .optional(),
+    ANCHOR_REGISTRY: address.optional(),
     ANCHOR_DEPLOYMENT: z.string().min(1).optional(),
+    /** The service's public base URL (https://vrai.example): what ERC-8004 feedback names (its file's URI, the agent's page). */
+    PUBLIC_URL: z.url().optional(),
+    /** The ERC-8004 reputation registry Vrai gives feedback to, or a deployments/<network>.json naming it; unset: none is given. */
+    REPUTATION_REGISTRY: address.optional(),
+    REPUTATION_DEPLOYMENT: z.string().min(1).optional(),
+    /** JSON-RPC of the reputation registry's chain; RPC_URL when unset. */
+    REPUTATION_RPC_URL: z.url().optional(),
+    /** Key of the account that gives the feedback (it must not own or operate the agents' tokens); unset: this instance sends none. */
+    REPUTATION_PRIVATE_KEY: privateKey.optional(),
   })
   .superRefine((config, ctx) => {
     // Node refuses a request timeout shorter than the headers' (a request's headers are part of it).
@@ -114,6 +126,7 @@ export const serveConfigSchema = z
       ctx.addIssue({ code: "custom", path: ["HEADERS_TIMEOUT_MS"], message: "must not be longer than REQUEST_TIMEOUT_MS" });
     if (config.DEPLOYMENT !== undefined && config.RPC_URL === undefined)
       ctx.addIssue({ code: "custom", path: ["RPC_URL"], message: "required with DEPLOYMENT (the chain the indexer follows)" });
+    checkReputation(config, ctx);
     if (config.ANCHOR_PRIVATE_KEY === undefined) return;
     if (config.ANCHOR_RPC_URL === undefined && config.RPC_URL === undefined)
       ctx.addIssue({ code: "custom", path: ["ANCHOR_RPC_URL"], message: "anchoring needs ANCHOR_RPC_URL or RPC_URL" });
@@ -127,6 +140,37 @@ export const serveConfigSchema = z
   });
 
 export type ServeConfig = z.infer<typeof serveConfigSchema>;
+
+/** The reputation registry's variables together: one registry, a chain to reach it, and a public URL to name files under. */
+function checkReputation(
+  config: Pick<
+    ServeConfig,
+    "REPUTATION_REGISTRY" | "REPUTATION_DEPLOYMENT" | "REPUTATION_RPC_URL" | "REPUTATION_PRIVATE_KEY" | "RPC_URL" | "PUBLIC_URL"
+  >,
+  ctx: z.core.$RefinementCtx,
+): void {
+  const given = [config.REPUTATION_REGISTRY, config.REPUTATION_DEPLOYMENT].filter((value) => value !== undefined).length;
+  if (given === 2)
+    ctx.addIssue({
+      code: "custom",
+      path: ["REPUTATION_REGISTRY"],
+      message: "give one of REPUTATION_REGISTRY and REPUTATION_DEPLOYMENT, not both",
+    });
+  if (given === 0 && config.REPUTATION_PRIVATE_KEY !== undefined)
+    ctx.addIssue({
+      code: "custom",
+      path: ["REPUTATION_REGISTRY"],
+      message: "REPUTATION_PRIVATE_KEY needs REPUTATION_REGISTRY or REPUTATION_DEPLOYMENT",
+    });
+  if (given > 0 && config.REPUTATION_RPC_URL === undefined && config.RPC_URL === undefined)
+    ctx.addIssue({ code: "custom", path: ["REPUTATION_RPC_URL"], message: "the reputation registry needs REPUTATION_RPC_URL or RPC_URL" });
+  if (config.REPUTATION_PRIVATE_KEY !== undefined && config.PUBLIC_URL === undefined)
+    ctx.addIssue({
+      code: "custom",
+      path: ["PUBLIC_URL"],
+      message: "required with REPUTATION_PRIVATE_KEY (feedback names its file's URL under it)",
+    });
+}
 
 /** The indexer on its own (`vrai indexer`): it needs PostgreSQL, the chain and what to follow there. */
 export const indexerConfigSchema = z.object({

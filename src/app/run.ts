@@ -3,16 +3,20 @@
  * (store, API, schedulers, anchoring, the chain indexer beside it), and back down in order.
  */
 import pino, { type Logger } from "pino";
-import { createPublicClient, http, type PublicClient } from "viem";
+import { createPublicClient, getAddress, http, type PublicClient } from "viem";
+import { reputationRegistryAbi } from "../chain/abi/reputationRegistry";
 import { createAnchorWriter, type AnchorWriter } from "../chain/anchor-writer";
 import { readDeployment } from "../chain/deployment";
+import { createFeedbackWriter } from "../chain/reputation-registry";
+import { shortMessageOf } from "../chain/short-message";
+import { createAccountLocks, type AccountLocks } from "../chain/signer";
 import { InvalidInputError } from "../errors";
 import type { DataDirLock } from "../store/data-dir";
 import { openDb } from "../store/db";
 import type { ServeConfig } from "./config";
 import { followedDeployment, startIndexerAlongside, type IndexerAlongside } from "./indexer";
 import { ListenError } from "./listener";
-import { startApiServer, type ApiServer, type DevClockOptions } from "./server";
+import { startApiServer, type ApiServer, type DevClockOptions, type Erc8004Options } from "./server";
 
 /** A running service. */
 export type RunningService = {
@@ -22,7 +26,7 @@ export type RunningService = {
 };
 
 /** The anchor writer of the configuration, or none when anchoring is off (no ANCHOR_PRIVATE_KEY). */
-function anchorWriterOf(config: ServeConfig): AnchorWriter | undefined {
+function anchorWriterOf(config: ServeConfig, locks: AccountLocks): AnchorWriter | undefined {
   if (!config.ANCHOR_PRIVATE_KEY) return undefined;
   // The configuration's own check makes sure one of them is set.
   const rpcUrl = config.ANCHOR_RPC_URL ?? config.RPC_URL ?? "";
@@ -42,7 +46,53 @@ function anchorWriterOf(config: ServeConfig): AnchorWriter | undefined {
       "invalid_configuration",
       "invalid configuration: ANCHOR_REGISTRY: anchoring needs exactly one of ANCHOR_REGISTRY and ANCHOR_DEPLOYMENT",
     );
-  return createAnchorWriter({ privateKey: config.ANCHOR_PRIVATE_KEY, rpcUrl, registry });
+  return createAnchorWriter({ privateKey: config.ANCHOR_PRIVATE_KEY, rpcUrl, registry }, locks);
+}
+
+/**
+ * Where the configuration gives ERC-8004 feedback (REPUTATION_*), read from the registry at start (its chain and the
+ * identity registry whose agents it keeps feedback about), and this instance's publisher when it has the key; none
+ * without a registry.
+ */
+async function erc8004Of(config: ServeConfig, locks: AccountLocks): Promise<Erc8004Options | undefined> {
+  let registry = config.REPUTATION_REGISTRY;
+  if (config.REPUTATION_DEPLOYMENT) {
+    const file = config.REPUTATION_DEPLOYMENT;
+    try {
+      registry = readDeployment(file).contracts.ReputationRegistry?.address;
+    } catch (error) {
+      throw new InvalidInputError("invalid_configuration", `invalid configuration: REPUTATION_DEPLOYMENT: ${shortMessageOf(error)}`);
+    }
+    if (!registry)
+      throw new InvalidInputError(
+        "invalid_configuration",
+        `invalid configuration: REPUTATION_DEPLOYMENT: ${file} names no ReputationRegistry`,
+      );
+  }
+  if (!registry) return undefined;
+  const rpcUrl = config.REPUTATION_RPC_URL ?? config.RPC_URL ?? "";
+  const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 1 }) });
+  const reputation = registry;
+  const [chainId, identityRegistry] = await Promise.all([
+    client.getChainId(),
+    client.readContract({ address: reputation, abi: reputationRegistryAbi, functionName: "getIdentityRegistry" }),
+  ]).catch((error: unknown) => {
+    throw new InvalidInputError(
+      "reputation_registry_unreachable",
+      `cannot read the reputation registry ${reputation} at ${rpcUrl} (${shortMessageOf(error)}): ` +
+        "set REPUTATION_REGISTRY (or REPUTATION_DEPLOYMENT) and REPUTATION_RPC_URL " +
+        "to an ERC-8004 reputation registry and its chain's JSON-RPC",
+      { cause: error },
+    );
+  });
+  return {
+    target: { chainId, registry: getAddress(reputation), identityRegistry: getAddress(identityRegistry) },
+    writer:
+      config.REPUTATION_PRIVATE_KEY === undefined
+        ? undefined
+        : createFeedbackWriter({ privateKey: config.REPUTATION_PRIVATE_KEY, rpcUrl, registry: reputation }, locks),
+    publicUrl: config.PUBLIC_URL,
+  };
 }
 
 /**
@@ -73,7 +123,10 @@ export async function startService(
 ): Promise<RunningService> {
   const logger = options.logger ?? pino({ level: config.LOG_LEVEL });
   // Everything the configuration names is checked before any work starts (issue #33): files, the chain, the deployment's chain.
-  const anchorWriter = anchorWriterOf(config);
+  // One lock per account for every writer of this process: the anchorer's and the publisher's keys may be the same.
+  const locks = createAccountLocks();
+  const anchorWriter = anchorWriterOf(config, locks);
+  const erc8004 = await erc8004Of(config, locks);
   let publicClient: PublicClient | undefined;
   let chainId: number | undefined;
   if (config.RPC_URL) {
@@ -135,6 +188,7 @@ export async function startService(
     schedule: { intervalMs: config.SCHEDULE_INTERVAL_MS },
     checkinRetention: { days: config.CHECKIN_RETENTION_DAYS, archiveDir: config.CHECKIN_ARCHIVE_DIR },
     anchorWriter,
+    erc8004,
     devClock: options.devClock,
   }).catch(async (error: unknown) => {
     await db.close();

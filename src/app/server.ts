@@ -9,6 +9,7 @@ import { anchorRoutes } from "../api/anchor-routes";
 import { createHttpApp, createMetricsApp } from "../api/express";
 import { devRoutes } from "../api/dev-routes";
 import { directoryRoutes } from "../api/directory-routes";
+import { erc8004Routes } from "../api/erc8004-routes";
 import { createApiMetrics, type ApiMetrics } from "../api/metrics";
 import { directoryPageRoutes, pageRoutes } from "../api/page-routes";
 import { API_VERSION, openApiDocument } from "../api/openapi";
@@ -17,11 +18,16 @@ import { createRateLimits, DEFAULT_RATE_LIMITS, type RateLimitOptions } from "..
 import type { Route } from "../api/route";
 import { serviceRoutes } from "../api/service-routes";
 import type { AnchorWriter } from "../chain/anchor-writer";
+import type { FeedbackWriter } from "../chain/reputation-registry";
 import { createVraiService, type VraiService } from "../service";
 import { createAnchoring, type Anchoring } from "../service/anchoring";
 import { createOffsetClock, systemClock, type Clock, type OffsetClock } from "../service/clock";
 import { createDevClock, type DevClock } from "../service/dev-clock";
 import { createDirectory, type Directory } from "../service/directory";
+import { createErc8004Feedback, type Erc8004Feedback } from "../service/erc8004-feedback";
+import { createFeedbackPlanner } from "../service/erc8004-planning";
+import { createErc8004Publishing, type Erc8004Publishing, type FeedbackTarget } from "../service/erc8004-publishing";
+import { createFeedbackSender } from "../service/erc8004-sender";
 import type { OwnerLimits } from "../service/limits";
 import { createLoadMonitor } from "../service/load";
 import { createOperators, type Operators } from "../service/operators";
@@ -37,6 +43,7 @@ import { createCheckinArchive } from "../store/checkin-archive";
 import { createCheckinPartitions } from "../store/checkin-partitions";
 import type { Db } from "../store/db";
 import { createDirectoryRepository } from "../store/directory";
+import { createErc8004FeedbackRepository } from "../store/erc8004-feedback";
 import { migrate } from "../store/migrate";
 import { createOperatorRepository } from "../store/operators";
 import { createSyncedScoreCache, type ServerScoreCache, type SyncedScoreCache } from "../store/score-cache-sync";
@@ -61,6 +68,10 @@ export type ApiServer = {
   proofs: ProofChecks;
   scheduler: Scheduler;
   anchoring: Anchoring;
+  /** Owners' switch of Vrai's ERC-8004 feedback, and the feedback files. */
+  publishing: Erc8004Publishing;
+  /** The feedback's passes, when this server gives feedback (`erc8004.writer`). */
+  erc8004Feedback: Erc8004Feedback | undefined;
   scoreCache: ServerScoreCache | undefined;
   /** The development clock, when `devClock` was given (`vrai dev`). */
   devClock: DevClock | undefined;
@@ -103,6 +114,8 @@ export type ApiServerOptions = {
   checkinRetention?: { days: number; archiveDir?: string };
   /** Anchors each day's score root on chain after the daily recompute; off when absent (trees and proofs are still stored). */
   anchorWriter?: AnchorWriter;
+  /** Vrai's scores as ERC-8004 feedback (issue #27): where it is given, and this server's publisher; absent: none is given. */
+  erc8004?: Erc8004Options;
   /** Memory for the latest-score cache (default 512 MiB); 0 turns it off. */
   scoreCacheBytes?: number;
   /** What one owner may keep: open proof challenges (default 20) and agents (default 1,000). */
@@ -122,6 +135,13 @@ export type ApiServerOptions = {
    */
   devClock?: DevClockOptions;
 };
+
+/**
+ * Where ERC-8004 feedback is given (`target`), by which account when this server gives it (`writer`; without it the
+ * owners' switch and the files are served and another instance sends), its files named under `publicUrl` (default:
+ * the listener's URL).
+ */
+export type Erc8004Options = { target: FeedbackTarget; writer?: FeedbackWriter; publicUrl?: string };
 
 /** What the development clock is made of (src/service/dev-clock.ts). */
 export type DevClockOptions = { clock: OffsetClock; persist(offsetS: number): void; moveChainTo?(t: number): Promise<void> };
@@ -144,6 +164,8 @@ type System = {
   directory: Directory;
   proofs: ProofChecks;
   anchoring: Anchoring;
+  publishing: Erc8004Publishing;
+  erc8004Feedback: Erc8004Feedback | undefined;
   scheduler: Scheduler;
   devClock: DevClock | undefined;
   chain: ChainScoreParts | undefined;
@@ -161,8 +183,9 @@ type Connections = () => { open: number; waiting: number };
  * Builds the system of `options` over `options.db` without touching it.
  * @param overloaded whether the process is overloaded now (V3.3: the load monitor `startApiServer` runs)
  * @param connections the API listener's connections, for the metrics
+ * @param origin the listener's URL, once it listens
  */
-function createSystem(options: ApiServerOptions, overloaded: () => boolean, connections: Connections): System {
+function createSystem(options: ApiServerOptions, overloaded: () => boolean, connections: Connections, origin: () => string): System {
   const logger = options.logger ?? pino({ level: "info" });
   const clock = options.devClock?.clock ?? options.clock ?? systemClock;
   const scoreCache =
@@ -204,7 +227,25 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     verifier: createProofVerifier({ ...options.proofSources, now: () => clock.now() }),
   });
   const anchors = createAnchorRepository(options.db);
-  const anchoring = createAnchoring({ anchors, clock, logger, writer: options.anchorWriter });
+  const outbox = createErc8004FeedbackRepository(options.db);
+  const erc8004 = options.erc8004;
+  const erc8004Feedback =
+    erc8004?.writer &&
+    createErc8004Feedback({
+      planner: createFeedbackPlanner({
+        outbox,
+        store,
+        clock,
+        target: erc8004.target,
+        client: erc8004.writer.signer.address,
+        publicUrl: () => erc8004.publicUrl ?? origin(),
+      }),
+      sender: createFeedbackSender({ outbox, writer: erc8004.writer, clock, logger }),
+      clock,
+      logger,
+    });
+  const publishing = createErc8004Publishing({ store, outbox, clock, target: erc8004?.target, onChanged: () => erc8004Feedback?.wake() });
+  const anchoring = createAnchoring({ anchors, clock, logger, writer: options.anchorWriter, onMined: () => erc8004Feedback?.wake() });
   const retention = options.checkinRetention ?? { days: DEFAULT_CHECKIN_RETENTION_DAYS };
   const checkinRetention = createCheckinRetention({
     partitions: createCheckinPartitions(options.db),
@@ -243,6 +284,7 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     ...proofRoutes({ proofs, identity: service.identity, reads }),
     ...anchorRoutes(anchoring, reads),
     ...directoryRoutes(directory),
+    ...erc8004Routes(publishing, reads),
     ...(chain?.routes ?? []),
     ...(devClock ? devRoutes(devClock) : []),
   ];
@@ -256,6 +298,8 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     directory,
     proofs,
     anchoring,
+    publishing,
+    erc8004Feedback,
     scheduler,
     devClock,
     chain,
@@ -280,6 +324,7 @@ export function apiDocument(): unknown {
     { db, operatorToken: "unused", logger: pino({ level: "silent" }), scoreCacheBytes: 0, devClock },
     () => false,
     () => none,
+    () => "http://127.0.0.1",
   );
   return openApiDocument(routes, { version: API_VERSION });
 }
@@ -300,6 +345,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     directory,
     proofs,
     anchoring,
+    publishing,
+    erc8004Feedback,
     scheduler,
     devClock,
     chain,
@@ -310,6 +357,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     options,
     () => load.overloaded(),
     () => listener?.connections() ?? { open: 0, waiting: 0 },
+    () => url,
   );
   await refreshBusy();
 
@@ -375,6 +423,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   if (options.schedule) {
     anchoring.start();
     scheduler.start(options.schedule.intervalMs);
+    erc8004Feedback?.start(options.schedule.intervalMs);
   }
 
   return {
@@ -386,11 +435,14 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     proofs,
     scheduler,
     anchoring,
+    publishing,
+    erc8004Feedback,
     scoreCache: scoreCache?.server,
     devClock,
     async close() {
       clearInterval(busyTimer);
       await scheduler.stop();
+      await erc8004Feedback?.stop();
       await anchoring.stop();
       load.stop();
       await Promise.all([api.close(), metricsListener?.close()]);

@@ -19,8 +19,9 @@ import {
   type Transport,
   type WalletClient,
 } from "viem";
-import { keccak256 } from "viem";
+import { keccak256, TransactionReceiptNotFoundError } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { shortMessageOf } from "./short-message";
 
 /** A transaction signed, and the hash it will be known by. */
 export type SignedTransaction = { txHash: Hex; rawTx: Hex; nonce: number };
@@ -103,5 +104,30 @@ export function createKeySigner(options: { privateKey: Hex; rpcUrl: string }, lo
       publicClient: createPublicClient({ transport }),
     },
     locks,
+  );
+}
+
+/**
+ * Where a transaction stored before it was sent stands: `mined` (successful) or `reverted` in a block; else rebroadcast
+ * as it is (same nonce, so it can never be mined twice) and `pending` in the pool, or `lost` when the node answers that
+ * its nonce is used: another transaction of the account took it, so it will never be mined. `refusal` is the node's
+ * answer to a rebroadcast it refused (one "already known" stays pending).
+ */
+export async function resumeStoredTx(
+  client: PublicClient<Transport, Chain | undefined>,
+  tx: { txHash: Hex; rawTx: Hex },
+): Promise<{ state: "mined" | "reverted" | "pending" | "lost"; refusal?: string }> {
+  const receipt = await client.getTransactionReceipt({ hash: tx.txHash }).catch((error: unknown) => {
+    if (error instanceof TransactionReceiptNotFoundError) return null;
+    throw error;
+  });
+  if (receipt) return { state: receipt.status === "success" ? "mined" : "reverted" };
+  return client.sendRawTransaction({ serializedTransaction: tx.rawTx }).then(
+    () => ({ state: "pending" as const }),
+    (error: unknown) => {
+      const message = error instanceof Error ? error.message : String(error);
+      const lost = /nonce too low|nonce has already been used/i.test(message);
+      return { state: lost ? ("lost" as const) : ("pending" as const), refusal: shortMessageOf(error) };
+    },
   );
 }

@@ -461,6 +461,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/agents/{id}/erc8004-publishing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether Vrai gives feedback about an agent in the ERC-8004 Reputation Registry, where, and its latest feedback. */
+        get: operations["getReputationPublishing"];
+        /** Turn on or off Vrai's feedback about your agent in the ERC-8004 Reputation Registry (tags vraiScore and uptime, after each anchored day whose value changed); on needs an active ERC-8004 proof, off revokes Vrai's feedback. */
+        put: operations["setReputationPublishing"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agents/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An agent: its name, its latest claim, and Vrai's ERC-8004 feedback about it. */
+        get: operations["getAgent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/erc8004/feedback/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The off-chain file of one of Vrai's ERC-8004 feedbacks, the bytes its feedbackURI names: their keccak256 is the feedbackHash given on chain. */
+        get: operations["getReputationFeedbackFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agents/{id}/derived-score": {
         parameters: {
             query?: never;
@@ -4526,6 +4578,647 @@ export interface operations {
                 };
             };
             /** @description erc8004_identity_not_held: no Vrai agent holds that identity */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate limited (rate_limited): retry after the Retry-After header's seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getReputationPublishing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "agentId": "agt_3f9c0d1e2b4a5968",
+                     *       "enabled": true,
+                     *       "changedAt": "2026-11-01T09:12:40Z",
+                     *       "reason": null,
+                     *       "registry": {
+                     *         "chainId": 8453,
+                     *         "reputationRegistry": "0x8004BAa17C55a88189AE136b182e5fdA19dE9b63",
+                     *         "identityRegistry": "0x8004A169FB4a3325136EB29fA0ceB6D2e539a432"
+                     *       },
+                     *       "feedback": [
+                     *         {
+                     *           "id": "fbk_4c1d9e2f7a0b3c58",
+                     *           "tag1": "vraiScore",
+                     *           "tag2": "0.2",
+                     *           "value": 230,
+                     *           "valueDecimals": 0,
+                     *           "day": "2026-11-02",
+                     *           "scoreId": 4211,
+                     *           "state": "given",
+                     *           "tokenId": "42",
+                     *           "feedbackIndex": 3,
+                     *           "feedbackURI": "https://vrai.example/v1/erc8004/feedback/fbk_4c1d9e2f7a0b3c58",
+                     *           "feedbackHash": "0x3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a",
+                     *           "txHash": "0x9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e",
+                     *           "givenAt": "2026-11-02T00:01:12Z",
+                     *           "revokedAt": null,
+                     *           "revokeReason": null,
+                     *           "droppedReason": null,
+                     *           "lastError": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        agentId: string;
+                        enabled: boolean;
+                        changedAt: string | null;
+                        /** @description why Vrai turned it off (its ERC-8004 proof removed); null when the owner set it */
+                        reason: string | null;
+                        /** @description where this service gives feedback; null when it gives none */
+                        registry: {
+                            chainId: number;
+                            reputationRegistry: `0x${string}`;
+                            /** @description the identity registry whose agents it keeps feedback about */
+                            identityRegistry: `0x${string}`;
+                        } | null;
+                        /** @description the agent's latest feedback, newest day first */
+                        feedback: {
+                            id: string;
+                            /** @description vraiScore (the Vrai total) or uptime (Reliability's coverage of the last 30 days) */
+                            tag1: string;
+                            /** @description the method version for vraiScore, 30d for uptime */
+                            tag2: string;
+                            value: number;
+                            valueDecimals: number;
+                            /** @description the day of the daily score it gives */
+                            day: string;
+                            scoreId: number;
+                            /**
+                             * @description planned: to give; given: on chain; revoked: given, then revoked; dropped: never given (see droppedReason)
+                             * @enum {string}
+                             */
+                            state: "planned" | "given" | "revoked" | "dropped";
+                            /** @description the agent's ERC-8004 identity token (uint256, decimal): the registry's agentId */
+                            tokenId: string;
+                            /** @description its index among the publisher's feedback of the token, once given */
+                            feedbackIndex: number | null;
+                            feedbackURI: string;
+                            /** @description keccak256 of the file's bytes */
+                            feedbackHash: `0x${string}`;
+                            /** @description the giveFeedback transaction, once sent */
+                            txHash: `0x${string}` | null;
+                            givenAt: string | null;
+                            revokedAt: string | null;
+                            revokeReason: string | null;
+                            droppedReason: string | null;
+                            /** @description why the last attempt failed, while it is retried */
+                            lastError: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description not modified: If-None-Match matched the ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description a request part is not valid (invalid_request, the field named) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the Authorization header is not Bearer <token> (malformed_authorization) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such agent */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate limited (rate_limited): retry after the Retry-After header's seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setReputationPublishing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": true
+                 *     }
+                 */
+                "application/json": {
+                    enabled: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description the agent's publishing now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "agentId": "agt_3f9c0d1e2b4a5968",
+                     *       "enabled": true,
+                     *       "changedAt": "2026-11-01T09:12:40Z",
+                     *       "reason": null,
+                     *       "registry": {
+                     *         "chainId": 8453,
+                     *         "reputationRegistry": "0x8004BAa17C55a88189AE136b182e5fdA19dE9b63",
+                     *         "identityRegistry": "0x8004A169FB4a3325136EB29fA0ceB6D2e539a432"
+                     *       },
+                     *       "feedback": [
+                     *         {
+                     *           "id": "fbk_4c1d9e2f7a0b3c58",
+                     *           "tag1": "vraiScore",
+                     *           "tag2": "0.2",
+                     *           "value": 230,
+                     *           "valueDecimals": 0,
+                     *           "day": "2026-11-02",
+                     *           "scoreId": 4211,
+                     *           "state": "given",
+                     *           "tokenId": "42",
+                     *           "feedbackIndex": 3,
+                     *           "feedbackURI": "https://vrai.example/v1/erc8004/feedback/fbk_4c1d9e2f7a0b3c58",
+                     *           "feedbackHash": "0x3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a",
+                     *           "txHash": "0x9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e",
+                     *           "givenAt": "2026-11-02T00:01:12Z",
+                     *           "revokedAt": null,
+                     *           "revokeReason": null,
+                     *           "droppedReason": null,
+                     *           "lastError": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        agentId: string;
+                        enabled: boolean;
+                        changedAt: string | null;
+                        /** @description why Vrai turned it off (its ERC-8004 proof removed); null when the owner set it */
+                        reason: string | null;
+                        /** @description where this service gives feedback; null when it gives none */
+                        registry: {
+                            chainId: number;
+                            reputationRegistry: `0x${string}`;
+                            /** @description the identity registry whose agents it keeps feedback about */
+                            identityRegistry: `0x${string}`;
+                        } | null;
+                        /** @description the agent's latest feedback, newest day first */
+                        feedback: {
+                            id: string;
+                            /** @description vraiScore (the Vrai total) or uptime (Reliability's coverage of the last 30 days) */
+                            tag1: string;
+                            /** @description the method version for vraiScore, 30d for uptime */
+                            tag2: string;
+                            value: number;
+                            valueDecimals: number;
+                            /** @description the day of the daily score it gives */
+                            day: string;
+                            scoreId: number;
+                            /**
+                             * @description planned: to give; given: on chain; revoked: given, then revoked; dropped: never given (see droppedReason)
+                             * @enum {string}
+                             */
+                            state: "planned" | "given" | "revoked" | "dropped";
+                            /** @description the agent's ERC-8004 identity token (uint256, decimal): the registry's agentId */
+                            tokenId: string;
+                            /** @description its index among the publisher's feedback of the token, once given */
+                            feedbackIndex: number | null;
+                            feedbackURI: string;
+                            /** @description keccak256 of the file's bytes */
+                            feedbackHash: `0x${string}`;
+                            /** @description the giveFeedback transaction, once sent */
+                            txHash: `0x${string}` | null;
+                            givenAt: string | null;
+                            revokedAt: string | null;
+                            revokeReason: string | null;
+                            droppedReason: string | null;
+                            /** @description why the last attempt failed, while it is retried */
+                            lastError: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description a request part is not valid (invalid_request, the field named), or the body is not JSON (malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid owner credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not your agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such agent */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description erc8004_proof_required: the agent holds no active ERC-8004 proof; erc8004_registry_not_served: its identity is in another identity registry or chain than the one this service gives feedback about; erc8004_publishing_unavailable: this service gives no feedback */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is larger than 32 kB (body_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate limited (rate_limited): retry after the Retry-After header's seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "agentId": "agt_3f9c0d1e2b4a5968",
+                     *       "name": "my agent",
+                     *       "claimedAt": "2026-10-13T10:00:00Z",
+                     *       "erc8004Publishing": {
+                     *         "agentId": "agt_3f9c0d1e2b4a5968",
+                     *         "enabled": true,
+                     *         "changedAt": "2026-11-01T09:12:40Z",
+                     *         "reason": null,
+                     *         "registry": {
+                     *           "chainId": 8453,
+                     *           "reputationRegistry": "0x8004BAa17C55a88189AE136b182e5fdA19dE9b63",
+                     *           "identityRegistry": "0x8004A169FB4a3325136EB29fA0ceB6D2e539a432"
+                     *         },
+                     *         "feedback": [
+                     *           {
+                     *             "id": "fbk_4c1d9e2f7a0b3c58",
+                     *             "tag1": "vraiScore",
+                     *             "tag2": "0.2",
+                     *             "value": 230,
+                     *             "valueDecimals": 0,
+                     *             "day": "2026-11-02",
+                     *             "scoreId": 4211,
+                     *             "state": "given",
+                     *             "tokenId": "42",
+                     *             "feedbackIndex": 3,
+                     *             "feedbackURI": "https://vrai.example/v1/erc8004/feedback/fbk_4c1d9e2f7a0b3c58",
+                     *             "feedbackHash": "0x3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a",
+                     *             "txHash": "0x9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e",
+                     *             "givenAt": "2026-11-02T00:01:12Z",
+                     *             "revokedAt": null,
+                     *             "revokeReason": null,
+                     *             "droppedReason": null,
+                     *             "lastError": null
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        agentId: string;
+                        name: string | null;
+                        claimedAt: string;
+                        erc8004Publishing: {
+                            agentId: string;
+                            enabled: boolean;
+                            changedAt: string | null;
+                            /** @description why Vrai turned it off (its ERC-8004 proof removed); null when the owner set it */
+                            reason: string | null;
+                            /** @description where this service gives feedback; null when it gives none */
+                            registry: {
+                                chainId: number;
+                                reputationRegistry: `0x${string}`;
+                                /** @description the identity registry whose agents it keeps feedback about */
+                                identityRegistry: `0x${string}`;
+                            } | null;
+                            /** @description the agent's latest feedback, newest day first */
+                            feedback: {
+                                id: string;
+                                /** @description vraiScore (the Vrai total) or uptime (Reliability's coverage of the last 30 days) */
+                                tag1: string;
+                                /** @description the method version for vraiScore, 30d for uptime */
+                                tag2: string;
+                                value: number;
+                                valueDecimals: number;
+                                /** @description the day of the daily score it gives */
+                                day: string;
+                                scoreId: number;
+                                /**
+                                 * @description planned: to give; given: on chain; revoked: given, then revoked; dropped: never given (see droppedReason)
+                                 * @enum {string}
+                                 */
+                                state: "planned" | "given" | "revoked" | "dropped";
+                                /** @description the agent's ERC-8004 identity token (uint256, decimal): the registry's agentId */
+                                tokenId: string;
+                                /** @description its index among the publisher's feedback of the token, once given */
+                                feedbackIndex: number | null;
+                                feedbackURI: string;
+                                /** @description keccak256 of the file's bytes */
+                                feedbackHash: `0x${string}`;
+                                /** @description the giveFeedback transaction, once sent */
+                                txHash: `0x${string}` | null;
+                                givenAt: string | null;
+                                revokedAt: string | null;
+                                revokeReason: string | null;
+                                droppedReason: string | null;
+                                /** @description why the last attempt failed, while it is retried */
+                                lastError: string | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description not modified: If-None-Match matched the ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description a request part is not valid (invalid_request, the field named) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the Authorization header is not Bearer <token> (malformed_authorization) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such agent */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate limited (rate_limited): retry after the Retry-After header's seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getReputationFeedbackFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the file, byte for byte (RFC 8785 JSON); it never changes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "agentRegistry": "eip155:8453:0x8004A169FB4a3325136EB29fA0ceB6D2e539a432",
+                     *       "agentId": 42,
+                     *       "clientAddress": "eip155:8453:0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *       "createdAt": "2026-11-02T00:00:41Z",
+                     *       "value": 230,
+                     *       "valueDecimals": 0,
+                     *       "tag1": "vraiScore",
+                     *       "tag2": "0.2",
+                     *       "endpoint": "https://vrai.example/agents/agt_3f9c0d1e2b4a5968",
+                     *       "scoreType": "vrai",
+                     *       "method": "0.2",
+                     *       "vraiAgentId": "agt_3f9c0d1e2b4a5968",
+                     *       "scoreId": 4211,
+                     *       "day": "2026-11-02",
+                     *       "inputsSha256": "5d41402abc4b2a76b9719d911017c5925d41402abc4b2a76b9719d911017c592",
+                     *       "dayRoot": "0xc4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4",
+                     *       "anchor": {
+                     *         "chainId": 8453,
+                     *         "registry": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *         "txHash": "0x7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        agentRegistry: string;
+                        agentId: number | string;
+                        clientAddress: string;
+                        createdAt: string;
+                        value: number;
+                        valueDecimals: number;
+                        /** @enum {string} */
+                        tag1: "vraiScore" | "uptime";
+                        tag2: string;
+                        endpoint: string;
+                        /** @constant */
+                        scoreType: "vrai";
+                        method: string;
+                        vraiAgentId: string;
+                        scoreId: number;
+                        day: string;
+                        inputsSha256: string;
+                        dayRoot: `0x${string}`;
+                        anchor: {
+                            chainId: number;
+                            registry: string;
+                            txHash: `0x${string}`;
+                        };
+                        creditS?: number;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description not modified: If-None-Match matched the ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description a request part is not valid (invalid_request, the field named) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the Authorization header is not Bearer <token> (malformed_authorization) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such feedback */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -1,4 +1,5 @@
 import type { Clock } from "./clock";
+import { stopErc8004Publishing } from "./erc8004-publishing";
 import { UNNAMED_OPERATOR } from "./operator";
 import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from "./errors";
 import { limitReached, type OwnerLimits } from "./limits";
@@ -142,7 +143,10 @@ export function createAccounts(deps: {
       const at = clock.now();
       if (toOwnerId !== agent.ownerId) {
         for (const proof of await tx.proofsForAgentAt(agentId, agent.ownerId, at)) {
-          if (proof.agentId === agentId) await tx.removeProof(proof.id, at, "agent claimed by another owner");
+          if (proof.agentId !== agentId) continue;
+          await tx.removeProof(proof.id, at, "agent claimed by another owner");
+          if (proof.kind === "erc8004")
+            await stopErc8004Publishing(tx, agentId, at, "its ERC-8004 proof was removed (agent claimed by another owner)");
         }
       }
       await tx.audit({ at, actor, action: "agent.transfer", subject: agentId, details: { from: agent.ownerId, to: toOwnerId, reason } });

@@ -7,12 +7,12 @@
  * transaction a day, whatever the number of agents. This module decides what happens when; SQL is the
  * repository's, the clients the writer's. A score's proof is served only once its day's root is mined.
  */
-import { encodeFunctionData, TransactionReceiptNotFoundError, WaitForTransactionReceiptTimeoutError, type Hex } from "viem";
+import { encodeFunctionData, WaitForTransactionReceiptTimeoutError, type Hex } from "viem";
 import type { Logger } from "pino";
 import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
 import type { AnchorWriter } from "../chain/anchor-writer";
 import { SCORE_LEAF_VERSIONS } from "../chain/score-tree";
-import { shortMessageOf } from "../chain/short-message";
+import { resumeStoredTx } from "../chain/signer";
 import { BaseError } from "../errors";
 import { dayStart, firstDailyAt, toRfc3339 } from "../method";
 import { retry } from "../retry";
@@ -56,6 +56,8 @@ export type AnchoringDeps = {
   writer?: AnchorWriter;
   /** How long one attempt waits for its transaction's receipt (default `RECEIPT_TIMEOUT_MS`). */
   receiptTimeoutMs?: number;
+  /** Told each day whose root it saw mined (what comes after a day's anchor: its ERC-8004 feedback). */
+  onMined?: (day: string) => void;
 };
 
 /** First retry after a failed attempt; doubled at each failure up to `MAX_RETRY_MS`. */
@@ -146,30 +148,18 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
     const block = await w.publicClient.getBlock({ blockNumber: BigInt(found.blockNumber) });
     await anchors.setMined(row.day, { ...found, chainId, contract: w.contract, anchoredAt: Number(block.timestamp), minedAt: clock.now() });
     logger.info({ day: row.day, root: row.root, txHash: found.txHash, blockNumber: found.blockNumber }, "score root anchored");
+    deps.onMined?.(row.day);
     return { type: "mined", day: row.day, ...found };
   }
 
   /** Whether the day's stored transaction may still be mined, rebroadcast as is: same nonce, so it can never anchor twice. */
   async function storedTxMayMine(w: AnchorWriter, day: string, txHash: Hex, rawTx: Hex): Promise<boolean> {
-    const receipt = await w.publicClient.getTransactionReceipt({ hash: txHash }).catch((error: unknown) => {
-      if (error instanceof TransactionReceiptNotFoundError) return null;
-      throw error;
-    });
-    if (receipt) {
-      if (receipt.status === "success") return true;
-      logger.warn({ day, txHash }, "anchoring transaction reverted; sending a new one");
-      return false;
-    }
-    return w.publicClient.sendRawTransaction({ serializedTransaction: rawTx }).then(
-      () => true,
-      (error: unknown) => {
-        // "already known": still in the pool, wait for it. "nonce too low": another transaction of this
-        // account took its nonce, so it can never be mined (the root is not on chain): send a new one.
-        const message = error instanceof Error ? error.message : String(error);
-        logger.info({ day, txHash, err: shortMessageOf(error) }, "rebroadcast refused");
-        return !/nonce too low|nonce has already been used/i.test(message);
-      },
-    );
+    const { state, refusal } = await resumeStoredTx(w.publicClient, { txHash, rawTx });
+    if (state === "reverted") logger.warn({ day, txHash }, "anchoring transaction reverted; sending a new one");
+    // "already known": still in the pool, wait for it. "nonce too low": another transaction of this
+    // account took its nonce, so it can never be mined (the root is not on chain): send a new one.
+    if (refusal !== undefined) logger.info({ day, txHash, err: refusal }, "rebroadcast refused");
+    return state === "mined" || state === "pending";
   }
 
   /** One attempt for one day: mined if the root is on chain, else (re)broadcast its one transaction and wait. */

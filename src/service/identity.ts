@@ -1,6 +1,7 @@
 import type { ProofKind } from "../method";
 import { InvalidInputError } from "../errors";
 import type { Clock } from "./clock";
+import { stopErc8004Publishing } from "./erc8004-publishing";
 import { ConflictError, ForbiddenError, NotFoundError } from "./errors";
 import type { ProofRow, Store, StoreTx } from "./ports";
 import { currentProofRule, OFFERED_PROOF_KINDS } from "./proofs/kinds";
@@ -170,6 +171,9 @@ export function createIdentity(deps: {
       if (proof.removedAt !== null) throw new ConflictError("proof_already_removed", `proof ${id} was already removed`);
       const at = clock.now();
       await tx.removeProof(id, at, reason);
+      // Vrai's feedback about an identity the agent no longer proves stops with the proof (issue #27).
+      if (proof.kind === "erc8004" && proof.agentId !== null)
+        await stopErc8004Publishing(tx, proof.agentId, at, `its ERC-8004 proof was removed (${reason})`);
       await tx.audit({
         at,
         actor: options.actor ?? "owner",

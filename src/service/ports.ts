@@ -248,11 +248,33 @@ export type ScoresTx = {
   failOwnerRecompute(job: OwnerRecomputeJob, dueAt: number, error: string): Promise<void>;
 };
 
+/** An agent's switch of Vrai's feedback to an ERC-8004 Reputation Registry (issue #27). */
+export type Erc8004PublishingRow = {
+  agentId: string;
+  enabled: boolean;
+  changedAt: number;
+  /** Why Vrai turned it off (its erc8004 proof removed); null when the owner set it. */
+  reason: string | null;
+};
+
+/** Vrai's ERC-8004 feedback as the owner and the agent's proofs decide it (issue #27). */
+export type Erc8004PublishingTx = {
+  /** The agent's switch; null when never set (off). */
+  getErc8004Publishing(agentId: string): Promise<Erc8004PublishingRow | null>;
+  /** Sets the switch; turned on, the agent's feedback is planned again from the latest anchored day. */
+  setErc8004Publishing(row: Erc8004PublishingRow): Promise<void>;
+  /**
+   * Asks for every feedback of the agent still standing or on its way to be revoked, for `reason` (one not sent yet is
+   * dropped instead); returns how many.
+   */
+  withdrawErc8004Feedback(agentId: string, at: number, reason: string): Promise<number>;
+};
+
 /**
  * One transaction's view of the store: what it stores, feature by feature (each a port of its own, which
  * a module that needs only one of them may take alone).
  */
-export type StoreTx = AccountsTx & CheckinFactsTx & OperationsTx & ProofsTx & ScoresTx;
+export type StoreTx = AccountsTx & CheckinFactsTx & OperationsTx & ProofsTx & ScoresTx & Erc8004PublishingTx;
 
 /** What deciding one check-in needs about its agent (V3–V4), read together in one go. */
 export type CheckinState = {

@@ -13,6 +13,7 @@ import type {
   ProofRow,
   ScoreRow,
   Store,
+  Erc8004PublishingRow,
   StoreTx,
   StoredCheckin,
 } from "../service/ports";
@@ -104,6 +105,7 @@ export function createMemoryStore(): Store {
   const scores: ScoreRow[] = [];
   const auditLog: Array<AuditEntry & { id: number }> = [];
   const settings = new Map<string, unknown>();
+  const publishing = new Map<string, Erc8004PublishingRow>();
   const ownerRecomputes = new Map<string, OwnerRecomputeJob & { dueAt: number }>();
   /** Generations are never reused, not even by a later request of the same owner (as migration 009's sequence). */
   let lastGeneration = 0;
@@ -304,6 +306,11 @@ export function createMemoryStore(): Store {
 
     getSetting: async <T>(key: string) => (settings.has(key) ? (settings.get(key) as T) : null),
     setSetting: async (key, value) => void settings.set(key, value),
+
+    getErc8004Publishing: async (agentId) => copy(publishing.get(agentId)),
+    setErc8004Publishing: async (row) => void publishing.set(row.agentId, { ...row }),
+    // Replay gives no feedback (it has no chain): there is never one to withdraw.
+    withdrawErc8004Feedback: async () => 0,
   };
 
   /** V4.3 windows that may excuse the check-in after `last` (the SQL store's filter, `checkinState`). */

@@ -1,6 +1,6 @@
 /**
  * The SQL store on PostgreSQL or PGlite: the service's `Store`, made of one repository per feature
- * (accounts, check-in facts, operations, proofs, scores: each its own module, its SQL and its rows),
+ * (accounts, check-in facts, operations, proofs, scores, ERC-8004 publishing: each its own module, its SQL and its rows),
  * the batched check-in path and latest-score reads, and the site's paged reads.
  */
 import type { LatestScores, ScoreSummary, Store, StoreTx } from "../service/ports";
@@ -9,6 +9,7 @@ import { accountsIn } from "./accounts";
 import { checkinFactsIn } from "./checkin-facts";
 import { createCheckinWrites } from "./checkin-writes";
 import type { Db, Queryable } from "./db";
+import { erc8004PublishingIn } from "./erc8004-publishing";
 import { operationsIn, outageFrom, type OutageRecord } from "./operations";
 import { proofsIn } from "./proofs";
 import { createSummaryReader, latestScoresAfter, scoresIn } from "./scores";
@@ -39,7 +40,7 @@ export function createSqlStore(db: Db, options: { onScoresCommitted?: (agentIds:
       if (written) written.push(...agentIds);
       else committed(agentIds);
     };
-    return { ...accountsIn(q), ...checkinFactsIn(q), ...operationsIn(q), ...proofsIn(q), ...scoresIn(q, wrote) };
+    return { ...accountsIn(q), ...checkinFactsIn(q), ...operationsIn(q), ...proofsIn(q), ...scoresIn(q, wrote), ...erc8004PublishingIn(q) };
   };
 
   return {
