@@ -17,11 +17,17 @@ export type ServeProcess = {
   kill(signal: "SIGKILL" | "SIGTERM"): Promise<void>;
 };
 
+/** A `vrai serve` child from the moment it is spawned: its ready line may never come (a test may kill it first). */
+export type ServeChild = Omit<ServeProcess, "url"> & {
+  /** The API's base URL once it prints its ready line; rejects if it exits first. */
+  ready: Promise<string>;
+};
+
 /**
- * Starts `vrai serve` with `env` on top of this process's environment; resolves once it prints its ready line.
- * @example const serve = await startServe({ DATABASE_URL: url, PORT: "0", OPERATOR_TOKEN: token }); after(() => serve.kill("SIGTERM"));
+ * Spawns `vrai serve` with `env` on top of this process's environment.
+ * @example const serve = spawnServe({ DATABASE_URL: url, PORT: "0", OPERATOR_TOKEN: token }); await serve.exited;
  */
-export function startServe(env: Record<string, string>): Promise<ServeProcess> {
+export function spawnServe(env: Record<string, string>): ServeChild {
   const child = spawn(process.execPath, [BIN, "serve"], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, ...env },
@@ -33,15 +39,27 @@ export function startServe(env: Record<string, string>): Promise<ServeProcess> {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     await exited;
   };
-  return new Promise((resolve, reject) => {
+  const ready = new Promise<string>((resolve, reject) => {
     child.stdout!.on("data", (chunk: Buffer) => {
       output += chunk.toString();
-      const ready = /vrai ready: api (http:\/\/\S+)\/v1/.exec(output);
-      if (ready) resolve({ child, url: ready[1], output: () => output, exited, kill });
+      const line = /vrai ready: api (http:\/\/\S+)\/v1/.exec(output);
+      if (line) resolve(line[1]);
     });
     child.stderr!.on("data", (chunk: Buffer) => {
       output += chunk.toString();
     });
-    child.once("exit", (code) => reject(new Error(`vrai serve exited with ${code}: ${output}`)));
+    child.once("exit", (code, signal) => reject(new Error(`vrai serve exited with ${code ?? signal}: ${output}`)));
   });
+  // A child killed before it is ready rejects `ready`: a caller waiting on `exited` instead has nothing to catch.
+  ready.catch(() => undefined);
+  return { child, ready, output: () => output, exited, kill };
+}
+
+/**
+ * Starts `vrai serve` with `env` on top of this process's environment; resolves once it prints its ready line.
+ * @example const serve = await startServe({ DATABASE_URL: url, PORT: "0", OPERATOR_TOKEN: token }); after(() => serve.kill("SIGTERM"));
+ */
+export async function startServe(env: Record<string, string>): Promise<ServeProcess> {
+  const { ready, ...serve } = spawnServe(env);
+  return { ...serve, url: await ready };
 }
