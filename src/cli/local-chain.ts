@@ -20,6 +20,13 @@ import { PROJECT_ROOT } from "../project-root";
  */
 export const LOCAL_DEPLOYER_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
 
+/**
+ * Private key of the twentieth account of Hardhat's default mnemonic (0x8626f6940E2eb28930eFb4CeF49B2d1F2C9C1199), public
+ * knowledge and funded only on local chains: `vrai dev` gives its ERC-8004 feedback from it. The local deployment and
+ * `vrai dev-identity` make it hold no identity token (the reputation registry refuses feedback from a token's owner).
+ */
+export const LOCAL_PUBLISHER_KEY = "0xdf57089febbacf7ba0bc227dafbffa9fc08a93fdc68e1e42411a14efcf23656e";
+
 /** JSON-RPC methods of the Hardhat network that change the chain or what the next block will be. */
 const MUTATING_METHODS = new Set([
   "eth_sendTransaction",

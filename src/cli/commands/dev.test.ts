@@ -7,6 +7,7 @@ import { expect } from "chai";
 import { createPublicClient, createWalletClient, getAddress, http } from "viem";
 import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
+import { reputationRegistryAbi } from "../../chain/abi/reputationRegistry";
 import { identityRegistryAbi } from "../../chain/abi/identityRegistry";
 import { executorId } from "../../method";
 import { createVraiAgent, readDeployment, readNetworkScore, registryAddressOf, submitProof } from "../../sdk";
@@ -249,6 +250,15 @@ describe("vrai dev (npm start)", function () {
     expect(withIdentity.total).to.equal(280);
     const holder = (await (await fetch(`${running.api}/v1/erc8004/31337/${identity}/${tokenId}`)).json()) as { agentId: string };
     expect(holder.agentId).to.equal(claim.agentId);
+    // Vrai's feedback in the local ReputationRegistry (issue #27), turned on by the owner; given once the next day is anchored.
+    expect(running.out()).to.contain(`ERC-8004 feedback: ReputationRegistry ${deployment.contracts.ReputationRegistry?.address}`);
+    const publishing = await fetch(`${running.api}/v1/agents/${claim.agentId}/erc8004-publishing`, {
+      method: "PUT",
+      headers: ownerAuth,
+      body: JSON.stringify({ enabled: true }),
+    });
+    expect(publishing.status, await publishing.clone().text()).to.equal(200);
+    expect(await publishing.json()).to.deep.include({ enabled: true });
     const elsewhere = spawnSync(process.execPath, [BIN, "dev-identity", newWallet, "--rpc", "http://127.0.0.1:1"], {
       cwd: dir,
       env: plainEnv,
@@ -287,6 +297,21 @@ describe("vrai dev (npm start)", function () {
     );
     const movedBlock = await publicClient.getBlock();
     expect(Number(movedBlock.timestamp)).to.be.at.least(Math.floor(Date.now() / 1000) + 86_400 - 60);
+    // The day's score given as feedback, from the local publisher, read back from the registry.
+    const daily = (await (await fetch(`${running.api}/v1/agents/${claim.agentId}/scores`)).json()) as { scores: Array<{ total: number }> };
+    const reputation = deployment.contracts.ReputationRegistry!.address;
+    const publisher = mnemonicToAccount("test test test test test test test test test test test junk", { addressIndex: 19 }).address;
+    let summary: readonly [bigint, bigint, number] = [0n, 0n, 0];
+    for (let i = 0; i < 100 && summary[0] === 0n; i++) {
+      if (i > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+      summary = await publicClient.readContract({
+        address: reputation,
+        abi: reputationRegistryAbi,
+        functionName: "getSummary",
+        args: [tokenId, [publisher], "vraiScore", ""],
+      });
+    }
+    expect(summary).to.deep.equal([1n, BigInt(daily.scores.at(-1)!.total), 0]);
 
     running.child.kill("SIGTERM");
     expect(await running.exited).to.equal(0);

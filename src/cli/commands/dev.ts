@@ -1,14 +1,16 @@
 import crypto from "node:crypto";
+import { privateKeyToAccount } from "viem/accounts";
 import fs from "node:fs";
 import path from "node:path";
 import { parseServeConfig, type ServeConfig } from "../../app/config";
 import { openDevClock } from "../../app/dev-clock-file";
 import { checkCanListen } from "../../app/listener";
+import { readDeployment } from "../../chain/deployment";
 import { startupError } from "../../app/run";
 import { DATA_DIR_FILES, lockDataDir, type DataDirLock } from "../../store/data-dir";
 import { InvalidInputError } from "../../errors";
 import type { CliIo, Command } from "../io";
-import { LOCAL_DEPLOYER_KEY, startLocalChain, type ChainStart } from "../local-chain";
+import { LOCAL_DEPLOYER_KEY, LOCAL_PUBLISHER_KEY, startLocalChain, type ChainStart } from "../local-chain";
 import { createLogger, logFormat } from "../log-format";
 import { serveUntilSignal, stopOnSignals, type SignalStop } from "./serve";
 
@@ -38,7 +40,8 @@ function hasData(dataDir: string): boolean {
  * embedded PGlite store in `DATA_DIR` (default `./data`), with `RPC_URL` set to that chain. The operator token
  * is generated on first start and kept in `./data/operator-token` (mode 0600). Any variable of `vrai serve` applies.
  * The chain indexer runs beside the API on the same store; daily anchoring uses the local deployer account
- * unless `ANCHOR_*` variables are set. The chain's journal is `./data/chain.jsonl`:
+ * unless `ANCHOR_*` variables are set, and Vrai's ERC-8004 feedback the local ReputationRegistry, given by a Hardhat account
+ * that holds no agent's token (`LOCAL_PUBLISHER_KEY`), unless `REPUTATION_*` variables are set. The chain's journal is `./data/chain.jsonl`:
  * a restart replays it, so the chain keeps its state too.
  */
 export const command: Command = {
@@ -114,6 +117,30 @@ async function startDev(
   });
 }
 
+/**
+ * Vrai's ERC-8004 feedback on the local chain, unless configured by hand: the deployment's ReputationRegistry, given by
+ * Hardhat's account #19 (no agent holds a token of it: the registry refuses feedback from a token's owner), the files
+ * named under PUBLIC_URL or the API's own URL. A deployment made before it had one gives none, and the line says why.
+ */
+function localFeedback(config: ServeConfig, deploymentFile: string): { config: Partial<ServeConfig>; line: string } {
+  const configured = [config.REPUTATION_REGISTRY, config.REPUTATION_DEPLOYMENT, config.REPUTATION_PRIVATE_KEY].some((v) => v !== undefined);
+  if (configured) return { config: {}, line: "ERC-8004 feedback: as REPUTATION_* configure it" };
+  const registry = readDeployment(deploymentFile).contracts.ReputationRegistry;
+  if (!registry)
+    return {
+      config: {},
+      line:
+        `ERC-8004 feedback off: ${deploymentFile} names no ReputationRegistry (deployed before vrai dev had one); ` +
+        `remove ${DATA_DIR_FILES.chainJournal} from the data directory to deploy the contracts again on an empty chain`,
+    };
+  return {
+    config: { REPUTATION_DEPLOYMENT: deploymentFile, REPUTATION_PRIVATE_KEY: LOCAL_PUBLISHER_KEY },
+    line:
+      `ERC-8004 feedback: ReputationRegistry ${registry.address}, given by ${privateKeyToAccount(LOCAL_PUBLISHER_KEY).address} ` +
+      "(turn it on per agent: PUT /v1/agents/{id}/erc8004-publishing)",
+  };
+}
+
 /** The line saying where this start's chain came from. */
 function chainStartLine(start: ChainStart, deployment: string, journal: string, dataDir: string, hadData: boolean): string {
   switch (start.type) {
@@ -160,9 +187,11 @@ async function runWithChain(
       io.stdout("vrai stopped\n");
       return 0;
     }
+    const feedback = localFeedback(config, chain.deploymentFile);
+    io.stdout(`${feedback.line}\n`);
     return await serveUntilSignal(
       io,
-      { ...config, RPC_URL: chain.url, DEPLOYMENT: chain.deploymentFile },
+      { ...config, RPC_URL: chain.url, DEPLOYMENT: chain.deploymentFile, ...feedback.config },
       {
         stop: options.stop,
         devClock: { clock, persist, moveChainTo: chain.moveTimeTo },
