@@ -4,14 +4,16 @@
  * it works outside a checkout of Vrai.
  */
 import { parseArgs } from "node:util";
-import { DeploymentFileError, readDeployment } from "../chain/deployment";
+import { DeploymentFileError, readDeployment, type Deployment } from "../chain/deployment";
 import { shortMessageOf } from "../chain/short-message";
 import { InvalidInputError } from "../errors";
 import type { ApiJson } from "./api";
 import { verifyScore, type VerifyScoreOptions } from "./verify";
 
 /** Its arguments after the command's name. */
-export const VERIFY_USAGE = "<agent> [--day YYYY-MM-DD] [--api URL] [--rpc URL] [--contract ADDRESS | --deployment FILE]";
+export const VERIFY_USAGE =
+  "<agent> [--day YYYY-MM-DD] | --erc8004 CHAIN:REGISTRY:TOKEN --publisher ADDRESS [--reputation ADDRESS] " +
+  "[--api URL] [--rpc URL] [--contract ADDRESS | --deployment FILE]";
 /** What `--help` prints after the usage line. */
 export const VERIFY_HELP = [
   "Checks one daily Vrai score as an outside verifier: the inputs as the API serves them, the score recomputed from them,",
@@ -20,6 +22,10 @@ export const VERIFY_HELP = [
   "--day: the day of the daily score (default: the agent's latest); --api: the Vrai API (VRAI_API_URL, else http://127.0.0.1:8080);",
   "--rpc: the chain's JSON-RPC (RPC_URL, else http://127.0.0.1:8545); --contract or --deployment: the AnchorRegistry expected",
   "(default: the one the API names).",
+  "From an ERC-8004 Reputation Registry instead of an agent id: --erc8004 names the agent's identity (chain id, identity registry,",
+  "token id), --publisher Vrai's account, --reputation the registry (default: --deployment's ReputationRegistry). Vrai's latest",
+  "vraiScore feedback about the token is read, its file fetched and checked against the feedbackHash given on chain, then the",
+  "daily score it names is verified as above and must have the value given (step feedback; --api defaults to the file's server).",
 ].join("\n");
 
 const DEFAULT_API = "http://127.0.0.1:8080";
@@ -49,32 +55,66 @@ function parseOptions(argv: readonly string[], deps: VerifyCliDeps): VerifyScore
         rpc: { type: "string" },
         contract: { type: "string" },
         deployment: { type: "string" },
+        erc8004: { type: "string" },
+        publisher: { type: "string" },
+        reputation: { type: "string" },
       },
     });
   } catch (error) {
     throw new InvalidInputError("usage", `${shortMessageOf(error)} (usage: ${usage})`, { cause: error });
   }
   const { values, positionals } = parsed;
-  if (positionals.length !== 1) throw new InvalidInputError("usage", `expected one agent id, got ${positionals.length} (usage: ${usage})`);
+  const fromRegistry = values.erc8004 !== undefined;
+  if (positionals.length !== (fromRegistry ? 0 : 1))
+    throw new InvalidInputError(
+      "usage",
+      fromRegistry
+        ? `--erc8004 names the agent: give no agent id (usage: ${usage})`
+        : `expected one agent id, got ${positionals.length} (usage: ${usage})`,
+    );
   if (values.contract !== undefined && values.deployment !== undefined)
     throw new InvalidInputError("usage", "give --contract or --deployment, not both");
-  let contract = values.contract;
-  if (values.deployment !== undefined) {
-    try {
-      contract = readDeployment(values.deployment).contracts.AnchorRegistry.address;
-    } catch (error) {
-      if (error instanceof DeploymentFileError) throw new InvalidInputError("usage", `--deployment: ${error.message}`, { cause: error });
-      throw error;
-    }
-  }
-  return {
-    agentId: positionals[0],
+  if (!fromRegistry && (values.publisher ?? values.reputation) !== undefined)
+    throw new InvalidInputError("usage", "--publisher and --reputation go with --erc8004");
+  if (fromRegistry && values.day !== undefined)
+    throw new InvalidInputError("usage", "--day does not go with --erc8004 (its feedback names the day)");
+  const deployment = values.deployment === undefined ? undefined : deploymentFile(values.deployment);
+  const options: VerifyScoreOptions = {
     day: values.day,
-    api: values.api ?? deps.env.VRAI_API_URL ?? DEFAULT_API,
+    api: values.api ?? deps.env.VRAI_API_URL ?? (fromRegistry ? undefined : DEFAULT_API),
     rpcUrl: values.rpc ?? deps.env.RPC_URL ?? DEFAULT_RPC,
-    contract,
+    contract: values.contract ?? deployment?.contracts.AnchorRegistry.address,
     fetch: deps.fetch,
   };
+  if (!fromRegistry) return { ...options, agentId: positionals[0] };
+  const identity = /^([1-9][0-9]{0,15}):(0x[0-9a-fA-F]{40}):(0|[1-9][0-9]{0,77})$/.exec(values.erc8004 ?? "");
+  if (!identity)
+    throw new InvalidInputError("usage", `--erc8004: expected <chainId>:<identity registry>:<token id>, got ${values.erc8004}`);
+  const reputation = values.reputation ?? deployment?.contracts.ReputationRegistry?.address;
+  if (reputation === undefined)
+    throw new InvalidInputError("usage", "--erc8004 needs --reputation, or a --deployment that names a ReputationRegistry");
+  if (values.publisher === undefined)
+    throw new InvalidInputError("usage", "--erc8004 needs --publisher: the account whose feedback is Vrai's");
+  return {
+    ...options,
+    erc8004: {
+      chainId: Number(identity[1]),
+      identityRegistry: identity[2],
+      tokenId: identity[3],
+      reputationRegistry: reputation,
+      publisher: values.publisher,
+    },
+  };
+}
+
+/** The deployment file of `--deployment` (bad input when it is not one). */
+function deploymentFile(file: string): Deployment {
+  try {
+    return readDeployment(file);
+  } catch (error) {
+    if (error instanceof DeploymentFileError) throw new InvalidInputError("usage", `--deployment: ${error.message}`, { cause: error });
+    throw error;
+  }
 }
 
 /** On `vrai dev` (its API has a development clock, issue #31): how to reach its next daily score now. */
@@ -101,13 +141,19 @@ export async function runVerifyCli(argv: readonly string[], deps: VerifyCliDeps)
   }
   const options = parseOptions(argv, deps);
   const result = await verifyScore(options);
+  if (options.erc8004) {
+    const { identityRegistry, tokenId, reputationRegistry, publisher } = options.erc8004;
+    deps.stdout(
+      `verifying Vrai's ERC-8004 feedback about token ${tokenId} of ${identityRegistry} (${reputationRegistry}, by ${publisher})\n`,
+    );
+  }
   if (result.score)
     deps.stdout(
       `verifying the daily Vrai score ${result.score.id} of agent ${result.score.agentId} on ${result.score.day} (${result.score.api})\n`,
     );
   for (const check of result.checks) deps.stdout(`${check.ok ? "✔" : "✘"} ${check.message}\n`);
   if (result.checks.some((c) => c.step === "lookup" && !c.ok)) {
-    const hint = await devClockHint(options.api, deps.fetch ?? fetch);
+    const hint = await devClockHint(options.api ?? result.score?.api ?? DEFAULT_API, deps.fetch ?? fetch);
     if (hint) deps.stdout(`${hint}\n`);
   }
   const failures = result.checks.filter((c) => !c.ok).length;

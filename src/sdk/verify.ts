@@ -3,7 +3,10 @@
  * chain RPC: fetch the inputs, recompute the score with the method engine, recompute their SHA-256,
  * check the Merkle proof, and read the root's anchor on the AnchorRegistry. `vrai verify` prints it.
  * Days anchored before leaves carried the score (version 1) are checked as they always were; a leaf of
- * version 2 must also carry the recomputed total, components and state.
+ * version 2 must also carry the recomputed total, components and state. It can also start from an ERC-8004
+ * Reputation Registry (issue #27): Vrai's latest feedback about an identity token, its file checked against the hash
+ * given on chain (src/sdk/verify-feedback.ts), then the daily score the file names, whose recomputed total must be the
+ * value given.
  */
 import { createPublicClient, getAddress, http, isAddress, type Address, type Hex } from "viem";
 import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
@@ -25,6 +28,7 @@ import { shortMessageOf } from "../chain/short-message";
 import { InvalidInputError } from "../errors";
 import { canonicalJson, scoreFromInputs, sha256Hex, toRfc3339, validateScoreInputs } from "../method";
 import type { ApiError, ApiJson } from "./api";
+import { readVraiFeedback, type Erc8004Start } from "./verify-feedback";
 
 const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
 /** Pages of score history read at most (100 daily scores each): more means a day must be named. */
@@ -36,18 +40,36 @@ const ROLES = [0, 1] as const;
 /**
  * The steps of a verification, in order: `lookup` finds the daily score to check (and, when there is none yet, says
  * when the first comes), then its inputs, the score recomputed from them, the digest, the Merkle proof and the anchor.
+ * Started from a reputation registry, `feedback` comes first (Vrai's feedback and its file) and last (its value and
+ * file against the score verified).
  */
-export type VerifyStepName = "lookup" | "inputs" | "score" | "digest" | "merkle" | "anchor";
+export type VerifyStepName = "feedback" | "lookup" | "inputs" | "score" | "digest" | "merkle" | "anchor";
 
 /** One check of a verification: `ok` with what held, or not with what failed. */
 export type VerifyCheck = { step: VerifyStepName; ok: boolean; message: string };
 
 export type VerifyScoreOptions = {
-  /** The Vrai API, e.g. `http://127.0.0.1:8080` (no `/v1`). */
-  api: string;
-  agentId: string;
-  /** The day (YYYY-MM-DD) of the daily score; default: the agent's latest daily score. */
+  /** The Vrai API, e.g. `http://127.0.0.1:8080` (no `/v1`); started from a registry, default: where its feedbackURI is. */
+  api?: string;
+  /** The Vrai agent whose daily score is verified; or `erc8004`. */
+  agentId?: string;
+  /** The day (YYYY-MM-DD) of the daily score; default: the agent's latest daily score (not with `erc8004`: its feedback names it). */
   day?: string;
+  /**
+   * Start from an ERC-8004 Reputation Registry instead of an agent id: the daily score of Vrai's latest `vraiScore` feedback
+   * about token `tokenId` of `identityRegistry`, given by `publisher` (Vrai's account) in `reputationRegistry`, on the chain
+   * at `rpcUrl` (default: the verification's). `fromBlock`: where the search for its NewFeedback log starts (default 0).
+   */
+  erc8004?: {
+    /** The identity's chain: checked against the chain `rpcUrl` serves. */
+    chainId?: number;
+    identityRegistry: string;
+    tokenId: bigint | string | number;
+    reputationRegistry: string;
+    publisher: string;
+    rpcUrl?: string;
+    fromBlock?: bigint;
+  };
   /** JSON-RPC of the chain the root is anchored on. */
   rpcUrl: string;
   /** The address of the AnchorRegistry expected to hold the anchor; default: the one the API names. */
@@ -79,6 +101,16 @@ export type VerifyScoreResult = {
   score?: { id: number; agentId: string; day: string; api: string; total?: number; sha256?: string; root?: Hex; leafVersion?: 1 | 2 };
   /** Set when `verified`. */
   anchor?: VerifiedAnchor;
+  /** Started from a reputation registry: the feedback found, once its file held. */
+  feedback?: {
+    reputationRegistry: Address;
+    chainId: number;
+    feedbackIndex: bigint;
+    value: bigint;
+    feedbackURI: string;
+    feedbackHash: Hex;
+    txHash: Hex;
+  };
 };
 
 /** A check after which nothing can be checked: verification stops. */
@@ -145,26 +177,126 @@ function expectedLeaf(
   return { values, problem };
 }
 
+/** The options of a daily score's verification, checked: the agent and the API named. */
+type DailyOptions = VerifyScoreOptions & { agentId: string; api: string; contract?: Address };
+
+const addressOption = (name: string, value: string): Address => {
+  if (!isAddress(value)) throw new InvalidInputError("invalid_verify_options", `${name}: not an address: ${value}`);
+  return getAddress(value);
+};
+
+/** What a verification starts from, its options checked: an agent's daily score, or Vrai's feedback in a registry. */
+type Checked =
+  | { from: "agent"; options: DailyOptions }
+  | { from: "registry"; options: VerifyScoreOptions & { contract?: Address }; start: Erc8004Start };
+
 /** The options, checked before anything is fetched. */
-function checkedOptions(options: VerifyScoreOptions): VerifyScoreOptions & { contract?: Address } {
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(options.agentId))
+function checkedOptions(options: VerifyScoreOptions): Checked {
+  if ((options.agentId === undefined) === (options.erc8004 === undefined))
+    throw new InvalidInputError(
+      "invalid_verify_options",
+      "name the score by an agent id or by an ERC-8004 identity (erc8004), one of them",
+    );
+  if (options.agentId !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(options.agentId))
     throw new InvalidInputError("invalid_verify_options", `not an agent id: ${JSON.stringify(options.agentId)}`);
   if (options.day !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(options.day))
     throw new InvalidInputError("invalid_verify_options", `day: expected YYYY-MM-DD, got ${options.day}`);
+  if (options.day !== undefined && options.erc8004 !== undefined)
+    throw new InvalidInputError("invalid_verify_options", "day: not with erc8004 (the feedback names its day)");
   for (const [name, url] of [
     ["api", options.api],
     ["rpcUrl", options.rpcUrl],
+    ["erc8004.rpcUrl", options.erc8004?.rpcUrl],
   ] as const) {
-    if (!/^https?:\/\/[^\s]+$/.test(url))
+    if (url !== undefined && !/^https?:\/\/[^\s]+$/.test(url))
       throw new InvalidInputError("invalid_verify_options", `${name}: expected an http(s) URL, got ${url}`);
   }
   if (options.contract !== undefined && !isAddress(options.contract))
     throw new InvalidInputError("invalid_verify_options", `not an address: ${options.contract}`);
-  return {
+  const e = options.erc8004;
+  let start: Erc8004Start | undefined;
+  if (e) {
+    const tokenId = String(e.tokenId);
+    if (!/^(0|[1-9][0-9]{0,77})$/.test(tokenId) || BigInt(tokenId) >= 2n ** 256n)
+      throw new InvalidInputError("invalid_verify_options", `erc8004.tokenId: not a token id (uint256): ${tokenId}`);
+    start = {
+      identityRegistry: addressOption("erc8004.identityRegistry", e.identityRegistry),
+      tokenId: BigInt(tokenId),
+      reputationRegistry: addressOption("erc8004.reputationRegistry", e.reputationRegistry),
+      publisher: addressOption("erc8004.publisher", e.publisher),
+      rpcUrl: e.rpcUrl ?? options.rpcUrl,
+      chainId: e.chainId,
+      fromBlock: e.fromBlock,
+    };
+  }
+  const checked = {
     ...options,
-    api: options.api.replace(/\/+$/, ""),
+    api: options.api?.replace(/\/+$/, ""),
     contract: options.contract === undefined ? undefined : getAddress(options.contract),
   };
+  if (start) return { from: "registry", options: checked, start };
+  if (checked.agentId === undefined || checked.api === undefined)
+    throw new InvalidInputError("invalid_verify_options", "api: the Vrai API is needed to verify an agent's score");
+  return { from: "agent", options: { ...checked, agentId: checked.agentId, api: checked.api } };
+}
+
+/** The Vrai API a feedbackURI is served by: what comes before its `/v1/erc8004/feedback/`. */
+const apiOfFeedbackUri = (uri: string): string | null => /^(https?:\/\/[^\s]+?)\/v1\/erc8004\/feedback\/[^/]+$/.exec(uri)?.[1] ?? null;
+
+/**
+ * Verifies the daily score of Vrai's latest feedback about `start`'s token: the feedback and its file, the score as
+ * `verifyDailyScore` verifies it, then that the value given is the recomputed total and the file names this score.
+ */
+async function verifyFromRegistry(options: VerifyScoreOptions & { contract?: Address }, start: Erc8004Start): Promise<VerifyScoreResult> {
+  const lookup = await readVraiFeedback(start, options.fetch ?? fetch);
+  const checks: VerifyCheck[] = lookup.checks.map((c) => ({ step: "feedback", ...c }));
+  const found = lookup.found;
+  if (!found) return { verified: false, checks };
+  const api = options.api ?? apiOfFeedbackUri(found.feedbackURI);
+  if (!api) {
+    checks.push({ step: "feedback", ok: false, message: `feedbackURI ${found.feedbackURI} is not a Vrai API's: name the API (api)` });
+    return { verified: false, checks };
+  }
+  const { file } = found;
+  const daily = await verifyDailyScore({ ...options, api, agentId: file.vraiAgentId, day: file.day });
+  const feedback = {
+    reputationRegistry: found.reputationRegistry,
+    chainId: found.chainId,
+    feedbackIndex: found.feedbackIndex,
+    value: found.value,
+    feedbackURI: found.feedbackURI,
+    feedbackHash: found.feedbackHash,
+    txHash: found.txHash,
+  };
+  const result: VerifyScoreResult = { ...daily, checks: [...checks, ...daily.checks], feedback };
+  const score = daily.score;
+  if (score?.total !== undefined) {
+    const differing = [
+      ["value given", found.value.toString(), String(score.total), "the score recomputed from its inputs"],
+      ["scoreId", String(file.scoreId), String(score.id), "the daily score of that day"],
+      ["inputsSha256", file.inputsSha256, score.sha256 ?? "(not read)", "its inputs' SHA-256"],
+      ["dayRoot", file.dayRoot, score.root ?? "(not read)", "the root its proof leads to"],
+      ...(daily.anchor ? [["anchor.txHash", file.anchor.txHash, daily.anchor.txHash, "the anchor verified"]] : []),
+    ].filter(([, inFile, verified]) => inFile.toLowerCase() !== verified.toLowerCase());
+    const said = differing.map(([field, inFile, verified, what]) => `${field} ${inFile}, ${what} ${verified}`);
+    result.checks.push(
+      differing.length === 0
+        ? {
+            step: "feedback",
+            ok: true,
+            message:
+              `the value given, ${found.value}, is the score recomputed from its inputs; ` +
+              "the file names this score, its inputs, root and anchor",
+          }
+        : {
+            step: "feedback",
+            ok: false,
+            message: `feedback: ${said.join("; ")}`,
+          },
+    );
+  }
+  result.verified = result.checks.every((c) => c.ok);
+  return result;
 }
 
 /**
@@ -179,7 +311,12 @@ function checkedOptions(options: VerifyScoreOptions): VerifyScoreOptions & { con
  * if (!result.verified) throw new Error("not verified");
  */
 export async function verifyScore(given: VerifyScoreOptions): Promise<VerifyScoreResult> {
-  const options = checkedOptions(given);
+  const checked = checkedOptions(given);
+  return checked.from === "registry" ? verifyFromRegistry(checked.options, checked.start) : verifyDailyScore(checked.options);
+}
+
+/** Verifies the daily score `options` name (see `verifyScore`). */
+async function verifyDailyScore(options: DailyOptions): Promise<VerifyScoreResult> {
   const doFetch = options.fetch ?? fetch;
   const result: VerifyScoreResult = { verified: false, checks: [] };
   let step: VerifyStepName = "lookup";

@@ -1,5 +1,5 @@
 import type { Clock } from "./clock";
-import { stopErc8004Publishing } from "./erc8004-publishing";
+import { stopErc8004Publishing } from "./erc8004-stop";
 import { UNNAMED_OPERATOR } from "./operator";
 import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from "./errors";
 import { limitReached, type OwnerLimits } from "./limits";

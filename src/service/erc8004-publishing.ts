@@ -3,13 +3,14 @@
  * holds an active erc8004 proof of an identity in the registry this service gives feedback about, or off; and Vrai turns
  * it off itself when that proof goes (removed by the owner, failed checks, the token moved, a claim by another owner).
  * Turning it off, either way, asks every feedback of the agent to be revoked in the same transaction (the outbox sends
- * it: src/service/erc8004-sender.ts). What is planned and sent is src/service/erc8004-planning.ts's and the sender's.
+ * it: src/service/erc8004-sender.ts; Vrai's own turning off is src/service/erc8004-stop.ts). What is planned and sent is
+ * src/service/erc8004-planning.ts's and the sender's.
  */
 import { isAddressEqual, type Address } from "viem";
 import type { Erc8004FeedbackRepository, FeedbackRow } from "../store/erc8004-feedback";
 import type { Clock } from "./clock";
 import { ConflictError, ForbiddenError, NotFoundError } from "./errors";
-import type { Erc8004PublishingTx, ProofRow, Store } from "./ports";
+import type { ProofRow, Store } from "./ports";
 import { formatErc8004Subject, parseErc8004Subject } from "./proofs/kinds/erc8004";
 
 /** Where this service gives feedback: a reputation registry on a chain, about the agents of one identity registry. */
@@ -46,16 +47,6 @@ export type Erc8004Publishing = {
 
 /** Feedback rows a status carries: the latest day's two tags, and the ones they replaced. */
 const STATUS_FEEDBACK = 6;
-
-/**
- * What the agent's proofs and the owner's choice leave when the agent's erc8004 proof goes: publishing off, `reason`
- * said, and every feedback of the agent asked to be revoked, in the transaction of the change.
- */
-export async function stopErc8004Publishing(tx: Erc8004PublishingTx, agentId: string, at: number, reason: string): Promise<void> {
-  const current = await tx.getErc8004Publishing(agentId);
-  if (current?.enabled) await tx.setErc8004Publishing({ agentId, enabled: false, changedAt: at, reason });
-  await tx.withdrawErc8004Feedback(agentId, at, reason);
-}
 
 /** The agent's active erc8004 proof (the latest proven, should it hold two), if any. */
 const activeErc8004 = (proofs: readonly ProofRow[], agentId: string): ProofRow | undefined =>

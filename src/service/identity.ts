@@ -1,7 +1,7 @@
 import type { ProofKind } from "../method";
 import { InvalidInputError } from "../errors";
 import type { Clock } from "./clock";
-import { stopErc8004Publishing } from "./erc8004-publishing";
+import { stopErc8004Publishing } from "./erc8004-stop";
 import { ConflictError, ForbiddenError, NotFoundError } from "./errors";
 import type { ProofRow, Store, StoreTx } from "./ports";
 import { currentProofRule, OFFERED_PROOF_KINDS } from "./proofs/kinds";

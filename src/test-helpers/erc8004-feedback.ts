@@ -115,7 +115,8 @@ export async function startFeedbackSystem(options: { publisher?: boolean; receip
       { privateKey: deployed.keyOf(ACCOUNTS.anchorer), rpcUrl: deployed.rpc.url, registry: deployed.anchorRegistry },
       locks,
     ),
-    erc8004: { target: deployed.target, writer: options.publisher === false ? undefined : writer, publicUrl: "https://vrai.example" },
+    // Files and pages named under the server's own URL, so that a verifier fetches them.
+    erc8004: { target: deployed.target, writer: options.publisher === false ? undefined : writer },
     proofSources: { publicClientFor: (chainId) => (chainId === chain.chain.id ? (chain.publicClient as PublicClient) : undefined) },
   });
   const { call } = apiClient(() => server.url);
