@@ -82,12 +82,12 @@ export type Erc8004FeedbackRepository = {
     at: number,
   ): Promise<number>;
   /**
-   * Up to `limit` feedbacks with a send due at `now` (to give, or given and asked to be revoked), oldest day first;
+   * Up to `limit` feedbacks with a send due at `now` (to give, or given and asked to be revoked), in the order they were planned;
    * none of an agent and tag while an older one of theirs still has a send to make (the old value is revoked first).
    */
   due(now: number, limit: number): Promise<FeedbackRow[]>;
   get(id: string): Promise<FeedbackRow | null>;
-  /** The agent's feedback, newest day first, `limit` at most. */
+  /** The agent's feedback, newest day first (a day's in the order they were planned), `limit` at most. */
   ofAgent(agentId: string, limit: number): Promise<FeedbackRow[]>;
   /**
    * Records the giving transaction about to be broadcast (or clears it: `null`), if the feedback is still planned and its
@@ -290,7 +290,7 @@ export function createErc8004FeedbackRepository(db: Db): Erc8004FeedbackReposito
          WHERE ${HAS_SEND("f")} AND f.next_attempt_at <= $1
            AND NOT EXISTS (SELECT 1 FROM erc8004_feedback o
              WHERE o.agent_id = f.agent_id AND o.tag1 = f.tag1 AND o.day < f.day AND ${HAS_SEND("o")})
-         ORDER BY f.day, f.id LIMIT $2`,
+         ORDER BY f.day, f.seq LIMIT $2`,
         [now, limit],
         feedbackFrom,
       ),
@@ -298,7 +298,7 @@ export function createErc8004FeedbackRepository(db: Db): Erc8004FeedbackReposito
     get: (id) => one(db, "SELECT * FROM erc8004_feedback WHERE id = $1", [id], feedbackFrom),
 
     ofAgent: (agentId, limit) =>
-      many(db, "SELECT * FROM erc8004_feedback WHERE agent_id = $1 ORDER BY day DESC, tag1 LIMIT $2", [agentId, limit], feedbackFrom),
+      many(db, "SELECT * FROM erc8004_feedback WHERE agent_id = $1 ORDER BY day DESC, seq LIMIT $2", [agentId, limit], feedbackFrom),
 
     async setGiveTx(id, expected, next) {
       const { rowCount } = await db.query(

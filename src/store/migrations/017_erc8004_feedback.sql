@@ -22,6 +22,8 @@ CREATE INDEX erc8004_publishing_to_plan_idx ON erc8004_publishing (planned_day, 
 -- the registry). Nothing here changes once the feedback is revoked or dropped; its file is served as long as it exists.
 CREATE TABLE erc8004_feedback (
   id                 text PRIMARY KEY,
+  -- The order feedback was planned in (a day's tags in the planner's order): the order it is sent in.
+  seq                bigserial NOT NULL,
   agent_id           text NOT NULL REFERENCES agents (id),
   -- The erc8004 proof it is given under, and the identity it names (V6).
   proof_id           text NOT NULL REFERENCES proofs (id),
@@ -71,5 +73,5 @@ CREATE TABLE erc8004_feedback (
   UNIQUE (agent_id, tag1, day)
 );
 -- What the sender has to do: feedback to give, and revocations asked for and not made.
-CREATE INDEX erc8004_feedback_due_idx ON erc8004_feedback (next_attempt_at, day, id)
+CREATE INDEX erc8004_feedback_due_idx ON erc8004_feedback (next_attempt_at, day, seq)
   WHERE state = 'planned' OR (state = 'given' AND revoke_asked_at IS NOT NULL);
