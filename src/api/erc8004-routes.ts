@@ -27,6 +27,7 @@ const feedbackSchema = z.object({
     .enum(["planned", "given", "revoked", "dropped"])
     .describe("planned: to give; given: on chain; revoked: given, then revoked; dropped: never given (see droppedReason)"),
   tokenId: z.string().describe("the agent's ERC-8004 identity token (uint256, decimal): the registry's agentId"),
+  client: address.describe("the account that gives it: getSummary's clientAddresses"),
   feedbackIndex: z.number().int().nullable().describe("its index among the publisher's feedback of the token, once given"),
   feedbackURI: z.string(),
   feedbackHash: hex32.describe("keccak256 of the file's bytes"),
@@ -65,6 +66,7 @@ const feedbackJson = (f: FeedbackRow): z.input<typeof feedbackSchema> => ({
   scoreId: f.scoreId,
   state: f.state,
   tokenId: f.tokenId.toString(),
+  client: f.client,
   feedbackIndex: f.feedbackIndex === null ? null : Number(f.feedbackIndex),
   feedbackURI: f.uri,
   feedbackHash: f.fileHash,
@@ -110,6 +112,7 @@ const example: PublishingJson = {
       scoreId: 4211,
       state: "given",
       tokenId: "42",
+      client: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
       feedbackIndex: 3,
       feedbackURI: "https://vrai.example/v1/erc8004/feedback/fbk_4c1d9e2f7a0b3c58",
       feedbackHash: `0x${"3a".repeat(32)}`,

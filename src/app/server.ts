@@ -368,7 +368,9 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const app = createHttpApp({
     routes,
     pages: [
-      ...pageRoutes(createPages({ reads, site, directory, panels: chain?.panels, origin: () => url })),
+      ...pageRoutes(
+        createPages({ reads, site, directory, panels: chain?.panels, origin: () => url, publishing: (id) => publishing.status(id) }),
+      ),
       ...directoryPageRoutes(createDirectoryPages({ directory })),
     ],
     authenticateOwner: service.accounts.authenticateOwner,

@@ -4645,6 +4645,7 @@ export interface operations {
                      *           "scoreId": 4211,
                      *           "state": "given",
                      *           "tokenId": "42",
+                     *           "client": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
                      *           "feedbackIndex": 3,
                      *           "feedbackURI": "https://vrai.example/v1/erc8004/feedback/fbk_4c1d9e2f7a0b3c58",
                      *           "feedbackHash": "0x3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a",
@@ -4690,6 +4691,8 @@ export interface operations {
                             state: "planned" | "given" | "revoked" | "dropped";
                             /** @description the agent's ERC-8004 identity token (uint256, decimal): the registry's agentId */
                             tokenId: string;
+                            /** @description the account that gives it: getSummary's clientAddresses */
+                            client: `0x${string}`;
                             /** @description its index among the publisher's feedback of the token, once given */
                             feedbackIndex: number | null;
                             feedbackURI: string;
@@ -4811,6 +4814,7 @@ export interface operations {
                      *           "scoreId": 4211,
                      *           "state": "given",
                      *           "tokenId": "42",
+                     *           "client": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
                      *           "feedbackIndex": 3,
                      *           "feedbackURI": "https://vrai.example/v1/erc8004/feedback/fbk_4c1d9e2f7a0b3c58",
                      *           "feedbackHash": "0x3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a",
@@ -4856,6 +4860,8 @@ export interface operations {
                             state: "planned" | "given" | "revoked" | "dropped";
                             /** @description the agent's ERC-8004 identity token (uint256, decimal): the registry's agentId */
                             tokenId: string;
+                            /** @description the account that gives it: getSummary's clientAddresses */
+                            client: `0x${string}`;
                             /** @description its index among the publisher's feedback of the token, once given */
                             feedbackIndex: number | null;
                             feedbackURI: string;
@@ -4999,6 +5005,7 @@ export interface operations {
                      *             "scoreId": 4211,
                      *             "state": "given",
                      *             "tokenId": "42",
+                     *             "client": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
                      *             "feedbackIndex": 3,
                      *             "feedbackURI": "https://vrai.example/v1/erc8004/feedback/fbk_4c1d9e2f7a0b3c58",
                      *             "feedbackHash": "0x3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a3a",
@@ -5049,6 +5056,8 @@ export interface operations {
                                 state: "planned" | "given" | "revoked" | "dropped";
                                 /** @description the agent's ERC-8004 identity token (uint256, decimal): the registry's agentId */
                                 tokenId: string;
+                                /** @description the account that gives it: getSummary's clientAddresses */
+                                client: `0x${string}`;
                                 /** @description its index among the publisher's feedback of the token, once given */
                                 feedbackIndex: number | null;
                                 feedbackURI: string;

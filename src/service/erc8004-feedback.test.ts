@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { HtmlValidate } from "html-validate";
 import { getAddress, keccak256 } from "viem";
 import { identityRegistryAbi } from "../chain/abi/identityRegistry";
 import { reputationRegistryAbi } from "../chain/abi/reputationRegistry";
@@ -132,6 +133,11 @@ describe("Vrai's ERC-8004 feedback (PostgreSQL, the reference registries on the 
     expect(status.feedback.map((f: any) => [f.tag1, f.state, f.feedbackIndex, f.day])).to.have.deep.members(
       logs.map((l) => [l.tag1, "given", Number(l.feedbackIndex), day]),
     );
+    const page = await (await fetch(`${sys.server.url}/agents/${sys.agent.agentId}`)).text();
+    expect(page).to.include("Vrai gives this agent's score as feedback in the ERC-8004 Reputation Registry");
+    for (const log of logs) expect(page).to.include(`<a href="${log.feedbackURI}">its file</a>`);
+    const validity = await new HtmlValidate({ extends: ["html-validate:standard", "html-validate:document"] }).validateString(page);
+    expect(validity.results.flatMap((r) => r.messages.map((m) => `${m.ruleId}: ${m.message}`))).to.deep.equal([]);
     const agent = (await sys.api("GET", `/v1/agents/${sys.agent.agentId}`)).json;
     expect(agent).to.deep.include({ agentId: sys.agent.agentId, name: "published" });
     expect(agent.erc8004Publishing).to.deep.equal(status);
@@ -186,6 +192,8 @@ describe("Vrai's ERC-8004 feedback (PostgreSQL, the reference registries on the 
     expect((await sys.api("DELETE", `/v1/proofs/${sys.agent.proofId}`, sys.ownerToken)).status).to.equal(200);
     const status = (await publishing(sys.agent.agentId)).json;
     expect(status).to.include({ enabled: false, reason: "its ERC-8004 proof was removed (removed by its owner)" });
+    const page = await (await fetch(`${sys.server.url}/agents/${sys.agent.agentId}`)).text();
+    expect(page).to.include("any more: its ERC-8004 proof was removed (removed by its owner).");
     await sys.server.erc8004Feedback!.runOnce();
     expect((await sys.summary("vraiScore")).count).to.equal(0n);
     expect((await sys.summary("uptime")).count).to.equal(0n);

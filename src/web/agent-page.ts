@@ -16,6 +16,7 @@ import {
 import { formatBand, formatCount, formatDuration, formatHours, formatTime } from "./format";
 import { renderHistoryChart, renderHistoryTable, type HistoryDay } from "./history-chart";
 import { html, type Html } from "./html";
+import { renderErc8004Section, type AgentPageErc8004 } from "./erc8004-section";
 import { renderDocument } from "./layout";
 import { proofKindModule } from "../service/proofs/kinds";
 import { renderWindowChart, renderWindowTable } from "./window-chart";
@@ -61,6 +62,8 @@ export type AgentPageView = {
   history: readonly HistoryDay[];
   /** The site's origin (`https://vrai.example`), for the badge snippet's absolute links. */
   origin: string;
+  /** Vrai's ERC-8004 feedback about the agent (issue #27); null or absent when the service gives none. */
+  erc8004?: AgentPageErc8004 | null;
 };
 
 function stateSentence(result: ScoreResult): string {
@@ -263,7 +266,7 @@ export function renderAgentPage(view: AgentPageView): string {
       : html`${renderSummary(score)}${renderToday(view.today)}${renderComponents(score.result)}${renderWindow(score.result, agent.claimedAt)}${renderOutages(view.outages)}${renderHistory(view.history)}${renderVerify(score)}${renderBadgeSnippet(agent.id, view.origin)}`;
   return renderDocument({
     title: score === null ? `${label}: no score yet — Vrai` : `${label}: Vrai Score ${score.result.total} — Vrai`,
-    main: html`${header}${vrai}${renderPanels(view.panels)}`,
+    main: html`${header}${vrai}${renderErc8004Section(view.erc8004 ?? null)}${renderPanels(view.panels)}`,
   });
 }
 

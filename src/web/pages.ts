@@ -2,12 +2,14 @@
 import { toRfc3339 } from "../method";
 import { InvalidInputError } from "../errors";
 import type { Directory } from "../service/directory";
+import type { PublishingStatus } from "../service/erc8004-publishing";
 import { NotFoundError } from "../service/errors";
 import type { OutageRow, ScoreSummary } from "../service/ports";
 import type { Reads, SiteReads } from "../service/reads";
 import { ID_PATTERN } from "../service/secrets";
 import { renderAgentNotFoundPage, renderAgentPage, type AgentPageOutage, type AgentPageScore, type ScorePanel } from "./agent-page";
 import { BADGE_HEADERS, renderBadge, type BadgeView } from "./badge";
+import type { AgentPageErc8004 } from "./erc8004-section";
 import { HISTORY_DAYS, historyDays } from "./history-chart";
 import { renderHomePage, type HomePageAgent } from "./home-page";
 import { PAGE_HEADERS } from "./layout";
@@ -50,6 +52,34 @@ const outageView = (o: OutageRow): AgentPageOutage => ({
 
 const scoreLinks = (id: number) => ({ inputs: `/v1/scores/${id}/inputs`, self: `/v1/scores/${id}` });
 
+/** The agent page's ERC-8004 section of an agent's publishing; null when the service gives no feedback. */
+function erc8004View(status: PublishingStatus): AgentPageErc8004 | null {
+  if (status.target === null) return null;
+  const latest = status.feedback[0];
+  return {
+    enabled: status.enabled,
+    reason: status.reason,
+    registry: {
+      chainId: status.target.chainId,
+      reputationRegistry: status.target.registry,
+      identityRegistry: status.target.identityRegistry,
+    },
+    tokenId: latest?.tokenId.toString() ?? null,
+    client: latest?.client ?? null,
+    standing: status.feedback
+      .filter((f) => f.state === "given" && f.revokeAskedAt === null)
+      .map((f) => ({
+        tag1: f.tag1,
+        tag2: f.tag2,
+        value: f.value,
+        valueDecimals: f.valueDecimals,
+        day: f.day,
+        feedbackIndex: f.feedbackIndex === null ? null : Number(f.feedbackIndex),
+        feedbackURI: f.uri,
+      })),
+  };
+}
+
 /**
  * The site's pages.
  * @param deps.panels the agent's `sdk-derived` and `platform-network` panels (src/web/score-panels.ts), when the chain is indexed
@@ -61,6 +91,8 @@ export function createPages(deps: {
   panels?: (agentId: string) => Promise<ScorePanel[]>;
   /** The site's public origin, for absolute links in the badge snippet (read when a page is rendered). */
   origin: () => string;
+  /** The agent's ERC-8004 publishing (issue #27), when the service gives feedback. */
+  publishing?: (agentId: string) => Promise<PublishingStatus>;
 }): Pages {
   // A stored score never changes (V9), so its state is read from its result once.
   const states = new Map<number, BadgeState>();
@@ -103,10 +135,11 @@ export function createPages(deps: {
       if (!ID_PATTERN.test(id)) return page(404, renderAgentNotFoundPage({ reason: "invalid", id }));
       const data = await deps.reads.agentPage(id);
       if (!data) return page(404, renderAgentNotFoundPage({ reason: "unknown", id }));
-      const [panels, totals, today] = await Promise.all([
+      const [panels, totals, today, publishing] = await Promise.all([
         deps.panels?.(id) ?? [],
         deps.site.dailyTotals(id, HISTORY_DAYS),
         deps.site.today(data.agent),
+        deps.publishing?.(id),
       ]);
       const agent = { id: data.agent.id, name: data.agent.name, claimedAt: toRfc3339(data.agent.claimedAt) };
       const score: AgentPageScore | null = data.score && { id: data.score.id, result: data.score.result, links: scoreLinks(data.score.id) };
@@ -120,6 +153,7 @@ export function createPages(deps: {
           history: historyDays(totals, data.agent.claimedAt),
           origin: deps.origin(),
           today: { ...today, now: toRfc3339(today.now), firstDailyAt: today.firstDailyAt === null ? null : toRfc3339(today.firstDailyAt) },
+          erc8004: publishing && erc8004View(publishing),
         }),
       );
     },
