@@ -10,9 +10,14 @@
  * is given twice: the transaction's gas (with the 21,000 of any transaction and its calldata, 16 gas a non-zero byte
  * and 4 a zero byte), and the execution alone, that minus both, which is what the gate's own check costs and what
  * its target is for.
+ *
+ * Vrai's ERC-8004 feedback (issue #27) is given to the reference reputation registry behind its proxy, for the agents of
+ * the reference identity registry, with the strings the service gives (tags, the agent page as endpoint, the file's URL):
+ * a first feedback of the client about an agent, a repeat, and a replacement (the previous one revoked, the new one
+ * given: two transactions), then what a day of replacements costs per 1,000 agents whose score changed.
  */
 import hre from "hardhat";
-import { deployReferenceIdentity } from "../../test/helpers/erc8004Reference";
+import { deployReferenceIdentity, deployReferenceReputation } from "../../test/helpers/erc8004Reference";
 import { signAgentWallet } from "../../test/helpers/agentWallet";
 import { SCORE_DAY_V2_KIND, scoreOf, valuesOf, SCORE_V2_TYPES } from "../../test/helpers/vraiScores";
 
@@ -188,6 +193,34 @@ async function main(): Promise<void> {
   await measureExecution(`VraiGate.enter, ${PROOF_LEVELS}-level proof, by its agent wallet`, TARGET.gateExecution, () =>
     gate.connect(wallet).enter(score, proof, root),
   );
+
+  // Vrai's feedback about token 0 (its owner is `owner`), given by the service's account, as the service gives it.
+  const deployed = await deployReferenceReputation((await referenceIdentity.getAddress()) as `0x${string}`);
+  const reputation = deployed.connect(service) as typeof deployed;
+  const feedback = (tag1: string, tag2: string, value: number, decimals: number) => () =>
+    reputation.giveFeedback(
+      0n,
+      value,
+      decimals,
+      tag1,
+      tag2,
+      "https://vrai.example/agents/agt_3f9c0d1e2b4a5968",
+      `https://vrai.example/v1/erc8004/feedback/fbk_${ethers.hexlify(ethers.randomBytes(8)).slice(2)}`,
+      random(),
+    );
+  await measure("giveFeedback, the client's first about the agent (vraiScore)", null, feedback("vraiScore", "0.2", 251, 0));
+  await measure("giveFeedback, a repeat (uptime)", null, feedback("uptime", "30d", 9977, 2));
+  await measure("revokeFeedback", null, () => reputation.revokeFeedback(0n, 1n));
+  await measure("giveFeedback, after the revocation (vraiScore)", null, feedback("vraiScore", "0.2", 252, 0));
+  const [, , revoke, give] = rows.slice(-4);
+  const replace = revoke.gasUsed + give.gasUsed;
+  rows.push({ operation: "replace a feedback: revokeFeedback + giveFeedback (two transactions)", gasUsed: replace, target: null });
+  rows.push({ operation: "per 1,000 agents whose vraiScore changed (1,000 replacements)", gasUsed: 1000n * replace, target: null });
+  rows.push({
+    operation: "per 1,000 agents whose vraiScore and uptime changed (2,000 replacements)",
+    gasUsed: 2000n * replace,
+    target: null,
+  });
 
   const table = rows.map(({ operation, gasUsed, target }) => ({
     operation,
