@@ -3,7 +3,9 @@
  * `npm ci` (the locked packages, and the `prepare` build of dist/vrai.cjs), `npm start` (vrai dev: the contracts
  * compiled and deployed on the local chain, the service on PGlite), then the block of "Five minutes with curl" as
  * it is written, twice in a row: owner, agent, check-in, wallet proof, the score, the development clock a day
- * forward, and `vrai verify` passing. Ctrl-C then stops it with its last line.
+ * forward, and `vrai verify` passing; the second time followed by the block of "Vrai in ERC-8004" in the same shell
+ * (an ERC-8004 identity proven, publishing on, a day forward, `vrai verify --erc8004` passing from the registry).
+ * Ctrl-C then stops it with its last line.
  *
  * What it tests is the commit, as CI's clean clone has it: in a checkout with uncommitted changes, they are not
  * in the clone (the test says so, and tests HEAD). The install needs the npm registry, or npm's cache warm
@@ -93,9 +95,14 @@ describe("the README's quick start on a fresh clone of the repository (issue #31
     // The clone's README: the commit's own walkthrough.
     const [walkthrough] = readmeBlocks("Five minutes with curl", "sh", path.join(dir, "README.md"));
     expect(walkthrough).to.contain("npx vrai dev-clock advance --days 1").and.contain("npx vrai verify $ID");
+    const [publishing] = readmeBlocks("Vrai in ERC-8004", "sh", path.join(dir, "README.md")).filter((b) =>
+      b.includes("erc8004-publishing"),
+    );
+    expect(publishing).to.contain("npx vrai verify --erc8004 $SUBJECT");
     const days: string[] = [];
     for (const round of [1, 2]) {
-      const { stdout, stderr } = await run("bash", ["-euo", "pipefail", "-c", walkthrough], {
+      const script = round === 2 ? `${walkthrough}\n${publishing}` : walkthrough;
+      const { stdout, stderr } = await run("bash", ["-euo", "pipefail", "-c", script], {
         cwd: dir,
         env: shellEnv({ API: dev.url, RPC: rpc }),
         maxBuffer: 16 * 2 ** 20,
@@ -123,7 +130,22 @@ describe("the README's quick start on a fresh clone of the repository (issue #31
         lines.slice(9, 14).every((l) => CHECKED.test(l)),
         lines.slice(9).join("\n"),
       ).to.equal(true);
-      expect(lines.slice(14), `run ${round}`).to.deep.equal(["verified"]);
+      expect(lines[14], `run ${round}`).to.equal("verified");
+      if (round === 1) expect(lines.slice(15), "run 1").to.deep.equal([]);
+      else {
+        // Vrai in ERC-8004: the proof, publishing on, then vrai verify from the registry, every step held.
+        expect(lines.slice(15, 17)).to.deep.equal(["erc8004", "true"]);
+        expect(lines[17]).to.match(
+          /^verifying Vrai's ERC-8004 feedback about token \d+ of 0x[0-9a-fA-F]{40} \(0x[0-9a-fA-F]{40}, by 0x[0-9a-fA-F]{40}\)$/,
+        );
+        expect(lines[18]).to.match(new RegExp(`^verifying the daily Vrai score \\d+ of agent ${checkIn.agentId} on `));
+        expect(
+          lines.slice(19, -1).every((l) => CHECKED.test(l)),
+          lines.slice(17).join("\n"),
+        ).to.equal(true);
+        expect(lines.slice(19, -1)).to.have.length(7);
+        expect(lines.at(-1)).to.equal("verified");
+      }
       expect(stderr, `run ${round}: nothing went wrong`).to.equal("");
     }
     // The second run's day is the day after the first's: each run moved the clock by one.

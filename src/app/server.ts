@@ -272,6 +272,13 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
       scheduler,
       dayAnchor: (day) => anchors.getDay(day),
       anchoring: options.anchorWriter !== undefined,
+      afterDay:
+        erc8004Feedback &&
+        (() =>
+          erc8004Feedback.runOnce().then(
+            () => undefined,
+            (error: unknown) => logger.error({ err: error }, "ERC-8004 feedback pass failed; retrying at the next pass"),
+          )),
       logger,
     });
 

@@ -55,6 +55,8 @@ export type DevClockDeps = {
   moveChainTo?(t: number): Promise<void>;
   /** Keeps the offset where a restart finds it. */
   persist(offsetS: number): void;
+  /** Runs after each day's scheduled work: the day's ERC-8004 feedback, so that a move returns with it given (issue #27). */
+  afterDay?(): Promise<void>;
   logger: Logger;
 };
 
@@ -84,6 +86,7 @@ export function createDevClock(deps: DevClockDeps): DevClock {
       passed.push(utcDay(clock.now()));
       await deps.moveChainTo?.(clock.now());
       await deps.scheduler.runNow();
+      await deps.afterDay?.();
     }
     const after = state();
     const plural = (n: number) => `${n} day${n === 1 ? "" : "s"}`;
