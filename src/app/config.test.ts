@@ -86,6 +86,30 @@ describe("serve configuration", () => {
     }
   });
 
+  it("takes the reputation registry's variables together: one registry, a chain, and with a key a public URL (issue #27)", () => {
+    const registry = `0x${"8".repeat(40)}`;
+    const key = `0x${"ab".repeat(32)}`;
+    expect(parseServeConfig({ OPERATOR_TOKEN, REPUTATION_REGISTRY: registry, RPC_URL: "http://127.0.0.1:8545" })).to.include({
+      REPUTATION_REGISTRY: registry,
+    });
+    const publisher = { OPERATOR_TOKEN, REPUTATION_DEPLOYMENT: "deployments/localhost.json", REPUTATION_RPC_URL: "http://127.0.0.1:8545" };
+    expect(parseServeConfig({ ...publisher, REPUTATION_PRIVATE_KEY: key, PUBLIC_URL: "https://vrai.example" })).to.include({
+      PUBLIC_URL: "https://vrai.example",
+    });
+    for (const [env, problem] of [
+      [
+        { REPUTATION_REGISTRY: registry, REPUTATION_DEPLOYMENT: "d.json", RPC_URL: "http://127.0.0.1:8545" },
+        /REPUTATION_REGISTRY: give one of/,
+      ],
+      [{ REPUTATION_REGISTRY: registry }, /REPUTATION_RPC_URL: the reputation registry needs REPUTATION_RPC_URL or RPC_URL/],
+      [{ ...publisher, REPUTATION_PRIVATE_KEY: key }, /PUBLIC_URL: required with REPUTATION_PRIVATE_KEY/],
+      [{ REPUTATION_PRIVATE_KEY: "0x12", PUBLIC_URL: "https://vrai.example" }, /REPUTATION_PRIVATE_KEY: expected 0x and 64 hex digits/],
+      [{ REPUTATION_REGISTRY: "0x12", RPC_URL: "http://127.0.0.1:8545" }, /REPUTATION_REGISTRY: expected an address/],
+    ] as const) {
+      expect(() => parseServeConfig({ OPERATOR_TOKEN, ...env })).to.throw(problem);
+    }
+  });
+
   it("names every bad variable in one line", () => {
     expect(() => parseServeConfig({ OPERATOR_TOKEN: "short", PORT: "70000" })).to.throw(
       /^invalid configuration: (?=.*OPERATOR_TOKEN: )(?=.*PORT: )[^\n]*$/,

@@ -157,6 +157,53 @@ describe("vrai serve", () => {
     }
   });
 
+  it("exits 2 with one line naming REPUTATION_*, no background work started, for a registry it cannot read (issue #27)", async function () {
+    this.timeout(120_000);
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-serve-reputation-"));
+    try {
+      const contract = (n: number) => ({ address: `0x${String(n).repeat(40)}`, blockNumber: 0 });
+      const before = path.join(dataDir, "before.json");
+      fs.writeFileSync(
+        before,
+        JSON.stringify({
+          network: "old",
+          chainId: 1,
+          contracts: { IdentityRegistry: contract(1), AnchorRegistry: contract(2), Registry: contract(3) },
+        }),
+      );
+      const none = await runToExit("serve", path.join(dataDir, "data"), {
+        PORT: "0",
+        REPUTATION_DEPLOYMENT: before,
+        REPUTATION_RPC_URL: "http://127.0.0.1:1",
+      });
+      expect([none.code, none.err], none.out).to.deep.equal([
+        2,
+        `vrai serve: invalid configuration: REPUTATION_DEPLOYMENT: ${before} names no ReputationRegistry\n`,
+      ]);
+      const registry = `0x${"4".repeat(40)}`;
+      const unreachable = await runToExit("serve", path.join(dataDir, "data"), {
+        PORT: "0",
+        REPUTATION_REGISTRY: registry,
+        REPUTATION_RPC_URL: "http://127.0.0.1:1",
+      });
+      expect([unreachable.code, unreachable.err.trim().split("\n").length], unreachable.err).to.deep.equal([2, 1]);
+      expect(unreachable.err).to.match(
+        new RegExp(
+          `^vrai serve: cannot read the reputation registry ${registry} at http://127\\.0\\.0\\.1:1 \\(.+\\): set REPUTATION_REGISTRY`,
+        ),
+      );
+      for (const result of [none, unreachable]) expect(result.out).to.not.match(BACKGROUND_WORK);
+      // A key with no registry, or no public URL to name the files under: the configuration's own check.
+      const keyAlone = await runToExit("serve", path.join(dataDir, "data"), { PORT: "0", REPUTATION_PRIVATE_KEY: `0x${"ab".repeat(32)}` });
+      expect(keyAlone.code).to.equal(2);
+      expect(keyAlone.err).to.match(
+        /^vrai serve: invalid configuration: (?=.*REPUTATION_REGISTRY: REPUTATION_PRIVATE_KEY needs)(?=.*PUBLIC_URL: required)/,
+      );
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it("loses no acknowledged check-in when killed with SIGKILL in the middle of a load", async () => {
     const env = { DATABASE_URL: testDb.url!, PORT: "0", OPERATOR_TOKEN, LOG_LEVEL: "silent", RATE_LIMIT_PER_MINUTE: "100000" };
     let { child, url } = await startServe(env);
