@@ -6,9 +6,9 @@
 import { z } from "zod";
 import { PROOF_KINDS, toRfc3339 } from "../method";
 import type { Identity } from "../service/identity";
-import type { ProofChecks } from "../service/proof-checks";
+import type { IssuedChallenge, ProofChecks } from "../service/proof-checks";
 import type { ProofRow } from "../service/ports";
-import { proofTypedData, type Challenge } from "../service/proofs/challenge";
+import { proofTypedData } from "../service/proofs/challenge";
 import { OFFERED_EVIDENCE, OFFERED_PROOF_KINDS, offeredKindsOf, proofKindModule } from "../service/proofs/kinds";
 import type { Reads } from "../service/reads";
 import { pageQuery, ROWS_PAGE } from "./page-query";
@@ -91,7 +91,7 @@ const evidenceSchema = z
     error: (issue) => {
       const byKind = issue.code === "invalid_union" ? issue.errors : [];
       let closest = 0;
-      byKind.forEach((issues, i) => void (issues.length < byKind[closest].length && (closest = i)));
+      for (const [i, issues] of byKind.entries()) if (issues.length < byKind[closest].length) closest = i;
       const first = byKind[closest]?.[0];
       return first === undefined
         ? "not the evidence of any proof kind"
@@ -101,7 +101,7 @@ const evidenceSchema = z
   .describe("the evidence of the challenge's kind (the challenge's instructions.evidence shows its fields)");
 
 /** The answer to a new challenge: the challenge, what to do with it, and its typed data when it is signed. */
-function challengeJson(c: Challenge): z.input<typeof challengeResponse> {
+function challengeJson(c: IssuedChallenge): z.input<typeof challengeResponse> {
   const module = proofKindModule(c.kind);
   return {
     id: c.id,
@@ -111,7 +111,7 @@ function challengeJson(c: Challenge): z.input<typeof challengeResponse> {
     token: c.token,
     message: c.message,
     expiresAt: toRfc3339(c.expiresAt),
-    instructions: module.instructions(c),
+    instructions: module.instructions(c, c.context),
     ...(module.signed ? { typedData: typedDataJson(proofTypedData(c)) } : {}),
   };
 }

@@ -147,6 +147,7 @@ export async function startService(
         db,
         logger,
         proofs: server.proofs,
+        registrations: server.registrations,
         databaseUrl: config.DATABASE_URL,
         rpcUrl: config.RPC_URL,
         deployment: followed,

@@ -2,7 +2,7 @@
  * The chain indexer: follows one chain from the deployment block, reads the followed contracts' logs in block
  * ranges that adapt to the node, writes each range with its checkpoint and its Network Score mirror in one
  * transaction, detects reorgs by block hash and rolls back to the common ancestor (re-mirroring in the same
- * transaction), keeps the SDK Derived Scores current, and reports ERC-8004 identity transfers at once: those of the
+ * transaction), keeps the SDK Derived Scores current, and reports ERC-8004 identity transfers (and agentURI changes) at once: those of the
  * deployment's identity registry from its deployment block, and those of every other identity registry of the chain
  * that backs an active ERC-8004 proof from the first pass after the proof was stored (V6: a proof accepted on any
  * registry is re-checked at once when its token moves).
@@ -27,7 +27,7 @@ import { erc8004RegistriesWithProofs } from "../service/proofs/kinds";
 import type { ChainEvent, ChainStore, Checkpoint, IndexedRange } from "../store/chain-store";
 import { ChainMovedError, IndexerConfigError, RpcRangeError } from "./errors";
 import { decodeChainEvent, FOLLOWED_TOPICS, type FollowedContracts } from "./events";
-import type { BlockHeader, ChainRpc } from "./rpc";
+import type { BlockHeader, ChainRpc, RawLog } from "./rpc";
 
 /** Block range sizes for `eth_getLogs`: start, smallest and largest. Halved on a range error, doubled after a full range. */
 export type RangePolicy = { initial: number; max: number };
@@ -47,6 +47,8 @@ export type IndexerDeps = {
   logger: Logger;
   /** V6: an ERC-8004 identity token moved; re-check the proof it backs (the server wires `proofs.recheckErc8004`). */
   onIdentityTransfer?: (chainId: number, registry: Address, agentId: bigint) => Promise<unknown>;
+  /** Issue #27: an ERC-8004 identity's agentURI changed (`URIUpdated`); read its registration file again (`registrations.refreshIdentity`). */
+  onIdentityUriUpdated?: (chainId: number, registry: Address, agentId: bigint) => Promise<unknown>;
   range?: RangePolicy;
   /** Wait between polls once at the head. */
   pollIntervalMs?: number;
@@ -86,7 +88,10 @@ export function createIndexer(deps: IndexerDeps): Indexer {
   const executors = new Map<bigint, string>();
   const executorOf = (agentId: bigint) => {
     let id = executors.get(agentId);
-    if (id === undefined) executors.set(agentId, (id = executorId(chainId, contracts.identityRegistry, agentId)));
+    if (id === undefined) {
+      id = executorId(chainId, contracts.identityRegistry, agentId);
+      executors.set(agentId, id);
+    }
     return id;
   };
 
@@ -134,7 +139,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     let size = rangeSize;
     for (;;) {
       const to = Math.min(from + size - 1, maxTo);
-      let logs;
+      let logs: RawLog[];
       try {
         logs = await rpc.getLogs({ fromBlock: from, toBlock: to, addresses, topic0s: FOLLOWED_TOPICS });
       } catch (error) {
@@ -223,6 +228,13 @@ export function createIndexer(deps: IndexerDeps): Indexer {
       }
     }
     for (const e of range.events) {
+      if (e.type === "uriUpdated" && deps.onIdentityUriUpdated) {
+        try {
+          await deps.onIdentityUriUpdated(chainId, e.registry, e.agentId);
+        } catch (error) {
+          logger.error({ err: error, registry: e.registry, agentId: e.agentId.toString() }, "registration file read failed");
+        }
+      }
       if (e.type !== "transfer" || /^0x0{40}$/i.test(e.from) || !deps.onIdentityTransfer) continue;
       try {
         await deps.onIdentityTransfer(chainId, e.registry, e.agentId);

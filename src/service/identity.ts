@@ -3,7 +3,7 @@ import { InvalidInputError } from "../errors";
 import type { Clock } from "./clock";
 import { ConflictError, ForbiddenError, NotFoundError } from "./errors";
 import type { ProofRow, Store, StoreTx } from "./ports";
-import { currentProofRule, OFFERED_PROOF_KINDS } from "./proofs/kinds";
+import { currentProofRule, OFFERED_PROOF_KINDS, proofKindModule, type VerifiedProof } from "./proofs/kinds";
 
 /** Records and removes identity proofs (V6), recomputing the scores they count for. */
 export type Identity = {
@@ -158,7 +158,23 @@ export function createIdentity(deps: {
   }
 
   /**
-   * Removes a proof (by its owner, or after failed checks) and recomputes the agents it counted for.
+   * The agent's active proofs that rest on `proof` (a domain proven by the endpoint-domain verification of the
+   * ERC-8004 identity `proof` proves): they go with it.
+   */
+  async function restingOn(tx: StoreTx, proof: ProofRow, at: number): Promise<ProofRow[]> {
+    if (proof.agentId === null || proof.binding === null) return [];
+    const active = await tx.proofsForAgentAt(proof.agentId, proof.ownerId, at);
+    return active.filter(
+      (p) =>
+        p.id !== proof.id &&
+        p.agentId === proof.agentId &&
+        proofKindModule(p.kind).reliesOn?.(p.evidence as VerifiedProof) === proof.binding,
+    );
+  }
+
+  /**
+   * Removes a proof (by its owner, or after failed checks) and recomputes the agents it counted for. The agent's proofs
+   * that rest on it are removed with it, in the same change.
    * @param ownerId when given, only this owner's proof may be removed
    */
   async function removeProof(id: string, reason: string, options: { ownerId?: string; actor?: string } = {}): Promise<ProofRow> {
@@ -169,14 +185,21 @@ export function createIdentity(deps: {
         throw new ForbiddenError("proof_owned_by_another_owner", `proof ${id} belongs to another owner`);
       if (proof.removedAt !== null) throw new ConflictError("proof_already_removed", `proof ${id} was already removed`);
       const at = clock.now();
-      await tx.removeProof(id, at, reason);
-      await tx.audit({
-        at,
-        actor: options.actor ?? "owner",
-        action: "proof.remove",
-        subject: id,
-        details: { reason, kind: proof.kind, agentId: proof.agentId },
-      });
+      const dependents = await restingOn(tx, proof, at);
+      const title = proofKindModule(proof.kind).title;
+      for (const [removed, why] of [
+        [proof, reason],
+        ...dependents.map((d): [ProofRow, string] => [d, `the ${title} proof it rests on (${proof.id}) was removed: ${reason}`]),
+      ] as const) {
+        await tx.removeProof(removed.id, at, why);
+        await tx.audit({
+          at,
+          actor: options.actor ?? "owner",
+          action: "proof.remove",
+          subject: removed.id,
+          details: { reason: why, kind: removed.kind, agentId: removed.agentId },
+        });
+      }
       await recomputeCountedBy(tx, proof, at);
       return { ...proof, removedAt: at, removedReason: reason };
     });

@@ -33,6 +33,8 @@ export type ChainEvent = LogPosition &
     | { type: "scoreAdjusted"; agentId: bigint; orderId: Hex; party: "executor" | "requester"; delta: number; score: number }
     | { type: "anchor"; digest: Hex; kind: Hex; isRoot: boolean; leafCount: number | null; role: "anchorer" | "verifier" }
     | { type: "transfer"; registry: Address; from: Address; to: Address; agentId: bigint }
+    /** ERC-8004: the token's agentURI changed (its registration file is read again); reported, not stored. */
+    | { type: "uriUpdated"; registry: Address; agentId: bigint; uri: string }
   );
 
 /** A block header as kept for reorg detection and settlement times. */
@@ -239,7 +241,7 @@ export function createChainStore(db: Db): ChainStore {
       else if (e.type === "anchor") anchors.push(e);
       else if (e.type === "settlement") settlements.push(e);
       else if (e.type === "scoreAdjusted") adjustments.push(e);
-      else transfers.push(e);
+      else if (e.type === "transfer") transfers.push(e);
     }
     const timestampOf = new Map(range.headers.map((h) => [h.number, h.timestamp]));
     const col = <T, V>(rows: readonly T[], f: (row: T) => V) => rows.map(f);
