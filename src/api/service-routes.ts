@@ -16,9 +16,11 @@ import type { Accounts, ClaimResult } from "../service/accounts";
 import type { Checkins } from "../service/checkins";
 import { ConflictError } from "../service/errors";
 import type { Operator } from "../service/operator";
-import type { OutageRow, PenaltyRow, ScoreRow, ScoreSummary } from "../service/ports";
+import type { AgentRow, OutageRow, PenaltyRow, ScoreRow, ScoreSummary } from "../service/ports";
 import { kindsInWords, offeredKindsOf } from "../service/proofs/kinds";
+import { shownFields } from "../service/proofs/registration-file";
 import type { Reads, SiteReads } from "../service/reads";
+import { SELF_DECLARED_NOTE, type StoredRegistration } from "../service/registration-files";
 import * as examples from "./examples";
 import { scoreInputsSchema, scoreResultSchema, windowDaySchema } from "./method-schemas";
 import { nextCursorSchema, pageQuery, ROWS_PAGE, SMALL_ROWS_PAGE } from "./page-query";
@@ -84,6 +86,68 @@ const penaltyResponse = z.object({
   addedBy: z.string(),
   revokedBy: z.string().nullable(),
 });
+
+/** What the agent says of itself (issue #27): kept apart from everything Vrai verified, and no part of any score. */
+const selfDeclaredResponse = z
+  .object({
+    source: z.literal("erc8004-registration-file"),
+    note: z.string().describe(`always "${SELF_DECLARED_NOTE}"`),
+    identity: z
+      .string()
+      .describe("the ERC-8004 identity whose agentURI was read (chainId:registry:agentId): that of the agent's erc8004 proof"),
+    uri: z.string().nullable().describe("the agentURI (its tokenURI) as read; null when it could not be read"),
+    readAt: z.string().describe("when it was last read: at the proof, when the registry's URIUpdated names the token, and weekly"),
+    status: z
+      .enum(["read", "refused", "unread"])
+      .describe(
+        "read: the fields below are the file's; refused: it was read and refused (reason); unread: not read (no agentURI, or ipfs:// without a gateway)",
+      ),
+    reason: z.string().nullable().describe("why it was refused or not read; null when read"),
+    name: z.string().nullable(),
+    description: z.string().nullable(),
+    image: z.string().nullable().describe("the image's URL, only when it is https://"),
+    services: z.array(z.object({ name: z.string(), endpoint: z.string(), version: z.string().nullable() })),
+  })
+  .nullable()
+  .describe(
+    "What the agent declares of itself in the registration file of its ERC-8004 identity (its latest active erc8004 proof's): " +
+      "self-declared, not verified by Vrai, and never part of any score; null without such a proof, or before its file is first read",
+  );
+const agentResponse = z.object({
+  agentId: z.string(),
+  name: z.string().nullable().describe("the name its owner gave at its claim"),
+  claimedAt: z.string().describe("its latest claim (V2)"),
+  links: z.object({ page: z.string(), score: z.string(), proofs: z.string() }),
+  selfDeclared: selfDeclaredResponse,
+});
+
+/** The JSON of what an agent says of itself (issue #27): the four fields shown, the image only over https. */
+function selfDeclaredJson(r: StoredRegistration): z.input<typeof selfDeclaredResponse> {
+  const { name, description, image, services } = shownFields(r.file);
+  return {
+    source: "erc8004-registration-file",
+    note: SELF_DECLARED_NOTE,
+    identity: r.subject,
+    uri: r.uri,
+    readAt: toRfc3339(r.readAt),
+    status: r.status,
+    reason: r.reason,
+    name,
+    description,
+    image,
+    services,
+  };
+}
+
+function agentJson(agent: AgentRow, selfDeclared: StoredRegistration | null): z.input<typeof agentResponse> {
+  return {
+    agentId: agent.id,
+    name: agent.name,
+    claimedAt: toRfc3339(agent.claimedAt),
+    links: { page: `/agents/${agent.id}`, score: `/v1/agents/${agent.id}/score`, proofs: `/v1/agents/${agent.id}/proofs` },
+    selfDeclared: selfDeclared === null ? null : selfDeclaredJson(selfDeclared),
+  };
+}
 
 const proofPoints = z.object({ points: z.number().int(), belongsTo: z.enum(["owner", "agent"]), recheckDays: z.number().int().nullable() });
 const methodResponse = z.object({
@@ -334,6 +398,21 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       } finally {
         if (flying) inFlight.delete(flightKey);
       }
+    }),
+    defineRoute({
+      method: "get",
+      path: "/v1/agents/:id",
+      operationId: "getAgent",
+      tag: "claims",
+      auth: "none",
+      summary:
+        "An agent: its name at its claim, and what it declares of itself in its ERC-8004 registration file (selfDeclared: name, description, " +
+        "https image and services, with the file's URI and when it was read), kept apart from what Vrai verified and never part of a score.",
+      params: idParams,
+      responses: { 200: { description: "ok", schema: agentResponse, example: examples.agent }, 404: e("no such agent") },
+    }).handle(async ({ params }) => {
+      const { agent, selfDeclared } = await reads.agentWithRegistration(params.id);
+      return { status: 200, body: agentJson(agent, selfDeclared) };
     }),
     defineRoute({
       method: "get",

@@ -47,6 +47,28 @@ export type AgentPageToday = {
   firstDailyAt: string | null;
 };
 
+/**
+ * What the agent says of itself in its ERC-8004 registration file (issue #27), as last read: shown in a section of its
+ * own, marked as self-declared, never next to a figure Vrai verified.
+ */
+export type AgentPageSelfDeclared = {
+  /** The identity whose agentURI was read (`chainId:registry:agentId`). */
+  identity: string;
+  uri: string | null;
+  /** When it was read (RFC 3339). */
+  readAt: string;
+  status: "read" | "refused" | "unread";
+  /** Why it was refused or not read. */
+  reason: string | null;
+  name: string | null;
+  description: string | null;
+  /** The declared image's URL when it is https (shown as text: the page loads no image from other sites). */
+  image: string | null;
+  /** Whether an image was declared that is not https (then not named either). */
+  imageNotHttps: boolean;
+  services: ReadonlyArray<{ name: string; endpoint: string; version: string | null }>;
+};
+
 /** Everything the agent page shows. */
 export type AgentPageView = {
   agent: { id: string; name: string | null; claimedAt: string };
@@ -61,6 +83,8 @@ export type AgentPageView = {
   history: readonly HistoryDay[];
   /** The site's origin (`https://vrai.example`), for the badge snippet's absolute links. */
   origin: string;
+  /** What the agent declares of itself in its ERC-8004 registration file; none without one read. */
+  selfDeclared?: AgentPageSelfDeclared | null;
 };
 
 function stateSentence(result: ScoreResult): string {
@@ -245,6 +269,48 @@ ${p.body}
 </section>`;
 }
 
+/** Longest agentURI shown whole (a data: URI holds the whole file): longer ones are cut. */
+const SHOWN_URI_MAX = 200;
+
+function renderSelfDeclared(d: AgentPageSelfDeclared): Html {
+  const uri = d.uri === null ? null : d.uri.length > SHOWN_URI_MAX ? `${d.uri.slice(0, SHOWN_URI_MAX)}…` : d.uri;
+  const from = uri === null ? html`` : html` at <code id="registration-uri">${uri}</code>`;
+  let body: Html;
+  if (d.status !== "read") {
+    const what = d.status === "refused" ? "was refused when Vrai read it" : "was not read";
+    const reason = html`<span id="registration-reason">${d.reason}</span>`;
+    const when = formatTime(d.readAt);
+    body = html`<p id="registration-status" data-status="${d.status}">The registration file${from} ${what} (${when}): ${reason}. Nothing from it is shown.</p>`;
+  } else {
+    const image =
+      d.image !== null
+        ? html`<code>${d.image}</code> (not shown: this page loads no image from other sites)`
+        : d.imageNotHttps
+          ? html`declared, not over https: not shown`
+          : html`none declared`;
+    const services =
+      d.services.length === 0
+        ? html`none declared`
+        : html`<ul class="services">${d.services.map(
+            (s) => html`<li><strong>${s.name}</strong>${s.version === null ? "" : html` ${s.version}`}: <code>${s.endpoint}</code></li>`,
+          )}</ul>`;
+    body = html`<dl class="facts" id="registration-fields">
+<dt>Registered name</dt><dd id="registered-name">${d.name}</dd>
+<dt>Description</dt><dd id="registered-description">${d.description ?? "none declared"}</dd>
+<dt>Image</dt><dd id="registered-image">${image}</dd>
+<dt>Services</dt><dd id="registered-services">${services}</dd>
+</dl>
+<p class="muted" id="registration-status" data-status="read">Read from the registration file${from}, ${formatTime(d.readAt)}.</p>`;
+  }
+  return html`<section id="self-declared" aria-labelledby="self-declared-heading">
+<p class="eyebrow">Self-declared</p>
+<h2 id="self-declared-heading">What the agent says of itself</h2>
+<p>From the registration file of its ERC-8004 identity <code>${d.identity}</code>, as the agent published it.
+Vrai shows it as read and checks none of it: it is not evidence, and no part of the Vrai Score or of any other score.</p>
+${body}
+</section>`;
+}
+
 /**
  * The agent page as a complete HTML document. Pure: the same view gives the same bytes.
  * @example renderAgentPage({ agent: { id: "ag_1", name: null, claimedAt }, today, score: null, outages: [], panels: [], history: [], origin })
@@ -263,7 +329,7 @@ export function renderAgentPage(view: AgentPageView): string {
       : html`${renderSummary(score)}${renderToday(view.today)}${renderComponents(score.result)}${renderWindow(score.result, agent.claimedAt)}${renderOutages(view.outages)}${renderHistory(view.history)}${renderVerify(score)}${renderBadgeSnippet(agent.id, view.origin)}`;
   return renderDocument({
     title: score === null ? `${label}: no score yet — Vrai` : `${label}: Vrai Score ${score.result.total} — Vrai`,
-    main: html`${header}${vrai}${renderPanels(view.panels)}`,
+    main: html`${header}${vrai}${renderPanels(view.panels)}${view.selfDeclared ? renderSelfDeclared(view.selfDeclared) : null}`,
   });
 }
 

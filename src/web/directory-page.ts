@@ -65,10 +65,23 @@ function filterForm(filter: DirectoryFilter): Html {
 </form>`;
 }
 
+/** What marks a registered name as the agent's own words. */
+const SELF_DECLARED_MARK = html`<span class="muted">(self-declared, ERC-8004)</span>`;
+
+/** Longest registered name shown in a row: a longer one is cut (its agent's page shows it whole). */
+const SHOWN_REGISTERED_NAME_MAX = 100;
+
 function row(a: DirectoryEntry): Html {
   const at = toRfc3339(a.at);
+  const link = html`<a href="/agents/${a.agentId}">${a.name ?? a.agentId}</a>`;
+  const shown = (name: string) => (name.length > SHOWN_REGISTERED_NAME_MAX ? `${name.slice(0, SHOWN_REGISTERED_NAME_MAX)}…` : name);
+  const registered =
+    a.registeredName === null
+      ? null
+      : html`<br><small class="registered-name" style="font-weight: normal;">Registered as “${shown(a.registeredName)}” ${SELF_DECLARED_MARK}</small>`;
+  const scored = html`<small class="muted" style="font-weight: normal;">scored ${formatTime(at)}</small>`;
   return html`<tr data-agent-id="${a.agentId}">
-<th scope="row" style="overflow-wrap: anywhere;"><a href="/agents/${a.agentId}">${a.name ?? a.agentId}</a><br><code class="muted">${a.agentId}</code><br><small class="muted" style="font-weight: normal;">scored ${formatTime(at)}</small></th>
+<th scope="row" style="overflow-wrap: anywhere;">${link}${registered}<br><code class="muted">${a.agentId}</code><br>${scored}</th>
 <td style="font-variant-numeric: tabular-nums;">${a.total}</td>
 <td>${formatBand(a.band)}</td>
 <td>${STATE_WORDS[a.state] ?? a.state}</td>
