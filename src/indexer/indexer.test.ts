@@ -6,7 +6,8 @@ import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import pino from "pino";
-import { getAddress, keccak256, toHex, type Address, type Hex } from "viem";
+import { getAddress, keccak256, toHex, type Abi, type Address, type Hex } from "viem";
+import { identityRegistryAbi } from "../chain/abi/identityRegistry";
 import { deriveScores, executorId } from "../method";
 import { systemClock } from "../service/clock";
 import { createDerivedScores } from "../service/derived-scores";
@@ -58,6 +59,7 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
       url?: string;
       range?: RangePolicy;
       onIdentityTransfer?: (chainId: number, registry: Address, agentId: bigint) => Promise<unknown>;
+      onIdentityUriUpdated?: (chainId: number, registry: Address, agentId: bigint) => Promise<unknown>;
     } = {},
   ) {
     const store = createChainStore(d.db);
@@ -77,6 +79,7 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
         logger: silent,
         range: options.range,
         onIdentityTransfer: options.onIdentityTransfer,
+        onIdentityUriUpdated: options.onIdentityUriUpdated,
       }),
     };
   }
@@ -497,6 +500,32 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
       expect(seen).to.deep.equal([
         `${chain.deployment.chainId}:${getAddress(chain.deployment.contracts.IdentityRegistry.address)}:${agent}`,
       ]);
+    });
+  }
+
+  for (const identity of ["AgentIdentity", "reference"] as const) {
+    it(`reports an agentURI change (URIUpdated) at once, so the registration file is read again (issue #27; identity registry: ${identity})`, async () => {
+      if (identity === "reference") chain = await deployToNode(node.url, dir, `test-${++deployments}`, { identity });
+      const [, , owner] = chain.accounts;
+      const d = await freshDb();
+      const seen: string[] = [];
+      const { indexer } = indexerFor(d, {
+        onIdentityUriUpdated: async (chainId, registry, agentId) => void seen.push(`${chainId}:${registry}:${agentId}`),
+      });
+      const [agent] = await chain.register(owner);
+      await indexer.syncToHead();
+      seen.length = 0;
+      const registry = chain.deployment.contracts.IdentityRegistry.address;
+      await chain.send([
+        chain.callTx(registry, identityRegistryAbi as Abi, "setAgentURI", [agent, "https://agent.example.org/a.json"], owner),
+      ]);
+      await indexer.syncToHead();
+      expect(seen).to.deep.equal([`${chain.deployment.chainId}:${getAddress(registry)}:${agent}`]);
+      // Reported, not stored: an index of the chain holds its transfers only.
+      const { rows } = await d.db.query<{ n: number }>("SELECT count(*)::int AS n FROM chain_identity_transfers WHERE block_number > $1", [
+        chain.deployment.contracts.Registry.blockNumber,
+      ]);
+      expect(rows[0].n).to.equal(1);
     });
   }
 
