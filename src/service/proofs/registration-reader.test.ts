@@ -100,8 +100,10 @@ describe("reading ERC-8004 registration files (issue #27), from the reference id
     expect(web.connectionCount()).to.equal(connections);
     const gateway = { settings: { ERC8004_IPFS_GATEWAY: `${web.url}/ipfs/` } };
     expect(await reader(gateway)(identity)).to.deep.include({ status: "read", file: FILE });
-    const escaping = await reader(gateway)(await identityWith(`ipfs://${cid}/../../admin`));
-    expect(escaping).to.include({ status: "refused", reason: `the agentURI ipfs://${cid}/../../admin is not an ipfs://<cid>/<path> URI` });
+    for (const path of ["../../admin", "%2e%2E/admin", "a/./b"]) {
+      const escaping = await reader(gateway)(await identityWith(`ipfs://${cid}/${path}`));
+      expect(escaping).to.include({ status: "refused", reason: `the agentURI ipfs://${cid}/${path} is not an ipfs://<cid>/<path> URI` });
+    }
   });
 
   it("refuses a file too big, without reading past the limit", async () => {

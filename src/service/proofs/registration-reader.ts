@@ -132,7 +132,9 @@ export function createRegistrationReader(deps: ResolvedDeps, settings: { ipfsGat
         .slice("ipfs://".length)
         .replace(/^ipfs\//, "")
         .split("/");
-      if (!/^[A-Za-z0-9]+$/.test(segments[0]) || segments.some((s) => s === "." || s === ".." || /[?#\\]/.test(s))) {
+      // No dot segment, in any spelling the URL parser reads as one: the path stays under the gateway's.
+      const dots = /^(?:\.|%2e){1,2}$/i;
+      if (!/^[A-Za-z0-9]+$/.test(segments[0]) || segments.some((s) => dots.test(s) || /[?#\\]/.test(s))) {
         throw new Refused(`the agentURI ${uri} is not an ipfs://<cid>/<path> URI`);
       }
       const gateway = settings.ipfsGateway.endsWith("/") ? settings.ipfsGateway : `${settings.ipfsGateway}/`;
