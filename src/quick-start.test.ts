@@ -82,7 +82,9 @@ describe("the README's quick start on a fresh clone of the repository (issue #31
     });
     expect(install.stdout).to.match(/^> vrai@[^ ]+ prepare$/m);
     expect(fs.existsSync(path.join(dir, "dist", "vrai.cjs")), "npm install built dist/vrai.cjs").to.equal(true);
+    // Nothing to worry a newcomer: no engine warning, no install script left unreviewed (package.json allowScripts), no warning at all.
     expect(install.stderr, "npm warns of no engine").to.not.contain("EBADENGINE");
+    expect(install.stderr.split("\n").filter((line) => /npm warn/i.test(line))).to.deep.equal([]);
     const installed = Date.now();
     // As the README's first section says: npm start, at the root of the clone, its data in ./data.
     dev = await startDev(["npm", "start"], dir, { cwd: dir, detached: true, env: { LOG_LEVEL: "info" } });
