@@ -52,7 +52,10 @@ export type IndexerDeps = {
   pollIntervalMs?: number;
   /** Longest wait between retries of a failing loop. */
   maxBackoffMs?: number;
-  /** Recompute dirty derived scores at least this often during a long backfill (seconds of `clock`; each pass reads every record of the executors touched, so not too often). */
+  /**
+   * Recompute dirty derived scores at least this often during a long backfill (seconds of `clock`; each pass reads every record of the
+   * executors touched, so not too often).
+   */
   derivedEverySeconds?: number;
   /** Log backfill progress (blocks done and to do, events/s) at most this often; default 5,000 ms. */
   progressEveryMs?: number;

@@ -102,7 +102,8 @@ export const domain: ProofKindModule<"domain", DomainEvidence, DomainProof> = {
   signed: false,
   instructions: (challenge) => ({
     steps: [
-      `Publish the challenge token in one of the two places below: a TXT record at ${DNS_RECORD_LABEL}.${challenge.subject}, or the file ${defaultWellKnownUrl(challenge.subject)} served directly (no redirect) as JSON.`,
+      `Publish the challenge token in one of the two places below: a TXT record at ${DNS_RECORD_LABEL}.${challenge.subject}, ` +
+        `or the file ${defaultWellKnownUrl(challenge.subject)} served directly (no redirect) as JSON.`,
       "Send the domain as the evidence (and which of the two you used, or leave it out to have DNS tried first), before the challenge expires.",
       "Keep it published: the proof is read again every week, and removed when it fails two checks in a row.",
     ],
