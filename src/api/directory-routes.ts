@@ -133,7 +133,8 @@ export function directoryRoutes(directory: Directory): Route[] {
       auth: "none",
       cors: "public",
       summary:
-        "Claimed agents ranked by the total of their latest Vrai score (V8: active components only), ties by agent id; filter by band and state, search names (any case) or an exact agent id; keyset pages through nextCursor and prevCursor.",
+        "Claimed agents ranked by the total of their latest Vrai score (V8: active components only), ties by agent id; " +
+        "filter by band and state, search names (any case) or an exact agent id; keyset pages through nextCursor and prevCursor.",
       query: directoryQuery,
       responses: {
         200: { description: "one page of the directory", schema: directoryResponse, example: directoryExample },

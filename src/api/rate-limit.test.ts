@@ -49,11 +49,11 @@ async function send(
 }
 
 const statuses = (answers: readonly Answer[]) => answers.map((a) => a.status);
-function tally(answers: readonly Answer[]): Record<number, number> {
+const tally = (answers: readonly Answer[]) => {
   const counts: Record<number, number> = {};
   for (const a of answers) counts[a.status] = (counts[a.status] ?? 0) + 1;
   return counts;
-}
+};
 
 describe("rate limits", () => {
   let testDb: TestDb;

@@ -327,7 +327,9 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       operationId: "reclaimAgent",
       tag: "claims",
       auth: "owner",
-      summary: `Re-claim your own agent: rotates its key and restarts everything V2 restarts (idempotency keys used before are forgotten). Its ${agentLevelProofs} stay. Another owner's agent is refused.`,
+      summary:
+        "Re-claim your own agent: rotates its key and restarts everything V2 restarts (idempotency keys used before are forgotten). " +
+        `Its ${agentLevelProofs} stay. Another owner's agent is refused.`,
       params: idParams,
       body: z.object({}).strict(),
       responses: {
@@ -351,11 +353,13 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
         400: e("missing or malformed Idempotency-Key"),
         401: e("no valid agent key"),
         409: e(
-          "a request with this key is in flight (checkin_in_flight), or the agent changed under every attempt to count it (checkin_contended): retry with the same key",
+          "a request with this key is in flight (checkin_in_flight), " +
+            "or the agent changed under every attempt to count it (checkin_contended): retry with the same key",
         ),
         429: {
           description:
-            "refused (V3.2): less than 1,200 s since the previous counted check-in (`checkin_refused`, with `retry_after_s`), or rate limited (`rate_limited`); both with Retry-After",
+            "refused (V3.2): less than 1,200 s since the previous counted check-in (`checkin_refused`, with `retry_after_s`), " +
+            "or rate limited (`rate_limited`); both with Retry-After",
           schema: errorSchema.extend({ retry_after_s: z.number().optional() }),
           example: examples.checkinRefused,
         },
@@ -471,7 +475,8 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
             firstDailyAt: z
               .string()
               .describe(
-                "when the first daily score of the agent's latest claim is computed (V9: the first 00:00 UTC at or after the claim), anchored on chain after it",
+                "when the first daily score of the agent's latest claim is computed (V9: the first 00:00 UTC at or after the claim), " +
+                  "anchored on chain after it",
               ),
             message: z.string().optional().describe("while that first daily score is still to come: when it comes"),
           }),
@@ -483,7 +488,8 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       const { from, to, items, nextCursor, firstDailyAt, firstDailyToCome } = await reads.dailyScores(params.id, query);
       const first = toRfc3339(firstDailyAt);
       const message = firstDailyToCome
-        ? `agent ${params.id} has no daily score yet: the first is computed at ${first} (the first 00:00 UTC after its claim, V9) and anchored on chain after it`
+        ? `agent ${params.id} has no daily score yet: ` +
+          `the first is computed at ${first} (the first 00:00 UTC after its claim, V9) and anchored on chain after it`
         : undefined;
       return {
         status: 200,
@@ -537,7 +543,8 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       tag: "method",
       auth: "none",
       summary:
-        "The method versions with their changes, the identity points (V6) and the declared outage windows (V4.4), newest first: the first page of /v1/outages, whose next page outagesNextCursor names.",
+        "The method versions with their changes, the identity points (V6) and the declared outage windows (V4.4), newest first: " +
+        "the first page of /v1/outages, whose next page outagesNextCursor names.",
       responses: { 200: { description: "ok", schema: methodResponse } },
     }).handle(async () => {
       const { outages, nextCursor } = await deps.site.outagesPage({ limit: ROWS_PAGE.default });
@@ -597,7 +604,9 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       tag: "operator",
       auth: "operator",
       summary:
-        "Close an open outage window by setting its end (V4.1), never before its start. An end before the window's declared_at is judged as a declaration after it ended: rejected when it started more than 48 h before declared_at.",
+        "Close an open outage window by setting its end (V4.1), never before its start. " +
+        "An end before the window's declared_at is judged as a declaration after it ended: " +
+        "rejected when it started more than 48 h before declared_at.",
       params: idParams,
       body: z.object({ end: instantSchema }).strict(),
       responses: {
@@ -661,7 +670,8 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       tag: "scores",
       auth: "none",
       summary:
-        "The penalties of an agent, active or not, with codes, points, durations and the operators who added and revoked them (V7), oldest first, a page at a time (nextCursor).",
+        "The penalties of an agent, active or not, with codes, points, durations and the operators who added and revoked them (V7), " +
+        "oldest first, a page at a time (nextCursor).",
       params: idParams,
       query: z.object(pageQuery(ROWS_PAGE)),
       responses: {
@@ -720,7 +730,11 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       operationId: "transferAgent",
       tag: "operator",
       auth: "operator",
-      summary: `Transfer an agent to an owner: a new claim by that owner (V2), logged. A new owner's claim removes the agent's ${agentLevelProofs} at that instant; a transfer to its own owner is a re-claim and keeps them. Idempotency keys used before are forgotten. Returns the new agent key once.`,
+      summary:
+        "Transfer an agent to an owner: a new claim by that owner (V2), logged. " +
+        `A new owner's claim removes the agent's ${agentLevelProofs} at that instant; ` +
+        "a transfer to its own owner is a re-claim and keeps them. " +
+        "Idempotency keys used before are forgotten. Returns the new agent key once.",
       params: idParams,
       body: z.object({ toOwnerId: idSchema, reason }).strict(),
       responses: { 200: { description: "transferred", schema: claimResponse }, 404: e("no such agent or owner") },

@@ -81,7 +81,8 @@ export function followedDeployment(deploymentFile: string, chainId: number): Fol
   if (deployment.chainId !== chainId) {
     throw new InvalidInputError(
       "invalid_configuration",
-      `invalid configuration: DEPLOYMENT: ${deploymentFile} is for chain ${deployment.chainId}, the RPC at RPC_URL serves chain ${chainId}: set DEPLOYMENT to that chain's file, or RPC_URL to chain ${deployment.chainId}`,
+      `invalid configuration: DEPLOYMENT: ${deploymentFile} is for chain ${deployment.chainId}, ` +
+        `the RPC at RPC_URL serves chain ${chainId}: set DEPLOYMENT to that chain's file, or RPC_URL to chain ${deployment.chainId}`,
     );
   }
   return deployment;

@@ -27,7 +27,7 @@ import { erc8004RegistriesWithProofs } from "../service/proofs/kinds";
 import type { ChainEvent, ChainStore, Checkpoint, IndexedRange } from "../store/chain-store";
 import { ChainMovedError, IndexerConfigError, RpcRangeError } from "./errors";
 import { decodeChainEvent, FOLLOWED_TOPICS, type FollowedContracts } from "./events";
-import type { BlockHeader, ChainRpc, RawLog } from "./rpc";
+import type { BlockHeader, ChainRpc } from "./rpc";
 
 /** Block range sizes for `eth_getLogs`: start, smallest and largest. Halved on a range error, doubled after a full range. */
 export type RangePolicy = { initial: number; max: number };
@@ -54,7 +54,10 @@ export type IndexerDeps = {
   pollIntervalMs?: number;
   /** Longest wait between retries of a failing loop. */
   maxBackoffMs?: number;
-  /** Recompute dirty derived scores at least this often during a long backfill (seconds of `clock`; each pass reads every record of the executors touched, so not too often). */
+  /**
+   * Recompute dirty derived scores at least this often during a long backfill (seconds of `clock`; each pass reads every record of the
+   * executors touched, so not too often).
+   */
   derivedEverySeconds?: number;
   /** Log backfill progress (blocks done and to do, events/s) at most this often; default 5,000 ms. */
   progressEveryMs?: number;
@@ -139,7 +142,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     let size = rangeSize;
     for (;;) {
       const to = Math.min(from + size - 1, maxTo);
-      let logs: RawLog[];
+      let logs: Awaited<ReturnType<ChainRpc["getLogs"]>>;
       try {
         logs = await rpc.getLogs({ fromBlock: from, toBlock: to, addresses, topic0s: FOLLOWED_TOPICS });
       } catch (error) {

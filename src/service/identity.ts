@@ -47,17 +47,20 @@ function bindingConflict(input: BindingInput, by: "this" | "another"): ConflictE
   if (by === "this") {
     return new ConflictError(
       "proof_already_proven",
-      `${input.subject} is already proven by this ${holder}${input.agentId === null ? "" : ` (${input.agentId})`}: nothing to do; GET /v1/agents/{id}/proofs lists it`,
+      `${input.subject} is already proven by this ${holder}${input.agentId === null ? "" : ` (${input.agentId})`}: ` +
+        "nothing to do; GET /v1/agents/{id}/proofs lists it",
     );
   }
   return holder === "agent"
     ? new ConflictError(
         "proof_bound_to_another_agent",
-        `${input.subject} is already proven by another agent: it proves one agent at a time (V6), so that agent's owner must remove its proof (DELETE /v1/proofs/{id}) first`,
+        `${input.subject} is already proven by another agent: it proves one agent at a time (V6), ` +
+          "so that agent's owner must remove its proof (DELETE /v1/proofs/{id}) first",
       )
     : new ConflictError(
         "proof_bound_to_another_owner",
-        `${input.subject} is already proven by another owner: it proves one owner at a time (V6), for all that owner's agents; prove it with that owner's token, or remove the proof there (DELETE /v1/proofs/{id}) first`,
+        `${input.subject} is already proven by another owner: it proves one owner at a time (V6), for all that owner's agents; ` +
+          "prove it with that owner's token, or remove the proof there (DELETE /v1/proofs/{id}) first",
       );
 }
 

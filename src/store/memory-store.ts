@@ -352,10 +352,14 @@ export function createMemoryStore(): Store {
         let day = last !== null && last.claimId === c.claimId && last.aggregate.day === delta.day ? last.aggregate : undefined;
         if (day === undefined) {
           let days = r.days.get(c.claimId);
-          if (!days) r.days.set(c.claimId, (days = new Map()));
+          if (!days) {
+            days = new Map();
+            r.days.set(c.claimId, days);
+          }
           day = days.get(delta.day);
           if (day === undefined) {
-            days.set(delta.day, (day = { day: delta.day, checkins: 0, onTime: 0, creditS: 0, coverageS: 0, digest: "" }));
+            day = { day: delta.day, checkins: 0, onTime: 0, creditS: 0, coverageS: 0, digest: "" };
+            days.set(delta.day, day);
           }
           r.lastDay = { claimId: c.claimId, aggregate: day };
         }

@@ -405,7 +405,8 @@ describe("renderAgentNotFoundPage", () => {
       '<code id="badge-markdown">[![Vrai Score](https://vrai.example/agents/ag_1/badge.svg)](https://vrai.example/agents/ag_1)</code>',
     );
     expect(page).to.contain(
-      '<code id="badge-html">&lt;a href="https://vrai.example/agents/ag_1"&gt;&lt;img src="https://vrai.example/agents/ag_1/badge.svg" alt="Vrai Score"&gt;&lt;/a&gt;</code>',
+      '<code id="badge-html">&lt;a href="https://vrai.example/agents/ag_1"&gt;' +
+        '&lt;img src="https://vrai.example/agents/ag_1/badge.svg" alt="Vrai Score"&gt;&lt;/a&gt;</code>',
     );
     expect(page).to.contain('<img src="/agents/ag_1/badge.svg" alt="Vrai badge of this agent" height="20">');
     expect(page).not.to.contain(HOSTILE);

@@ -333,26 +333,30 @@ describe("domain proofs (V6)", () => {
       });
     }
 
-    it("refuses IP literals in every other spelling: decimal, hex and octal integers, IPv6 bracketed or not, mapped, with zones, trailing dots (proof_domain_invalid, 400)", () => {
-      for (const spelling of [
-        "2130706433",
-        "0x7f000001",
-        "017700000001",
-        "0x7f.1",
-        "127.0.0.1.",
-        "127.0.0.0x1.",
-        "[::1]",
-        "::1",
-        "::ffff:127.0.0.1",
-        "[::ffff:127.0.0.1]",
-        "fe80::1%eth0",
-        "[fe80::1%25eth0]",
-        "10.0.0.1",
-        "169.254.169.254",
-      ]) {
-        expectThrowsProofError(() => normalizeDomain(spelling), "proof_domain_invalid", 400);
-      }
-    });
+    it(
+      "refuses IP literals in every other spelling: decimal, hex and octal integers, IPv6 bracketed or not, mapped, with zones, " +
+        "trailing dots (proof_domain_invalid, 400)",
+      () => {
+        for (const spelling of [
+          "2130706433",
+          "0x7f000001",
+          "017700000001",
+          "0x7f.1",
+          "127.0.0.1.",
+          "127.0.0.0x1.",
+          "[::1]",
+          "::1",
+          "::ffff:127.0.0.1",
+          "[::ffff:127.0.0.1]",
+          "fe80::1%eth0",
+          "[fe80::1%25eth0]",
+          "10.0.0.1",
+          "169.254.169.254",
+        ]) {
+          expectThrowsProofError(() => normalizeDomain(spelling), "proof_domain_invalid", 400);
+        }
+      },
+    );
 
     it("refuses a last label that is not a top-level domain: digits or hex in it (proof_domain_invalid, 400)", () => {
       for (const spelling of ["a.0x1", "example.c0m", "example.123abc", "example.x"]) {

@@ -78,7 +78,8 @@ export const erc8004: ProofKindModule<"erc8004", Erc8004Evidence, Erc8004Proof, 
     const identity = parseErc8004Subject(challenge.subject);
     return {
       steps: [
-        `With the wallet that owns token ${identity.agentId} of the identity registry ${identity.registry} on chain ${identity.chainId} (its ownerOf), sign the challenge's message as it is (EIP-191) or its typed data (EIP-712).`,
+        `With the wallet that owns token ${identity.agentId} of the identity registry ${identity.registry} on chain ${identity.chainId} ` +
+          "(its ownerOf), sign the challenge's message as it is (EIP-191) or its typed data (EIP-712).",
         "Send the identity and the signature as the evidence, before the challenge expires.",
         "The proof is checked again every week, and at once when the token moves to another wallet, which removes it.",
       ],
