@@ -228,16 +228,18 @@ for (const { name, create } of TEST_STORES) {
 
     describe("a domain proven by the standard's endpoint-domain verification", () => {
       const fileOf = (domain: string) => `/${domain}/.well-known/agent-registration.json`;
+      /** An owner's new agent holding the ERC-8004 identity of a token whose registration file is `FILE` at `/<path>`. */
+      async function agentWithIdentity(path: string) {
+        const { owner, agent } = await ownerWithAgent();
+        web.route("GET", `/${path}`, { body: FILE });
+        return { owner, agent, erc8004: await proveIdentity(owner, agent.agentId, `${FILES}${path}`) };
+      }
+      const domainChallenge = (owner: { token: string }, agentId: string, subject: string) =>
+        call("POST", "/v1/proofs/challenges", owner.token, { kind: "domain", subject, agentId });
 
       it("is asked for as the challenge says, counts as any domain proof (V6: 40), and goes with the ERC-8004 proof", async () => {
-        const { owner, agent } = await ownerWithAgent();
-        web.route("GET", "/endpoint.json", { body: FILE });
-        const erc8004 = await proveIdentity(owner, agent.agentId, `${FILES}endpoint.json`);
-        const challenge = await call("POST", "/v1/proofs/challenges", owner.token, {
-          kind: "domain",
-          subject: "Endpoint.Example.org",
-          agentId: agent.agentId,
-        });
+        const { owner, agent, erc8004 } = await agentWithIdentity("endpoint.json");
+        const challenge = await domainChallenge(owner, agent.agentId, "Endpoint.Example.org");
         expect(challenge.status).to.equal(201);
         const registrations = [
           { agentRegistry: `eip155:${chain.chain.id}:${registry.address.toLowerCase()}`, agentId: Number(erc8004.tokenId) },
@@ -270,14 +272,8 @@ for (const { name, create } of TEST_STORES) {
       });
 
       it("is re-checked weekly like any domain proof, and removed after two failed checks in a row", async () => {
-        const { owner, agent } = await ownerWithAgent();
-        web.route("GET", "/weekly.json", { body: FILE });
-        const erc8004 = await proveIdentity(owner, agent.agentId, `${FILES}weekly.json`);
-        const challenge = await call("POST", "/v1/proofs/challenges", owner.token, {
-          kind: "domain",
-          subject: "weekly.example.org",
-          agentId: agent.agentId,
-        });
+        const { owner, agent, erc8004 } = await agentWithIdentity("weekly.json");
+        const challenge = await domainChallenge(owner, agent.agentId, "weekly.example.org");
         web.route("GET", fileOf("weekly.example.org"), { body: challenge.json.instructions.publish[2].value });
         const evidence = { domain: "weekly.example.org", method: "agent-registration" };
         const proved = await call("POST", "/v1/proofs", owner.token, { challengeId: challenge.json.id, evidence });
@@ -305,11 +301,7 @@ for (const { name, create } of TEST_STORES) {
 
       it("answers bad input with a 4xx JSON error naming the problem, and changes nothing", async () => {
         const { owner, agent } = await ownerWithAgent();
-        const challenge = await call("POST", "/v1/proofs/challenges", owner.token, {
-          kind: "domain",
-          subject: "bad.example.org",
-          agentId: agent.agentId,
-        });
+        const challenge = await domainChallenge(owner, agent.agentId, "bad.example.org");
         // Without an ERC-8004 proof the challenge offers no such file, and the method is refused.
         expect(challenge.json.instructions.publish.map((p: { name: string }) => p.name)).to.deep.equal([
           "_vrai.bad.example.org",
