@@ -146,7 +146,8 @@ const BENCHMARKS: Benchmark[] = [derive, inputs, fullScore];
 function report(name: string, rate: number, unit: string, target: number): void {
   const verdict = rate >= target ? "ok" : "BELOW TARGET";
   console.log(
-    `${name.padEnd(52)} ${Math.round(rate).toLocaleString("en-US").padStart(12)} ${unit.padEnd(12)} target ${target.toLocaleString("en-US").padStart(10)}  ${verdict}`,
+    `${name.padEnd(52)} ${Math.round(rate).toLocaleString("en-US").padStart(12)} ${unit.padEnd(12)} ` +
+      `target ${target.toLocaleString("en-US").padStart(10)}  ${verdict}`,
   );
 }
 
@@ -201,7 +202,8 @@ async function replayBenchmark(): Promise<void> {
   console.log(`  validate + play, each run, fastest first: ${list(whole)} check-ins/s`);
   console.log(`  play alone, each run, fastest first:      ${list(rates(play))} check-ins/s`);
   console.log(
-    `  from the JSON text (${(text.length / 2 ** 20).toFixed(0)} MiB, JSON.parse included), one run: ${Math.round(rate(fromText)).toLocaleString("en-US")} check-ins/s`,
+    `  from the JSON text (${(text.length / 2 ** 20).toFixed(0)} MiB, JSON.parse included), one run: ` +
+      `${Math.round(rate(fromText)).toLocaleString("en-US")} check-ins/s`,
   );
 }
 

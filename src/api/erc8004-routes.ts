@@ -1,13 +1,12 @@
 /**
  * Vrai's scores as ERC-8004 feedback (issue #27): the owner's switch per agent, the agent's publishing as anyone reads
- * it (also in `GET /v1/agents/{id}`), and the off-chain feedback files, served byte for byte at the feedbackURI each
+ * it (also in `GET /v1/agents/{id}`, src/api/service-routes.ts), and the off-chain feedback files, served byte for byte at the feedbackURI each
  * feedback names on chain (their keccak256 is its feedbackHash).
  */
 import { z } from "zod";
 import { feedbackFileSchema, type FeedbackFile } from "../chain/feedback-file";
 import { toRfc3339 } from "../method";
 import type { Erc8004Publishing, PublishingStatus } from "../service/erc8004-publishing";
-import type { Reads } from "../service/reads";
 import type { FeedbackRow } from "../store/erc8004-feedback";
 import { agentId as exampleAgentId } from "./examples";
 import { defineRoute, errorResponse as e, idSchema, JsonText, type Route } from "./route";
@@ -39,7 +38,8 @@ const feedbackSchema = z.object({
   lastError: z.string().nullable().describe("why the last attempt failed, while it is retried"),
 });
 
-const publishingSchema = z.object({
+/** An agent's publishing as the API shows it, here and in `GET /v1/agents/{id}` (`erc8004Publishing`). */
+export const publishingSchema = z.object({
   agentId: z.string(),
   enabled: z.boolean(),
   changedAt: z.string().nullable(),
@@ -88,10 +88,8 @@ export const publishingJson = (agentId: string, s: PublishingStatus): Publishing
   feedback: s.feedback.map(feedbackJson),
 });
 
-/** `GET /v1/agents/{id}`'s field for the agent's publishing, with its schema. */
-export const erc8004PublishingField = publishingSchema;
-
-const example: PublishingJson = {
+/** An example of it. */
+export const publishingExample: PublishingJson = {
   agentId: exampleAgentId,
   enabled: true,
   changedAt: "2026-11-01T09:12:40Z",
@@ -150,7 +148,7 @@ const fileExample: FeedbackFile = {
 const IMMUTABLE = "public, max-age=31536000, immutable";
 
 /** The routes of Vrai's ERC-8004 feedback. */
-export function erc8004Routes(publishing: Erc8004Publishing, reads: Pick<Reads, "agent">): Route[] {
+export function erc8004Routes(publishing: Erc8004Publishing): Route[] {
   const agentParams = z.object({ id: idSchema });
   return [
     defineRoute({
@@ -167,7 +165,7 @@ export function erc8004Routes(publishing: Erc8004Publishing, reads: Pick<Reads, 
       body: z.strictObject({ enabled: z.boolean() }),
       bodyExample: { enabled: true },
       responses: {
-        200: { description: "the agent's publishing now", schema: publishingSchema, example },
+        200: { description: "the agent's publishing now", schema: publishingSchema, example: publishingExample },
         403: e("not your agent"),
         404: e("no such agent"),
         409: e(
@@ -189,41 +187,8 @@ export function erc8004Routes(publishing: Erc8004Publishing, reads: Pick<Reads, 
       auth: "none",
       summary: "Whether Vrai gives feedback about an agent in the ERC-8004 Reputation Registry, where, and its latest feedback.",
       params: agentParams,
-      responses: { 200: { description: "ok", schema: publishingSchema, example }, 404: e("no such agent") },
+      responses: { 200: { description: "ok", schema: publishingSchema, example: publishingExample }, 404: e("no such agent") },
     }).handle(async ({ params }) => ({ status: 200, body: publishingJson(params.id, await publishing.status(params.id)) })),
-    defineRoute({
-      method: "get",
-      path: "/v1/agents/:id",
-      operationId: "getAgent",
-      tag: "agents",
-      auth: "none",
-      summary: "An agent: its name, its latest claim, and Vrai's ERC-8004 feedback about it.",
-      params: agentParams,
-      responses: {
-        200: {
-          description: "ok",
-          schema: z.object({
-            agentId: z.string(),
-            name: z.string().nullable(),
-            claimedAt: z.string(),
-            erc8004Publishing: publishingSchema,
-          }),
-          example: { agentId: exampleAgentId, name: "my agent", claimedAt: "2026-10-13T10:00:00Z", erc8004Publishing: example },
-        },
-        404: e("no such agent"),
-      },
-    }).handle(async ({ params }) => {
-      const [agent, status] = await Promise.all([reads.agent(params.id), publishing.status(params.id)]);
-      return {
-        status: 200,
-        body: {
-          agentId: agent.id,
-          name: agent.name,
-          claimedAt: toRfc3339(agent.claimedAt),
-          erc8004Publishing: publishingJson(agent.id, status),
-        },
-      };
-    }),
     defineRoute({
       method: "get",
       path: "/v1/erc8004/feedback/:id",

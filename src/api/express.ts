@@ -42,7 +42,10 @@ export type HttpAppOptions = {
   metrics: ApiMetrics;
   logger: Logger;
   version?: string;
-  /** Check every answer against its route's declaration, a mismatch answered as a 500 (src/api/reply-check.ts): the test suite's setting; off by default, it costs CPU on every reply. */
+  /**
+   * Check every answer against its route's declaration, a mismatch answered as a 500 (src/api/reply-check.ts): the test suite's setting;
+   * off by default, it costs CPU on every reply.
+   */
   checkReplies?: boolean;
 };
 

@@ -33,12 +33,15 @@ describe("a check-in whose Idempotency-Key is still in flight", () => {
       store,
       latestScores: { latestScoreSummary: async () => ({ agentExists: false, score: null }) },
       clock: service.clock,
+      registrations: { ofAgent: async () => null },
     });
     const app = createHttpApp({
       // The memory store keeps no pages of declared windows: this test declares none and reads none.
       routes: serviceRoutes({
         ...service,
         reads,
+        // No ERC-8004 feedback on the memory store (issue #27): every agent's publishing is off.
+        publishing: { status: async () => ({ enabled: false, changedAt: null, reason: null, target: null, feedback: [] }) },
         site: createSiteReads({
           site: {
             listOutagesPage: async () => [],

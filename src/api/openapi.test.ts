@@ -146,6 +146,9 @@ export async function readEverything(
   answer("listPenalties", await client.GET("/v1/agents/{id}/penalties", { params: id }));
   answer("listProofs", await client.GET("/v1/agents/{id}/proofs", { params: id }));
   answer("listAgents", await client.GET("/v1/agents", { params: { query: { limit: 10 } } }));
+  const agent = await client.GET("/v1/agents/{id}", { params: id });
+  const declaredStatus: "read" | "refused" | "unread" | undefined = agent.data?.selfDeclared?.status;
+  answer("getAgent", agent);
   const derived = await client.GET("/v1/agents/{id}/derived-score", { params: id });
   const flags: string[] | undefined = derived.data?.result.flags;
   answer("getAgentDerivedScore", derived);
@@ -156,7 +159,6 @@ export async function readEverything(
   const publishing = await client.GET("/v1/agents/{id}/erc8004-publishing", { params: id });
   const enabled: boolean | undefined = publishing.data?.enabled;
   answer("getReputationPublishing", publishing);
-  answer("getAgent", await client.GET("/v1/agents/{id}", { params: id }));
   const file = await client.GET("/v1/erc8004/feedback/{id}", { params: { path: { id: ids.feedbackId } } });
   const given: number | undefined = file.data?.value;
   answer("getReputationFeedbackFile", file);
@@ -167,7 +169,7 @@ export async function readEverything(
   const missing = await client.GET("/v1/agents/{id}/score", { params: { path: { id: "agt_nobody" } } });
   const code: string | undefined = missing.error?.error.code;
   answer("getLatestScore (unknown agent)", missing);
-  void [total, band, trigger, claimedAt, flags, status, code, tokenId, enabled, given];
+  void [total, band, trigger, claimedAt, flags, status, code, tokenId, declaredStatus, enabled, given];
   return answers;
 }
 `;
@@ -364,6 +366,8 @@ describe("the OpenAPI document", () => {
     expect(body("listPenalties").penalties[0]).to.include({ code: "rate_abuse", addedBy: "alice" });
     expect(body("listProofs").proofs[0]).to.include({ kind: "erc8004", subject: IDENTITY });
     expect(body("listAgents").agents.map((a: { agentId: string }) => a.agentId)).to.deep.equal([seeded.agentId]);
+    // Its ERC-8004 proof was stored without a reading of its registration file: nothing self-declared to show.
+    expect(body("getAgent")).to.deep.include({ agentId: seeded.agentId, selfDeclared: null });
     expect(body("getAgentDerivedScore")).to.deep.include({ executor: EXECUTOR, source: "self-reported", recordCount: 2 });
     expect(body("getExecutorDerivedScore").records).to.have.length(1);
     expect(body("getAgentNetworkScore")).to.include({ executor: EXECUTOR, tenths: 0 });

@@ -108,7 +108,9 @@ export function openApiDocument(routes: readonly Route[], info: { version: strin
       title: "Vrai API",
       version: info.version,
       description:
-        "Vrai scores AI agents from evidence it can verify. Every score carries its scoreType (vrai, sdk-derived, platform-network); they are never mixed. Errors are always { error: { code, message } }.",
+        "Vrai scores AI agents from evidence it can verify. " +
+        "Every score carries its scoreType (vrai, sdk-derived, platform-network); they are never mixed. " +
+        "Errors are always { error: { code, message } }.",
       license: { name: "MIT", identifier: "MIT" },
     },
     // Relative: the server that serves this document at /v1/openapi.json.

@@ -107,12 +107,15 @@ describe("rate limits", () => {
         store,
         latestScores: { latestScoreSummary: async () => ({ agentExists: false, score: null }) },
         clock: service.clock,
+        registrations: { ofAgent: async () => null },
       });
       const lookups = { owner: 0 };
       const app = createHttpApp({
         routes: serviceRoutes({
           ...service,
           reads,
+          // No ERC-8004 feedback on the memory store (issue #27): every agent's publishing is off.
+          publishing: { status: async () => ({ enabled: false, changedAt: null, reason: null, target: null, feedback: [] }) },
           site: createSiteReads({
             site: {
               listOutagesPage: async () => [],

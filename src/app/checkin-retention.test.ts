@@ -71,31 +71,35 @@ for (const { name, create } of TEST_STORES) {
     });
     after(() => testDb.drop());
 
-    it("stores a check-in arriving on a day with no partition yet, answers it as a duplicate, and moves it into its day's partition once created (V3.1)", async () => {
-      const clock = createManualClock(T0);
-      const store = createSqlStore(testDb.db);
-      const service = createVraiService({ store, clock, busy: () => false });
-      const { ownerId } = await service.accounts.createOwner();
-      const { agentId } = await service.accounts.claimNewAgent(ownerId);
-      expect(await partitionDays(testDb.db)).to.deep.equal([]);
-      expect((await service.checkins.checkIn(agentId, "k0", known)).type).to.equal("counted");
-      expect(await rowsOf(testDb.db, "checkins_default")).to.have.length(1);
+    it(
+      "stores a check-in arriving on a day with no partition yet, answers it as a duplicate, " +
+        "and moves it into its day's partition once created (V3.1)",
+      async () => {
+        const clock = createManualClock(T0);
+        const store = createSqlStore(testDb.db);
+        const service = createVraiService({ store, clock, busy: () => false });
+        const { ownerId } = await service.accounts.createOwner();
+        const { agentId } = await service.accounts.claimNewAgent(ownerId);
+        expect(await partitionDays(testDb.db)).to.deep.equal([]);
+        expect((await service.checkins.checkIn(agentId, "k0", known)).type).to.equal("counted");
+        expect(await rowsOf(testDb.db, "checkins_default")).to.have.length(1);
 
-      const retention = createCheckinRetention({
-        partitions: createCheckinPartitions(testDb.db),
-        clock,
-        logger: pino({ level: "silent" }),
-        retentionDays: 3,
-      });
-      const pass = await retention.run(null);
-      expect(pass.created).to.deep.equal(["2026-11-02", "2026-11-03", "2026-11-04"]);
-      expect(await partitionDays(testDb.db)).to.deep.equal(["2026-11-02", "2026-11-03", "2026-11-04"]);
-      expect(await rowsOf(testDb.db, "checkins_default")).to.deep.equal([]);
-      expect((await rowsOf(testDb.db, "checkins_20261102")).map((r) => r.idempotency_key)).to.deep.equal(["k0"]);
-      expect((await service.checkins.checkIn(agentId, "k0", known)).type).to.equal("duplicate");
-      // A second pass finds everything in place.
-      expect(await retention.run(null)).to.deep.equal({ created: [], archived: [], dropped: [], kept: [] });
-    });
+        const retention = createCheckinRetention({
+          partitions: createCheckinPartitions(testDb.db),
+          clock,
+          logger: pino({ level: "silent" }),
+          retentionDays: 3,
+        });
+        const pass = await retention.run(null);
+        expect(pass.created).to.deep.equal(["2026-11-02", "2026-11-03", "2026-11-04"]);
+        expect(await partitionDays(testDb.db)).to.deep.equal(["2026-11-02", "2026-11-03", "2026-11-04"]);
+        expect(await rowsOf(testDb.db, "checkins_default")).to.deep.equal([]);
+        expect((await rowsOf(testDb.db, "checkins_20261102")).map((r) => r.idempotency_key)).to.deep.equal(["k0"]);
+        expect((await service.checkins.checkIn(agentId, "k0", known)).type).to.equal("duplicate");
+        // A second pass finds everything in place.
+        expect(await retention.run(null)).to.deep.equal({ created: [], archived: [], dropped: [], kept: [] });
+      },
+    );
 
     it("drops a day past the window once it is scored, and forgets its keys (V3.1)", async () => {
       const clock = createManualClock(Date.UTC(2026, 10, 6, 12) / 1000);

@@ -35,6 +35,7 @@ import { createProofChecks, type ProofChecks } from "../service/proof-checks";
 import type { ProofVerifierDeps } from "../service/proofs/types";
 import { createProofVerifier } from "../service/proofs/verifiers";
 import { createReads, createSiteReads, type Reads, type SiteReads } from "../service/reads";
+import { createRegistrationFiles, type RegistrationFiles } from "../service/registration-files";
 import { createCheckinRetention, DEFAULT_CHECKIN_RETENTION_DAYS } from "../service/checkin-retention";
 import { createScheduler, type Scheduler } from "../service/scheduler";
 import { hashSecret } from "../service/secrets";
@@ -46,6 +47,7 @@ import { createDirectoryRepository } from "../store/directory";
 import { createErc8004FeedbackRepository } from "../store/erc8004-feedback";
 import { migrate } from "../store/migrate";
 import { createOperatorRepository } from "../store/operators";
+import { createRegistrationFileRepository } from "../store/registration-files";
 import { createSyncedScoreCache, type ServerScoreCache, type SyncedScoreCache } from "../store/score-cache-sync";
 import { createSqlStore } from "../store/sql-store";
 import { createDirectoryPages } from "../web/directory-page";
@@ -66,6 +68,8 @@ export type ApiServer = {
   operators: Operators;
   reads: Reads;
   proofs: ProofChecks;
+  /** ERC-8004 registration files (issue #27): what the indexer reads again when an agentURI changes. */
+  registrations: RegistrationFiles;
   scheduler: Scheduler;
   anchoring: Anchoring;
   /** Owners' switch of Vrai's ERC-8004 feedback, and the feedback files. */
@@ -163,6 +167,7 @@ type System = {
   site: SiteReads;
   directory: Directory;
   proofs: ProofChecks;
+  registrations: RegistrationFiles;
   anchoring: Anchoring;
   publishing: Erc8004Publishing;
   erc8004Feedback: Erc8004Feedback | undefined;
@@ -216,16 +221,17 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     clock,
     bootstrapTokenHash: hashSecret(options.operatorToken),
   });
-  const reads = createReads({ store, latestScores, clock });
-  const directory = createDirectory({ store: createDirectoryRepository(options.db) });
-  const proofs = createProofChecks({
-    store,
+  const verifier = createProofVerifier({ ...options.proofSources, now: () => clock.now() });
+  const registrations = createRegistrationFiles({
+    files: createRegistrationFileRepository(options.db),
+    proofs: store.read,
+    read: verifier.readRegistrationFile,
     clock,
-    identity: service.identity,
     logger,
-    limits: ownerLimits,
-    verifier: createProofVerifier({ ...options.proofSources, now: () => clock.now() }),
   });
+  const reads = createReads({ store, latestScores, clock, registrations });
+  const directory = createDirectory({ store: createDirectoryRepository(options.db) });
+  const proofs = createProofChecks({ store, clock, identity: service.identity, logger, limits: ownerLimits, verifier, registrations });
   const anchors = createAnchorRepository(options.db);
   const outbox = createErc8004FeedbackRepository(options.db);
   const erc8004 = options.erc8004;
@@ -287,11 +293,11 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
   const metrics = createApiMetrics({ busy: overloaded, connections, scoreCache: scoreCache?.server.stats });
   const site = createSiteReads({ site: store, clock });
   const routes: Route[] = [
-    ...serviceRoutes({ ...service, reads, site, checkinResults: metrics.checkinResults }),
+    ...serviceRoutes({ ...service, reads, site, publishing, checkinResults: metrics.checkinResults }),
     ...proofRoutes({ proofs, identity: service.identity, reads }),
     ...anchorRoutes(anchoring, reads),
     ...directoryRoutes(directory),
-    ...erc8004Routes(publishing, reads),
+    ...erc8004Routes(publishing),
     ...(chain?.routes ?? []),
     ...(devClock ? devRoutes(devClock) : []),
   ];
@@ -304,6 +310,7 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     site,
     directory,
     proofs,
+    registrations,
     anchoring,
     publishing,
     erc8004Feedback,
@@ -351,6 +358,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     site,
     directory,
     proofs,
+    registrations,
     anchoring,
     publishing,
     erc8004Feedback,
@@ -442,6 +450,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     operators,
     reads,
     proofs,
+    registrations,
     scheduler,
     anchoring,
     publishing,

@@ -398,7 +398,8 @@ describe("vrai replay: the rules to the letter (V2, V3.1, V4.1, V4.3, V6, F2)", 
       i: 4,
       result: "rejected",
       error:
-        "outage w100 ended at 2026-10-06T21:00:00Z, before it was declared (2026-10-11T00:00:00Z), and started at 2026-10-06T20:00:00Z, more than 48 h before that",
+        "outage w100 ended at 2026-10-06T21:00:00Z, before it was declared (2026-10-11T00:00:00Z), " +
+        "and started at 2026-10-06T20:00:00Z, more than 48 h before that",
     });
     expect(lines[5]).to.deep.equal({ i: 5, result: "ok" });
     expect(lines[6]).to.include({ result: "rejected" });
