@@ -38,17 +38,7 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
 
   before(async () => {
     [testDb, chain] = await Promise.all([createTestPgDb(), startTestChain()]);
-    registry = (await chain.deployContract("AnchorRegistry", [chain.accounts[0].address])).address;
-    const anchorer = chain.accounts[1].address;
-    const role = await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "ANCHORER_ROLE" });
-    await chain.publicClient.waitForTransactionReceipt({
-      hash: await chain.walletClient.writeContract({
-        address: registry,
-        abi: anchorRegistryAbi,
-        functionName: "grantRole",
-        args: [role, anchorer],
-      }),
-    });
+    registry = await chain.deployAnchorRegistry(1);
     const signer = createTxSigner({ walletClient: chain.walletClients[1], publicClient: chain.publicClient });
     writer = { publicClient: chain.publicClient, signer, contract: registry };
     clock = createManualClock(T0);

@@ -5,9 +5,8 @@
  * `vrai serve` does.
  */
 import pino from "pino";
-import { getAddress, toHex, type Address } from "viem";
+import { toHex, type Address } from "viem";
 import { startApiServer, type ApiServer } from "../app/server";
-import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
 import { createAnchorWriter } from "../chain/anchor-writer";
 import { createManualClock } from "../service/clock";
 import { startTestChain, type TestChain } from "./chain";
@@ -39,16 +38,7 @@ export type AnchoredScore = {
 export async function startAnchoredScore(options: { leafVersion?: 1 | 2 } = {}): Promise<AnchoredScore> {
   const [testDb, chain]: [TestDb, TestChain] = await Promise.all([createTestPgDb(), startTestChain()]);
   const rpc = await serveTestChainRpc();
-  const registry = getAddress((await chain.deployContract("AnchorRegistry", [chain.accounts[0].address])).address);
-  const role = await chain.publicClient.readContract({ address: registry, abi: anchorRegistryAbi, functionName: "ANCHORER_ROLE" });
-  await chain.publicClient.waitForTransactionReceipt({
-    hash: await chain.walletClient.writeContract({
-      address: registry,
-      abi: anchorRegistryAbi,
-      functionName: "grantRole",
-      args: [role, chain.accounts[1].address],
-    }),
-  });
+  const registry = await chain.deployAnchorRegistry(1);
   const writer = createAnchorWriter({ privateKey: toHex(chain.accounts[1].getHdKey().privateKey!), rpcUrl: rpc.url, registry });
   const clock = createManualClock(T0);
   const server = await startApiServer({

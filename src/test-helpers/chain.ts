@@ -10,6 +10,7 @@ import {
   createPublicClient,
   createWalletClient,
   custom,
+  getAddress,
   type Abi,
   type Address,
   type Chain,
@@ -21,6 +22,7 @@ import {
 import { mnemonicToAccount, type HDAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
+import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
 import {
   deployReferenceIdentity,
   deployReferenceReputation,
@@ -53,6 +55,8 @@ export type TestChain = {
    * @param from index into `accounts` of the deployer (default 0)
    */
   deployContract(name: string, args?: readonly unknown[], options?: { from?: number }): Promise<DeployedContract>;
+  /** Deploys an AnchorRegistry administered by account 0 and grants account `anchorer` its anchorer role; its address. */
+  deployAnchorRegistry(anchorer: number): Promise<Address>;
   /** Deploys the reference ERC-8004 identity registry behind its proxy (test/fixtures/erc8004/), from account 0. */
   deployReferenceIdentity(): Promise<DeployedContract>;
   /** Deploys the reference ERC-8004 reputation registry behind its proxy, for `identityRegistry`'s agents, from account 0. */
@@ -130,6 +134,25 @@ export async function startTestChain(): Promise<TestChain> {
       const receipt = await publicClient.waitForTransactionReceipt({ hash });
       if (receipt.status !== "success" || !receipt.contractAddress) throw new Error(`deploying ${name} failed`);
       return { address: receipt.contractAddress, abi: artifact.abi as Abi };
+    },
+    async deployAnchorRegistry(anchorer) {
+      const artifact = await hre.artifacts.readArtifact("AnchorRegistry");
+      const hash = await walletClients[0].deployContract({
+        abi: artifact.abi as Abi,
+        bytecode: artifact.bytecode as Hex,
+        args: [accounts[0].address],
+      });
+      const address = getAddress((await mined(hash)).contractAddress!);
+      const role = await publicClient.readContract({ address, abi: anchorRegistryAbi, functionName: "ANCHORER_ROLE" });
+      await mined(
+        await walletClients[0].writeContract({
+          address,
+          abi: anchorRegistryAbi,
+          functionName: "grantRole",
+          args: [role, accounts[anchorer].address],
+        }),
+      );
+      return address;
     },
     async deployReferenceIdentity() {
       const { address } = await deployReferenceIdentity(fromFirstAccount);

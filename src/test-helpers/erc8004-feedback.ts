@@ -8,7 +8,6 @@
 import pino from "pino";
 import { getAddress, toHex, type Address, type PublicClient } from "viem";
 import { startApiServer, type ApiServer } from "../app/server";
-import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
 import { identityRegistryAbi } from "../chain/abi/identityRegistry";
 import { reputationRegistryAbi } from "../chain/abi/reputationRegistry";
 import { createAnchorWriter } from "../chain/anchor-writer";
@@ -41,16 +40,7 @@ export type FeedbackChain = {
 export async function deployFeedbackChain(chain: TestChain): Promise<FeedbackChain> {
   const rpc = await serveTestChainRpc();
   const mined = async (hash: `0x${string}`) => void (await chain.publicClient.waitForTransactionReceipt({ hash }));
-  const anchorRegistry = getAddress((await chain.deployContract("AnchorRegistry", [chain.accounts[0].address])).address);
-  const role = await chain.publicClient.readContract({ address: anchorRegistry, abi: anchorRegistryAbi, functionName: "ANCHORER_ROLE" });
-  await mined(
-    await chain.walletClient.writeContract({
-      address: anchorRegistry,
-      abi: anchorRegistryAbi,
-      functionName: "grantRole",
-      args: [role, chain.accounts[ACCOUNTS.anchorer].address],
-    }),
-  );
+  const anchorRegistry = await chain.deployAnchorRegistry(ACCOUNTS.anchorer);
   const identityRegistry = getAddress((await chain.deployReferenceIdentity()).address);
   const reputationRegistry = getAddress((await chain.deployReferenceReputation(identityRegistry)).address);
   for (const holder of [ACCOUNTS.holder, ACCOUNTS.otherHolder]) {

@@ -10,7 +10,6 @@
 import pino from "pino";
 import { getAddress, toHex, type Address, type PublicClient } from "viem";
 import { startApiServer, type ApiServer } from "../app/server";
-import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
 import { identityRegistryAbi } from "../chain/abi/identityRegistry";
 import { createAnchorWriter } from "../chain/anchor-writer";
 import { dayName } from "../method";
@@ -63,16 +62,7 @@ export async function startGatedScore(): Promise<GatedScore> {
   const [testDb, chain]: [TestDb, TestChain] = await Promise.all([createTestPgDb(), startTestChain()]);
   const rpc = await serveTestChainRpc();
   const mined = async (hash: `0x${string}`) => void (await chain.publicClient.waitForTransactionReceipt({ hash }));
-  const anchorRegistry = getAddress((await chain.deployContract("AnchorRegistry", [chain.accounts[0].address])).address);
-  const role = await chain.publicClient.readContract({ address: anchorRegistry, abi: anchorRegistryAbi, functionName: "ANCHORER_ROLE" });
-  await mined(
-    await chain.walletClient.writeContract({
-      address: anchorRegistry,
-      abi: anchorRegistryAbi,
-      functionName: "grantRole",
-      args: [role, chain.accounts[1].address],
-    }),
-  );
+  const anchorRegistry = await chain.deployAnchorRegistry(1);
   const identityRegistry = getAddress((await chain.deployReferenceIdentity()).address);
   for (const holder of [2, 3]) {
     await mined(
