@@ -1,9 +1,12 @@
+import { toRfc3339 } from "../method";
 import type { Clock } from "./clock";
 import { UNNAMED_OPERATOR } from "./operator";
 import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from "./errors";
 import { limitReached, type OwnerLimits } from "./limits";
 import type { AgentRow, OwnerRow, Store, StoreTx } from "./ports";
 import { generateId, generateSecret, hashSecret, secretMatches } from "./secrets";
+import { newEvent } from "./events/record";
+import { proofRemovedEvent } from "./identity";
 
 /** Owners and claims (METHOD V2), and the secrets that identify owners and agents. */
 export type Accounts = {
@@ -107,6 +110,7 @@ export function createAccounts(deps: {
         claimedAt: 0,
         keyHash: "",
         last: null,
+        lateDeadline: null,
         createdAt: clock.now(),
       });
       return startClaim(tx, agentId, ownerId, "claim");
@@ -141,9 +145,14 @@ export function createAccounts(deps: {
       if (!(await tx.getOwner(toOwnerId))) throw new NotFoundError("owner_not_found", `owner ${toOwnerId} does not exist`);
       const at = clock.now();
       if (toOwnerId !== agent.ownerId) {
+        const removed = "agent claimed by another owner";
         for (const proof of await tx.proofsForAgentAt(agentId, agent.ownerId, at)) {
-          if (proof.agentId === agentId) await tx.removeProof(proof.id, at, "agent claimed by another owner");
+          if (proof.agentId !== agentId) continue;
+          await tx.removeProof(proof.id, at, removed);
+          await tx.recordEvents([proofRemovedEvent(proof, at, removed)]);
         }
+        // Told to the owner who loses it (issue #28): from now on its events go to the new owner.
+        await tx.recordEvents([newEvent("claim.changed", agent.ownerId, at, { agentId, claimedAt: toRfc3339(at), reason })]);
       }
       await tx.audit({ at, actor, action: "agent.transfer", subject: agentId, details: { from: agent.ownerId, to: toOwnerId, reason } });
       return startClaim(tx, agentId, toOwnerId, "transfer");

@@ -2,6 +2,7 @@ import type { ProofKind } from "../method";
 import { InvalidInputError } from "../errors";
 import type { Clock } from "./clock";
 import { ConflictError, ForbiddenError, NotFoundError } from "./errors";
+import { newEvent } from "./events/record";
 import type { ProofRow, Store, StoreTx } from "./ports";
 import { currentProofRule, OFFERED_PROOF_KINDS } from "./proofs/kinds";
 
@@ -66,6 +67,16 @@ async function refuseHeldBinding(tx: StoreTx, input: BindingInput): Promise<void
   const holder = input.binding === null ? null : await tx.findActiveBinding(input.binding);
   if (holder) throw bindingConflict(input, holder.agentId === input.agentId && holder.ownerId === input.ownerId ? "this" : "another");
 }
+
+/** `proof.removed` of `proof`, removed at `at` for `reason` (issue #28). */
+export const proofRemovedEvent = (proof: ProofRow, at: number, reason: string) =>
+  newEvent("proof.removed", proof.ownerId, at, {
+    proofId: proof.id,
+    kind: proof.kind,
+    subject: proof.subject,
+    agentId: proof.agentId,
+    reason,
+  });
 
 /** A proof that passed its check, ready to be recorded (V6). */
 export type VerifiedProofInput = Pick<ProofRow, "id" | "kind" | "ownerId" | "agentId" | "subject" | "binding" | "evidence">;
@@ -152,6 +163,9 @@ export function createIdentity(deps: {
         await refuseHeldBinding(tx, input);
         throw bindingConflict(input, "another");
       }
+      await tx.recordEvents([
+        newEvent("proof.added", proof.ownerId, at, { proofId: proof.id, kind: proof.kind, subject: proof.subject, agentId: proof.agentId }),
+      ]);
       await recomputeCountedBy(tx, proof, at);
       return proof;
     });
@@ -177,6 +191,7 @@ export function createIdentity(deps: {
         subject: id,
         details: { reason, kind: proof.kind, agentId: proof.agentId },
       });
+      await tx.recordEvents([proofRemovedEvent(proof, at, reason)]);
       await recomputeCountedBy(tx, proof, at);
       return { ...proof, removedAt: at, removedReason: reason };
     });

@@ -122,7 +122,7 @@ export function createMemoryStore(): Store {
     async startClaim(agentId, c) {
       const claimId = nextClaimId++;
       const r = agents.get(agentId)!;
-      r.row = { ...r.row, ownerId: c.ownerId, claimId, claimedAt: c.claimedAt, keyHash: c.keyHash, last: null };
+      r.row = { ...r.row, ownerId: c.ownerId, claimId, claimedAt: c.claimedAt, keyHash: c.keyHash, last: null, lateDeadline: null };
       // V2, V3.1: a new claim forgets the idempotency keys.
       r.keys = new KeyList();
       r.claimFirst = r.used / CHECKIN_FIELDS;
@@ -234,7 +234,8 @@ export function createMemoryStore(): Store {
     async insertScore(s) {
       const row = { ...s, id: scores.length + 1 };
       scores.push(row);
-      return row.id;
+      // No owner keeps events here: replay has no webhook endpoints (issue #28).
+      return { id: row.id, moved: null };
     },
     async latestScore(agentId) {
       let best: ScoreRow | undefined;
@@ -272,7 +273,7 @@ export function createMemoryStore(): Store {
         await tx.insertScore(s);
         inserted++;
       }
-      return inserted;
+      return { stored: inserted, moved: [] };
     },
     scoresAfter: async (afterId, limit) => scores.slice(afterId, afterId + limit).map((s) => ({ ...s })),
 
@@ -304,6 +305,9 @@ export function createMemoryStore(): Store {
 
     getSetting: async <T>(key: string) => (settings.has(key) ? (settings.get(key) as T) : null),
     setSetting: async (key, value) => void settings.set(key, value),
+
+    // Events are kept for owners with a webhook endpoint (issue #28); replay has none, so it records none.
+    recordEvents: async () => undefined,
   };
 
   /** V4.3 windows that may excuse the check-in after `last` (the SQL store's filter, `checkinState`). */
@@ -344,6 +348,7 @@ export function createMemoryStore(): Store {
         claimedAt: agent.claimedAt,
         keyHash: agent.keyHash,
         last: { arrival: c.arrival, nextHeartbeatS: c.nextHeartbeatS, dayDigest: deltas[deltas.length - 1].digest as string },
+        lateDeadline: null,
         createdAt: agent.createdAt,
       };
       // The aggregates live here only (listDays hands out copies), so deltas are added in place.
@@ -352,10 +357,14 @@ export function createMemoryStore(): Store {
         let day = last !== null && last.claimId === c.claimId && last.aggregate.day === delta.day ? last.aggregate : undefined;
         if (day === undefined) {
           let days = r.days.get(c.claimId);
-          if (!days) r.days.set(c.claimId, (days = new Map()));
+          if (!days) {
+            days = new Map();
+            r.days.set(c.claimId, days);
+          }
           day = days.get(delta.day);
           if (day === undefined) {
-            days.set(delta.day, (day = { day: delta.day, checkins: 0, onTime: 0, creditS: 0, coverageS: 0, digest: "" }));
+            day = { day: delta.day, checkins: 0, onTime: 0, creditS: 0, coverageS: 0, digest: "" };
+            days.set(delta.day, day);
           }
           r.lastDay = { claimId: c.claimId, aggregate: day };
         }

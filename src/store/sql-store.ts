@@ -9,6 +9,7 @@ import { accountsIn } from "./accounts";
 import { checkinFactsIn } from "./checkin-facts";
 import { createCheckinWrites } from "./checkin-writes";
 import type { Db, Queryable } from "./db";
+import { eventsIn } from "./events";
 import { operationsIn, outageFrom, type OutageRecord } from "./operations";
 import { proofsIn } from "./proofs";
 import { createSummaryReader, latestScoresAfter, scoresIn } from "./scores";
@@ -39,7 +40,7 @@ export function createSqlStore(db: Db, options: { onScoresCommitted?: (agentIds:
       if (written) written.push(...agentIds);
       else committed(agentIds);
     };
-    return { ...accountsIn(q), ...checkinFactsIn(q), ...operationsIn(q), ...proofsIn(q), ...scoresIn(q, wrote) };
+    return { ...accountsIn(q), ...checkinFactsIn(q), ...operationsIn(q), ...proofsIn(q), ...scoresIn(q, wrote), ...eventsIn(q) };
   };
 
   return {
