@@ -136,6 +136,13 @@ export async function startService(
     checkinRetention: { days: config.CHECKIN_RETENTION_DAYS, archiveDir: config.CHECKIN_ARCHIVE_DIR },
     anchorWriter,
     devClock: options.devClock,
+    webhooks: {
+      allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK,
+      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      pollIntervalMs: config.WEBHOOK_POLL_INTERVAL_MS,
+      secretsKey: config.WEBHOOK_SECRETS_KEY,
+      limits: { endpoints: config.MAX_WEBHOOKS_PER_OWNER, urlLength: config.MAX_WEBHOOK_URL_LENGTH },
+    },
   }).catch(async (error: unknown) => {
     await db.close();
     throw startupError(error);

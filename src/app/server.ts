@@ -16,6 +16,7 @@ import { proofRoutes } from "../api/proof-routes";
 import { createRateLimits, DEFAULT_RATE_LIMITS, type RateLimitOptions } from "../api/rate-limit";
 import type { Route } from "../api/route";
 import { serviceRoutes } from "../api/service-routes";
+import { webhookRoutes } from "../api/webhook-routes";
 import type { AnchorWriter } from "../chain/anchor-writer";
 import { createVraiService, type VraiService } from "../service";
 import { createAnchoring, type Anchoring } from "../service/anchoring";
@@ -31,6 +32,18 @@ import { createProofVerifier } from "../service/proofs/verifiers";
 import { createReads, createSiteReads, type Reads, type SiteReads } from "../service/reads";
 import { createCheckinRetention, DEFAULT_CHECKIN_RETENTION_DAYS } from "../service/checkin-retention";
 import { createScheduler, type Scheduler } from "../service/scheduler";
+import { resolveWithSystemDns, type ResolveAddresses } from "../service/proofs/outbound";
+import { createDeadlines, type Deadlines } from "../service/webhooks/deadlines";
+import { createSecretBox, secretsKey } from "../service/webhooks/secret-box";
+import { createSender } from "../service/webhooks/sender";
+import { createWebhooks, DEFAULT_WEBHOOK_LIMITS, type WebhookLimits, type Webhooks } from "../service/webhooks/webhooks";
+import {
+  createDeliveryWorker,
+  DEFAULT_WEBHOOK_POLL_INTERVAL_MS,
+  DEFAULT_WEBHOOK_TIMEOUT_MS,
+  type DeliveryWorker,
+} from "../service/webhooks/worker";
+import { createWebhookRepository } from "../store/webhooks";
 import { hashSecret } from "../service/secrets";
 import { createAnchorRepository } from "../store/anchors";
 import { createCheckinArchive } from "../store/checkin-archive";
@@ -64,6 +77,8 @@ export type ApiServer = {
   scoreCache: ServerScoreCache | undefined;
   /** The development clock, when `devClock` was given (`vrai dev`). */
   devClock: DevClock | undefined;
+  /** Webhooks (issue #28): owners' endpoints, the delivery worker, and the scan of passed deadlines. */
+  webhooks: WebhookParts;
   /** Stops taking connections, lets in-flight requests finish, then stops background work (the db is the caller's). */
   close(): Promise<void>;
 };
@@ -121,7 +136,30 @@ export type ApiServerOptions = {
    * Absent (`vrai serve`), the dev routes do not exist.
    */
   devClock?: DevClockOptions;
+  /** How webhooks are sent (issue #28). */
+  webhooks?: WebhookOptions;
 };
+
+/** How webhooks are sent (issue #28); every field has a default. */
+export type WebhookOptions = {
+  /** Loopback receivers too, over http (`vrai dev`; WEBHOOK_ALLOW_LOOPBACK): never where others share the machine. */
+  allowLoopback?: boolean;
+  /** Every address of an endpoint's host (default: the system's resolver); tests point names at their receivers. */
+  resolveAddresses?: ResolveAddresses;
+  /** A whole try, connect to the answer's last byte (WEBHOOK_TIMEOUT_MS, default 10 s). */
+  timeoutMs?: number;
+  /** How often an idle delivery worker looks for deliveries due (WEBHOOK_POLL_INTERVAL_MS, default 500 ms). */
+  pollIntervalMs?: number;
+  /** The key sealing signing secrets (WEBHOOK_SECRETS_KEY); default: derived from the operator token. */
+  secretsKey?: string;
+  /** Endpoints per owner and URL length (defaults: DEFAULT_WEBHOOK_LIMITS). */
+  limits?: Partial<WebhookLimits>;
+  /** Run the delivery worker; on by default. Off: tests run `webhooks.worker.runOnce()` by hand. */
+  worker?: boolean;
+};
+
+/** The webhook parts of a server. */
+export type WebhookParts = { service: Webhooks; worker: DeliveryWorker; deadlines: Deadlines };
 
 /** What the development clock is made of (src/service/dev-clock.ts). */
 export type DevClockOptions = { clock: OffsetClock; persist(offsetS: number): void; moveChainTo?(t: number): Promise<void> };
@@ -146,6 +184,7 @@ type System = {
   anchoring: Anchoring;
   scheduler: Scheduler;
   devClock: DevClock | undefined;
+  webhooks: WebhookParts;
   chain: ChainScoreParts | undefined;
   metrics: ApiMetrics;
   /** The API's routes: what the HTTP app serves and the OpenAPI document describes. */
@@ -180,7 +219,9 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     limits: ownerLimits,
     logger,
     busy: () => busySwitch || overloaded(),
-    onBusyChanged: (on) => void (busySwitch = on),
+    onBusyChanged: (on) => {
+      busySwitch = on;
+    },
   });
   const refreshBusy = async () => {
     busySwitch = await service.operator.isBusySwitchOn().catch(() => busySwitch);
@@ -211,6 +252,7 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     retentionDays: retention.days,
     archive: retention.archiveDir === undefined ? undefined : createCheckinArchive(retention.archiveDir),
   });
+  const webhooks = webhookParts(options, clock, logger);
   const scheduler = createScheduler({
     store,
     clock,
@@ -218,6 +260,7 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     proofs,
     ownerRecomputes: service.ownerRecomputes,
     checkinRetention,
+    deadlines: webhooks.deadlines,
     logger,
     afterDaily: anchoring.afterDaily,
   });
@@ -243,6 +286,7 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     ...directoryRoutes(directory),
     ...(chain?.routes ?? []),
     ...(devClock ? devRoutes(devClock) : []),
+    ...webhookRoutes(webhooks.service),
   ];
   return {
     logger,
@@ -256,10 +300,40 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     anchoring,
     scheduler,
     devClock,
+    webhooks,
     chain,
     metrics,
     routes,
     refreshBusy,
+  };
+}
+
+/** The webhooks of `options` (issue #28): the owners' endpoints, the delivery worker and the deadline scan, on one repository. */
+function webhookParts(options: ApiServerOptions, clock: Clock, logger: Logger): WebhookParts {
+  const given = options.webhooks ?? {};
+  const repo = createWebhookRepository(options.db);
+  const box = createSecretBox(secretsKey(given.secretsKey, options.operatorToken));
+  const resolve = given.resolveAddresses ?? resolveWithSystemDns;
+  const allowLoopback = given.allowLoopback ?? false;
+  const timeoutMs = given.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS;
+  return {
+    service: createWebhooks({
+      repo,
+      clock,
+      box,
+      urls: { resolve, allowLoopback },
+      limits: { ...DEFAULT_WEBHOOK_LIMITS, ...given.limits },
+    }),
+    worker: createDeliveryWorker({
+      repo: repo.read,
+      clock,
+      box,
+      send: createSender({ resolve, timeoutMs, allowLoopback }),
+      // A try ends within its timeout; the margin covers logging it. A worker that died leaves the delivery due after this.
+      leaseS: Math.ceil((2 * timeoutMs) / 1000) + 5,
+      logger,
+    }),
+    deadlines: createDeadlines({ repo, clock }),
   };
 }
 
@@ -300,6 +374,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     anchoring,
     scheduler,
     devClock,
+    webhooks,
     chain,
     metrics,
     routes,
@@ -374,6 +449,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     anchoring.start();
     scheduler.start(options.schedule.intervalMs);
   }
+  if (options.webhooks?.worker !== false) webhooks.worker.start(options.webhooks?.pollIntervalMs ?? DEFAULT_WEBHOOK_POLL_INTERVAL_MS);
 
   return {
     url,
@@ -386,9 +462,12 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     anchoring,
     scoreCache: scoreCache?.server,
     devClock,
+    webhooks,
     async close() {
       clearInterval(busyTimer);
       await scheduler.stop();
+      // Tries in flight end (within their timeout) and are logged; what is due stays for the next start.
+      await webhooks.worker.stop();
       await anchoring.stop();
       load.stop();
       await Promise.all([api.close(), metricsListener?.close()]);

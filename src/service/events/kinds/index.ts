@@ -3,7 +3,7 @@
  * types an endpoint may ask for, the API document, the README's list). A new type is its module in
  * this folder, a line here, and the use-case that records it in the transaction of its change.
  */
-import type { z } from "zod";
+import { z } from "zod";
 import type { AnyEventModule } from "../event";
 import { agentBack } from "./agent-back";
 import { agentLate } from "./agent-late";
@@ -44,3 +44,18 @@ export const EVENT_TYPES = Object.keys(EVENT_MODULES) as [EventType, ...EventTyp
 
 /** The types an endpoint may ask for: all but `ping`, which goes to an endpoint only when its owner tests it. */
 export const SUBSCRIBABLE_EVENT_TYPES = EVENT_TYPES.filter((type) => type !== "ping") as [EventType, ...EventType[]];
+
+/** The event of module `m` as receivers get it (`EventEnvelope`), with its data's schema. */
+const envelopeOf = (m: AnyEventModule) =>
+  z
+    .object({
+      id: z.string().describe("the event's id: the webhook-id of every try of its delivery"),
+      type: z.literal(m.type),
+      timestamp: z.string().describe("when it happened (V1): deliveries are not in order, this is"),
+      data: m.data,
+    })
+    .meta({ title: m.type, description: m.summary });
+const [first, ...others] = Object.values(EVENT_MODULES).map(envelopeOf);
+
+/** An event as receivers get it, told apart by `type`: the body of its webhook and an item of `GET /v1/events`. */
+export const EVENT_ENVELOPE_SCHEMA = z.discriminatedUnion("type", [first, ...others]);
