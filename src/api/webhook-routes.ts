@@ -195,13 +195,10 @@ export function webhookRoutes(webhooks: Webhooks): Route[] {
       operationId: "deleteWebhook",
       tag: "webhooks",
       auth: "owner",
-      summary: "Delete an endpoint, with its deliveries and their log.",
+      summary: "Delete an endpoint, with its deliveries and their log; answers the endpoint as it was.",
       params: idParams,
-      responses: { 204: { description: "deleted" }, 404: e("no such webhook of yours") },
-    }).handle(async ({ ownerId, params }) => {
-      await webhooks.remove(ownerId, params.id);
-      return { status: 204 };
-    }),
+      responses: { 200: { description: "deleted", schema: webhookResponse, example }, 404: e("no such webhook of yours") },
+    }).handle(async ({ ownerId, params }) => ({ status: 200, body: webhookJson(await webhooks.remove(ownerId, params.id)) })),
     defineRoute({
       method: "post",
       path: "/v1/webhooks/:id/rotate-secret",

@@ -368,11 +368,9 @@ for (const { name, create } of TEST_STORES) {
       const page = (await call("GET", "/v1/webhooks?limit=15", owner.token)).json;
       const rest = (await call("GET", `/v1/webhooks?limit=15&cursor=${page.nextCursor}`, owner.token)).json;
       expect([...page.webhooks, ...rest.webhooks]).to.have.length(20);
-      const deleted = await fetch(`${server.url}/v1/webhooks/${page.webhooks[0].id}`, {
-        method: "DELETE",
-        headers: { authorization: `Bearer ${owner.token}` },
-      });
-      expect(deleted.status).to.equal(204);
+      const deleted = await call("DELETE", `/v1/webhooks/${page.webhooks[0].id}`, owner.token);
+      expect(deleted.status).to.equal(200);
+      expect(deleted.json).to.deep.equal(page.webhooks[0]);
       expect((await call("GET", `/v1/webhooks/${page.webhooks[0].id}`, owner.token)).status).to.equal(404);
     });
 

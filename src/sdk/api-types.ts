@@ -626,7 +626,7 @@ export interface paths {
         get: operations["getWebhook"];
         put?: never;
         post?: never;
-        /** Delete an endpoint, with its deliveries and their log. */
+        /** Delete an endpoint, with its deliveries and their log; answers the endpoint as it was. */
         delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
@@ -5943,11 +5943,48 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description deleted */
-            204: {
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "whk_1c2d3e4f5a6b7c8d",
+                     *       "url": "https://hooks.example.com/vrai",
+                     *       "description": "alerts",
+                     *       "events": [
+                     *         "agent.late",
+                     *         "agent.back",
+                     *         "score.changed"
+                     *       ],
+                     *       "enabled": true,
+                     *       "disabledAt": null,
+                     *       "disabledReason": null,
+                     *       "failingSince": null,
+                     *       "previousSecretExpiresAt": null,
+                     *       "createdAt": "2026-11-02T10:00:00Z",
+                     *       "updatedAt": "2026-11-02T10:00:00Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        url: string;
+                        description: string | null;
+                        /** @description the event types it is sent (a ping goes to it whatever they are) */
+                        events: string[];
+                        enabled: boolean;
+                        disabledAt: string | null;
+                        /** @description why it is disabled: its owner, a 410 Gone, or every try failing for 5 days; PATCH enabled: true enables it again */
+                        disabledReason: string | null;
+                        /** @description the first of the failed tries in a row still going on (5 days of them disable it); null after a success */
+                        failingSince: string | null;
+                        /** @description until when the secret before the last rotation signs beside the current one */
+                        previousSecretExpiresAt: string | null;
+                        createdAt: string;
+                        updatedAt: string;
+                    };
+                };
             };
             /** @description a request part is not valid (invalid_request, the field named) */
             400: {

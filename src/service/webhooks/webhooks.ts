@@ -47,8 +47,8 @@ export type Webhooks = {
   get(ownerId: string, id: string): Promise<WebhookEndpointRow>;
   /** Changes an endpoint; `enabled: true` enables a disabled one again (its waiting deliveries go out), `false` disables it. */
   update(ownerId: string, id: string, changes: Partial<EndpointInput> & { enabled?: boolean }): Promise<WebhookEndpointRow>;
-  /** Deletes an endpoint with its deliveries and their log. */
-  remove(ownerId: string, id: string): Promise<void>;
+  /** Deletes an endpoint with its deliveries and their log; returns it as it was. */
+  remove(ownerId: string, id: string): Promise<WebhookEndpointRow>;
   /** A new signing secret, shown once; the previous one signs beside it until `previousSecretUntil`. */
   rotateSecret(ownerId: string, id: string): Promise<{ endpoint: WebhookEndpointRow; secret: string }>;
   /** Sends a `ping` to the endpoint, whatever events it asked for (a delivery like any other, in its log). */
@@ -172,12 +172,12 @@ export function createWebhooks(deps: {
         return updated;
       });
     },
-    async remove(ownerId, id) {
-      await repo.transaction(async (tx) => {
-        await owned(tx, ownerId, id);
+    remove: (ownerId, id) =>
+      repo.transaction(async (tx) => {
+        const endpoint = await owned(tx, ownerId, id);
         await tx.deleteEndpoint(id);
-      });
-    },
+        return endpoint;
+      }),
     async rotateSecret(ownerId, id) {
       const secret = generateSigningSecret();
       const endpoint = await repo.transaction(async (tx) => {
