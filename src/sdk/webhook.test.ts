@@ -102,8 +102,11 @@ describe("SDK verifyWebhook (issue #28)", function () {
         stdio: ["ignore", "pipe", "pipe"],
       });
       let output = "";
-      child.stdout!.on("data", (chunk: Buffer) => void (output += chunk.toString()));
-      child.stderr!.on("data", (chunk: Buffer) => void (output += chunk.toString()));
+      const collect = (chunk: Buffer) => {
+        output += chunk.toString();
+      };
+      child.stdout!.on("data", collect);
+      child.stderr!.on("data", collect);
       await until("receiver", () =>
         fetch(`http://localhost:${port}/`, { method: "POST", body: "{}" }).then(
           (r) => r.status,

@@ -16,6 +16,8 @@ export type TestHttpResponse = {
   body?: unknown;
   /** Never answer (the client's timeout fires). */
   hang?: boolean;
+  /** Answer after this many ms. */
+  delay?: number;
 };
 
 /** A route answers with a fixed response or computes one per request (e.g. to fail the first tries). */
@@ -61,6 +63,7 @@ export async function startHttpServer(): Promise<TestHttpServer> {
     const route = routes.get(`${request.method} ${request.path}`);
     const response = typeof route === "function" ? route(request) : (route ?? { status: 404, body: { message: "Not Found" } });
     if (response.hang) return;
+    if (response.delay !== undefined) await new Promise((resolve) => setTimeout(resolve, response.delay));
     const body = response.body;
     const isRaw = typeof body === "string" || Buffer.isBuffer(body);
     const payload = body === undefined ? "" : isRaw ? body : JSON.stringify(body);
