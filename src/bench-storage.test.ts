@@ -72,7 +72,9 @@ describe("bench:storage (issue #18)", function () {
       ["--agents", "3", "--days", "2", "--frobnicate"],
     ]) {
       let caught: unknown;
-      await runStorageBench(argv, () => undefined).catch((error: unknown) => void (caught = error));
+      await runStorageBench(argv, () => undefined).catch((error: unknown) => {
+        caught = error;
+      });
       expect(caught, argv.join(" ")).to.be.instanceOf(BaseError);
       expect((caught as BaseError).code).to.equal("usage");
     }

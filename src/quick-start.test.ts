@@ -70,71 +70,78 @@ describe("the README's quick start on a fresh clone of the repository (issue #31
     removeNpxInstallsFrom(dir, npxBefore);
   });
 
-  it("npm ci, npm start, then the walkthrough as written, twice: owner, agent, check-in, wallet proof, score 230, dev clock a day on, vrai verify passes; Ctrl-C stops it (about a minute, npm ci half of it)", async () => {
-    for (const absent of ["node_modules", "dist", "artifacts", "typechain-types"])
-      expect(fs.existsSync(path.join(dir, absent)), `a fresh clone has no ${absent}`).to.equal(false);
-    const started = Date.now();
-    // npm install as the README says, from the lock file: every package, then the prepare script's build.
-    const install = await run("npm", ["ci", "--prefer-offline", "--no-audit", "--no-fund"], {
-      cwd: dir,
-      env: shellEnv({}),
-      maxBuffer: 16 * 2 ** 20,
-    });
-    expect(install.stdout).to.match(/^> vrai@[^ ]+ prepare$/m);
-    expect(fs.existsSync(path.join(dir, "dist", "vrai.cjs")), "npm install built dist/vrai.cjs").to.equal(true);
-    expect(install.stderr, "npm warns of no engine").to.not.contain("EBADENGINE");
-    const installed = Date.now();
-    // As the README's first section says: npm start, at the root of the clone, its data in ./data.
-    dev = await startDev(["npm", "start"], dir, { cwd: dir, detached: true, env: { LOG_LEVEL: "info" } });
-    const ready = Date.now();
-    const rpc = `http://127.0.0.1:${dev.chainPort}`;
-    expect(dev.output()).to.contain("chain started: contracts deployed (deployments/localhost.json)");
-
-    // The clone's README: the commit's own walkthrough.
-    const [walkthrough] = readmeBlocks("Five minutes with curl", "sh", path.join(dir, "README.md"));
-    expect(walkthrough).to.contain("npx vrai dev-clock advance --days 1").and.contain("npx vrai verify $ID");
-    const days: string[] = [];
-    for (const round of [1, 2]) {
-      const { stdout, stderr } = await run("bash", ["-euo", "pipefail", "-c", walkthrough], {
+  it(
+    "npm ci, npm start, then the walkthrough as written, twice: owner, agent, check-in, wallet proof, score 230, dev clock a day on, " +
+      "vrai verify passes; Ctrl-C stops it (about a minute, npm ci half of it)",
+    async () => {
+      for (const absent of ["node_modules", "dist", "artifacts", "typechain-types"])
+        expect(fs.existsSync(path.join(dir, absent)), `a fresh clone has no ${absent}`).to.equal(false);
+      const started = Date.now();
+      // npm install as the README says, from the lock file: every package, then the prepare script's build.
+      const install = await run("npm", ["ci", "--prefer-offline", "--no-audit", "--no-fund"], {
         cwd: dir,
-        env: shellEnv({ API: dev.url, RPC: rpc }),
+        env: shellEnv({}),
         maxBuffer: 16 * 2 ** 20,
-      }).catch((error: { stdout: string; stderr: string; code: number }) => {
-        throw new Error(`run ${round} of the walkthrough exited with ${error.code}:\n${error.stdout}\n${error.stderr}`);
       });
-      const lines = stdout.trim().split("\n");
-      const checkIn = JSON.parse(lines[0]) as { agentId: string; result: string; next_heartbeat_s: number };
-      expect(checkIn, `run ${round}`).to.include({ result: "counted", next_heartbeat_s: 3600 });
-      expect(lines.slice(1, 3), `run ${round}`).to.deep.equal(["wallet", "230"]);
-      expect(lines[3]).to.match(/^[0-9a-f]{64} {2}-$/);
-      expect(lines[4]).to.equal("agent page: 200");
-      // The development clock: a day forward, that day's daily scores computed and their root anchored on chain.
-      expect(lines[5]).to.equal("development clock moved 1 day forward (the chain's time with it)");
-      const day = /^(\d{4}-\d\d-\d\d): (\d+) daily scores?, root anchored on chain in block \d+ \(tx 0x[0-9a-f]{64}\)$/.exec(lines[6]);
-      expect(day, lines[6]).to.not.equal(null);
-      expect(Number(day![2]), `run ${round}: every agent claimed so far`).to.equal(round);
-      days.push(day![1]);
-      expect(lines[7]).to.match(
-        new RegExp(`^now \\S+ on the service's clock, ${round} days? ahead of the machine's; next daily recompute at \\S+$`),
-      );
-      // vrai verify: the agent's latest daily score, every step held.
-      expect(lines[8]).to.match(new RegExp(`^verifying the daily Vrai score \\d+ of agent ${checkIn.agentId} on ${day![1]} `));
-      expect(
-        lines.slice(9, 14).every((l) => CHECKED.test(l)),
-        lines.slice(9).join("\n"),
-      ).to.equal(true);
-      expect(lines.slice(14), `run ${round}`).to.deep.equal(["verified"]);
-      expect(stderr, `run ${round}: nothing went wrong`).to.equal("");
-    }
-    // The second run's day is the day after the first's: each run moved the clock by one.
-    expect(Date.parse(`${days[1]}T00:00:00Z`) - Date.parse(`${days[0]}T00:00:00Z`)).to.equal(86_400_000);
+      expect(install.stdout).to.match(/^> vrai@[^ ]+ prepare$/m);
+      expect(fs.existsSync(path.join(dir, "dist", "vrai.cjs")), "npm install built dist/vrai.cjs").to.equal(true);
+      // Nothing to worry a newcomer: no engine warning, no install script left unreviewed (package.json allowScripts).
+      expect(install.stderr, "npm warns of no engine").to.not.contain("EBADENGINE");
+      expect(install.stderr.split("\n").filter((line) => /npm warn/i.test(line))).to.deep.equal([]);
+      const installed = Date.now();
+      // As the README's first section says: npm start, at the root of the clone, its data in ./data.
+      dev = await startDev(["npm", "start"], dir, { cwd: dir, detached: true, env: { LOG_LEVEL: "info" } });
+      const ready = Date.now();
+      const rpc = `http://127.0.0.1:${dev.chainPort}`;
+      expect(dev.output()).to.contain("chain started: contracts deployed (deployments/localhost.json)");
 
-    process.kill(-dev.child.pid!, "SIGINT");
-    expect(await dev.exited, dev.output()).to.deep.equal({ code: 0, signal: null });
-    expect(dev.output().trimEnd().split("\n").pop()).to.equal("vrai stopped");
-    const s = (ms: number) => `${Math.round(ms / 1000)} s`;
-    console.log(
-      `      npm ci ${s(installed - started)}, npm start to ready ${s(ready - installed)}, the walkthrough twice and the stop ${s(Date.now() - ready)}`,
-    );
-  });
+      // The clone's README: the commit's own walkthrough.
+      const [walkthrough] = readmeBlocks("Five minutes with curl", "sh", path.join(dir, "README.md"));
+      expect(walkthrough).to.contain("npx vrai dev-clock advance --days 1").and.contain("npx vrai verify $ID");
+      const days: string[] = [];
+      for (const round of [1, 2]) {
+        const { stdout, stderr } = await run("bash", ["-euo", "pipefail", "-c", walkthrough], {
+          cwd: dir,
+          env: shellEnv({ API: dev.url, RPC: rpc }),
+          maxBuffer: 16 * 2 ** 20,
+        }).catch((error: { stdout: string; stderr: string; code: number }) => {
+          throw new Error(`run ${round} of the walkthrough exited with ${error.code}:\n${error.stdout}\n${error.stderr}`);
+        });
+        const lines = stdout.trim().split("\n");
+        const checkIn = JSON.parse(lines[0]) as { agentId: string; result: string; next_heartbeat_s: number };
+        expect(checkIn, `run ${round}`).to.include({ result: "counted", next_heartbeat_s: 3600 });
+        expect(lines.slice(1, 3), `run ${round}`).to.deep.equal(["wallet", "230"]);
+        expect(lines[3]).to.match(/^[0-9a-f]{64} {2}-$/);
+        expect(lines[4]).to.equal("agent page: 200");
+        // The development clock: a day forward, that day's daily scores computed and their root anchored on chain.
+        expect(lines[5]).to.equal("development clock moved 1 day forward (the chain's time with it)");
+        const day = /^(\d{4}-\d\d-\d\d): (\d+) daily scores?, root anchored on chain in block \d+ \(tx 0x[0-9a-f]{64}\)$/.exec(lines[6]);
+        expect(day, lines[6]).to.not.equal(null);
+        expect(Number(day![2]), `run ${round}: every agent claimed so far`).to.equal(round);
+        days.push(day![1]);
+        expect(lines[7]).to.match(
+          new RegExp(`^now \\S+ on the service's clock, ${round} days? ahead of the machine's; next daily recompute at \\S+$`),
+        );
+        // vrai verify: the agent's latest daily score, every step held.
+        expect(lines[8]).to.match(new RegExp(`^verifying the daily Vrai score \\d+ of agent ${checkIn.agentId} on ${day![1]} `));
+        expect(
+          lines.slice(9, 14).every((l) => CHECKED.test(l)),
+          lines.slice(9).join("\n"),
+        ).to.equal(true);
+        expect(lines.slice(14), `run ${round}`).to.deep.equal(["verified"]);
+        expect(stderr, `run ${round}: nothing went wrong`).to.equal("");
+      }
+      // The second run's day is the day after the first's: each run moved the clock by one.
+      expect(Date.parse(`${days[1]}T00:00:00Z`) - Date.parse(`${days[0]}T00:00:00Z`)).to.equal(86_400_000);
+
+      process.kill(-dev.child.pid!, "SIGINT");
+      expect(await dev.exited, dev.output()).to.deep.equal({ code: 0, signal: null });
+      expect(dev.output().trimEnd().split("\n").pop()).to.equal("vrai stopped");
+      const s = (ms: number) => `${Math.round(ms / 1000)} s`;
+      console.log(
+        `      npm ci ${s(installed - started)}, npm start to ready ${s(ready - installed)}, ` +
+          `the walkthrough twice and the stop ${s(Date.now() - ready)}`,
+      );
+    },
+  );
 });

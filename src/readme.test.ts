@@ -32,7 +32,10 @@ describe("README", () => {
     try {
       fs.writeFileSync(path.join(dir, "my-agent.js"), "process.exit(7)");
       // `npm install @vrai/sdk` is this repository; `npx vrai-heartbeat` is its bin from the sources.
-      const shims = `npm() { :; }\nnpx() { shift; node -r ${JSON.stringify(require.resolve("tsx/cjs"))} ${JSON.stringify(path.join(ROOT, "src/sdk/heartbeat-bin.ts"))} "$@"; }\n`;
+      const shims =
+        "npm() { :; }\n" +
+        `npx() { shift; node -r ${JSON.stringify(require.resolve("tsx/cjs"))} ` +
+        `${JSON.stringify(path.join(ROOT, "src/sdk/heartbeat-bin.ts"))} "$@"; }\n`;
       const ran = await promisify(execFile)("bash", ["-uo", "pipefail", "-c", shims + block], {
         cwd: dir,
         env: { ...process.env, API: server.url, ID: agentId, KEY: agentKey },

@@ -26,10 +26,14 @@ async function fixture() {
 }
 
 describe("VraiScores", () => {
-  it("uses the StandardMerkleTree leaf of the fields in their order, as the service's tree (a not-active component and a 64-character id included)", async () => {
-    const { scores, day1, tree } = await loadFixture(fixture);
-    for (const score of day1) expect(await scores.leafHash(score)).to.equal(tree.leafHash(valuesOf(score)));
-  });
+  it(
+    "uses the StandardMerkleTree leaf of the fields in their order, as the service's tree " +
+      "(a not-active component and a 64-character id included)",
+    async () => {
+      const { scores, day1, tree } = await loadFixture(fixture);
+      for (const score of day1) expect(await scores.leafHash(score)).to.equal(tree.leafHash(valuesOf(score)));
+    },
+  );
 
   it('names the kind bytes32("vrai-score-day-v2")', async () => {
     const { scores } = await loadFixture(fixture);

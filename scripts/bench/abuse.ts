@@ -203,7 +203,10 @@ function startServe(databaseUrl: string): Promise<Served> {
           url: ready[1],
           metricsUrl: metrics[1],
           cpuMs: () => cpuMsOf(child.pid!),
-          stop: async () => void (child.kill("SIGTERM"), await exited),
+          stop: async () => {
+            child.kill("SIGTERM");
+            await exited;
+          },
         });
       }
     });
@@ -252,7 +255,9 @@ function verdict(real: Answer[], baseline: Answer[]): { line: string; refused: n
   return {
     refused,
     delayed,
-    line: `real agent: ${real.length} check-ins, ${tally(real)}; ${latency(real)}; refused ${refused}, slower than 2 × baseline p99 (${ms(bound)}) ${delayed}: ${pass ? "PASS" : "FAIL"}`,
+    line:
+      `real agent: ${real.length} check-ins, ${tally(real)}; ${latency(real)}; ` +
+      `refused ${refused}, slower than 2 × baseline p99 (${ms(bound)}) ${delayed}: ${pass ? "PASS" : "FAIL"}`,
   };
 }
 
@@ -388,11 +393,13 @@ async function hoard(server: Served): Promise<void> {
   for (const socket of held) socket.destroy();
   const answered = newcomers.filter((a) => a.status === 200).length;
   console.log(
-    `(c) hoarders: 20 addresses × up to ${HOARD} connections (5 addresses each: ${kinds.map((k) => k.name).join(", ")}), ${opened.toLocaleString("en-US")} opened in ${SECONDS} s; ` +
+    `(c) hoarders: 20 addresses × up to ${HOARD} connections (5 addresses each: ${kinds.map((k) => k.name).join(", ")}), ` +
+      `${opened.toLocaleString("en-US")} opened in ${SECONDS} s; ` +
       `the server held at most ${most.open} connections (${most.waiting} of them waiting for their client)`,
   );
   console.log(
-    `    new clients answered ${answered} of ${newcomers.length} (${tally(newcomers)}), ${latency(newcomers)}: ${answered === newcomers.length ? "PASS" : "FAIL"}`,
+    `    new clients answered ${answered} of ${newcomers.length} (${tally(newcomers)}), ${latency(newcomers)}: ` +
+      `${answered === newcomers.length ? "PASS" : "FAIL"}`,
   );
 }
 

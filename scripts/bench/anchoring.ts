@@ -99,13 +99,16 @@ export async function benchAnchoring(): Promise<void> {
       "SELECT pg_total_relation_size('score_tree_chunks') AS bytes, (SELECT count(*)::int FROM score_tree_chunks) AS chunks",
     );
     console.log(
-      `anchoring: tree of ${fmt(LEAVES)} scores (leaves of version 2) built and stored in ${total.toFixed(1)} s = ${fmt(Math.round(LEAVES / total))} leaves/s (CPU of this process ${(c1 - c0).toFixed(1)} s; ` +
+      `anchoring: tree of ${fmt(LEAVES)} scores (leaves of version 2) built and stored in ${total.toFixed(1)} s = ` +
+        `${fmt(Math.round(LEAVES / total))} leaves/s (CPU of this process ${(c1 - c0).toFixed(1)} s; ` +
         `target ≤ ${TARGET_S} s: ${total <= TARGET_S ? "met" : "NOT met"}; ${os.availableParallelism()} cores, load average ${os.loadavg()[0].toFixed(1)})`,
     );
     console.log(
-      `anchoring: stored ${fmt(rows[0].chunks)} chunks, ${fmt(Number(rows[0].bytes))} bytes = ${(Number(rows[0].bytes) / LEAVES).toFixed(1)} bytes per leaf (table, TOAST, indexes); ` +
+      `anchoring: stored ${fmt(rows[0].chunks)} chunks, ${fmt(Number(rows[0].bytes))} bytes = ` +
+        `${(Number(rows[0].bytes) / LEAVES).toFixed(1)} bytes per leaf (table, TOAST, indexes); ` +
         `build heap peak ${mib(peakHeap)} (${mib(peakHeap - baseline)} over the ${mib(baseline)} before it` +
-        `${gc ? `; after full collections at most ${mib(peakRetained - baseline)} over it` : "; run with --expose-gc for the heap retained"}), at most ${fmt(built.peakNodesHeld)} hashes held by the tree build`,
+        (gc ? `; after full collections at most ${mib(peakRetained - baseline)} over it` : "; run with --expose-gc for the heap retained") +
+        `), at most ${fmt(built.peakNodesHeld)} hashes held by the tree build`,
     );
 
     // Proofs on demand, as GET /v1/scores/{id}/proof asks for them: one at a time, random scores.
@@ -122,7 +125,8 @@ export async function benchAnchoring(): Promise<void> {
     }
     latencies.sort((a, b) => a - b);
     console.log(
-      `anchoring: ${fmt(ids.length)} proofs derived on demand, each checked against the root: p50 ${percentile(latencies, 50).toFixed(2)} ms, p99 ${percentile(latencies, 99).toFixed(2)} ms`,
+      `anchoring: ${fmt(ids.length)} proofs derived on demand, each checked against the root: ` +
+        `p50 ${percentile(latencies, 50).toFixed(2)} ms, p99 ${percentile(latencies, 99).toFixed(2)} ms`,
     );
 
     // Gas: anchorRoot costs the same whatever the leaf count; per anchored score it shrinks with the batch.
@@ -166,7 +170,8 @@ export async function benchAnchoring(): Promise<void> {
     for (const n of [1, 1_000]) {
       const gas = await gasOf(small(n).root, n);
       console.log(
-        `anchoring gas: ${fmt(n)} leaves: anchorRoot ${fmt(Number(gas))} gas = ${(Number(gas) / n).toLocaleString("en", { maximumFractionDigits: 2 })} gas per anchored score`,
+        `anchoring gas: ${fmt(n)} leaves: anchorRoot ${fmt(Number(gas))} gas = ` +
+          `${(Number(gas) / n).toLocaleString("en", { maximumFractionDigits: 2 })} gas per anchored score`,
       );
     }
     // The 1,000,000-leaf root goes through the service's own anchoring (signed, stored, sent, mined).
@@ -176,7 +181,8 @@ export async function benchAnchoring(): Promise<void> {
     if (outcome?.type !== "mined") throw new Error(`anchoring the ${fmt(LEAVES)}-leaf root: ${JSON.stringify(outcome)}`);
     const gas = (await chain.publicClient.getTransactionReceipt({ hash: outcome.txHash })).gasUsed;
     console.log(
-      `anchoring gas: ${fmt(LEAVES)} leaves: anchorRoot ${fmt(Number(gas))} gas = ${(Number(gas) / LEAVES).toLocaleString("en", { maximumFractionDigits: 4 })} gas per anchored score`,
+      `anchoring gas: ${fmt(LEAVES)} leaves: anchorRoot ${fmt(Number(gas))} gas = ` +
+        `${(Number(gas) / LEAVES).toLocaleString("en", { maximumFractionDigits: 4 })} gas per anchored score`,
     );
   } finally {
     await chain.close();

@@ -19,7 +19,8 @@ import { SCORE_DAY_V2_KIND, scoreOf, valuesOf, SCORE_V2_TYPES } from "../../test
 type Row = { operation: string; gasUsed: bigint; target: number | null };
 
 // Targets from issue 2; anchor's from issue 14 (a verifier's attestation beside the first anchor, METHOD A6).
-// Approved submitProof's from issue #25 (typed calls to the identity registry); the gate's from issue 26: its whole check of a 20-level proof, the AnchorRegistry and identity reads included.
+// Approved submitProof's from issue #25 (typed calls to the identity registry); the gate's from issue 26: its whole check
+// of a 20-level proof, the AnchorRegistry and identity reads included.
 const TARGET = {
   anchor: 50_000,
   anchorRoot: 50_000,

@@ -119,10 +119,12 @@ async function main(): Promise<void> {
       `indexed: ${rows[0].n.toLocaleString("en")} records in ${result.ranges} ranges of ${RANGE} blocks, ${rows[0].derived} derived scores recomputed`,
     );
     console.log(
-      `indexer: first eth_getLogs to last committed row ${lastRowAt.toFixed(2)} s = ${Math.round(rate).toLocaleString("en")} events/s (target ${TARGET_EVENTS_PER_S.toLocaleString("en")}: ${rate >= TARGET_EVENTS_PER_S ? "met" : "NOT met"})`,
+      `indexer: first eth_getLogs to last committed row ${lastRowAt.toFixed(2)} s = ${Math.round(rate).toLocaleString("en")} events/s ` +
+        `(target ${TARGET_EVENTS_PER_S.toLocaleString("en")}: ${rate >= TARGET_EVENTS_PER_S ? "met" : "NOT met"})`,
     );
     console.log(
-      `         with the derived scores of the ${rows[0].derived} executors recomputed after: ${seconds.toFixed(2)} s = ${Math.round(rows[0].n / seconds).toLocaleString("en")} events/s`,
+      `         with the derived scores of the ${rows[0].derived} executors recomputed after: ${seconds.toFixed(2)} s = ` +
+        `${Math.round(rows[0].n / seconds).toLocaleString("en")} events/s`,
     );
   } finally {
     await testDb.drop();

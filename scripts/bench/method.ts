@@ -27,7 +27,10 @@ type Benchmark = { name: string; unit: string; target: number; items: number; pr
 /** Deterministic generator (no Math.random: runs are comparable). */
 function lcg(seed: number): () => number {
   let s = seed >>> 0;
-  return () => (s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0) / 2 ** 32;
+  return () => {
+    s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0;
+    return s / 2 ** 32;
+  };
 }
 
 function bestOf(runs: number, items: number, work: () => void): number {
@@ -143,7 +146,8 @@ const BENCHMARKS: Benchmark[] = [derive, inputs, fullScore];
 function report(name: string, rate: number, unit: string, target: number): void {
   const verdict = rate >= target ? "ok" : "BELOW TARGET";
   console.log(
-    `${name.padEnd(52)} ${Math.round(rate).toLocaleString("en-US").padStart(12)} ${unit.padEnd(12)} target ${target.toLocaleString("en-US").padStart(10)}  ${verdict}`,
+    `${name.padEnd(52)} ${Math.round(rate).toLocaleString("en-US").padStart(12)} ${unit.padEnd(12)} ` +
+      `target ${target.toLocaleString("en-US").padStart(10)}  ${verdict}`,
   );
 }
 
@@ -176,7 +180,9 @@ async function replayBenchmark(): Promise<void> {
     const validated = performance.now();
     let bytes = 0;
     // What `vrai replay` does after JSON.parse, short of the write: the chunks of UTF-8 stdout would get.
-    await replay(input, (chunk) => void (bytes += chunk.length));
+    await replay(input, (chunk) => {
+      bytes += chunk.length;
+    });
     validate.push(validated - started);
     play.push(performance.now() - validated);
     if (input.events.length !== REPLAY_AGENTS * (REPLAY_HOURS + 2) || bytes === 0)
@@ -196,7 +202,8 @@ async function replayBenchmark(): Promise<void> {
   console.log(`  validate + play, each run, fastest first: ${list(whole)} check-ins/s`);
   console.log(`  play alone, each run, fastest first:      ${list(rates(play))} check-ins/s`);
   console.log(
-    `  from the JSON text (${(text.length / 2 ** 20).toFixed(0)} MiB, JSON.parse included), one run: ${Math.round(rate(fromText)).toLocaleString("en-US")} check-ins/s`,
+    `  from the JSON text (${(text.length / 2 ** 20).toFixed(0)} MiB, JSON.parse included), one run: ` +
+      `${Math.round(rate(fromText)).toLocaleString("en-US")} check-ins/s`,
   );
 }
 

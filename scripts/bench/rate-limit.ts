@@ -43,7 +43,9 @@ async function madeUpTokens(): Promise<void> {
       counts[res.status] = (counts[res.status] ?? 0) + 1;
     }
     console.log(
-      `made-up owner tokens from one address, ${GUESSES} sent at once: ${counts[401] ?? 0} looked up (401), ${counts[429] ?? 0} refused without a lookup (429); the window is 60 s, so at most ${DEFAULT_RATE_LIMITS.authFailuresPerMinute} per minute`,
+      `made-up owner tokens from one address, ${GUESSES} sent at once: ${counts[401] ?? 0} looked up (401), ` +
+        `${counts[429] ?? 0} refused without a lookup (429); ` +
+        `the window is 60 s, so at most ${DEFAULT_RATE_LIMITS.authFailuresPerMinute} per minute`,
     );
   } finally {
     await server.close();

@@ -188,7 +188,9 @@ async function serve(): Promise<void> {
   const cache = server.scoreCache?.stats();
   if (cache) {
     console.log(
-      `server: latest-score cache filled with ${fmt(cache.entries)} agents (${fmt(cache.bytes / 2 ** 20)} MiB of ${fmt(cache.maxBytes / 2 ** 20)} MiB) in ${fmt(performance.now() - warmStarted)} ms; heap ${fmt(process.memoryUsage().heapUsed / 2 ** 20)} MiB, RSS ${fmt(process.memoryUsage().rss / 2 ** 20)} MiB`,
+      `server: latest-score cache filled with ${fmt(cache.entries)} agents ` +
+        `(${fmt(cache.bytes / 2 ** 20)} MiB of ${fmt(cache.maxBytes / 2 ** 20)} MiB) in ${fmt(performance.now() - warmStarted)} ms; ` +
+        `heap ${fmt(process.memoryUsage().heapUsed / 2 ** 20)} MiB, RSS ${fmt(process.memoryUsage().rss / 2 ** 20)} MiB`,
     );
   }
   process.send?.({ url: server.url });
@@ -268,7 +270,10 @@ function cpuReport(a: CpuMark, b: CpuMark, ops?: number): string {
   const per = (x: number) => ((x * 1000) / (ops as number)).toFixed(2);
   const perOp = ops ? `; per operation: server ${per(b.server - a.server)} ms, postgres ${per(b.postgres - a.postgres)} ms CPU` : "";
   const loop = b.loopDelay ? `; ${b.loopDelay}` : "";
-  return `CPU over ${wall.toFixed(1)} s: server ${pct(b.server - a.server)}, postgres ${pct(b.postgres - a.postgres)}, load generator ${pct(b.driver - a.driver)} of one core${perOp}${loop}`;
+  return (
+    `CPU over ${wall.toFixed(1)} s: server ${pct(b.server - a.server)}, postgres ${pct(b.postgres - a.postgres)}, ` +
+    `load generator ${pct(b.driver - a.driver)} of one core${perOp}${loop}`
+  );
 }
 
 async function stopServerChild(child: ChildProcess): Promise<void> {
@@ -454,10 +459,13 @@ async function recomputePhase(dbUrl: string, admin: pg.Client, rows: Row[]): Pro
     const inTable = await count(admin, `SELECT count(*) AS n FROM scores WHERE trigger = 'daily' AND day = '${DAY}'`);
     const expected = await count(admin, `SELECT count(*) AS n FROM agents WHERE claimed_at <= ${AT}`);
     log(
-      `recompute: ${fmt(stored)} scores stored (${fmt(inTable)} in the table) in ${fmt(seconds, 1)} s = ${fmt(stored / seconds)} agents/s; peak heap ${mib(recompute.peakHeap)}, after a full collection ${mib(recompute.peakLive)} (${mib(heapAtStart)} before)`,
+      `recompute: ${fmt(stored)} scores stored (${fmt(inTable)} in the table) in ${fmt(seconds, 1)} s = ` +
+        `${fmt(stored / seconds)} agents/s; ` +
+        `peak heap ${mib(recompute.peakHeap)}, after a full collection ${mib(recompute.peakLive)} (${mib(heapAtStart)} before)`,
     );
     log(
-      `tree: ${fmt(tree.value?.leafCount ?? 0)} leaves, root ${tree.value?.root}, built and stored in ${fmt(tree.seconds, 1)} s; peak heap ${mib(tree.peakHeap)}, after a full collection ${mib(tree.peakLive)}`,
+      `tree: ${fmt(tree.value?.leafCount ?? 0)} leaves, root ${tree.value?.root}, built and stored in ${fmt(tree.seconds, 1)} s; ` +
+        `peak heap ${mib(tree.peakHeap)}, after a full collection ${mib(tree.peakLive)}`,
     );
 
     // Re-derive a sample one agent at a time (the per-agent facts path) and compare with what was stored.
@@ -481,7 +489,8 @@ async function recomputePhase(dbUrl: string, admin: pg.Client, rows: Row[]): Pro
     // The rerun reads every agent again: left out of the large runs, to keep them short.
     const again = AGENTS <= RERUN_MAX_AGENTS ? await service.scoring.recomputeDay(DAY) : null;
     log(
-      `recompute: ${sample.length} sampled agents re-derived one by one, ${mismatches} mismatches; ${again === null ? `no rerun above ${fmt(RERUN_MAX_AGENTS)} agents` : `a rerun stored ${again}`}`,
+      `recompute: ${sample.length} sampled agents re-derived one by one, ${mismatches} mismatches; ` +
+        `${again === null ? `no rerun above ${fmt(RERUN_MAX_AGENTS)} agents` : `a rerun stored ${again}`}`,
     );
     const totals = (await admin.query(`SELECT total, count(*)::int AS n FROM scores WHERE day = '${DAY}' GROUP BY total ORDER BY total`))
       .rows;
@@ -575,7 +584,10 @@ const BURST: GetSchedule = {
   staggered: false,
 };
 
-/** Every answer of a load run: latencies in ms (from autocannon's 'response' events, not its histogram, which back-fills synthetic values when a rate is set) and send times. */
+/**
+ * Every answer of a load run: latencies in ms (from autocannon's 'response' events, not its histogram, which back-fills
+ * synthetic values when a rate is set) and send times.
+ */
 type LoadRun = { ok: number; other: number; errors: number; seconds: number; latencies: number[]; sentAt: number[] };
 
 /**
@@ -616,7 +628,7 @@ async function loadRun(
             connections,
             connectionRate: schedule.perConnection,
             duration: WARMUP_S + seconds,
-            requests: [{ method: "GET", setupRequest: (req: any) => ({ ...req, path: path() }) }],
+            requests: [{ method: "GET", setupRequest: (req: autocannon.Request) => ({ ...req, path: path() }) }],
           },
           (err, result) => (err ? reject(err) : resolve(result)),
         );
@@ -656,7 +668,11 @@ function sendShape(sentAt: number[]): { max10ms: number; idleShare: number } {
 
 function describeRun(r: LoadRun): string {
   const shape = sendShape(r.sentAt);
-  return `${fmt(r.ok)} 2xx, ${r.other} other, ${r.errors} errors; ${fmt(r.ok / r.seconds)} 2xx/s; latency p50 ${ms(quantile(r.latencies, 0.5))}, p99 ${ms(quantile(r.latencies, 0.99))}, max ${ms(quantile(r.latencies, 1))}; at most ${shape.max10ms} sent in 10 ms, ${Math.round(shape.idleShare * 100)}% of 10 ms windows idle`;
+  return (
+    `${fmt(r.ok)} 2xx, ${r.other} other, ${r.errors} errors; ${fmt(r.ok / r.seconds)} 2xx/s; ` +
+    `latency p50 ${ms(quantile(r.latencies, 0.5))}, p99 ${ms(quantile(r.latencies, 0.99))}, max ${ms(quantile(r.latencies, 1))}; ` +
+    `at most ${shape.max10ms} sent in 10 ms, ${Math.round(shape.idleShare * 100)}% of 10 ms windows idle`
+  );
 }
 
 const scorePath = () => `/v1/agents/${agentId(scoredAgent())}/score`;
@@ -670,22 +686,28 @@ async function getScorePhase(url: string, child: ChildProcess, rows: Row[]): Pro
     let h0 = new Map<string, number>();
     let h1 = new Map<string, number>();
     const r = await loadRun(url, schedule, GET_S, scorePath, {
-      start: async () => void ([m0, h0] = await Promise.all([cpuMark(child), serverDurations(url)])),
-      end: async () => void ([m1, h1] = await Promise.all([cpuMark(child), serverDurations(url)])),
+      start: async () => {
+        [m0, h0] = await Promise.all([cpuMark(child), serverDurations(url)]);
+      },
+      end: async () => {
+        [m1, h1] = await Promise.all([cpuMark(child), serverDurations(url)]);
+      },
     });
     log(`GET score (${schedule.name}): ${cpuReport(m0 as CpuMark, m1 as CpuMark, r.ok + r.other)}`);
     log(`GET score (${schedule.name}): ${describeRun(r)}`);
     const n = (h1.get("+Inf") ?? 0) - (h0.get("+Inf") ?? 0);
     const within = (le: string) => `${((((h1.get(le) ?? 0) - (h0.get(le) ?? 0)) / n) * 100).toFixed(2)}%`;
     log(
-      `GET score (${schedule.name}): the server's own time per request (from its listener to the response's close, /metrics): ${within("0.001")} within 1 ms, ${within("0.005")} within 5 ms, ${within("0.01")} within 10 ms`,
+      `GET score (${schedule.name}): the server's own time per request (from its listener to the response's close, /metrics): ` +
+        `${within("0.001")} within 1 ms, ${within("0.005")} within 5 ms, ${within("0.01")} within 10 ms`,
     );
     measured.set(schedule, r);
   }
   const { memory } = await serverCpu(child);
   const cache = memory.cache;
   const cacheFigures = cache
-    ? `; cache ${fmt(cache.entries)} agents, ${mib(cache.bytes)} of ${mib(cache.maxBytes)}, ${fmt(cache.hits)} hits, ${fmt(cache.misses)} misses, ${cache.evictions} evictions`
+    ? `; cache ${fmt(cache.entries)} agents, ${mib(cache.bytes)} of ${mib(cache.maxBytes)}, ` +
+      `${fmt(cache.hits)} hits, ${fmt(cache.misses)} misses, ${cache.evictions} evictions`
     : "; no cache";
   log(`GET score: server child after the runs: RSS ${mib(memory.rss)}, heap ${mib(memory.heap)}${cacheFigures}`);
   const floor = await autocannonFloor();
@@ -810,7 +832,8 @@ async function h2loadGet(url: string): Promise<string> {
     const seconds = (Math.max(...startsMs) - Math.min(...startsMs)) / 1000;
     const at = (q: number) => quantile(latencies, q).toFixed(1);
     log(
-      `GET score (h2load, steady): ${fmt(ok)} of ${fmt(lines.length)} requests 200 over ${seconds.toFixed(1)} s; latency p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms; at most ${shape.max10ms} sent in 10 ms`,
+      `GET score (h2load, steady): ${fmt(ok)} of ${fmt(lines.length)} requests 200 over ${seconds.toFixed(1)} s; ` +
+        `latency p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms; at most ${shape.max10ms} sent in 10 ms`,
     );
     return `p50 ${at(0.5)} ms, p99 ${at(0.99)} ms (${fmt(ok / seconds)} 200/s)`;
   } finally {
@@ -833,7 +856,7 @@ async function checkinPhase(
   let issued = 0;
   let step = firstStep;
   if (firstStep > 0) child.send({ clock: CHECKIN_T0 + firstStep * CLOCK_STEP_S });
-  const setupRequest = (req: any) => {
+  const setupRequest = (req: autocannon.Request) => {
     const k = issued++;
     // Move the server's clock one step each quarter turn: one agent's consecutive requests are
     // four steps (2,400 s) apart, so even a request racing a clock message is >= 1,200 s after its previous one.
@@ -867,10 +890,13 @@ async function checkinPhase(
   const rate = r["2xx"] / r.duration;
   log(`check-ins: warm-up ${fmt(warm["2xx"])} 2xx (${fmt(warm["2xx"] / warm.duration)} /s), non-2xx ${warm.non2xx}, errors ${warm.errors}`);
   log(
-    `check-ins: ${fmt(r["2xx"])} of ${fmt(amount)} requests 2xx in ${r.duration.toFixed(1)} s = ${fmt(rate)} /s; non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts}; latency p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, max ${r.latency.max} ms; by status ${statusesOf(r)}`,
+    `check-ins: ${fmt(r["2xx"])} of ${fmt(amount)} requests 2xx in ${r.duration.toFixed(1)} s = ${fmt(rate)} /s; ` +
+      `non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts}; ` +
+      `latency p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, max ${r.latency.max} ms; by status ${statusesOf(r)}`,
   );
   log(
-    `check-ins: rows added during the measured run ${fmt(counted)} vs its 2xx ${fmt(r["2xx"])}; ${fmt(issued)} requests built in all; server clock moved ${step} steps of ${CLOCK_STEP_S} s`,
+    `check-ins: rows added during the measured run ${fmt(counted)} vs its 2xx ${fmt(r["2xx"])}; ${fmt(issued)} requests built in all; ` +
+      `server clock moved ${step} steps of ${CLOCK_STEP_S} s`,
   );
   return { rate, p99: r.latency.p99, ok: counted === r["2xx"] && r["2xx"] === amount && bad === 0, lastStep: step };
 }
@@ -996,7 +1022,8 @@ async function main(): Promise<void> {
         await admin.query("VACUUM ANALYZE");
       }
       log(
-        `reusing ${fmt(AGENTS)} loaded agents of ${reused}${PHASES.has("recompute") ? `: scores and trees emptied in ${fmt((performance.now() - t) / 1000, 1)} s` : ", with their scores"}`,
+        `reusing ${fmt(AGENTS)} loaded agents of ${reused}` +
+          (PHASES.has("recompute") ? `: scores and trees emptied in ${fmt((performance.now() - t) / 1000, 1)} s` : ", with their scores"),
       );
     } else {
       const second = new pg.Client({ connectionString: dbUrl });
@@ -1014,7 +1041,8 @@ async function main(): Promise<void> {
     const server = await startServerChild(dbUrl);
     child = server.child;
     log(
-      `server (child process ${child.pid}, node flags [${(process.env.BENCH_SERVER_FLAGS ?? "").split(" ").filter(Boolean).join(" ")}]: node's defaults, as vrai serve) at ${server.url}`,
+      `server (child process ${child.pid}, node flags [${(process.env.BENCH_SERVER_FLAGS ?? "").split(" ").filter(Boolean).join(" ")}]: ` +
+        `node's defaults, as vrai serve) at ${server.url}`,
     );
     if (PHASES.has("get")) await getScorePhase(server.url, child, rows);
     const checkins = PHASES.has("checkins")
@@ -1110,7 +1138,8 @@ async function main(): Promise<void> {
   ];
   log("");
   log(
-    `Vrai service benchmark — ${os.cpus().length} cores, PostgreSQL on 127.0.0.1, ${CONNECTIONS} connections/clients, total ${fmt((performance.now() - started) / 1000)} s`,
+    `Vrai service benchmark — ${os.cpus().length} cores, PostgreSQL on 127.0.0.1, ${CONNECTIONS} connections/clients, ` +
+      `total ${fmt((performance.now() - started) / 1000)} s`,
   );
   log(`load average at start ${loadAtStart}, at end ${loadavg()} (other work on the machine shares its cores)`);
   log(`${"figure".padEnd(w[0])}  ${"value".padStart(w[1])}  ${"target".padEnd(w[2])}  result`);

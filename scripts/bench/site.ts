@@ -104,7 +104,7 @@ async function steadyLoad(url: string, rate: number, path: () => string): Promis
         connections: 1,
         connectionRate: PER_CONNECTION,
         duration: WARMUP_S + SECONDS,
-        requests: [{ method: "GET", setupRequest: (req: any) => ({ ...req, path: path() }) }],
+        requests: [{ method: "GET", setupRequest: (req: autocannon.Request) => ({ ...req, path: path() }) }],
       },
       (error, result) => done(error ?? result),
     );
@@ -179,7 +179,8 @@ async function main(): Promise<void> {
     ).rows.map((r) => r.id);
     const deepRight = JSON.stringify(deepJson.agents.map((a) => a.agentId)) === JSON.stringify(expectedDeep);
     log(
-      `page ${fmt(deepPages + 1)} by cursor: ${deepJson.agents.length} agents, ${deepRight ? "the same" : "NOT the same"} as OFFSET ${fmt(deepPages * 20)} in SQL`,
+      `page ${fmt(deepPages + 1)} by cursor: ${deepJson.agents.length} agents, ` +
+        `${deepRight ? "the same" : "NOT the same"} as OFFSET ${fmt(deepPages * 20)} in SQL`,
     );
     rows.push({
       figure: `page ${fmt(deepPages + 1)} by cursor = rows ${fmt(deepPages * 20 + 1)}-${fmt(deepPages * 20 + 20)} of the ranking`,
@@ -200,7 +201,8 @@ async function main(): Promise<void> {
       const m = await steadyLoad(server.url, run.rate, run.path);
       const p99 = quantile(m.latencies, 0.99);
       log(
-        `${run.name} at ${fmt(run.rate)}/s: ${fmt(m.ok)} 2xx, ${m.other} other, ${m.errors} errors in ${SECONDS} s; p50 ${ms(quantile(m.latencies, 0.5))}, p99 ${ms(p99)}, max ${ms(quantile(m.latencies, 1))}`,
+        `${run.name} at ${fmt(run.rate)}/s: ${fmt(m.ok)} 2xx, ${m.other} other, ${m.errors} errors in ${SECONDS} s; ` +
+          `p50 ${ms(quantile(m.latencies, 0.5))}, p99 ${ms(p99)}, max ${ms(quantile(m.latencies, 1))}`,
       );
       const ok = p99 < run.targetMs && m.other === 0 && m.errors === 0 && m.ok >= run.rate * SECONDS * 0.95;
       rows.push({

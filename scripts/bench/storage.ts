@@ -78,7 +78,10 @@ const FLAKY_EVERY = 10;
 /** Share of its hourly check-ins a steady agent misses, and a flaky one. */
 const MISS_STEADY = 0.02;
 const MISS_FLAKY = 0.3;
-/** An hour is cut into this many slots; agent i checks in at slot i mod SLOTS of every hour, so its check-ins are 3,600 s apart (V3.2: refused under 1,200 s). */
+/**
+ * An hour is cut into this many slots; agent i checks in at slot i mod SLOTS of every hour, so its check-ins are 3,600 s apart
+ * (V3.2: refused under 1,200 s).
+ */
 const SLOTS = 4;
 /** Owners set up at once (each claims its agents one after the other: a claim locks its owner). */
 const SETUP_IN_FLIGHT = 32;
@@ -446,12 +449,14 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
       scoredDays.push(next);
       const rate = (counted - before.counted) / ((spent.checkins - before.checkins) / 1000);
       log(
-        `day ${day + 1}/${d} (${date}): ${fmt(counted - before.counted)} check-ins counted at ${fmt(rate)} /s; midnight tick (daily recompute and tree of ${next}) ${fmt(spent.daily - dailyBefore)} ms`,
+        `day ${day + 1}/${d} (${date}): ${fmt(counted - before.counted)} check-ins counted at ${fmt(rate)} /s; ` +
+          `midnight tick (daily recompute and tree of ${next}) ${fmt(spent.daily - dailyBefore)} ms`,
       );
     }
     stage(
       `days (${fmt(counted)} check-ins counted in ${fmt(spent.checkins / 1000, 1)} s, ${fmt(counted / (spent.checkins / 1000))} /s; ` +
-        `midnight ticks ${fmt(spent.daily / 1000, 1)} s, penalties ${fmt(spent.penalties / 1000, 1)} s, hourly VACUUM of agents and agent_days ${fmt(spent.vacuum / 1000, 1)} s)`,
+        `midnight ticks ${fmt(spent.daily / 1000, 1)} s, penalties ${fmt(spent.penalties / 1000, 1)} s, ` +
+        `hourly VACUUM of agents and agent_days ${fmt(spent.vacuum / 1000, 1)} s)`,
     );
 
     await admin.query("VACUUM ANALYZE");
@@ -476,7 +481,8 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
     const recomputeOk =
       verifyCode === 0 && verdict.mismatches === 0 && verdict.checked === storedScores && storedScores >= n * scoredDays.length;
     stage(
-      `vrai recompute --verify (${fmt(verdict.checked ?? 0)} of ${fmt(storedScores)} stored scores, ${fmt(verdict.mismatches ?? NaN)} mismatches, exit ${verifyCode})`,
+      `vrai recompute --verify (${fmt(verdict.checked ?? 0)} of ${fmt(storedScores)} stored scores, ` +
+        `${fmt(verdict.mismatches ?? NaN)} mismatches, exit ${verifyCode})`,
     );
     if (!recomputeOk) log(io.out.split("\n").slice(0, 10).join("\n"));
 
@@ -504,7 +510,8 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
     });
     const proofsOk = proofCheck.problems.length === 0 && proofCheck.proofs > 0;
     stage(
-      `GET /v1/scores/{id}/proof (${fmt(proofCheck.proofs)} proofs of ${proofCheck.days} days checked against their day's root, ${proofCheck.problems.length} problems)`,
+      `GET /v1/scores/{id}/proof (${fmt(proofCheck.proofs)} proofs of ${proofCheck.days} days checked against their day's root, ` +
+        `${proofCheck.problems.length} problems)`,
     );
     for (const p of proofCheck.problems.slice(0, 10)) log(`  proof problem: ${p}`);
 
@@ -515,16 +522,20 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
       `("heap free": free and dead heap space in those bytes, pgstattuple_approx: what a VACUUM FULL would give back of the heap, indexes not included)`,
     );
     log(
-      `${"table".padEnd(w)}  ${"bytes".padStart(13)}  ${"heap free".padStart(13)}  ${"rows".padStart(11)}  ${"parts".padStart(5)}  ${"B/agent-day".padStart(11)}  counted`,
+      `${"table".padEnd(w)}  ${"bytes".padStart(13)}  ${"heap free".padStart(13)}  ${"rows".padStart(11)}  ` +
+        `${"parts".padStart(5)}  ${"B/agent-day".padStart(11)}  counted`,
     );
     for (const t of tables) {
       log(
-        `${t.name.padEnd(w)}  ${fmt(t.bytes).padStart(13)}  ${(t.heapFree === null ? "n/a" : fmt(t.heapFree)).padStart(13)}  ${fmt(t.rows).padStart(11)}  ${String(t.partitions).padStart(5)}  ${fmt(t.bytes / agentDays, 1).padStart(11)}  ${t.counted ? "yes" : `no (${t.why})`}`,
+        `${t.name.padEnd(w)}  ${fmt(t.bytes).padStart(13)}  ${(t.heapFree === null ? "n/a" : fmt(t.heapFree)).padStart(13)}  ` +
+          `${fmt(t.rows).padStart(11)}  ${String(t.partitions).padStart(5)}  ${fmt(t.bytes / agentDays, 1).padStart(11)}  ` +
+          `${t.counted ? "yes" : `no (${t.why})`}`,
       );
     }
     const totalFree = tables.filter((t) => t.counted).reduce((sum, t) => sum + (t.heapFree ?? 0), 0);
     log(
-      `${"total counted".padEnd(w)}  ${fmt(total).padStart(13)}  ${fmt(totalFree).padStart(13)}  ${"".padStart(11)}  ${"".padStart(5)}  ${fmt(bytesPerAgentDay, 1).padStart(11)}`,
+      `${"total counted".padEnd(w)}  ${fmt(total).padStart(13)}  ${fmt(totalFree).padStart(13)}  ` +
+        `${"".padStart(11)}  ${"".padStart(5)}  ${fmt(bytesPerAgentDay, 1).padStart(11)}`,
     );
     log("");
     const atTarget = n === TARGET_AGENTS && d === TARGET_DAYS;
@@ -532,7 +543,8 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
     if (atTarget)
       log(`target <= ${fmt(TARGET_BYTES)} bytes per agent-day at ${fmt(TARGET_AGENTS)} × ${TARGET_DAYS}: ${targetOk ? "PASS" : "FAIL"}`);
     log(
-      `verification: recompute --verify ${recomputeOk ? "PASS" : "FAIL"}, proofs ${proofsOk ? "PASS" : "FAIL"}; total ${fmt((performance.now() - started) / 1000, 1)} s`,
+      `verification: recompute --verify ${recomputeOk ? "PASS" : "FAIL"}, proofs ${proofsOk ? "PASS" : "FAIL"}; ` +
+        `total ${fmt((performance.now() - started) / 1000, 1)} s`,
     );
     const largest = tables
       .filter((t) => t.counted)
@@ -540,7 +552,11 @@ export async function runStorageBench(argv: readonly string[], log: (line: strin
       .map((t) => `${t.name} ${fmt(t.bytes / agentDays)}`)
       .join(", ");
     const retention = await checkinsKept(admin, tables);
-    const summary = `storage: ${Math.round(bytesPerAgentDay)} bytes per agent-day (${n} agents × ${d} days, ${tables.filter((t) => t.counted).length} tables counted; largest ${largest}; heap free space ${fmt(totalFree / agentDays)} of it; ${retention}; verified ${verdict.checked ?? 0} scores and ${proofCheck.proofs} proofs${recomputeOk && proofsOk ? "" : ": VERIFICATION FAILED"})`;
+    const summary =
+      `storage: ${Math.round(bytesPerAgentDay)} bytes per agent-day ` +
+      `(${n} agents × ${d} days, ${tables.filter((t) => t.counted).length} tables counted; largest ${largest}; ` +
+      `heap free space ${fmt(totalFree / agentDays)} of it; ${retention}; ` +
+      `verified ${verdict.checked ?? 0} scores and ${proofCheck.proofs} proofs${recomputeOk && proofsOk ? "" : ": VERIFICATION FAILED"})`;
     log(summary);
     return {
       agents: n,

@@ -75,11 +75,14 @@ function request(
   });
 }
 
-const tally = (answers: readonly Answer[]) =>
-  answers.reduce<Record<string, number>>(
-    (t, a) => ({ ...t, [`${a.status} ${a.code ?? ""}`.trim()]: (t[`${a.status} ${a.code ?? ""}`.trim()] ?? 0) + 1 }),
-    {},
-  );
+const tally = (answers: readonly Answer[]) => {
+  const counts: Record<string, number> = {};
+  for (const a of answers) {
+    const key = `${a.status} ${a.code ?? ""}`.trim();
+    counts[key] = (counts[key] ?? 0) + 1;
+  }
+  return counts;
+};
 
 for (const { name, create } of TEST_STORES) {
   describe(`an agent's budget is spent only by the agent (issue #33, finding 1) on ${name}`, function () {

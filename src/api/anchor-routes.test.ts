@@ -178,10 +178,12 @@ describe("the routes of score proofs and ERC-8004 identities' agents (PGlite)", 
     const noTree = await get(`/v1/scores/${daily.id}/proof`);
     expect([noTree.status, noTree.body.error.code]).to.deep.equal([404, "proof_not_ready"]);
     expect(noTree.body.error.message).to.equal(
-      `score ${daily.id}'s day (2026-11-04) has no tree yet: the tree is built right after that day's daily recompute (from 2026-11-04T00:00:00Z), then its root is anchored; ${expected}`,
+      `score ${daily.id}'s day (2026-11-04) has no tree yet: ` +
+        `the tree is built right after that day's daily recompute (from 2026-11-04T00:00:00Z), then its root is anchored; ${expected}`,
     );
     expect(await latest(newcomer)).to.equal(
-      `agent ${newcomer}'s latest daily score's day (2026-11-04) has no tree yet: the tree is built right after that day's daily recompute (from 2026-11-04T00:00:00Z), then its root is anchored; ${expected}`,
+      `agent ${newcomer}'s latest daily score's day (2026-11-04) has no tree yet: ` +
+        `the tree is built right after that day's daily recompute (from 2026-11-04T00:00:00Z), then its root is anchored; ${expected}`,
     );
     // The tree built, its root not mined.
     const built = await server.anchoring.buildDay("2026-11-04");

@@ -185,7 +185,8 @@ export function anchorRoutes(anchoring: Pick<Anchoring, "proofOf" | "latestProof
       responses: {
         200: { description: "ok", schema: proofResponse, example: examples.scoreProof },
         404: e(
-          "score_not_found, score_not_daily (only daily scores are anchored) or proof_not_ready (the day's root is not anchored yet: no proof is served against a root that is not on chain)",
+          "score_not_found, score_not_daily (only daily scores are anchored) or proof_not_ready " +
+            "(the day's root is not anchored yet: no proof is served against a root that is not on chain)",
         ),
       },
     }).handle(async ({ params }) => ({ status: 200, body: proofJson(await anchoring.proofOf(params.id)) })),
@@ -211,7 +212,8 @@ export function anchorRoutes(anchoring: Pick<Anchoring, "proofOf" | "latestProof
       tag: "scores",
       auth: "none",
       summary:
-        "The Vrai agent that holds ERC-8004 identity tokenId of registry on chainId now (by an active erc8004 proof, V6), its latest score and the link to its proof.",
+        "The Vrai agent that holds ERC-8004 identity tokenId of registry on chainId now (by an active erc8004 proof, V6), " +
+        "its latest score and the link to its proof.",
       params: erc8004Params,
       responses: {
         200: { description: "ok", schema: holderResponse, example: examples.erc8004Holder },

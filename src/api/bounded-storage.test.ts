@@ -303,62 +303,66 @@ for (const { name, create } of TEST_STORES) {
         }
       });
 
-      it("refuses a cursor of another list whose keys have the same shape (an instant and an id): an agent's penalties, its proofs, the declared windows, another agent's penalties (issue #33)", async () => {
-        const owner = await newOwner();
-        const [agentId, otherId] = await claimAgents(owner.ownerId, 2);
-        for (let i = 0; i < 2; i++) {
-          clock.set(T0 + 10 * 86400 + i);
-          for (const agent of [agentId, otherId]) {
-            expect(
-              (
-                await call("POST", "/v1/operator/penalties", OPERATOR_TOKEN, {
-                  agentId: agent,
-                  code: "rule_violation",
-                  points: 10,
-                  days: 30,
-                  reason: `same shape ${i}`,
-                })
-              ).status,
-            ).to.equal(201);
+      it(
+        "refuses a cursor of another list whose keys have the same shape (an instant and an id): " +
+          "an agent's penalties, its proofs, the declared windows, another agent's penalties (issue #33)",
+        async () => {
+          const owner = await newOwner();
+          const [agentId, otherId] = await claimAgents(owner.ownerId, 2);
+          for (let i = 0; i < 2; i++) {
+            clock.set(T0 + 10 * 86400 + i);
+            for (const agent of [agentId, otherId]) {
+              expect(
+                (
+                  await call("POST", "/v1/operator/penalties", OPERATOR_TOKEN, {
+                    agentId: agent,
+                    code: "rule_violation",
+                    points: 10,
+                    days: 30,
+                    reason: `same shape ${i}`,
+                  })
+                ).status,
+              ).to.equal(201);
+            }
+            await server.service.identity.recordProof({
+              id: `same-shape-${agentId}-${i}`,
+              kind: "github",
+              ownerId: owner.ownerId,
+              agentId: null,
+              subject: `shape${i}`,
+              binding: null,
+              evidence: {},
+            });
+            const declared = await call("POST", "/v1/operator/outages", OPERATOR_TOKEN, {
+              start: new Date((T0 + 10 * 86400 + i) * 1000).toISOString().replace(".000", ""),
+              end: null,
+              reason: `same shape ${i}`,
+            });
+            expect(declared.status, JSON.stringify(declared.json)).to.equal(201);
           }
-          await server.service.identity.recordProof({
-            id: `same-shape-${agentId}-${i}`,
-            kind: "github",
-            ownerId: owner.ownerId,
-            agentId: null,
-            subject: `shape${i}`,
-            binding: null,
-            evidence: {},
-          });
-          const declared = await call("POST", "/v1/operator/outages", OPERATOR_TOKEN, {
-            start: new Date((T0 + 10 * 86400 + i) * 1000).toISOString().replace(".000", ""),
-            end: null,
-            reason: `same shape ${i}`,
-          });
-          expect(declared.status, JSON.stringify(declared.json)).to.equal(201);
-        }
-        const lists = {
-          penalties: `/v1/agents/${agentId}/penalties`,
-          proofs: `/v1/agents/${agentId}/proofs`,
-          outages: "/v1/outages",
-          otherPenalties: `/v1/agents/${otherId}/penalties`,
-        };
-        const cursors: Record<string, string> = {};
-        for (const [name, path] of Object.entries(lists)) {
-          const first = await call("GET", `${path}?limit=1`);
-          expect(first.json.nextCursor, name).to.be.a("string");
-          cursors[name] = first.json.nextCursor;
-          // Its own list takes it.
-          expect((await call("GET", `${path}?limit=1&cursor=${cursors[name]}`)).status, name).to.equal(200);
-        }
-        for (const [from, cursor] of Object.entries(cursors)) {
-          for (const [to, path] of Object.entries(lists)) {
-            if (from === to) continue;
-            const answer = await call("GET", `${path}?limit=1&cursor=${cursor}`);
-            expect([answer.status, answer.json.error?.code], `the ${from} cursor on ${to}`).to.deep.equal([400, "invalid_cursor"]);
+          const lists = {
+            penalties: `/v1/agents/${agentId}/penalties`,
+            proofs: `/v1/agents/${agentId}/proofs`,
+            outages: "/v1/outages",
+            otherPenalties: `/v1/agents/${otherId}/penalties`,
+          };
+          const cursors: Record<string, string> = {};
+          for (const [name, path] of Object.entries(lists)) {
+            const first = await call("GET", `${path}?limit=1`);
+            expect(first.json.nextCursor, name).to.be.a("string");
+            cursors[name] = first.json.nextCursor;
+            // Its own list takes it.
+            expect((await call("GET", `${path}?limit=1&cursor=${cursors[name]}`)).status, name).to.equal(200);
           }
-        }
-      });
+          for (const [from, cursor] of Object.entries(cursors)) {
+            for (const [to, path] of Object.entries(lists)) {
+              if (from === to) continue;
+              const answer = await call("GET", `${path}?limit=1&cursor=${cursor}`);
+              expect([answer.status, answer.json.error?.code], `the ${from} cursor on ${to}`).to.deep.equal([400, "invalid_cursor"]);
+            }
+          }
+        },
+      );
     });
 
     describe("the owner recompute queue", () => {

@@ -127,7 +127,8 @@ export function chainScoreRoutes(deps: { chainScores: ChainScores; accounts: Pic
       tag: "scores",
       auth: "agent",
       summary:
-        "Post legacy self-reported summaries (A1 records, source self-reported) for the agent's ERC-8004 identity; used only while it has no on-chain record (A2).",
+        "Post legacy self-reported summaries (A1 records, source self-reported) for the agent's ERC-8004 identity; " +
+        "used only while it has no on-chain record (A2).",
       params: z.object({ id: idSchema }),
       body: z.object({ records: z.array(z.record(z.string(), z.unknown())).min(1).max(MAX_SUMMARIES) }).strict(),
       responses: {

@@ -66,6 +66,12 @@ export type DirectoryQuery = z.output<typeof directoryQuery>;
 const entryResponse = z.object({
   agentId: z.string(),
   name: z.string().nullable(),
+  registeredName: z
+    .string()
+    .nullable()
+    .describe(
+      "the name in the agent's ERC-8004 registration file: self-declared, not verified by Vrai (GET /v1/agents/{id}, selfDeclared)",
+    ),
   scoreType: z.literal("vrai"),
   total: z.number().int(),
   band: z.string(),
@@ -84,6 +90,7 @@ const directoryExample: z.input<typeof directoryResponse> = {
     {
       agentId: "agt_3f9c0d1e2b4a5968",
       name: "research-agent",
+      registeredName: "Research Agent",
       scoreType: "vrai",
       total: 410,
       band: "400-599",
@@ -99,6 +106,7 @@ const directoryExample: z.input<typeof directoryResponse> = {
 const entryJson = (a: DirectoryEntry): z.input<typeof entryResponse> => ({
   agentId: a.agentId,
   name: a.name,
+  registeredName: a.registeredName,
   scoreType: "vrai",
   total: a.total,
   band: a.band,
@@ -125,7 +133,8 @@ export function directoryRoutes(directory: Directory): Route[] {
       auth: "none",
       cors: "public",
       summary:
-        "Claimed agents ranked by the total of their latest Vrai score (V8: active components only), ties by agent id; filter by band and state, search names (any case) or an exact agent id; keyset pages through nextCursor and prevCursor.",
+        "Claimed agents ranked by the total of their latest Vrai score (V8: active components only), ties by agent id; " +
+        "filter by band and state, search names (any case) or an exact agent id; keyset pages through nextCursor and prevCursor.",
       query: directoryQuery,
       responses: {
         200: { description: "one page of the directory", schema: directoryResponse, example: directoryExample },

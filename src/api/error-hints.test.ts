@@ -115,38 +115,45 @@ describe("error messages point to the fix (issue #31)", () => {
     const taken = await prove(b.owner.token, b.agent.agentId);
     expect(taken.json.error.code).to.equal("proof_bound_to_another_agent");
     expect(taken.json.error.message).to.equal(
-      `${domain} is already proven by another agent: it proves one agent at a time (V6), so that agent's owner must remove its proof (DELETE /v1/proofs/{id}) first`,
+      `${domain} is already proven by another agent: it proves one agent at a time (V6), ` +
+        "so that agent's owner must remove its proof (DELETE /v1/proofs/{id}) first",
     );
   });
 
-  it("says which credential was sent where another belongs: agent key for owner token, owner token for agent key, another agent's key, either for an operator token", async () => {
-    const { owner, agent } = await ownerWithAgent();
-    const other = await ownerWithAgent();
-    const asOwner = await send("GET", "/v1/owners/me", { token: agent.agentKey });
-    expect(asOwner.status).to.equal(401);
-    expect(asOwner.error?.message).to.equal(
-      "the owner token is not valid: this is an agent key (va_…); this route takes the owner token (vo_…) that POST /v1/owners returned",
-    );
-    const asAgent = await send("POST", `/v1/agents/${agent.agentId}/checkins`, { token: owner.token, body: {} });
-    expect(asAgent.status).to.equal(401);
-    expect(asAgent.error?.message).to.equal(
-      "the agent key is not valid for this agent: this is an owner token (vo_…); this route takes the agent's key (va_…) that POST /v1/agents returned with its agentId",
-    );
-    const anotherAgent = await send("POST", `/v1/agents/${agent.agentId}/checkins`, { token: other.agent.agentKey, body: {} });
-    expect(anotherAgent.error?.message).to.equal(
-      `the agent key is not valid for this agent: this is the key of agent ${other.agent.agentId}, not of agent ${agent.agentId}`,
-    );
-    const asOperator = await send("GET", "/v1/operator/audit", { token: owner.token });
-    expect(asOperator.status).to.equal(401);
-    expect(asOperator.error?.message).to.match(
-      /^the operator token is not valid: this is an owner token \(vo_…\); this route takes an operator token \(vop_…: OPERATOR_TOKEN, or vrai operator add; vrai dev keeps one in \.\/data\/operator-token\)$/,
-    );
-    const operatorAsOwner = await send("GET", "/v1/owners/me", { token: OPERATOR_TOKEN });
-    expect(operatorAsOwner.error?.message).to.match(/this is an operator token \(vop_…\); this route takes the owner token/);
-    // A credential of the right kind that does not hold says only that: nothing about a secret.
-    const wrong = await send("GET", "/v1/owners/me", { token: `${owner.token}x` });
-    expect(wrong.error).to.deep.equal({ code: "invalid_owner_token", message: "the owner token is not valid" });
-  });
+  it(
+    "says which credential was sent where another belongs: agent key for owner token, owner token for agent key, " +
+      "another agent's key, either for an operator token",
+    async () => {
+      const { owner, agent } = await ownerWithAgent();
+      const other = await ownerWithAgent();
+      const asOwner = await send("GET", "/v1/owners/me", { token: agent.agentKey });
+      expect(asOwner.status).to.equal(401);
+      expect(asOwner.error?.message).to.equal(
+        "the owner token is not valid: this is an agent key (va_…); this route takes the owner token (vo_…) that POST /v1/owners returned",
+      );
+      const asAgent = await send("POST", `/v1/agents/${agent.agentId}/checkins`, { token: owner.token, body: {} });
+      expect(asAgent.status).to.equal(401);
+      expect(asAgent.error?.message).to.equal(
+        "the agent key is not valid for this agent: this is an owner token (vo_…); " +
+          "this route takes the agent's key (va_…) that POST /v1/agents returned with its agentId",
+      );
+      const anotherAgent = await send("POST", `/v1/agents/${agent.agentId}/checkins`, { token: other.agent.agentKey, body: {} });
+      expect(anotherAgent.error?.message).to.equal(
+        `the agent key is not valid for this agent: this is the key of agent ${other.agent.agentId}, not of agent ${agent.agentId}`,
+      );
+      const asOperator = await send("GET", "/v1/operator/audit", { token: owner.token });
+      expect(asOperator.status).to.equal(401);
+      expect(asOperator.error?.message).to.equal(
+        "the operator token is not valid: this is an owner token (vo_…); " +
+          "this route takes an operator token (vop_…: OPERATOR_TOKEN, or vrai operator add; vrai dev keeps one in ./data/operator-token)",
+      );
+      const operatorAsOwner = await send("GET", "/v1/owners/me", { token: OPERATOR_TOKEN });
+      expect(operatorAsOwner.error?.message).to.match(/this is an operator token \(vop_…\); this route takes the owner token/);
+      // A credential of the right kind that does not hold says only that: nothing about a secret.
+      const wrong = await send("GET", "/v1/owners/me", { token: `${owner.token}x` });
+      expect(wrong.error).to.deep.equal({ code: "invalid_owner_token", message: "the owner token is not valid" });
+    },
+  );
 
   it("answers a known path asked with another method 405 with Allow, and names /v1 for an API path asked without it", async () => {
     const { agent } = await ownerWithAgent();

@@ -14,6 +14,7 @@ import {
 } from "../chain/score-tree";
 import { buildScoreInputs, deriveScores, scoreFromInputs, toRfc3339, type ProofRecord } from "../method";
 import type { PenaltyRow, ScoreRow } from "../service/ports";
+import { SELF_DECLARED_NOTE } from "../service/registration-files";
 
 const DAY_S = 86_400;
 /** 2026-11-02T10:00:00Z, the example's "now". */
@@ -31,6 +32,27 @@ export const claim = {
   claimId: 1,
   claimedAt: toRfc3339(CLAIMED_AT),
 };
+
+/** An agent with what it says of itself in its ERC-8004 registration file (issue #27). */
+export const agent = {
+  agentId,
+  name: "research-agent",
+  claimedAt: toRfc3339(CLAIMED_AT),
+  links: { page: `/agents/${agentId}`, score: `/v1/agents/${agentId}/score`, proofs: `/v1/agents/${agentId}/proofs` },
+  selfDeclared: {
+    source: "erc8004-registration-file",
+    note: SELF_DECLARED_NOTE,
+    identity: "8453:0x8004a169fb4a3325136eb29fa0ceb6d2e539a432:42",
+    uri: "https://agent.example.org/registration.json",
+    readAt: toRfc3339(AT),
+    status: "read",
+    reason: null,
+    name: "Research Agent",
+    description: "Finds and summarises papers.",
+    image: "https://agent.example.org/logo.png",
+    services: [{ name: "A2A", endpoint: "https://agent.example.org/.well-known/agent-card.json", version: "0.3.0" }],
+  },
+} satisfies { selfDeclared: { source: "erc8004-registration-file"; status: "read"; [field: string]: unknown }; [field: string]: unknown };
 
 export const checkin = {
   agentId,

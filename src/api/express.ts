@@ -42,7 +42,10 @@ export type HttpAppOptions = {
   metrics: ApiMetrics;
   logger: Logger;
   version?: string;
-  /** Check every answer against its route's declaration, a mismatch answered as a 500 (src/api/reply-check.ts): the test suite's setting; off by default, it costs CPU on every reply. */
+  /**
+   * Check every answer against its route's declaration, a mismatch answered as a 500 (src/api/reply-check.ts): the test suite's setting;
+   * off by default, it costs CPU on every reply.
+   */
   checkReplies?: boolean;
 };
 
@@ -263,8 +266,10 @@ export function createMetricsApp(options: {
 function everyAnswer(req: Request, res: Response, next: (error?: unknown) => void): void {
   res.set("X-Content-Type-Options", "nosniff");
   // Node keeps the first of two Authorization headers and drops the other: which one was meant is unknowable.
-  if (authorizationHeaders(req.rawHeaders) > 1)
-    return next(new InvalidInputError("duplicate_authorization", "send one Authorization header, not several"));
+  if (authorizationHeaders(req.rawHeaders) > 1) {
+    next(new InvalidInputError("duplicate_authorization", "send one Authorization header, not several"));
+    return;
+  }
   next();
 }
 

@@ -236,7 +236,9 @@ for (const { name, create } of TEST_STORES) {
         const agents = await count("SELECT id FROM agents");
         const body = '{"name":"twice"}';
         const request = (authorizations: string[]) =>
-          `POST /v1/agents HTTP/1.1\r\nHost: 127.0.0.1\r\n${authorizations.map((a) => `Authorization: ${a}\r\n`).join("")}Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`;
+          "POST /v1/agents HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
+          authorizations.map((a) => `Authorization: ${a}\r\n`).join("") +
+          `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`;
         expect(await rawStatus(server.url, request([`Bearer ${owner.token}`, "Bearer vo_other.x"]))).to.equal(400);
         expect(await rawStatus(server.url, request(["Bearer vo_other.x", `Bearer ${owner.token}`]))).to.equal(400);
         expect(await count("SELECT id FROM agents")).to.equal(agents);

@@ -33,6 +33,7 @@ describe("a check-in whose Idempotency-Key is still in flight", () => {
       store,
       latestScores: { latestScoreSummary: async () => ({ agentExists: false, score: null }) },
       clock: service.clock,
+      registrations: { ofAgent: async () => null },
     });
     const app = createHttpApp({
       // The memory store keeps no pages of declared windows: this test declares none and reads none.

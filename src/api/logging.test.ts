@@ -13,7 +13,12 @@ describe("structured logs", () => {
 
   before(async () => {
     testDb = await createTestPgliteDb();
-    const sink = new Writable({ write: (chunk, _enc, done) => ((lines += chunk.toString()), done()) });
+    const sink = new Writable({
+      write: (chunk, _enc, done) => {
+        lines += chunk.toString();
+        return done();
+      },
+    });
     server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR_TOKEN, logger: pino({ level: "trace" }, sink) });
   });
   after(async () => {

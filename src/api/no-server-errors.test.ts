@@ -380,7 +380,7 @@ describe("no input reaches a 5xx: random requests to every route and page on pgl
     await fc.assert(
       fc.asyncProperty(request, async ({ op, params, query, headers, body, credential }) => {
         let path = op.path;
-        op.params.forEach((name, i) => (path = path.replace(`{${name}}`, params[i])));
+        for (const [i, name] of op.params.entries()) path = path.replace(`{${name}}`, params[i]);
         if (query.length > 0) path += `?${query.map(([k, v]) => `${k}=${v}`).join("&")}`;
         const sentHeaders: Record<string, string> = Object.fromEntries(op.headers.map((name, i) => [name, headers[i]]));
         if (credential) sentHeaders.authorization = `Bearer ${credential}`;

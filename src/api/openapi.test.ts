@@ -120,6 +120,9 @@ export async function readEverything(baseUrl: string, ids: { agentId: string; sc
   answer("listPenalties", await client.GET("/v1/agents/{id}/penalties", { params: id }));
   answer("listProofs", await client.GET("/v1/agents/{id}/proofs", { params: id }));
   answer("listAgents", await client.GET("/v1/agents", { params: { query: { limit: 10 } } }));
+  const agent = await client.GET("/v1/agents/{id}", { params: id });
+  const declaredStatus: "read" | "refused" | "unread" | undefined = agent.data?.selfDeclared?.status;
+  answer("getAgent", agent);
   const derived = await client.GET("/v1/agents/{id}/derived-score", { params: id });
   const flags: string[] | undefined = derived.data?.result.flags;
   answer("getAgentDerivedScore", derived);
@@ -134,7 +137,7 @@ export async function readEverything(baseUrl: string, ids: { agentId: string; sc
   const missing = await client.GET("/v1/agents/{id}/score", { params: { path: { id: "agt_nobody" } } });
   const code: string | undefined = missing.error?.error.code;
   answer("getLatestScore (unknown agent)", missing);
-  void [total, band, trigger, claimedAt, flags, status, code, tokenId];
+  void [total, band, trigger, claimedAt, flags, status, code, tokenId, declaredStatus];
   return answers;
 }
 `;
@@ -168,7 +171,7 @@ describe("the OpenAPI document", () => {
 
   it("names every operation uniquely and gives every answer with a body a schema", () => {
     const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
-    expect(operations).to.have.length(44);
+    expect(operations).to.have.length(45);
     const ids = operations.map((o) => o.operationId);
     expect(
       ids.every((id) => typeof id === "string" && /^[a-z][A-Za-z]+$/.test(id)),
@@ -322,6 +325,8 @@ describe("the OpenAPI document", () => {
     expect(body("listPenalties").penalties[0]).to.include({ code: "rate_abuse", addedBy: "alice" });
     expect(body("listProofs").proofs[0]).to.include({ kind: "erc8004", subject: IDENTITY });
     expect(body("listAgents").agents.map((a: { agentId: string }) => a.agentId)).to.deep.equal([seeded.agentId]);
+    // Its ERC-8004 proof was stored without a reading of its registration file: nothing self-declared to show.
+    expect(body("getAgent")).to.deep.include({ agentId: seeded.agentId, selfDeclared: null });
     expect(body("getAgentDerivedScore")).to.deep.include({ executor: EXECUTOR, source: "self-reported", recordCount: 2 });
     expect(body("getExecutorDerivedScore").records).to.have.length(1);
     expect(body("getAgentNetworkScore")).to.include({ executor: EXECUTOR, tenths: 0 });

@@ -88,7 +88,8 @@ export function openApiDocument(routes: readonly Route[], info: { version: strin
   for (const r of routes) {
     const path = r.path.replace(/:([A-Za-z]+)/g, "{$1}");
     const body = r.body && { schema: jsonSchema(r.body), ...checkedExample(`${r.operationId}'s body`, r.body, r.bodyExample) };
-    (paths[path] ??= {})[r.method] = {
+    paths[path] ??= {};
+    paths[path][r.method] = {
       operationId: r.operationId,
       summary: r.summary,
       tags: [r.tag],
@@ -107,7 +108,9 @@ export function openApiDocument(routes: readonly Route[], info: { version: strin
       title: "Vrai API",
       version: info.version,
       description:
-        "Vrai scores AI agents from evidence it can verify. Every score carries its scoreType (vrai, sdk-derived, platform-network); they are never mixed. Errors are always { error: { code, message } }.",
+        "Vrai scores AI agents from evidence it can verify. " +
+        "Every score carries its scoreType (vrai, sdk-derived, platform-network); they are never mixed. " +
+        "Errors are always { error: { code, message } }.",
       license: { name: "MIT", identifier: "MIT" },
     },
     // Relative: the server that serves this document at /v1/openapi.json.

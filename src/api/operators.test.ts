@@ -42,7 +42,12 @@ for (const { name, create } of TEST_STORES) {
 
     before(async () => {
       testDb = await create();
-      const sink = new Writable({ write: (chunk, _encoding, done) => ((logs += chunk.toString()), done()) });
+      const sink = new Writable({
+        write: (chunk, _encoding, done) => {
+          logs += chunk.toString();
+          return done();
+        },
+      });
       server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR_TOKEN, clock, logger: pino({ level: "trace" }, sink) });
       for (const operator of ["alice", "bob", "carol"]) tokens[operator] = (await server.operators.add(operator)).token;
     });

@@ -6,9 +6,9 @@
 import { z } from "zod";
 import { PROOF_KINDS, toRfc3339 } from "../method";
 import type { Identity } from "../service/identity";
-import type { ProofChecks } from "../service/proof-checks";
+import type { IssuedChallenge, ProofChecks } from "../service/proof-checks";
 import type { ProofRow } from "../service/ports";
-import { proofTypedData, type Challenge } from "../service/proofs/challenge";
+import { proofTypedData } from "../service/proofs/challenge";
 import { OFFERED_EVIDENCE, OFFERED_PROOF_KINDS, offeredKindsOf, proofKindModule } from "../service/proofs/kinds";
 import type { Reads } from "../service/reads";
 import { pageQuery, ROWS_PAGE } from "./page-query";
@@ -91,7 +91,9 @@ const evidenceSchema = z
     error: (issue) => {
       const byKind = issue.code === "invalid_union" ? issue.errors : [];
       let closest = 0;
-      byKind.forEach((issues, i) => void (issues.length < byKind[closest].length && (closest = i)));
+      byKind.forEach((issues, i) => {
+        if (issues.length < byKind[closest].length) closest = i;
+      });
       const first = byKind[closest]?.[0];
       return first === undefined
         ? "not the evidence of any proof kind"
@@ -101,7 +103,7 @@ const evidenceSchema = z
   .describe("the evidence of the challenge's kind (the challenge's instructions.evidence shows its fields)");
 
 /** The answer to a new challenge: the challenge, what to do with it, and its typed data when it is signed. */
-function challengeJson(c: Challenge): z.input<typeof challengeResponse> {
+function challengeJson(c: IssuedChallenge): z.input<typeof challengeResponse> {
   const module = proofKindModule(c.kind);
   return {
     id: c.id,
@@ -111,7 +113,7 @@ function challengeJson(c: Challenge): z.input<typeof challengeResponse> {
     token: c.token,
     message: c.message,
     expiresAt: toRfc3339(c.expiresAt),
-    instructions: module.instructions(c),
+    instructions: module.instructions(c, c.context),
     ...(module.signed ? { typedData: typedDataJson(proofTypedData(c)) } : {}),
   };
 }
@@ -147,8 +149,11 @@ export function proofRoutes(deps: { proofs: ProofChecks; identity: Identity; rea
       tag: "proofs",
       auth: "owner",
       summary:
-        `Issue a challenge (single use, expires in 1 h) to prove an identity (V6): ${OFFERED_PROOF_KINDS.map((k) => `${k}, ${proofKindModule(k).summary}`).join("; ")}. ` +
-        `A proof of one agent (${kindsBelongingTo("agent")}) names a claimed agent in agentId and is taken only from the owner of its latest claim; an owner-level proof (${kindsBelongingTo("owner")}) names none. ` +
+        "Issue a challenge (single use, expires in 1 h) to prove an identity (V6): " +
+        `${OFFERED_PROOF_KINDS.map((k) => `${k}, ${proofKindModule(k).summary}`).join("; ")}. ` +
+        `A proof of one agent (${kindsBelongingTo("agent")}) names a claimed agent in agentId ` +
+        "and is taken only from the owner of its latest claim; " +
+        `an owner-level proof (${kindsBelongingTo("owner")}) names none. ` +
         "The answer says exactly what to publish where, or what to sign.",
       body: z.object({ kind: offeredKind, subject: z.string().min(1).max(300), agentId: idSchema.optional() }).strict(),
       bodyExample: { kind: "domain", subject: "agent.example.org", agentId: "agt_3f9c0d1e2b4a5968" },
@@ -168,7 +173,9 @@ export function proofRoutes(deps: { proofs: ProofChecks; identity: Identity; rea
       auth: "owner",
       summary:
         "Answer a challenge with evidence; the proof is verified against its real source and recorded. " +
-        `The score of a proof of one agent (${kindsBelongingTo("agent")}) is recomputed at once; an owner-level proof (${kindsBelongingTo("owner")}) counts for every agent of the owner, which are recomputed in the background, moments later.`,
+        `The score of a proof of one agent (${kindsBelongingTo("agent")}) is recomputed at once; ` +
+        `an owner-level proof (${kindsBelongingTo("owner")}) counts for every agent of the owner, ` +
+        "which are recomputed in the background, moments later.",
       body: z.object({ challengeId: z.string().min(1).max(64), evidence: evidenceSchema }).strict(),
       responses: {
         201: { description: "verified and recorded", schema: proofResponse },
@@ -177,7 +184,8 @@ export function proofRoutes(deps: { proofs: ProofChecks; identity: Identity; rea
         404: e("no such challenge"),
         409: e(
           "proof_challenge_used: the challenge was already used; proof_already_proven: this agent (or owner) holds the subject already; " +
-            `proof_bound_to_another_agent (${kindsBelongingTo("agent")}) or proof_bound_to_another_owner (${kindsBelongingTo("owner")}): another one holds it (V6)`,
+            `proof_bound_to_another_agent (${kindsBelongingTo("agent")}) or ` +
+            `proof_bound_to_another_owner (${kindsBelongingTo("owner")}): another one holds it (V6)`,
         ),
         422: e(
           "the evidence does not prove the subject, or its source is not at a public address (proof_forbidden_address: nothing was connected to)",

@@ -49,8 +49,11 @@ async function send(
 }
 
 const statuses = (answers: readonly Answer[]) => answers.map((a) => a.status);
-const tally = (answers: readonly Answer[]) =>
-  answers.reduce<Record<number, number>>((t, a) => ({ ...t, [a.status]: (t[a.status] ?? 0) + 1 }), {});
+const tally = (answers: readonly Answer[]) => {
+  const counts: Record<number, number> = {};
+  for (const a of answers) counts[a.status] = (counts[a.status] ?? 0) + 1;
+  return counts;
+};
 
 describe("rate limits", () => {
   let testDb: TestDb;
@@ -104,6 +107,7 @@ describe("rate limits", () => {
         store,
         latestScores: { latestScoreSummary: async () => ({ agentExists: false, score: null }) },
         clock: service.clock,
+        registrations: { ofAgent: async () => null },
       });
       const lookups = { owner: 0 };
       const app = createHttpApp({

@@ -88,38 +88,42 @@ for (const { name, create } of TEST_STORES) {
       await testDb.drop();
     });
 
-    it("serves a score the service wrote as soon as it commits, read through once and then from memory, and the new one as soon as a penalty changes it", async () => {
-      const server = await start(testDb);
-      try {
-        const agentId = await claim(server);
-        const before = server.scoreCache!.stats();
-        const first = await latest(server, agentId);
-        expect(first.body).to.include({ id: (await storedLatest(testDb, agentId)).id, total: 200 });
-        expect(server.scoreCache!.stats()).to.include({ hits: before.hits, misses: before.misses + 1 });
-        expect((await latest(server, agentId)).body).to.deep.equal(first.body);
-        expect(server.scoreCache!.stats()).to.include({ hits: before.hits + 1, misses: before.misses + 1 });
+    it(
+      "serves a score the service wrote as soon as it commits, read through once and then from memory, " +
+        "and the new one as soon as a penalty changes it",
+      async () => {
+        const server = await start(testDb);
+        try {
+          const agentId = await claim(server);
+          const before = server.scoreCache!.stats();
+          const first = await latest(server, agentId);
+          expect(first.body).to.include({ id: (await storedLatest(testDb, agentId)).id, total: 200 });
+          expect(server.scoreCache!.stats()).to.include({ hits: before.hits, misses: before.misses + 1 });
+          expect((await latest(server, agentId)).body).to.deep.equal(first.body);
+          expect(server.scoreCache!.stats()).to.include({ hits: before.hits + 1, misses: before.misses + 1 });
 
-        const penalty = await fetch(`${server.url}/v1/operator/penalties`, {
-          method: "POST",
-          headers: { "content-type": "application/json", authorization: `Bearer ${OPERATOR}` },
-          body: JSON.stringify({ agentId, code: "rate_abuse", points: 20, days: 30, reason: "test" }),
-        });
-        expect(penalty.status).to.equal(201);
-        const second = await latest(server, agentId);
-        const stored = await storedLatest(testDb, agentId);
-        expect(second.body).to.include({ id: stored.id, total: stored.total });
-        expect(stored.total).to.be.below(200);
-        // The cached result is the one a read of the table gives (computed from the stored inputs, migration 010).
-        const read = await createSqlStore(testDb.db).read.getScore(stored.id);
-        expect(JSON.stringify(second.body.result)).to.equal(JSON.stringify(read!.result));
-        // The penalty's commit dropped the entry: one read through again, then from memory.
-        expect(server.scoreCache!.stats().misses).to.equal(before.misses + 2);
-        expect((await latest(server, agentId)).body).to.deep.equal(second.body);
-        expect(server.scoreCache!.stats().misses).to.equal(before.misses + 2);
-      } finally {
-        await server.close();
-      }
-    });
+          const penalty = await fetch(`${server.url}/v1/operator/penalties`, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer ${OPERATOR}` },
+            body: JSON.stringify({ agentId, code: "rate_abuse", points: 20, days: 30, reason: "test" }),
+          });
+          expect(penalty.status).to.equal(201);
+          const second = await latest(server, agentId);
+          const stored = await storedLatest(testDb, agentId);
+          expect(second.body).to.include({ id: stored.id, total: stored.total });
+          expect(stored.total).to.be.below(200);
+          // The cached result is the one a read of the table gives (computed from the stored inputs, migration 010).
+          const read = await createSqlStore(testDb.db).read.getScore(stored.id);
+          expect(JSON.stringify(second.body.result)).to.equal(JSON.stringify(read!.result));
+          // The penalty's commit dropped the entry: one read through again, then from memory.
+          expect(server.scoreCache!.stats().misses).to.equal(before.misses + 2);
+          expect((await latest(server, agentId)).body).to.deep.equal(second.body);
+          expect(server.scoreCache!.stats().misses).to.equal(before.misses + 2);
+        } finally {
+          await server.close();
+        }
+      },
+    );
 
     it("fills itself from the database at start, then answers without reading it", async () => {
       const first = await start(testDb);

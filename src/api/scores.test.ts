@@ -86,7 +86,13 @@ for (const { name, create } of TEST_STORES) {
 
     it("looks up the latest scores asked for in one turn of the event loop with one statement", async () => {
       const statements: string[] = [];
-      const counting: Db = { ...testDb.db, query: (sql, params) => (statements.push(sql), testDb.db.query(sql, params)) };
+      const counting: Db = {
+        ...testDb.db,
+        query: (sql, params) => {
+          statements.push(sql);
+          return testDb.db.query(sql, params);
+        },
+      };
       const store = createSqlStore(counting);
       const service = createVraiService({ store, clock: createManualClock(T0), busy: () => false });
       const { ownerId } = await service.accounts.createOwner();

@@ -16,9 +16,11 @@ import type { Accounts, ClaimResult } from "../service/accounts";
 import type { Checkins } from "../service/checkins";
 import { ConflictError } from "../service/errors";
 import type { Operator } from "../service/operator";
-import type { OutageRow, PenaltyRow, ScoreRow, ScoreSummary } from "../service/ports";
+import type { AgentRow, OutageRow, PenaltyRow, ScoreRow, ScoreSummary } from "../service/ports";
 import { kindsInWords, offeredKindsOf } from "../service/proofs/kinds";
+import { shownFields } from "../service/proofs/registration-file";
 import type { Reads, SiteReads } from "../service/reads";
+import { SELF_DECLARED_NOTE, type StoredRegistration } from "../service/registration-files";
 import * as examples from "./examples";
 import { scoreInputsSchema, scoreResultSchema, windowDaySchema } from "./method-schemas";
 import { nextCursorSchema, pageQuery, ROWS_PAGE, SMALL_ROWS_PAGE } from "./page-query";
@@ -84,6 +86,68 @@ const penaltyResponse = z.object({
   addedBy: z.string(),
   revokedBy: z.string().nullable(),
 });
+
+/** What the agent says of itself (issue #27): kept apart from everything Vrai verified, and no part of any score. */
+const selfDeclaredResponse = z
+  .object({
+    source: z.literal("erc8004-registration-file"),
+    note: z.string().describe(`always "${SELF_DECLARED_NOTE}"`),
+    identity: z
+      .string()
+      .describe("the ERC-8004 identity whose agentURI was read (chainId:registry:agentId): that of the agent's erc8004 proof"),
+    uri: z.string().nullable().describe("the agentURI (its tokenURI) as read; null when it could not be read"),
+    readAt: z.string().describe("when it was last read: at the proof, when the registry's URIUpdated names the token, and weekly"),
+    status: z
+      .enum(["read", "refused", "unread"])
+      .describe(
+        "read: the fields below are the file's; refused: it was read and refused (reason); unread: not read (no agentURI, or ipfs:// without a gateway)",
+      ),
+    reason: z.string().nullable().describe("why it was refused or not read; null when read"),
+    name: z.string().nullable(),
+    description: z.string().nullable(),
+    image: z.string().nullable().describe("the image's URL, only when it is https://"),
+    services: z.array(z.object({ name: z.string(), endpoint: z.string(), version: z.string().nullable() })),
+  })
+  .nullable()
+  .describe(
+    "What the agent declares of itself in the registration file of its ERC-8004 identity (its latest active erc8004 proof's): " +
+      "self-declared, not verified by Vrai, and never part of any score; null without such a proof, or before its file is first read",
+  );
+const agentResponse = z.object({
+  agentId: z.string(),
+  name: z.string().nullable().describe("the name its owner gave at its claim"),
+  claimedAt: z.string().describe("its latest claim (V2)"),
+  links: z.object({ page: z.string(), score: z.string(), proofs: z.string() }),
+  selfDeclared: selfDeclaredResponse,
+});
+
+/** The JSON of what an agent says of itself (issue #27): the four fields shown, the image only over https. */
+function selfDeclaredJson(r: StoredRegistration): z.input<typeof selfDeclaredResponse> {
+  const { name, description, image, services } = shownFields(r.file);
+  return {
+    source: "erc8004-registration-file",
+    note: SELF_DECLARED_NOTE,
+    identity: r.subject,
+    uri: r.uri,
+    readAt: toRfc3339(r.readAt),
+    status: r.status,
+    reason: r.reason,
+    name,
+    description,
+    image,
+    services,
+  };
+}
+
+function agentJson(agent: AgentRow, selfDeclared: StoredRegistration | null): z.input<typeof agentResponse> {
+  return {
+    agentId: agent.id,
+    name: agent.name,
+    claimedAt: toRfc3339(agent.claimedAt),
+    links: { page: `/agents/${agent.id}`, score: `/v1/agents/${agent.id}/score`, proofs: `/v1/agents/${agent.id}/proofs` },
+    selfDeclared: selfDeclared === null ? null : selfDeclaredJson(selfDeclared),
+  };
+}
 
 const proofPoints = z.object({ points: z.number().int(), belongsTo: z.enum(["owner", "agent"]), recheckDays: z.number().int().nullable() });
 const methodResponse = z.object({
@@ -263,7 +327,9 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       operationId: "reclaimAgent",
       tag: "claims",
       auth: "owner",
-      summary: `Re-claim your own agent: rotates its key and restarts everything V2 restarts (idempotency keys used before are forgotten). Its ${agentLevelProofs} stay. Another owner's agent is refused.`,
+      summary:
+        "Re-claim your own agent: rotates its key and restarts everything V2 restarts (idempotency keys used before are forgotten). " +
+        `Its ${agentLevelProofs} stay. Another owner's agent is refused.`,
       params: idParams,
       body: z.object({}).strict(),
       responses: {
@@ -287,11 +353,13 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
         400: e("missing or malformed Idempotency-Key"),
         401: e("no valid agent key"),
         409: e(
-          "a request with this key is in flight (checkin_in_flight), or the agent changed under every attempt to count it (checkin_contended): retry with the same key",
+          "a request with this key is in flight (checkin_in_flight), " +
+            "or the agent changed under every attempt to count it (checkin_contended): retry with the same key",
         ),
         429: {
           description:
-            "refused (V3.2): less than 1,200 s since the previous counted check-in (`checkin_refused`, with `retry_after_s`), or rate limited (`rate_limited`); both with Retry-After",
+            "refused (V3.2): less than 1,200 s since the previous counted check-in (`checkin_refused`, with `retry_after_s`), " +
+            "or rate limited (`rate_limited`); both with Retry-After",
           schema: errorSchema.extend({ retry_after_s: z.number().optional() }),
           example: examples.checkinRefused,
         },
@@ -334,6 +402,21 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       } finally {
         if (flying) inFlight.delete(flightKey);
       }
+    }),
+    defineRoute({
+      method: "get",
+      path: "/v1/agents/:id",
+      operationId: "getAgent",
+      tag: "claims",
+      auth: "none",
+      summary:
+        "An agent: its name at its claim, and what it declares of itself in its ERC-8004 registration file (selfDeclared: name, description, " +
+        "https image and services, with the file's URI and when it was read), kept apart from what Vrai verified and never part of a score.",
+      params: idParams,
+      responses: { 200: { description: "ok", schema: agentResponse, example: examples.agent }, 404: e("no such agent") },
+    }).handle(async ({ params }) => {
+      const { agent, selfDeclared } = await reads.agentWithRegistration(params.id);
+      return { status: 200, body: agentJson(agent, selfDeclared) };
     }),
     defineRoute({
       method: "get",
@@ -392,7 +475,8 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
             firstDailyAt: z
               .string()
               .describe(
-                "when the first daily score of the agent's latest claim is computed (V9: the first 00:00 UTC at or after the claim), anchored on chain after it",
+                "when the first daily score of the agent's latest claim is computed (V9: the first 00:00 UTC at or after the claim), " +
+                  "anchored on chain after it",
               ),
             message: z.string().optional().describe("while that first daily score is still to come: when it comes"),
           }),
@@ -404,7 +488,8 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       const { from, to, items, nextCursor, firstDailyAt, firstDailyToCome } = await reads.dailyScores(params.id, query);
       const first = toRfc3339(firstDailyAt);
       const message = firstDailyToCome
-        ? `agent ${params.id} has no daily score yet: the first is computed at ${first} (the first 00:00 UTC after its claim, V9) and anchored on chain after it`
+        ? `agent ${params.id} has no daily score yet: ` +
+          `the first is computed at ${first} (the first 00:00 UTC after its claim, V9) and anchored on chain after it`
         : undefined;
       return {
         status: 200,
@@ -458,7 +543,8 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       tag: "method",
       auth: "none",
       summary:
-        "The method versions with their changes, the identity points (V6) and the declared outage windows (V4.4), newest first: the first page of /v1/outages, whose next page outagesNextCursor names.",
+        "The method versions with their changes, the identity points (V6) and the declared outage windows (V4.4), newest first: " +
+        "the first page of /v1/outages, whose next page outagesNextCursor names.",
       responses: { 200: { description: "ok", schema: methodResponse } },
     }).handle(async () => {
       const { outages, nextCursor } = await deps.site.outagesPage({ limit: ROWS_PAGE.default });
@@ -518,7 +604,9 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       tag: "operator",
       auth: "operator",
       summary:
-        "Close an open outage window by setting its end (V4.1), never before its start. An end before the window's declared_at is judged as a declaration after it ended: rejected when it started more than 48 h before declared_at.",
+        "Close an open outage window by setting its end (V4.1), never before its start. " +
+        "An end before the window's declared_at is judged as a declaration after it ended: " +
+        "rejected when it started more than 48 h before declared_at.",
       params: idParams,
       body: z.object({ end: instantSchema }).strict(),
       responses: {
@@ -582,7 +670,8 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       tag: "scores",
       auth: "none",
       summary:
-        "The penalties of an agent, active or not, with codes, points, durations and the operators who added and revoked them (V7), oldest first, a page at a time (nextCursor).",
+        "The penalties of an agent, active or not, with codes, points, durations and the operators who added and revoked them (V7), " +
+        "oldest first, a page at a time (nextCursor).",
       params: idParams,
       query: z.object(pageQuery(ROWS_PAGE)),
       responses: {
@@ -641,7 +730,11 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       operationId: "transferAgent",
       tag: "operator",
       auth: "operator",
-      summary: `Transfer an agent to an owner: a new claim by that owner (V2), logged. A new owner's claim removes the agent's ${agentLevelProofs} at that instant; a transfer to its own owner is a re-claim and keeps them. Idempotency keys used before are forgotten. Returns the new agent key once.`,
+      summary:
+        "Transfer an agent to an owner: a new claim by that owner (V2), logged. " +
+        `A new owner's claim removes the agent's ${agentLevelProofs} at that instant; ` +
+        "a transfer to its own owner is a re-claim and keeps them. " +
+        "Idempotency keys used before are forgotten. Returns the new agent key once.",
       params: idParams,
       body: z.object({ toOwnerId: idSchema, reason }).strict(),
       responses: { 200: { description: "transferred", schema: claimResponse }, 404: e("no such agent or owner") },

@@ -50,7 +50,15 @@ const AGENT_STATE_SQL = "SELECT id, claim_id, claimed_at, last_arrival, last_nex
 /** A logger whose lines the test reads. */
 function capturedLogger() {
   const lines: Array<Record<string, any>> = [];
-  const logger = pino({ level: "info" }, new Writable({ write: (chunk, _e, done) => (lines.push(JSON.parse(chunk.toString())), done()) }));
+  const logger = pino(
+    { level: "info" },
+    new Writable({
+      write: (chunk, _e, done) => {
+        lines.push(JSON.parse(chunk.toString()));
+        return done();
+      },
+    }),
+  );
   return { logger, lines };
 }
 
@@ -58,34 +66,40 @@ function capturedLogger() {
 for (const { name, create } of TEST_STORES) {
   describe(`check-in day partitions on ${name} (migration 012)`, () => {
     let testDb: TestDb;
-    before(async () => void (testDb = await createMigratedTestDb(create)));
+    before(async () => {
+      testDb = await createMigratedTestDb(create);
+    });
     after(() => testDb.drop());
 
-    it("stores a check-in arriving on a day with no partition yet, answers it as a duplicate, and moves it into its day's partition once created (V3.1)", async () => {
-      const clock = createManualClock(T0);
-      const store = createSqlStore(testDb.db);
-      const service = createVraiService({ store, clock, busy: () => false });
-      const { ownerId } = await service.accounts.createOwner();
-      const { agentId } = await service.accounts.claimNewAgent(ownerId);
-      expect(await partitionDays(testDb.db)).to.deep.equal([]);
-      expect((await service.checkins.checkIn(agentId, "k0", known)).type).to.equal("counted");
-      expect(await rowsOf(testDb.db, "checkins_default")).to.have.length(1);
+    it(
+      "stores a check-in arriving on a day with no partition yet, answers it as a duplicate, " +
+        "and moves it into its day's partition once created (V3.1)",
+      async () => {
+        const clock = createManualClock(T0);
+        const store = createSqlStore(testDb.db);
+        const service = createVraiService({ store, clock, busy: () => false });
+        const { ownerId } = await service.accounts.createOwner();
+        const { agentId } = await service.accounts.claimNewAgent(ownerId);
+        expect(await partitionDays(testDb.db)).to.deep.equal([]);
+        expect((await service.checkins.checkIn(agentId, "k0", known)).type).to.equal("counted");
+        expect(await rowsOf(testDb.db, "checkins_default")).to.have.length(1);
 
-      const retention = createCheckinRetention({
-        partitions: createCheckinPartitions(testDb.db),
-        clock,
-        logger: pino({ level: "silent" }),
-        retentionDays: 3,
-      });
-      const pass = await retention.run(null);
-      expect(pass.created).to.deep.equal(["2026-11-02", "2026-11-03", "2026-11-04"]);
-      expect(await partitionDays(testDb.db)).to.deep.equal(["2026-11-02", "2026-11-03", "2026-11-04"]);
-      expect(await rowsOf(testDb.db, "checkins_default")).to.deep.equal([]);
-      expect((await rowsOf(testDb.db, "checkins_20261102")).map((r) => r.idempotency_key)).to.deep.equal(["k0"]);
-      expect((await service.checkins.checkIn(agentId, "k0", known)).type).to.equal("duplicate");
-      // A second pass finds everything in place.
-      expect(await retention.run(null)).to.deep.equal({ created: [], archived: [], dropped: [], kept: [] });
-    });
+        const retention = createCheckinRetention({
+          partitions: createCheckinPartitions(testDb.db),
+          clock,
+          logger: pino({ level: "silent" }),
+          retentionDays: 3,
+        });
+        const pass = await retention.run(null);
+        expect(pass.created).to.deep.equal(["2026-11-02", "2026-11-03", "2026-11-04"]);
+        expect(await partitionDays(testDb.db)).to.deep.equal(["2026-11-02", "2026-11-03", "2026-11-04"]);
+        expect(await rowsOf(testDb.db, "checkins_default")).to.deep.equal([]);
+        expect((await rowsOf(testDb.db, "checkins_20261102")).map((r) => r.idempotency_key)).to.deep.equal(["k0"]);
+        expect((await service.checkins.checkIn(agentId, "k0", known)).type).to.equal("duplicate");
+        // A second pass finds everything in place.
+        expect(await retention.run(null)).to.deep.equal({ created: [], archived: [], dropped: [], kept: [] });
+      },
+    );
 
     it("drops a day past the window once it is scored, and forgets its keys (V3.1)", async () => {
       const clock = createManualClock(Date.UTC(2026, 10, 6, 12) / 1000);
@@ -318,7 +332,9 @@ describe("check-in retention on PostgreSQL (CHECKIN_RETENTION_DAYS, CHECKIN_ARCH
 
 describe("migration 012 on check-ins stored before it", () => {
   let testDb: TestDb;
-  before(async () => void (testDb = await createTestPgDb()));
+  before(async () => {
+    testDb = await createTestPgDb();
+  });
   after(() => testDb.drop());
 
   it("moves every check-in into its day's partition, drops the id, and answers their keys as duplicates (V3.1)", async () => {

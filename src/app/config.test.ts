@@ -62,12 +62,22 @@ describe("serve configuration", () => {
     expect(() => parseServeConfig({ OPERATOR_TOKEN, METRICS_TOKEN: "short" })).to.throw(/METRICS_TOKEN: /);
   });
 
+  it("reads ipfs:// registration files only through ERC8004_IPFS_GATEWAY, unset by default (issue #27)", () => {
+    expect(parseServeConfig({ OPERATOR_TOKEN }).ERC8004_IPFS_GATEWAY).to.equal(undefined);
+    expect(parseServeConfig({ OPERATOR_TOKEN, ERC8004_IPFS_GATEWAY: "https://ipfs.io/ipfs/" }).ERC8004_IPFS_GATEWAY).to.equal(
+      "https://ipfs.io/ipfs/",
+    );
+    expect(() => parseServeConfig({ OPERATOR_TOKEN, ERC8004_IPFS_GATEWAY: "ipfs://gateway" })).to.throw(
+      /^invalid configuration: ERC8004_IPFS_GATEWAY: /,
+    );
+  });
+
   it("lists every variable in .env.example", () => {
     const listed = new Set(
       fs
         .readFileSync(path.join(PROJECT_ROOT, ".env.example"), "utf8")
         .split("\n")
-        .map((line) => /^([A-Z_]+)=/.exec(line)?.[1]),
+        .map((line) => /^([A-Z][A-Z0-9_]*)=/.exec(line)?.[1]),
     );
     for (const variable of Object.keys(serveConfigSchema.shape)) expect(listed.has(variable), variable).to.equal(true);
   });

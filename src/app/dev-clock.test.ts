@@ -98,7 +98,9 @@ describe("the development clock of vrai dev (issue #31)", () => {
       // Where no daily score exists yet, the answer says when the first comes.
       expect(history).to.include({
         firstDailyAt: "2026-11-03T00:00:00Z",
-        message: `agent ${agent.agentId} has no daily score yet: the first is computed at 2026-11-03T00:00:00Z (the first 00:00 UTC after its claim, V9) and anchored on chain after it`,
+        message:
+          `agent ${agent.agentId} has no daily score yet: ` +
+          "the first is computed at 2026-11-03T00:00:00Z (the first 00:00 UTC after its claim, V9) and anchored on chain after it",
       });
       firstAgent = agent.agentId;
     });

@@ -191,7 +191,9 @@ describe("PostgreSQL failover under a check-in load (pg_auto_failover)", functio
     const lastFailure = failed[failed.length - 1].at;
     const backAt = attempts.find((a) => a.status === 201 && a.at > lastFailure)?.at ?? lastFailure;
     console.log(
-      `      time without service: ${((backAt - firstFailure) / 1000).toFixed(1)} s (first 503 ${((firstFailure - killedAt!) / 1000).toFixed(1)} s after the kill; ${failed.length} requests answered 503; ${[...acknowledged.values()].filter((a) => a.replayed).length} check-ins acknowledged as replays)`,
+      `      time without service: ${((backAt - firstFailure) / 1000).toFixed(1)} s ` +
+        `(first 503 ${((firstFailure - killedAt!) / 1000).toFixed(1)} s after the kill; ${failed.length} requests answered 503; ` +
+        `${[...acknowledged.values()].filter((a) => a.replayed).length} check-ins acknowledged as replays)`,
     );
 
     // On the new primary: every acknowledged check-in, each once.

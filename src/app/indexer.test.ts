@@ -85,8 +85,12 @@ describe("the indexer process (vrai indexer)", function () {
     });
     children.push(child);
     let output = "";
-    child.stdout?.on("data", (c: Buffer) => void (output += c.toString()));
-    child.stderr?.on("data", (c: Buffer) => void (output += c.toString()));
+    child.stdout?.on("data", (c: Buffer) => {
+      output += c.toString();
+    });
+    child.stderr?.on("data", (c: Buffer) => {
+      output += c.toString();
+    });
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     return { child, output: () => output, exited };
   }

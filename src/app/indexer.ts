@@ -19,10 +19,12 @@ import { createDerivedScores } from "../service/derived-scores";
 import { createNetworkScores } from "../service/network-scores";
 import { createProofChecks, type ProofChecks } from "../service/proof-checks";
 import { createProofVerifier } from "../service/proofs/verifiers";
+import { createRegistrationFiles, type RegistrationFiles } from "../service/registration-files";
 import { createChainStore } from "../store/chain-store";
 import { createPgDb, type Db } from "../store/db";
 import { isDatabaseUnavailable } from "../store/errors";
 import { migrate } from "../store/migrate";
+import { createRegistrationFileRepository } from "../store/registration-files";
 import { createSqlStore } from "../store/sql-store";
 import type { IndexerConfig } from "./config";
 
@@ -45,6 +47,8 @@ export type IndexerOptions = {
   logger: Logger;
   /** Where a moved ERC-8004 identity's proof is re-checked. */
   proofs: Pick<ProofChecks, "recheckErc8004">;
+  /** Where an ERC-8004 identity's registration file is read again when its agentURI changes (issue #27). */
+  registrations: Pick<RegistrationFiles, "refreshIdentity">;
   pollIntervalMs?: number;
   /** Largest `eth_getLogs` range. */
   maxRange?: number;
@@ -77,7 +81,8 @@ export function followedDeployment(deploymentFile: string, chainId: number): Fol
   if (deployment.chainId !== chainId) {
     throw new InvalidInputError(
       "invalid_configuration",
-      `invalid configuration: DEPLOYMENT: ${deploymentFile} is for chain ${deployment.chainId}, the RPC at RPC_URL serves chain ${chainId}: set DEPLOYMENT to that chain's file, or RPC_URL to chain ${deployment.chainId}`,
+      `invalid configuration: DEPLOYMENT: ${deploymentFile} is for chain ${deployment.chainId}, ` +
+        `the RPC at RPC_URL serves chain ${chainId}: set DEPLOYMENT to that chain's file, or RPC_URL to chain ${deployment.chainId}`,
     );
   }
   return deployment;
@@ -102,6 +107,7 @@ export async function startIndexerAlongside(options: IndexerOptions): Promise<In
     pollIntervalMs: options.pollIntervalMs ?? 1000,
     ...(options.maxRange === undefined ? {} : { range: { initial: Math.min(1_000, options.maxRange), max: options.maxRange } }),
     onIdentityTransfer: (id, registry, agentId) => options.proofs.recheckErc8004(id, registry, agentId),
+    onIdentityUriUpdated: (id, registry, agentId) => options.registrations.refreshIdentity(id, registry, agentId),
   });
   /** One turn: waits for the lock, then indexes until stopped ("stopped") or until the lock or the database is lost ("lost"). */
   const turn = async (): Promise<"stopped" | "lost"> => {
@@ -168,13 +174,18 @@ export async function runIndexer(config: IndexerConfig, logger: Logger): Promise
     await migrate(db);
     const store = createSqlStore(db);
     const service = createVraiService({ store, clock: systemClock, busy: () => false });
-    const proofs = createProofChecks({
-      store,
-      clock: systemClock,
-      identity: service.identity,
-      logger,
-      verifier: createProofVerifier({ now: () => systemClock.now(), publicClientFor: (id) => (id === chainId ? publicClient : undefined) }),
+    const verifier = createProofVerifier({
+      now: () => systemClock.now(),
+      publicClientFor: (id) => (id === chainId ? publicClient : undefined),
     });
+    const registrations = createRegistrationFiles({
+      files: createRegistrationFileRepository(db),
+      proofs: store.read,
+      read: verifier.readRegistrationFile,
+      clock: systemClock,
+      logger,
+    });
+    const proofs = createProofChecks({ store, clock: systemClock, identity: service.identity, logger, verifier, registrations });
     const indexer = await startIndexerAlongside({
       db,
       databaseUrl: config.DATABASE_URL,
@@ -183,6 +194,7 @@ export async function runIndexer(config: IndexerConfig, logger: Logger): Promise
       confirmations: config.CONFIRMATIONS,
       logger,
       proofs,
+      registrations,
       pollIntervalMs: config.POLL_INTERVAL_MS,
       maxRange: config.INDEXER_MAX_RANGE,
     });

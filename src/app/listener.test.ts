@@ -57,27 +57,31 @@ describe("the HTTP listener's bounds (finding 3)", () => {
     expect(DEFAULT_SERVER_LIMITS).to.include({ firstByteTimeoutMs: 3_000, maxConnections: 800, maxConnectionsPerAddress: 64 });
   });
 
-  it("answers a request Node's parser refuses (NUL in a header, a malformed line) with the JSON error shape, and runs no handler (issue #15, finding 4)", async () => {
-    let handled = 0;
-    listener = await listen(
-      (_req, res) => {
-        handled++;
-        res.end("ok");
-      },
-      { host: "127.0.0.1", port: 0, limits: DEFAULT_SERVER_LIMITS },
-    );
-    for (const request of ["GET / HTTP/1.1\r\nHost: x\r\nIdempotency-Key: a\u0000b\r\n\r\n", "GET / HTTP/1.1 junk\r\n\r\n"]) {
-      const socket = await connect(listener);
-      const answer = untilClosed(socket, 5_000);
-      socket.write(request);
-      const text = (await answer) ?? "";
-      const [head, body] = text.split("\r\n\r\n");
-      expect(head).to.match(/^HTTP\/1\.1 400 Bad Request\r\n/);
-      expect(head).to.include("Content-Type: application/json").and.include("X-Content-Type-Options: nosniff");
-      expect(JSON.parse(body)).to.have.nested.property("error.code", "malformed_request");
-    }
-    expect(handled).to.equal(0);
-  });
+  it(
+    "answers a request Node's parser refuses (NUL in a header, a malformed line) with the JSON error shape, " +
+      "and runs no handler (issue #15, finding 4)",
+    async () => {
+      let handled = 0;
+      listener = await listen(
+        (_req, res) => {
+          handled++;
+          res.end("ok");
+        },
+        { host: "127.0.0.1", port: 0, limits: DEFAULT_SERVER_LIMITS },
+      );
+      for (const request of ["GET / HTTP/1.1\r\nHost: x\r\nIdempotency-Key: a\u0000b\r\n\r\n", "GET / HTTP/1.1 junk\r\n\r\n"]) {
+        const socket = await connect(listener);
+        const answer = untilClosed(socket, 5_000);
+        socket.write(request);
+        const text = (await answer) ?? "";
+        const [head, body] = text.split("\r\n\r\n");
+        expect(head).to.match(/^HTTP\/1\.1 400 Bad Request\r\n/);
+        expect(head).to.include("Content-Type: application/json").and.include("X-Content-Type-Options: nosniff");
+        expect(JSON.parse(body)).to.have.nested.property("error.code", "malformed_request");
+      }
+      expect(handled).to.equal(0);
+    },
+  );
 
   it("cuts off a client that never finishes its headers, or sends nothing, once the headers' timeout has passed", async () => {
     await start({ headersTimeoutMs: 300, requestTimeoutMs: 600 });
@@ -104,19 +108,23 @@ describe("the HTTP listener's bounds (finding 3)", () => {
     held[1].destroy();
   });
 
-  it("closes a new connection that sends nothing within the first-byte time, one that has started its request is left to the headers' timeout (issue #33)", async () => {
-    await start({ firstByteTimeoutMs: 200, headersTimeoutMs: 5_000, requestTimeoutMs: 6_000 });
-    const silent = await connect(listener);
-    const started = await connect(listener);
-    started.write("GET / HTTP/1.1\r\n");
-    const opened = Date.now();
-    expect(await untilClosed(silent, 3_000)).to.equal("");
-    expect(Date.now() - opened).to.be.within(100, 2_000);
-    // The one that spoke is still open, and finishes its request.
-    const answer = untilClosed(started, 3_000);
-    started.end("Host: x\r\nConnection: close\r\n\r\n");
-    expect(await answer).to.match(/^HTTP\/1\.1 200 /);
-  });
+  it(
+    "closes a new connection that sends nothing within the first-byte time, " +
+      "one that has started its request is left to the headers' timeout (issue #33)",
+    async () => {
+      await start({ firstByteTimeoutMs: 200, headersTimeoutMs: 5_000, requestTimeoutMs: 6_000 });
+      const silent = await connect(listener);
+      const started = await connect(listener);
+      started.write("GET / HTTP/1.1\r\n");
+      const opened = Date.now();
+      expect(await untilClosed(silent, 3_000)).to.equal("");
+      expect(Date.now() - opened).to.be.within(100, 2_000);
+      // The one that spoke is still open, and finishes its request.
+      const answer = untilClosed(started, 3_000);
+      started.end("Host: x\r\nConnection: close\r\n\r\n");
+      expect(await answer).to.match(/^HTTP\/1\.1 200 /);
+    },
+  );
 
   it("at the cap in total, closes the connection idle the longest to answer a new client (issue #33)", async () => {
     await start({ maxConnections: 3 });
@@ -134,40 +142,44 @@ describe("the HTTP listener's bounds (finding 3)", () => {
     for (const socket of [second, third]) socket.destroy();
   });
 
-  it("at the cap in total, closes a connection whose request's body is still arriving for a new client, the one waiting the longest first; closes the new one only when every request has arrived (issue #33)", async () => {
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    // As Express's body parser does: the body is read, then the request is handled (here, held).
-    listener = await listen(
-      (req, res) => {
-        req.resume();
-        req.on("end", () => void held.then(() => res.end("ok")));
-      },
-      { host: "127.0.0.1", port: 0, limits: { ...DEFAULT_SERVER_LIMITS, maxConnections: 2 } },
-    );
-    const post = (length: number, body: string) => `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: ${length}\r\n\r\n${body}`;
-    // Two requests whose bodies trickle: both wait for their clients, the first since longer.
-    const slowFirst = await connect(listener, "127.0.0.3");
-    slowFirst.write(post(1_000, "{"));
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const slowSecond = await connect(listener, "127.0.0.4");
-    slowSecond.write(post(1_000, "{"));
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    // Another byte of the first changes nothing: what counts is how long it has waited for its request.
-    slowFirst.write(" ");
-    const firstClosed = untilClosed(slowFirst, 3_000);
-    const secondClosed = untilClosed(slowSecond, 1_500);
-    const newcomer = await connect(listener, "127.0.0.5");
-    expect(await firstClosed).to.equal("");
-    expect(await secondClosed).to.equal(null);
-    // The second's body arrives whole: it is being handled now, as is the newcomer's request.
-    slowSecond.write(`${" ".repeat(999)}`);
-    newcomer.write(post(2, "{}"));
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(await statusLine(listener, "127.0.0.6")).to.equal(null);
-    release();
-    for (const socket of [slowSecond, newcomer]) socket.destroy();
-  });
+  it(
+    "at the cap in total, closes a connection whose request's body is still arriving for a new client, " +
+      "the one waiting the longest first; closes the new one only when every request has arrived (issue #33)",
+    async () => {
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      // As Express's body parser does: the body is read, then the request is handled (here, held).
+      listener = await listen(
+        (req, res) => {
+          req.resume();
+          req.on("end", () => void held.then(() => res.end("ok")));
+        },
+        { host: "127.0.0.1", port: 0, limits: { ...DEFAULT_SERVER_LIMITS, maxConnections: 2 } },
+      );
+      const post = (length: number, body: string) => `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: ${length}\r\n\r\n${body}`;
+      // Two requests whose bodies trickle: both wait for their clients, the first since longer.
+      const slowFirst = await connect(listener, "127.0.0.3");
+      slowFirst.write(post(1_000, "{"));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const slowSecond = await connect(listener, "127.0.0.4");
+      slowSecond.write(post(1_000, "{"));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Another byte of the first changes nothing: what counts is how long it has waited for its request.
+      slowFirst.write(" ");
+      const firstClosed = untilClosed(slowFirst, 3_000);
+      const secondClosed = untilClosed(slowSecond, 1_500);
+      const newcomer = await connect(listener, "127.0.0.5");
+      expect(await firstClosed).to.equal("");
+      expect(await secondClosed).to.equal(null);
+      // The second's body arrives whole: it is being handled now, as is the newcomer's request.
+      slowSecond.write(`${" ".repeat(999)}`);
+      newcomer.write(post(2, "{}"));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await statusLine(listener, "127.0.0.6")).to.equal(null);
+      release();
+      for (const socket of [slowSecond, newcomer]) socket.destroy();
+    },
+  );
 
   it("at the cap in total, closes a connection whose client does not read its answer for a new client (issue #33)", async () => {
     const large = Buffer.alloc(8 * 2 ** 20, "x");
@@ -205,70 +217,78 @@ describe("the HTTP listener's bounds (finding 3)", () => {
     readers[1].destroy();
   });
 
-  it("lets new clients in past 832 POSTs whose bodies trickle in, 64 from each of 13 addresses, with the default caps; the server holds 800 (issue #33)", async () => {
-    listener = await listen(
-      (req, res) => {
-        req.resume();
-        req.on("end", () => res.end("ok"));
-      },
-      { host: "127.0.0.1", port: 0, limits: DEFAULT_SERVER_LIMITS },
-    );
-    const hoarded: net.Socket[] = [];
-    for (let a = 0; a < 13; a++) {
-      hoarded.push(
-        ...(await Promise.all(
-          Array.from({ length: 64 }, async () => {
-            const socket = await connect(listener, `127.0.${10 + a}.1`);
-            socket.write("POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{");
-            return socket;
-          }),
-        )),
+  it(
+    "lets new clients in past 832 POSTs whose bodies trickle in, 64 from each of 13 addresses, with the default caps; " +
+      "the server holds 800 (issue #33)",
+    async () => {
+      listener = await listen(
+        (req, res) => {
+          req.resume();
+          req.on("end", () => res.end("ok"));
+        },
+        { host: "127.0.0.1", port: 0, limits: DEFAULT_SERVER_LIMITS },
       );
-    }
-    const trickle = setInterval(() => {
-      for (const socket of hoarded) if (!socket.destroyed) socket.write(" ");
-    }, 200);
-    try {
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(listener.connections()).to.deep.equal({ open: 800, waiting: 800 });
-      for (let i = 0; i < 5; i++) expect(await statusLine(listener, `127.0.99.${i + 1}`)).to.equal("HTTP/1.1 200 OK");
-      expect(listener.connections().open).to.be.at.most(800);
-    } finally {
-      clearInterval(trickle);
-      for (const socket of hoarded) socket.destroy();
-    }
-  });
+      const hoarded: net.Socket[] = [];
+      for (let a = 0; a < 13; a++) {
+        hoarded.push(
+          ...(await Promise.all(
+            Array.from({ length: 64 }, async () => {
+              const socket = await connect(listener, `127.0.${10 + a}.1`);
+              socket.write("POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{");
+              return socket;
+            }),
+          )),
+        );
+      }
+      const trickle = setInterval(() => {
+        for (const socket of hoarded) if (!socket.destroyed) socket.write(" ");
+      }, 200);
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(listener.connections()).to.deep.equal({ open: 800, waiting: 800 });
+        for (let i = 0; i < 5; i++) expect(await statusLine(listener, `127.0.99.${i + 1}`)).to.equal("HTTP/1.1 200 OK");
+        expect(listener.connections().open).to.be.at.most(800);
+      } finally {
+        clearInterval(trickle);
+        for (const socket of hoarded) socket.destroy();
+      }
+    },
+  );
 
-  it("lets new clients in past hoarders of every kind at once, from 20 addresses: no byte, one byte, part of the headers, a body that trickles (issue #33)", async () => {
-    listener = await listen(
-      (req, res) => {
-        req.resume();
-        req.on("end", () => res.end("ok"));
-      },
-      { host: "127.0.0.1", port: 0, limits: DEFAULT_SERVER_LIMITS },
-    );
-    const kinds = ["", "P", "POST / HTTP/1.1\r\nHost: x\r\nX-Slow: ", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n{"];
-    const hoarded: net.Socket[] = [];
-    for (let a = 0; a < 20; a++) {
-      hoarded.push(
-        ...(await Promise.all(
-          Array.from({ length: 45 }, async (_, i) => {
-            const socket = await connect(listener, `127.0.${10 + a}.2`);
-            const first = kinds[(a + i) % kinds.length];
-            if (first) socket.write(first);
-            return socket;
-          }),
-        )),
+  it(
+    "lets new clients in past hoarders of every kind at once, from 20 addresses: " +
+      "no byte, one byte, part of the headers, a body that trickles (issue #33)",
+    async () => {
+      listener = await listen(
+        (req, res) => {
+          req.resume();
+          req.on("end", () => res.end("ok"));
+        },
+        { host: "127.0.0.1", port: 0, limits: DEFAULT_SERVER_LIMITS },
       );
-    }
-    try {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(listener.connections().open).to.equal(800);
-      for (let i = 0; i < 5; i++) expect(await statusLine(listener, `127.0.99.${i + 1}`)).to.equal("HTTP/1.1 200 OK");
-    } finally {
-      for (const socket of hoarded) socket.destroy();
-    }
-  });
+      const kinds = ["", "P", "POST / HTTP/1.1\r\nHost: x\r\nX-Slow: ", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n{"];
+      const hoarded: net.Socket[] = [];
+      for (let a = 0; a < 20; a++) {
+        hoarded.push(
+          ...(await Promise.all(
+            Array.from({ length: 45 }, async (_, i) => {
+              const socket = await connect(listener, `127.0.${10 + a}.2`);
+              const first = kinds[(a + i) % kinds.length];
+              if (first) socket.write(first);
+              return socket;
+            }),
+          )),
+        );
+      }
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(listener.connections().open).to.equal(800);
+        for (let i = 0; i < 5; i++) expect(await statusLine(listener, `127.0.99.${i + 1}`)).to.equal("HTTP/1.1 200 OK");
+      } finally {
+        for (const socket of hoarded) socket.destroy();
+      }
+    },
+  );
 
   it("lets a new client in past 900 idle connections held from 20 addresses, 45 each, with the default caps (issue #33, finding 3)", async () => {
     await start({});
@@ -358,47 +378,51 @@ describe("the HTTP listener and one IPv6 /64 (issue #33)", () => {
 });
 
 describe("the HTTP listener and an Express app", () => {
-  it("makes each request and response with the app's own prototypes, so Express's Object.setPrototypeOf finds them in place; Express works as before", async () => {
-    const app = express();
-    app.get(
-      "/things/:id",
-      (req, res) => void res.status(201).set("X-Id", req.params.id).json({ id: req.params.id, query: req.query.q, ip: req.ip }),
-    );
-    const arrived: Array<[boolean, boolean]> = [];
-    // What Node hands the app, before Express touches it.
-    const observed = Object.assign(
-      (req: http.IncomingMessage, res: http.ServerResponse) => {
-        arrived.push([Object.getPrototypeOf(req) === app.request, Object.getPrototypeOf(res) === app.response]);
-        app(req, res);
-      },
-      { request: app.request, response: app.response },
-    );
-    const listener = await listen(observed, { host: "127.0.0.1", port: 0, limits: DEFAULT_SERVER_LIMITS });
-    try {
-      const answer = await fetch(`${listener.url}/things/abc?q=1`);
-      expect([answer.status, answer.headers.get("x-id"), await answer.json()]).to.deep.equal([
-        201,
-        "abc",
-        { id: "abc", query: "1", ip: "127.0.0.1" },
-      ]);
-      expect((await fetch(`${listener.url}/nothing`)).status).to.equal(404);
-      expect(arrived).to.deep.equal([
-        [true, true],
-        [true, true],
-      ]);
-      // A plain handler gets Node's own.
-      const plain = await listen((req, res) => res.end(String(Object.getPrototypeOf(req) === http.IncomingMessage.prototype)), {
-        host: "127.0.0.1",
-        port: 0,
-        limits: DEFAULT_SERVER_LIMITS,
-      });
+  it(
+    "makes each request and response with the app's own prototypes, so Express's Object.setPrototypeOf finds them in place; " +
+      "Express works as before",
+    async () => {
+      const app = express();
+      app.get(
+        "/things/:id",
+        (req, res) => void res.status(201).set("X-Id", req.params.id).json({ id: req.params.id, query: req.query.q, ip: req.ip }),
+      );
+      const arrived: Array<[boolean, boolean]> = [];
+      // What Node hands the app, before Express touches it.
+      const observed = Object.assign(
+        (req: http.IncomingMessage, res: http.ServerResponse) => {
+          arrived.push([Object.getPrototypeOf(req) === app.request, Object.getPrototypeOf(res) === app.response]);
+          app(req, res);
+        },
+        { request: app.request, response: app.response },
+      );
+      const listener = await listen(observed, { host: "127.0.0.1", port: 0, limits: DEFAULT_SERVER_LIMITS });
       try {
-        expect(await (await fetch(plain.url)).text()).to.equal("true");
+        const answer = await fetch(`${listener.url}/things/abc?q=1`);
+        expect([answer.status, answer.headers.get("x-id"), await answer.json()]).to.deep.equal([
+          201,
+          "abc",
+          { id: "abc", query: "1", ip: "127.0.0.1" },
+        ]);
+        expect((await fetch(`${listener.url}/nothing`)).status).to.equal(404);
+        expect(arrived).to.deep.equal([
+          [true, true],
+          [true, true],
+        ]);
+        // A plain handler gets Node's own.
+        const plain = await listen((req, res) => res.end(String(Object.getPrototypeOf(req) === http.IncomingMessage.prototype)), {
+          host: "127.0.0.1",
+          port: 0,
+          limits: DEFAULT_SERVER_LIMITS,
+        });
+        try {
+          expect(await (await fetch(plain.url)).text()).to.equal("true");
+        } finally {
+          await plain.close();
+        }
       } finally {
-        await plain.close();
+        await listener.close();
       }
-    } finally {
-      await listener.close();
-    }
-  });
+    },
+  );
 });

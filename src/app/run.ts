@@ -81,7 +81,8 @@ export async function startService(
     chainId = await client.getChainId().catch((error: unknown) => {
       throw new InvalidInputError(
         "rpc_unreachable",
-        `cannot reach RPC_URL ${config.RPC_URL}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}: set RPC_URL to a running chain's JSON-RPC`,
+        `cannot reach RPC_URL ${config.RPC_URL}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}: ` +
+          "set RPC_URL to a running chain's JSON-RPC",
         { cause: error },
       );
     });
@@ -154,6 +155,7 @@ export async function startService(
         db,
         logger,
         proofs: server.proofs,
+        registrations: server.registrations,
         databaseUrl: config.DATABASE_URL,
         rpcUrl: config.RPC_URL,
         deployment: followed,

@@ -30,6 +30,7 @@ import { createProofChecks, type ProofChecks } from "../service/proof-checks";
 import type { ProofVerifierDeps } from "../service/proofs/types";
 import { createProofVerifier } from "../service/proofs/verifiers";
 import { createReads, createSiteReads, type Reads, type SiteReads } from "../service/reads";
+import { createRegistrationFiles, type RegistrationFiles } from "../service/registration-files";
 import { createCheckinRetention, DEFAULT_CHECKIN_RETENTION_DAYS } from "../service/checkin-retention";
 import { createScheduler, type Scheduler } from "../service/scheduler";
 import { resolveWithSystemDns, type ResolveAddresses } from "../service/proofs/outbound";
@@ -52,6 +53,7 @@ import type { Db } from "../store/db";
 import { createDirectoryRepository } from "../store/directory";
 import { migrate } from "../store/migrate";
 import { createOperatorRepository } from "../store/operators";
+import { createRegistrationFileRepository } from "../store/registration-files";
 import { createSyncedScoreCache, type ServerScoreCache, type SyncedScoreCache } from "../store/score-cache-sync";
 import { createSqlStore } from "../store/sql-store";
 import { createDirectoryPages } from "../web/directory-page";
@@ -72,6 +74,8 @@ export type ApiServer = {
   operators: Operators;
   reads: Reads;
   proofs: ProofChecks;
+  /** ERC-8004 registration files (issue #27): what the indexer reads again when an agentURI changes. */
+  registrations: RegistrationFiles;
   scheduler: Scheduler;
   anchoring: Anchoring;
   scoreCache: ServerScoreCache | undefined;
@@ -181,6 +185,7 @@ type System = {
   site: SiteReads;
   directory: Directory;
   proofs: ProofChecks;
+  registrations: RegistrationFiles;
   anchoring: Anchoring;
   scheduler: Scheduler;
   devClock: DevClock | undefined;
@@ -232,16 +237,17 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     clock,
     bootstrapTokenHash: hashSecret(options.operatorToken),
   });
-  const reads = createReads({ store, latestScores, clock });
-  const directory = createDirectory({ store: createDirectoryRepository(options.db) });
-  const proofs = createProofChecks({
-    store,
+  const verifier = createProofVerifier({ ...options.proofSources, now: () => clock.now() });
+  const registrations = createRegistrationFiles({
+    files: createRegistrationFileRepository(options.db),
+    proofs: store.read,
+    read: verifier.readRegistrationFile,
     clock,
-    identity: service.identity,
     logger,
-    limits: ownerLimits,
-    verifier: createProofVerifier({ ...options.proofSources, now: () => clock.now() }),
   });
+  const reads = createReads({ store, latestScores, clock, registrations });
+  const directory = createDirectory({ store: createDirectoryRepository(options.db) });
+  const proofs = createProofChecks({ store, clock, identity: service.identity, logger, limits: ownerLimits, verifier, registrations });
   const anchors = createAnchorRepository(options.db);
   const anchoring = createAnchoring({ anchors, clock, logger, writer: options.anchorWriter });
   const retention = options.checkinRetention ?? { days: DEFAULT_CHECKIN_RETENTION_DAYS };
@@ -297,6 +303,7 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     site,
     directory,
     proofs,
+    registrations,
     anchoring,
     scheduler,
     devClock,
@@ -371,6 +378,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     site,
     directory,
     proofs,
+    registrations,
     anchoring,
     scheduler,
     devClock,
@@ -458,6 +466,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     operators,
     reads,
     proofs,
+    registrations,
     scheduler,
     anchoring,
     scoreCache: scoreCache?.server,

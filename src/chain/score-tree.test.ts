@@ -139,44 +139,48 @@ describe("score trees", () => {
     }
   });
 
-  it("make a stored daily score's version-2 leaf: day since 1970-01-01, method as bytes32, the ERC-8004 subject's chain, registry and token, zeros without one", () => {
-    const facts = {
-      agentId: "agt_1",
-      day: "2026-11-29",
-      method: "0.2",
-      sha256: "ab".repeat(32),
-      total: 330,
-      identity: 180,
-      reliability: 50,
-      integrity: 100,
-      established: true,
-    };
-    const registry = "0x8004a169fb4a3325136eb29fa0ceb6d2e539a432";
-    const bound = scoreLeafV2({ ...facts, erc8004Subject: `8453:${registry}:7` });
-    expect(bound).to.deep.equal([
-      "agt_1",
-      Date.UTC(2026, 10, 29) / 86_400_000,
-      `0x${Buffer.from("0.2").toString("hex").padEnd(64, "0")}`,
-      `0x${"ab".repeat(32)}`,
-      330,
-      180,
-      50,
-      100,
-      1,
-      8453n,
-      getAddress(registry),
-      7n,
-    ]);
-    expect(scoreLeafV2({ ...facts, established: false, erc8004Subject: null }).slice(8)).to.deep.equal([
-      0,
-      0n,
-      "0x0000000000000000000000000000000000000000",
-      0n,
-    ]);
-    expect(describeScoreLeafV2(bound)).to.deep.equal({ day: "2026-11-29", method: "0.2", state: "established" });
-    expect(scoreLeafV2Fields(bound)).to.deep.equal(Object.fromEntries(SCORE_LEAF_V2_FIELDS.map((name, i) => [name, bound[i]])));
-    expect(() => scoreLeafV2({ ...facts, erc8004Subject: "github:alice" })).to.throw(/not an ERC-8004 subject/);
-  });
+  it(
+    "make a stored daily score's version-2 leaf: day since 1970-01-01, method as bytes32, " +
+      "the ERC-8004 subject's chain, registry and token, zeros without one",
+    () => {
+      const facts = {
+        agentId: "agt_1",
+        day: "2026-11-29",
+        method: "0.2",
+        sha256: "ab".repeat(32),
+        total: 330,
+        identity: 180,
+        reliability: 50,
+        integrity: 100,
+        established: true,
+      };
+      const registry = "0x8004a169fb4a3325136eb29fa0ceb6d2e539a432";
+      const bound = scoreLeafV2({ ...facts, erc8004Subject: `8453:${registry}:7` });
+      expect(bound).to.deep.equal([
+        "agt_1",
+        Date.UTC(2026, 10, 29) / 86_400_000,
+        `0x${Buffer.from("0.2").toString("hex").padEnd(64, "0")}`,
+        `0x${"ab".repeat(32)}`,
+        330,
+        180,
+        50,
+        100,
+        1,
+        8453n,
+        getAddress(registry),
+        7n,
+      ]);
+      expect(scoreLeafV2({ ...facts, established: false, erc8004Subject: null }).slice(8)).to.deep.equal([
+        0,
+        0n,
+        "0x0000000000000000000000000000000000000000",
+        0n,
+      ]);
+      expect(describeScoreLeafV2(bound)).to.deep.equal({ day: "2026-11-29", method: "0.2", state: "established" });
+      expect(scoreLeafV2Fields(bound)).to.deep.equal(Object.fromEntries(SCORE_LEAF_V2_FIELDS.map((name, i) => [name, bound[i]])));
+      expect(() => scoreLeafV2({ ...facts, erc8004Subject: "github:alice" })).to.throw(/not an ERC-8004 subject/);
+    },
+  );
 
   it("encode a component that is not active as -1, an active one as its value", () => {
     expect(componentLeafValue({ active: false }))
@@ -210,31 +214,35 @@ describe("score trees", () => {
       const ours = buildScoreTree(values);
       const oz = StandardMerkleTree.of(values, [...SCORE_LEAF_TYPES]);
       expect(ours.root).to.equal(oz.root);
-      values.forEach((v, i) => expect(proofElements(ours.proof(i))).to.deep.equal(oz.getProof(v)));
+      for (const [i, v] of values.entries()) expect(proofElements(ours.proof(i))).to.deep.equal(oz.getProof(v));
     }
   });
 
-  it("hash leaves on worker threads (a page one above the threshold, then a small one on the calling thread) as scoreLeafHash does, for either version", async () => {
-    const hasher = createLeafHasher(2);
-    try {
-      for (const values of [
-        randomValues(PARALLEL_MIN_LEAVES + 1),
-        randomValues(5),
-        randomV2Values(PARALLEL_MIN_LEAVES + 1),
-        randomV2Values(5),
-      ]) {
-        const leaves = await hasher.hash(values);
-        expect(leaves.length).to.equal(32 * values.length);
-        for (let i = 0; i < values.length; i += values.length > 100 ? 997 : 1) {
-          expect(`0x${leaves.subarray(32 * i, 32 * i + 32).toString("hex")}`, `leaf ${i}`).to.equal(scoreLeafHash(values[i]));
+  it(
+    "hash leaves on worker threads (a page one above the threshold, then a small one on the calling thread) " +
+      "as scoreLeafHash does, for either version",
+    async () => {
+      const hasher = createLeafHasher(2);
+      try {
+        for (const values of [
+          randomValues(PARALLEL_MIN_LEAVES + 1),
+          randomValues(5),
+          randomV2Values(PARALLEL_MIN_LEAVES + 1),
+          randomV2Values(5),
+        ]) {
+          const leaves = await hasher.hash(values);
+          expect(leaves.length).to.equal(32 * values.length);
+          for (let i = 0; i < values.length; i += values.length > 100 ? 997 : 1) {
+            expect(`0x${leaves.subarray(32 * i, 32 * i + 32).toString("hex")}`, `leaf ${i}`).to.equal(scoreLeafHash(values[i]));
+          }
+          const last = values.length - 1;
+          expect(`0x${leaves.subarray(32 * last).toString("hex")}`).to.equal(scoreLeafHash(values[last]));
         }
-        const last = values.length - 1;
-        expect(`0x${leaves.subarray(32 * last).toString("hex")}`).to.equal(scoreLeafHash(values[last]));
+      } finally {
+        await hasher.close();
       }
-    } finally {
-      await hasher.close();
-    }
-  });
+    },
+  );
 
   it("lead from each leaf to the root through its proof, and not with one element changed", () => {
     const values = randomValues(9);
@@ -295,31 +303,35 @@ describe("score trees", () => {
       });
     }
 
-    it("are StandardMerkleTree.of's tree for 1, 2, 3, 5, 1000 and 4097 leaves in chunks of 1 to 2048 nodes: same root, every proof derived from the chunks leads to it", async () => {
-      for (const n of [1, 2, 3, 5, 1000, 4097]) {
-        const values: AnyScoreLeafValues[] = n % 2 === 0 ? randomValues(n) : randomV2Values(n);
-        const oz = StandardMerkleTree.of(values, typesOf(values));
-        for (const chunkNodes of [1, 2, 7, 64, 2048]) {
-          if (n > 1000 && chunkNodes < 7) continue;
-          const { built, chunks } = await buildInChunks(values, chunkNodes, 3);
-          expect(built.root, `root of ${n} in chunks of ${chunkNodes}`).to.equal(oz.root);
-          const layout = scoreTreeLayout(n, chunkNodes);
-          expect([...chunks.keys()].sort((a, b) => a - b)).to.deep.equal(
-            Array.from({ length: layout.locate(2 * n - 2).chunk + 1 }, (_, c) => c),
-          );
-          expect(
-            [...chunks.values()].reduce((sum, c) => sum + c.nodes.length, 0),
-            "64 bytes a leaf, less one node",
-          ).to.equal(32 * (2 * n - 1));
-          // The package's own proofs (about 1 ms each) for one value in 97; every derived proof reaches the root.
-          values.forEach((v, i) => {
-            const proof = derivedProof(chunks, n, chunkNodes, v);
-            if (i % 97 === 0 || n < 100) expect(proof, `proof ${i} of ${n}`).to.deep.equal(oz.getProof(i));
-            expect(processScoreProof(scoreLeafHash(v), proof), `proof ${i} of ${n} leads to the root`).to.equal(oz.root);
-          });
+    it(
+      "are StandardMerkleTree.of's tree for 1, 2, 3, 5, 1000 and 4097 leaves in chunks of 1 to 2048 nodes: " +
+        "same root, every proof derived from the chunks leads to it",
+      async () => {
+        for (const n of [1, 2, 3, 5, 1000, 4097]) {
+          const values: AnyScoreLeafValues[] = n % 2 === 0 ? randomValues(n) : randomV2Values(n);
+          const oz = StandardMerkleTree.of(values, typesOf(values));
+          for (const chunkNodes of [1, 2, 7, 64, 2048]) {
+            if (n > 1000 && chunkNodes < 7) continue;
+            const { built, chunks } = await buildInChunks(values, chunkNodes, 3);
+            expect(built.root, `root of ${n} in chunks of ${chunkNodes}`).to.equal(oz.root);
+            const layout = scoreTreeLayout(n, chunkNodes);
+            expect([...chunks.keys()].sort((a, b) => a - b)).to.deep.equal(
+              Array.from({ length: layout.locate(2 * n - 2).chunk + 1 }, (_, c) => c),
+            );
+            expect(
+              [...chunks.values()].reduce((sum, c) => sum + c.nodes.length, 0),
+              "64 bytes a leaf, less one node",
+            ).to.equal(32 * (2 * n - 1));
+            // The package's own proofs (about 1 ms each) for one value in 97; every derived proof reaches the root.
+            values.forEach((v, i) => {
+              const proof = derivedProof(chunks, n, chunkNodes, v);
+              if (i % 97 === 0 || n < 100) expect(proof, `proof ${i} of ${n}`).to.deep.equal(oz.getProof(i));
+              expect(processScoreProof(scoreLeafHash(v), proof), `proof ${i} of ${n} leads to the root`).to.equal(oz.root);
+            });
+          }
         }
-      }
-    });
+      },
+    );
 
     it("hold a few chunks and one page whatever the leaf count (chunks of 8 nodes, pages of 16 leaves, 100 to 20,000 leaves)", async () => {
       const peaks: number[] = [];

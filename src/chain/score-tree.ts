@@ -150,7 +150,11 @@ const methodWords = new Map<string, Hex>();
 
 /**
  * The version-2 leaf of a stored daily score.
- * @example scoreLeafV2({ agentId: "agt_1", day: "2026-11-29", method: "0.2", sha256: "ab".repeat(32), total: 230, identity: 130, reliability: 0, integrity: 100, established: false, erc8004Subject: null })
+ * @example
+ * scoreLeafV2({
+ *   agentId: "agt_1", day: "2026-11-29", method: "0.2", sha256: "ab".repeat(32),
+ *   total: 230, identity: 130, reliability: 0, integrity: 100, established: false, erc8004Subject: null,
+ * })
  */
 export function scoreLeafV2(facts: ScoreLeafFacts): ScoreLeafV2Values {
   if (lastDay?.day !== facts.day) lastDay = { day: facts.day, number: dayNumber(dayStart(facts.day)) };

@@ -16,7 +16,12 @@ const QUOTED_OPTION = /'(-[^'\s]*)/;
  * input (exit 2) whose one line shows `usage`.
  * @returns `values` typed from `options`, and the `positionals`
  * @throws InvalidInputError `usage`: `unknown argument --x (usage: vrai <usage>)`, `--day needs a value`
- * @example const { values, positionals } = parseFlags(args, { day: { type: "string" }, verify: { type: "boolean" } }, "recompute [--verify] [--day YYYY-MM-DD]");
+ * @example
+ * const { values, positionals } = parseFlags(
+ *   args,
+ *   { day: { type: "string" }, verify: { type: "boolean" } },
+ *   "recompute [--verify] [--day YYYY-MM-DD]",
+ * );
  */
 export function parseFlags<const T extends Options>(args: readonly string[], options: T, usage: string): Parsed<T> {
   try {

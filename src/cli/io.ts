@@ -48,9 +48,12 @@ export function memoryIo(stdin = "", files: Record<string, string> = {}): CliIo 
       if (!(path in files)) throw Object.assign(new Error(`ENOENT: no such file or directory, open '${path}'`), { code: "ENOENT" });
       return files[path];
     },
-    stdout: (text: string | Uint8Array) =>
-      void (io.out += typeof text === "string" ? text : Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString("utf8")),
-    stderr: (text: string) => void (io.err += text),
+    stdout: (text: string | Uint8Array) => {
+      io.out += typeof text === "string" ? text : Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString("utf8");
+    },
+    stderr: (text: string) => {
+      io.err += text;
+    },
   };
   return io;
 }

@@ -44,7 +44,10 @@ const alive = (pid: number) => {
 const listening = (port: number) =>
   new Promise<boolean>((resolve) => {
     const socket = net.connect({ host: "127.0.0.1", port });
-    socket.once("connect", () => (socket.destroy(), resolve(true)));
+    socket.once("connect", () => {
+      socket.destroy();
+      return resolve(true);
+    });
     socket.once("error", () => resolve(false));
   });
 

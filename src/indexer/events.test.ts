@@ -24,6 +24,7 @@ const selector = {
   Anchored: toEventSelector(getAbiItem({ abi: anchorRegistryAbi, name: "Anchored" })),
   RootAnchored: toEventSelector(getAbiItem({ abi: anchorRegistryAbi, name: "RootAnchored" })),
   Transfer: toEventSelector(getAbiItem({ abi: identityRegistryAbi, name: "Transfer" })),
+  URIUpdated: toEventSelector(getAbiItem({ abi: identityRegistryAbi, name: "URIUpdated" })),
 };
 const logOf = (address: Address, topics: Hex[], data: Hex = "0x"): RawLog => ({
   address,
@@ -42,7 +43,7 @@ const proofLog = (success: boolean, riskLevel: number, policyViolations: number)
   );
 
 describe("chain events: logs of the followed contracts decoded", () => {
-  it("asks eth_getLogs for the six followed topics", () => {
+  it("asks eth_getLogs for the seven followed topics", () => {
     expect(FOLLOWED_TOPICS).to.deep.equal(Object.values(selector));
   });
 
@@ -149,6 +150,21 @@ describe("chain events: logs of the followed contracts decoded", () => {
       to: SUBMITTER,
       agentId: 6n,
     });
+  });
+
+  it("decodes an agentURI change (ERC-8004 URIUpdated) of a followed identity registry, naming its registry (issue #27)", () => {
+    const data = encodeAbiParameters(parseAbiParameters("string"), ["https://agent.example.org/registration.json"]);
+    const updated = logOf(CONTRACTS.identityRegistry, [selector.URIUpdated, word(5n), pad(OWNER)], data);
+    expect(decodeChainEvent(updated, CONTRACTS)).to.deep.equal({
+      ...AT,
+      type: "uriUpdated",
+      registry: getAddress(CONTRACTS.identityRegistry),
+      agentId: 5n,
+      uri: "https://agent.example.org/registration.json",
+    });
+    const other: Address = "0x00000000000000000000000000000000000000Dd";
+    expect(decodeChainEvent({ ...updated, address: other }, CONTRACTS)).to.equal(null);
+    expect(decodeChainEvent({ ...updated, address: CONTRACTS.registry }, CONTRACTS)).to.equal(null);
   });
 
   it("ignores a followed topic from a contract that does not define it, an unknown topic, and a log without topics", () => {

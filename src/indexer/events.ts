@@ -1,6 +1,6 @@
 /**
  * The chain events the indexer follows, decoded from raw logs into a discriminated union: `Registry` proof records
- * and settlements, `AnchorRegistry` anchors, and the identity registry's ERC-721 `Transfer`s.
+ * and settlements, `AnchorRegistry` anchors, and the identity registry's ERC-721 `Transfer`s and ERC-8004 `URIUpdated`s.
  */
 import { decodeEventLog, getAbiItem, getAddress, toEventSelector, type Address, type Hex } from "viem";
 import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
@@ -32,6 +32,7 @@ const EVENTS = {
   Anchored: getAbiItem({ abi: anchorRegistryAbi, name: "Anchored" }),
   RootAnchored: getAbiItem({ abi: anchorRegistryAbi, name: "RootAnchored" }),
   Transfer: getAbiItem({ abi: identityRegistryAbi, name: "Transfer" }),
+  URIUpdated: getAbiItem({ abi: identityRegistryAbi, name: "URIUpdated" }),
 };
 const SELECTORS = {
   ProofSubmitted: toEventSelector(EVENTS.ProofSubmitted),
@@ -40,6 +41,7 @@ const SELECTORS = {
   Anchored: toEventSelector(EVENTS.Anchored),
   RootAnchored: toEventSelector(EVENTS.RootAnchored),
   Transfer: toEventSelector(EVENTS.Transfer),
+  URIUpdated: toEventSelector(EVENTS.URIUpdated),
 };
 
 /** Every topic0 the indexer asks `eth_getLogs` for. */
@@ -132,12 +134,14 @@ export function decodeChainEvent(log: RawLog, contracts: FollowedContracts): Cha
       };
     }
   }
-  if (
-    topic0 === SELECTORS.Transfer &&
-    (address === contracts.identityRegistry.toLowerCase() || contracts.otherIdentityRegistries?.has(address))
-  ) {
+  const identityRegistry = address === contracts.identityRegistry.toLowerCase() || contracts.otherIdentityRegistries?.has(address);
+  if (topic0 === SELECTORS.Transfer && identityRegistry) {
     const a = decodeEventLog({ abi: [EVENTS.Transfer], data, topics, strict: true }).args;
     return { ...position, type: "transfer", registry: getAddress(log.address), from: a.from, to: a.to, agentId: a.tokenId };
+  }
+  if (topic0 === SELECTORS.URIUpdated && identityRegistry) {
+    const a = decodeEventLog({ abi: [EVENTS.URIUpdated], data, topics, strict: true }).args;
+    return { ...position, type: "uriUpdated", registry: getAddress(log.address), agentId: a.agentId, uri: a.newURI };
   }
   return null;
 }

@@ -6,7 +6,8 @@ import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import pino from "pino";
-import { getAddress, keccak256, toHex, type Address, type Hex } from "viem";
+import { getAddress, keccak256, toHex, type Abi, type Address, type Hex } from "viem";
+import { identityRegistryAbi } from "../chain/abi/identityRegistry";
 import { deriveScores, executorId } from "../method";
 import { systemClock } from "../service/clock";
 import { createDerivedScores } from "../service/derived-scores";
@@ -58,6 +59,7 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
       url?: string;
       range?: RangePolicy;
       onIdentityTransfer?: (chainId: number, registry: Address, agentId: bigint) => Promise<unknown>;
+      onIdentityUriUpdated?: (chainId: number, registry: Address, agentId: bigint) => Promise<unknown>;
     } = {},
   ) {
     const store = createChainStore(d.db);
@@ -77,6 +79,7 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
         logger: silent,
         range: options.range,
         onIdentityTransfer: options.onIdentityTransfer,
+        onIdentityUriUpdated: options.onIdentityUriUpdated,
       }),
     };
   }
@@ -88,7 +91,15 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     let failing = 2;
     const flaky = { ...rpc, blockNumber: () => (failing-- > 0 ? Promise.reject(new RpcTransportError("node away")) : rpc.blockNumber()) };
     let lines = "";
-    const logger = pino({ level: "warn" }, new Writable({ write: (chunk, _enc, done) => ((lines += chunk.toString()), done()) }));
+    const logger = pino(
+      { level: "warn" },
+      new Writable({
+        write: (chunk, _enc, done) => {
+          lines += chunk.toString();
+          return done();
+        },
+      }),
+    );
     const indexer = createIndexer({
       store,
       derivedScores: createDerivedScores({ store }),
@@ -170,7 +181,15 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     const d = await freshDb();
     const { store, derivedScores } = indexerFor(d, { range: { initial: 16, max: 64 } });
     let logged = "";
-    const logger = pino({ level: "info" }, new Writable({ write: (chunk, _e, done) => ((logged += chunk.toString()), done()) }));
+    const logger = pino(
+      { level: "info" },
+      new Writable({
+        write: (chunk, _e, done) => {
+          logged += chunk.toString();
+          return done();
+        },
+      }),
+    );
     const indexer = createIndexer({
       store,
       derivedScores,
@@ -435,50 +454,54 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     expect((await store.getDerived(executorOf(agent)))?.result).to.include({ total: 2, verifiedCount: 1 });
   });
 
-  it("marks a record verified when a verifier attests its traceRoot after an anchorer anchored it first, or before, or before the record (A6, any order)", async () => {
-    const [admin, verifier, owner] = chain.accounts;
-    const [agent] = await chain.register(owner);
-    const [anchorerFirst, verifierFirst, beforeRecord] = ["anchorer-first", "verifier-first", "before-record"].map((label) =>
-      traceRoot(`${label}-${agent}`),
-    );
-    const proof = (root: Hex) => chain.proofTx(owner, agent, { success: true, riskLevel: 1, policyViolations: 0, traceRoot: root });
-    await sendInOrder([
-      proof(anchorerFirst),
-      proof(verifierFirst),
-      chain.anchorTx(verifier, beforeRecord),
-      chain.anchorTx(admin, anchorerFirst),
-      chain.anchorTx(verifier, verifierFirst),
-    ]);
-    const d = await freshDb();
-    const { indexer, store, derivedScores } = indexerFor(d);
-    await indexer.syncToHead();
-    const verifiedOf = async () =>
-      (await derivedScores.listRecords(executorOf(agent), { limit: 10, offset: 0 })).records.map((r) => [r.traceRoot, r.verified]);
-    expect(await verifiedOf()).to.deep.equal([
-      [anchorerFirst, false],
-      [verifierFirst, true],
-    ]);
+  it(
+    "marks a record verified when a verifier attests its traceRoot after an anchorer anchored it first, " +
+      "or before, or before the record (A6, any order)",
+    async () => {
+      const [admin, verifier, owner] = chain.accounts;
+      const [agent] = await chain.register(owner);
+      const [anchorerFirst, verifierFirst, beforeRecord] = ["anchorer-first", "verifier-first", "before-record"].map((label) =>
+        traceRoot(`${label}-${agent}`),
+      );
+      const proof = (root: Hex) => chain.proofTx(owner, agent, { success: true, riskLevel: 1, policyViolations: 0, traceRoot: root });
+      await sendInOrder([
+        proof(anchorerFirst),
+        proof(verifierFirst),
+        chain.anchorTx(verifier, beforeRecord),
+        chain.anchorTx(admin, anchorerFirst),
+        chain.anchorTx(verifier, verifierFirst),
+      ]);
+      const d = await freshDb();
+      const { indexer, store, derivedScores } = indexerFor(d);
+      await indexer.syncToHead();
+      const verifiedOf = async () =>
+        (await derivedScores.listRecords(executorOf(agent), { limit: 10, offset: 0 })).records.map((r) => [r.traceRoot, r.verified]);
+      expect(await verifiedOf()).to.deep.equal([
+        [anchorerFirst, false],
+        [verifierFirst, true],
+      ]);
 
-    // The race the other way for each root: the verifier after the anchorer, the anchorer after the verifier.
-    await sendInOrder([chain.anchorTx(verifier, anchorerFirst), chain.anchorTx(admin, verifierFirst), proof(beforeRecord)]);
-    await indexer.syncToHead();
-    expect(await verifiedOf()).to.deep.equal([
-      [anchorerFirst, true],
-      [verifierFirst, true],
-      [beforeRecord, true],
-    ]);
-    expect((await store.getDerived(executorOf(agent)))?.result).to.include({ total: 3, verifiedCount: 3 });
-    const { rows } = await d.db.query<{ digest: string; role: string }>(
-      "SELECT digest, role FROM chain_anchors WHERE digest = ANY($1::text[]) ORDER BY block_number, log_index",
-      [[anchorerFirst, verifierFirst]],
-    );
-    expect(rows.map((r) => [r.digest, r.role])).to.deep.equal([
-      [anchorerFirst, "anchorer"],
-      [verifierFirst, "verifier"],
-      [anchorerFirst, "verifier"],
-      [verifierFirst, "anchorer"],
-    ]);
-  });
+      // The race the other way for each root: the verifier after the anchorer, the anchorer after the verifier.
+      await sendInOrder([chain.anchorTx(verifier, anchorerFirst), chain.anchorTx(admin, verifierFirst), proof(beforeRecord)]);
+      await indexer.syncToHead();
+      expect(await verifiedOf()).to.deep.equal([
+        [anchorerFirst, true],
+        [verifierFirst, true],
+        [beforeRecord, true],
+      ]);
+      expect((await store.getDerived(executorOf(agent)))?.result).to.include({ total: 3, verifiedCount: 3 });
+      const { rows } = await d.db.query<{ digest: string; role: string }>(
+        "SELECT digest, role FROM chain_anchors WHERE digest = ANY($1::text[]) ORDER BY block_number, log_index",
+        [[anchorerFirst, verifierFirst]],
+      );
+      expect(rows.map((r) => [r.digest, r.role])).to.deep.equal([
+        [anchorerFirst, "anchorer"],
+        [verifierFirst, "verifier"],
+        [anchorerFirst, "verifier"],
+        [verifierFirst, "anchorer"],
+      ]);
+    },
+  );
 
   for (const identity of ["AgentIdentity", "reference"] as const) {
     it(`reports an identity token transfer at once, and not its mint (identity registry: ${identity})`, async () => {
@@ -497,6 +520,32 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
       expect(seen).to.deep.equal([
         `${chain.deployment.chainId}:${getAddress(chain.deployment.contracts.IdentityRegistry.address)}:${agent}`,
       ]);
+    });
+  }
+
+  for (const identity of ["AgentIdentity", "reference"] as const) {
+    it(`reports an agentURI change (URIUpdated) at once, so the registration file is read again (issue #27; identity registry: ${identity})`, async () => {
+      if (identity === "reference") chain = await deployToNode(node.url, dir, `test-${++deployments}`, { identity });
+      const [, , owner] = chain.accounts;
+      const d = await freshDb();
+      const seen: string[] = [];
+      const { indexer } = indexerFor(d, {
+        onIdentityUriUpdated: async (chainId, registry, agentId) => void seen.push(`${chainId}:${registry}:${agentId}`),
+      });
+      const [agent] = await chain.register(owner);
+      await indexer.syncToHead();
+      seen.length = 0;
+      const registry = chain.deployment.contracts.IdentityRegistry.address;
+      await chain.send([
+        chain.callTx(registry, identityRegistryAbi as Abi, "setAgentURI", [agent, "https://agent.example.org/a.json"], owner),
+      ]);
+      await indexer.syncToHead();
+      expect(seen).to.deep.equal([`${chain.deployment.chainId}:${getAddress(registry)}:${agent}`]);
+      // Reported, not stored: an index of the chain holds its transfers only.
+      const { rows } = await d.db.query<{ n: number }>("SELECT count(*)::int AS n FROM chain_identity_transfers WHERE block_number > $1", [
+        chain.deployment.contracts.Registry.blockNumber,
+      ]);
+      expect(rows[0].n).to.equal(1);
     });
   }
 
@@ -521,87 +570,18 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     expect(Number(rows[1].block_number)).to.be.lessThan(chain.deployment.contracts.Registry.blockNumber);
   });
 
-  it("follows every identity registry that backs an active ERC-8004 proof: a transfer in either of two reference registries on one chain removes its proof at once", async () => {
-    chain = await deployToNode(node.url, dir, `test-${++deployments}`, { identity: "reference" });
-    const second = (await chain.deployReferenceIdentity()).address;
-    const unproven = (await chain.deployReferenceIdentity()).address;
-    const [, , owner, buyer] = chain.accounts;
-    const deployed = chain.deployment.contracts.IdentityRegistry.address;
-    const [first] = await chain.register(owner, 1);
-    const [secondToken] = await chain.register(owner, 1, second);
-    const [unprovenToken] = await chain.register(owner, 1, unproven);
-    const d = await freshDb();
-    const publicClient = createPublicClient({ transport: viemHttp(node.url) }) as PublicClient;
-    const server = await startApiServer({
-      db: d.db,
-      operatorToken: "op-token",
-      logger: silent,
-      proofSources: { publicClientFor: (id) => (id === chain.deployment.chainId ? publicClient : undefined) },
-    });
-    try {
-      const seen: string[] = [];
-      const { indexer } = indexerFor(d, {
-        onIdentityTransfer: async (chainId, registry, agentId) => {
-          seen.push(`${registry}:${agentId}`);
-          await server.proofs.recheckErc8004(chainId, registry, agentId);
-        },
-      });
-      await indexer.syncToHead();
-      const { ownerId } = await server.service.accounts.createOwner();
-      const proofs: Record<string, string> = {};
-      for (const [registry, token] of [
-        [deployed, first],
-        [second, secondToken],
-      ] as const) {
-        const { agentId } = await server.service.accounts.claimNewAgent(ownerId);
-        const subject = `${chain.deployment.chainId}:${registry.toLowerCase()}:${token}`;
-        proofs[registry] = `prf_${agentId}`;
-        await server.service.identity.recordProof({
-          id: proofs[registry],
-          kind: "erc8004",
-          ownerId,
-          agentId,
-          subject,
-          binding: `erc8004:${subject}`,
-          evidence: {
-            kind: "erc8004",
-            subject,
-            chainId: chain.deployment.chainId,
-            registry: registry.toLowerCase(),
-            agentId: token.toString(),
-            owner: owner.toLowerCase(),
-          },
-        });
-      }
-      const removal = async (registry: Address) =>
-        (await d.db.query<{ removed_reason: string | null }>("SELECT removed_reason FROM proofs WHERE id = $1", [proofs[registry]])).rows[0]
-          .removed_reason;
-
-      await chain.send([chain.transferTx(owner, buyer, secondToken, second), chain.transferTx(owner, buyer, unprovenToken, unproven)]);
-      await indexer.syncToHead();
-      expect(seen).to.deep.equal([`${getAddress(second)}:${secondToken}`]);
-      expect(await removal(second)).to.equal("the identity token moved to another wallet");
-      expect(await removal(deployed)).to.equal(null);
-      const { rows } = await d.db.query<{ executor: string }>("SELECT executor FROM chain_identity_transfers WHERE to_address = $1", [
-        buyer.toLowerCase(),
-      ]);
-      expect(rows.map((r) => r.executor)).to.deep.equal([executorId(chain.deployment.chainId, second, secondToken)]);
-
-      await chain.send([chain.transferTx(owner, buyer, first)]);
-      await indexer.syncToHead();
-      expect(await removal(deployed)).to.equal("the identity token moved to another wallet");
-      // Its last proof gone, the second registry is no longer followed.
-      await chain.send([chain.transferTx(buyer, owner, secondToken, second)]);
-      await indexer.syncToHead();
-      expect(seen).to.deep.equal([`${getAddress(second)}:${secondToken}`, `${getAddress(deployed)}:${first}`]);
-    } finally {
-      await server.close();
-    }
-  });
-
-  for (const identity of ["AgentIdentity", "reference"] as const) {
-    it(`serves an ERC-8004-linked agent's derived and network scores apart, takes self-reported summaries, reports a mirror mismatch, and a token transfer removes the proof at once (identity registry: ${identity})`, async () => {
-      if (identity === "reference") chain = await deployToNode(node.url, dir, `test-${++deployments}`, { identity });
+  it(
+    "follows every identity registry that backs an active ERC-8004 proof: " +
+      "a transfer in either of two reference registries on one chain removes its proof at once",
+    async () => {
+      chain = await deployToNode(node.url, dir, `test-${++deployments}`, { identity: "reference" });
+      const second = (await chain.deployReferenceIdentity()).address;
+      const unproven = (await chain.deployReferenceIdentity()).address;
+      const [, , owner, buyer] = chain.accounts;
+      const deployed = chain.deployment.contracts.IdentityRegistry.address;
+      const [first] = await chain.register(owner, 1);
+      const [secondToken] = await chain.register(owner, 1, second);
+      const [unprovenToken] = await chain.register(owner, 1, unproven);
       const d = await freshDb();
       const publicClient = createPublicClient({ transport: viemHttp(node.url) }) as PublicClient;
       const server = await startApiServer({
@@ -611,126 +591,208 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
         proofSources: { publicClientFor: (id) => (id === chain.deployment.chainId ? publicClient : undefined) },
       });
       try {
+        const seen: string[] = [];
         const { indexer } = indexerFor(d, {
-          onIdentityTransfer: (chainId, registry, agentId) => server.proofs.recheckErc8004(chainId, registry, agentId),
+          onIdentityTransfer: async (chainId, registry, agentId) => {
+            seen.push(`${registry}:${agentId}`);
+            await server.proofs.recheckErc8004(chainId, registry, agentId);
+          },
         });
-        const [, , owner, buyer] = chain.accounts;
-        const [token, quietToken, other] = await chain.register(owner, 3);
-        const registry = chain.deployment.contracts.IdentityRegistry.address.toLowerCase();
+        await indexer.syncToHead();
         const { ownerId } = await server.service.accounts.createOwner();
-        const linked = await server.service.accounts.claimNewAgent(ownerId);
-        const quiet = await server.service.accounts.claimNewAgent(ownerId);
-        const unlinked = await server.service.accounts.claimNewAgent(ownerId);
-        for (const [agent, id] of [
-          [linked.agentId, token],
-          [quiet.agentId, quietToken],
+        const proofs: Record<string, string> = {};
+        for (const [registry, token] of [
+          [deployed, first],
+          [second, secondToken],
         ] as const) {
-          const subject = `${chain.deployment.chainId}:${registry}:${id}`;
+          const { agentId } = await server.service.accounts.claimNewAgent(ownerId);
+          const subject = `${chain.deployment.chainId}:${registry.toLowerCase()}:${token}`;
+          proofs[registry] = `prf_${agentId}`;
           await server.service.identity.recordProof({
-            id: `prf_${agent}`,
+            id: proofs[registry],
             kind: "erc8004",
             ownerId,
-            agentId: agent,
+            agentId,
             subject,
             binding: `erc8004:${subject}`,
             evidence: {
               kind: "erc8004",
               subject,
               chainId: chain.deployment.chainId,
-              registry,
-              agentId: id.toString(),
+              registry: registry.toLowerCase(),
+              agentId: token.toString(),
               owner: owner.toLowerCase(),
             },
           });
         }
-        await sendInOrder([
-          chain.proofTx(owner, token, { success: true, riskLevel: 2, policyViolations: 0, traceRoot: traceRoot("api-1") }),
-          chain.proofTx(owner, token, { success: false, riskLevel: 0, policyViolations: 1, traceRoot: traceRoot("api-2") }),
-          chain.settleTx(keccak256(toHex(`api-order-1-${token}`)), token, other, 1),
+        const removal = async (registry: Address) =>
+          (await d.db.query<{ removed_reason: string | null }>("SELECT removed_reason FROM proofs WHERE id = $1", [proofs[registry]]))
+            .rows[0].removed_reason;
+
+        await chain.send([chain.transferTx(owner, buyer, secondToken, second), chain.transferTx(owner, buyer, unprovenToken, unproven)]);
+        await indexer.syncToHead();
+        expect(seen).to.deep.equal([`${getAddress(second)}:${secondToken}`]);
+        expect(await removal(second)).to.equal("the identity token moved to another wallet");
+        expect(await removal(deployed)).to.equal(null);
+        const { rows } = await d.db.query<{ executor: string }>("SELECT executor FROM chain_identity_transfers WHERE to_address = $1", [
+          buyer.toLowerCase(),
         ]);
+        expect(rows.map((r) => r.executor)).to.deep.equal([executorId(chain.deployment.chainId, second, secondToken)]);
+
+        await chain.send([chain.transferTx(owner, buyer, first)]);
         await indexer.syncToHead();
-        const get = async (p: string) => {
-          const r = await fetch(`${server.url}${p}`);
-          return {
-            status: r.status,
-            body: (r.headers.get("content-type") ?? "").includes("json") ? ((await r.json()) as Record<string, any>) : await r.text(),
-          };
-        };
-
-        const derived = await get(`/v1/agents/${linked.agentId}/derived-score`);
-        expect(derived.status).to.equal(200);
-        expect(derived.body).to.deep.include({ scoreType: "sdk-derived", executor: executorOf(token), source: "onchain", recordCount: 2 });
-        expect((derived.body as any).result).to.include({ scoreType: "sdk-derived", total: 2 });
-        expect((derived.body as any).records.map((r: any) => r.success)).to.deep.equal([true, false]);
-        const network = await get(`/v1/agents/${linked.agentId}/network-score`);
-        expect(network.body).to.deep.include({
-          scoreType: "platform-network",
-          executor: executorOf(token),
-          tenths: 30,
-          score: 3,
-          settlements: 1,
-          mismatch: null,
-        });
-        expect((await get(`/v1/executors/${executorOf(token)}/derived-score`)).body).to.deep.include({
-          executor: executorOf(token),
-          recordCount: 2,
-        });
-        expect((await get(`/v1/agents/${unlinked.agentId}/derived-score`)).body).to.deep.equal({
-          error: {
-            code: "agent_not_linked",
-            message: `agent ${unlinked.agentId} has no ERC-8004 identity: prove one (kind erc8004) to link its on-chain records`,
-          },
-        });
-        const page = (await get(`/agents/${linked.agentId}`)).body as string;
-        expect(page).to.include('data-score-type="sdk-derived"').and.include('data-score-type="platform-network"');
-
-        const post = (agentId: string, key: string, records: unknown[]) =>
-          fetch(`${server.url}/v1/agents/${agentId}/summaries`, {
-            method: "POST",
-            headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-            body: JSON.stringify({ records }),
-          });
-        const summary = (i: number) => ({
-          txHash: `0xself${i}`,
-          success: true,
-          riskLevel: "high",
-          policyViolations: 0,
-          traceRoot: `0xroot${i}`,
-        });
-        const bad = await post(quiet.agentId, quiet.agentKey, [summary(1), { ...summary(2), riskLevel: "extreme" }]);
-        expect(bad.status).to.equal(400);
-        expect(((await bad.json()) as any).error.message).to.match(/^records\[1\]\.riskLevel: expected low\|medium\|high\|critical/);
-        expect((await post(quiet.agentId, linked.agentKey, [summary(1)])).status).to.equal(401);
-        const stored = await post(quiet.agentId, quiet.agentKey, [summary(1), summary(2), summary(2)]);
-        expect(stored.status).to.equal(201);
-        expect(await stored.json()).to.deep.include({ scoreType: "sdk-derived", source: "self-reported", accepted: 3 });
-        expect(((await get(`/v1/agents/${quiet.agentId}/derived-score`)).body as any).result).to.include({ total: 2, verifiedCount: 0 });
-        expect((await post(linked.agentId, linked.agentKey, [summary(3)])).status).to.equal(201);
-        expect((await get(`/v1/agents/${linked.agentId}/derived-score`)).body as any).to.deep.include({
-          source: "onchain",
-          recordCount: 2,
-        });
-
-        expect((await get("/v1/indexer/health")).status).to.equal(200);
-        await d.db.query("UPDATE chain_settlements SET verdict = 'VIOLATED' WHERE executor = $1", [executorOf(token)]);
-        await chain.send([chain.settleTx(keccak256(toHex(`api-order-2-${token}`)), token, other, 2)]);
+        expect(await removal(deployed)).to.equal("the identity token moved to another wallet");
+        // Its last proof gone, the second registry is no longer followed.
+        await chain.send([chain.transferTx(buyer, owner, secondToken, second)]);
         await indexer.syncToHead();
-        const health = await get("/v1/indexer/health");
-        expect(health.status).to.equal(503);
-        expect((health.body as any).mismatches.map((m: any) => m.executor)).to.include(executorOf(token));
-
-        await chain.send([chain.transferTx(owner, buyer, token)]);
-        await indexer.syncToHead();
-        const { rows } = await d.db.query<{ removed_at: number | null; removed_reason: string | null }>(
-          "SELECT removed_at, removed_reason FROM proofs WHERE id = $1",
-          [`prf_${linked.agentId}`],
-        );
-        expect(rows[0].removed_at).to.be.a("number");
-        expect(rows[0].removed_reason).to.equal("the identity token moved to another wallet");
-        expect((await get(`/v1/agents/${linked.agentId}/derived-score`)).status).to.equal(404);
+        expect(seen).to.deep.equal([`${getAddress(second)}:${secondToken}`, `${getAddress(deployed)}:${first}`]);
       } finally {
         await server.close();
       }
-    });
+    },
+  );
+
+  for (const identity of ["AgentIdentity", "reference"] as const) {
+    it(
+      "serves an ERC-8004-linked agent's derived and network scores apart, takes self-reported summaries, reports a mirror mismatch, " +
+        `and a token transfer removes the proof at once (identity registry: ${identity})`,
+      async () => {
+        if (identity === "reference") chain = await deployToNode(node.url, dir, `test-${++deployments}`, { identity });
+        const d = await freshDb();
+        const publicClient = createPublicClient({ transport: viemHttp(node.url) }) as PublicClient;
+        const server = await startApiServer({
+          db: d.db,
+          operatorToken: "op-token",
+          logger: silent,
+          proofSources: { publicClientFor: (id) => (id === chain.deployment.chainId ? publicClient : undefined) },
+        });
+        try {
+          const { indexer } = indexerFor(d, {
+            onIdentityTransfer: (chainId, registry, agentId) => server.proofs.recheckErc8004(chainId, registry, agentId),
+          });
+          const [, , owner, buyer] = chain.accounts;
+          const [token, quietToken, other] = await chain.register(owner, 3);
+          const registry = chain.deployment.contracts.IdentityRegistry.address.toLowerCase();
+          const { ownerId } = await server.service.accounts.createOwner();
+          const linked = await server.service.accounts.claimNewAgent(ownerId);
+          const quiet = await server.service.accounts.claimNewAgent(ownerId);
+          const unlinked = await server.service.accounts.claimNewAgent(ownerId);
+          for (const [agent, id] of [
+            [linked.agentId, token],
+            [quiet.agentId, quietToken],
+          ] as const) {
+            const subject = `${chain.deployment.chainId}:${registry}:${id}`;
+            await server.service.identity.recordProof({
+              id: `prf_${agent}`,
+              kind: "erc8004",
+              ownerId,
+              agentId: agent,
+              subject,
+              binding: `erc8004:${subject}`,
+              evidence: {
+                kind: "erc8004",
+                subject,
+                chainId: chain.deployment.chainId,
+                registry,
+                agentId: id.toString(),
+                owner: owner.toLowerCase(),
+              },
+            });
+          }
+          await sendInOrder([
+            chain.proofTx(owner, token, { success: true, riskLevel: 2, policyViolations: 0, traceRoot: traceRoot("api-1") }),
+            chain.proofTx(owner, token, { success: false, riskLevel: 0, policyViolations: 1, traceRoot: traceRoot("api-2") }),
+            chain.settleTx(keccak256(toHex(`api-order-1-${token}`)), token, other, 1),
+          ]);
+          await indexer.syncToHead();
+          const get = async (p: string) => {
+            const r = await fetch(`${server.url}${p}`);
+            return {
+              status: r.status,
+              body: (r.headers.get("content-type") ?? "").includes("json") ? ((await r.json()) as Record<string, any>) : await r.text(),
+            };
+          };
+
+          const derived = await get(`/v1/agents/${linked.agentId}/derived-score`);
+          expect(derived.status).to.equal(200);
+          expect(derived.body).to.deep.include({
+            scoreType: "sdk-derived",
+            executor: executorOf(token),
+            source: "onchain",
+            recordCount: 2,
+          });
+          expect((derived.body as any).result).to.include({ scoreType: "sdk-derived", total: 2 });
+          expect((derived.body as any).records.map((r: any) => r.success)).to.deep.equal([true, false]);
+          const network = await get(`/v1/agents/${linked.agentId}/network-score`);
+          expect(network.body).to.deep.include({
+            scoreType: "platform-network",
+            executor: executorOf(token),
+            tenths: 30,
+            score: 3,
+            settlements: 1,
+            mismatch: null,
+          });
+          expect((await get(`/v1/executors/${executorOf(token)}/derived-score`)).body).to.deep.include({
+            executor: executorOf(token),
+            recordCount: 2,
+          });
+          expect((await get(`/v1/agents/${unlinked.agentId}/derived-score`)).body).to.deep.equal({
+            error: {
+              code: "agent_not_linked",
+              message: `agent ${unlinked.agentId} has no ERC-8004 identity: prove one (kind erc8004) to link its on-chain records`,
+            },
+          });
+          const page = (await get(`/agents/${linked.agentId}`)).body as string;
+          expect(page).to.include('data-score-type="sdk-derived"').and.include('data-score-type="platform-network"');
+
+          const post = (agentId: string, key: string, records: unknown[]) =>
+            fetch(`${server.url}/v1/agents/${agentId}/summaries`, {
+              method: "POST",
+              headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+              body: JSON.stringify({ records }),
+            });
+          const summary = (i: number) => ({
+            txHash: `0xself${i}`,
+            success: true,
+            riskLevel: "high",
+            policyViolations: 0,
+            traceRoot: `0xroot${i}`,
+          });
+          const bad = await post(quiet.agentId, quiet.agentKey, [summary(1), { ...summary(2), riskLevel: "extreme" }]);
+          expect(bad.status).to.equal(400);
+          expect(((await bad.json()) as any).error.message).to.match(/^records\[1\]\.riskLevel: expected low\|medium\|high\|critical/);
+          expect((await post(quiet.agentId, linked.agentKey, [summary(1)])).status).to.equal(401);
+          const stored = await post(quiet.agentId, quiet.agentKey, [summary(1), summary(2), summary(2)]);
+          expect(stored.status).to.equal(201);
+          expect(await stored.json()).to.deep.include({ scoreType: "sdk-derived", source: "self-reported", accepted: 3 });
+          expect(((await get(`/v1/agents/${quiet.agentId}/derived-score`)).body as any).result).to.include({ total: 2, verifiedCount: 0 });
+          expect((await post(linked.agentId, linked.agentKey, [summary(3)])).status).to.equal(201);
+          expect((await get(`/v1/agents/${linked.agentId}/derived-score`)).body as any).to.deep.include({
+            source: "onchain",
+            recordCount: 2,
+          });
+
+          expect((await get("/v1/indexer/health")).status).to.equal(200);
+          await d.db.query("UPDATE chain_settlements SET verdict = 'VIOLATED' WHERE executor = $1", [executorOf(token)]);
+          await chain.send([chain.settleTx(keccak256(toHex(`api-order-2-${token}`)), token, other, 2)]);
+          await indexer.syncToHead();
+          const health = await get("/v1/indexer/health");
+          expect(health.status).to.equal(503);
+          expect((health.body as any).mismatches.map((m: any) => m.executor)).to.include(executorOf(token));
+
+          await chain.send([chain.transferTx(owner, buyer, token)]);
+          await indexer.syncToHead();
+          const { rows } = await d.db.query<{ removed_at: number | null; removed_reason: string | null }>(
+            "SELECT removed_at, removed_reason FROM proofs WHERE id = $1",
+            [`prf_${linked.agentId}`],
+          );
+          expect(rows[0].removed_at).to.be.a("number");
+          expect(rows[0].removed_reason).to.equal("the identity token moved to another wallet");
+          expect((await get(`/v1/agents/${linked.agentId}/derived-score`)).status).to.equal(404);
+        } finally {
+          await server.close();
+        }
+      },
+    );
   }
 });

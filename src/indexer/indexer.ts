@@ -2,7 +2,7 @@
  * The chain indexer: follows one chain from the deployment block, reads the followed contracts' logs in block
  * ranges that adapt to the node, writes each range with its checkpoint and its Network Score mirror in one
  * transaction, detects reorgs by block hash and rolls back to the common ancestor (re-mirroring in the same
- * transaction), keeps the SDK Derived Scores current, and reports ERC-8004 identity transfers at once: those of the
+ * transaction), keeps the SDK Derived Scores current, and reports ERC-8004 identity transfers (and agentURI changes) at once: those of the
  * deployment's identity registry from its deployment block, and those of every other identity registry of the chain
  * that backs an active ERC-8004 proof from the first pass after the proof was stored (V6: a proof accepted on any
  * registry is re-checked at once when its token moves).
@@ -47,12 +47,17 @@ export type IndexerDeps = {
   logger: Logger;
   /** V6: an ERC-8004 identity token moved; re-check the proof it backs (the server wires `proofs.recheckErc8004`). */
   onIdentityTransfer?: (chainId: number, registry: Address, agentId: bigint) => Promise<unknown>;
+  /** Issue #27: an ERC-8004 identity's agentURI changed (`URIUpdated`); read its registration file again (`registrations.refreshIdentity`). */
+  onIdentityUriUpdated?: (chainId: number, registry: Address, agentId: bigint) => Promise<unknown>;
   range?: RangePolicy;
   /** Wait between polls once at the head. */
   pollIntervalMs?: number;
   /** Longest wait between retries of a failing loop. */
   maxBackoffMs?: number;
-  /** Recompute dirty derived scores at least this often during a long backfill (seconds of `clock`; each pass reads every record of the executors touched, so not too often). */
+  /**
+   * Recompute dirty derived scores at least this often during a long backfill (seconds of `clock`; each pass reads every record of the
+   * executors touched, so not too often).
+   */
   derivedEverySeconds?: number;
   /** Log backfill progress (blocks done and to do, events/s) at most this often; default 5,000 ms. */
   progressEveryMs?: number;
@@ -86,7 +91,10 @@ export function createIndexer(deps: IndexerDeps): Indexer {
   const executors = new Map<bigint, string>();
   const executorOf = (agentId: bigint) => {
     let id = executors.get(agentId);
-    if (id === undefined) executors.set(agentId, (id = executorId(chainId, contracts.identityRegistry, agentId)));
+    if (id === undefined) {
+      id = executorId(chainId, contracts.identityRegistry, agentId);
+      executors.set(agentId, id);
+    }
     return id;
   };
 
@@ -134,7 +142,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     let size = rangeSize;
     for (;;) {
       const to = Math.min(from + size - 1, maxTo);
-      let logs;
+      let logs: Awaited<ReturnType<ChainRpc["getLogs"]>>;
       try {
         logs = await rpc.getLogs({ fromBlock: from, toBlock: to, addresses, topic0s: FOLLOWED_TOPICS });
       } catch (error) {
@@ -223,6 +231,13 @@ export function createIndexer(deps: IndexerDeps): Indexer {
       }
     }
     for (const e of range.events) {
+      if (e.type === "uriUpdated" && deps.onIdentityUriUpdated) {
+        try {
+          await deps.onIdentityUriUpdated(chainId, e.registry, e.agentId);
+        } catch (error) {
+          logger.error({ err: error, registry: e.registry, agentId: e.agentId.toString() }, "registration file read failed");
+        }
+      }
       if (e.type !== "transfer" || /^0x0{40}$/i.test(e.from) || !deps.onIdentityTransfer) continue;
       try {
         await deps.onIdentityTransfer(chainId, e.registry, e.agentId);

@@ -43,8 +43,19 @@ export type RetryPolicy = { tries: number; baseMs: number; maxMs: number };
 export const DEFAULT_RPC_RETRY: RetryPolicy = { tries: 5, baseMs: 250, maxMs: 8_000 };
 
 // Messages nodes and providers use when a log query is too large (geth, Erigon, Alchemy, Infura, QuickNode, ...).
-const RANGE_MESSAGE =
-  /more than \d+ results|too many (results|logs|blocks)|block range|range (is )?too (large|wide|big)|exceed(s|ed)? .*(range|limit|results)|limit exceeded|response (size|is too big)|query timeout/i;
+const RANGE_MESSAGE = new RegExp(
+  [
+    String.raw`more than \d+ results`,
+    "too many (results|logs|blocks)",
+    "block range",
+    "range (is )?too (large|wide|big)",
+    "exceed(s|ed)? .*(range|limit|results)",
+    "limit exceeded",
+    "response (size|is too big)",
+    "query timeout",
+  ].join("|"),
+  "i",
+);
 // EIP-1474 "limit exceeded".
 const LIMIT_EXCEEDED_CODE = -32005;
 

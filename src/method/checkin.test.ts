@@ -88,11 +88,16 @@ describe("excused check-ins (V4.3)", () => {
     expect(decide(late, [win(DEADLINE - 100, DEADLINE + 100, late)])).to.include({ excused: true });
   });
 
-  it("takes a window it is given declared in the arrival's second as declared before: the caller gives only those it holds when the request is read (V4.3)", () => {
-    // What a declaration in the same second after the check-in does (replay.test.ts plays both orders): it is not given, so the check-in is late.
-    expect(decide(late, [])).to.include({ onTime: false, excused: false, credit: 0 });
-    expect(decide(late, [win(DEADLINE - 100, null, late)])).to.include({ onTime: true, excused: true, credit: late - P.arrival });
-  });
+  it(
+    "takes a window it is given declared in the arrival's second as declared before: " +
+      "the caller gives only those it holds when the request is read (V4.3)",
+    () => {
+      // What a declaration in the same second after the check-in does (replay.test.ts plays both orders): it is not given, so the
+      // check-in is late.
+      expect(decide(late, [])).to.include({ onTime: false, excused: false, credit: 0 });
+      expect(decide(late, [win(DEADLINE - 100, null, late)])).to.include({ onTime: true, excused: true, credit: late - P.arrival });
+    },
+  );
 
   it("treats a window closed after the arrival as still open at the arrival", () => {
     const arrival = DEADLINE + 5000;

@@ -76,7 +76,8 @@ const PREIMAGE_VIEWS: Uint8Array[] = [];
 const PIPE = 0x7c;
 
 function preimageView(length: number): Uint8Array {
-  return (PREIMAGE_VIEWS[length] ??= PREIMAGE.subarray(0, length));
+  PREIMAGE_VIEWS[length] ??= PREIMAGE.subarray(0, length);
+  return PREIMAGE_VIEWS[length];
 }
 
 /** Writes `dayDigestPreimage(prev, c)` into PREIMAGE; -1 when a part is not ASCII or does not fit (never for a hex digest). */
@@ -143,7 +144,10 @@ export function checkinDayDeltas(counted: CountedCheckin, previousArrival: numbe
   if (covers) {
     for (let d = dayNumber(previousArrival); d < arrivalDay; d++) {
       const seconds = secondsOfDayIn(d, previousArrival, arrival);
-      if (seconds > 0) (deltas ??= []).push({ day: dayName(d), checkins: 0, onTime: 0, creditS: 0, coverageS: seconds, digest: null });
+      if (seconds > 0) {
+        deltas ??= [];
+        deltas.push({ day: dayName(d), checkins: 0, onTime: 0, creditS: 0, coverageS: seconds, digest: null });
+      }
     }
   }
   const arrivalDelta: DayDelta = {

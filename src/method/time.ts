@@ -34,7 +34,8 @@ export function dayName(dayNumber: number): string {
   let name = dayNames.get(dayNumber);
   if (name === undefined) {
     if (dayNames.size >= DAY_NAME_CACHE) dayNames.clear();
-    dayNames.set(dayNumber, (name = civilDayName(dayNumber)));
+    name = civilDayName(dayNumber);
+    dayNames.set(dayNumber, name);
   }
   return name;
 }

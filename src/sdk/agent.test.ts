@@ -210,10 +210,11 @@ describe("SDK createVraiAgent against the API on PGlite", () => {
     try {
       const { waits, sleep } = simulatedSleep(clock);
       const results: CheckInResult[] = [];
-      let heartbeat: { stop(): Promise<void> } | undefined;
       let reachedThree: () => void = () => {};
-      const three = new Promise<void>((resolve) => (reachedThree = resolve));
-      heartbeat = agentFor(credentials, { sleep }).startHeartbeat({
+      const three = new Promise<void>((resolve) => {
+        reachedThree = resolve;
+      });
+      const heartbeat = agentFor(credentials, { sleep }).startHeartbeat({
         onCheckIn: (r) => {
           results.push(r);
           if (results.length === 3) reachedThree();
@@ -239,7 +240,12 @@ describe("SDK createVraiAgent against the API on PGlite", () => {
     const results: CheckInResult[] = [];
     let first: () => void = () => {};
     const counted = new Promise<void>((resolve) => (first = resolve));
-    const heartbeat = agentFor(credentials, { sleep: defaultSleep }).startHeartbeat({ onCheckIn: (r) => (results.push(r), first()) });
+    const heartbeat = agentFor(credentials, { sleep: defaultSleep }).startHeartbeat({
+      onCheckIn: (r) => {
+        results.push(r);
+        return first();
+      },
+    });
     await counted;
     const started = Date.now();
     await heartbeat.stop();

@@ -216,7 +216,8 @@ export function createVraiAgent(options: VraiAgentOptions): VraiAgent {
       if (waitMs > 0 && !wait) {
         throw new VraiAgentError(
           "checkin_too_soon",
-          `the previous check-in was counted ${Math.round((now() - lastCountedAt) / 1000)} s ago and the service counts one at least ${MIN_INTERVAL_S} s after it (V3.2): ` +
+          `the previous check-in was counted ${Math.round((now() - lastCountedAt) / 1000)} s ago ` +
+            `and the service counts one at least ${MIN_INTERVAL_S} s after it (V3.2): ` +
             `retry in ${Math.ceil(waitMs / 1000)} s, or pass { wait: true }`,
           { retryable: true, retryAfterMs: waitMs },
         );

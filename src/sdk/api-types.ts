@@ -87,6 +87,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/agents/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An agent: its name at its claim, and what it declares of itself in its ERC-8004 registration file (selfDeclared: name, description, https image and services, with the file's URI and when it was read), kept apart from what Vrai verified and never part of a score. */
+        get: operations["getAgent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agents/{id}/score": {
         parameters: {
             query?: never;
@@ -351,7 +368,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Issue a challenge (single use, expires in 1 h) to prove an identity (V6): github, a GitHub account: a public gist of the account containing the challenge token, read through the GitHub API; wallet, a wallet: a signature of the challenge by the address (EIP-191 or EIP-712; ERC-1271 for a contract wallet on the configured chain); domain, a domain: the challenge token in a DNS TXT record at `_vrai.<domain>`, or listed in https://<domain>/.well-known/vrai.json; erc8004, an ERC-8004 identity: a signature of the challenge by the wallet that owns the identity token (ERC-721 ownerOf on the token's chain). A proof of one agent (domain, erc8004) names a claimed agent in agentId and is taken only from the owner of its latest claim; an owner-level proof (github, wallet) names none. The answer says exactly what to publish where, or what to sign. */
+        /** Issue a challenge (single use, expires in 1 h) to prove an identity (V6): github, a GitHub account: a public gist of the account containing the challenge token, read through the GitHub API; wallet, a wallet: a signature of the challenge by the address (EIP-191 or EIP-712; ERC-1271 for a contract wallet on the configured chain); domain, a domain: the challenge token in a DNS TXT record at `_vrai.<domain>`, or listed in https://<domain>/.well-known/vrai.json; or, for an agent with an ERC-8004 proof, the standard's endpoint-domain verification (https://<domain>/.well-known/agent-registration.json lists that identity in its registrations); erc8004, an ERC-8004 identity: a signature of the challenge by the wallet that owns the identity token (ERC-721 ownerOf on the token's chain). A proof of one agent (domain, erc8004) names a claimed agent in agentId and is taken only from the owner of its latest claim; an owner-level proof (github, wallet) names none. The answer says exactly what to publish where, or what to sign. */
         post: operations["issueChallenge"];
         delete?: never;
         options?: never;
@@ -933,6 +950,7 @@ export interface operations {
                      *         {
                      *           "agentId": "agt_3f9c0d1e2b4a5968",
                      *           "name": "research-agent",
+                     *           "registeredName": "Research Agent",
                      *           "scoreType": "vrai",
                      *           "total": 410,
                      *           "band": "400-599",
@@ -952,6 +970,8 @@ export interface operations {
                         agents: {
                             agentId: string;
                             name: string | null;
+                            /** @description the name in the agent's ERC-8004 registration file: self-declared, not verified by Vrai (GET /v1/agents/{id}, selfDeclared) */
+                            registeredName: string | null;
                             /** @constant */
                             scoreType: "vrai";
                             total: number;
@@ -1328,6 +1348,151 @@ export interface operations {
                         };
                         retry_after_s?: number;
                     };
+                };
+            };
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "agentId": "agt_3f9c0d1e2b4a5968",
+                     *       "name": "research-agent",
+                     *       "claimedAt": "2026-10-13T10:00:00Z",
+                     *       "links": {
+                     *         "page": "/agents/agt_3f9c0d1e2b4a5968",
+                     *         "score": "/v1/agents/agt_3f9c0d1e2b4a5968/score",
+                     *         "proofs": "/v1/agents/agt_3f9c0d1e2b4a5968/proofs"
+                     *       },
+                     *       "selfDeclared": {
+                     *         "source": "erc8004-registration-file",
+                     *         "note": "declared by the agent in its ERC-8004 registration file: not verified by Vrai, and no part of any score",
+                     *         "identity": "8453:0x8004a169fb4a3325136eb29fa0ceb6d2e539a432:42",
+                     *         "uri": "https://agent.example.org/registration.json",
+                     *         "readAt": "2026-11-02T10:00:00Z",
+                     *         "status": "read",
+                     *         "reason": null,
+                     *         "name": "Research Agent",
+                     *         "description": "Finds and summarises papers.",
+                     *         "image": "https://agent.example.org/logo.png",
+                     *         "services": [
+                     *           {
+                     *             "name": "A2A",
+                     *             "endpoint": "https://agent.example.org/.well-known/agent-card.json",
+                     *             "version": "0.3.0"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        agentId: string;
+                        /** @description the name its owner gave at its claim */
+                        name: string | null;
+                        /** @description its latest claim (V2) */
+                        claimedAt: string;
+                        links: {
+                            page: string;
+                            score: string;
+                            proofs: string;
+                        };
+                        /** @description What the agent declares of itself in the registration file of its ERC-8004 identity (its latest active erc8004 proof's): self-declared, not verified by Vrai, and never part of any score; null without such a proof, or before its file is first read */
+                        selfDeclared: {
+                            /** @constant */
+                            source: "erc8004-registration-file";
+                            /** @description always "declared by the agent in its ERC-8004 registration file: not verified by Vrai, and no part of any score" */
+                            note: string;
+                            /** @description the ERC-8004 identity whose agentURI was read (chainId:registry:agentId): that of the agent's erc8004 proof */
+                            identity: string;
+                            /** @description the agentURI (its tokenURI) as read; null when it could not be read */
+                            uri: string | null;
+                            /** @description when it was last read: at the proof, when the registry's URIUpdated names the token, and weekly */
+                            readAt: string;
+                            /**
+                             * @description read: the fields below are the file's; refused: it was read and refused (reason); unread: not read (no agentURI, or ipfs:// without a gateway)
+                             * @enum {string}
+                             */
+                            status: "read" | "refused" | "unread";
+                            /** @description why it was refused or not read; null when read */
+                            reason: string | null;
+                            name: string | null;
+                            description: string | null;
+                            /** @description the image's URL, only when it is https:// */
+                            image: string | null;
+                            services: {
+                                name: string;
+                                endpoint: string;
+                                version: string | null;
+                            }[];
+                        } | null;
+                    };
+                };
+            };
+            /** @description not modified: If-None-Match matched the ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description a request part is not valid (invalid_request, the field named) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the Authorization header is not Bearer <token> (malformed_authorization) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such agent */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate limited (rate_limited): retry after the Retry-After header's seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
@@ -3713,8 +3878,11 @@ export interface operations {
                         signatureType: "eip191" | "eip712";
                     } | {
                         domain: string;
-                        /** @enum {string} */
-                        method?: "dns" | "well-known";
+                        /**
+                         * @description Which publication to read: dns (the TXT record), well-known (/.well-known/vrai.json), or agent-registration (ERC-8004 endpoint-domain verification: /.well-known/agent-registration.json lists the agent's ERC-8004 identity). Absent: DNS first, then vrai.json, then agent-registration.json when the agent holds an ERC-8004 proof.
+                         * @enum {string}
+                         */
+                        method?: "dns" | "well-known" | "agent-registration";
                     } | {
                         chainId: number;
                         registry: `0x${string}`;

@@ -6,7 +6,10 @@ import { deriveScores, validateRecords, type DerivedResult, type ProofRecord } f
  * The result is `sdk-derived`: it is never written to the Registry's network score (part N).
  * @returns one result per executor DID
  * @example
- * const records = [{ txHash: "0x01", executor: "did:web:agent.example", success: true, riskLevel: "low", policyViolations: 0, verified: true, traceRoot: "0xab", source: "self-reported" }];
+ * const records = [
+ *   { txHash: "0x01", executor: "did:web:agent.example", success: true, riskLevel: "low", policyViolations: 0, verified: true,
+ *     traceRoot: "0xab", source: "self-reported" },
+ * ];
  * const { total, flags } = deriveScore(records)["did:web:agent.example"];
  */
 export function deriveScore(records: readonly ProofRecord[] | readonly unknown[]): Record<string, DerivedResult> {

@@ -114,20 +114,24 @@ describe("vrai-heartbeat against the API on PGlite", () => {
     }
   }
 
-  it("checks in on the service's schedule (next_heartbeat_s less 30 s), a fresh Idempotency-Key each time, one log line each, exit 0 when stopped", async () => {
-    const agent = await agentWithKeyFile();
-    const { code, lines, waits, keys } = await runUntil(3, agent);
-    expect(code).to.equal(0);
-    expect(lines).to.have.length(4);
-    for (const line of lines.slice(0, 3)) expect(line).to.match(CHECKED_IN);
-    expect(lines[1]).to.contain(", on time, credit 3570 s; next in 3570 s");
-    // Its stop is a line too (issue #31).
-    expect(lines[3]).to.equal("vrai-heartbeat: stopped: 3 check-ins counted");
-    // The last wait is the one the stop ended.
-    expect(waits).to.deep.equal([3_570_000, 3_570_000, 3_570_000]);
-    expect(new Set(keys).size).to.equal(3);
-    expect(await countedCheckins(agent.agentId)).to.equal(3);
-  });
+  it(
+    "checks in on the service's schedule (next_heartbeat_s less 30 s), a fresh Idempotency-Key each time, " +
+      "one log line each, exit 0 when stopped",
+    async () => {
+      const agent = await agentWithKeyFile();
+      const { code, lines, waits, keys } = await runUntil(3, agent);
+      expect(code).to.equal(0);
+      expect(lines).to.have.length(4);
+      for (const line of lines.slice(0, 3)) expect(line).to.match(CHECKED_IN);
+      expect(lines[1]).to.contain(", on time, credit 3570 s; next in 3570 s");
+      // Its stop is a line too (issue #31).
+      expect(lines[3]).to.equal("vrai-heartbeat: stopped: 3 check-ins counted");
+      // The last wait is the one the stop ended.
+      expect(waits).to.deep.equal([3_570_000, 3_570_000, 3_570_000]);
+      expect(new Set(keys).size).to.equal(3);
+      expect(await countedCheckins(agent.agentId)).to.equal(3);
+    },
+  );
 
   it("retries a 503 with the same key after a jittered backoff, then the next check-in gets a fresh key (V3.1)", async () => {
     const agent = await agentWithKeyFile();
@@ -198,7 +202,8 @@ describe("vrai-heartbeat against the API on PGlite", () => {
     expect(keys[1]).to.equal(keys[0]);
     // The wait is said before it starts (issue #31).
     expect(lines[0]).to.equal(
-      "vrai-heartbeat: check-in refused (429: less than 1,200 s since the previous counted check-in; retry in 200 s); waiting 200 s as the service asks (Retry-After)",
+      "vrai-heartbeat: check-in refused (429: less than 1,200 s since the previous counted check-in; retry in 200 s); " +
+        "waiting 200 s as the service asks (Retry-After)",
     );
     expect(lines[1]).to.match(CHECKED_IN).and.contain("on time, credit 1200 s");
     expect(await countedCheckins(agent.agentId)).to.equal(2);

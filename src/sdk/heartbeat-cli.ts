@@ -102,7 +102,8 @@ function parseOptions(argv: readonly string[], env: HeartbeatCliDeps["env"]): Op
 }
 
 const checkedInLine = (r: CheckInResult, nextInMs: number) =>
-  `checked in: agent ${r.agentId} at ${r.arrival}${r.on_time === null ? "" : r.on_time ? ", on time" : ", late"}, credit ${r.credit} s${r.replayed ? " (replayed)" : ""}; next in ${nextInMs / 1000} s`;
+  `checked in: agent ${r.agentId} at ${r.arrival}${r.on_time === null ? "" : r.on_time ? ", on time" : ", late"}, ` +
+  `credit ${r.credit} s${r.replayed ? " (replayed)" : ""}; next in ${nextInMs / 1000} s`;
 
 /** The line of a wait inside a check-in: the SDK tells each one before it starts (issue #31: nothing waits silently). */
 function waitLine(wait: CheckInWait, api: string, maxAttempts: number): string {

@@ -102,6 +102,12 @@ function methodPageVerifyCommand(): string[] {
   return text.split("\n");
 }
 
+/** An ES module that checks in once as the agent API, AGENT and KEY name (environment) and prints the answer. */
+const CHECK_IN_FROM_ESM =
+  'import { createVraiAgent } from "@vrai/sdk"; ' +
+  "const a = createVraiAgent({ baseUrl: process.env.API, agentId: process.env.AGENT, agentKey: process.env.KEY }); " +
+  "console.log(JSON.stringify(await a.checkIn()))";
+
 /** Runs every example in its own async function, with the SDK's exports and the live system's values in scope. */
 const EXAMPLE_RUNNER = `
 import * as sdk from "@vrai/sdk";
@@ -110,7 +116,8 @@ import { privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 const given = JSON.parse(process.env.EXAMPLE_SCOPE);
 const scope = {
-  ...sdk, keccak256, stringToHex, api: given.api, rpcUrl: given.rpcUrl, agentId: given.agentId, agentKey: given.agentKey, tokenId: BigInt(given.tokenId), gate: given.gate,
+  ...sdk, keccak256, stringToHex, api: given.api, rpcUrl: given.rpcUrl, agentId: given.agentId, agentKey: given.agentKey,
+  tokenId: BigInt(given.tokenId), gate: given.gate,
   publicClient: createPublicClient({ chain: hardhat, transport: http(given.rpcUrl) }),
   wallet: createWalletClient({ chain: hardhat, account: privateKeyToAccount(given.privateKey), transport: http(given.rpcUrl) }),
 };
@@ -188,7 +195,8 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     for (const name of SERVICE_ONLY) expect(packages, name).to.not.include(name);
     // The figures the issue asks for (installed size and package count of the tarball in an empty project).
     console.log(
-      `      @vrai/sdk installed into an empty project: ${packages.length} packages, ${(bytes / 2 ** 20).toFixed(1)} MiB (${tarball}, ${(fs.statSync(path.join(project, tarball)).size / 1024).toFixed(0)} KiB)`,
+      `      @vrai/sdk installed into an empty project: ${packages.length} packages, ${(bytes / 2 ** 20).toFixed(1)} MiB ` +
+        `(${tarball}, ${(fs.statSync(path.join(project, tarball)).size / 1024).toFixed(0)} KiB)`,
     );
   });
 
@@ -241,20 +249,19 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
 
   it("checks in for real against the running API from ESM, and verifies the anchored score with verifyScore from CommonJS", async () => {
     const agent = fixture.provisional;
-    const checkIn = await node(
-      [
-        "--input-type=module",
-        "-e",
-        'import { createVraiAgent } from "@vrai/sdk"; const a = createVraiAgent({ baseUrl: process.env.API, agentId: process.env.AGENT, agentKey: process.env.KEY }); console.log(JSON.stringify(await a.checkIn()))',
-      ],
-      { API: fixture.server.url, AGENT: agent.agentId, KEY: agent.agentKey },
-    );
+    const checkIn = await node(["--input-type=module", "-e", CHECK_IN_FROM_ESM], {
+      API: fixture.server.url,
+      AGENT: agent.agentId,
+      KEY: agent.agentKey,
+    });
     expect(JSON.parse(checkIn.stdout)).to.include({ agentId: agent.agentId, result: "counted", next_heartbeat_s: 3600, replayed: false });
 
     const verify = await node(
       [
         "-e",
-        'require("@vrai/sdk").verifyScore({ api: process.env.API, agentId: process.env.AGENT, day: process.env.DAY, rpcUrl: process.env.RPC }).then((r) => console.log(JSON.stringify(r)))',
+        'require("@vrai/sdk")' +
+          ".verifyScore({ api: process.env.API, agentId: process.env.AGENT, day: process.env.DAY, rpcUrl: process.env.RPC })" +
+          ".then((r) => console.log(JSON.stringify(r)))",
       ],
       { API: fixture.server.url, AGENT: fixture.established.agentId, DAY: fixture.today, RPC: fixture.rpc.url },
     );
@@ -288,14 +295,11 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
         ).json() as Promise<Record<string, string>>;
       const owner = await post("/v1/owners", undefined);
       const agent = await post("/v1/agents", owner.token);
-      const checkIn = await node(
-        [
-          "--input-type=module",
-          "-e",
-          'import { createVraiAgent } from "@vrai/sdk"; const a = createVraiAgent({ baseUrl: process.env.API, agentId: process.env.AGENT, agentKey: process.env.KEY }); console.log(JSON.stringify(await a.checkIn()))',
-        ],
-        { API: dev.url, AGENT: agent.agentId, KEY: agent.agentKey },
-      );
+      const checkIn = await node(["--input-type=module", "-e", CHECK_IN_FROM_ESM], {
+        API: dev.url,
+        AGENT: agent.agentId,
+        KEY: agent.agentKey,
+      });
       expect(JSON.parse(checkIn.stdout)).to.include({ agentId: agent.agentId, result: "counted", replayed: false });
     } finally {
       dev.child.kill("SIGTERM");
@@ -343,7 +347,7 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     ];
     expect(blocks).to.have.length(2);
     // As written, against the package's declarations: what a reader has in scope is declared, nothing else.
-    blocks.forEach((block, i) => fs.writeFileSync(path.join(project, `readme-gate-${i}.mts`), block));
+    for (const [i, block] of blocks.entries()) fs.writeFileSync(path.join(project, `readme-gate-${i}.mts`), block);
     fs.writeFileSync(
       path.join(project, "readme-scope.d.ts"),
       [
@@ -521,7 +525,8 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     const lines = verified.stdout.trim().split("\n");
     expect(lines[0]).to.match(
       new RegExp(
-        `^verifying the daily Vrai score \\d+ of agent ${fixture.established.agentId} on ${fixture.today} \\(${fixture.server.url.replace(/[.:/]/g, "\\$&")}\\)$`,
+        `^verifying the daily Vrai score \\d+ of agent ${fixture.established.agentId} on ${fixture.today} ` +
+          `\\(${fixture.server.url.replace(/[.:/]/g, "\\$&")}\\)$`,
       ),
     );
     expect(lines.filter((l) => l.startsWith("✔"))).to.have.length(5);

@@ -71,28 +71,32 @@ describe("a contract gating on a Vrai score: the API's proof through the example
     expect(proof.anchor.anchoredAt).to.equal(Date.parse(`${today}T00:00:30Z`) / 1000);
   });
 
-  it("lets the established agent's wallet through the gate with the API's proof: readContract(check) answers the anchor time, writeContract(enter) passes", async () => {
-    const { established, gate, chain, server } = fixture;
-    const proof = await getScoreProof({ api: server.url, agentId: established.agentId });
-    const wallet = chain.walletClients[established.holder];
-    const anchoredAt = await chain.publicClient.readContract({
-      address: gate,
-      abi: vraiGateAbi,
-      functionName: "check",
-      args: proof.args,
-      account: wallet.account,
-    });
-    expect(anchoredAt).to.equal(proof.anchor.anchoredAt);
-    const receipt = await enter(established.holder, proof.args);
-    expect(receipt.status).to.equal("success");
-    const [entered] = await chain.publicClient.getContractEvents({
-      address: gate,
-      abi: vraiGateAbi,
-      eventName: "Entered",
-      blockHash: receipt.blockHash,
-    });
-    expect(entered.args).to.deep.equal({ account: wallet.account.address, erc8004TokenId: 0n });
-  });
+  it(
+    "lets the established agent's wallet through the gate with the API's proof: " +
+      "readContract(check) answers the anchor time, writeContract(enter) passes",
+    async () => {
+      const { established, gate, chain, server } = fixture;
+      const proof = await getScoreProof({ api: server.url, agentId: established.agentId });
+      const wallet = chain.walletClients[established.holder];
+      const anchoredAt = await chain.publicClient.readContract({
+        address: gate,
+        abi: vraiGateAbi,
+        functionName: "check",
+        args: proof.args,
+        account: wallet.account,
+      });
+      expect(anchoredAt).to.equal(proof.anchor.anchoredAt);
+      const receipt = await enter(established.holder, proof.args);
+      expect(receipt.status).to.equal("success");
+      const [entered] = await chain.publicClient.getContractEvents({
+        address: gate,
+        abi: vraiGateAbi,
+        eventName: "Entered",
+        blockHash: receipt.blockHash,
+      });
+      expect(entered.args).to.deep.equal({ account: wallet.account.address, erc8004TokenId: 0n });
+    },
+  );
 
   it("lets the token's agent wallet through the gate too, with the same proof", async () => {
     const { established, gate, chain, identityRegistry, server } = fixture;

@@ -83,7 +83,10 @@ async function devClockHint(api: string, doFetch: typeof fetch): Promise<string 
   if (res?.status !== 200) return undefined;
   const clock: ApiJson<"getDevClock", 200> | undefined = await res.json().catch(() => undefined);
   if (clock === undefined) return undefined;
-  return `  this is vrai dev (its clock: ${clock.now}; next daily recompute at ${clock.nextDailyAt}): vrai dev-clock advance --days 1 moves it past that 00:00 UTC, the daily recompute and anchoring with it`;
+  return (
+    `  this is vrai dev (its clock: ${clock.now}; next daily recompute at ${clock.nextDailyAt}): ` +
+    "vrai dev-clock advance --days 1 moves it past that 00:00 UTC, the daily recompute and anchoring with it"
+  );
 }
 
 /**
@@ -92,7 +95,11 @@ async function devClockHint(api: string, doFetch: typeof fetch): Promise<string 
  * @returns 0 when every check held, 1 otherwise
  * @throws InvalidInputError for bad arguments (the bin prints one line and exits 2)
  * @example
- * process.exitCode = await runVerifyCli([agentId, "--api", api, "--rpc", rpcUrl], { env: process.env, stdout: (text) => process.stdout.write(text), name: "vrai-verify" });
+ * process.exitCode = await runVerifyCli([agentId, "--api", api, "--rpc", rpcUrl], {
+ *   env: process.env,
+ *   stdout: (text) => process.stdout.write(text),
+ *   name: "vrai-verify",
+ * });
  */
 export async function runVerifyCli(argv: readonly string[], deps: VerifyCliDeps): Promise<number> {
   if (argv[0] === "--help" || argv[0] === "-h") {

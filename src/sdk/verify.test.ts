@@ -52,7 +52,9 @@ describe("SDK verifyScore (real PostgreSQL, real local chain over JSON-RPC)", ()
       {
         step: "lookup",
         ok: false,
-        message: `no daily score of agent ${fixture.agent} on 2026-11-01: 2026-11-01 is before its first daily score, of 2026-11-03 (computed at 2026-11-03T00:00:00Z)`,
+        message:
+          `no daily score of agent ${fixture.agent} on 2026-11-01: ` +
+          "2026-11-01 is before its first daily score, of 2026-11-03 (computed at 2026-11-03T00:00:00Z)",
       },
     ]);
     // The fixture's clock is at 2026-11-03 10:01: an agent claimed now gets its first daily score at the next 00:00 UTC.
@@ -73,7 +75,9 @@ describe("SDK verifyScore (real PostgreSQL, real local chain over JSON-RPC)", ()
         {
           step: "lookup",
           ok: false,
-          message: `no daily score of agent ${claimed.agentId} yet: its first is computed at 2026-11-04T00:00:00Z (the first 00:00 UTC after its claim) and anchored on chain after it; verify then`,
+          message:
+            `no daily score of agent ${claimed.agentId} yet: its first is computed at 2026-11-04T00:00:00Z ` +
+            "(the first 00:00 UTC after its claim) and anchored on chain after it; verify then",
         },
       ],
     });
@@ -96,7 +100,10 @@ describe("SDK verifyScore (real PostgreSQL, real local chain over JSON-RPC)", ()
       api: fixture.server.url,
       agentId: fixture.agent,
       rpcUrl: fixture.rpc.url,
-      fetch: async (url) => (fetched.push(String(url)), fetch(url)),
+      fetch: async (url) => {
+        fetched.push(String(url));
+        return fetch(url);
+      },
     };
     const bad: Array<[Partial<VerifyScoreOptions>, RegExp]> = [
       [{ agentId: "agt 1" }, /^not an agent id: "agt 1"$/],

@@ -98,7 +98,10 @@ function noDailyScore(agentId: string, day: string | undefined, first: FirstDail
     return `no daily score of agent ${agentId} on ${day}${before}`;
   }
   if (first.message !== undefined)
-    return `no daily score of agent ${agentId} yet: its first is computed at ${at} (the first 00:00 UTC after its claim) and anchored on chain after it; verify then`;
+    return (
+      `no daily score of agent ${agentId} yet: ` +
+      `its first is computed at ${at} (the first 00:00 UTC after its claim) and anchored on chain after it; verify then`
+    );
   return `no daily score of agent ${agentId}: its first was due at ${at} (the daily recompute at 00:00 UTC may still be running)`;
 }
 

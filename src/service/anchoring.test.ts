@@ -363,30 +363,34 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
     ]);
   });
 
-  it("does not count a RootAnchored of the root with the kind of version-1 leaves as the day's anchor (the day is of version 2), and sends its own", async () => {
-    const { root, first, outcomes } = await dayAnchoredFirstByVerifier(7, "2026-11-09", (root) =>
-      chain.walletClients[2].writeContract({
+  it(
+    "does not count a RootAnchored of the root with the kind of version-1 leaves as the day's anchor (the day is of version 2), " +
+      "and sends its own",
+    async () => {
+      const { root, first, outcomes } = await dayAnchoredFirstByVerifier(7, "2026-11-09", (root) =>
+        chain.walletClients[2].writeContract({
+          address: registry,
+          abi: anchorRegistryAbi,
+          functionName: "anchorRoot",
+          args: [root, 5n, SCORE_DAY_KIND],
+        }),
+      );
+      expect(outcomes).to.have.length(1);
+      const sent = (outcomes[0] as { txHash: Hex }).txHash;
+      expect(sent).not.to.equal(first);
+      const logs = await chain.publicClient.getContractEvents({
         address: registry,
         abi: anchorRegistryAbi,
-        functionName: "anchorRoot",
-        args: [root, 5n, SCORE_DAY_KIND],
-      }),
-    );
-    expect(outcomes).to.have.length(1);
-    const sent = (outcomes[0] as { txHash: Hex }).txHash;
-    expect(sent).not.to.equal(first);
-    const logs = await chain.publicClient.getContractEvents({
-      address: registry,
-      abi: anchorRegistryAbi,
-      eventName: "RootAnchored",
-      args: { root },
-      fromBlock: 0n,
-    });
-    expect(logs.map((l) => [l.transactionHash, l.args.kind])).to.deep.equal([
-      [first, SCORE_DAY_KIND],
-      [sent, SCORE_DAY_V2_KIND],
-    ]);
-  });
+        eventName: "RootAnchored",
+        args: { root },
+        fromBlock: 0n,
+      });
+      expect(logs.map((l) => [l.transactionHash, l.args.kind])).to.deep.equal([
+        [first, SCORE_DAY_KIND],
+        [sent, SCORE_DAY_V2_KIND],
+      ]);
+    },
+  );
 
   it("serves no proof before the day's root is mined: 404 proof_not_ready, from GET /v1/scores/{id}/proof and GET /v1/agents/{id}/score/proof", async () => {
     clock.set(T0 + 9 * 86400);
@@ -403,7 +407,9 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
     // This service anchors: it says when the root is expected.
     expect(error.message).to.match(
       new RegExp(
-        `^score ${id}'s day \\(2026-11-11\\) is not anchored yet: its root 0x[0-9a-f]{64} is not mined; it is expected on chain right after that day's daily recompute \\(from 2026-11-11T00:00:00Z\\), its transaction retried until mined$`,
+        `^score ${id}'s day \\(2026-11-11\\) is not anchored yet: its root 0x[0-9a-f]{64} is not mined; ` +
+          "it is expected on chain right after that day's daily recompute \\(from 2026-11-11T00:00:00Z\\), " +
+          "its transaction retried until mined$",
       ),
     );
     // The agent's latest proof is of its latest mined day, not of this one.

@@ -77,8 +77,9 @@ const WAITING = new BaseError("anchor_waiting", "an anchoring transaction is not
  * The daily anchoring: `afterDaily(day)` builds and stores the day's tree, then anchors every root not
  * yet mined, oldest first. Failed attempts are retried in the background (backoff from 5 s to 5 min)
  * until mined; `start()` resumes after a restart. Idempotent per day: a root already anchored on chain as
- * the day's batch (a `RootAnchored` of the root with the day's kind and leaf count, by either role) counts as mined, the signed transaction is stored before it is broadcast
- * and rebroadcast as is, so a day is anchored by one transaction.
+ * the day's batch (a `RootAnchored` of the root with the day's kind and leaf count, by either role) counts as
+ * mined, the signed transaction is stored before it is broadcast and rebroadcast as is, so a day is anchored
+ * by one transaction.
  * @example const anchoring = createAnchoring({ anchors: createAnchorRepository(db), clock: systemClock, logger, writer });
  */
 export function createAnchoring(deps: AnchoringDeps): Anchoring {
@@ -335,7 +336,8 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
           : `the first was due at ${toRfc3339(first)} and comes with the next daily recompute`;
       throw new NotFoundError(
         "proof_not_ready",
-        `agent ${agentId} has no daily score yet: ${when} (the first 00:00 UTC after its claim, V9); its proof is served once that day's root is anchored on chain, right after`,
+        `agent ${agentId} has no daily score yet: ${when} (the first 00:00 UTC after its claim, V9); ` +
+          "its proof is served once that day's root is anchored on chain, right after",
       );
     },
     start() {

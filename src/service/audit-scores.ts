@@ -21,7 +21,7 @@ export async function verifyStoredScores(
       afterId = row.id;
       checked++;
       const fail = (problem: string) => mismatches.push({ id: row.id, agentId: row.agentId, problem });
-      let recomputed;
+      let recomputed: ReturnType<typeof scoreFromInputs>;
       try {
         recomputed = scoreFromInputs(validateScoreInputs(JSON.parse(row.inputs)));
       } catch (error) {

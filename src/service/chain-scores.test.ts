@@ -31,7 +31,8 @@ describe("chain scores: the use-cases of the SDK Derived and Platform Network Sc
     }
     // The agent's ERC-8004 identity, as an active erc8004 proof binds it (V6).
     await testDb.db.query(
-      "INSERT INTO proofs (id, kind, owner_id, agent_id, subject, binding, evidence, verified_at, last_checked_at) VALUES ('prf_1', 'erc8004', 'ow_1', 'ag_linked', $1, $2, '{}', 0, 0)",
+      `INSERT INTO proofs (id, kind, owner_id, agent_id, subject, binding, evidence, verified_at, last_checked_at)
+       VALUES ('prf_1', 'erc8004', 'ow_1', 'ag_linked', $1, $2, '{}', 0, 0)`,
       [LINKED.slice("did:erc8004:".length), LINKED.slice("did:".length)],
     );
     const found = await agents.getAgent("ag_linked");

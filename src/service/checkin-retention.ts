@@ -51,10 +51,11 @@ export function createCheckinRetention(deps: {
   /** Archives `day` when there is an archive; false (logged) when that failed. */
   async function archived(day: string): Promise<boolean> {
     if (!deps.archive) return true;
-    let file;
+    let file: Awaited<ReturnType<CheckinArchive["open"]>> | undefined;
     try {
-      file = await deps.archive.open(day);
-      const rows = await partitions.forEachBatch(day, ARCHIVE_BATCH, (batch) => file!.append(batch));
+      const opened = await deps.archive.open(day);
+      file = opened;
+      const rows = await partitions.forEachBatch(day, ARCHIVE_BATCH, (batch) => opened.append(batch));
       logger.info({ day, rows, path: await file.commit() }, "check-ins archived");
       return true;
     } catch (error) {

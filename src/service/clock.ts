@@ -7,7 +7,12 @@ export const systemClock: Clock = { now: () => Math.floor(Date.now() / 1000) };
 /** A clock tests and `vrai replay` set by hand. */
 export function createManualClock(start: number): Clock & { set(t: number): void } {
   let t = start;
-  return { now: () => t, set: (next: number) => void (t = next) };
+  return {
+    now: () => t,
+    set: (next: number) => {
+      t = next;
+    },
+  };
 }
 
 /** A clock `offsetS()` seconds ahead of another, moved forward with `advance` (the development clock of `vrai dev`). */

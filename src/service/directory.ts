@@ -23,6 +23,8 @@ export const DIRECTORY_QUERY_MAX = 100;
 export type DirectoryEntry = {
   agentId: string;
   name: string | null;
+  /** The name in the registration file of its ERC-8004 identity (self-declared, issue #27), when one was read. */
+  registeredName: string | null;
   scoreId: number;
   /** Unix seconds of the latest score. */
   at: number;

@@ -4,7 +4,7 @@ import type { Clock } from "./clock";
 import { ConflictError, ForbiddenError, NotFoundError } from "./errors";
 import { newEvent } from "./events/record";
 import type { ProofRow, Store, StoreTx } from "./ports";
-import { currentProofRule, OFFERED_PROOF_KINDS } from "./proofs/kinds";
+import { currentProofRule, OFFERED_PROOF_KINDS, proofKindModule, type VerifiedProof } from "./proofs/kinds";
 
 /** Records and removes identity proofs (V6), recomputing the scores they count for. */
 export type Identity = {
@@ -48,17 +48,20 @@ function bindingConflict(input: BindingInput, by: "this" | "another"): ConflictE
   if (by === "this") {
     return new ConflictError(
       "proof_already_proven",
-      `${input.subject} is already proven by this ${holder}${input.agentId === null ? "" : ` (${input.agentId})`}: nothing to do; GET /v1/agents/{id}/proofs lists it`,
+      `${input.subject} is already proven by this ${holder}${input.agentId === null ? "" : ` (${input.agentId})`}: ` +
+        "nothing to do; GET /v1/agents/{id}/proofs lists it",
     );
   }
   return holder === "agent"
     ? new ConflictError(
         "proof_bound_to_another_agent",
-        `${input.subject} is already proven by another agent: it proves one agent at a time (V6), so that agent's owner must remove its proof (DELETE /v1/proofs/{id}) first`,
+        `${input.subject} is already proven by another agent: it proves one agent at a time (V6), ` +
+          "so that agent's owner must remove its proof (DELETE /v1/proofs/{id}) first",
       )
     : new ConflictError(
         "proof_bound_to_another_owner",
-        `${input.subject} is already proven by another owner: it proves one owner at a time (V6), for all that owner's agents; prove it with that owner's token, or remove the proof there (DELETE /v1/proofs/{id}) first`,
+        `${input.subject} is already proven by another owner: it proves one owner at a time (V6), for all that owner's agents; ` +
+          "prove it with that owner's token, or remove the proof there (DELETE /v1/proofs/{id}) first",
       );
 }
 
@@ -172,7 +175,23 @@ export function createIdentity(deps: {
   }
 
   /**
-   * Removes a proof (by its owner, or after failed checks) and recomputes the agents it counted for.
+   * The agent's active proofs that rest on `proof` (a domain proven by the endpoint-domain verification of the
+   * ERC-8004 identity `proof` proves): they go with it.
+   */
+  async function restingOn(tx: StoreTx, proof: ProofRow, at: number): Promise<ProofRow[]> {
+    if (proof.agentId === null || proof.binding === null) return [];
+    const active = await tx.proofsForAgentAt(proof.agentId, proof.ownerId, at);
+    return active.filter(
+      (p) =>
+        p.id !== proof.id &&
+        p.agentId === proof.agentId &&
+        proofKindModule(p.kind).reliesOn?.(p.evidence as VerifiedProof) === proof.binding,
+    );
+  }
+
+  /**
+   * Removes a proof (by its owner, or after failed checks) and recomputes the agents it counted for. The agent's proofs
+   * that rest on it are removed with it, in the same change.
    * @param ownerId when given, only this owner's proof may be removed
    */
   async function removeProof(id: string, reason: string, options: { ownerId?: string; actor?: string } = {}): Promise<ProofRow> {
@@ -183,15 +202,22 @@ export function createIdentity(deps: {
         throw new ForbiddenError("proof_owned_by_another_owner", `proof ${id} belongs to another owner`);
       if (proof.removedAt !== null) throw new ConflictError("proof_already_removed", `proof ${id} was already removed`);
       const at = clock.now();
-      await tx.removeProof(id, at, reason);
-      await tx.audit({
-        at,
-        actor: options.actor ?? "owner",
-        action: "proof.remove",
-        subject: id,
-        details: { reason, kind: proof.kind, agentId: proof.agentId },
-      });
-      await tx.recordEvents([proofRemovedEvent(proof, at, reason)]);
+      const dependents = await restingOn(tx, proof, at);
+      const title = proofKindModule(proof.kind).title;
+      for (const [removed, why] of [
+        [proof, reason],
+        ...dependents.map((d): [ProofRow, string] => [d, `the ${title} proof it rests on (${proof.id}) was removed: ${reason}`]),
+      ] as const) {
+        await tx.removeProof(removed.id, at, why);
+        await tx.audit({
+          at,
+          actor: options.actor ?? "owner",
+          action: "proof.remove",
+          subject: removed.id,
+          details: { reason: why, kind: removed.kind, agentId: removed.agentId },
+        });
+        await tx.recordEvents([proofRemovedEvent(removed, at, why)]);
+      }
       await recomputeCountedBy(tx, proof, at);
       return { ...proof, removedAt: at, removedReason: reason };
     });

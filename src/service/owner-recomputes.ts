@@ -133,7 +133,9 @@ export function createOwnerRecomputes(deps: {
   return {
     drain,
     wake,
-    startWorker: () => void (worker = true),
+    startWorker: () => {
+      worker = true;
+    },
     async stop() {
       worker = false;
       await running;

@@ -10,8 +10,10 @@ import { createChallenge, isExpired } from "./proofs/challenge";
 import { proofError } from "./proofs/errors";
 import { applyRecheckOutcome, dueForRecheck, nextRecheckAt } from "./proofs/recheck-policy";
 import { newEvent } from "./events/record";
-import { erc8004Binding } from "./proofs/kinds/erc8004";
+import { erc8004Binding, parseErc8004Subject } from "./proofs/kinds/erc8004";
+import { NO_PROOF_CONTEXT, type ProofContext } from "./proofs/types";
 import type { ProofVerifier, VerifiedProof } from "./proofs/verifiers";
+import type { RegistrationFiles } from "./registration-files";
 import { generateId } from "./secrets";
 
 /** How long a proof challenge may be answered (V6: challenges expire). */
@@ -19,10 +21,13 @@ export const CHALLENGE_TTL_S = 3600;
 /** Expired challenges deleted per statement: by an owner asking for a challenge, and by the scheduler until none is left. */
 const EXPIRED_CHALLENGES_BATCH = 5000;
 
+/** A challenge issued, and what the service knows of its agent (what its instructions name, e.g. the agent's ERC-8004 identity). */
+export type IssuedChallenge = ChallengeRow & { context: ProofContext };
+
 /** The life of an identity proof (V6): challenges, verified submissions, re-checks. */
 export type ProofChecks = {
   /** Issues a challenge for the owner to prove `subject` of `kind` (for `agentId` when the kind belongs to one agent). */
-  issueChallenge(ownerId: string, input: { kind: ProofKind; subject: string; agentId?: string | null }): Promise<ChallengeRow>;
+  issueChallenge(ownerId: string, input: { kind: ProofKind; subject: string; agentId?: string | null }): Promise<IssuedChallenge>;
   /** Deletes every challenge expired now; returns how many. */
   deleteExpiredChallenges(): Promise<number>;
   /** Verifies evidence against one of the owner's challenges and records the proof, using the challenge up. */
@@ -47,8 +52,29 @@ export function createProofChecks(deps: {
   logger?: Logger;
   /** What one owner may keep (none: no limit). */
   limits?: Pick<OwnerLimits, "openChallenges">;
+  /** Where an erc8004 proof's registration file is read and kept, when it is made and at its re-checks (issue #27); none: not read. */
+  registrations?: Pick<RegistrationFiles, "refresh">;
 }): ProofChecks {
   const { store, clock, identity, verifier } = deps;
+
+  /** What a proof of `agentId` is verified in now: the ERC-8004 identities of the agent's active erc8004 proofs, latest first. */
+  async function contextOf(agentId: string | null): Promise<ProofContext> {
+    const agent = agentId === null ? null : await store.read.getAgent(agentId);
+    if (!agent) return NO_PROOF_CONTEXT;
+    const proofs = await store.read.proofsForAgentAt(agent.id, agent.ownerId, clock.now());
+    const erc8004 = proofs.filter((p) => p.kind === "erc8004" && p.agentId === agent.id).reverse();
+    return { erc8004: erc8004.map((p) => parseErc8004Subject(p.subject)) };
+  }
+
+  /** Reads the registration file of an erc8004 proof (issue #27): what it is never changes the proof or a score. */
+  async function readRegistration(proof: ProofRow, options: { submission?: boolean } = {}): Promise<void> {
+    if (proof.kind !== "erc8004" || !deps.registrations) return;
+    try {
+      await deps.registrations.refresh(proof, options);
+    } catch (error) {
+      deps.logger?.warn({ proof: proof.id, err: error instanceof Error ? error.message : String(error) }, "registration file not stored");
+    }
+  }
 
   /**
    * Issues a challenge for `ownerId` to prove `subject` of `kind`: for `agentId` when the kind
@@ -59,7 +85,7 @@ export function createProofChecks(deps: {
   async function issueChallenge(
     ownerId: string,
     input: { kind: ProofKind; subject: string; agentId?: string | null },
-  ): Promise<ChallengeRow> {
+  ): Promise<IssuedChallenge> {
     checkProofAgent(input.kind, input.agentId ?? null);
     if (input.agentId) {
       const agent = await store.read.getAgent(input.agentId);
@@ -107,7 +133,7 @@ export function createProofChecks(deps: {
       }
       await tx.insertChallenge(row);
     });
-    return row;
+    return { ...row, context: await contextOf(row.agentId) };
   }
 
   /** Deletes every challenge expired now, a batch per statement (an expired challenge can no longer be answered); returns how many. */
@@ -128,8 +154,8 @@ export function createProofChecks(deps: {
     if (challenge.usedAt !== null) throw new ConflictError("proof_challenge_used", `challenge ${challengeId} was already used`);
     if (isExpired(challenge, clock.now()))
       throw proofError("proof_challenge_expired", `challenge ${challengeId} expired at ${toRfc3339(challenge.expiresAt)}`);
-    const verified = await verifier.verify(challenge, evidence);
-    return identity.recordProof(
+    const verified = await verifier.verify(challenge, evidence, await contextOf(challenge.agentId));
+    const proof = await identity.recordProof(
       {
         id: generateId("prf"),
         kind: challenge.kind,
@@ -141,11 +167,13 @@ export function createProofChecks(deps: {
       },
       { challengeId },
     );
+    await readRegistration(proof, { submission: true });
+    return proof;
   }
 
   /** Re-checks one proof now (the schedule, or an ERC-8004 token move); removes it when V6 says so. */
   async function recheck(proof: ProofRow): Promise<"kept" | "removed"> {
-    const outcome = await verifier.recheck(proof.evidence as VerifiedProof);
+    const outcome = await verifier.recheck(proof.evidence as VerifiedProof, await contextOf(proof.agentId));
     const decision = applyRecheckOutcome(proof, outcome);
     const at = clock.now();
     if (decision.action === "keep") {
@@ -168,6 +196,8 @@ export function createProofChecks(deps: {
         ]);
       });
       if (outcome.type === "failed") deps.logger?.warn({ proof: proof.id, kind: proof.kind, code: outcome.code }, "proof check failed");
+      // Each weekly re-check reads the identity's registration file again (issue #27).
+      await readRegistration(proof);
       return "kept";
     }
     const reason = decision.reason === "moved" ? "the identity token moved to another wallet" : "failed two checks in a row";

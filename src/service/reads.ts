@@ -9,13 +9,17 @@ import { keysetPage, parseKeyset, type CursorList, type KeysetPage } from "./key
 import type { DayAggregate } from "../method";
 import type { AgentRow, AuditEntry, LatestScores, OutageRow, PenaltyRow, ProofRow, ScoreRow, ScoreSummary, Store } from "./ports";
 import { erc8004Binding, formatErc8004Subject, type Erc8004Identity } from "./proofs/kinds/erc8004";
+import type { RegistrationFiles, StoredRegistration } from "./registration-files";
 import { ID_PATTERN } from "./secrets";
 
 /** The Vrai agent holding an ERC-8004 identity now: its active erc8004 proof and its latest score (null before the first). */
 export type Erc8004Holder = { agentId: string; provenAt: number; score: ScoreSummary | null };
 
-/** An agent's page: the agent, its latest score (null before the first), and the declared windows that touch that score's window. */
-export type AgentPageData = { agent: AgentRow; score: ScoreRow | null; outages: OutageRow[] };
+/**
+ * An agent's page: the agent, its latest score (null before the first), the declared windows that touch that score's window,
+ * and what it says of itself in its ERC-8004 registration file (null without an erc8004 proof whose file was read).
+ */
+export type AgentPageData = { agent: AgentRow; score: ScoreRow | null; outages: OutageRow[]; selfDeclared: StoredRegistration | null };
 
 /**
  * A page of a list asked for: `limit` items after the position `cursor` names (a page's
@@ -26,6 +30,11 @@ export type PageAsked = { cursor?: string; limit: number };
 export type Reads = {
   /** The agent; agent_not_found otherwise. */
   agent(agentId: string): Promise<AgentRow>;
+  /**
+   * The agent and what it says of itself in the registration file of its latest active ERC-8004 proof's identity (self-declared,
+   * issue #27; null when it holds none, or before its file was first read); agent_not_found otherwise.
+   */
+  agentWithRegistration(agentId: string): Promise<{ agent: AgentRow; selfDeclared: StoredRegistration | null }>;
   /** The ids of the owner's agents, in id order, a page at a time. */
   agentsOfOwner(ownerId: string, page: PageAsked): Promise<KeysetPage<string>>;
   /** The agent's latest score without its inputs (V9); agent_not_found or score_not_found otherwise. */
@@ -83,8 +92,14 @@ function outagesOfWindow(outages: readonly OutageRow[], score: ScoreRow): Outage
 /**
  * The service's reads over `store`.
  * @param deps.latestScores the latest-score read, batched and cached by the SQL store
+ * @param deps.registrations the ERC-8004 registration files as last read (self-declared, issue #27)
  */
-export function createReads(deps: { store: Store; latestScores: LatestScores; clock: Clock }): Reads {
+export function createReads(deps: {
+  store: Store;
+  latestScores: LatestScores;
+  clock: Clock;
+  registrations: Pick<RegistrationFiles, "ofAgent">;
+}): Reads {
   const { read } = deps.store;
 
   async function agent(agentId: string): Promise<AgentRow> {
@@ -95,6 +110,10 @@ export function createReads(deps: { store: Store; latestScores: LatestScores; cl
 
   return {
     agent,
+    async agentWithRegistration(agentId) {
+      const row = await agent(agentId);
+      return { agent: row, selfDeclared: await deps.registrations.ofAgent(agentId) };
+    },
     async agentsOfOwner(ownerId, { cursor, limit }) {
       const after = cursor === undefined ? undefined : parseKeyset(cursor, LISTS.agentsOfOwner(ownerId), ID_KEY, anId);
       return keysetPage(await read.listAgentsOfOwner(ownerId, { after, limit: limit + 1 }), limit, LISTS.agentsOfOwner(ownerId), (id) => [
@@ -149,7 +168,12 @@ export function createReads(deps: { store: Store; latestScores: LatestScores; cl
       const row = await read.getAgent(agentId);
       if (!row) return null;
       const score = await read.latestScore(agentId);
-      return { agent: row, score, outages: score ? outagesOfWindow(await read.listOutages(), score) : [] };
+      return {
+        agent: row,
+        score,
+        outages: score ? outagesOfWindow(await read.listOutages(), score) : [],
+        selfDeclared: await deps.registrations.ofAgent(agentId),
+      };
     },
     async erc8004Holder(identity) {
       const subject = formatErc8004Subject(identity);

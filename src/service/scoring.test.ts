@@ -23,11 +23,16 @@ function counting(store: Store): { store: Store; pages: Array<PageRequest<string
   const read = new Proxy(store.read, {
     get(target, name, receiver) {
       const value = Reflect.get(target, name, receiver);
-      if (name === "listClaimedAgentIds") return (page: PageRequest<string>) => (pages.push(page), value(page));
+      if (name === "listClaimedAgentIds")
+        return (page: PageRequest<string>) => {
+          pages.push(page);
+          return value(page);
+        };
       if (name === "dailyFactRows")
-        return (ids: string[], ...rest: unknown[]) => (
-          batches.push([...ids]), (value as Store["read"]["dailyFactRows"])(ids, ...(rest as [string, number]))
-        );
+        return (ids: string[], ...rest: unknown[]) => {
+          batches.push([...ids]);
+          return (value as Store["read"]["dailyFactRows"])(ids, ...(rest as [string, number]));
+        };
       return value;
     },
   });
@@ -95,109 +100,114 @@ for (const setup of EVERY_STORE) {
  */
 for (const { name, create } of TEST_STORES) {
   describe(`daily facts read in batches on ${name} (V5-V9)`, () => {
-    it("equal the facts read one agent at a time: proofs of the agent and of its owner, penalties, a midnight check-in, coverage-only days, an earlier claim", async () => {
-      const testDb = await createMigratedTestDb(create);
-      const store = createSqlStore(testDb.db);
-      try {
-        const clock = createManualClock(MIDNIGHT - 40 * 86_400);
-        const accounts = createAccounts({ store, clock });
-        const service = createVraiService({ store, clock, busy: () => false });
-        const owners = [(await accounts.createOwner()).ownerId, (await accounts.createOwner()).ownerId];
-        const agents: string[] = [];
-        for (let i = 0; i < 12; i++) agents.push((await accounts.claimNewAgent(owners[i % 2])).agentId);
-        // Check-ins every 50 minutes over the last four days for some agents, and one at the scored midnight.
-        for (let t = MIDNIGHT - 4 * 86_400; t <= MIDNIGHT - 1200; t += 3000) {
-          clock.set(t);
-          for (const agentId of agents.slice(0, 6)) await service.checkins.checkIn(agentId, `k${t}`, () => undefined);
-        }
-        clock.set(MIDNIGHT);
-        await service.checkins.checkIn(agents[1], "midnight", () => undefined);
-        const at = MIDNIGHT;
-        await store.transaction(async (tx) => {
-          const proof = (
-            id: string,
-            kind: "github" | "wallet" | "domain",
-            ownerId: string,
-            agentId: string | null,
-            verifiedAt: number,
-            removedAt: number | null,
-          ) =>
-            tx
-              .insertProof({
-                id,
-                kind,
-                ownerId,
-                agentId,
-                subject: id,
-                binding: `${kind}:${id}`,
-                evidence: { n: id },
-                verifiedAt,
-                lastCheckedAt: verifiedAt,
-                consecutiveFailures: 0,
-                removedAt: null,
-                removedReason: null,
-              })
-              .then(() => (removedAt === null ? undefined : tx.removeProof(id, removedAt, "gone")));
-          await proof("prf_o1", "github", owners[0], null, at - 9 * 86_400, null);
-          await proof("prf_o2", "wallet", owners[0], null, at - 8 * 86_400, at - 86_400);
-          await proof("prf_o3", "wallet", owners[1], null, at + 10, null);
-          await proof("prf_a1", "domain", owners[1], agents[3], at - 7 * 86_400, null);
-          await proof("prf_a2", "domain", owners[0], agents[4], at - 6 * 86_400, at + 5);
-          const penalty = (id: string, agentId: string, addedAt: number, revokedAt: number | null) =>
-            tx
-              .insertPenalty({
-                id,
-                agentId,
-                code: "rate_abuse",
-                points: 10,
-                days: 30,
-                addedAt,
-                reason: "test",
-                revokedAt: null,
-                revokeReason: null,
-                addedBy: "admin",
-                revokedBy: null,
-              })
-              .then(() => (revokedAt === null ? undefined : tx.revokePenalty(id, revokedAt, "appeal", "admin")));
-          await penalty("pen_1", agents[2], at - 3 * 86_400, null);
-          await penalty("pen_2", agents[2], at - 2 * 86_400, at - 86_400);
-          await penalty("pen_3", agents[5], at + 60, null);
-          await penalty("pen_4", agents[7], at - 40 * 86_400, null);
-        });
-        // A day with coverage and no check-ins (digest ""), and a day aggregate of another claim, which never counts (V2).
-        const agent8 = (await store.read.getAgent(agents[8]))!;
-        await testDb.db.query(
-          "INSERT INTO agent_days (agent_id, claim_id, day, checkins, on_time, credit_s, coverage_s, digest) VALUES ($1, $2, $3, 0, 0, 0, 3600, ''), ($1, $4, $5, 5, 5, 9000, 9000, $6)",
-          [agent8.id, agent8.claimId, "2026-10-01", agent8.claimId + 1000, "2026-10-02", "ab".repeat(32)],
-        );
-        const scoring = createScoring({ store, clock, dailyPageSize: 5 });
-        expect(await scoring.recomputeDay(DAY)).to.equal(agents.length);
-        const stored = (await store.read.scoresAfter(0, 1000)).filter((s) => s.trigger === "daily");
-        for (const agentId of agents) {
-          const one = await store.transaction(async (tx) =>
-            scoreFromInputs(buildScoreInputs(await scoring.factsAt(tx, (await tx.getAgent(agentId))!, at))),
-          );
-          const batched = stored.find((s) => s.agentId === agentId)!;
-          expect({ agentId, sha256: batched.sha256, inputs: batched.inputs }).to.deep.equal({
-            agentId,
-            sha256: one.sha256,
-            inputs: one.canonical,
+    it(
+      "equal the facts read one agent at a time: proofs of the agent and of its owner, penalties, a midnight check-in, " +
+        "coverage-only days, an earlier claim",
+      async () => {
+        const testDb = await createMigratedTestDb(create);
+        const store = createSqlStore(testDb.db);
+        try {
+          const clock = createManualClock(MIDNIGHT - 40 * 86_400);
+          const accounts = createAccounts({ store, clock });
+          const service = createVraiService({ store, clock, busy: () => false });
+          const owners = [(await accounts.createOwner()).ownerId, (await accounts.createOwner()).ownerId];
+          const agents: string[] = [];
+          for (let i = 0; i < 12; i++) agents.push((await accounts.claimNewAgent(owners[i % 2])).agentId);
+          // Check-ins every 50 minutes over the last four days for some agents, and one at the scored midnight.
+          for (let t = MIDNIGHT - 4 * 86_400; t <= MIDNIGHT - 1200; t += 3000) {
+            clock.set(t);
+            for (const agentId of agents.slice(0, 6)) await service.checkins.checkIn(agentId, `k${t}`, () => undefined);
+          }
+          clock.set(MIDNIGHT);
+          await service.checkins.checkIn(agents[1], "midnight", () => undefined);
+          const at = MIDNIGHT;
+          await store.transaction(async (tx) => {
+            const proof = (
+              id: string,
+              kind: "github" | "wallet" | "domain",
+              ownerId: string,
+              agentId: string | null,
+              verifiedAt: number,
+              removedAt: number | null,
+            ) =>
+              tx
+                .insertProof({
+                  id,
+                  kind,
+                  ownerId,
+                  agentId,
+                  subject: id,
+                  binding: `${kind}:${id}`,
+                  evidence: { n: id },
+                  verifiedAt,
+                  lastCheckedAt: verifiedAt,
+                  consecutiveFailures: 0,
+                  removedAt: null,
+                  removedReason: null,
+                })
+                .then(() => (removedAt === null ? undefined : tx.removeProof(id, removedAt, "gone")));
+            await proof("prf_o1", "github", owners[0], null, at - 9 * 86_400, null);
+            await proof("prf_o2", "wallet", owners[0], null, at - 8 * 86_400, at - 86_400);
+            await proof("prf_o3", "wallet", owners[1], null, at + 10, null);
+            await proof("prf_a1", "domain", owners[1], agents[3], at - 7 * 86_400, null);
+            await proof("prf_a2", "domain", owners[0], agents[4], at - 6 * 86_400, at + 5);
+            const penalty = (id: string, agentId: string, addedAt: number, revokedAt: number | null) =>
+              tx
+                .insertPenalty({
+                  id,
+                  agentId,
+                  code: "rate_abuse",
+                  points: 10,
+                  days: 30,
+                  addedAt,
+                  reason: "test",
+                  revokedAt: null,
+                  revokeReason: null,
+                  addedBy: "admin",
+                  revokedBy: null,
+                })
+                .then(() => (revokedAt === null ? undefined : tx.revokePenalty(id, revokedAt, "appeal", "admin")));
+            await penalty("pen_1", agents[2], at - 3 * 86_400, null);
+            await penalty("pen_2", agents[2], at - 2 * 86_400, at - 86_400);
+            await penalty("pen_3", agents[5], at + 60, null);
+            await penalty("pen_4", agents[7], at - 40 * 86_400, null);
           });
+          // A day with coverage and no check-ins (digest ""), and a day aggregate of another claim, which never counts (V2).
+          const agent8 = (await store.read.getAgent(agents[8]))!;
+          await testDb.db.query(
+            `INSERT INTO agent_days (agent_id, claim_id, day, checkins, on_time, credit_s, coverage_s, digest)
+           VALUES ($1, $2, $3, 0, 0, 0, 3600, ''), ($1, $4, $5, 5, 5, 9000, 9000, $6)`,
+            [agent8.id, agent8.claimId, "2026-10-01", agent8.claimId + 1000, "2026-10-02", "ab".repeat(32)],
+          );
+          const scoring = createScoring({ store, clock, dailyPageSize: 5 });
+          expect(await scoring.recomputeDay(DAY)).to.equal(agents.length);
+          const stored = (await store.read.scoresAfter(0, 1000)).filter((s) => s.trigger === "daily");
+          for (const agentId of agents) {
+            const one = await store.transaction(async (tx) =>
+              scoreFromInputs(buildScoreInputs(await scoring.factsAt(tx, (await tx.getAgent(agentId))!, at))),
+            );
+            const batched = stored.find((s) => s.agentId === agentId)!;
+            expect({ agentId, sha256: batched.sha256, inputs: batched.inputs }).to.deep.equal({
+              agentId,
+              sha256: one.sha256,
+              inputs: one.canonical,
+            });
+          }
+          // The scenario reaches what it is meant to: proofs of both kinds, an active penalty, the midnight check-in.
+          const inputs = (agentId: string) => JSON.parse(stored.find((s) => s.agentId === agentId)!.inputs);
+          expect(inputs(agents[0]).proofs).to.deep.equal(["github"]);
+          expect(inputs(agents[3]).proofs).to.deep.equal(["domain"]);
+          expect(inputs(agents[4]).proofs).to.deep.equal(["github", "domain"]);
+          expect(inputs(agents[2]).penalties.map((p: { id: string }) => p.id)).to.deep.equal(["pen_1"]);
+          // The check-in at the scored second counts as a day outside the window (V8).
+          expect([inputs(agents[0]).other_checkin_days, inputs(agents[1]).other_checkin_days]).to.deep.equal([0, 1]);
+          expect(inputs(agents[8]).days).to.deep.equal([
+            { day: "2026-10-01", checkins: 0, on_time: 0, credit_s: 0, coverage_s: 3600, digest: "" },
+          ]);
+        } finally {
+          await testDb.drop();
         }
-        // The scenario reaches what it is meant to: proofs of both kinds, an active penalty, the midnight check-in.
-        const inputs = (agentId: string) => JSON.parse(stored.find((s) => s.agentId === agentId)!.inputs);
-        expect(inputs(agents[0]).proofs).to.deep.equal(["github"]);
-        expect(inputs(agents[3]).proofs).to.deep.equal(["domain"]);
-        expect(inputs(agents[4]).proofs).to.deep.equal(["github", "domain"]);
-        expect(inputs(agents[2]).penalties.map((p: { id: string }) => p.id)).to.deep.equal(["pen_1"]);
-        // The check-in at the scored second counts as a day outside the window (V8).
-        expect([inputs(agents[0]).other_checkin_days, inputs(agents[1]).other_checkin_days]).to.deep.equal([0, 1]);
-        expect(inputs(agents[8]).days).to.deep.equal([
-          { day: "2026-10-01", checkins: 0, on_time: 0, credit_s: 0, coverage_s: 3600, digest: "" },
-        ]);
-      } finally {
-        await testDb.drop();
-      }
-    });
+      },
+    );
   });
 }

@@ -75,7 +75,8 @@ for (const { name, create } of TEST_STORES) {
       const { db } = testDb;
       await seedDailyScores(db, { ownerId: "own_1", day: DAY, at: AT, count: LEAVES, digits: 6, erc8004Every: ERC8004_EVERY });
       const change = await db.query<{ id: number }>(
-        "INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total) VALUES ('agt_000001', '0.2', $1, 'change', NULL, '{}', $2, '{}', 0) RETURNING id",
+        `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total)
+         VALUES ('agt_000001', '0.2', $1, 'change', NULL, '{}', $2, '{}', 0) RETURNING id`,
         [AT + 10, "ab".repeat(32)],
       );
       changeScoreId = Number(change.rows[0].id);
@@ -156,26 +157,30 @@ for (const { name, create } of TEST_STORES) {
       expect(await anchors.getDay("2026-01-01")).to.equal(null);
     });
 
-    it("serves, for trees of 1, 2, 3, 5 and 301 leaves in chunks of 2 nodes and pages of 3, every leaf's proof: StandardMerkleTree's, leading to the anchored root", async () => {
-      const tiny = createAnchorRepository(testDb.db, { chunkNodes: 2, pageRows: 3 });
-      for (const [k, n] of [1, 2, 3, 5, 301].entries()) {
-        const day = dayAfter(k + 1);
-        await insertDailyScores(testDb.db, { day, at: AT + 86400 * (k + 1), count: n, digits: 6 });
-        const { ids, values } = await dayLeaves(testDb.db, day);
-        const oz = StandardMerkleTree.of(values, [...SCORE_LEAF_V2_TYPES]);
-        const stored = await tiny.storeDayTree(day, AT);
-        expect(stored).to.deep.include({ type: "stored", root: oz.root, leafCount: n });
-        // Two chunks of parents and children plus a page, far below the tree's 2n-1 nodes.
-        if (stored.type === "stored") expect(stored.peakNodesHeld).to.be.at.most(10);
-        for (const [i, id] of ids.entries()) {
-          const found = await tiny.scoreProof(id);
-          if (!found?.proof) return expect.fail(`no proof for leaf ${i} of ${n}`);
-          expect(processScoreProof(found.proof.leaf, found.proof.proof), `leaf ${i} of ${n}`).to.equal(oz.root);
-          if (n < 100 || i % 29 === 0) expect(found.proof.proof, `leaf ${i} of ${n}`).to.deep.equal(oz.getProof(i));
-          expect(found.proof.root).to.equal(oz.root);
+    it(
+      "serves, for trees of 1, 2, 3, 5 and 301 leaves in chunks of 2 nodes and pages of 3, every leaf's proof: " +
+        "StandardMerkleTree's, leading to the anchored root",
+      async () => {
+        const tiny = createAnchorRepository(testDb.db, { chunkNodes: 2, pageRows: 3 });
+        for (const [k, n] of [1, 2, 3, 5, 301].entries()) {
+          const day = dayAfter(k + 1);
+          await insertDailyScores(testDb.db, { day, at: AT + 86400 * (k + 1), count: n, digits: 6 });
+          const { ids, values } = await dayLeaves(testDb.db, day);
+          const oz = StandardMerkleTree.of(values, [...SCORE_LEAF_V2_TYPES]);
+          const stored = await tiny.storeDayTree(day, AT);
+          expect(stored).to.deep.include({ type: "stored", root: oz.root, leafCount: n });
+          // Two chunks of parents and children plus a page, far below the tree's 2n-1 nodes.
+          if (stored.type === "stored") expect(stored.peakNodesHeld).to.be.at.most(10);
+          for (const [i, id] of ids.entries()) {
+            const found = await tiny.scoreProof(id);
+            if (!found?.proof) return expect.fail(`no proof for leaf ${i} of ${n}`);
+            expect(processScoreProof(found.proof.leaf, found.proof.proof), `leaf ${i} of ${n}`).to.equal(oz.root);
+            if (n < 100 || i % 29 === 0) expect(found.proof.proof, `leaf ${i} of ${n}`).to.deep.equal(oz.getProof(i));
+            expect(found.proof.root).to.equal(oz.root);
+          }
         }
-      }
-    });
+      },
+    );
 
     it("builds a day's tree once when two instances build it at the same time", async () => {
       const day = dayAfter(10);
@@ -213,33 +218,38 @@ for (const { name, create } of TEST_STORES) {
       }
     });
 
-    it("puts in a leaf the ERC-8004 identity of the agent's erc8004 proof active at the score's time, the latest proven of two, and none otherwise", async () => {
-      const day = dayAfter(21);
-      const at = AT + 86400 * 21;
-      const registry = "0x00000000000000000000000000000000000a8004";
-      const proof = (id: string, agent: string, token: number, verifiedAt: number, removedAt: number | null, kind = "erc8004") =>
-        testDb.db.query(
-          "INSERT INTO proofs (id, kind, owner_id, agent_id, subject, binding, evidence, verified_at, last_checked_at, removed_at) VALUES ($1, $2, 'own_1', $3, $4, NULL, '{}', $5, $5, $6)",
-          [id, kind, agent, kind === "erc8004" ? `31337:${registry}:${token}` : "alice", verifiedAt, removedAt],
-        );
-      // Agents 1 to 6 (1 to 6 hold no seeded proof: one in 7 does).
-      await proof("prf_t1", "agt_000001", 11, at - 10, null);
-      await proof("prf_t2", "agt_000002", 12, at - 100, at - 5);
-      await proof("prf_t3", "agt_000003", 13, at + 5, null);
-      await proof("prf_t4a", "agt_000004", 14, at - 50, null);
-      await proof("prf_t4b", "agt_000004", 44, at - 20, null);
-      await proof("prf_t5", "agt_000005", 15, at - 100, at);
-      await proof("prf_t6", "agt_000006", 16, at - 10, null, "domain");
-      await insertDailyScores(testDb.db, { day, at, count: 6, digits: 6 });
-      expect(await anchors.storeDayTree(day, at)).to.deep.include({ type: "stored", leafVersion: 2 });
-      const { ids } = await dayLeaves(testDb.db, day);
-      const identities = [];
-      for (const id of ids) identities.push((await anchors.scoreProof(id))?.proof?.leafValues.slice(9));
-      const bound = (token: bigint) => [31337n, getAddress(registry), token];
-      const none = [0n, zeroAddress, 0n];
-      // Removed exactly at the score's time: no longer active then (V6: active while verified_at <= t < removed_at).
-      expect(identities).to.deep.equal([bound(11n), none, none, bound(44n), none, none]);
-    });
+    it(
+      "puts in a leaf the ERC-8004 identity of the agent's erc8004 proof active at the score's time, " +
+        "the latest proven of two, and none otherwise",
+      async () => {
+        const day = dayAfter(21);
+        const at = AT + 86400 * 21;
+        const registry = "0x00000000000000000000000000000000000a8004";
+        const proof = (id: string, agent: string, token: number, verifiedAt: number, removedAt: number | null, kind = "erc8004") =>
+          testDb.db.query(
+            `INSERT INTO proofs (id, kind, owner_id, agent_id, subject, binding, evidence, verified_at, last_checked_at, removed_at)
+           VALUES ($1, $2, 'own_1', $3, $4, NULL, '{}', $5, $5, $6)`,
+            [id, kind, agent, kind === "erc8004" ? `31337:${registry}:${token}` : "alice", verifiedAt, removedAt],
+          );
+        // Agents 1 to 6 (1 to 6 hold no seeded proof: one in 7 does).
+        await proof("prf_t1", "agt_000001", 11, at - 10, null);
+        await proof("prf_t2", "agt_000002", 12, at - 100, at - 5);
+        await proof("prf_t3", "agt_000003", 13, at + 5, null);
+        await proof("prf_t4a", "agt_000004", 14, at - 50, null);
+        await proof("prf_t4b", "agt_000004", 44, at - 20, null);
+        await proof("prf_t5", "agt_000005", 15, at - 100, at);
+        await proof("prf_t6", "agt_000006", 16, at - 10, null, "domain");
+        await insertDailyScores(testDb.db, { day, at, count: 6, digits: 6 });
+        expect(await anchors.storeDayTree(day, at)).to.deep.include({ type: "stored", leafVersion: 2 });
+        const { ids } = await dayLeaves(testDb.db, day);
+        const identities = [];
+        for (const id of ids) identities.push((await anchors.scoreProof(id))?.proof?.leafValues.slice(9));
+        const bound = (token: bigint) => [31337n, getAddress(registry), token];
+        const none = [0n, zeroAddress, 0n];
+        // Removed exactly at the score's time: no longer active then (V6: active while verified_at <= t < removed_at).
+        expect(identities).to.deep.equal([bound(11n), none, none, bound(44n), none, none]);
+      },
+    );
 
     it("finds an agent's latest daily score whose day is mined, and tells an agent without one from an unknown agent", async () => {
       const day = dayAfter(30);
@@ -357,7 +367,8 @@ for (const { name, create } of TEST_STORES) {
       const sizes = [1, 2, 3, 5, 1_500];
       await seedDailyScores(db, { ownerId: "own_1", day: dayAfter(0), at: AT, count: sizes[0], digits: 6, beforeMigration014: true });
       await db.query(
-        "INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at) SELECT 'agt_' || lpad(i::text, 6, '0'), 'own_1', 1, $1, 'x', $1 FROM generate_series(2, 1500) AS i",
+        `INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at)
+         SELECT 'agt_' || lpad(i::text, 6, '0'), 'own_1', 1, $1, 'x', $1 FROM generate_series(2, 1500) AS i`,
         [AT - 86400],
       );
       const old: Array<{ day: string; ids: number[]; tree: ReturnType<typeof buildScoreTree> }> = [];

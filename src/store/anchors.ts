@@ -177,7 +177,8 @@ const anchorRow = (r: AnchorDbRow): DayAnchorRow => ({
  */
 const LEAF_COLUMNS = `s.agent_id, s.method, s.sha256, s.total, s.identity_points, s.reliability_points, s.integrity_points,
   COALESCE(s.established, s.result->>'state' = 'established', false) AS established,
-  (SELECT p.subject FROM proofs p WHERE p.agent_id = s.agent_id AND p.kind = 'erc8004' AND p.verified_at <= s.at AND (p.removed_at IS NULL OR p.removed_at > s.at)
+  (SELECT p.subject FROM proofs p
+   WHERE p.agent_id = s.agent_id AND p.kind = 'erc8004' AND p.verified_at <= s.at AND (p.removed_at IS NULL OR p.removed_at > s.at)
    ORDER BY p.verified_at DESC, p.id DESC LIMIT 1) AS erc8004_subject`;
 
 type LeafRow = {
@@ -366,7 +367,8 @@ export function createAnchorRepository(db: Db, options: AnchorRepositoryOptions 
 
     async setPendingTx(day, expected, next) {
       const { rowCount } = await db.query(
-        "UPDATE score_anchors SET tx_hash = $3, raw_tx = $4, chain_id = $5, contract = $6 WHERE day = $1 AND status = 'pending' AND tx_hash IS NOT DISTINCT FROM $2",
+        `UPDATE score_anchors SET tx_hash = $3, raw_tx = $4, chain_id = $5, contract = $6
+         WHERE day = $1 AND status = 'pending' AND tx_hash IS NOT DISTINCT FROM $2`,
         [day, expected, next?.txHash ?? null, next?.rawTx ?? null, next?.chainId ?? null, next?.contract ?? null],
       );
       return rowCount === 1;
@@ -374,7 +376,9 @@ export function createAnchorRepository(db: Db, options: AnchorRepositoryOptions 
 
     async setMined(day, mined) {
       await db.query(
-        "UPDATE score_anchors SET status = 'mined', tx_hash = $2, block_number = $3, chain_id = $4, contract = $5, mined_at = $6, anchored_at = $7, raw_tx = NULL WHERE day = $1",
+        `UPDATE score_anchors
+         SET status = 'mined', tx_hash = $2, block_number = $3, chain_id = $4, contract = $5, mined_at = $6, anchored_at = $7, raw_tx = NULL
+         WHERE day = $1`,
         [day, mined.txHash, mined.blockNumber, mined.chainId, mined.contract, mined.minedAt, mined.anchoredAt],
       );
     },
@@ -382,7 +386,8 @@ export function createAnchorRepository(db: Db, options: AnchorRepositoryOptions 
     // Three queries: the score and its day's anchor; the leaf's index (its chunk found by the fence, searched); the proof's nodes.
     async scoreProof(scoreId) {
       const { rows } = await db.query<ProofScoreRow>(
-        `SELECT ${LEAF_COLUMNS}, s.trigger, s.day, a.root, a.leaf_count, a.leaf_version, a.status, a.tx_hash, a.block_number, a.chain_id, a.contract, a.anchored_at
+        `SELECT ${LEAF_COLUMNS}, s.trigger, s.day,
+           a.root, a.leaf_count, a.leaf_version, a.status, a.tx_hash, a.block_number, a.chain_id, a.contract, a.anchored_at
          FROM scores s LEFT JOIN score_anchors a ON s.trigger = 'daily' AND a.day = s.day WHERE s.id = $1`,
         [scoreId],
       );

@@ -21,7 +21,7 @@ describe("createBatcher", () => {
     const answers = Promise.all([ask(1), ask(2), ask(3)]);
     await turn();
     expect(r.batches).to.deep.equal([[1, 2, 3]]);
-    r.release.forEach((go) => go());
+    for (const go of r.release) go();
     expect(await answers).to.deep.equal([10, 20, 30]);
   });
 

@@ -34,8 +34,12 @@ export function createBatcher<I, O>(options: BatchOptions<I, O>): Batcher<I, O> 
       options
         .run(batch.map((waiter) => waiter.item))
         .then(
-          (answers) => batch.forEach((waiter, i) => waiter.resolve(answers[i])),
-          (error: unknown) => batch.forEach((waiter) => waiter.reject(error)),
+          (answers) => {
+            for (const [i, waiter] of batch.entries()) waiter.resolve(answers[i]);
+          },
+          (error: unknown) => {
+            for (const waiter of batch) waiter.reject(error);
+          },
         )
         .finally(() => {
           inFlight--;

@@ -33,6 +33,8 @@ export type ChainEvent = LogPosition &
     | { type: "scoreAdjusted"; agentId: bigint; orderId: Hex; party: "executor" | "requester"; delta: number; score: number }
     | { type: "anchor"; digest: Hex; kind: Hex; isRoot: boolean; leafCount: number | null; role: "anchorer" | "verifier" }
     | { type: "transfer"; registry: Address; from: Address; to: Address; agentId: bigint }
+    /** ERC-8004: the token's agentURI changed (its registration file is read again); reported, not stored. */
+    | { type: "uriUpdated"; registry: Address; agentId: bigint; uri: string }
   );
 
 /** A block header as kept for reorg detection and settlement times. */
@@ -203,7 +205,9 @@ export function createChainStore(db: Db): ChainStore {
   async function setCheckpoint(tx: Queryable, cp: Checkpoint, at: number): Promise<void> {
     await tx.query(
       `INSERT INTO indexer_checkpoints (chain_id, registry, block_number, block_hash, updated_at) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (chain_id) DO UPDATE SET registry = EXCLUDED.registry, block_number = EXCLUDED.block_number, block_hash = EXCLUDED.block_hash, updated_at = EXCLUDED.updated_at`,
+       ON CONFLICT (chain_id) DO UPDATE
+       SET registry = EXCLUDED.registry, block_number = EXCLUDED.block_number, block_hash = EXCLUDED.block_hash,
+         updated_at = EXCLUDED.updated_at`,
       [cp.chainId, cp.registry, cp.blockNumber, cp.blockHash, at],
     );
   }
@@ -239,7 +243,7 @@ export function createChainStore(db: Db): ChainStore {
       else if (e.type === "anchor") anchors.push(e);
       else if (e.type === "settlement") settlements.push(e);
       else if (e.type === "scoreAdjusted") adjustments.push(e);
-      else transfers.push(e);
+      else if (e.type === "transfer") transfers.push(e);
     }
     const timestampOf = new Map(range.headers.map((h) => [h.number, h.timestamp]));
     const col = <T, V>(rows: readonly T[], f: (row: T) => V) => rows.map(f);
@@ -257,8 +261,10 @@ export function createChainStore(db: Db): ChainStore {
     if (proofs.length > 0) {
       const executors = col(proofs, (p) => range.executorOf(p.agentId));
       await tx.query(
-        `INSERT INTO chain_proof_records (chain_id, block_number, log_index, tx_hash, executor, agent_id, submitter, trace_root, success, risk_level, policy_violations)
-         SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::boolean[], $10::text[], $11::bigint[])`,
+        `INSERT INTO chain_proof_records
+           (chain_id, block_number, log_index, tx_hash, executor, agent_id, submitter, trace_root, success, risk_level, policy_violations)
+         SELECT $1, * FROM unnest(
+           $2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::boolean[], $10::text[], $11::bigint[])`,
         [
           chainId,
           col(proofs, (p) => p.blockNumber),
@@ -379,7 +385,8 @@ export function createChainStore(db: Db): ChainStore {
     if (scores.length > 0) {
       await tx.query(
         `INSERT INTO network_scores (executor, chain_id, score, settlements, last_settled_at)
-         SELECT u.executor, $1, u.score, u.settlements, u.last_settled_at FROM unnest($2::text[], $3::int[], $4::bigint[], $5::bigint[]) AS u(executor, score, settlements, last_settled_at)`,
+         SELECT u.executor, $1, u.score, u.settlements, u.last_settled_at
+         FROM unnest($2::text[], $3::int[], $4::bigint[], $5::bigint[]) AS u(executor, score, settlements, last_settled_at)`,
         [
           chainId,
           scores.map((s) => s.executor),
@@ -471,7 +478,8 @@ export function createChainStore(db: Db): ChainStore {
       policy_violations: number;
       trace_root: string;
     }>(
-      "SELECT executor, tx_hash, success, risk_level, policy_violations, trace_root FROM self_reported_records WHERE executor = ANY($1::text[]) ORDER BY executor, id",
+      `SELECT executor, tx_hash, success, risk_level, policy_violations, trace_root FROM self_reported_records
+       WHERE executor = ANY($1::text[]) ORDER BY executor, id`,
       [executors],
     );
     return rows.map((r) => ({
@@ -520,7 +528,8 @@ export function createChainStore(db: Db): ChainStore {
         await tx.query(
           `INSERT INTO self_reported_records (executor, agent_id, tx_hash, success, risk_level, policy_violations, trace_root, received_at)
            SELECT u.executor, $1, u.tx_hash, u.success, u.risk_level, u.policy_violations, u.trace_root, $2
-           FROM unnest($3::text[], $4::text[], $5::boolean[], $6::text[], $7::bigint[], $8::text[]) WITH ORDINALITY AS u(executor, tx_hash, success, risk_level, policy_violations, trace_root, n)
+           FROM unnest($3::text[], $4::text[], $5::boolean[], $6::text[], $7::bigint[], $8::text[])
+             WITH ORDINALITY AS u(executor, tx_hash, success, risk_level, policy_violations, trace_root, n)
            ORDER BY u.n`,
           [
             agentId,
@@ -565,7 +574,9 @@ export function createChainStore(db: Db): ChainStore {
         else {
           await tx.query(
             `INSERT INTO network_score_mismatches (executor, chain_id, block_number, mirrored, onchain, detected_at) VALUES ($1, $2, $3, $4, $5, $6)
-             ON CONFLICT (executor) DO UPDATE SET block_number = EXCLUDED.block_number, mirrored = EXCLUDED.mirrored, onchain = EXCLUDED.onchain, detected_at = EXCLUDED.detected_at`,
+             ON CONFLICT (executor) DO UPDATE
+             SET block_number = EXCLUDED.block_number, mirrored = EXCLUDED.mirrored, onchain = EXCLUDED.onchain,
+               detected_at = EXCLUDED.detected_at`,
             [c.executor, chainId, blockNumber, c.mirrored, c.onchain, at],
           );
         }

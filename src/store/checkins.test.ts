@@ -101,49 +101,53 @@ for (const setup of SETUPS) {
       expect((await store.checkinState(agentId, "k2")).duplicate).to.include({ arrival: T0 + 3600, credit: 3600 });
     });
 
-    it("writes check-ins sent together (one batch on SQL) as if one after the other: of two of one agent on one state only the first, a stale one not at all (V3.2)", async () => {
-      const [a, b, c] = [await newAgent(), await newAgent(), await newAgent()];
-      for (const id of [a, b, c]) await service.checkins.checkIn(id, "first", agentKnown);
-      const rows = await Promise.all([a, b, c].map(async (id) => (await store.read.getAgent(id))!));
-      const checkin = (agent: AgentRow, key: string) => ({
-        agentId: agent.id,
-        claimId: agent.claimId,
-        idempotencyKey: key,
-        arrival: T0 + 3600,
-        nextHeartbeatS: 3600,
-        onTime: true,
-        excused: false,
-        credit: 3600,
-      });
-      const deltas = (digest: string) => [{ day: utcDay(T0), checkins: 1, onTime: 1, creditS: 3600, coverageS: 3600, digest }];
-      const on = (agent: AgentRow) => ({ claimId: agent.claimId, lastArrival: agent.last!.arrival });
-      // Started in one turn of the event loop: the SQL store sends them as one statement.
-      const written = await Promise.all([
-        store.commitCheckin(on(rows[0]), checkin(rows[0], "a1"), deltas("a1".repeat(32))),
-        store.commitCheckin(on(rows[1]), checkin(rows[1], "b1"), deltas("b1".repeat(32))),
-        store.commitCheckin(on(rows[0]), checkin(rows[0], "a2"), deltas("a2".repeat(32))),
-        store.commitCheckin({ claimId: rows[2].claimId, lastArrival: null }, checkin(rows[2], "c1"), deltas("c1".repeat(32))),
-      ]);
-      expect(written).to.deep.equal([true, true, false, false]);
-      const after = await Promise.all([a, b, c].map(async (id) => (await store.read.getAgent(id))!));
-      expect(after.map((r) => r.last)).to.deep.equal([
-        { arrival: T0 + 3600, nextHeartbeatS: 3600, dayDigest: "a1".repeat(32) },
-        { arrival: T0 + 3600, nextHeartbeatS: 3600, dayDigest: "b1".repeat(32) },
-        rows[2].last,
-      ]);
-      const states = await Promise.all([
-        store.checkinState(a, "a1"),
-        store.checkinState(a, "a2"),
-        store.checkinState(b, "b1"),
-        store.checkinState(c, "c1"),
-        store.checkinState("agt_nobody", "x"),
-      ]);
-      expect(states.map((s) => s.duplicate?.idempotencyKey ?? null)).to.deep.equal(["a1", null, "b1", null, null]);
-      expect(states[4].agent).to.equal(null);
-      const days = await store.read.listDays(a, rows[0].claimId, "9999-12-31");
-      expect(days.reduce((n, d) => n + d.checkins, 0)).to.equal(2);
-      expect(days[days.length - 1].digest).to.equal("a1".repeat(32));
-    });
+    it(
+      "writes check-ins sent together (one batch on SQL) as if one after the other: " +
+        "of two of one agent on one state only the first, a stale one not at all (V3.2)",
+      async () => {
+        const [a, b, c] = [await newAgent(), await newAgent(), await newAgent()];
+        for (const id of [a, b, c]) await service.checkins.checkIn(id, "first", agentKnown);
+        const rows = await Promise.all([a, b, c].map(async (id) => (await store.read.getAgent(id))!));
+        const checkin = (agent: AgentRow, key: string) => ({
+          agentId: agent.id,
+          claimId: agent.claimId,
+          idempotencyKey: key,
+          arrival: T0 + 3600,
+          nextHeartbeatS: 3600,
+          onTime: true,
+          excused: false,
+          credit: 3600,
+        });
+        const deltas = (digest: string) => [{ day: utcDay(T0), checkins: 1, onTime: 1, creditS: 3600, coverageS: 3600, digest }];
+        const on = (agent: AgentRow) => ({ claimId: agent.claimId, lastArrival: agent.last!.arrival });
+        // Started in one turn of the event loop: the SQL store sends them as one statement.
+        const written = await Promise.all([
+          store.commitCheckin(on(rows[0]), checkin(rows[0], "a1"), deltas("a1".repeat(32))),
+          store.commitCheckin(on(rows[1]), checkin(rows[1], "b1"), deltas("b1".repeat(32))),
+          store.commitCheckin(on(rows[0]), checkin(rows[0], "a2"), deltas("a2".repeat(32))),
+          store.commitCheckin({ claimId: rows[2].claimId, lastArrival: null }, checkin(rows[2], "c1"), deltas("c1".repeat(32))),
+        ]);
+        expect(written).to.deep.equal([true, true, false, false]);
+        const after = await Promise.all([a, b, c].map(async (id) => (await store.read.getAgent(id))!));
+        expect(after.map((r) => r.last)).to.deep.equal([
+          { arrival: T0 + 3600, nextHeartbeatS: 3600, dayDigest: "a1".repeat(32) },
+          { arrival: T0 + 3600, nextHeartbeatS: 3600, dayDigest: "b1".repeat(32) },
+          rows[2].last,
+        ]);
+        const states = await Promise.all([
+          store.checkinState(a, "a1"),
+          store.checkinState(a, "a2"),
+          store.checkinState(b, "b1"),
+          store.checkinState(c, "c1"),
+          store.checkinState("agt_nobody", "x"),
+        ]);
+        expect(states.map((s) => s.duplicate?.idempotencyKey ?? null)).to.deep.equal(["a1", null, "b1", null, null]);
+        expect(states[4].agent).to.equal(null);
+        const days = await store.read.listDays(a, rows[0].claimId, "9999-12-31");
+        expect(days.reduce((n, d) => n + d.checkins, 0)).to.equal(2);
+        expect(days[days.length - 1].digest).to.equal("a1".repeat(32));
+      },
+    );
 
     it("fails only the check-in at fault in a batch: the others sent with it are written", async () => {
       const [a, b] = [await newAgent(), await newAgent()];
@@ -350,7 +354,13 @@ describe("a check-in whose write keeps being refused", () => {
   it("gives up with 409 checkin_contended after a bounded number of attempts, having written nothing", async () => {
     const memory = createMemoryStore();
     let attempts = 0;
-    const store: Store = { ...memory, commitCheckin: async () => (attempts++, false) };
+    const store: Store = {
+      ...memory,
+      commitCheckin: async () => {
+        attempts++;
+        return false;
+      },
+    };
     const service = createVraiService({ store, clock: createManualClock(T0), busy: () => false });
     const { ownerId } = await service.accounts.createOwner();
     const { agentId } = await service.accounts.claimNewAgent(ownerId);

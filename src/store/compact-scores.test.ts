@@ -75,7 +75,10 @@ for (const { name, create } of TEST_STORES) {
 
     it("keeps every score the service wrote in the compact form, a few hundred bytes each, with no result", async () => {
       const { rows } = await testDb.db.query<{ n: number; legacy: number; max: number }>(
-        "SELECT count(*)::int AS n, count(*) FILTER (WHERE facts IS NULL OR inputs IS NOT NULL OR result IS NOT NULL)::int AS legacy, max(octet_length(facts))::int AS max FROM scores",
+        `SELECT count(*)::int AS n,
+           count(*) FILTER (WHERE facts IS NULL OR inputs IS NOT NULL OR result IS NOT NULL)::int AS legacy,
+           max(octet_length(facts))::int AS max
+         FROM scores`,
       );
       expect(rows[0].n).to.be.greaterThan(15);
       expect(rows[0].legacy).to.equal(0);
@@ -112,7 +115,9 @@ for (const { name, create } of TEST_STORES) {
         )
       ).rows[0];
       await testDb.db.query(
-        "UPDATE agent_days SET credit_s = credit_s + 1 WHERE (agent_id, claim_id, day) = (SELECT agent_id, claim_id, day FROM agent_days WHERE agent_id = $1 AND claim_id = $2 AND checkins > 0 ORDER BY day LIMIT 1)",
+        `UPDATE agent_days SET credit_s = credit_s + 1
+         WHERE (agent_id, claim_id, day) =
+           (SELECT agent_id, claim_id, day FROM agent_days WHERE agent_id = $1 AND claim_id = $2 AND checkins > 0 ORDER BY day LIMIT 1)`,
         [latest.agent_id, latest.claim_id],
       );
       let error: unknown;

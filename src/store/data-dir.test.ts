@@ -87,7 +87,9 @@ describe("the PGlite data directory (issue #33, findings 2 and 4)", () => {
       const before = modeMap(home);
       expect(() => lockDataDir(home, "vrai serve")).to.throw(
         DataDirRefusedError,
-        `data directory ${home} (mode 0${mode.toString(8)}) is not a Vrai data directory: it holds other files (.bashrc, bin) and no PG_VERSION or vrai.lock; vrai changes nothing in it: set DATA_DIR to a new or empty directory`,
+        `data directory ${home} (mode 0${mode.toString(8)}) is not a Vrai data directory: ` +
+          "it holds other files (.bashrc, bin) and no PG_VERSION or vrai.lock; " +
+          "vrai changes nothing in it: set DATA_DIR to a new or empty directory",
       );
       let opened = false;
       await createPgliteDb(home).then(
@@ -127,55 +129,65 @@ describe("the PGlite data directory (issue #33, findings 2 and 4)", () => {
     expect(() => lockDataDir(dir, "vrai serve")).to.throw(
       DataDirRefusedError,
       new RegExp(
-        `^data directory ${dir} \\(mode 0755\\) belongs to uid ${uid}, not to this user \\(uid ${process.getuid!()}\\): .* run vrai as uid ${uid}, or set DATA_DIR to a directory of your own$`,
+        `^data directory ${dir} \\(mode 0755\\) belongs to uid ${uid}, not to this user \\(uid ${process.getuid!()}\\): ` +
+          `.* run vrai as uid ${uid}, or set DATA_DIR to a directory of your own$`,
       ),
     );
     expect(modeOf(dir)).to.equal("755");
     if (dir !== "/") expect([modeOf(path.join(dir, "PG_VERSION")), fs.readdirSync(dir)]).to.deep.equal(["644", ["PG_VERSION"]]);
   });
 
-  it("says in one line (exit 2), never as an internal error, what the file system refused: a file of another user in a directory to make private, another user's directory, a directory it cannot create", () => {
-    // Run as another user than root (root is refused nothing), on what root made for it.
-    if (process.getuid!() !== 0) throw new Error("this test makes files of another user: it runs as root");
-    fs.chmodSync(root, 0o755);
-    const loose = path.join(root, "loose");
-    fs.mkdirSync(path.join(loose, "base"), { recursive: true });
-    fs.writeFileSync(path.join(loose, "PG_VERSION"), "16\n");
-    fs.writeFileSync(path.join(loose, "base", "roots"), "x");
-    fs.chmodSync(path.join(loose, "base", "roots"), 0o644);
-    for (const own of [loose, path.join(loose, "PG_VERSION"), path.join(loose, "base")]) fs.chownSync(own, NOBODY, NOBODY);
-    fs.chmodSync(loose, 0o755);
-    const roots = path.join(root, "roots");
-    fs.mkdirSync(roots, { mode: 0o755 });
-    fs.writeFileSync(path.join(roots, "PG_VERSION"), "16\n");
-    fs.chmodSync(roots, 0o755);
-    const before = [modeMap(loose), modeMap(roots)];
-    const cases: Array<[string, string]> = [
-      [
-        loose,
-        `vrai operator: data directory ${loose} (mode 0755) is open to other users and cannot be made private: ${path.join(loose, "base", "roots")}: operation not permitted (another user's): as the owner of its files, chmod -R go-rwx ${loose}, or set DATA_DIR to a directory of your own\n`,
-      ],
-      [
-        roots,
-        `vrai operator: data directory ${roots} (mode 0755) belongs to uid 0, not to this user (uid ${NOBODY}): vrai keeps its store only in a directory of the user it runs as, and changes nothing in another's; run vrai as uid 0, or set DATA_DIR to a directory of your own\n`,
-      ],
-      [
-        path.join(roots, "data"),
-        `vrai operator: cannot create data directory ${path.join(roots, "data")}: ${path.join(roots, "data")}: permission denied: set DATA_DIR to a directory of your own\n`,
-      ],
-    ];
-    const { DATABASE_URL: _url, DATA_DIR: _dir, ...env } = process.env;
-    for (const [dataDir, line] of cases) {
-      const run = spawnSync(process.execPath, [BIN, "operator", "add", "carol"], {
-        uid: NOBODY,
-        gid: NOBODY,
-        env: { ...env, VRAI_BUNDLE: "0", DATA_DIR: dataDir },
-        encoding: "utf8",
-      });
-      expect([run.status, run.stderr, run.stdout], dataDir).to.deep.equal([2, line, ""]);
-    }
-    expect([modeMap(loose), modeMap(roots)]).to.deep.equal(before);
-  });
+  it(
+    "says in one line (exit 2), never as an internal error, what the file system refused: " +
+      "a file of another user in a directory to make private, another user's directory, a directory it cannot create",
+    () => {
+      // Run as another user than root (root is refused nothing), on what root made for it.
+      if (process.getuid!() !== 0) throw new Error("this test makes files of another user: it runs as root");
+      fs.chmodSync(root, 0o755);
+      const loose = path.join(root, "loose");
+      fs.mkdirSync(path.join(loose, "base"), { recursive: true });
+      fs.writeFileSync(path.join(loose, "PG_VERSION"), "16\n");
+      fs.writeFileSync(path.join(loose, "base", "roots"), "x");
+      fs.chmodSync(path.join(loose, "base", "roots"), 0o644);
+      for (const own of [loose, path.join(loose, "PG_VERSION"), path.join(loose, "base")]) fs.chownSync(own, NOBODY, NOBODY);
+      fs.chmodSync(loose, 0o755);
+      const roots = path.join(root, "roots");
+      fs.mkdirSync(roots, { mode: 0o755 });
+      fs.writeFileSync(path.join(roots, "PG_VERSION"), "16\n");
+      fs.chmodSync(roots, 0o755);
+      const before = [modeMap(loose), modeMap(roots)];
+      const cases: Array<[string, string]> = [
+        [
+          loose,
+          `vrai operator: data directory ${loose} (mode 0755) is open to other users and cannot be made private: ` +
+            `${path.join(loose, "base", "roots")}: operation not permitted (another user's): ` +
+            `as the owner of its files, chmod -R go-rwx ${loose}, or set DATA_DIR to a directory of your own\n`,
+        ],
+        [
+          roots,
+          `vrai operator: data directory ${roots} (mode 0755) belongs to uid 0, not to this user (uid ${NOBODY}): ` +
+            "vrai keeps its store only in a directory of the user it runs as, and changes nothing in another's; " +
+            "run vrai as uid 0, or set DATA_DIR to a directory of your own\n",
+        ],
+        [
+          path.join(roots, "data"),
+          `vrai operator: cannot create data directory ${path.join(roots, "data")}: ${path.join(roots, "data")}: permission denied: ` +
+            "set DATA_DIR to a directory of your own\n",
+        ],
+      ];
+      const { DATABASE_URL: _url, DATA_DIR: _dir, ...env } = process.env;
+      for (const [dataDir, line] of cases) {
+        const run = spawnSync(process.execPath, [BIN, "operator", "add", "carol"], {
+          uid: NOBODY,
+          gid: NOBODY,
+          env: { ...env, VRAI_BUNDLE: "0", DATA_DIR: dataDir },
+          encoding: "utf8",
+        });
+        expect([run.status, run.stderr, run.stdout], dataDir).to.deep.equal([2, line, ""]);
+      }
+      expect([modeMap(loose), modeMap(roots)]).to.deep.equal(before);
+    },
+  );
 
   it("refuses a second opening while the first holds it, naming the holder's PID, and opens again once it is released", () => {
     const dir = path.join(root, "held");

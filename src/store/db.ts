@@ -160,13 +160,22 @@ function createPrimaryLocator(url: string, hosts: readonly PgHost[]): PrimaryLoc
     const answers: string[] = [];
     for (const target of hosts) {
       const answer = await probe(target);
-      if (answer === "primary") return (known = target);
+      if (answer === "primary") {
+        known = target;
+        return target;
+      }
       answers.push(`${hostText(target)}: ${answer}`);
     }
     throw new DatabaseUnavailableError(`no primary among the database's hosts (${answers.join("; ")})`);
   };
   return {
-    find: () => (known ? Promise.resolve(known) : (searching ??= search().finally(() => (searching = null)))),
+    find: () => {
+      if (known) return Promise.resolve(known);
+      searching ??= search().finally(() => {
+        searching = null;
+      });
+      return searching;
+    },
     lost(target) {
       if (known === target) known = null;
     },
@@ -181,7 +190,7 @@ function primaryClientClass(locator: PrimaryLocator): typeof pg.Client {
   return class PrimaryClient extends pg.Client {
     connect(): Promise<pg.Client>;
     connect(callback: (err: Error | null) => void): void;
-    connect(callback?: (err: Error | null) => void): Promise<pg.Client> | void {
+    connect(callback?: (err: Error | null) => void): Promise<pg.Client> | undefined {
       const connected = (async () => {
         const target = await locator.find();
         this.host = target.host;

@@ -10,6 +10,7 @@ import type { Queryable } from "./db";
 type Row = {
   id: string;
   name: string | null;
+  registered_name: string | null;
   score_id: number;
   score_at: number;
   score_total: number;
@@ -20,6 +21,7 @@ type Row = {
 const entryFrom = (r: Row): DirectoryEntry => ({
   agentId: r.id,
   name: r.name,
+  registeredName: r.registered_name,
   scoreId: r.score_id,
   at: r.score_at,
   total: r.score_total,
@@ -46,9 +48,19 @@ export function createDirectoryRepository(db: Queryable): DirectoryStore {
       const backwards = from?.direction === "before";
       if (from !== undefined) where.push(`(-score_total, id) ${backwards ? "<" : ">"} (${param(-from.total)}, ${param(from.agentId)})`);
       const order = backwards ? "-score_total DESC, id DESC" : "-score_total, id";
+      // The page first, by the rank index; then each of its agents' registered name: the name in the registration file
+      // (issue #27) of its latest active erc8004 proof, when that file was read.
       const { rows } = await db.query<Row>(
-        `SELECT id, name, score_id, score_at, score_total, score_band, score_state FROM agents
-         WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT ${param(limit)}`,
+        `SELECT page.*, registered.name AS registered_name FROM (
+           SELECT id, name, score_id, score_at, score_total, score_band, score_state FROM agents
+           WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT ${param(limit)}
+         ) page
+         LEFT JOIN LATERAL (
+           SELECT f.file ->> 'name' AS name FROM (
+             SELECT id FROM proofs WHERE agent_id = page.id AND kind = 'erc8004' AND removed_at IS NULL ORDER BY verified_at DESC, id DESC LIMIT 1
+           ) p JOIN erc8004_registration_files f ON f.proof_id = p.id AND f.status = 'read'
+         ) registered ON true
+         ORDER BY ${order}`,
         params,
       );
       const entries = rows.map(entryFrom);

@@ -12,7 +12,8 @@ describe("migration statements", () => {
 
   it("keeps a dollar-quoted function body, with its own semicolons and comment lines, in one statement", () => {
     const sql =
-      "CREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  -- why\n  PERFORM 1;\n  RETURN NULL;\nEND\n$$;\nCREATE TRIGGER t AFTER INSERT ON a\n  FOR EACH STATEMENT EXECUTE FUNCTION f();\n";
+      "CREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  -- why\n  PERFORM 1;\n  RETURN NULL;\nEND\n$$;\n" +
+      "CREATE TRIGGER t AFTER INSERT ON a\n  FOR EACH STATEMENT EXECUTE FUNCTION f();\n";
     expect(splitStatements(sql)).to.deep.equal([
       "CREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  -- why\n  PERFORM 1;\n  RETURN NULL;\nEND\n$$",
       "CREATE TRIGGER t AFTER INSERT ON a\n  FOR EACH STATEMENT EXECUTE FUNCTION f()",

@@ -84,7 +84,10 @@ export function createSyncedScoreCache(db: Db, maxBytes: number, logger: Logger)
   /** Fills the cache from the table; asked again while filling, it fills once more afterwards. */
   const warm = () => {
     if (store === undefined) return firstWarm();
-    if (warming) return void (warmAgain = true);
+    if (warming) {
+      warmAgain = true;
+      return;
+    }
     warming = true;
     warmScoreCache(store, cache)
       .then(

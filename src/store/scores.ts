@@ -98,7 +98,8 @@ const SUMMARY_COLUMNS = `s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.s
  * holds them (migration 014).
  */
 const INSERT_COLUMNS =
-  "agent_id, method, at, trigger, day, inputs, sha256, result, total, claim_id, facts, packed, established, identity_points, reliability_points, integrity_points";
+  "agent_id, method, at, trigger, day, inputs, sha256, result, total, claim_id, facts, packed, " +
+  "established, identity_points, reliability_points, integrity_points";
 const INSERT_VALUES = INSERT_COLUMNS.split(", ")
   .map((_, i) => `$${i + 1}`)
   .join(", ");
@@ -126,7 +127,10 @@ function insertParams(s: NewScore): unknown[] {
   ];
 }
 
-/** An agent's (`a`) day aggregates of its claim up to day $3, oldest first, for the daily recompute: JSON `[[day, checkins, on_time, credit_s, coverage_s, digest], ...]`. */
+/**
+ * An agent's (`a`) day aggregates of its claim up to day $3, oldest first, for the daily recompute:
+ * JSON `[[day, checkins, on_time, credit_s, coverage_s, digest], ...]`.
+ */
 const DAYS_OF_AGENT = `(SELECT json_agg(json_build_array(d.day, d.checkins, d.on_time, d.credit_s, d.coverage_s, d.digest) ORDER BY d.day)
   FROM agent_days d WHERE d.agent_id = a.id AND d.claim_id = a.claim_id AND d.day <= $3)`;
 
@@ -280,7 +284,9 @@ export function scoresIn(q: Queryable, wrote: (agentIds: string[]) => void): Sco
           )
         : many(
             q,
-            `SELECT ${SCORE_COLUMNS} FROM scores s WHERE s.agent_id = $1 AND s.trigger = 'daily' AND s.day >= $2 AND s.day <= $3 AND s.day > $4 ORDER BY s.day LIMIT $5`,
+            `SELECT ${SCORE_COLUMNS} FROM scores s
+             WHERE s.agent_id = $1 AND s.trigger = 'daily' AND s.day >= $2 AND s.day <= $3 AND s.day > $4
+             ORDER BY s.day LIMIT $5`,
             [agentId, fromDay, toDay, page.after ?? "", page.limit],
             scoreFrom,
           ),
@@ -288,10 +294,10 @@ export function scoresIn(q: Queryable, wrote: (agentIds: string[]) => void): Sco
     // getAgent + hasDailyScore + listDays + countCheckinsAt + proofsForAgentAt + listPenalties per agent.
     async dailyFactRows(agentIds: readonly string[], day: string, at: number): Promise<AgentFactRows[]> {
       const ids = [...agentIds];
-      // Each agent found by primary key, with its claim's day aggregates up to `day` (DAYS_OF_AGENT). Whether it already has the day's score is left to the insert (ON CONFLICT on
-      // scores_daily_idx): a probe here was planned, with the scores table's statistics of an empty or
-      // new day, as a pass over the day's scores per agent, which the recompute is writing (quadratic in
-      // the agents). A rerun computes again and stores nothing.
+      // Each agent found by primary key, with its claim's day aggregates up to `day` (DAYS_OF_AGENT). Whether it
+      // already has the day's score is left to the insert (ON CONFLICT on scores_daily_idx): a probe here was
+      // planned, with the scores table's statistics of an empty or new day, as a pass over the day's scores per
+      // agent, which the recompute is writing (quadratic in the agents). A rerun computes again and stores nothing.
       // The four statements leave together (one round trip): the other three take every agent asked
       // for, and what belongs to an agent not found (or claimed after `at`) is ignored below.
       const [agentRows, midnight, proofs, penalties] = await Promise.all([
@@ -302,7 +308,9 @@ export function scoresIn(q: Queryable, wrote: (agentIds: string[]) => void): Sco
           [ids, at, day],
         ),
         q.query<{ agent_id: string; claim_id: number; n: number }>(
-          `SELECT agent_id, claim_id, count(*)::int AS n FROM checkins WHERE agent_id = ANY($1::text[]) AND arrival = $2${atMidnight(at)} GROUP BY agent_id, claim_id`,
+          `SELECT agent_id, claim_id, count(*)::int AS n FROM checkins
+           WHERE agent_id = ANY($1::text[]) AND arrival = $2${atMidnight(at)}
+           GROUP BY agent_id, claim_id`,
           [ids, at],
         ),
         // Only what the facts take of a proof: its kind (V6), in the order of proofsForAgentAt.

@@ -68,7 +68,9 @@ export async function startCheckinProxy(upstream: string, faults: readonly Proxy
       return;
     }
     const out: Record<string, string> = {};
-    answer.headers.forEach((value, name) => void (out[name] = value));
+    answer.headers.forEach((value, name) => {
+      out[name] = value;
+    });
     delete out["content-length"];
     delete out["transfer-encoding"];
     res.writeHead(answer.status, out).end(body);

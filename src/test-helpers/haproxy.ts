@@ -48,7 +48,9 @@ export async function startBalancer(servers: ReadonlyArray<{ name: string; url: 
   fs.writeFileSync(file, config);
   const child = spawn(HAPROXY, ["-f", file, "-db"], { detached: true, stdio: ["ignore", "ignore", "pipe"] });
   let errors = "";
-  child.stderr!.on("data", (chunk: Buffer) => void (errors += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => {
+    errors += chunk.toString();
+  });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const close = async () => {
     if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {

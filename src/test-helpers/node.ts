@@ -60,7 +60,9 @@ export async function startHardhatNode(): Promise<HardhatNode> {
       }
     };
     child.stdout.on("data", onData);
-    child.stderr.on("data", (chunk: Buffer) => void (output += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
     child.once("exit", (code) => {
       clearTimeout(timer);
       reject(new Error(`hardhat node exited with ${code}:\n${output}`));

@@ -39,7 +39,9 @@ export function startServe(env: Record<string, string>): Promise<ServeProcess> {
       const ready = /vrai ready: api (http:\/\/\S+)\/v1/.exec(output);
       if (ready) resolve({ child, url: ready[1], output: () => output, exited, kill });
     });
-    child.stderr!.on("data", (chunk: Buffer) => void (output += chunk.toString()));
+    child.stderr!.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
     child.once("exit", (code) => reject(new Error(`vrai serve exited with ${code}: ${output}`)));
   });
 }

@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { HtmlValidate } from "html-validate";
 import { windowDays, type ScoreResult, type WindowDay } from "../method";
 import { renderAgentNotFoundPage, renderAgentPage, type AgentPageView } from "./agent-page";
 import { HISTORY_DAYS, historyDays, renderHistoryChart } from "./history-chart";
@@ -313,13 +314,99 @@ describe("renderAgentNotFoundPage", () => {
     expect(htmlToString(chart).match(/<polyline/g)).to.have.length(2);
   });
 
+  describe("what the agent says of itself, from its ERC-8004 registration file (issue #27)", () => {
+    const declared = {
+      identity: "8453:0x8004a169fb4a3325136eb29fa0ceb6d2e539a432:42",
+      uri: "https://agent.example.org/registration.json",
+      readAt: "2026-11-30T09:00:00Z",
+      status: "read" as const,
+      reason: null,
+      name: "Research Agent",
+      description: "Finds papers.",
+      image: "https://agent.example.org/logo.png",
+      imageNotHttps: false,
+      services: [{ name: "A2A", endpoint: "https://agent.example.org/.well-known/agent-card.json", version: "0.3.0" }],
+    };
+    const sectionOf = (page: string) => /<section id="self-declared"[\s\S]*?<\/section>/.exec(page)?.[0] ?? "";
+
+    it("shows it in a section of its own, marked self-declared, after every score, with the image's https URL as text and no image loaded", () => {
+      const page = renderAgentPage(viewOf({ selfDeclared: declared }));
+      const section = sectionOf(page);
+      expect(textOf(section)).to.include("Self-declared").and.include("checks none of it").and.include("no part of the Vrai Score");
+      expect(section).to.contain('<dd id="registered-name">Research Agent</dd>');
+      expect(section).to.contain('<dd id="registered-description">Finds papers.</dd>');
+      expect(section).to.contain("<li><strong>A2A</strong> 0.3.0: <code>https://agent.example.org/.well-known/agent-card.json</code></li>");
+      expect(textOf(section)).to.include("https://agent.example.org/logo.png (not shown: this page loads no image from other sites)");
+      expect(section).not.to.contain("<img");
+      // Never mixed with what Vrai verified: after the score, its window, its proof links and the other scores.
+      expect(page.indexOf('id="self-declared"')).to.be.greaterThan(page.indexOf('id="badge-heading"'));
+      expect(renderAgentPage(viewOf())).not.to.contain('id="self-declared"');
+    });
+
+    it("names no image that is not https, and says why nothing is shown of a file refused or not read", () => {
+      const http = sectionOf(renderAgentPage(viewOf({ selfDeclared: { ...declared, image: null, imageNotHttps: true } })));
+      expect(textOf(http)).to.include("declared, not over https: not shown");
+      const refused = sectionOf(
+        renderAgentPage(
+          viewOf({
+            selfDeclared: {
+              ...declared,
+              status: "refused",
+              reason: "it is larger than 65536 bytes",
+              name: null,
+              description: null,
+              services: [],
+            },
+          }),
+        ),
+      );
+      expect(refused)
+        .to.contain('data-status="refused"')
+        .and.contain('<span id="registration-reason">it is larger than 65536 bytes</span>');
+      expect(refused).not.to.contain("registered-name");
+      const ipfs = sectionOf(
+        renderAgentPage(viewOf({ selfDeclared: { ...declared, status: "unread", uri: "ipfs://bafy/agent.json", reason: "no gateway" } })),
+      );
+      expect(textOf(ipfs)).to.include("ipfs://bafy/agent.json was not read");
+    });
+
+    it("is valid HTML, read or refused (html-validate, as every page of the site)", async () => {
+      const validator = new HtmlValidate({ extends: ["html-validate:standard", "html-validate:document"] });
+      for (const selfDeclared of [declared, { ...declared, status: "refused" as const, reason: "not JSON", services: [] }]) {
+        const report = await validator.validateString(renderAgentPage(viewOf({ selfDeclared })));
+        expect(report.results.flatMap((r) => r.messages.map((m) => `${m.ruleId}: ${m.message}`))).to.deep.equal([]);
+      }
+    });
+
+    it("escapes everything the agent wrote, and cuts a very long agentURI", () => {
+      const page = renderAgentPage(
+        viewOf({
+          selfDeclared: {
+            ...declared,
+            identity: HOSTILE,
+            uri: `data:application/json;base64,${"A".repeat(5000)}`,
+            name: HOSTILE,
+            description: `"><img src=x onerror=alert(1)>`,
+            image: `https://x.example/"><script>alert(4)</script>`,
+            services: [{ name: HOSTILE, endpoint: "javascript:alert(5)", version: HOSTILE }],
+          },
+        }),
+      );
+      expect(page).not.to.contain("<script").and.not.to.contain("<img src=x");
+      expect(sectionOf(page)).to.contain('<dd id="registered-name">&lt;script&gt;alert(1)&lt;/script&gt;</dd>');
+      expect(sectionOf(page)).not.to.contain('href="javascript');
+      expect(/<code id="registration-uri">([^<]*)<\/code>/.exec(page)?.[1]).to.have.length(201);
+    });
+  });
+
   it("gives a copyable badge snippet in Markdown and HTML with absolute links", () => {
     const page = renderAgentPage(viewOf({ agent: { id: "ag_1", name: HOSTILE, claimedAt: "2026-11-03T12:00:00Z" } }));
     expect(page).to.contain(
       '<code id="badge-markdown">[![Vrai Score](https://vrai.example/agents/ag_1/badge.svg)](https://vrai.example/agents/ag_1)</code>',
     );
     expect(page).to.contain(
-      '<code id="badge-html">&lt;a href="https://vrai.example/agents/ag_1"&gt;&lt;img src="https://vrai.example/agents/ag_1/badge.svg" alt="Vrai Score"&gt;&lt;/a&gt;</code>',
+      '<code id="badge-html">&lt;a href="https://vrai.example/agents/ag_1"&gt;' +
+        '&lt;img src="https://vrai.example/agents/ag_1/badge.svg" alt="Vrai Score"&gt;&lt;/a&gt;</code>',
     );
     expect(page).to.contain('<img src="/agents/ag_1/badge.svg" alt="Vrai badge of this agent" height="20">');
     expect(page).not.to.contain(HOSTILE);

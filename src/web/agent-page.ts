@@ -47,6 +47,28 @@ export type AgentPageToday = {
   firstDailyAt: string | null;
 };
 
+/**
+ * What the agent says of itself in its ERC-8004 registration file (issue #27), as last read: shown in a section of its
+ * own, marked as self-declared, never next to a figure Vrai verified.
+ */
+export type AgentPageSelfDeclared = {
+  /** The identity whose agentURI was read (`chainId:registry:agentId`). */
+  identity: string;
+  uri: string | null;
+  /** When it was read (RFC 3339). */
+  readAt: string;
+  status: "read" | "refused" | "unread";
+  /** Why it was refused or not read. */
+  reason: string | null;
+  name: string | null;
+  description: string | null;
+  /** The declared image's URL when it is https (shown as text: the page loads no image from other sites). */
+  image: string | null;
+  /** Whether an image was declared that is not https (then not named either). */
+  imageNotHttps: boolean;
+  services: ReadonlyArray<{ name: string; endpoint: string; version: string | null }>;
+};
+
 /** Everything the agent page shows. */
 export type AgentPageView = {
   agent: { id: string; name: string | null; claimedAt: string };
@@ -61,6 +83,8 @@ export type AgentPageView = {
   history: readonly HistoryDay[];
   /** The site's origin (`https://vrai.example`), for the badge snippet's absolute links. */
   origin: string;
+  /** What the agent declares of itself in its ERC-8004 registration file; none without one read. */
+  selfDeclared?: AgentPageSelfDeclared | null;
 };
 
 function stateSentence(result: ScoreResult): string {
@@ -76,7 +100,10 @@ function stateSentence(result: ScoreResult): string {
 
 function meter(value: number, max: number): Html {
   const share = max === 0 ? 0 : Math.max(0, Math.min(1, value / max));
-  return html`<svg class="meter" viewBox="0 0 100 8" preserveAspectRatio="none" aria-hidden="true" focusable="false"><rect class="meter-track" width="100" height="8" rx="4"/><rect class="meter-fill" width="${Math.round(share * 1000) / 10}" height="8" rx="4"/></svg>`;
+  return html`<svg class="meter" viewBox="0 0 100 8" preserveAspectRatio="none" aria-hidden="true" focusable="false">
+<rect class="meter-track" width="100" height="8" rx="4"/>
+<rect class="meter-fill" width="${Math.round(share * 1000) / 10}" height="8" rx="4"/>
+</svg>`;
 }
 
 function component(key: string, name: string, value: number, max: number, details: Html): Html {
@@ -103,12 +130,14 @@ function renderComponents(result: ScoreResult): Html {
           (p) =>
             html`<li><code>${p.code}</code> −${p.points}, added ${formatTime(p.addedAt)}, active until ${formatTime(p.expiresAt)}</li>`,
         )}</ul>`;
+  const coverage = html`<p>On-time coverage in the window: <strong>${formatHours(reliability.creditS)}</strong>
+of the ${formatHours(RELIABILITY_FULL_S)} (30 days) that earn full Reliability.</p>`;
   return html`<section aria-labelledby="components-heading">
 <h2 id="components-heading">Components</h2>
 <p class="muted">The total is the sum of the active components.</p>
 <div class="components">
 ${component("identity", "Identity", identity.value, identityMax(table), html`<p>Proofs that count:</p><ul class="proofs">${proofs}</ul>`)}
-${component("reliability", "Reliability", reliability.value, RELIABILITY_MAX, html`<p>On-time coverage in the window: <strong>${formatHours(reliability.creditS)}</strong> of the ${formatHours(RELIABILITY_FULL_S)} (30 days) that earn full Reliability.</p>`)}
+${component("reliability", "Reliability", reliability.value, RELIABILITY_MAX, coverage)}
 ${component("integrity", "Integrity", integrity.value, INTEGRITY_BASE, penalties)}
 <div class="component inactive" data-component="shield">
 <h3>Shield</h3>
@@ -128,7 +157,8 @@ function renderSummary(score: AgentPageScore): Html {
 <p class="total-scale">on a scale of 0 to 1,000; with Shield not active, at most ${reachableMax(r.method)} can be reached.</p>
 </div>
 <dl class="facts">
-<dt>Band</dt><dd id="band"><strong>${formatBand(r.band)}</strong>: the range of 200 points the total falls in. A band names a range, nothing more: it is not a grade.</dd>
+<dt>Band</dt><dd id="band"><strong>${formatBand(r.band)}</strong>: the range of 200 points the total falls in.
+A band names a range, nothing more: it is not a grade.</dd>
 <dt>State</dt><dd id="state"><strong>${r.state === "established" ? "Established" : "Provisional"}</strong>. ${stateSentence(r)}</dd>
 <dt>Method</dt><dd id="method">${r.method}</dd>
 <dt>Score type</dt><dd id="score-type"><code>${r.scoreType}</code></dd>
@@ -141,11 +171,14 @@ function renderWindow(result: ScoreResult, claimedAt: string): Html {
   // Said in words, not only by the hatching: a window with no day after the claim counts nothing yet (V10).
   const allBefore =
     result.window.length > 0 && result.window.every((d) => d.before_claim)
-      ? html`<p id="window-all-before-claim"><strong>Every one of these 30 days ended before the agent's latest claim</strong> (${formatTime(claimedAt)}), so none of them counts yet: each UTC day after the claim enters the window once it has ended, with the daily score computed at the next 00:00 UTC.</p>`
+      ? html`<p id="window-all-before-claim"><strong>Every one of these 30 days ended before the agent's latest claim</strong>
+(${formatTime(claimedAt)}), so none of them counts yet: each UTC day after the claim enters the window once it has ended,
+with the daily score computed at the next 00:00 UTC.</p>`
       : null;
   return html`<section aria-labelledby="window-heading">
 <h2 id="window-heading">The 30 days of the window</h2>
-<p>The 30 complete UTC days before the day the score was computed. For each day: how many check-ins arrived, how many were on time, and how much of the day's 86,400 seconds on-time check-ins covered.</p>
+<p>The 30 complete UTC days before the day the score was computed. For each day: how many check-ins arrived, how many were on time,
+and how much of the day's 86,400 seconds on-time check-ins covered.</p>
 ${allBefore}
 <div class="chart-wrap" tabindex="0" role="region" aria-label="The 30 days of the window, chart">${renderWindowChart(result.window)}</div>
 <ul class="legend">
@@ -157,15 +190,18 @@ ${allBefore}
 }
 
 function renderToday(today: AgentPageToday): Html {
+  const checkins = html`<strong>${formatCount(today.checkins)}</strong> check-in${today.checkins === 1 ? "" : "s"}`;
   const counted =
     today.checkins === 0
       ? html`No check-in counted yet today (${today.day}, UTC).`
-      : html`<strong>${formatCount(today.checkins)}</strong> check-in${today.checkins === 1 ? "" : "s"} counted today (${today.day}, UTC), ${formatCount(today.onTime)} on time.`;
+      : html`${checkins} counted today (${today.day}, UTC), ${formatCount(today.onTime)} on time.`;
   let first: Html | null = null;
   if (today.firstDailyAt !== null) {
     const inS = Date.parse(today.firstDailyAt) / 1000 - Date.parse(today.now) / 1000;
     const when = inS > 0 ? html`, in ${formatDuration(inS)}` : html` (due: the daily recompute runs at 00:00 UTC and may still be running)`;
-    first = html`<p id="first-daily">The first daily score of this claim is computed at ${formatTime(today.firstDailyAt)}${when}, then every day at 00:00 UTC, each anchored on chain. Until then the score shown is the one computed at the claim or at the latest change of its proofs.</p>`;
+    first = html`<p id="first-daily">The first daily score of this claim is computed at ${formatTime(today.firstDailyAt)}${when},
+then every day at 00:00 UTC, each anchored on chain.
+Until then the score shown is the one computed at the claim or at the latest change of its proofs.</p>`;
   }
   return html`<section aria-labelledby="today-heading">
 <h2 id="today-heading">Today</h2>
@@ -178,13 +214,17 @@ function renderOutages(outages: readonly AgentPageOutage[]): Html {
   const body =
     outages.length === 0
       ? html`<p>Vrai declared no outage during these days.</p>`
-      : html`<table class="outages"><thead><tr><th scope="col">Start</th><th scope="col">End</th><th scope="col">Declared at</th><th scope="col">Reason</th></tr></thead><tbody>${outages.map(
-          (o) =>
-            html`<tr><td>${formatTime(o.start)}</td><td>${o.end === null ? "open" : formatTime(o.end)}</td><td>${formatTime(o.declared_at)}</td><td>${o.reason}</td></tr>`,
-        )}</tbody></table>`;
+      : html`<table class="outages">
+<thead><tr><th scope="col">Start</th><th scope="col">End</th><th scope="col">Declared at</th><th scope="col">Reason</th></tr></thead>
+<tbody>${outages.map((o) => {
+          const end = o.end === null ? "open" : formatTime(o.end);
+          return html`<tr><td>${formatTime(o.start)}</td><td>${end}</td><td>${formatTime(o.declared_at)}</td><td>${o.reason}</td></tr>`;
+        })}</tbody>
+</table>`;
   return html`<section aria-labelledby="outages-heading">
 <h2 id="outages-heading">Declared outages</h2>
-<p>Windows in which Vrai itself could not take check-ins. A check-in that was due inside one and came back in time is excused and counts as on time. <a href="/method#outages-heading">Every declared window</a>.</p>
+<p>Windows in which Vrai itself could not take check-ins. A check-in that was due inside one and came back in time is excused
+and counts as on time. <a href="/method#outages-heading">Every declared window</a>.</p>
 ${body}
 </section>`;
 }
@@ -205,7 +245,8 @@ function renderVerify(score: AgentPageScore): Html {
 function renderHistory(history: readonly HistoryDay[]): Html {
   return html`<section aria-labelledby="history-heading">
 <h2 id="history-heading">Score history</h2>
-<p>The total of each day's score over the last ${history.length} days. Days before the agent's latest claim are shaded: their scores belong to an earlier claim, if any.</p>
+<p>The total of each day's score over the last ${history.length} days. Days before the agent's latest claim are shaded:
+their scores belong to an earlier claim, if any.</p>
 ${renderHistoryChart(history)}
 <ul class="legend">
 <li><span class="swatch bar" aria-hidden="true"></span>Total of the day's score</li>
@@ -245,6 +286,48 @@ ${p.body}
 </section>`;
 }
 
+/** Longest agentURI shown whole (a data: URI holds the whole file): longer ones are cut. */
+const SHOWN_URI_MAX = 200;
+
+function renderSelfDeclared(d: AgentPageSelfDeclared): Html {
+  const uri = d.uri === null ? null : d.uri.length > SHOWN_URI_MAX ? `${d.uri.slice(0, SHOWN_URI_MAX)}…` : d.uri;
+  const from = uri === null ? html`` : html` at <code id="registration-uri">${uri}</code>`;
+  let body: Html;
+  if (d.status !== "read") {
+    const what = d.status === "refused" ? "was refused when Vrai read it" : "was not read";
+    const reason = html`<span id="registration-reason">${d.reason}</span>`;
+    const when = formatTime(d.readAt);
+    body = html`<p id="registration-status" data-status="${d.status}">The registration file${from} ${what} (${when}): ${reason}. Nothing from it is shown.</p>`;
+  } else {
+    const image =
+      d.image !== null
+        ? html`<code>${d.image}</code> (not shown: this page loads no image from other sites)`
+        : d.imageNotHttps
+          ? html`declared, not over https: not shown`
+          : html`none declared`;
+    const services =
+      d.services.length === 0
+        ? html`none declared`
+        : html`<ul class="services">${d.services.map(
+            (s) => html`<li><strong>${s.name}</strong>${s.version === null ? "" : html` ${s.version}`}: <code>${s.endpoint}</code></li>`,
+          )}</ul>`;
+    body = html`<dl class="facts" id="registration-fields">
+<dt>Registered name</dt><dd id="registered-name">${d.name}</dd>
+<dt>Description</dt><dd id="registered-description">${d.description ?? "none declared"}</dd>
+<dt>Image</dt><dd id="registered-image">${image}</dd>
+<dt>Services</dt><dd id="registered-services">${services}</dd>
+</dl>
+<p class="muted" id="registration-status" data-status="read">Read from the registration file${from}, ${formatTime(d.readAt)}.</p>`;
+  }
+  return html`<section id="self-declared" aria-labelledby="self-declared-heading">
+<p class="eyebrow">Self-declared</p>
+<h2 id="self-declared-heading">What the agent says of itself</h2>
+<p>From the registration file of its ERC-8004 identity <code>${d.identity}</code>, as the agent published it.
+Vrai shows it as read and checks none of it: it is not evidence, and no part of the Vrai Score or of any other score.</p>
+${body}
+</section>`;
+}
+
 /**
  * The agent page as a complete HTML document. Pure: the same view gives the same bytes.
  * @example renderAgentPage({ agent: { id: "ag_1", name: null, claimedAt }, today, score: null, outages: [], panels: [], history: [], origin })
@@ -259,11 +342,15 @@ export function renderAgentPage(view: AgentPageView): string {
 </header>`;
   const vrai =
     score === null
-      ? html`<section aria-labelledby="score-heading"><h2 id="score-heading">No score yet</h2><p>Vrai has not computed a score for this agent yet. Every claimed agent gets one at its claim and every day after.</p></section>${renderToday(view.today)}`
-      : html`${renderSummary(score)}${renderToday(view.today)}${renderComponents(score.result)}${renderWindow(score.result, agent.claimedAt)}${renderOutages(view.outages)}${renderHistory(view.history)}${renderVerify(score)}${renderBadgeSnippet(agent.id, view.origin)}`;
+      ? html`<section aria-labelledby="score-heading"><h2 id="score-heading">No score yet</h2>
+<p>Vrai has not computed a score for this agent yet. Every claimed agent gets one at its claim and every day after.</p>
+</section>${renderToday(view.today)}`
+      : html`${renderSummary(score)}${renderToday(view.today)}${renderComponents(score.result)}
+${renderWindow(score.result, agent.claimedAt)}${renderOutages(view.outages)}${renderHistory(view.history)}
+${renderVerify(score)}${renderBadgeSnippet(agent.id, view.origin)}`;
   return renderDocument({
     title: score === null ? `${label}: no score yet — Vrai` : `${label}: Vrai Score ${score.result.total} — Vrai`,
-    main: html`${header}${vrai}${renderPanels(view.panels)}`,
+    main: html`${header}${vrai}${renderPanels(view.panels)}${view.selfDeclared ? renderSelfDeclared(view.selfDeclared) : null}`,
   });
 }
 

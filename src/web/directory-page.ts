@@ -57,18 +57,40 @@ function option(value: string, label: string, selected: string | undefined): Htm
 }
 
 function filterForm(filter: DirectoryFilter): Html {
-  return html`<form class="directory-filter" method="get" action="/agents" role="search" style="display: flex; flex-wrap: wrap; gap: 12px; align-items: end; margin: 0 0 16px;">
-<p style="margin: 0; flex: 1 1 220px;"><label for="q">Name or agent id</label><br><input id="q" name="q" type="search" maxlength="${DIRECTORY_QUERY_MAX}" value="${filter.q ?? ""}" style="width: 100%; font: inherit; padding: 6px 8px;"></p>
-<p style="margin: 0;"><label for="band">Band (range of totals)</label><br><select id="band" name="band" style="font: inherit; padding: 6px;">${option("", "Any band", filter.band)}${BANDS.map((b) => option(b, formatBand(b), filter.band))}</select></p>
-<p style="margin: 0;"><label for="state">State</label><br><select id="state" name="state" style="font: inherit; padding: 6px;">${option("", "Any state", filter.state)}${DIRECTORY_STATES.map((s) => option(s, STATE_WORDS[s], filter.state))}</select></p>
+  return html`<form class="directory-filter" method="get" action="/agents" role="search"
+style="display: flex; flex-wrap: wrap; gap: 12px; align-items: end; margin: 0 0 16px;">
+<p style="margin: 0; flex: 1 1 220px;"><label for="q">Name or agent id</label><br>
+<input id="q" name="q" type="search" maxlength="${DIRECTORY_QUERY_MAX}" value="${filter.q ?? ""}"
+style="width: 100%; font: inherit; padding: 6px 8px;"></p>
+<p style="margin: 0;"><label for="band">Band (range of totals)</label><br>
+<select id="band" name="band" style="font: inherit; padding: 6px;">
+${option("", "Any band", filter.band)}${BANDS.map((b) => option(b, formatBand(b), filter.band))}
+</select></p>
+<p style="margin: 0;"><label for="state">State</label><br>
+<select id="state" name="state" style="font: inherit; padding: 6px;">
+${option("", "Any state", filter.state)}${DIRECTORY_STATES.map((s) => option(s, STATE_WORDS[s], filter.state))}
+</select></p>
 <p style="margin: 0;"><button type="submit" style="font: inherit; padding: 6px 14px;">Show</button></p>
 </form>`;
 }
 
+/** What marks a registered name as the agent's own words. */
+const SELF_DECLARED_MARK = html`<span class="muted">(self-declared, ERC-8004)</span>`;
+
+/** Longest registered name shown in a row: a longer one is cut (its agent's page shows it whole). */
+const SHOWN_REGISTERED_NAME_MAX = 100;
+
 function row(a: DirectoryEntry): Html {
   const at = toRfc3339(a.at);
+  const shown = (name: string) => (name.length > SHOWN_REGISTERED_NAME_MAX ? `${name.slice(0, SHOWN_REGISTERED_NAME_MAX)}…` : name);
+  const registered =
+    a.registeredName === null
+      ? null
+      : html`<br><small class="registered-name" style="font-weight: normal;">Registered as “${shown(a.registeredName)}” ${SELF_DECLARED_MARK}</small>`;
   return html`<tr data-agent-id="${a.agentId}">
-<th scope="row" style="overflow-wrap: anywhere;"><a href="/agents/${a.agentId}">${a.name ?? a.agentId}</a><br><code class="muted">${a.agentId}</code><br><small class="muted" style="font-weight: normal;">scored ${formatTime(at)}</small></th>
+<th scope="row" style="overflow-wrap: anywhere;"><a href="/agents/${a.agentId}">${a.name ?? a.agentId}</a>${registered}<br>
+<code class="muted">${a.agentId}</code><br>
+<small class="muted" style="font-weight: normal;">scored ${formatTime(at)}</small></th>
 <td style="font-variant-numeric: tabular-nums;">${a.total}</td>
 <td>${formatBand(a.band)}</td>
 <td>${STATE_WORDS[a.state] ?? a.state}</td>
@@ -78,7 +100,8 @@ function row(a: DirectoryEntry): Html {
 function ranking(view: DirectoryView): Html {
   if (view.agents.length === 0) return html`<p id="no-agents">No claimed agent with a score matches this search.</p>`;
   return html`<table id="directory">
-<caption>Ranked by the total of the latest Vrai score (0–${REACHABLE_MAX} reachable in method ${CURRENT_METHOD}), highest first; equal totals by agent id.</caption>
+<caption>Ranked by the total of the latest Vrai score (0–${REACHABLE_MAX} reachable in method ${CURRENT_METHOD}), highest first;
+equal totals by agent id.</caption>
 <thead><tr><th scope="col">Agent</th><th scope="col">Total</th><th scope="col">Band</th><th scope="col">State</th></tr></thead>
 <tbody>
 ${view.agents.map(row)}
@@ -98,7 +121,9 @@ ${view.nextCursor ? html`<a id="next-page" rel="next" href="${directoryHref(view
 const header = html`<header>
 <p class="eyebrow">Vrai</p>
 <h1>Directory of agents</h1>
-<p>Every claimed agent with its latest Vrai score. The band is the range of 200 points the total falls in; the state says whether the agent has checked in on enough different days since its latest claim to be established. Only active components count, so Shield, not active in method 0.2, counts against no one.</p>
+<p>Every claimed agent with its latest Vrai score. The band is the range of 200 points the total falls in; the state says whether
+the agent has checked in on enough different days since its latest claim to be established. Only active components count, so Shield,
+not active in method 0.2, counts against no one.</p>
 </header>`;
 
 /** The directory page. */
@@ -114,7 +139,10 @@ export function renderDirectoryPage(view: DirectoryView): string {
 export function renderDirectoryBadRequestPage(message: string): string {
   return renderDocument({
     title: "Not a directory request — Vrai",
-    main: html`${header}<section aria-labelledby="bad-request"><h2 id="bad-request">This request cannot be answered</h2><p id="bad-request-reason"><code>${message}</code></p><p><a href="/agents">The directory from its first page</a>.</p></section>`,
+    main: html`${header}<section aria-labelledby="bad-request"><h2 id="bad-request">This request cannot be answered</h2>
+<p id="bad-request-reason"><code>${message}</code></p>
+<p><a href="/agents">The directory from its first page</a>.</p>
+</section>`,
   });
 }
 

@@ -36,7 +36,8 @@ export function renderHistoryChart(days: readonly HistoryDay[]): Html {
   const y = (total: number) => TOP + (HEIGHT - TOP - BOTTOM) * (1 - total / max);
   const shaded = days.map((d, i) =>
     d.beforeClaim
-      ? html`<rect class="before-claim" shape-rendering="crispEdges" x="${(LEFT + step * i).toFixed(1)}" y="${TOP}" width="${step.toFixed(1)}" height="${HEIGHT - TOP - BOTTOM}"/>`
+      ? html`<rect class="before-claim" shape-rendering="crispEdges" x="${(LEFT + step * i).toFixed(1)}" y="${TOP}"
+width="${step.toFixed(1)}" height="${HEIGHT - TOP - BOTTOM}"/>`
       : null,
   );
   // One line per run of days with a score; a day without one breaks the line.
@@ -46,19 +47,21 @@ export function renderHistoryChart(days: readonly HistoryDay[]): Html {
     else runs[runs.length - 1].push(`${x(i).toFixed(1)},${y(d.total).toFixed(1)}`);
   });
   const lines = runs.filter((r) => r.length > 1).map((r) => html`<polyline class="line" points="${r.join(" ")}"/>`);
-  const points = days.map((d, i) =>
-    d.total === null
-      ? null
-      : html`<circle class="point" cx="${x(i).toFixed(1)}" cy="${y(d.total).toFixed(1)}" r="2"><title>${d.day}: ${d.total}${d.beforeClaim ? " (before the latest claim)" : ""}</title></circle>`,
-  );
+  const points = days.map((d, i) => {
+    if (d.total === null) return null;
+    const title = `${d.day}: ${d.total}${d.beforeClaim ? " (before the latest claim)" : ""}`;
+    return html`<circle class="point" cx="${x(i).toFixed(1)}" cy="${y(d.total).toFixed(1)}" r="2"><title>${title}</title></circle>`;
+  });
   const gridValues = [0, max / 2, max];
   const grid = gridValues.map(
     (v) =>
-      html`<line class="grid" x1="${LEFT}" x2="${WIDTH - RIGHT}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}"/><text class="axis" x="${LEFT - 6}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${formatCount(v)}</text>`,
+      html`<line class="grid" x1="${LEFT}" x2="${WIDTH - RIGHT}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}"/>
+<text class="axis" x="${LEFT - 6}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${formatCount(v)}</text>`,
   );
   const months = days.map((d, i) =>
     d.day.endsWith("-01") || i === 0
-      ? html`<text class="axis" x="${x(i).toFixed(1)}" y="${HEIGHT - 8}" text-anchor="${i === 0 ? "start" : "middle"}">${monthName(d.day)} ${Number(d.day.slice(8))}</text>`
+      ? html`<text class="axis" x="${x(i).toFixed(1)}" y="${HEIGHT - 8}"
+text-anchor="${i === 0 ? "start" : "middle"}">${monthName(d.day)} ${Number(d.day.slice(8))}</text>`
       : null,
   );
   const first = days[0]?.day ?? "";
@@ -71,12 +74,12 @@ ${shaded}${grid}${lines}${points}${months}
 
 /** The chart's days as a table, newest first. */
 export function renderHistoryTable(days: readonly HistoryDay[]): Html {
-  return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Score history, table"><table class="history"><thead><tr><th scope="col">Day</th><th scope="col">Total</th></tr></thead><tbody>${[
-    ...days,
-  ]
-    .reverse()
-    .map(
-      (d) =>
-        html`<tr${d.beforeClaim ? html` class="before-claim"` : null}><td>${d.day}${d.beforeClaim ? " (before the latest claim)" : ""}</td><td>${d.total === null ? "no daily score" : d.total}</td></tr>`,
-    )}</tbody></table></div>`;
+  const rows = [...days].reverse().map((d) => {
+    const day = `${d.day}${d.beforeClaim ? " (before the latest claim)" : ""}`;
+    const total = d.total === null ? "no daily score" : d.total;
+    return html`<tr${d.beforeClaim ? html` class="before-claim"` : null}><td>${day}</td><td>${total}</td></tr>`;
+  });
+  return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Score history, table"><table class="history">
+<thead><tr><th scope="col">Day</th><th scope="col">Total</th></tr></thead>
+<tbody>${rows}</tbody></table></div>`;
 }

@@ -79,10 +79,12 @@ summary { cursor: pointer; color: var(--accent); }
 .site-header a[aria-current="page"] { color: var(--ink); font-weight: 600; text-decoration: none; }
 .search { display: flex; flex-wrap: wrap; gap: 8px; margin: 8px 0; }
 .search input { flex: 1 1 220px; min-width: 0; font: inherit; padding: 8px 10px; border: 1px solid var(--muted); border-radius: 6px; }
-.search button { font: inherit; padding: 8px 16px; border: 1px solid var(--accent); border-radius: 6px; background: var(--accent); color: #fff; cursor: pointer; }
+.search button { font: inherit; padding: 8px 16px; border: 1px solid var(--accent); border-radius: 6px; background: var(--accent);
+  color: #fff; cursor: pointer; }
 .pager { display: flex; gap: 16px; margin: 12px 0 0; }
 .table-wrap { overflow-x: auto; }
-pre.snippet { margin: 6px 0 12px; padding: 8px 10px; background: var(--soft); border: 1px solid var(--line); border-radius: 6px; overflow-x: auto; white-space: pre-wrap; overflow-wrap: anywhere; }
+pre.snippet { margin: 6px 0 12px; padding: 8px 10px; background: var(--soft); border: 1px solid var(--line); border-radius: 6px;
+  overflow-x: auto; white-space: pre-wrap; overflow-wrap: anywhere; }
 .history-chart { display: block; width: 100%; height: auto; font-size: 11px; }
 .history-chart .grid { stroke: var(--line); stroke-width: 1; }
 .history-chart .axis { fill: var(--muted); }

@@ -23,7 +23,8 @@ describe("method page", () => {
 
   it("gives each proof its points, its owner and how often it is checked again (V6)", () => {
     expect(page).to.contain(
-      `<tr data-proof="github"><th scope="row">GitHub</th><td>${METHODS[CURRENT_METHOD].identity.github?.points}</td><td>the owner: counts for each agent the owner has claimed</td><td>every 30 days</td></tr>`,
+      `<tr data-proof="github"><th scope="row">GitHub</th><td>${METHODS[CURRENT_METHOD].identity.github?.points}</td>` +
+        "<td>the owner: counts for each agent the owner has claimed</td><td>every 30 days</td></tr>",
     );
     expect(page).to.contain("<td>never: a signature stays valid</td>");
     expect(page).to.contain('<tr data-proof="domain"><th scope="row">Domain</th><td>40</td><td>one agent</td><td>every 7 days</td></tr>');

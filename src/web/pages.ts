@@ -4,9 +4,18 @@ import { InvalidInputError } from "../errors";
 import type { Directory } from "../service/directory";
 import { NotFoundError } from "../service/errors";
 import type { OutageRow, ScoreSummary } from "../service/ports";
+import { shownFields } from "../service/proofs/registration-file";
 import type { Reads, SiteReads } from "../service/reads";
+import type { StoredRegistration } from "../service/registration-files";
 import { ID_PATTERN } from "../service/secrets";
-import { renderAgentNotFoundPage, renderAgentPage, type AgentPageOutage, type AgentPageScore, type ScorePanel } from "./agent-page";
+import {
+  renderAgentNotFoundPage,
+  renderAgentPage,
+  type AgentPageOutage,
+  type AgentPageScore,
+  type AgentPageSelfDeclared,
+  type ScorePanel,
+} from "./agent-page";
 import { BADGE_HEADERS, renderBadge, type BadgeView } from "./badge";
 import { HISTORY_DAYS, historyDays } from "./history-chart";
 import { renderHomePage, type HomePageAgent } from "./home-page";
@@ -49,6 +58,16 @@ const outageView = (o: OutageRow): AgentPageOutage => ({
 });
 
 const scoreLinks = (id: number) => ({ inputs: `/v1/scores/${id}/inputs`, self: `/v1/scores/${id}` });
+
+/** What the agent says of itself (issue #27), as its page shows it: the image only when https, and then as text. */
+const selfDeclaredView = (r: StoredRegistration): AgentPageSelfDeclared => ({
+  identity: r.subject,
+  uri: r.uri,
+  readAt: toRfc3339(r.readAt),
+  status: r.status,
+  reason: r.reason,
+  ...shownFields(r.file),
+});
 
 /**
  * The site's pages.
@@ -119,6 +138,7 @@ export function createPages(deps: {
           panels,
           history: historyDays(totals, data.agent.claimedAt),
           origin: deps.origin(),
+          selfDeclared: data.selfDeclared && selfDeclaredView(data.selfDeclared),
           today: { ...today, now: toRfc3339(today.now), firstDailyAt: today.firstDailyAt === null ? null : toRfc3339(today.firstDailyAt) },
         }),
       );

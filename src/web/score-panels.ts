@@ -14,13 +14,17 @@ export function renderScorePanels(panels: AgentScorePanels | null): ScorePanel[]
   if (!panels) return [];
   const { executor, derived, network } = panels;
   const { result } = derived;
+  const interpretation = html`<span data-field="interpretation">${result.interpretation}</span>`;
+  const records = `${result.total} record(s) (${derived.source}), ${result.verifiedCount} verified`;
+  const { base, volume, riskBonus, consistency } = result.components;
+  const components = `base ${base}, volume ${volume}, risk bonus ${riskBonus}, consistency ${consistency}`;
   return [
     {
       scoreType: "sdk-derived",
       heading: "SDK Derived Score",
       scale: "0–100, recomputed by anyone from on-chain proof records (METHOD part A)",
-      body: html`<p class="figure"><strong data-field="score">${result.score}</strong> / 100 · <span data-field="interpretation">${result.interpretation}</span></p>
-<p>From ${result.total} record(s) (${derived.source}), ${result.verifiedCount} verified. Components: base ${result.components.base}, volume ${result.components.volume}, risk bonus ${result.components.riskBonus}, consistency ${result.components.consistency}; multiplier ${result.multiplier}, cap ${result.cap}.</p>
+      body: html`<p class="figure"><strong data-field="score">${result.score}</strong> / 100 · ${interpretation}</p>
+<p>From ${records}. Components: ${components}; multiplier ${result.multiplier}, cap ${result.cap}.</p>
 <p>Flags: ${result.flags.length === 0 ? "none" : result.flags.join(", ")}. Executor <code>${executor}</code>.</p>`,
     },
     {

@@ -27,7 +27,9 @@ function beforeClaimRuns(days: readonly WindowDay[]): Array<[number, number]> {
 }
 
 function dayTitle(d: WindowDay): string {
-  const figures = `${d.day}: ${formatCount(d.checkins)} check-ins, ${formatCount(d.on_time)} on time, on-time check-ins covered ${formatCount(d.coverage_s)} s of 86,400 s (${formatPercent(d.coverage_s, DAY_S)})`;
+  const figures =
+    `${d.day}: ${formatCount(d.checkins)} check-ins, ${formatCount(d.on_time)} on time, ` +
+    `on-time check-ins covered ${formatCount(d.coverage_s)} s of 86,400 s (${formatPercent(d.coverage_s, DAY_S)})`;
   return d.before_claim ? `${figures}. Before the latest claim: shown, not counted.` : figures;
 }
 
@@ -51,14 +53,19 @@ export function renderWindowChart(days: readonly WindowDay[]): Html {
 
   const grid = [1, 0.5, 0].map((share) => {
     const y = TOP + PLOT_H * (1 - share);
-    return html`<line class="grid" x1="${GUTTER_W - 4}" x2="${width - 8}" y1="${y}" y2="${y}"/><text class="axis" x="${GUTTER_W - 8}" y="${y + 4}" text-anchor="end">${formatPercent(share, 1)}</text>`;
+    return html`<line class="grid" x1="${GUTTER_W - 4}" x2="${width - 8}" y1="${y}" y2="${y}"/>
+<text class="axis" x="${GUTTER_W - 8}" y="${y + 4}" text-anchor="end">${formatPercent(share, 1)}</text>`;
   });
 
   const marks = runs.map(([from, to]) => {
     const x1 = x(from) + 1;
     const x2 = x(to) + COLUMN_W - 1;
     const label = to - from >= 5 ? "Before the latest claim: shown, not counted" : "Before claim";
-    return html`<g class="before-claim-label"><rect class="hatch" x="${x1}" y="${TOP}" width="${x2 - x1}" height="${ROW_ON_TIME + 6 - TOP}"/><path class="bracket" d="M${x1} ${TOP - 6}V${TOP - 12}H${x2}V${TOP - 6}"/><text class="mark" x="${(x1 + x2) / 2}" y="${TOP - 17}" text-anchor="middle">${label}</text></g>`;
+    return html`<g class="before-claim-label">
+<rect class="hatch" x="${x1}" y="${TOP}" width="${x2 - x1}" height="${ROW_ON_TIME + 6 - TOP}"/>
+<path class="bracket" d="M${x1} ${TOP - 6}V${TOP - 12}H${x2}V${TOP - 6}"/>
+<text class="mark" x="${(x1 + x2) / 2}" y="${TOP - 17}" text-anchor="middle">${label}</text>
+</g>`;
   });
 
   const columns = days.map((d, i) => {
@@ -67,13 +74,24 @@ export function renderWindowChart(days: readonly WindowDay[]): Html {
     const dayOfMonth = d.day.slice(8, 10);
     const showMonth = i === 0 || dayOfMonth === "01";
     const numberClass = d.before_claim ? "num muted" : "num";
-    return html`<g class="day${d.before_claim ? " before-claim" : ""}" data-day="${d.day}" data-before-claim="${String(d.before_claim)}" data-checkins="${d.checkins}" data-on-time="${d.on_time}" data-coverage-s="${d.coverage_s}"><title>${dayTitle(d)}</title><rect class="track" x="${cx - BAR_W / 2}" y="${TOP}" width="${BAR_W}" height="${PLOT_H}"/><rect class="bar" x="${cx - BAR_W / 2}" y="${TOP + PLOT_H - barH}" width="${BAR_W}" height="${barH}"/><text class="axis" x="${cx}" y="${ROW_DAY}" text-anchor="middle">${Number(dayOfMonth)}</text>${showMonth ? html`<text class="axis" x="${cx}" y="${ROW_MONTH}" text-anchor="middle">${monthName(d.day)}</text>` : null}<text class="${numberClass}" x="${cx}" y="${ROW_CHECKINS}" text-anchor="middle">${d.checkins}</text><text class="${numberClass}" x="${cx}" y="${ROW_ON_TIME}" text-anchor="middle">${d.on_time}</text></g>`;
+    const month = showMonth ? html`<text class="axis" x="${cx}" y="${ROW_MONTH}" text-anchor="middle">${monthName(d.day)}</text>` : null;
+    return html`<g class="day${d.before_claim ? " before-claim" : ""}" data-day="${d.day}" data-before-claim="${String(d.before_claim)}"
+data-checkins="${d.checkins}" data-on-time="${d.on_time}" data-coverage-s="${d.coverage_s}"><title>${dayTitle(d)}</title>
+<rect class="track" x="${cx - BAR_W / 2}" y="${TOP}" width="${BAR_W}" height="${PLOT_H}"/>
+<rect class="bar" x="${cx - BAR_W / 2}" y="${TOP + PLOT_H - barH}" width="${BAR_W}" height="${barH}"/>
+<text class="axis" x="${cx}" y="${ROW_DAY}" text-anchor="middle">${Number(dayOfMonth)}</text>${month}
+<text class="${numberClass}" x="${cx}" y="${ROW_CHECKINS}" text-anchor="middle">${d.checkins}</text>
+<text class="${numberClass}" x="${cx}" y="${ROW_ON_TIME}" text-anchor="middle">${d.on_time}</text>
+</g>`;
   });
 
-  return html`<svg class="window-chart" role="img" aria-labelledby="window-chart-title window-chart-desc" viewBox="0 0 ${width} ${HEIGHT}" width="${width}" height="${HEIGHT}" xmlns="http://www.w3.org/2000/svg">
+  return html`<svg class="window-chart" role="img" aria-labelledby="window-chart-title window-chart-desc" viewBox="0 0 ${width} ${HEIGHT}"
+width="${width}" height="${HEIGHT}" xmlns="http://www.w3.org/2000/svg">
 <title id="window-chart-title">Check-ins over the 30 days of the window</title>
 <desc id="window-chart-desc">${description}</desc>
-<defs><pattern id="before-claim-hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#f1f1f1"/><line x1="0" y1="0" x2="0" y2="6" stroke="#c4c4c4" stroke-width="2"/></pattern></defs>
+<defs><pattern id="before-claim-hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">
+<rect width="6" height="6" fill="#f1f1f1"/><line x1="0" y1="0" x2="0" y2="6" stroke="#c4c4c4" stroke-width="2"/>
+</pattern></defs>
 ${marks}
 ${grid}
 <text class="axis" x="${GUTTER_W - 8}" y="${TOP - 17}" text-anchor="end">Coverage</text>
@@ -85,9 +103,13 @@ ${columns}
 
 /** The same 30 days as a table, for screen readers and for copying. */
 export function renderWindowTable(days: readonly WindowDay[]): Html {
-  const rows = days.map(
-    (d) =>
-      html`<tr${d.before_claim ? html` class="before-claim"` : null}><th scope="row">${d.day}</th><td>${formatCount(d.checkins)}</td><td>${formatCount(d.on_time)}</td><td>${formatCount(d.coverage_s)} s (${formatPercent(d.coverage_s, DAY_S)})</td><td>${d.before_claim ? "Before the latest claim: not counted" : "Counted"}</td></tr>`,
-  );
-  return html`<table class="window-table"><caption>The 30 days of the window, oldest first</caption><thead><tr><th scope="col">UTC day</th><th scope="col">Check-ins</th><th scope="col">On time</th><th scope="col">Coverage of the day</th><th scope="col">Counts</th></tr></thead><tbody>${rows}</tbody></table>`;
+  const rows = days.map((d) => {
+    const coverage = `${formatCount(d.coverage_s)} s (${formatPercent(d.coverage_s, DAY_S)})`;
+    const counts = d.before_claim ? "Before the latest claim: not counted" : "Counted";
+    const cells = [formatCount(d.checkins), formatCount(d.on_time), coverage, counts].map((cell) => html`<td>${cell}</td>`);
+    return html`<tr${d.before_claim ? html` class="before-claim"` : null}><th scope="row">${d.day}</th>${cells}</tr>`;
+  });
+  const columns = ["UTC day", "Check-ins", "On time", "Coverage of the day", "Counts"].map((name) => html`<th scope="col">${name}</th>`);
+  return html`<table class="window-table"><caption>The 30 days of the window, oldest first</caption>
+<thead><tr>${columns}</tr></thead><tbody>${rows}</tbody></table>`;
 }

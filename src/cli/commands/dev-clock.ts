@@ -40,7 +40,8 @@ function operatorToken(dataDir: string): string {
   } catch (error) {
     throw new InvalidInputError(
       "usage",
-      `no operator token: ${file} cannot be read (${(error as NodeJS.ErrnoException).code}); run this where vrai dev runs, or give --data-dir or OPERATOR_TOKEN`,
+      `no operator token: ${file} cannot be read (${(error as NodeJS.ErrnoException).code}); ` +
+        "run this where vrai dev runs, or give --data-dir or OPERATOR_TOKEN",
       { cause: error },
     );
   }
@@ -132,6 +133,8 @@ export const command: Command = {
 
 function printState(io: CliIo, state: ClockState): void {
   io.stdout(
-    `now ${state.now} on the service's clock, ${state.offsetDays === 0 ? "the machine's" : `${days(state.offsetDays)} ahead of the machine's`}; next daily recompute at ${state.nextDailyAt}\n`,
+    `now ${state.now} on the service's clock, ` +
+      `${state.offsetDays === 0 ? "the machine's" : `${days(state.offsetDays)} ahead of the machine's`}; ` +
+      `next daily recompute at ${state.nextDailyAt}\n`,
   );
 }

@@ -102,7 +102,9 @@ export const command: Command = {
     if (funded) await mined(await deployer.sendTransaction({ to: wallet, value: FUND }));
     const subject = `${chainId}:${registry.toLowerCase()}:${tokenId}`;
     io.stdout(
-      `ERC-8004 identity ${tokenId} minted for ${wallet} (IdentityRegistry ${registry}, chain ${chainId}, tx ${registered.transactionHash})${funded ? "; the wallet was given 1 ETH" : ""}\n`,
+      `ERC-8004 identity ${tokenId} minted for ${wallet} ` +
+        `(IdentityRegistry ${registry}, chain ${chainId}, tx ${registered.transactionHash})` +
+        `${funded ? "; the wallet was given 1 ETH" : ""}\n`,
     );
     io.stdout(`token id: ${tokenId}\n`);
     io.stdout(`erc8004 proof subject: ${subject}\n`);

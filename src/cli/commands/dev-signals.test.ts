@@ -9,7 +9,10 @@ import { startDev, type DevProcess } from "../../test-helpers/dev-process";
 const listening = (port: number) =>
   new Promise<boolean>((resolve) => {
     const socket = net.connect({ host: "127.0.0.1", port });
-    socket.once("connect", () => (socket.destroy(), resolve(true)));
+    socket.once("connect", () => {
+      socket.destroy();
+      return resolve(true);
+    });
     socket.once("error", () => resolve(false));
   });
 
@@ -61,11 +64,19 @@ describe("vrai dev and Ctrl-C (issue #31)", function () {
     { what: "twice within 10 ms while its chain starts, before it is ready", at: /operator token: in /, times: 2 },
   ];
   for (const { what, at, times } of cases) {
-    it(`stops cleanly with "vrai stopped" on SIGINT to its process group ${what}; every line it prints is readable, no JSON (starts vrai dev: 5-10 s)`, async () => {
-      const dev = await startDev([process.execPath, "bin/vrai.js", "dev"], dir, { detached: true, ready: at, env: { LOG_LEVEL: "info" } });
-      await ctrlC(dev, times);
-      await expectStoppedCleanly(dev);
-    });
+    it(
+      `stops cleanly with "vrai stopped" on SIGINT to its process group ${what}; ` +
+        "every line it prints is readable, no JSON (starts vrai dev: 5-10 s)",
+      async () => {
+        const dev = await startDev([process.execPath, "bin/vrai.js", "dev"], dir, {
+          detached: true,
+          ready: at,
+          env: { LOG_LEVEL: "info" },
+        });
+        await ctrlC(dev, times);
+        await expectStoppedCleanly(dev);
+      },
+    );
   }
 
   // The bug was 2 tries in 11 that did not stop cleanly: one try proves little. Ten, on the same data directory (its

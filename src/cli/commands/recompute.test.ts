@@ -70,7 +70,9 @@ describe("vrai recompute --verify (V9)", () => {
     await testDb.db.query("UPDATE scores SET sha256 = repeat('0', 64) WHERE id = $1", [rows[1].id]);
     // The last daily scores (day 3) read the check-in figures of day 1 back from agent_days (migration 010).
     const changed = await testDb.db.query<{ agent_id: string }>(
-      "UPDATE agent_days SET digest = repeat('f', 64) WHERE (agent_id, day) = (SELECT agent_id, day FROM agent_days WHERE checkins > 0 ORDER BY agent_id, day LIMIT 1) RETURNING agent_id",
+      `UPDATE agent_days SET digest = repeat('f', 64)
+       WHERE (agent_id, day) = (SELECT agent_id, day FROM agent_days WHERE checkins > 0 ORDER BY agent_id, day LIMIT 1)
+       RETURNING agent_id`,
     );
     const dependent = (
       await testDb.db.query<{ id: number }>(

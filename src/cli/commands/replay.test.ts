@@ -245,7 +245,10 @@ describe("vrai replay (F2)", () => {
           { at: T0, type: "claim", agent: "a1", owner: "o1" },
           { at: T0, type: "claim", agent: "a2", owner: "o2" },
         ];
-        for (const [gap, e] of steps) events.push({ at: (at += gap), ...e });
+        for (const [gap, e] of steps) {
+          at += gap;
+          events.push({ at, ...e });
+        }
         const first = await replayLines({ events });
         const second = await replayLines({ events });
         expect(first.code).to.equal(0);
@@ -395,7 +398,8 @@ describe("vrai replay: the rules to the letter (V2, V3.1, V4.1, V4.3, V6, F2)", 
       i: 4,
       result: "rejected",
       error:
-        "outage w100 ended at 2026-10-06T21:00:00Z, before it was declared (2026-10-11T00:00:00Z), and started at 2026-10-06T20:00:00Z, more than 48 h before that",
+        "outage w100 ended at 2026-10-06T21:00:00Z, before it was declared (2026-10-11T00:00:00Z), " +
+        "and started at 2026-10-06T20:00:00Z, more than 48 h before that",
     });
     expect(lines[5]).to.deep.equal({ i: 5, result: "ok" });
     expect(lines[6]).to.include({ result: "rejected" });

@@ -108,54 +108,59 @@ describe("vrai serve", () => {
     }
   });
 
-  it("exits 2 with one line naming DEPLOYMENT or RPC_URL, before any background work starts, for a deployment file that cannot be read, is not one, or is of another chain than RPC_URL's, and a chain that does not answer (issue #33)", async function () {
-    this.timeout(120_000);
-    const node = await startHardhatNode();
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-serve-deployment-"));
-    try {
-      const contract = (n: number) => ({ address: `0x${String(n).repeat(40)}`, blockNumber: 0 });
-      const otherChain = path.join(dataDir, "mainnet.json");
-      fs.writeFileSync(
-        otherChain,
-        JSON.stringify({
-          network: "mainnet",
-          chainId: 1,
-          contracts: { IdentityRegistry: contract(1), AnchorRegistry: contract(2), Registry: contract(3) },
-        }),
-      );
-      const notOne = path.join(dataDir, "not-one.json");
-      fs.writeFileSync(notOne, "{ not json");
-      const missing = path.join(dataDir, "missing.json");
-      for (const [file, problem] of [
-        [missing, `${missing}: ENOENT: no such file or directory`],
-        [notOne, `${notOne}: `],
-        [
+  it(
+    "exits 2 with one line naming DEPLOYMENT or RPC_URL, before any background work starts, for a deployment file that cannot be read, " +
+      "is not one, or is of another chain than RPC_URL's, and a chain that does not answer (issue #33)",
+    async function () {
+      this.timeout(120_000);
+      const node = await startHardhatNode();
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-serve-deployment-"));
+      try {
+        const contract = (n: number) => ({ address: `0x${String(n).repeat(40)}`, blockNumber: 0 });
+        const otherChain = path.join(dataDir, "mainnet.json");
+        fs.writeFileSync(
           otherChain,
-          `${otherChain} is for chain 1, the RPC at RPC_URL serves chain 31337: set DEPLOYMENT to that chain's file, or RPC_URL to chain 1`,
-        ],
-      ] as const) {
-        const result = await runToExit("serve", path.join(dataDir, "data"), { PORT: "0", RPC_URL: node.url, DEPLOYMENT: file });
-        expect(result.code, result.err).to.equal(2);
-        expect(result.err.trim().split("\n"), result.err).to.have.length(1);
-        expect(result.err.startsWith(`vrai serve: invalid configuration: DEPLOYMENT: ${problem}`), result.err).to.equal(true);
-        expect(result.out, `${file}: ${result.out}`).to.not.match(BACKGROUND_WORK);
+          JSON.stringify({
+            network: "mainnet",
+            chainId: 1,
+            contracts: { IdentityRegistry: contract(1), AnchorRegistry: contract(2), Registry: contract(3) },
+          }),
+        );
+        const notOne = path.join(dataDir, "not-one.json");
+        fs.writeFileSync(notOne, "{ not json");
+        const missing = path.join(dataDir, "missing.json");
+        for (const [file, problem] of [
+          [missing, `${missing}: ENOENT: no such file or directory`],
+          [notOne, `${notOne}: `],
+          [
+            otherChain,
+            `${otherChain} is for chain 1, the RPC at RPC_URL serves chain 31337: ` +
+              "set DEPLOYMENT to that chain's file, or RPC_URL to chain 1",
+          ],
+        ] as const) {
+          const result = await runToExit("serve", path.join(dataDir, "data"), { PORT: "0", RPC_URL: node.url, DEPLOYMENT: file });
+          expect(result.code, result.err).to.equal(2);
+          expect(result.err.trim().split("\n"), result.err).to.have.length(1);
+          expect(result.err.startsWith(`vrai serve: invalid configuration: DEPLOYMENT: ${problem}`), result.err).to.equal(true);
+          expect(result.out, `${file}: ${result.out}`).to.not.match(BACKGROUND_WORK);
+        }
+        // A chain that does not answer: one line naming RPC_URL, not an internal error.
+        const closed = await runToExit("serve", path.join(dataDir, "data"), {
+          PORT: "0",
+          RPC_URL: "http://127.0.0.1:1",
+          DEPLOYMENT: otherChain,
+        });
+        expect([closed.code, closed.err.trim().split("\n").length], closed.err).to.deep.equal([2, 1]);
+        expect(closed.err).to.match(
+          /^vrai serve: cannot reach RPC_URL http:\/\/127\.0\.0\.1:1: .*: set RPC_URL to a running chain's JSON-RPC\n$/,
+        );
+        expect(closed.out).to.not.match(BACKGROUND_WORK);
+      } finally {
+        await node.close();
+        fs.rmSync(dataDir, { recursive: true, force: true });
       }
-      // A chain that does not answer: one line naming RPC_URL, not an internal error.
-      const closed = await runToExit("serve", path.join(dataDir, "data"), {
-        PORT: "0",
-        RPC_URL: "http://127.0.0.1:1",
-        DEPLOYMENT: otherChain,
-      });
-      expect([closed.code, closed.err.trim().split("\n").length], closed.err).to.deep.equal([2, 1]);
-      expect(closed.err).to.match(
-        /^vrai serve: cannot reach RPC_URL http:\/\/127\.0\.0\.1:1: .*: set RPC_URL to a running chain's JSON-RPC\n$/,
-      );
-      expect(closed.out).to.not.match(BACKGROUND_WORK);
-    } finally {
-      await node.close();
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 
   it("loses no acknowledged check-in when killed with SIGKILL in the middle of a load", async () => {
     const env = { DATABASE_URL: testDb.url!, PORT: "0", OPERATOR_TOKEN, LOG_LEVEL: "silent", RATE_LIMIT_PER_MINUTE: "100000" };

@@ -15,7 +15,9 @@ export const command: Command = {
   name: "serve",
   usage: "serve",
   summary: "run the Vrai service from environment variables (DATABASE_URL, PORT, OPERATOR_TOKEN, ...)",
-  help: ".env.example lists every variable with its default; a missing or invalid one stops it with a message naming it (exit 2).\nSIGINT or SIGTERM stops it cleanly. It logs JSON lines.",
+  help:
+    ".env.example lists every variable with its default; a missing or invalid one stops it with a message naming it (exit 2).\n" +
+    "SIGINT or SIGTERM stops it cleanly. It logs JSON lines.",
   async run(args, io) {
     if (args.length > 0) throw new InvalidInputError("usage", `serve takes no arguments, got ${args.join(" ")}`);
     const stop = stopOnSignals();
@@ -78,7 +80,8 @@ export async function serveUntilSignal(
   const indexed =
     !more.readyNote && config.RPC_URL && config.DEPLOYMENT ? ` · chain ${config.RPC_URL} (indexed from ${config.DEPLOYMENT})` : "";
   io.stdout(
-    `vrai ready: api ${url}/v1 · agent pages ${url}/agents/{id}${more.readyNote ? ` · ${more.readyNote}` : ""}${indexed} · store ${config.DATABASE_URL ? "postgresql" : `pglite ${config.DATA_DIR}`}\n`,
+    `vrai ready: api ${url}/v1 · agent pages ${url}/agents/{id}${more.readyNote ? ` · ${more.readyNote}` : ""}${indexed} · ` +
+      `store ${config.DATABASE_URL ? "postgresql" : `pglite ${config.DATA_DIR}`}\n`,
   );
   await stop.requested;
   await service.stop();

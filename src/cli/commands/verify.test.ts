@@ -153,7 +153,9 @@ describe("vrai verify (real PostgreSQL, real local chain over JSON-RPC)", () => 
   });
 
   it("names an altered digest of the stored score", async () => {
-    proxy.tamper = editJson(/^\/v1\/scores\/\d+$/, (body) => void (body.sha256 = "f".repeat(64)));
+    proxy.tamper = editJson(/^\/v1\/scores\/\d+$/, (body) => {
+      body.sha256 = "f".repeat(64);
+    });
     const { code, failures, out } = await verify();
     expect(code).to.equal(1);
     expect(failures, out).to.have.length(1);
@@ -161,7 +163,9 @@ describe("vrai verify (real PostgreSQL, real local chain over JSON-RPC)", () => 
   });
 
   it("names an altered stored result", async () => {
-    proxy.tamper = editJson(/^\/v1\/scores\/\d+$/, (body) => void (body.result.total += 50));
+    proxy.tamper = editJson(/^\/v1\/scores\/\d+$/, (body) => {
+      body.result.total += 50;
+    });
     const { code, failures, out } = await verify();
     expect(code).to.equal(1);
     expect(failures, out).to.have.length(1);
@@ -192,7 +196,9 @@ describe("vrai verify (real PostgreSQL, real local chain over JSON-RPC)", () => 
   });
 
   it("names an altered Merkle proof element", async () => {
-    proxy.tamper = editJson(/\/proof$/, (body) => void (body.proof[0] = `0x${"ab".repeat(32)}`));
+    proxy.tamper = editJson(/\/proof$/, (body) => {
+      body.proof[0] = `0x${"ab".repeat(32)}`;
+    });
     const { code, failures, out } = await verify();
     expect(code).to.equal(1);
     expect(failures, out).to.have.length(1);
@@ -200,7 +206,9 @@ describe("vrai verify (real PostgreSQL, real local chain over JSON-RPC)", () => 
   });
 
   it("names an altered root when the proof still leads to the anchored one", async () => {
-    proxy.tamper = editJson(/\/proof$/, (body) => void (body.root = `0x${"cd".repeat(32)}`));
+    proxy.tamper = editJson(/\/proof$/, (body) => {
+      body.root = `0x${"cd".repeat(32)}`;
+    });
     const { code, failures, out } = await verify();
     expect(code).to.equal(1);
     expect(failures[0], out).to.match(

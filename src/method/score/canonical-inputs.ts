@@ -20,7 +20,10 @@ function str(s: string): string {
 }
 
 function day(d: InputDay): string {
-  return `{"checkins":${d.checkins},"coverage_s":${d.coverage_s},"credit_s":${d.credit_s},"day":${str(d.day)},"digest":${str(d.digest)},"on_time":${d.on_time}}`;
+  return (
+    `{"checkins":${d.checkins},"coverage_s":${d.coverage_s},"credit_s":${d.credit_s},` +
+    `"day":${str(d.day)},"digest":${str(d.digest)},"on_time":${d.on_time}}`
+  );
 }
 
 function penalty(p: InputPenalty): string {

@@ -193,7 +193,8 @@ export function renderResult(packed: Uint8Array, key: ResultKey): string {
     const addedAt = r.str();
     const expiresAt = r.str();
     penalties.push(
-      `{"id":${JSON.stringify(id)},"code":${JSON.stringify(code)},"points":${points},"addedAt":${JSON.stringify(addedAt)},"expiresAt":${JSON.stringify(expiresAt)}}`,
+      `{"id":${JSON.stringify(id)},"code":${JSON.stringify(code)},"points":${points},` +
+        `"addedAt":${JSON.stringify(addedAt)},"expiresAt":${JSON.stringify(expiresAt)}}`,
     );
   }
   const days = windowAt(key.at);
@@ -207,7 +208,8 @@ export function renderResult(packed: Uint8Array, key: ResultKey): string {
       const bits = r.u8();
       for (let k = i - (i % 8); k <= i; k++) {
         lines[k] =
-          `{"day":"${days[k]}","checkins":${values[3 * k]},"on_time":${values[3 * k + 1]},"coverage_s":${values[3 * k + 2]},"before_claim":${(bits >> (k % 8)) & 1 ? "true" : "false"}}`;
+          `{"day":"${days[k]}","checkins":${values[3 * k]},"on_time":${values[3 * k + 1]},"coverage_s":${values[3 * k + 2]},` +
+          `"before_claim":${(bits >> (k % 8)) & 1 ? "true" : "false"}}`;
       }
     }
   }

@@ -36,6 +36,13 @@ function dailyDays(firstDay: number, n: number): DayAggregate[] {
   return playCheckins(Array.from({ length: n }, (_, i) => ({ arrival: firstDay + i * D + 12 * H }))).days;
 }
 
+/** `first`, then each arrival `gaps[i]` seconds after the one before. */
+function arrivalsAfter(first: number, gaps: readonly number[]): number[] {
+  const arrivals = [first];
+  for (const gap of gaps) arrivals.push(arrivals[arrivals.length - 1] + gap);
+  return arrivals;
+}
+
 describe("Vrai score (V5–V10)", () => {
   it("scores a newly claimed agent with no proofs 100 + 0 + 100 = 200, provisional (V8)", () => {
     for (const at of [CLAIM, CLAIM + 1, CLAIM + 40 * D]) {
@@ -275,7 +282,7 @@ describe("Vrai score (V5–V10)", () => {
     it("never lowers Reliability when a check-in earns more credit (V5)", () => {
       fc.assert(
         fc.property(fc.array(fc.integer({ min: 1200, max: 9000 }), { minLength: 1, maxLength: 60 }), fc.nat(59), (gaps, pick) => {
-          const arrivals = gaps.reduce<number[]>((acc, g) => [...acc, acc[acc.length - 1] + g], [NOV1 + 10 * D]);
+          const arrivals = arrivalsAfter(NOV1 + 10 * D, gaps);
           const base = score({ days: playCheckins(arrivals.map((arrival) => ({ arrival }))).days }).components.reliability;
           expect(base.value).to.be.within(0, 150);
           const i = pick % gaps.length;
@@ -308,7 +315,7 @@ describe("canonical inputs documents (V9)", () => {
     });
     fc.assert(
       fc.property(arb, (a) => {
-        const arrivals = a.hours.reduce<number[]>((acc, g) => [...acc, acc[acc.length - 1] + g], [NOV1 + 3 * D]);
+        const arrivals = arrivalsAfter(NOV1 + 3 * D, a.hours);
         const inputs = buildScoreInputs(
           facts({
             agent: a.agent,

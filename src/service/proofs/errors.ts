@@ -33,8 +33,12 @@ export const PROOF_ERROR_STATUS = {
   proof_challenge_missing: 422,
   /** No TXT record exists at `_vrai.<domain>` (NXDOMAIN / no data). */
   proof_dns_record_not_found: 422,
-  /** `/.well-known/vrai.json` is missing, not JSON of the documented shape, or too large. */
+  /** `/.well-known/vrai.json` (or `agent-registration.json`) is missing, not JSON of the documented shape, or too large. */
   proof_well_known_invalid: 422,
+  /** The domain's `/.well-known/agent-registration.json` lists no registrations entry of the agent's ERC-8004 identity. */
+  proof_registration_missing: 422,
+  /** The endpoint-domain verification was asked for an agent without an active ERC-8004 proof (or no longer with the one it named). */
+  proof_erc8004_required: 422,
   /**
    * The source's host is, or resolves to, an address that is not public (loopback, private,
    * link-local, CGNAT, ...): nothing was connected to (outbound.ts).

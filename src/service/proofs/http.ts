@@ -3,7 +3,8 @@
  * and transport failures become `ProofSourceUnreachableError`, which `unreachableRetry` retries.
  */
 import { InvalidInputError } from "../../errors";
-import { ProofSourceUnreachableError } from "./errors";
+import { retry, type Sleep } from "../../retry";
+import { ProofSourceUnreachableError, type RetryPolicy, unreachableRetry } from "./errors";
 
 /** What the verifiers ask of a request (GETs only), and webhook deliveries (a POST with a body). */
 export type FetchInit = {
@@ -99,4 +100,30 @@ export async function readBounded(response: FetchResponse, maxBytes: number): Pr
 /** 5xx and 429 mean "try again later": the source is unreachable for now, not proving anything. */
 export function isTransientStatus(status: number): boolean {
   return status >= 500 || status === 429;
+}
+
+/**
+ * A GET of a JSON file of a proof source, redirects not followed (the caller decides), retried as V6 says while the
+ * source is unreachable: a transport failure, a timeout, a 5xx or a 429. Any other status is the caller's to judge.
+ * @param deadline a submission's: ends the tries and the waits between them
+ */
+export function retriedGet(
+  deps: { fetch: Fetch; httpTimeoutMs: number; retry: RetryPolicy; sleep: Sleep },
+  url: string,
+  options: { maxBytes: number; userAgent: string; deadline?: AbortSignal },
+): Promise<BoundedResponse> {
+  return retry(
+    async () => {
+      const answer = await boundedGet(deps.fetch, url, {
+        timeoutMs: deps.httpTimeoutMs,
+        maxBytes: options.maxBytes,
+        headers: { accept: "application/json", "user-agent": options.userAgent },
+        redirect: "manual",
+        signal: options.deadline,
+      });
+      if (isTransientStatus(answer.status)) throw new ProofSourceUnreachableError(`GET ${url} answered ${answer.status}`);
+      return answer;
+    },
+    unreachableRetry(deps, options.deadline),
+  );
 }

@@ -4,6 +4,7 @@
  */
 import type { Address, PublicClient } from "viem";
 import type { Challenge } from "./challenge";
+import type { Erc8004Identity } from "./erc8004-identity";
 import type { Fetch } from "./http";
 import type { ResolveAddresses } from "./outbound";
 import type { Sleep } from "../../retry";
@@ -39,6 +40,10 @@ export type ProofVerifierDeps = {
   resolveTxt?: (hostname: string) => Promise<string[][]>;
   /** URL of a domain's well-known file; default `https://<domain>/.well-known/vrai.json`. */
   wellKnownUrl?: (domain: string) => string;
+  /** URL of a domain's ERC-8004 endpoint-domain file; default `https://<domain>/.well-known/agent-registration.json`. */
+  agentRegistrationUrl?: (domain: string) => string;
+  /** Where an `https://` agentURI (an ERC-8004 registration file) is read; default the URI itself (tests: their server on loopback). */
+  registrationFileUrl?: (uri: string) => string;
   /** The viem client of a chain, or undefined when that chain is not configured. */
   publicClientFor?: (chainId: number) => PublicClient | undefined;
   /** Chain on which wallet proofs check ERC-1271 contract wallets; without it only EOAs are accepted. */
@@ -72,10 +77,20 @@ type SharedDeps = "now" | "publicClientFor" | "sleep" | "retry" | "httpTimeoutMs
 export type ResolvedDeps = Required<Pick<ProofVerifierDeps, SharedDeps>> &
   Omit<ProofVerifierDeps, SharedDeps | "settings" | "resolveAddresses" | "allowLoopbackLiteralsForTests"> & { fetch: Fetch };
 
+/**
+ * What the service knows of a proof's agent when a proof is asked for, verified or re-checked: the ERC-8004 identities
+ * of its active erc8004 proofs, latest first (none for an owner-level proof). A domain proven by the standard's
+ * endpoint-domain verification names one of them.
+ */
+export type ProofContext = { erc8004: readonly Erc8004Identity[] };
+
+/** The context of a proof whose agent holds no ERC-8004 identity (or of an owner-level proof). */
+export const NO_PROOF_CONTEXT: ProofContext = { erc8004: [] };
+
 /** One kind's verification and re-check; errors are thrown (InvalidInputError / ProofSourceUnreachableError). */
 export type KindVerifier<Evidence, Proof> = {
   /** `deadline` aborts when the submission's time is up: the reads and the waits between tries stop. */
-  verify(challenge: Challenge, evidence: Evidence, deadline: AbortSignal): Promise<Proof>;
+  verify(challenge: Challenge, evidence: Evidence, deadline: AbortSignal, context: ProofContext): Promise<Proof>;
   /** Resolves when the proof still holds, or to `moved`; throws like `verify` otherwise. */
-  recheck(proof: Proof): Promise<{ type: "ok" } | { type: "moved"; newOwner: Address }>;
+  recheck(proof: Proof, context: ProofContext): Promise<{ type: "ok" } | { type: "moved"; newOwner: Address }>;
 };

@@ -5,6 +5,7 @@
  * (3 tries, backing off) before counting as a failed check. HTTP(S) goes to public addresses only
  * (outbound.ts, issue #15), and a submission's checks end at `submissionTimeoutMs`.
  */
+import { z } from "zod";
 import { BaseError, InvalidInputError } from "../../errors";
 import { toRfc3339 } from "../../method";
 import { realSleep } from "../../retry";
@@ -12,10 +13,13 @@ import { isExpired, type Challenge } from "./challenge";
 import { DEFAULT_RETRY_POLICY, proofError, ProofSourceUnreachableError } from "./errors";
 import { createOutboundFetch, resolveWithSystemDns } from "./outbound";
 import { PROOF_KIND_MODULES, proofKindModule, settingsOf, type VerifiedProof } from "./kinds";
+import { createRegistrationReader, type ReadRegistrationFile } from "./registration-reader";
 import {
   DEFAULT_HTTP_TIMEOUT_MS,
   DEFAULT_SUBMISSION_TIMEOUT_MS,
+  NO_PROOF_CONTEXT,
   type KindVerifier,
+  type ProofContext,
   type ProofVerifierDeps,
   type RecheckOutcome,
   type ResolvedDeps,
@@ -37,12 +41,15 @@ export type ProofVerifier = {
   /**
    * Verifies `evidence` (unknown JSON, validated here) for `challenge`. The caller consumes the
    * challenge (single use) and keeps `binding` unique.
+   * @param context what the service knows of the challenge's agent (its ERC-8004 identities); none by default
    * @throws InvalidInputError with a `proof_*` code when the evidence does not prove the subject
    * @throws ProofSourceUnreachableError (503, retryable) when the source could not be reached
    */
-  verify(challenge: Challenge, evidence: unknown): Promise<Verified>;
-  /** Re-checks a stored proof (V6 scheduler); never throws for a failing proof, only reports it. */
-  recheck(proof: VerifiedProof): Promise<RecheckOutcome>;
+  verify(challenge: Challenge, evidence: unknown, context?: ProofContext): Promise<Verified>;
+  /** Re-checks a stored proof (V6 scheduler) in its agent's `context` now; never throws for a failing proof, only reports it. */
+  recheck(proof: VerifiedProof, context?: ProofContext): Promise<RecheckOutcome>;
+  /** Reads an ERC-8004 identity's registration file (issue #27) from the sources proofs are read from, under the same guard. */
+  readRegistrationFile: ReadRegistrationFile;
 };
 
 /**
@@ -74,9 +81,11 @@ export function createProofVerifier(deps: ProofVerifierDeps): ProofVerifier {
     kinds.set(kind, module.verifier(resolved, settingsOf(module, settings ?? {})) as KindVerifier<unknown, VerifiedProof>);
   }
   const verifierOf = (kind: ProofKind) => kinds.get(kind) as KindVerifier<unknown, VerifiedProof>;
+  const { ERC8004_IPFS_GATEWAY } = z.object(PROOF_KIND_MODULES.erc8004.settings).parse(settings ?? {});
 
   return {
-    async verify(challenge, evidence) {
+    readRegistrationFile: createRegistrationReader(resolved, { ipfsGateway: ERC8004_IPFS_GATEWAY }),
+    async verify(challenge, evidence, context = NO_PROOF_CONTEXT) {
       if (isExpired(challenge, resolved.now())) {
         throw proofError("proof_challenge_expired", `challenge ${challenge.id} expired at ${toRfc3339(challenge.expiresAt)}`);
       }
@@ -91,7 +100,7 @@ export function createProofVerifier(deps: ProofVerifierDeps): ProofVerifier {
       const deadline = AbortSignal.timeout(resolved.submissionTimeoutMs);
       let proof: VerifiedProof;
       try {
-        proof = await verifierOf(challenge.kind).verify(challenge, parsed.data, deadline);
+        proof = await verifierOf(challenge.kind).verify(challenge, parsed.data, deadline, context);
       } catch (error) {
         // The deadline ended a wait between tries: the source was unreachable in the time a submission has.
         if (deadline.aborted && !(error instanceof BaseError)) {
@@ -104,9 +113,9 @@ export function createProofVerifier(deps: ProofVerifierDeps): ProofVerifier {
       }
       return { type: "verified", kind: proof.kind, binding: bindingOf(proof), proof };
     },
-    async recheck(proof) {
+    async recheck(proof, context = NO_PROOF_CONTEXT) {
       try {
-        return await verifierOf(proof.kind).recheck(proof);
+        return await verifierOf(proof.kind).recheck(proof, context);
       } catch (error) {
         if (error instanceof ProofSourceUnreachableError) {
           return { type: "failed", reason: "unreachable", code: error.code, message: error.message };

@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { promises as dns } from "node:dns";
 import { startDnsServer, type TestDnsServer } from "../../../test-helpers/dns-server";
 import { startHttpServer, type TestHttpServer } from "../../../test-helpers/http-server";
-import { normalizeDomain } from "./domain";
+import { domain as domainKind, normalizeDomain } from "./domain";
 import { challengeFor, expectProofError, expectThrowsProofError, NOW, recordingSleep } from "../test-support";
 import { createProofVerifier } from "../verifiers";
 import type { ProofVerifierDeps } from "../types";
@@ -29,6 +29,7 @@ describe("domain proofs (V6)", () => {
       now: () => NOW + 60,
       resolveTxt: (name) => resolver.resolveTxt(name),
       wellKnownUrl: (domain) => `${web.url}/${domain}/.well-known/vrai.json`,
+      agentRegistrationUrl: (domain) => `${web.url}/${domain}/.well-known/agent-registration.json`,
       // The test server listens on 127.0.0.1 (test traffic stays on loopback).
       allowLoopbackLiteralsForTests: true,
       sleep,
@@ -172,6 +173,112 @@ describe("domain proofs (V6)", () => {
     });
   });
 
+  describe("the standard's endpoint-domain verification: /.well-known/agent-registration.json (ERC-8004, issue #27)", () => {
+    const path = (domain: string) => `/${domain}/.well-known/agent-registration.json`;
+    const REGISTRY = "0x8004a169fb4a3325136eb29fa0ceb6d2e539a432";
+    const identity = { chainId: 8453, registry: REGISTRY, agentId: 42n } as const;
+    /** The agent holds the ERC-8004 identity 8453:<REGISTRY>:42 through an active erc8004 proof. */
+    const holding = { erc8004: [identity] };
+    const entry = { agentRegistry: `eip155:8453:${REGISTRY}`, agentId: 42 };
+
+    it("accepts a registrations entry of the agent's ERC-8004 identity, and keeps which identity it proved the domain for", async () => {
+      const challenge = challengeFor("domain", "endpoint.example");
+      web.route("GET", path("endpoint.example"), { body: { registrations: [{ agentRegistry: "eip155:1:0x01", agentId: 1 }, entry] } });
+      const result = await verifier().verify(challenge, { domain: "endpoint.example", method: "agent-registration" }, holding);
+      expect(result).to.deep.equal({
+        type: "verified",
+        kind: "domain",
+        binding: "domain:endpoint.example",
+        proof: {
+          kind: "domain",
+          subject: "endpoint.example",
+          domain: "endpoint.example",
+          via: "agent-registration",
+          token: challenge.token,
+          erc8004: `8453:${REGISTRY}:42`,
+        },
+      });
+      // It rests on the ERC-8004 proof of that identity: it goes with it.
+      const proof = result.proof.kind === "domain" ? result.proof : undefined;
+      expect(proof && domainKind.reliesOn?.(proof)).to.equal(`erc8004:8453:${REGISTRY}:42`);
+    });
+
+    it("is tried third when no method is given and the agent holds an ERC-8004 identity, never without one", async () => {
+      const challenge = challengeFor("domain", "third.example");
+      web.route("GET", path("third.example"), { body: { registrations: [entry] } });
+      expect((await verifier().verify(challenge, { domain: "third.example" }, holding)).proof).to.deep.include({
+        via: "agent-registration",
+      });
+      const before = web.requestsTo(path("third.example")).length;
+      const error = await expectProofError(verifier().verify(challenge, { domain: "third.example" }), "proof_dns_record_not_found", 422);
+      expect(web.requestsTo(path("third.example"))).to.have.length(before);
+      expect(error.message).to.include("vrai.json").and.not.include("agent-registration.json");
+    });
+
+    it("refuses it for an agent without an ERC-8004 proof (proof_erc8004_required, 422), reading nothing", async () => {
+      const challenge = challengeFor("domain", "noidentity.example");
+      web.route("GET", path("noidentity.example"), { body: { registrations: [entry] } });
+      const error = await expectProofError(
+        verifier().verify(challenge, { domain: "noidentity.example", method: "agent-registration" }),
+        "proof_erc8004_required",
+        422,
+      );
+      expect(error.message).to.include("prove the identity first (kind erc8004)");
+      expect(web.requestsTo(path("noidentity.example"))).to.have.length(0);
+    });
+
+    it("refuses a file listing another identity (proof_registration_missing), and one of the wrong shape or missing (proof_well_known_invalid)", async () => {
+      const challenge = challengeFor("domain", "other-id.example");
+      const attempt = () => verifier().verify(challenge, { domain: "other-id.example", method: "agent-registration" }, holding);
+      web.route("GET", path("other-id.example"), { body: { registrations: [{ ...entry, agentId: 41 }] } });
+      const missing = await expectProofError(attempt(), "proof_registration_missing", 422);
+      expect(missing.message).to.include(`lists no registrations entry of agentRegistry eip155:8453:${REGISTRY} with agentId 42`);
+      web.route("GET", path("other-id.example"), { body: { vrai: [challenge.token] } });
+      expect((await expectProofError(attempt(), "proof_well_known_invalid", 422)).message).to.include('must hold "registrations"');
+      web.route("GET", path("other-id.example"), { body: "not json" });
+      expect((await expectProofError(attempt(), "proof_well_known_invalid", 422)).message).to.include("is not JSON");
+      web.route("GET", path("other-id.example"), { status: 302, headers: { location: "http://169.254.169.254/" } });
+      expect((await expectProofError(attempt(), "proof_well_known_invalid", 422)).message).to.include("redirects are not followed");
+      web.route("GET", path("other-id.example"), { body: { registrations: [entry], pad: "x".repeat(70_000) } });
+      expect((await expectProofError(attempt(), "proof_well_known_invalid", 422)).message).to.include("larger than");
+    });
+
+    it("re-checks ok while the file lists the identity the agent still holds; fails when it stops listing it, or the agent no longer holds it", async () => {
+      const challenge = challengeFor("domain", "kept.example");
+      web.route("GET", path("kept.example"), { body: { registrations: [entry] } });
+      const { proof } = await verifier().verify(challenge, { domain: "kept.example", method: "agent-registration" }, holding);
+      expect(await verifier().recheck(proof, holding)).to.deep.equal({ type: "ok" });
+      expect(await verifier().recheck(proof, { erc8004: [{ ...identity, agentId: 7n }] })).to.deep.include({
+        type: "failed",
+        reason: "rejected",
+        code: "proof_erc8004_required",
+      });
+      web.route("GET", path("kept.example"), { body: { registrations: [] } });
+      expect(await verifier().recheck(proof, holding)).to.deep.include({
+        type: "failed",
+        reason: "rejected",
+        code: "proof_registration_missing",
+      });
+      web.route("GET", path("kept.example"), { status: 503 });
+      expect(await verifier().recheck(proof, holding)).to.deep.include({ type: "failed", reason: "unreachable" });
+    });
+
+    it("tells the owner exactly what to publish there, once the agent holds an ERC-8004 identity", () => {
+      const challenge = challengeFor("domain", "told.example");
+      const told = domainKind.instructions(challenge, holding);
+      expect(told.publish[2]).to.deep.equal({
+        type: "https-file",
+        name: "https://told.example/.well-known/agent-registration.json",
+        value: JSON.stringify({ registrations: [entry] }),
+      });
+      expect(told.steps.join(" ")).to.include(`8453:${REGISTRY}:42`).and.include('method "agent-registration"');
+      expect(domainKind.instructions(challenge, { erc8004: [] }).publish.map((p) => p.name)).to.deep.equal([
+        "_vrai.told.example",
+        "https://told.example/.well-known/vrai.json",
+      ]);
+    });
+  });
+
   describe("connections go to public addresses only (issue #15, finding 2)", () => {
     /** A public-looking name resolving to 127.0.0.1, where the test server counts connections: a failed check would connect to it. */
     const resolved: string[] = [];
@@ -226,26 +333,30 @@ describe("domain proofs (V6)", () => {
       });
     }
 
-    it("refuses IP literals in every other spelling: decimal, hex and octal integers, IPv6 bracketed or not, mapped, with zones, trailing dots (proof_domain_invalid, 400)", () => {
-      for (const spelling of [
-        "2130706433",
-        "0x7f000001",
-        "017700000001",
-        "0x7f.1",
-        "127.0.0.1.",
-        "127.0.0.0x1.",
-        "[::1]",
-        "::1",
-        "::ffff:127.0.0.1",
-        "[::ffff:127.0.0.1]",
-        "fe80::1%eth0",
-        "[fe80::1%25eth0]",
-        "10.0.0.1",
-        "169.254.169.254",
-      ]) {
-        expectThrowsProofError(() => normalizeDomain(spelling), "proof_domain_invalid", 400);
-      }
-    });
+    it(
+      "refuses IP literals in every other spelling: decimal, hex and octal integers, IPv6 bracketed or not, mapped, with zones, " +
+        "trailing dots (proof_domain_invalid, 400)",
+      () => {
+        for (const spelling of [
+          "2130706433",
+          "0x7f000001",
+          "017700000001",
+          "0x7f.1",
+          "127.0.0.1.",
+          "127.0.0.0x1.",
+          "[::1]",
+          "::1",
+          "::ffff:127.0.0.1",
+          "[::ffff:127.0.0.1]",
+          "fe80::1%eth0",
+          "[fe80::1%25eth0]",
+          "10.0.0.1",
+          "169.254.169.254",
+        ]) {
+          expectThrowsProofError(() => normalizeDomain(spelling), "proof_domain_invalid", 400);
+        }
+      },
+    );
 
     it("refuses a last label that is not a top-level domain: digits or hex in it (proof_domain_invalid, 400)", () => {
       for (const spelling of ["a.0x1", "example.c0m", "example.123abc", "example.x"]) {

@@ -122,7 +122,9 @@ describe("ERC-8004 proofs (V6)", () => {
   ] as const) {
     describe(`on ${label}`, () => {
       let registry: DeployedContract;
-      before(() => void (registry = identityOf()));
+      before(() => {
+        registry = identityOf();
+      });
 
       it("accepts an EIP-191 signature by the token owner", async () => {
         const [owner] = chain.accounts;

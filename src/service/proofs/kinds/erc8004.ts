@@ -16,6 +16,7 @@ import {
 } from "viem";
 import { z } from "zod";
 import { executorId } from "../../../method";
+import { erc8004Binding, formatErc8004Subject, parseErc8004Subject, type Erc8004Identity } from "../erc8004-identity";
 import { retry } from "../../../retry";
 import { proofError, ProofSourceUnreachableError, unreachableRetry } from "../errors";
 import { isSignedBy, signatureEvidence } from "../signature";
@@ -23,32 +24,7 @@ import { normalizeAddress } from "../subjects";
 import type { KindVerifier, ResolvedDeps } from "../types";
 import type { ProofKindModule } from "./kind";
 
-const UINT256_MAX = 2n ** 256n - 1n;
-
-/** An ERC-8004 identity: a token of an ERC-721 identity registry on one chain. */
-export type Erc8004Identity = { chainId: number; registry: Address; agentId: bigint };
-
-/** `<chainId>:<registry lowercased>:<agentId decimal>`, e.g. `8453:0xabc…:42`. */
-export function formatErc8004Subject(identity: Erc8004Identity): string {
-  return `${identity.chainId}:${identity.registry.toLowerCase()}:${identity.agentId.toString(10)}`;
-}
-
-/** Parses `formatErc8004Subject` output (the registry in any case). @throws `proof_subject_invalid` */
-export function parseErc8004Subject(subject: string): Erc8004Identity {
-  const match = /^([1-9][0-9]{0,15}):(0x[0-9a-fA-F]{40}):(0|[1-9][0-9]{0,77})$/.exec(subject);
-  const agentId = match ? BigInt(match[3]) : undefined;
-  const chainId = match ? Number(match[1]) : undefined;
-  if (!match || agentId === undefined || agentId > UINT256_MAX || !Number.isSafeInteger(chainId)) {
-    throw proofError(
-      "proof_subject_invalid",
-      `invalid ERC-8004 subject ${JSON.stringify(subject)}: expected <chainId>:<registry>:<agentId>`,
-    );
-  }
-  return { chainId: chainId as number, registry: normalizeAddress(match[2]), agentId };
-}
-
-/** The binding of an ERC-8004 identity: the one key its active proof holds (V6: one agent at a time). */
-export const erc8004Binding = (identity: Erc8004Identity): string => `erc8004:${formatErc8004Subject(identity)}`;
+export { erc8004Binding, formatErc8004Subject, parseErc8004Subject, type Erc8004Identity };
 
 /** The executor DID (A1) of the identity an erc8004 proof's subject names: how the chain's records name that agent. */
 export function erc8004Executor(subject: string): string {
@@ -78,8 +54,16 @@ export type Erc8004Evidence = z.infer<typeof evidence>;
 /** What an ERC-8004 proof holds: the identity, and the wallet that owned its token when it was proven. */
 export type Erc8004Proof = { kind: "erc8004"; subject: string; chainId: number; registry: Address; agentId: string; owner: Address };
 
+const settings = {
+  /**
+   * The IPFS gateway an `ipfs://<cid>/<path>` agentURI is read through (`<gateway>/<cid>/<path>`, e.g.
+   * `https://ipfs.io/ipfs/`), at a public address like every source; unset: ipfs:// registration files are not read.
+   */
+  ERC8004_IPFS_GATEWAY: z.url({ protocol: /^https?$/ }).optional(),
+};
+
 /** The ERC-8004 kind (V6: agent-level). */
-export const erc8004: ProofKindModule<"erc8004", Erc8004Evidence, Erc8004Proof> = {
+export const erc8004: ProofKindModule<"erc8004", Erc8004Evidence, Erc8004Proof, typeof settings> = {
   kind: "erc8004",
   title: "ERC-8004 identity",
   noun: "an ERC-8004 identity",
@@ -94,7 +78,8 @@ export const erc8004: ProofKindModule<"erc8004", Erc8004Evidence, Erc8004Proof> 
     const identity = parseErc8004Subject(challenge.subject);
     return {
       steps: [
-        `With the wallet that owns token ${identity.agentId} of the identity registry ${identity.registry} on chain ${identity.chainId} (its ownerOf), sign the challenge's message as it is (EIP-191) or its typed data (EIP-712).`,
+        `With the wallet that owns token ${identity.agentId} of the identity registry ${identity.registry} on chain ${identity.chainId} ` +
+          "(its ownerOf), sign the challenge's message as it is (EIP-191) or its typed data (EIP-712).",
         "Send the identity and the signature as the evidence, before the challenge expires.",
         "The proof is checked again every week, and at once when the token moves to another wallet, which removes it.",
       ],
@@ -120,7 +105,7 @@ export const erc8004: ProofKindModule<"erc8004", Erc8004Evidence, Erc8004Proof> 
     signature: `0x${"5f".repeat(65)}`,
     signatureType: "eip191",
   },
-  settings: {},
+  settings,
   verifier: createErc8004Verifier,
   binding: (proof) => erc8004Binding(parseErc8004Subject(proof.subject)),
 };

@@ -51,7 +51,8 @@ export const github: ProofKindModule<"github", GithubEvidence, GithubProof, type
   signed: false,
   instructions: (challenge) => ({
     steps: [
-      `Signed in to GitHub as ${challenge.subject}, create a public gist (https://gist.github.com) whose text contains the challenge token (or the whole message).`,
+      `Signed in to GitHub as ${challenge.subject}, create a public gist (https://gist.github.com) ` +
+        "whose text contains the challenge token (or the whole message).",
       "Send the gist id (the last part of its URL) as the evidence, before the challenge expires.",
     ],
     publish: [{ type: "gist", name: `a public gist of ${challenge.subject}`, value: challenge.token }],

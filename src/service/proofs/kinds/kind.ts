@@ -9,7 +9,7 @@
 import type { z } from "zod";
 import type { ProofKind } from "../../../method";
 import type { Challenge } from "../challenge";
-import type { KindVerifier, ResolvedDeps } from "../types";
+import type { KindVerifier, ProofContext, ResolvedDeps } from "../types";
 
 /** What a stored proof of a kind holds: JSON the store keeps and hands back to `recheck`. */
 export type StoredProof<K extends ProofKind = ProofKind> = { kind: K; subject: string };
@@ -55,8 +55,8 @@ export type ProofKindModule<K extends ProofKind, E, P extends StoredProof<K>, S 
   purpose(subject: string): string;
   /** Whether it is proven by a wallet's signature of the challenge (its answer then carries EIP-712 typed data). */
   readonly signed: boolean;
-  /** What to do with `challenge`. */
-  instructions(challenge: Challenge): ProofInstructions;
+  /** What to do with `challenge`, for an agent in `context` (e.g. the ERC-8004 identity a domain's file names). */
+  instructions(challenge: Challenge, context: ProofContext): ProofInstructions;
   /** The evidence a submission carries: strict, so that a mistyped field is refused, not ignored. */
   readonly evidence: z.ZodType<E>;
   /** An example of it, for the API document. */
@@ -67,6 +67,12 @@ export type ProofKindModule<K extends ProofKind, E, P extends StoredProof<K>, S 
   verifier(deps: ResolvedDeps, settings: z.output<z.ZodObject<S>>): KindVerifier<E, P>;
   /** The key kept unique among active proofs (V6: bound to one agent, or one owner): `<kind>:<canonical subject>`, lowercase. */
   binding(proof: P): string;
+  /**
+   * The binding of the proof of the same agent this one was verified against, when it rests on one (a domain proven
+   * by the standard's endpoint-domain verification rests on the ERC-8004 proof whose identity its file lists): it
+   * is removed with that proof. Given what the store keeps, which may be of an older shape.
+   */
+  reliesOn?(proof: P): string | null;
 };
 
 /** Any kind's module, as code that works for every kind sees it (the table pairs each evidence and proof with its kind). */

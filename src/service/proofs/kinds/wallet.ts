@@ -30,7 +30,8 @@ export const wallet: ProofKindModule<"wallet", WalletEvidence, WalletProof> = {
   signed: true,
   instructions: (challenge) => ({
     steps: [
-      `With the wallet ${challenge.subject}, sign the challenge's message as it is (EIP-191, personal_sign), or its typed data (EIP-712, eth_signTypedData_v4).`,
+      `With the wallet ${challenge.subject}, sign the challenge's message as it is (EIP-191, personal_sign), ` +
+        "or its typed data (EIP-712, eth_signTypedData_v4).",
       "Send the address, the signature and which of the two you signed as the evidence, before the challenge expires.",
     ],
     publish: [],
