@@ -141,7 +141,8 @@ async function main(): Promise<void> {
     await db.query("SELECT setval('claims_id_seq', $1)", [agents]);
     await db.query("ANALYZE agents, claims, owners, webhook_endpoints");
     log(
-      `bench:webhooks: vrai serve at ${serve.url} on PostgreSQL ${dbName}; receiver ${receiver.url}; ${fmt(OWNERS)} owners with an endpoint, ${fmt(agents)} late agents`,
+      `bench:webhooks: vrai serve at ${serve.url} on PostgreSQL ${dbName}; receiver ${receiver.url}; ${fmt(OWNERS)} owners with an endpoint, ` +
+        `${fmt(agents)} late agents`,
     );
 
     // 1. Deliveries per second: N events of the owners, each with its delivery, due at once.
@@ -243,13 +244,16 @@ async function main(): Promise<void> {
       .map((r) => r.at - penalties.get(r.agentId!)!)
       .sort((a, b) => a - b);
     log(
-      `2. ${fmt(agents)} check-ins offered at ${fmt(RATE)} /s (${fmt(offered)} /s achieved in ${fmt(runSeconds, 1)} s; answers ${JSON.stringify(statuses)}), each bringing an agent back; ${fmt(penalties.size)} penalties beside them`,
+      `2. ${fmt(agents)} check-ins offered at ${fmt(RATE)} /s (${fmt(offered)} /s achieved in ${fmt(runSeconds, 1)} s; answers ` +
+        `${JSON.stringify(statuses)}), each bringing an agent back; ${fmt(penalties.size)} penalties beside them`,
     );
     log(
-      `   agent.back received for ${fmt(lags.length)} of ${fmt(answered.size)} counted check-ins: p50 ${fmt(quantile(lags, 0.5))} ms, p99 ${fmt(quantile(lags, 0.99))} ms, max ${fmt(lags[lags.length - 1] ?? NaN)} ms`,
+      `   agent.back received for ${fmt(lags.length)} of ${fmt(answered.size)} counted check-ins: p50 ${fmt(quantile(lags, 0.5))} ms, p99 ` +
+        `${fmt(quantile(lags, 0.99))} ms, max ${fmt(lags[lags.length - 1] ?? NaN)} ms`,
     );
     log(
-      `   score.changed received for ${fmt(changed.length)} of ${fmt(penalties.size)} penalties: p50 ${fmt(quantile(changed, 0.5))} ms, p99 ${fmt(quantile(changed, 0.99))} ms`,
+      `   score.changed received for ${fmt(changed.length)} of ${fmt(penalties.size)} penalties: p50 ${fmt(quantile(changed, 0.5))} ms, p99 ` +
+        `${fmt(quantile(changed, 0.99))} ms`,
     );
     const p99 = quantile(lags, 0.99);
     rows.push({

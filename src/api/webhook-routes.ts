@@ -206,7 +206,8 @@ export function webhookRoutes(webhooks: Webhooks): Route[] {
       tag: "webhooks",
       auth: "owner",
       summary:
-        "A new signing secret, returned this once. For 24 hours every delivery is signed with both (two v1 signatures in webhook-signature), so the receiver can switch without missing one.",
+        "A new signing secret, returned this once. For 24 hours every delivery is signed with both (two v1 signatures in webhook-signature), so " +
+        "the receiver can switch without missing one.",
       params: idParams,
       body: z.object({}).strict(),
       responses: {
@@ -246,7 +247,8 @@ export function webhookRoutes(webhooks: Webhooks): Route[] {
       tag: "webhooks",
       auth: "owner",
       summary:
-        "The endpoint's delivery log: every finished try (event, attempt, time, status, latency, at most 1 KiB of the answer) and where its delivery stands, newest first, a page at a time.",
+        "The endpoint's delivery log: every finished try (event, attempt, time, status, latency, at most 1 KiB of the answer) and where its " +
+        "delivery stands, newest first, a page at a time.",
       params: idParams,
       query: z.object(pageQuery(ROWS_PAGE)),
       responses: {
@@ -303,7 +305,8 @@ export function webhookRoutes(webhooks: Webhooks): Route[] {
       tag: "webhooks",
       auth: "owner",
       summary:
-        "Your events of the last 30 days, newest first, a page at a time: the same JSON your endpoints are sent, to catch up on missed deliveries. Kept from your first webhook endpoint on.",
+        "Your events of the last 30 days, newest first, a page at a time: the same JSON your endpoints are sent, to catch up on missed " +
+        "deliveries. Kept from your first webhook endpoint on.",
       query: z.object(pageQuery(ROWS_PAGE)),
       responses: {
         200: {

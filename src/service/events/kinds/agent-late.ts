@@ -5,7 +5,9 @@ import { defineEvent } from "../event";
 export const agentLate = defineEvent({
   type: "agent.late",
   summary:
-    "The agent's check-in deadline (V3.5: its previous counted check-in's arrival, next_heartbeat_s and 600 s) passed without a counted check-in. Sent once per lapse, to its owner only, and not when a declared outage covers the deadline (V4): a private alert, never a public count of missed check-ins (V10).",
+    "The agent's check-in deadline (V3.5: its previous counted check-in's arrival, next_heartbeat_s and 600 s) passed without a counted " +
+    "check-in. Sent once per lapse, to its owner only, and not when a declared outage covers the deadline (V4): a private alert, never a public " +
+    "count of missed check-ins (V10).",
   audience: "owner",
   data: z.object({
     agentId: z.string(),

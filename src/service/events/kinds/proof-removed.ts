@@ -5,7 +5,8 @@ import { defineEvent } from "../event";
 export const proofRemoved = defineEvent({
   type: "proof.removed",
   summary:
-    "An identity proof was removed (V6): by its owner, after two failed re-checks in a row, when its identity token moved, or when the agent went to another owner.",
+    "An identity proof was removed (V6): by its owner, after two failed re-checks in a row, when its identity token moved, or when the agent " +
+    "went to another owner.",
   audience: "owner",
   data: z.object({ proofId: z.string(), kind: z.string(), subject: z.string(), agentId: z.string().nullable(), reason: z.string() }),
   example: {

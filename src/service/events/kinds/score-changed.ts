@@ -13,7 +13,8 @@ const scoreValues = z.object({
 export const scoreChanged = defineEvent({
   type: "score.changed",
   summary:
-    "The agent's latest score has another total, band or state than the one before it (a daily recompute, or a change of its claim, proofs or penalties, V9): the new values, the previous ones (null for the claim's first score) and the score's id.",
+    "The agent's latest score has another total, band or state than the one before it (a daily recompute, or a change of its claim, proofs or " +
+    "penalties, V9): the new values, the previous ones (null for the claim's first score) and the score's id.",
   audience: "owner",
   data: z.object({
     agentId: z.string(),
