@@ -24,7 +24,10 @@
  * Flags: `--agents N`, `--days D` (else BENCH_AGENTS, BENCH_DAYS). Environment: BENCH_AGENTS (100000),
  * BENCH_DAYS (30), BENCH_RING (20000), BENCH_CHECKIN_S (20), BENCH_GET_S (15), BENCH_PGBENCH_S (20),
  * BENCH_CONNECTIONS (16), BENCH_PHASES, BENCH_SERVER_PROFILE, BENCH_SERVER_FLAGS, SCORE_CACHE_MB (the server's, 512), TEST_PG_ADMIN_URL,
- * BENCH_KEEP_DB=1 (keep the loaded database), BENCH_DB=vrai_bench_xxxxxxxx (measure a kept one again, without the load).
+ * BENCH_KEEP_DB=1 (keep the loaded database), BENCH_DB=vrai_bench_xxxxxxxx (measure a kept one again, without the load),
+ * BENCH_WEBHOOKS=1 (issue #28: the check-ins measured again with webhooks on: every owner with an endpoint asking for
+ * every event, a receiver on 127.0.0.1, and every agent of the ring marked late, so its first check-in of the run records
+ * an agent.back and its delivery in the check-in's own write; the figure is judged against 0.9 x the run without).
  * A million agents, recompute, tree and reads only (some 8 GB of disk, mostly the day aggregates):
  * `BENCH_PHASES=recompute,get npm run bench:service -- --agents 1000000`
  */
@@ -51,6 +54,8 @@ import { createPgDb } from "../../src/store/db";
 import { migrate } from "../../src/store/migrate";
 import type { ScoreCacheStats } from "../../src/store/score-cache";
 import { createSqlStore } from "../../src/store/sql-store";
+import { SUBSCRIBABLE_EVENT_TYPES } from "../../src/service/events/kinds";
+import { createSecretBox, secretsKey } from "../../src/service/webhooks/secret-box";
 
 const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const envInt = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
@@ -73,6 +78,9 @@ const PGBENCH_S = envInt("BENCH_PGBENCH_S", 20);
 const WARMUP_S = 3;
 /** BENCH_PHASES: any of recompute,get,checkins,pgbench (default all; get needs recompute). */
 const PHASES = new Set((process.env.BENCH_PHASES ?? "recompute,get,checkins,pgbench").split(","));
+/** BENCH_WEBHOOKS=1: the check-ins again with webhooks on (issue #28), judged against 0.9 x those without. */
+const WEBHOOKS = process.env.BENCH_WEBHOOKS === "1";
+const WEBHOOKS_RATIO = 0.9;
 const GET_RATE = 2_000;
 /** Counted check-ins per second at least this fraction of pgbench's TPS in the same run (issue #13). */
 const CHECKIN_RATIO = 0.8;
@@ -137,6 +145,8 @@ async function serve(): Promise<void> {
     serverLimits: { maxConnections: 10_000, maxConnectionsPerAddress: 10_000, maxRequestsPerSocket: 0 },
     metrics: { token: METRICS_TOKEN },
     scoreCacheBytes: envInt("SCORE_CACHE_MB", 512) * 2 ** 20,
+    // BENCH_WEBHOOKS: deliveries to the bench's receiver on 127.0.0.1.
+    webhooks: { allowLoopback: WEBHOOKS },
   });
   // How late the server's event loop runs (GC pauses, long tasks): reported with each CPU mark, then
   // reset. Its timer ticks every LOOP_RESOLUTION_MS; a finer one would wake the server often enough
@@ -831,15 +841,26 @@ async function h2loadGet(url: string): Promise<string> {
   }
 }
 
-async function checkinPhase(url: string, child: ChildProcess, admin: pg.Client): Promise<{ rate: number; p99: number; ok: boolean }> {
+/**
+ * Check-ins through the ring, the server's clock moved from step `firstStep` on (a second run starts past the first's
+ * last step, so no agent comes back under 1,200 s); `beforeMeasured` runs between the warm-up and the measured run.
+ */
+async function checkinPhase(
+  url: string,
+  child: ChildProcess,
+  admin: pg.Client,
+  options: { firstStep?: number; beforeMeasured?: () => Promise<void> } = {},
+): Promise<{ rate: number; p99: number; ok: boolean; lastStep: number }> {
   const quarter = Math.max(1, Math.floor(RING / 4));
+  const firstStep = options.firstStep ?? 0;
   let issued = 0;
-  let step = 0;
+  let step = firstStep;
+  if (firstStep > 0) child.send({ clock: CHECKIN_T0 + firstStep * CLOCK_STEP_S });
   const setupRequest = (req: autocannon.Request) => {
     const k = issued++;
     // Move the server's clock one step each quarter turn: one agent's consecutive requests are
     // four steps (2,400 s) apart, so even a request racing a clock message is >= 1,200 s after its previous one.
-    const s = Math.floor(k / quarter);
+    const s = firstStep + Math.floor(k / quarter);
     if (s > step) {
       step = s;
       child.send({ clock: CHECKIN_T0 + step * CLOCK_STEP_S });
@@ -858,6 +879,7 @@ async function checkinPhase(url: string, child: ChildProcess, admin: pg.Client):
   const warm = await run({ ...base, duration: WARMUP_S });
   await new Promise((r) => setTimeout(r, 1000));
   const amount = Math.max(CONNECTIONS * 50, Math.round(((warm["2xx"] / warm.duration) * CHECKIN_S) / CONNECTIONS) * CONNECTIONS);
+  await options.beforeMeasured?.();
   const before = await count(admin, "SELECT count(*) AS n FROM checkins");
   const m0 = await cpuMark(child);
   const r = await run({ ...base, amount });
@@ -876,7 +898,31 @@ async function checkinPhase(url: string, child: ChildProcess, admin: pg.Client):
     `check-ins: rows added during the measured run ${fmt(counted)} vs its 2xx ${fmt(r["2xx"])}; ${fmt(issued)} requests built in all; ` +
       `server clock moved ${step} steps of ${CLOCK_STEP_S} s`,
   );
-  return { rate, p99: r.latency.p99, ok: counted === r["2xx"] && r["2xx"] === amount && bad === 0 };
+  return { rate, p99: r.latency.p99, ok: counted === r["2xx"] && r["2xx"] === amount && bad === 0, lastStep: step };
+}
+
+/**
+ * BENCH_WEBHOOKS (issue #28): a receiver on 127.0.0.1 answering 204, and an endpoint for every owner asking for every
+ * event, its secret sealed as the server seals them (under OPERATOR_TOKEN's key).
+ */
+async function webhooksOn(admin: pg.Client): Promise<{ received: () => number; close(): Promise<void> }> {
+  let received = 0;
+  const receiver = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      received++;
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  const { port } = receiver.address() as { port: number };
+  const sealed = createSecretBox(secretsKey(undefined, OPERATOR_TOKEN)).seal(`whsec_${crypto.randomBytes(24).toString("base64")}`);
+  await admin.query(
+    `INSERT INTO webhook_endpoints (id, owner_id, url, description, events, secret, created_at, updated_at)
+     SELECT 'whk_' || id, id, $1, 'bench', $2, $3, $4, $4 FROM owners ON CONFLICT (id) DO NOTHING`,
+    [`http://127.0.0.1:${port}/hook`, SUBSCRIBABLE_EVENT_TYPES, sealed, CHECKIN_T0],
+  );
+  return { received: () => received, close: () => new Promise<void>((resolve) => receiver.close(() => resolve())) };
 }
 
 async function pgbenchPhase(dbName: string): Promise<{ tps: number; p99: number | null; command: string }> {
@@ -999,7 +1045,48 @@ async function main(): Promise<void> {
         `node's defaults, as vrai serve) at ${server.url}`,
     );
     if (PHASES.has("get")) await getScorePhase(server.url, child, rows);
-    const checkins = PHASES.has("checkins") ? await checkinPhase(server.url, child, admin) : { rate: NaN, p99: NaN, ok: false };
+    const checkins = PHASES.has("checkins")
+      ? await checkinPhase(server.url, child, admin)
+      : { rate: NaN, p99: NaN, ok: false, lastStep: 0 };
+    if (WEBHOOKS && PHASES.has("checkins")) {
+      const hooks = await webhooksOn(admin);
+      try {
+        // (a) Webhooks on, as they are most of the time: every owner has an endpoint, its agents check in on time (no event).
+        const on = await checkinPhase(server.url, child, admin, { firstStep: checkins.lastStep + 4 });
+        // (b) The worst case: every agent of the ring late (as the deadline scan leaves it), so its first check-in of the
+        // measured run records an agent.back and its delivery in the check-in's own write, and the worker sends them meanwhile.
+        const markLate = async () => {
+          const { rowCount } = await admin.query(
+            `UPDATE agents SET late_deadline = last_arrival + 4200 WHERE id IN (SELECT ${SQL_AGENT_ID("i")} FROM generate_series(1, ${RING}) i)`,
+          );
+          log(`webhooks on: ${fmt(rowCount ?? 0)} agents of the ring marked late`);
+        };
+        const back = await checkinPhase(server.url, child, admin, { firstStep: on.lastStep + 4, beforeMeasured: markLate });
+        const backs = await count(admin, "SELECT count(*) AS n FROM events WHERE type = 'agent.back'");
+        await new Promise((r) => setTimeout(r, 3000));
+        log(
+          `webhooks on: ${fmt(backs)} agent.back recorded with their deliveries; ${fmt(hooks.received())} delivered to the receiver by now`,
+        );
+        const ratio = on.rate / checkins.rate;
+        rows.push(
+          {
+            figure: "check-ins counted/s, webhooks on",
+            value: `${fmt(on.rate)} /s`,
+            target: `>= ${fmt(checkins.rate * WEBHOOKS_RATIO)} (${WEBHOOKS_RATIO} x off: ${fmt(checkins.rate)})`,
+            verdict: ratio >= WEBHOOKS_RATIO && on.ok ? "PASS" : "FAIL",
+          },
+          { figure: "  check-in p99, webhooks on", value: `${on.p99} ms`, target: "< 50 ms", verdict: on.p99 < 50 ? "PASS" : "FAIL" },
+          {
+            figure: "  webhooks on, every check-in an agent.back",
+            value: `${fmt(back.rate)} /s`,
+            target: `worst case, for reference (p99 ${back.p99} ms)`,
+            verdict: "",
+          },
+        );
+      } finally {
+        await hooks.close();
+      }
+    }
     await stopServerChild(child);
     child = null;
 

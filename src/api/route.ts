@@ -20,7 +20,7 @@ export type Auth = "none" | "owner" | "agent" | "operator";
  */
 export type Cors = "public" | "none";
 
-export type Method = "get" | "post" | "put" | "delete";
+export type Method = "get" | "post" | "put" | "patch" | "delete";
 
 /**
  * One response of a route: JSON matching `schema`, text of `contentType` (HTML pages, badges), or

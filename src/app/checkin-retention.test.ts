@@ -12,7 +12,7 @@ import { nextDayDigest, utcDay } from "../method";
 import { checkinArchivePath, createCheckinArchive } from "../store/checkin-archive";
 import { createCheckinPartitions } from "../store/checkin-partitions";
 import type { Db } from "../store/db";
-import { migrate } from "../store/migrate";
+import { listMigrations, migrate, splitStatements } from "../store/migrate";
 import { createSqlStore } from "../store/sql-store";
 import { createMigratedTestDb, createTestPgDb, TEST_STORES, type TestDb } from "../test-helpers/db";
 import { createVraiService } from "../service";
@@ -341,6 +341,9 @@ describe("migration 012 on check-ins stored before it", () => {
     await migrate(testDb.db, { upTo: 11 });
     // Today's service stores each score with its packed result (migration 016): that column is added ahead.
     await testDb.db.query("ALTER TABLE scores ADD COLUMN packed bytea");
+    // Today's check-in records an agent.back in its write (migration 019): the agents' late mark and the events' tables ahead.
+    const events = listMigrations().find((m) => m.version === 19);
+    for (const statement of splitStatements(events?.sql ?? "")) await testDb.db.query(statement);
     const clock = createManualClock(T0);
     const store = createSqlStore(testDb.db);
     const service = createVraiService({ store, clock, busy: () => false });

@@ -12,6 +12,8 @@ import { InvalidInputError } from "../errors";
 import { DEFAULT_CHECKIN_RETENTION_DAYS } from "../service/checkin-retention";
 import { PROOF_KIND_SETTINGS } from "../service/proofs/kinds";
 import { DEFAULT_SERVER_LIMITS } from "./listener";
+import { DEFAULT_WEBHOOK_LIMITS } from "../service/webhooks/webhooks";
+import { DEFAULT_WEBHOOK_POLL_INTERVAL_MS, DEFAULT_WEBHOOK_TIMEOUT_MS } from "../service/webhooks/worker";
 
 const postgresUrl = z.string().regex(/^postgres(ql)?:\/\//, "expected a postgres:// or postgresql:// URL");
 /** A count with its default, from 1 (or `min`) up. */
@@ -103,6 +105,24 @@ export const serveConfigSchema = z
     /** What one owner may keep (issue #15): proof challenges neither used nor expired, and agents claimed. */
     MAX_OPEN_CHALLENGES_PER_OWNER: z.coerce.number().int().min(1).max(10_000).default(20),
     MAX_AGENTS_PER_OWNER: z.coerce.number().int().min(1).max(10_000_000).default(1000),
+    /** Webhooks (issue #28): endpoints per owner, characters of a URL, a try's timeout, an idle worker's poll. */
+    MAX_WEBHOOKS_PER_OWNER: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_WEBHOOK_LIMITS.endpoints),
+    MAX_WEBHOOK_URL_LENGTH: z.coerce.number().int().min(20).max(8192).default(DEFAULT_WEBHOOK_LIMITS.urlLength),
+    WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(DEFAULT_WEBHOOK_TIMEOUT_MS),
+    WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(DEFAULT_WEBHOOK_POLL_INTERVAL_MS),
+    /** Seals the endpoints' signing secrets (32 bytes, hex or base64); unset: a key derived from OPERATOR_TOKEN. */
+    WEBHOOK_SECRETS_KEY: z
+      .string()
+      .refine(
+        (v) => /^[0-9a-fA-F]{64}$/.test(v) || (/^[A-Za-z0-9+/]{43}=$/.test(v) && Buffer.from(v, "base64").length === 32),
+        "expected 32 bytes as 64 hex digits or base64",
+      )
+      .optional(),
+    /** http:// receivers on this machine (vrai dev sets it). */
+    WEBHOOK_ALLOW_LOOPBACK: z
+      .enum(["true", "false"])
+      .default("false")
+      .transform((v) => v === "true"),
     /** Key of the account that anchors each day's score root (it needs AnchorRegistry's anchorer role); unset: anchoring is off. */
     ANCHOR_PRIVATE_KEY: privateKey.optional(),
     /** JSON-RPC of the anchoring chain; RPC_URL when unset. */

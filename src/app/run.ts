@@ -191,6 +191,13 @@ export async function startService(
     anchorWriter,
     erc8004,
     devClock: options.devClock,
+    webhooks: {
+      allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK,
+      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      pollIntervalMs: config.WEBHOOK_POLL_INTERVAL_MS,
+      secretsKey: config.WEBHOOK_SECRETS_KEY,
+      limits: { endpoints: config.MAX_WEBHOOKS_PER_OWNER, urlLength: config.MAX_WEBHOOK_URL_LENGTH },
+    },
   }).catch(async (error: unknown) => {
     await db.close();
     throw startupError(error);

@@ -17,6 +17,7 @@ import { proofRoutes } from "../api/proof-routes";
 import { createRateLimits, DEFAULT_RATE_LIMITS, type RateLimitOptions } from "../api/rate-limit";
 import type { Route } from "../api/route";
 import { serviceRoutes } from "../api/service-routes";
+import { webhookRoutes } from "../api/webhook-routes";
 import type { AnchorWriter } from "../chain/anchor-writer";
 import type { FeedbackWriter } from "../chain/reputation-registry";
 import { createVraiService, type VraiService } from "../service";
@@ -38,6 +39,18 @@ import { createReads, createSiteReads, type Reads, type SiteReads } from "../ser
 import { createRegistrationFiles, type RegistrationFiles } from "../service/registration-files";
 import { createCheckinRetention, DEFAULT_CHECKIN_RETENTION_DAYS } from "../service/checkin-retention";
 import { createScheduler, type Scheduler } from "../service/scheduler";
+import { resolveWithSystemDns, type ResolveAddresses } from "../service/proofs/outbound";
+import { createDeadlines, type Deadlines } from "../service/webhooks/deadlines";
+import { createSecretBox, secretsKey } from "../service/webhooks/secret-box";
+import { createSender } from "../service/webhooks/sender";
+import { createWebhooks, DEFAULT_WEBHOOK_LIMITS, type WebhookLimits, type Webhooks } from "../service/webhooks/webhooks";
+import {
+  createDeliveryWorker,
+  DEFAULT_WEBHOOK_POLL_INTERVAL_MS,
+  DEFAULT_WEBHOOK_TIMEOUT_MS,
+  type DeliveryWorker,
+} from "../service/webhooks/worker";
+import { createWebhookRepository } from "../store/webhooks";
 import { hashSecret } from "../service/secrets";
 import { createAnchorRepository } from "../store/anchors";
 import { createCheckinArchive } from "../store/checkin-archive";
@@ -79,6 +92,8 @@ export type ApiServer = {
   scoreCache: ServerScoreCache | undefined;
   /** The development clock, when `devClock` was given (`vrai dev`). */
   devClock: DevClock | undefined;
+  /** Webhooks (issue #28): owners' endpoints, the delivery worker, and the scan of passed deadlines. */
+  webhooks: WebhookParts;
   /** Stops taking connections, lets in-flight requests finish, then stops background work (the db is the caller's). */
   close(): Promise<void>;
 };
@@ -138,6 +153,8 @@ export type ApiServerOptions = {
    * Absent (`vrai serve`), the dev routes do not exist.
    */
   devClock?: DevClockOptions;
+  /** How webhooks are sent (issue #28). */
+  webhooks?: WebhookOptions;
 };
 
 /**
@@ -146,6 +163,27 @@ export type ApiServerOptions = {
  * the listener's URL).
  */
 export type Erc8004Options = { target: FeedbackTarget; writer?: FeedbackWriter; publicUrl?: string };
+
+/** How webhooks are sent (issue #28); every field has a default. */
+export type WebhookOptions = {
+  /** Loopback receivers too, over http (`vrai dev`; WEBHOOK_ALLOW_LOOPBACK): never where others share the machine. */
+  allowLoopback?: boolean;
+  /** Every address of an endpoint's host (default: the system's resolver); tests point names at their receivers. */
+  resolveAddresses?: ResolveAddresses;
+  /** A whole try, connect to the answer's last byte (WEBHOOK_TIMEOUT_MS, default 10 s). */
+  timeoutMs?: number;
+  /** How often an idle delivery worker looks for deliveries due (WEBHOOK_POLL_INTERVAL_MS, default 500 ms). */
+  pollIntervalMs?: number;
+  /** The key sealing signing secrets (WEBHOOK_SECRETS_KEY); default: derived from the operator token. */
+  secretsKey?: string;
+  /** Endpoints per owner and URL length (defaults: DEFAULT_WEBHOOK_LIMITS). */
+  limits?: Partial<WebhookLimits>;
+  /** Run the delivery worker; on by default. Off: tests run `webhooks.worker.runOnce()` by hand. */
+  worker?: boolean;
+};
+
+/** The webhook parts of a server. */
+export type WebhookParts = { service: Webhooks; worker: DeliveryWorker; deadlines: Deadlines };
 
 /** What the development clock is made of (src/service/dev-clock.ts). */
 export type DevClockOptions = { clock: OffsetClock; persist(offsetS: number): void; moveChainTo?(t: number): Promise<void> };
@@ -173,6 +211,7 @@ type System = {
   erc8004Feedback: Erc8004Feedback | undefined;
   scheduler: Scheduler;
   devClock: DevClock | undefined;
+  webhooks: WebhookParts;
   chain: ChainScoreParts | undefined;
   metrics: ApiMetrics;
   /** The API's routes: what the HTTP app serves and the OpenAPI document describes. */
@@ -260,6 +299,7 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     retentionDays: retention.days,
     archive: retention.archiveDir === undefined ? undefined : createCheckinArchive(retention.archiveDir),
   });
+  const webhooks = webhookParts(options, clock, logger);
   const scheduler = createScheduler({
     store,
     clock,
@@ -267,6 +307,7 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     proofs,
     ownerRecomputes: service.ownerRecomputes,
     checkinRetention,
+    deadlines: webhooks.deadlines,
     logger,
     afterDaily: anchoring.afterDaily,
   });
@@ -300,6 +341,7 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     ...erc8004Routes(publishing),
     ...(chain?.routes ?? []),
     ...(devClock ? devRoutes(devClock) : []),
+    ...webhookRoutes(webhooks.service),
   ];
   return {
     logger,
@@ -316,10 +358,40 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     erc8004Feedback,
     scheduler,
     devClock,
+    webhooks,
     chain,
     metrics,
     routes,
     refreshBusy,
+  };
+}
+
+/** The webhooks of `options` (issue #28): the owners' endpoints, the delivery worker and the deadline scan, on one repository. */
+function webhookParts(options: ApiServerOptions, clock: Clock, logger: Logger): WebhookParts {
+  const given = options.webhooks ?? {};
+  const repo = createWebhookRepository(options.db);
+  const box = createSecretBox(secretsKey(given.secretsKey, options.operatorToken));
+  const resolve = given.resolveAddresses ?? resolveWithSystemDns;
+  const allowLoopback = given.allowLoopback ?? false;
+  const timeoutMs = given.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS;
+  return {
+    service: createWebhooks({
+      repo,
+      clock,
+      box,
+      urls: { resolve, allowLoopback },
+      limits: { ...DEFAULT_WEBHOOK_LIMITS, ...given.limits },
+    }),
+    worker: createDeliveryWorker({
+      repo: repo.read,
+      clock,
+      box,
+      send: createSender({ resolve, timeoutMs, allowLoopback }),
+      // A try ends within its timeout; the margin covers logging it. A worker that died leaves the delivery due after this.
+      leaseS: Math.ceil((2 * timeoutMs) / 1000) + 5,
+      logger,
+    }),
+    deadlines: createDeadlines({ repo, clock }),
   };
 }
 
@@ -364,6 +436,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     erc8004Feedback,
     scheduler,
     devClock,
+    webhooks,
     chain,
     metrics,
     routes,
@@ -442,6 +515,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     scheduler.start(options.schedule.intervalMs);
     erc8004Feedback?.start(options.schedule.intervalMs);
   }
+  if (options.webhooks?.worker !== false) webhooks.worker.start(options.webhooks?.pollIntervalMs ?? DEFAULT_WEBHOOK_POLL_INTERVAL_MS);
 
   return {
     url,
@@ -457,10 +531,13 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     erc8004Feedback,
     scoreCache: scoreCache?.server,
     devClock,
+    webhooks,
     async close() {
       clearInterval(busyTimer);
       await scheduler.stop();
       await erc8004Feedback?.stop();
+      // Tries in flight end (within their timeout) and are logged; what is due stays for the next start.
+      await webhooks.worker.stop();
       await anchoring.stop();
       load.stop();
       await Promise.all([api.close(), metricsListener?.close()]);

@@ -649,6 +649,128 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your webhook endpoints in id order, a page at a time (nextCursor). */
+        get: operations["listWebhooks"];
+        put?: never;
+        /** Add a webhook endpoint: a URL, the events it is sent and a description. Its signing secret (Standard Webhooks, whsec_...) is returned this once. */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One of your endpoints: whether it is enabled, and why not (a 410, or 5 days of failed tries). */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /** Delete an endpoint, with its deliveries and their log; answers the endpoint as it was. */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /** Change an endpoint's URL, events or description, or enable it again (enabled: true: the deliveries that waited go out) or disable it. */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new signing secret, returned this once. For 24 hours every delivery is signed with both (two v1 signatures in webhook-signature), so the receiver can switch without missing one. */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a ping event to the endpoint (whatever events it asked for); it shows in its delivery log like any delivery. */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The endpoint's delivery log: every finished try (event, attempt, time, status, latency, at most 1 KiB of the answer) and where its delivery stands, newest first, a page at a time. */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a delivery again, now: the same event, with the same webhook-id. */
+        post: operations["redeliverWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your events of the last 30 days, newest first, a page at a time: the same JSON your endpoints are sent, to catch up on missed deliveries. Kept from your first webhook endpoint on. */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -6183,6 +6305,1345 @@ export interface operations {
             };
             /** @description the body is not application/json */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate limited (rate_limited): retry after the Retry-After header's seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "webhooks": [
+                     *         {
+                     *           "id": "whk_1c2d3e4f5a6b7c8d",
+                     *           "url": "https://hooks.example.com/vrai",
+                     *           "description": "alerts",
+                     *           "events": [
+                     *             "agent.late",
+                     *             "agent.back",
+                     *             "score.changed"
+                     *           ],
+                     *           "enabled": true,
+                     *           "disabledAt": null,
+                     *           "disabledReason": null,
+                     *           "failingSince": null,
+                     *           "previousSecretExpiresAt": null,
+                     *           "createdAt": "2026-11-02T10:00:00Z",
+                     *           "updatedAt": "2026-11-02T10:00:00Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        webhooks: {
+                            id: string;
+                            url: string;
+                            description: string | null;
+                            /** @description the event types it is sent (a ping goes to it whatever they are) */
+                            events: string[];
+                            enabled: boolean;
+                            disabledAt: string | null;
+                            /** @description why it is disabled: its owner, a 410 Gone, or every try failing for 5 days; PATCH enabled: true enables it again */
+                            disabledReason: string | null;
+                            /** @description the first of the failed tries in a row still going on (5 days of them disable it); null after a success */
+                            failingSince: string | null;
+                            /** @description until when the secret before the last rotation signs beside the current one */
+                            previousSecretExpiresAt: string | null;
+                            createdAt: string;
+                            updatedAt: string;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description not modified: If-None-Match matched the ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description a parameter is not valid, or a cursor no page gave */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid owner token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate limited (rate_limited): retry after the Retry-After header's seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/vrai",
+                 *       "events": [
+                 *         "agent.late",
+                 *         "agent.back",
+                 *         "score.changed"
+                 *       ],
+                 *       "description": "alerts"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description https:// (http:// only to a loopback name under vrai dev); at most MAX_WEBHOOK_URL_LENGTH characters */
+                    url: string;
+                    events: ("score.changed" | "agent.late" | "agent.back" | "proof.check_failed" | "proof.removed" | "proof.added" | "penalty.added" | "penalty.revoked" | "outage.declared" | "outage.closed" | "claim.changed")[];
+                    description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "whk_1c2d3e4f5a6b7c8d",
+                     *       "url": "https://hooks.example.com/vrai",
+                     *       "description": "alerts",
+                     *       "events": [
+                     *         "agent.late",
+                     *         "agent.back",
+                     *         "score.changed"
+                     *       ],
+                     *       "enabled": true,
+                     *       "disabledAt": null,
+                     *       "disabledReason": null,
+                     *       "failingSince": null,
+                     *       "previousSecretExpiresAt": null,
+                     *       "createdAt": "2026-11-02T10:00:00Z",
+                     *       "updatedAt": "2026-11-02T10:00:00Z",
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        url: string;
+                        description: string | null;
+                        /** @description the event types it is sent (a ping goes to it whatever they are) */
+                        events: string[];
+                        enabled: boolean;
+                        disabledAt: string | null;
+                        /** @description why it is disabled: its owner, a 410 Gone, or every try failing for 5 days; PATCH enabled: true enables it again */
+                        disabledReason: string | null;
+                        /** @description the first of the failed tries in a row still going on (5 days of them disable it); null after a success */
+                        failingSince: string | null;
+                        /** @description until when the secret before the last rotation signs beside the current one */
+                        previousSecretExpiresAt: string | null;
+                        createdAt: string;
+                        updatedAt: string;
+                        /** @description the signing secret (whsec_...), shown this once: keep it where your receiver reads it */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description a field is not valid: a URL that is not https:// (webhook_url_invalid), an unknown event type */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid owner token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description limit_reached: as many endpoints as MAX_WEBHOOKS_PER_OWNER, or a URL longer than MAX_WEBHOOK_URL_LENGTH */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is larger than 32 kB (body_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description webhook_forbidden_address: the URL's host is, or resolves to, an address that is not public */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate limited (rate_limited): retry after the Retry-After header's seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "whk_1c2d3e4f5a6b7c8d",
+                     *       "url": "https://hooks.example.com/vrai",
+                     *       "description": "alerts",
+                     *       "events": [
+                     *         "agent.late",
+                     *         "agent.back",
+                     *         "score.changed"
+                     *       ],
+                     *       "enabled": true,
+                     *       "disabledAt": null,
+                     *       "disabledReason": null,
+                     *       "failingSince": null,
+                     *       "previousSecretExpiresAt": null,
+                     *       "createdAt": "2026-11-02T10:00:00Z",
+                     *       "updatedAt": "2026-11-02T10:00:00Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        url: string;
+                        description: string | null;
+                        /** @description the event types it is sent (a ping goes to it whatever they are) */
+                        events: string[];
+                        enabled: boolean;
+                        disabledAt: string | null;
+                        /** @description why it is disabled: its owner, a 410 Gone, or every try failing for 5 days; PATCH enabled: true enables it again */
+                        disabledReason: string | null;
+                        /** @description the first of the failed tries in a row still going on (5 days of them disable it); null after a success */
+                        failingSince: string | null;
+                        /** @description until when the secret before the last rotation signs beside the current one */
+                        previousSecretExpiresAt: string | null;
+                        createdAt: string;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description not modified: If-None-Match matched the ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description a request part is not valid (invalid_request, the field named) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid owner credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such webhook of yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate limited (rate_limited): retry after the Retry-After header's seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "whk_1c2d3e4f5a6b7c8d",
+                     *       "url": "https://hooks.example.com/vrai",
+                     *       "description": "alerts",
+                     *       "events": [
+                     *         "agent.late",
+                     *         "agent.back",
+                     *         "score.changed"
+                     *       ],
+                     *       "enabled": true,
+                     *       "disabledAt": null,
+                     *       "disabledReason": null,
+                     *       "failingSince": null,
+                     *       "previousSecretExpiresAt": null,
+                     *       "createdAt": "2026-11-02T10:00:00Z",
+                     *       "updatedAt": "2026-11-02T10:00:00Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        url: string;
+                        description: string | null;
+                        /** @description the event types it is sent (a ping goes to it whatever they are) */
+                        events: string[];
+                        enabled: boolean;
+                        disabledAt: string | null;
+                        /** @description why it is disabled: its owner, a 410 Gone, or every try failing for 5 days; PATCH enabled: true enables it again */
+                        disabledReason: string | null;
+                        /** @description the first of the failed tries in a row still going on (5 days of them disable it); null after a success */
+                        failingSince: string | null;
+                        /** @description until when the secret before the last rotation signs beside the current one */
+                        previousSecretExpiresAt: string | null;
+                        createdAt: string;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description a request part is not valid (invalid_request, the field named) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid owner credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such webhook of yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate limited (rate_limited): retry after the Retry-After header's seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": true
+                 *     }
+                 */
+                "application/json": {
+                    /** @description https:// (http:// only to a loopback name under vrai dev); at most MAX_WEBHOOK_URL_LENGTH characters */
+                    url?: string;
+                    events?: ("score.changed" | "agent.late" | "agent.back" | "proof.check_failed" | "proof.removed" | "proof.added" | "penalty.added" | "penalty.revoked" | "outage.declared" | "outage.closed" | "claim.changed")[];
+                    description?: string | null;
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "whk_1c2d3e4f5a6b7c8d",
+                     *       "url": "https://hooks.example.com/vrai",
+                     *       "description": "alerts",
+                     *       "events": [
+                     *         "agent.late",
+                     *         "agent.back",
+                     *         "score.changed"
+                     *       ],
+                     *       "enabled": true,
+                     *       "disabledAt": null,
+                     *       "disabledReason": null,
+                     *       "failingSince": null,
+                     *       "previousSecretExpiresAt": null,
+                     *       "createdAt": "2026-11-02T10:00:00Z",
+                     *       "updatedAt": "2026-11-02T10:00:00Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        url: string;
+                        description: string | null;
+                        /** @description the event types it is sent (a ping goes to it whatever they are) */
+                        events: string[];
+                        enabled: boolean;
+                        disabledAt: string | null;
+                        /** @description why it is disabled: its owner, a 410 Gone, or every try failing for 5 days; PATCH enabled: true enables it again */
+                        disabledReason: string | null;
+                        /** @description the first of the failed tries in a row still going on (5 days of them disable it); null after a success */
+                        failingSince: string | null;
+                        /** @description until when the secret before the last rotation signs beside the current one */
+                        previousSecretExpiresAt: string | null;
+                        createdAt: string;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description a field is not valid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid owner credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such webhook of yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description limit_reached: a URL longer than MAX_WEBHOOK_URL_LENGTH */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is larger than 32 kB (body_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description webhook_forbidden_address */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate limited (rate_limited): retry after the Retry-After header's seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description rotated */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "whk_1c2d3e4f5a6b7c8d",
+                     *       "url": "https://hooks.example.com/vrai",
+                     *       "description": "alerts",
+                     *       "events": [
+                     *         "agent.late",
+                     *         "agent.back",
+                     *         "score.changed"
+                     *       ],
+                     *       "enabled": true,
+                     *       "disabledAt": null,
+                     *       "disabledReason": null,
+                     *       "failingSince": null,
+                     *       "previousSecretExpiresAt": "2026-11-03T10:00:00Z",
+                     *       "createdAt": "2026-11-02T10:00:00Z",
+                     *       "updatedAt": "2026-11-02T10:00:00Z",
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        url: string;
+                        description: string | null;
+                        /** @description the event types it is sent (a ping goes to it whatever they are) */
+                        events: string[];
+                        enabled: boolean;
+                        disabledAt: string | null;
+                        /** @description why it is disabled: its owner, a 410 Gone, or every try failing for 5 days; PATCH enabled: true enables it again */
+                        disabledReason: string | null;
+                        /** @description the first of the failed tries in a row still going on (5 days of them disable it); null after a success */
+                        failingSince: string | null;
+                        /** @description until when the secret before the last rotation signs beside the current one */
+                        previousSecretExpiresAt: string | null;
+                        createdAt: string;
+                        updatedAt: string;
+                        /** @description the signing secret (whsec_...), shown this once: keep it where your receiver reads it */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description a request part is not valid (invalid_request, the field named), or the body is not JSON (malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid owner credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such webhook of yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is larger than 32 kB (body_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate limited (rate_limited): retry after the Retry-After header's seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        queued: true;
+                    };
+                };
+            };
+            /** @description a request part is not valid (invalid_request, the field named), or the body is not JSON (malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid owner credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such webhook of yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description webhook_disabled: enable it first */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is larger than 32 kB (body_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate limited (rate_limited): retry after the Retry-After header's seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "deliveries": [
+                     *         {
+                     *           "deliveryId": "dlv_4b3a29181706f5e4d3c2",
+                     *           "eventId": "evt_7f08d4e23165651c4721",
+                     *           "eventType": "agent.late",
+                     *           "attempt": 1,
+                     *           "at": "2026-11-02T10:10:04Z",
+                     *           "status": 200,
+                     *           "latencyMs": 84,
+                     *           "error": null,
+                     *           "response": "ok",
+                     *           "delivery": {
+                     *             "state": "delivered",
+                     *             "nextAttemptAt": null
+                     *           }
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        deliveries: {
+                            deliveryId: string;
+                            eventId: string;
+                            eventType: string;
+                            /** @description 1 for the first try of the delivery */
+                            attempt: number;
+                            at: string;
+                            /** @description the receiver's status; null when none came (timeout, connection failed, address refused) */
+                            status: number | null;
+                            latencyMs: number;
+                            error: string | null;
+                            /** @description at most 1 KiB of the answer's body */
+                            response: string;
+                            delivery: {
+                                /** @enum {string} */
+                                state: "pending" | "delivered" | "failed";
+                                nextAttemptAt: string | null;
+                            };
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description not modified: If-None-Match matched the ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description a parameter is not valid, or a cursor no page gave */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid owner credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such webhook of yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate limited (rate_limited): retry after the Retry-After header's seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    redeliverWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        queued: true;
+                    };
+                };
+            };
+            /** @description a request part is not valid (invalid_request, the field named), or the body is not JSON (malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid owner credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such webhook of yours, or no such delivery of it */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description webhook_disabled: enable it first */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is larger than 32 kB (body_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate limited (rate_limited): retry after the Retry-After header's seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "events": [
+                     *         {
+                     *           "id": "evt_7f08d4e23165651c4721",
+                     *           "type": "agent.late",
+                     *           "timestamp": "2026-11-02T10:10:00Z",
+                     *           "data": {
+                     *             "agentId": "agt_3f9c0d1e2b4a5968",
+                     *             "lastCheckinAt": "2026-11-02T09:00:00Z",
+                     *             "deadline": "2026-11-02T10:10:00Z"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        events: ({
+                            /** @description the event's id: the webhook-id of every try of its delivery */
+                            id: string;
+                            /** @constant */
+                            type: "score.changed";
+                            /** @description when it happened (V1): deliveries are not in order, this is */
+                            timestamp: string;
+                            data: {
+                                agentId: string;
+                                /** @description the score's instant (V1) */
+                                at: string;
+                                /** @enum {string} */
+                                trigger: "daily" | "change";
+                                scoreId: number;
+                                total: number;
+                                band: string;
+                                /** @enum {string} */
+                                state: "provisional" | "established";
+                                previous: {
+                                    scoreId: number;
+                                    total: number;
+                                    band: string;
+                                    /** @enum {string} */
+                                    state: "provisional" | "established";
+                                } | null;
+                            };
+                        } | {
+                            /** @description the event's id: the webhook-id of every try of its delivery */
+                            id: string;
+                            /** @constant */
+                            type: "agent.late";
+                            /** @description when it happened (V1): deliveries are not in order, this is */
+                            timestamp: string;
+                            data: {
+                                agentId: string;
+                                /** @description the arrival of its previous counted check-in */
+                                lastCheckinAt: string;
+                                /** @description when the next one was due at the latest (V3.5) */
+                                deadline: string;
+                            };
+                        } | {
+                            /** @description the event's id: the webhook-id of every try of its delivery */
+                            id: string;
+                            /** @constant */
+                            type: "agent.back";
+                            /** @description when it happened (V1): deliveries are not in order, this is */
+                            timestamp: string;
+                            data: {
+                                agentId: string;
+                                /** @description the counted check-in's arrival */
+                                arrival: string;
+                                /** @description the deadline of the agent.late it ends (V3.5) */
+                                missedDeadline: string;
+                            };
+                        } | {
+                            /** @description the event's id: the webhook-id of every try of its delivery */
+                            id: string;
+                            /** @constant */
+                            type: "proof.check_failed";
+                            /** @description when it happened (V1): deliveries are not in order, this is */
+                            timestamp: string;
+                            data: {
+                                proofId: string;
+                                kind: string;
+                                subject: string;
+                                agentId: string | null;
+                                /** @description why it failed, as the proof's error code */
+                                code: string;
+                                message: string;
+                                consecutiveFailures: number;
+                                /** @description when it is checked again; null for a kind never re-checked */
+                                nextCheckAt: string | null;
+                            };
+                        } | {
+                            /** @description the event's id: the webhook-id of every try of its delivery */
+                            id: string;
+                            /** @constant */
+                            type: "proof.removed";
+                            /** @description when it happened (V1): deliveries are not in order, this is */
+                            timestamp: string;
+                            data: {
+                                proofId: string;
+                                kind: string;
+                                subject: string;
+                                agentId: string | null;
+                                reason: string;
+                            };
+                        } | {
+                            /** @description the event's id: the webhook-id of every try of its delivery */
+                            id: string;
+                            /** @constant */
+                            type: "proof.added";
+                            /** @description when it happened (V1): deliveries are not in order, this is */
+                            timestamp: string;
+                            data: {
+                                proofId: string;
+                                kind: string;
+                                subject: string;
+                                agentId: string | null;
+                            };
+                        } | {
+                            /** @description the event's id: the webhook-id of every try of its delivery */
+                            id: string;
+                            /** @constant */
+                            type: "penalty.added";
+                            /** @description when it happened (V1): deliveries are not in order, this is */
+                            timestamp: string;
+                            data: {
+                                penaltyId: string;
+                                agentId: string;
+                                code: string;
+                                points: number;
+                                days: number;
+                                reason: string;
+                                addedBy: string;
+                            };
+                        } | {
+                            /** @description the event's id: the webhook-id of every try of its delivery */
+                            id: string;
+                            /** @constant */
+                            type: "penalty.revoked";
+                            /** @description when it happened (V1): deliveries are not in order, this is */
+                            timestamp: string;
+                            data: {
+                                penaltyId: string;
+                                agentId: string;
+                                reason: string;
+                                revokedBy: string;
+                            };
+                        } | {
+                            /** @description the event's id: the webhook-id of every try of its delivery */
+                            id: string;
+                            /** @constant */
+                            type: "outage.declared";
+                            /** @description when it happened (V1): deliveries are not in order, this is */
+                            timestamp: string;
+                            data: {
+                                outageId: string;
+                                start: string;
+                                end: string | null;
+                                declaredAt: string;
+                                reason: string;
+                            };
+                        } | {
+                            /** @description the event's id: the webhook-id of every try of its delivery */
+                            id: string;
+                            /** @constant */
+                            type: "outage.closed";
+                            /** @description when it happened (V1): deliveries are not in order, this is */
+                            timestamp: string;
+                            data: {
+                                outageId: string;
+                                start: string;
+                                end: string;
+                                closedAt: string;
+                            };
+                        } | {
+                            /** @description the event's id: the webhook-id of every try of its delivery */
+                            id: string;
+                            /** @constant */
+                            type: "claim.changed";
+                            /** @description when it happened (V1): deliveries are not in order, this is */
+                            timestamp: string;
+                            data: {
+                                agentId: string;
+                                /** @description when the new claim began */
+                                claimedAt: string;
+                                reason: string;
+                            };
+                        } | {
+                            /** @description the event's id: the webhook-id of every try of its delivery */
+                            id: string;
+                            /** @constant */
+                            type: "ping";
+                            /** @description when it happened (V1): deliveries are not in order, this is */
+                            timestamp: string;
+                            data: {
+                                webhookId: string;
+                                message: string;
+                            };
+                        })[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description not modified: If-None-Match matched the ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description a parameter is not valid, or a cursor no page gave */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid owner token */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

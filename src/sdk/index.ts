@@ -7,6 +7,7 @@ export * from "./chain";
 export * from "./derive";
 export * from "./score-proof";
 export * from "./verify";
+export * from "./webhook";
 // Its errors, for `instanceof`: every one a BaseError with a stable `code`; bad input an InvalidInputError
 // (`verifyScore`'s options, a proof record), a deployment file that is not one a DeploymentFileError.
 export { BaseError, InvalidInputError } from "../errors";

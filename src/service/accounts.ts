@@ -1,3 +1,4 @@
+import { toRfc3339 } from "../method";
 import type { Clock } from "./clock";
 import { stopErc8004Publishing } from "./erc8004-stop";
 import { UNNAMED_OPERATOR } from "./operator";
@@ -5,6 +6,8 @@ import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from 
 import { limitReached, type OwnerLimits } from "./limits";
 import type { AgentRow, OwnerRow, Store, StoreTx } from "./ports";
 import { generateId, generateSecret, hashSecret, secretMatches } from "./secrets";
+import { newEvent } from "./events/record";
+import { proofRemovedEvent } from "./identity";
 
 /** Owners and claims (METHOD V2), and the secrets that identify owners and agents. */
 export type Accounts = {
@@ -108,6 +111,7 @@ export function createAccounts(deps: {
         claimedAt: 0,
         keyHash: "",
         last: null,
+        lateDeadline: null,
         createdAt: clock.now(),
       });
       return startClaim(tx, agentId, ownerId, "claim");
@@ -142,12 +146,16 @@ export function createAccounts(deps: {
       if (!(await tx.getOwner(toOwnerId))) throw new NotFoundError("owner_not_found", `owner ${toOwnerId} does not exist`);
       const at = clock.now();
       if (toOwnerId !== agent.ownerId) {
+        const removed = "agent claimed by another owner";
         for (const proof of await tx.proofsForAgentAt(agentId, agent.ownerId, at)) {
           if (proof.agentId !== agentId) continue;
-          await tx.removeProof(proof.id, at, "agent claimed by another owner");
+          await tx.removeProof(proof.id, at, removed);
+          await tx.recordEvents([proofRemovedEvent(proof, at, removed)]);
           if (proof.kind === "erc8004")
             await stopErc8004Publishing(tx, agentId, at, "its ERC-8004 proof was removed (agent claimed by another owner)");
         }
+        // Told to the owner who loses it (issue #28): from now on its events go to the new owner.
+        await tx.recordEvents([newEvent("claim.changed", agent.ownerId, at, { agentId, claimedAt: toRfc3339(at), reason })]);
       }
       await tx.audit({ at, actor, action: "agent.transfer", subject: agentId, details: { from: agent.ownerId, to: toOwnerId, reason } });
       return startClaim(tx, agentId, toOwnerId, "transfer");

@@ -1,6 +1,7 @@
-import { checkinDayDeltas, dayNumber, decideCheckin, type CountedCheckin } from "../method";
+import { checkinDayDeltas, dayNumber, decideCheckin, toRfc3339, type CountedCheckin } from "../method";
 import type { Clock } from "./clock";
 import { ConflictError } from "./errors";
+import { newEvent } from "./events/record";
 import type { AgentRow, CheckinWrites, StoredCheckin } from "./ports";
 
 /** What a check-in request gets back (V3). */
@@ -76,7 +77,16 @@ export function createCheckins(deps: { store: CheckinWrites; clock: Clock; busy:
       // The day of arrival chains from the previous check-in's link when that arrived the same day (docs/inputs.md).
       const arrivalDayDigest = last !== null && dayNumber(last.arrival) === dayNumber(arrival) ? last.dayDigest : "";
       const deltas = checkinDayDeltas(decision, last === null ? null : last.arrival, arrivalDayDigest);
-      const expected = { claimId: agent.claimId, lastArrival: last === null ? null : last.arrival };
+      const expected = { claimId: agent.claimId, lastArrival: last === null ? null : last.arrival, lateDeadline: agent.lateDeadline };
+      // The first counted check-in after an agent.late ends the lapse (issue #28), in the same write.
+      const back =
+        agent.lateDeadline === null
+          ? undefined
+          : newEvent("agent.back", agent.ownerId, arrival, {
+              agentId,
+              arrival: toRfc3339(arrival),
+              missedDeadline: toRfc3339(agent.lateDeadline),
+            });
       const stored: StoredCheckin = {
         agentId,
         claimId: agent.claimId,
@@ -88,8 +98,8 @@ export function createCheckins(deps: { store: CheckinWrites; clock: Clock; busy:
         credit: decision.credit,
       };
       // False when the agent changed since its state was read (another request of it was counted,
-      // or it was re-claimed): decide again on the new state.
-      if (await store.commitCheckin(expected, stored, deltas)) return decision;
+      // it was re-claimed, or marked late): decide again on the new state.
+      if (await store.commitCheckin(expected, stored, deltas, back)) return decision;
     }
     throw new ConflictError(
       "checkin_contended",

@@ -3,6 +3,7 @@ import { InvalidInputError } from "../errors";
 import type { Clock } from "./clock";
 import { stopErc8004Publishing } from "./erc8004-stop";
 import { ConflictError, ForbiddenError, NotFoundError } from "./errors";
+import { newEvent } from "./events/record";
 import type { ProofRow, Store, StoreTx } from "./ports";
 import { currentProofRule, OFFERED_PROOF_KINDS, proofKindModule, type VerifiedProof } from "./proofs/kinds";
 
@@ -70,6 +71,16 @@ async function refuseHeldBinding(tx: StoreTx, input: BindingInput): Promise<void
   const holder = input.binding === null ? null : await tx.findActiveBinding(input.binding);
   if (holder) throw bindingConflict(input, holder.agentId === input.agentId && holder.ownerId === input.ownerId ? "this" : "another");
 }
+
+/** `proof.removed` of `proof`, removed at `at` for `reason` (issue #28). */
+export const proofRemovedEvent = (proof: ProofRow, at: number, reason: string) =>
+  newEvent("proof.removed", proof.ownerId, at, {
+    proofId: proof.id,
+    kind: proof.kind,
+    subject: proof.subject,
+    agentId: proof.agentId,
+    reason,
+  });
 
 /** A proof that passed its check, ready to be recorded (V6). */
 export type VerifiedProofInput = Pick<ProofRow, "id" | "kind" | "ownerId" | "agentId" | "subject" | "binding" | "evidence">;
@@ -156,6 +167,9 @@ export function createIdentity(deps: {
         await refuseHeldBinding(tx, input);
         throw bindingConflict(input, "another");
       }
+      await tx.recordEvents([
+        newEvent("proof.added", proof.ownerId, at, { proofId: proof.id, kind: proof.kind, subject: proof.subject, agentId: proof.agentId }),
+      ]);
       await recomputeCountedBy(tx, proof, at);
       return proof;
     });
@@ -203,6 +217,7 @@ export function createIdentity(deps: {
           subject: removed.id,
           details: { reason: why, kind: removed.kind, agentId: removed.agentId },
         });
+        await tx.recordEvents([proofRemovedEvent(removed, at, why)]);
       }
       // Vrai's feedback about an identity the agent no longer proves stops with the proof (issue #27).
       if (proof.kind === "erc8004" && proof.agentId !== null)

@@ -1,7 +1,8 @@
-import { PENALTY_CODES, PENALTY_DAYS, PENALTY_POINTS, validateOutageClose, validateOutageDeclaration } from "../method";
+import { PENALTY_CODES, PENALTY_DAYS, PENALTY_POINTS, toRfc3339, validateOutageClose, validateOutageDeclaration } from "../method";
 import { InvalidInputError } from "../errors";
 import type { Clock } from "./clock";
 import { ConflictError, NotFoundError } from "./errors";
+import { newEvent } from "./events/record";
 import type { OutageRow, PenaltyCode, PenaltyRow, Store, StoreTx } from "./ports";
 import { generateId } from "./secrets";
 
@@ -76,6 +77,17 @@ export function createOperator(deps: {
       };
       await tx.insertPenalty(penalty);
       await tx.audit({ at, actor, action: "penalty.add", subject: input.agentId, details: penalty });
+      await tx.recordEvents([
+        newEvent("penalty.added", agent.ownerId, at, {
+          penaltyId: id,
+          agentId: input.agentId,
+          code: penalty.code,
+          points: penalty.points,
+          days: penalty.days,
+          reason: penalty.reason,
+          addedBy: actor,
+        }),
+      ]);
       await deps.onPenaltyChanged?.(tx, input.agentId, at);
       return penalty;
     });
@@ -86,11 +98,15 @@ export function createOperator(deps: {
     return store.transaction(async (tx) => {
       const penalty = await tx.getPenalty(id);
       if (!penalty) throw new NotFoundError("penalty_not_found", `penalty ${id} does not exist`);
-      await tx.getAgent(penalty.agentId, { lock: true });
+      const agent = await tx.getAgent(penalty.agentId, { lock: true });
       if (penalty.revokedAt !== null) throw new ConflictError("penalty_already_revoked", `penalty ${id} was already revoked`);
       const at = clock.now();
       await tx.revokePenalty(id, at, reason, actor);
       await tx.audit({ at, actor, action: "penalty.revoke", subject: penalty.agentId, details: { id, reason } });
+      if (agent)
+        await tx.recordEvents([
+          newEvent("penalty.revoked", agent.ownerId, at, { penaltyId: id, agentId: penalty.agentId, reason, revokedBy: actor }),
+        ]);
       await deps.onPenaltyChanged?.(tx, penalty.agentId, at);
       return { ...penalty, revokedAt: at, revokeReason: reason, revokedBy: actor };
     });
@@ -117,6 +133,15 @@ export function createOperator(deps: {
       if (await tx.getOutage(outage.id)) throw new ConflictError("outage_exists", `outage ${outage.id} already exists`);
       await tx.insertOutage(outage);
       await tx.audit({ at: declaredAt, actor, action: "outage.declare", subject: outage.id, details: outage });
+      await tx.recordEvents([
+        newEvent("outage.declared", null, declaredAt, {
+          outageId: outage.id,
+          start: toRfc3339(outage.start),
+          end: outage.end === null ? null : toRfc3339(outage.end),
+          declaredAt: toRfc3339(declaredAt),
+          reason: outage.reason,
+        }),
+      ]);
       return outage;
     });
   }
@@ -130,6 +155,9 @@ export function createOperator(deps: {
       validateOutageClose(outage, end);
       await tx.closeOutage(id, end, at, actor);
       await tx.audit({ at, actor, action: "outage.close", subject: id, details: { end } });
+      await tx.recordEvents([
+        newEvent("outage.closed", null, at, { outageId: id, start: toRfc3339(outage.start), end: toRfc3339(end), closedAt: toRfc3339(at) }),
+      ]);
       return { ...outage, end, closedAt: at, closedBy: actor };
     });
   }

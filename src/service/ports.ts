@@ -21,6 +21,8 @@ export type AgentRow = {
    * (the link the next check-in of that day chains from, docs/inputs.md "Day digest").
    */
   last: { arrival: number; nextHeartbeatS: number; dayDigest: string } | null;
+  /** The deadline (V3.5) of the lapse an agent.late was sent for, until the next counted check-in (agent.back) or claim. */
+  lateDeadline: number | null;
   createdAt: number;
 };
 
@@ -114,6 +116,38 @@ export type PageRequest<P> = { after?: P; limit: number };
 
 /** An owner whose agents are to be recomputed (an owner-level proof changed, V6), as a drain took it. */
 export type OwnerRecomputeJob = { ownerId: string; generation: number; attempts: number };
+
+/** A score's values an owner is told of when they change (V8), as kept with the agent's latest score. */
+export type ScoreHead = { scoreId: number; total: number; band: string; state: "provisional" | "established" };
+
+/**
+ * An agent whose latest score became one just stored, of an owner who keeps events (one with a webhook
+ * endpoint): the new latest and the one it replaced (null for the first), what `score.changed` tells.
+ */
+export type LatestScoreMove = {
+  agentId: string;
+  ownerId: string;
+  at: number;
+  trigger: "daily" | "change";
+  current: ScoreHead;
+  previous: ScoreHead | null;
+};
+
+/**
+ * An event to record (src/service/events): its type, the owner it concerns (null: every owner), its time
+ * and its data as JSON text of its type's schema.
+ */
+export type NewEvent = { type: string; ownerId: string | null; at: number; data: string };
+
+/** Events, written in the transaction of the change that causes them (issue #28: the outbox). */
+export type EventsTx = {
+  /**
+   * Records events for the owners who keep events (those with a webhook endpoint; an event of every owner
+   * is recorded once for each of them), each with a delivery due at its time for every enabled endpoint
+   * of its owner that asked for its type. Nothing is recorded for an owner with no endpoint.
+   */
+  recordEvents(events: readonly NewEvent[]): Promise<void>;
+};
 
 /** Owners, agents and their claims (V2). */
 export type AccountsTx = {
@@ -213,7 +247,8 @@ export type AgentFactRows = {
 
 /** Vrai scores (V9) and the owners whose agents are waiting to be scored again (V6). */
 export type ScoresTx = {
-  insertScore(score: NewScore): Promise<number>;
+  /** Stores a score; `moved` when it became its agent's latest and the agent's owner keeps events. */
+  insertScore(score: NewScore): Promise<{ id: number; moved: LatestScoreMove | null }>;
   /**
    * The daily recompute's reads of many agents at once: the fact rows at `at` of those of `agentIds` that
    * exist and were claimed by `at`, in the order of `agentIds` (what the one-by-one reads give each).
@@ -221,9 +256,10 @@ export type ScoresTx = {
   dailyFactRows(agentIds: readonly string[], day: string, at: number): Promise<AgentFactRows[]>;
   /**
    * Inserts scores in the order given (so their ids follow that order), except daily scores of an
-   * agent and day that already has one (a rerun, or another instance first): returns how many were inserted.
+   * agent and day that already has one (a rerun, or another instance first): returns how many were inserted,
+   * and the agents of owners who keep events whose latest score is now one of them.
    */
-  insertScores(scores: readonly NewScore[]): Promise<number>;
+  insertScores(scores: readonly NewScore[]): Promise<{ stored: number; moved: LatestScoreMove[] }>;
   latestScore(agentId: string): Promise<ScoreRow | null>;
   getScore(id: number): Promise<ScoreRow | null>;
   /** The agent's daily scores from `fromDay` to `toDay` (inclusive) by day: all, or a page after a day. */
@@ -274,7 +310,7 @@ export type Erc8004PublishingTx = {
  * One transaction's view of the store: what it stores, feature by feature (each a port of its own, which
  * a module that needs only one of them may take alone).
  */
-export type StoreTx = AccountsTx & CheckinFactsTx & OperationsTx & ProofsTx & ScoresTx & Erc8004PublishingTx;
+export type StoreTx = AccountsTx & CheckinFactsTx & OperationsTx & ProofsTx & ScoresTx & EventsTx & Erc8004PublishingTx;
 
 /** What deciding one check-in needs about its agent (V3–V4), read together in one go. */
 export type CheckinState = {
@@ -289,8 +325,8 @@ export type CheckinState = {
   windows: readonly OutageWindow[];
 };
 
-/** Where `commitCheckin` expects the agent to be: as `checkinState` saw it. */
-export type CheckinExpectation = { claimId: number; lastArrival: number | null };
+/** Where `commitCheckin` expects the agent to be: as `checkinState` saw it (`lateDeadline` absent: not late). */
+export type CheckinExpectation = { claimId: number; lastArrival: number | null; lateDeadline?: number | null };
 
 /** Atomic work on the features `Tx` of the store (a module that needs only some of them takes only those). */
 export type Transactions<Tx = StoreTx> = {
@@ -309,10 +345,11 @@ export type CheckinWrites = {
    * previous counted check-in): the check-in, the agent's new previous one (with `dayDigest`, the
    * arrival day's new digest) and the day deltas. The agent's row is locked for the write, so two
    * writers of one agent go one after the other and the second finds the agent changed.
-   * Answers after the commit.
+   * Answers after the commit. With `back` (the agent had an agent.late), the agent's late mark is cleared and
+   * the event recorded in the same write (EventsTx).
    * @returns false, writing nothing, when the agent changed since `checkinState` (decide again)
    */
-  commitCheckin(expected: CheckinExpectation, checkin: StoredCheckin, deltas: readonly DayDelta[]): Promise<boolean>;
+  commitCheckin(expected: CheckinExpectation, checkin: StoredCheckin, deltas: readonly DayDelta[], back?: NewEvent): Promise<boolean>;
   /**
    * Resolves once what was read is durable where it was read: on PostgreSQL, after a commit that waits
    * for the synchronous standbys. A check-in committed on a primary that crashed before its standby had

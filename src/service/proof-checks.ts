@@ -5,10 +5,11 @@ import type { Clock } from "./clock";
 import { ConflictError, ForbiddenError, NotFoundError } from "./errors";
 import { checkProofAgent, type Identity } from "./identity";
 import { limitReached, type OwnerLimits } from "./limits";
-import type { AccountsTx, ChallengeRow, ProofKind, ProofRow, ProofsTx, Transactions } from "./ports";
+import type { AccountsTx, ChallengeRow, EventsTx, ProofKind, ProofRow, ProofsTx, Transactions } from "./ports";
 import { createChallenge, isExpired } from "./proofs/challenge";
 import { proofError } from "./proofs/errors";
-import { applyRecheckOutcome, dueForRecheck } from "./proofs/recheck-policy";
+import { applyRecheckOutcome, dueForRecheck, nextRecheckAt } from "./proofs/recheck-policy";
+import { newEvent } from "./events/record";
 import { erc8004Binding, parseErc8004Subject } from "./proofs/kinds/erc8004";
 import { NO_PROOF_CONTEXT, type ProofContext } from "./proofs/types";
 import type { ProofVerifier, VerifiedProof } from "./proofs/verifiers";
@@ -44,7 +45,7 @@ export type ProofChecks = {
  * its verification against the real source, and the scheduled re-checks that keep or remove it.
  */
 export function createProofChecks(deps: {
-  store: Transactions<AccountsTx & ProofsTx>;
+  store: Transactions<AccountsTx & ProofsTx & EventsTx>;
   clock: Clock;
   identity: Identity;
   verifier: ProofVerifier;
@@ -176,9 +177,24 @@ export function createProofChecks(deps: {
     const decision = applyRecheckOutcome(proof, outcome);
     const at = clock.now();
     if (decision.action === "keep") {
-      await store.transaction((tx) =>
-        tx.updateProofCheck(proof.id, { lastCheckedAt: at, consecutiveFailures: decision.consecutiveFailures }),
-      );
+      await store.transaction(async (tx) => {
+        await tx.updateProofCheck(proof.id, { lastCheckedAt: at, consecutiveFailures: decision.consecutiveFailures });
+        if (outcome.type !== "failed") return;
+        // Told in the check's transaction (issue #28): one more failure in a row removes it (V6).
+        const next = nextRecheckAt({ kind: proof.kind, lastCheckedAt: at });
+        await tx.recordEvents([
+          newEvent("proof.check_failed", proof.ownerId, at, {
+            proofId: proof.id,
+            kind: proof.kind,
+            subject: proof.subject,
+            agentId: proof.agentId,
+            code: outcome.code,
+            message: outcome.message,
+            consecutiveFailures: decision.consecutiveFailures,
+            nextCheckAt: next === null ? null : toRfc3339(next),
+          }),
+        ]);
+      });
       if (outcome.type === "failed") deps.logger?.warn({ proof: proof.id, kind: proof.kind, code: outcome.code }, "proof check failed");
       // Each weekly re-check reads the identity's registration file again (issue #27).
       await readRegistration(proof);

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { DAY_S, dayStart, utcDay } from "../method";
 import type { CheckinRetention } from "./checkin-retention";
 import type { Clock } from "./clock";
+import type { Deadlines } from "./webhooks/deadlines";
 import type { OwnerRecomputes } from "./owner-recomputes";
 import type { Store } from "./ports";
 import type { ProofChecks } from "./proof-checks";
@@ -14,7 +15,7 @@ const LAST_DAILY_SETTING = "daily_recompute_last_day";
  * the service was down computed when it comes back, the owners' recomputes still pending (V6, a
  * drain of what a stopped process or a failed attempt left), the proof re-checks (V6), the
  * deletion of expired challenges and the check-ins' day partitions (created ahead, dropped past
- * their retention: src/service/checkin-retention.ts).
+ * their retention: src/service/checkin-retention.ts), and the check-in deadlines that passed (agent.late).
  */
 export function createScheduler(deps: {
   store: Store;
@@ -23,6 +24,8 @@ export function createScheduler(deps: {
   proofs?: ProofChecks;
   ownerRecomputes?: OwnerRecomputes;
   checkinRetention?: CheckinRetention;
+  /** The check-in deadlines that passed (agent.late) and the events past their 30 days (issue #28). */
+  deadlines?: Deadlines;
   logger: Logger;
   /** Runs after each day's recompute, before the day counts as done (the daily anchoring: its failure retries the day). */
   afterDaily?: (day: string) => Promise<void>;
@@ -77,6 +80,20 @@ export function createScheduler(deps: {
       async run() {
         const deleted = (await deps.proofs?.deleteExpiredChallenges()) ?? 0;
         if (deleted > 0) logger.debug({ deleted }, "expired challenges deleted");
+      },
+    },
+    {
+      name: "check-in deadlines",
+      async run() {
+        const late = (await deps.deadlines?.scanLapses()) ?? 0;
+        if (late > 0) logger.debug({ late }, "check-in deadlines passed: agent.late recorded");
+      },
+    },
+    {
+      name: "events past 30 days",
+      async run() {
+        const deleted = (await deps.deadlines?.pruneEvents()) ?? 0;
+        if (deleted > 0) logger.debug({ deleted }, "events past 30 days deleted");
       },
     },
     {

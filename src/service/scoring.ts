@@ -10,6 +10,7 @@ import {
 } from "../method";
 import type { Clock } from "./clock";
 import { NotFoundError } from "./errors";
+import { scoreChangedEvents } from "./events/record";
 import type { AgentFactRows, AgentRow, NewScore, ScoreRow, StoreTx, Transactions } from "./ports";
 
 /** Computes and stores Vrai scores (V9). */
@@ -118,7 +119,9 @@ export function createScoring(deps: {
     const agent = await tx.getAgent(agentId);
     if (!agent) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
     const score = scoreRowOf(agent, await factsAt(tx, agent, at), at, trigger);
-    const id = await tx.insertScore(score);
+    const { id, moved } = await tx.insertScore(score);
+    // score.changed (issue #28), in the score's own transaction: when the agent's latest score moved and says something else.
+    if (moved) await tx.recordEvents(scoreChangedEvents([moved]));
     return {
       id,
       agentId,
@@ -194,7 +197,13 @@ export function createScoring(deps: {
     while (ahead.length > 0) {
       const { looked, scores } = await ahead.shift()!;
       readAhead();
-      if (scores.length > 0) stored += await store.transaction((tx) => tx.insertScores(scores));
+      if (scores.length > 0) {
+        stored += await store.transaction(async (tx) => {
+          const written = await tx.insertScores(scores);
+          await tx.recordEvents(scoreChangedEvents(written.moved));
+          return written.stored;
+        });
+      }
       done += looked;
       if (looked > 0) onProgress?.(done);
     }

@@ -34,7 +34,8 @@ export function accountsIn(q: Queryable): AccountsTx {
       );
       const claimId = rows[0].id;
       await q.query(
-        `UPDATE agents SET owner_id = $2, claim_id = $3, claimed_at = $4, key_hash = $5, last_arrival = NULL, last_next_heartbeat_s = NULL, last_day_digest = ''
+        `UPDATE agents SET owner_id = $2, claim_id = $3, claimed_at = $4, key_hash = $5,
+           last_arrival = NULL, last_next_heartbeat_s = NULL, last_day_digest = '', late_deadline = NULL
          WHERE id = $1`,
         [agentId, c.ownerId, claimId, c.claimedAt, c.keyHash],
       );

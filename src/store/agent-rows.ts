@@ -12,12 +12,13 @@ export type AgentRecord = {
   last_arrival: number | null;
   last_next_heartbeat_s: number | null;
   last_day_digest: string;
+  late_deadline: number | null;
   created_at: number;
 };
 
 // Explicit column lists on the hot paths: their statements are prepared once per connection (db.ts).
 export const AGENT_COLUMNS =
-  "id, name, owner_id, claim_id, claimed_at, key_hash, last_arrival, last_next_heartbeat_s, last_day_digest, created_at";
+  "id, name, owner_id, claim_id, claimed_at, key_hash, last_arrival, last_next_heartbeat_s, last_day_digest, late_deadline, created_at";
 export const AGENT_COLUMNS_OF_A = AGENT_COLUMNS.replace(/(\w+)/g, "a.$1");
 
 export const agentFrom = (r: AgentRecord): AgentRow => ({
@@ -32,5 +33,6 @@ export const agentFrom = (r: AgentRecord): AgentRow => ({
     r.last_arrival === null || r.last_next_heartbeat_s === null
       ? null
       : { arrival: r.last_arrival, nextHeartbeatS: r.last_next_heartbeat_s, dayDigest: r.last_day_digest },
+  lateDeadline: r.late_deadline,
   createdAt: r.created_at,
 });

@@ -7,10 +7,11 @@
  * one agent stores at most one of them, the other deciding again.
  */
 import { DAY_S, GRACE_S, type DayDelta, type OutageWindow } from "../method";
-import type { CheckinExpectation, CheckinState, CheckinWrites, StoredCheckin } from "../service/ports";
+import type { CheckinExpectation, CheckinState, CheckinWrites, NewEvent, StoredCheckin } from "../service/ports";
 import { AGENT_COLUMNS_OF_A, agentFrom, type AgentRecord } from "./agent-rows";
 import { createBatcher } from "./batch";
 import type { Db, Queryable } from "./db";
+import { recordEventsCtes } from "./events";
 
 /** A row of STATE_SQL: the agent, its duplicate check-in (the `dup_` columns, null without one), the windows as JSON. */
 type StateRecord = AgentRecord & {
@@ -63,25 +64,31 @@ LEFT JOIN LATERAL (
  * rows in id order (two batches never wait for each other in a circle) and reads each as committed
  * (a writer that waited for the lock sees the row its predecessor wrote); `won` keeps, per agent,
  * the first check-in whose claim and previous counted check-in are still the locked row's; only
- * those are written: the agent's new previous check-in, the check-in, and its day deltas.
+ * those are written: the agent's new previous check-in, the check-in, and its day deltas. An agent that had an
+ * agent.late (its late mark, compared as the claim and previous check-in are) is no longer late, and its
+ * agent.back (`back_*`, null for the others) is recorded with its deliveries (src/store/events.ts).
  * @returns the ordinals (1-based) of the check-ins written
  */
 const COMMIT_SQL = `WITH q AS MATERIALIZED (
   SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::integer[], $6::boolean[], $7::boolean[], $8::integer[],
-                       $9::text[], $10::bigint[], $11::bigint[])
+                       $9::text[], $10::bigint[], $11::bigint[], $19::bigint[], $20::text[], $21::text[], $22::text[])
     WITH ORDINALITY AS q (agent_id, claim_id, idempotency_key, arrival, next_heartbeat_s, on_time, excused, credit,
-                          day_digest, expected_last, expected_claim, ord)
+                          day_digest, expected_last, expected_claim, expected_late, back_owner, back_type, back_data, ord)
 ), locked AS MATERIALIZED (
-  SELECT a.id, a.claim_id, a.last_arrival FROM agents a WHERE a.id IN (SELECT agent_id FROM q) ORDER BY a.id FOR UPDATE
+  SELECT a.id, a.claim_id, a.last_arrival, a.late_deadline FROM agents a WHERE a.id IN (SELECT agent_id FROM q) ORDER BY a.id FOR UPDATE
 ), won AS MATERIALIZED (
   SELECT DISTINCT ON (q.agent_id) q.* FROM q JOIN locked l ON l.id = q.agent_id
   WHERE l.claim_id = q.expected_claim AND l.last_arrival IS NOT DISTINCT FROM q.expected_last
+    AND l.late_deadline IS NOT DISTINCT FROM q.expected_late
   ORDER BY q.agent_id, q.ord
 ), agent AS (
-  UPDATE agents a SET last_arrival = w.arrival, last_next_heartbeat_s = w.next_heartbeat_s, last_day_digest = w.day_digest
+  UPDATE agents a SET last_arrival = w.arrival, last_next_heartbeat_s = w.next_heartbeat_s, last_day_digest = w.day_digest,
+    late_deadline = NULL
   FROM won w WHERE a.id = w.agent_id
   RETURNING w.ord
-), checkin AS (
+), back AS (
+  SELECT back_owner AS owner_id, back_type AS type, arrival AS at, back_data AS data FROM won WHERE back_type IS NOT NULL
+), ${recordEventsCtes("back")}, checkin AS (
   INSERT INTO checkins (agent_id, claim_id, idempotency_key, arrival, next_heartbeat_s, on_time, excused, credit)
   SELECT agent_id, claim_id, idempotency_key, arrival, next_heartbeat_s, on_time, excused, credit FROM won
 ), days AS (
@@ -105,7 +112,7 @@ SELECT ord::integer AS ord FROM agent`;
 export const atMidnight = (at: number): string => (at % DAY_S === 0 ? " AND arrival % 86400 = 0" : "");
 
 type StateAsk = { agentId: string; key: string };
-type CommitAsk = { expected: CheckinExpectation; checkin: StoredCheckin; deltas: readonly DayDelta[] };
+type CommitAsk = { expected: CheckinExpectation; checkin: StoredCheckin; deltas: readonly DayDelta[]; back: NewEvent | undefined };
 
 function stateFrom(ask: StateAsk, r: StateRecord | undefined): CheckinState {
   if (r === undefined) return { agent: null, duplicate: null, windows: [] };
@@ -163,6 +170,10 @@ async function writeCheckins(db: Queryable, asks: readonly CommitAsk[]): Promise
     deltas.map((x) => x.d.creditS),
     deltas.map((x) => x.d.coverageS),
     deltas.map((x) => x.d.digest ?? ""),
+    asks.map((a) => a.expected.lateDeadline ?? null),
+    asks.map((a) => a.back?.ownerId ?? null),
+    asks.map((a) => a.back?.type ?? null),
+    asks.map((a) => a.back?.data ?? null),
   ]);
   const written = new Set<number>(rows.map((r) => r.ord));
   return asks.map((_, i) => written.has(i + 1));
@@ -187,7 +198,7 @@ export function createCheckinWrites(db: Db): CheckinWrites {
   });
   return {
     checkinState: (agentId, key) => state({ agentId, key }),
-    commitCheckin: (expected, checkin, deltas) => commit({ expected, checkin, deltas }),
+    commitCheckin: (expected, checkin, deltas, back) => commit({ expected, checkin, deltas, back }),
     // A transaction given a transaction id writes a commit record, which synchronous_commit makes wait for the standbys.
     confirmDurable: () => db.transaction(async (q) => void (await q.query("SELECT txid_current()"))),
   };

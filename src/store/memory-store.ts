@@ -124,7 +124,7 @@ export function createMemoryStore(): Store {
     async startClaim(agentId, c) {
       const claimId = nextClaimId++;
       const r = agents.get(agentId)!;
-      r.row = { ...r.row, ownerId: c.ownerId, claimId, claimedAt: c.claimedAt, keyHash: c.keyHash, last: null };
+      r.row = { ...r.row, ownerId: c.ownerId, claimId, claimedAt: c.claimedAt, keyHash: c.keyHash, last: null, lateDeadline: null };
       // V2, V3.1: a new claim forgets the idempotency keys.
       r.keys = new KeyList();
       r.claimFirst = r.used / CHECKIN_FIELDS;
@@ -236,7 +236,8 @@ export function createMemoryStore(): Store {
     async insertScore(s) {
       const row = { ...s, id: scores.length + 1 };
       scores.push(row);
-      return row.id;
+      // No owner keeps events here: replay has no webhook endpoints (issue #28).
+      return { id: row.id, moved: null };
     },
     async latestScore(agentId) {
       let best: ScoreRow | undefined;
@@ -274,7 +275,7 @@ export function createMemoryStore(): Store {
         await tx.insertScore(s);
         inserted++;
       }
-      return inserted;
+      return { stored: inserted, moved: [] };
     },
     scoresAfter: async (afterId, limit) => scores.slice(afterId, afterId + limit).map((s) => ({ ...s })),
 
@@ -306,6 +307,9 @@ export function createMemoryStore(): Store {
 
     getSetting: async <T>(key: string) => (settings.has(key) ? (settings.get(key) as T) : null),
     setSetting: async (key, value) => void settings.set(key, value),
+
+    // Events are kept for owners with a webhook endpoint (issue #28); replay has none, so it records none.
+    recordEvents: async () => undefined,
 
     getErc8004Publishing: async (agentId) => copy(publishing.get(agentId)),
     setErc8004Publishing: async (row) => void publishing.set(row.agentId, { ...row }),
@@ -351,6 +355,7 @@ export function createMemoryStore(): Store {
         claimedAt: agent.claimedAt,
         keyHash: agent.keyHash,
         last: { arrival: c.arrival, nextHeartbeatS: c.nextHeartbeatS, dayDigest: deltas[deltas.length - 1].digest as string },
+        lateDeadline: null,
         createdAt: agent.createdAt,
       };
       // The aggregates live here only (listDays hands out copies), so deltas are added in place.

@@ -5,7 +5,16 @@
  */
 import { componentLeafValue } from "../chain/score-tree";
 import type { DayAggregate, MethodVersion, ProofKind } from "../method";
-import type { AgentFactRows, LatestScores, NewScore, OwnerRecomputeJob, ScoreRow, ScoreSummary, ScoresTx } from "../service/ports";
+import type {
+  AgentFactRows,
+  LatestScoreMove,
+  LatestScores,
+  NewScore,
+  OwnerRecomputeJob,
+  ScoreRow,
+  ScoreSummary,
+  ScoresTx,
+} from "../service/ports";
 import { AGENT_COLUMNS_OF_A, agentFrom, type AgentRecord } from "./agent-rows";
 import { createBatcher } from "./batch";
 import { atMidnight } from "./checkin-writes";
@@ -186,21 +195,40 @@ export async function latestScoresAfter(db: Queryable, afterAgentId: string, lim
   return rows.map(summaryFrom);
 }
 
+/** What an agent's row kept of its latest score before an update moved it, and whether its owner keeps events. */
+type MoveRecord = {
+  agent_id: string;
+  owner_id: string;
+  watched: boolean;
+  score_id: number | null;
+  score_total: number | null;
+  score_band: string | null;
+  score_state: "provisional" | "established" | null;
+};
+
 /**
  * Puts scores just inserted on their agents' rows as their latest (migration 008, for the directory)
  * where they are later (by `at`, then id) than the one there: from the values written, one statement.
+ * Returns the moves of the agents whose owners keep events (score.changed, issue #28), each with the
+ * latest it replaced as the statement read it (the row joined again: its values before this update).
  */
-async function setLatestScores(q: Queryable, scores: ReadonlyArray<{ id: number; score: Omit<ScoreRow, "id"> }>): Promise<void> {
+async function setLatestScores(
+  q: Queryable,
+  scores: ReadonlyArray<{ id: number; score: Omit<ScoreRow, "id"> }>,
+): Promise<LatestScoreMove[]> {
   const latest = new Map<string, { id: number; score: Omit<ScoreRow, "id"> }>();
   for (const w of scores) {
     const seen = latest.get(w.score.agentId);
     if (!seen || w.score.at > seen.score.at || (w.score.at === seen.score.at && w.id > seen.id)) latest.set(w.score.agentId, w);
   }
   const rows = [...latest.values()];
-  await q.query(
+  const { rows: moved } = await q.query<MoveRecord>(
     `UPDATE agents a SET score_id = n.id, score_at = n.at, score_total = n.total, score_band = n.band, score_state = n.state
-     FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::integer[], $5::text[], $6::text[]) AS n (agent_id, id, at, total, band, state)
-     WHERE a.id = n.agent_id AND (a.score_id IS NULL OR (n.at, n.id) > (a.score_at, a.score_id))`,
+     FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::integer[], $5::text[], $6::text[]) AS n (agent_id, id, at, total, band, state),
+       agents o
+     WHERE a.id = n.agent_id AND o.id = a.id AND (a.score_id IS NULL OR (n.at, n.id) > (a.score_at, a.score_id))
+     RETURNING a.id AS agent_id, a.owner_id, EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.owner_id = a.owner_id) AS watched,
+       o.score_id, o.score_total, o.score_band, o.score_state`,
     [
       rows.map((w) => w.score.agentId),
       rows.map((w) => w.id),
@@ -210,6 +238,22 @@ async function setLatestScores(q: Queryable, scores: ReadonlyArray<{ id: number;
       rows.map((w) => w.score.result.state),
     ],
   );
+  return moved
+    .filter((r) => r.watched)
+    .map((r) => {
+      const { id, score } = latest.get(r.agent_id)!;
+      return {
+        agentId: r.agent_id,
+        ownerId: r.owner_id,
+        at: score.at,
+        trigger: score.trigger,
+        current: { scoreId: id, total: score.total, band: score.result.band, state: score.result.state },
+        previous:
+          r.score_id === null
+            ? null
+            : { scoreId: r.score_id, total: r.score_total ?? 0, band: r.score_band ?? "", state: r.score_state ?? "provisional" },
+      };
+    });
 }
 
 /**
@@ -223,9 +267,9 @@ export function scoresIn(q: Queryable, wrote: (agentIds: string[]) => void): Sco
         `INSERT INTO scores (${INSERT_COLUMNS}) VALUES (${INSERT_VALUES}) RETURNING id`,
         insertParams(s),
       );
-      await setLatestScores(q, [{ id: rows[0].id, score: s }]);
+      const [moved] = await setLatestScores(q, [{ id: rows[0].id, score: s }]);
       wrote([s.agentId]);
-      return rows[0].id;
+      return { id: rows[0].id, moved: moved ?? null };
     },
     latestScore: (agentId) =>
       one(q, `SELECT ${SCORE_COLUMNS} FROM scores s WHERE s.agent_id = $1 ORDER BY s.at DESC, s.id DESC LIMIT 1`, [agentId], scoreFrom),
@@ -296,7 +340,7 @@ export function scoresIn(q: Queryable, wrote: (agentIds: string[]) => void): Sco
       return ids.flatMap((id) => byAgent.get(id) ?? []);
     },
     async insertScores(given) {
-      if (given.length === 0) return 0;
+      if (given.length === 0) return { stored: 0, moved: [] };
       // One multi-row INSERT: rows get ids in the order given; a daily score of an agent and day that
       // has one already is skipped by the unique index (RETURNING lists the inserted rows, in order).
       const params: unknown[] = [];
@@ -315,9 +359,9 @@ export function scoresIn(q: Queryable, wrote: (agentIds: string[]) => void): Sco
         if (rows[r].agent_id === given[i].agentId && Number(rows[r].at) === given[i].at && rows[r].trigger === given[i].trigger)
           inserted.push({ id: rows[r++].id, score: given[i] });
       }
-      if (inserted.length > 0) await setLatestScores(q, inserted);
+      const moved = inserted.length > 0 ? await setLatestScores(q, inserted) : [];
       wrote(inserted.map((w) => w.score.agentId));
-      return inserted.length;
+      return { stored: inserted.length, moved };
     },
     hasDailyScore: async (agentId, day) =>
       (await q.query("SELECT 1 FROM scores WHERE agent_id = $1 AND trigger = 'daily' AND day = $2", [agentId, day])).rows.length > 0,

@@ -9,6 +9,7 @@ import { accountsIn } from "./accounts";
 import { checkinFactsIn } from "./checkin-facts";
 import { createCheckinWrites } from "./checkin-writes";
 import type { Db, Queryable } from "./db";
+import { eventsIn } from "./events";
 import { erc8004PublishingIn } from "./erc8004-publishing";
 import { operationsIn, outageFrom, type OutageRecord } from "./operations";
 import { proofsIn } from "./proofs";
@@ -40,7 +41,15 @@ export function createSqlStore(db: Db, options: { onScoresCommitted?: (agentIds:
       if (written) written.push(...agentIds);
       else committed(agentIds);
     };
-    return { ...accountsIn(q), ...checkinFactsIn(q), ...operationsIn(q), ...proofsIn(q), ...scoresIn(q, wrote), ...erc8004PublishingIn(q) };
+    return {
+      ...accountsIn(q),
+      ...checkinFactsIn(q),
+      ...operationsIn(q),
+      ...proofsIn(q),
+      ...scoresIn(q, wrote),
+      ...eventsIn(q),
+      ...erc8004PublishingIn(q),
+    };
   };
 
   return {

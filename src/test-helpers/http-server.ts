@@ -1,12 +1,12 @@
 /**
  * A real local HTTP server for tests (node:http on 127.0.0.1, a free port): routes answer with
- * canned or computed responses, unmatched paths answer 404, and every request is recorded so a
- * test can count retries.
+ * canned or computed responses, unmatched paths answer 404, and every request is recorded (its body
+ * read whole first) so a test can count retries and check what was sent.
  */
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 
-export type RecordedRequest = { method: string; path: string; headers: IncomingHttpHeaders };
+export type RecordedRequest = { method: string; path: string; headers: IncomingHttpHeaders; body: string };
 
 export type TestHttpResponse = {
   /** Default 200. */
@@ -16,6 +16,8 @@ export type TestHttpResponse = {
   body?: unknown;
   /** Never answer (the client's timeout fires). */
   hang?: boolean;
+  /** Answer after this many ms. */
+  delay?: number;
 };
 
 /** A route answers with a fixed response or computes one per request (e.g. to fail the first tries). */
@@ -47,12 +49,21 @@ export async function startHttpServer(): Promise<TestHttpServer> {
   const routes = new Map<string, TestHttpRoute>();
   const requests: RecordedRequest[] = [];
 
-  const server = createServer((req, res) => {
-    const request: RecordedRequest = { method: req.method ?? "GET", path: (req.url ?? "/").split("?")[0], headers: req.headers };
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const sent = Buffer.concat(chunks).toString("utf8");
+    const request: RecordedRequest = {
+      method: req.method ?? "GET",
+      path: (req.url ?? "/").split("?")[0],
+      headers: req.headers,
+      body: sent,
+    };
     requests.push(request);
     const route = routes.get(`${request.method} ${request.path}`);
     const response = typeof route === "function" ? route(request) : (route ?? { status: 404, body: { message: "Not Found" } });
     if (response.hang) return;
+    if (response.delay !== undefined) await new Promise((resolve) => setTimeout(resolve, response.delay));
     const body = response.body;
     const isRaw = typeof body === "string" || Buffer.isBuffer(body);
     const payload = body === undefined ? "" : isRaw ? body : JSON.stringify(body);

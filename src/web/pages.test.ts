@@ -95,6 +95,7 @@ for (const store of TEST_STORES)
           claimedAt: 0,
           keyHash: "",
           last: null,
+          lateDeadline: null,
           createdAt: T0,
         }),
       );

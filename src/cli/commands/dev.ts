@@ -89,6 +89,8 @@ async function startDev(
     RPC_URL: `http://${hostname}:${port}`,
     DEPLOYMENT: deploymentFile,
     CONFIRMATIONS: "0",
+    // Webhooks to a receiver on this machine (http://localhost:...), as a developer tries them (issue #28).
+    WEBHOOK_ALLOW_LOOPBACK: env.WEBHOOK_ALLOW_LOOPBACK || "true",
   };
   const tokenFile = path.join(dataDir, DATA_DIR_FILES.operatorToken);
   if (!env.OPERATOR_TOKEN) {

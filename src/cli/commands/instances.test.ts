@@ -12,6 +12,7 @@ import type { Hex } from "viem";
 import { executorId } from "../../method";
 import { createTestPgDb, type TestDb } from "../../test-helpers/db";
 import { startBalancer, type Balancer } from "../../test-helpers/haproxy";
+import { startHttpServer } from "../../test-helpers/http-server";
 import { deployToNode, startHardhatNode, traceRoot, type HardhatNode, type NodeDriver } from "../../test-helpers/node";
 import { startServe, type ServeProcess } from "../../test-helpers/serve";
 
@@ -51,6 +52,9 @@ describe("three vrai serve instances behind HAProxy on one PostgreSQL", function
       DEPLOYMENT: chain.file,
       CONFIRMATIONS: "0",
       POLL_INTERVAL_MS: "100",
+      // Webhooks to the test's receiver on 127.0.0.1, looked for every 50 ms by each instance's worker (issue #28).
+      WEBHOOK_ALLOW_LOOPBACK: "true",
+      WEBHOOK_POLL_INTERVAL_MS: "50",
     };
     // The first alone: it builds the bundle all three run, and takes the indexer lock.
     instances.push(await startServe(sharedEnv));
@@ -196,6 +200,41 @@ describe("three vrai serve instances behind HAProxy on one PostgreSQL", function
       for (const instance of shared) expect((await call(instance.url, "GET", "/v1/method")).status).to.equal(429);
     } finally {
       await Promise.all(shared.map((s) => s.kill("SIGKILL")));
+    }
+  });
+
+  it("delivers each webhook event once though the three instances' workers all look for them (SKIP LOCKED, issue #28)", async () => {
+    const receiver = await startHttpServer();
+    try {
+      // Each answer takes a little while, so the workers' takes overlap.
+      receiver.route("POST", "/hook", () => ({ status: 200, delay: 20 }));
+      const owner = await call(balancer.url, "POST", "/v1/owners", { body: {} });
+      const made = await call(balancer.url, "POST", "/v1/webhooks", {
+        token: owner.json.token,
+        body: { url: `${receiver.url}/hook`, events: ["score.changed"] },
+      });
+      expect(made.status).to.equal(201);
+      const pings = await Promise.all(
+        Array.from({ length: 60 }, () =>
+          call(balancer.url, "POST", `/v1/webhooks/${made.json.id}/test`, { token: owner.json.token, body: {} }),
+        ),
+      );
+      expect(new Set(pings.map((p) => p.servedBy)).size, "made through every instance").to.equal(INSTANCES);
+      for (const until = Date.now() + 60_000; receiver.requestsTo("/hook").length < 60 && Date.now() < until; ) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      // A little longer: a second send of any of them would come now.
+      await new Promise((r) => setTimeout(r, 1000));
+      const ids = receiver.requestsTo("/hook").map((r) => r.headers["webhook-id"]);
+      expect(ids).to.have.length(60);
+      expect(new Set(ids).size, "each event once").to.equal(60);
+      const { rows } = await testDb.db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.endpoint_id = $1",
+        [made.json.id],
+      );
+      expect(rows[0].n, "one try each in the log").to.equal(60);
+    } finally {
+      await receiver.close();
     }
   });
 

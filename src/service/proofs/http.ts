@@ -6,9 +6,10 @@ import { InvalidInputError } from "../../errors";
 import { retry, type Sleep } from "../../retry";
 import { ProofSourceUnreachableError, type RetryPolicy, unreachableRetry } from "./errors";
 
-/** What the verifiers ask of a request: GETs only. */
+/** What the verifiers ask of a request (GETs only), and webhook deliveries (a POST with a body). */
 export type FetchInit = {
-  method: "GET";
+  method: "GET" | "POST";
+  body?: string;
   headers?: Record<string, string>;
   redirect: "follow" | "manual" | "error";
   signal: AbortSignal;
@@ -74,7 +75,8 @@ export async function boundedGet(
   }
 }
 
-async function readBounded(response: FetchResponse, maxBytes: number): Promise<{ text: string; cut: boolean }> {
+/** The body of `response` decoded as UTF-8, at most `maxBytes` of it read (never buffering more). */
+export async function readBounded(response: FetchResponse, maxBytes: number): Promise<{ text: string; cut: boolean }> {
   if (!response.body) return { text: "", cut: false };
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];

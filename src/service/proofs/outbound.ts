@@ -21,7 +21,7 @@ import { promises as dns, type LookupAddress } from "node:dns";
 import { isIP, type LookupFunction } from "node:net";
 import ipaddr from "ipaddr.js";
 import { Agent, buildConnector, fetch as undiciFetch } from "undici";
-import { InvalidInputError } from "../../errors";
+import type { BaseError } from "../../errors";
 import { proofError } from "./errors";
 import type { Fetch } from "./http";
 
@@ -43,6 +43,14 @@ export type OutboundPolicy = {
    * `outbound.test.ts` checks that.
    */
   allowLoopbackLiteralsForTests?: boolean;
+  /**
+   * Loopback addresses are allowed too, by name or literal (a name whose every address is public or
+   * loopback): `vrai dev`'s webhooks, delivered to a receiver on the same machine (issue #28). Private,
+   * link-local and every other non-public address stay refused. Proofs never set it.
+   */
+  allowLoopback?: boolean;
+  /** The error of a refused host (default: the proofs' `proof_forbidden_address`); it names the host and nothing it resolved to. */
+  refuse?: (host: string) => BaseError;
 };
 
 /** The production resolver: the system's (getaddrinfo: hosts file, then DNS), every address in its order. */
@@ -76,11 +84,16 @@ export function isPublicAddress(address: string): boolean {
   return addressRange(address) === "unicast";
 }
 
+/** Whether `policy` lets a connection go to `address`: a public one, or a loopback one where loopback is allowed. */
+function allowedAddress(address: string, policy: Pick<OutboundPolicy, "allowLoopback">): boolean {
+  return isPublicAddress(address) || (policy.allowLoopback === true && addressRange(address) === "loopback");
+}
+
 /**
  * The refusal. It names the host the user gave but not the address or range it resolved to, so a
  * submission learns nothing about the server's network; nothing was connected to.
  */
-function forbiddenAddress(host: string): InvalidInputError {
+function forbiddenAddress(host: string): BaseError {
   return proofError(
     "proof_forbidden_address",
     `${host} is not reachable for proofs: it is, or resolves to, an address that is not public (proofs are read from public addresses only)`,
@@ -89,12 +102,13 @@ function forbiddenAddress(host: string): InvalidInputError {
 
 /**
  * A `lookup` for `net.connect`/`tls.connect` that resolves `hostname` with `resolve` and answers only
- * if every address is public, handing the socket exactly the addresses it checked.
+ * if every address is public (or loopback, where `policy` allows it), handing the socket exactly the addresses it checked.
  */
-export function checkedLookup(resolve: ResolveAddresses): LookupFunction {
+export function checkedLookup(resolve: ResolveAddresses, policy: Pick<OutboundPolicy, "allowLoopback" | "refuse"> = {}): LookupFunction {
+  const refuse = policy.refuse ?? forbiddenAddress;
   return (hostname, options, callback) => {
     const checked = resolve(hostname).then((addresses) => {
-      if (!addresses.every(({ address }) => isPublicAddress(address))) throw forbiddenAddress(hostname);
+      if (!addresses.every(({ address }) => allowedAddress(address, policy))) throw refuse(hostname);
       const usable = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
       if (usable.length === 0) throw Object.assign(new Error(`no address for ${hostname}`), { code: dns.NOTFOUND, hostname });
       return usable;
@@ -107,21 +121,27 @@ export function checkedLookup(resolve: ResolveAddresses): LookupFunction {
 }
 
 /**
- * The `fetch` of the proof verifiers: undici's, through a dispatcher whose every connection is
- * checked (see the module comment). A refused connection rejects with the `proof_forbidden_address`
- * InvalidInputError itself (422: the answer to the proof, not a transient failure to retry).
+ * The `fetch` of the proof verifiers and of webhook deliveries: undici's, through a dispatcher whose every
+ * connection is checked (see the module comment). A refused connection rejects with the policy's refusal
+ * itself (the proofs' `proof_forbidden_address`, 422: the answer to the proof, not a transient failure to retry).
  * @example
  * const fetchPublic = createOutboundFetch({ resolve: resolveWithSystemDns, connectTimeoutMs: 5_000 });
  * const response = await fetchPublic('https://example.com/.well-known/vrai.json', { method: 'GET', redirect: 'manual', signal });
  */
 export function createOutboundFetch(policy: OutboundPolicy): Fetch {
-  const connectChecked = buildConnector({ lookup: checkedLookup(policy.resolve), timeout: policy.connectTimeoutMs });
+  const refusals = new WeakSet<object>();
+  const refuse = (host: string) => {
+    const error = (policy.refuse ?? forbiddenAddress)(host);
+    refusals.add(error);
+    return error;
+  };
+  const connectChecked = buildConnector({ lookup: checkedLookup(policy.resolve, { ...policy, refuse }), timeout: policy.connectTimeoutMs });
   const allowedLiteral = (address: string) =>
-    isPublicAddress(address) || (policy.allowLoopbackLiteralsForTests === true && addressRange(address) === "loopback");
+    allowedAddress(address, policy) || (policy.allowLoopbackLiteralsForTests === true && addressRange(address) === "loopback");
   const dispatcher = new Agent({
     connect(options, callback) {
       // undici hands IPv6 literals without their brackets.
-      if (isIP(options.hostname) !== 0 && !allowedLiteral(options.hostname)) return callback(forbiddenAddress(options.hostname), null);
+      if (isIP(options.hostname) !== 0 && !allowedLiteral(options.hostname)) return callback(refuse(options.hostname), null);
       connectChecked(options, callback);
     },
   });
@@ -130,7 +150,7 @@ export function createOutboundFetch(policy: OutboundPolicy): Fetch {
       return await undiciFetch(url, { ...init, dispatcher });
     } catch (error) {
       const cause = (error as { cause?: unknown }).cause;
-      throw cause instanceof InvalidInputError && cause.code === "proof_forbidden_address" ? cause : error;
+      throw typeof cause === "object" && cause !== null && refusals.has(cause) ? cause : error;
     }
   };
 }
