@@ -12,7 +12,7 @@
  * - every acknowledged (2xx) check-in stored exactly once (its key found once in `checkins`);
  * - every answer 2xx or 503 with Retry-After (the reconnection), no other status, no connection error or timeout;
  * - the server's RSS (sampled every 5 s from /proc) growing less than 10% from minute 5 to the end (from a
- *   quarter of the run when it is shorter than 6 minutes);
+ *   quarter of the run when it is shorter than 6 minutes), its heap in use and external memory printed beside it;
  * - the rates achieved, the connections terminated and how long 503s were answered after.
  *
  * Flags: --minutes M (20), --checkins R (500 a second), --reads R (200 a second). TEST_PG_ADMIN_URL as the tests use it.
@@ -31,6 +31,7 @@ import { startServe, type ServeProcess } from "../../src/test-helpers/serve";
 import { buildCommand, createBenchDatabase, fmt, printRows, runAutocannon, startEvenly, type Row } from "./harness";
 
 const OPERATOR_TOKEN = `bench-soak-${crypto.randomBytes(12).toString("hex")}`;
+const METRICS_TOKEN = `bench-soak-metrics-${crypto.randomBytes(12).toString("hex")}`;
 
 const { values } = parseArgs({ options: { minutes: { type: "string" }, checkins: { type: "string" }, reads: { type: "string" } } });
 const positive = (text: string | undefined, name: string, fallback: number) => {
@@ -133,6 +134,13 @@ function rssOf(pid: number): number {
   return Number(line[1]) * 1024;
 }
 
+/** The server's JavaScript heap in use and its memory outside the heap (buffers), from its /metrics (prom-client's defaults). */
+async function heapOf(url: string): Promise<{ heap: number; external: number }> {
+  const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+  const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? NaN);
+  return { heap: gauge("nodejs_heap_size_used_bytes"), external: gauge("nodejs_external_memory_bytes") };
+}
+
 /** Agents and owners loaded with SQL as claims just made; the first READ_AGENTS scored by the service's own scoring. */
 async function load(dbUrl: string): Promise<void> {
   const db = createPgDb(dbUrl);
@@ -197,6 +205,7 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   let serve: ServeProcess | undefined;
   const rss: Array<{ atS: number; bytes: number }> = [];
+  const heap: Array<{ heap: number; external: number }> = [];
   let sampler: NodeJS.Timeout | undefined;
   try {
     log(`bench:soak: loading ${fmt(RING)} agents into ${dbName}, scoring ${fmt(READ_AGENTS)} ...`);
@@ -211,6 +220,7 @@ async function main(): Promise<void> {
       MAX_CONNECTIONS: "10000",
       MAX_REQUESTS_PER_SOCKET: "1000000000",
       SCHEDULE_INTERVAL_MS: "3600000",
+      METRICS_TOKEN,
     });
     await bench.connect();
     const pid = serve.child.pid!;
@@ -236,7 +246,14 @@ async function main(): Promise<void> {
     const t0 = Date.now();
     const atS = () => (Date.now() - t0) / 1000;
     rss.push({ atS: 0, bytes: rssOf(pid) });
-    sampler = setInterval(() => rss.push({ atS: atS(), bytes: rssOf(pid) }), RSS_SAMPLE_MS);
+    sampler = setInterval(() => {
+      rss.push({ atS: atS(), bytes: rssOf(pid) });
+      // Beside the RSS, what the server's heap holds: growth of the heap is the process's own, growth beside it is not.
+      heapOf(serve!.url).then(
+        (h) => heap.push(h),
+        () => heap.push({ heap: NaN, external: NaN }),
+      );
+    }, RSS_SAMPLE_MS);
     let terminated = { at: 0, backends: 0 };
     const termination = new Promise<void>((resolve, reject) => {
       setTimeout(
@@ -281,6 +298,10 @@ async function main(): Promise<void> {
     log(
       `503s: ${fmt(unavailableAt.length)}, from ${fmt(firstUnavailableMs)} ms to ${fmt(lastUnavailableMs)} ms after the termination; ` +
         `server RSS every ${RSS_SAMPLE_MS / 1000} s (MiB): ${rss.map((s) => fmt(s.bytes / 2 ** 20)).join(" ")}`,
+    );
+    log(
+      `server heap used / external every ${RSS_SAMPLE_MS / 1000} s (MiB): ` +
+        heap.map((h) => `${fmt(h.heap / 2 ** 20)}/${fmt(h.external / 2 ** 20)}`).join(" "),
     );
 
     // Each autocannon instance offers its share for exactly SECONDS (its own timer), whenever it started.
@@ -334,7 +355,10 @@ async function main(): Promise<void> {
       target: `< ${RSS_GROWTH_LIMIT * 100}%`,
       verdict: growth < RSS_GROWTH_LIMIT ? "PASS" : "FAIL",
     });
-    if (rows.some((r) => r.verdict === "FAIL")) log(`server output:\n${serve.output().slice(-4000)}`);
+    // What the server logged, when an answer or a stored check-in is wrong (not for a rate or the RSS).
+    if (otherStatuses + badUnavailable + checkins.errors + reads.errors + stored.missing + stored.more > 0) {
+      log(`server output (its end):\n${serve.output().slice(-4000)}`);
+    }
   } finally {
     clearInterval(sampler);
     await serve?.kill("SIGTERM");
