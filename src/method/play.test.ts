@@ -146,7 +146,7 @@ const STORES: readonly StoreUnderTest[] = [
   { name: "the memory store of vrai replay", runs: 100, open: async () => ({ store: createMemoryStore(), close: async () => undefined }) },
   {
     name: "PGlite",
-    runs: 20,
+    runs: 15,
     async open() {
       const testDb: TestDb = await createMigratedTestDb(createTestPgliteDb);
       return { store: createSqlStore(testDb.db), close: () => testDb.drop() };
@@ -200,7 +200,11 @@ for (const setup of STORES) {
   describe(`the service on ${setup.name}, held to the rules over random timelines (V3–V10, F2, properties)`, () => {
     let store: Store;
     let close: () => Promise<void>;
-    before(async () => ({ store, close } = await setup.open()));
+    // A new PGlite and its migrations take seconds, far more on a busy machine: the hook's bound, not a test's.
+    before(async function () {
+      this.timeout(120_000);
+      ({ store, close } = await setup.open());
+    });
     after(() => close());
 
     it("answers every event as the rules do, and stores the score the rules compute, which recomputes from its stored inputs byte for byte (V9)", async () => {
