@@ -394,9 +394,11 @@ describe("the daily cycle under faults (vrai serve on PostgreSQL, the local chai
 
     it(
       "completes the day, every score once, when the primary dies in the middle of a page" +
-        " (the formation starts in ~30 s, fails over in ~15 s)",
+        " (pg_auto_failover's formation starts in ~45 s, the day is anchored ~17 s after the kill: ~105 s)",
       async () => {
+        const started = Date.now();
         formation = await startAutoFailoverFormation();
+        const formed = Date.now();
         const primary = await formation.primary();
         db = createPgDb(formation.uri, { max: 2 });
         await migrate(db);
@@ -416,8 +418,13 @@ describe("the daily cycle under faults (vrai serve on PostgreSQL, the local chai
         expect(await dailyCounts(db, day)).to.deep.include({ scores: PAGE, agents: PAGE });
 
         formation.killPostmaster(primary);
+        const killedAt = Date.now();
         await lock.release();
         const row = await dayDone(db, day, server.output, 240_000);
+        console.log(
+          `      the formation started in ${((formed - started) / 1000).toFixed(1)} s; ` +
+            `the day anchored ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the primary's kill`,
+        );
         await formation.waitFor("promoted standby", (s) =>
           s.some((n) => n.nodeport !== primary.port && n.current_group_state === "primary"),
         );
