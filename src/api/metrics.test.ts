@@ -2,6 +2,7 @@ import net from "node:net";
 import { expect } from "chai";
 import pino from "pino";
 import { startApiServer, type ApiServerOptions } from "../app/server";
+import { toRfc3339 } from "../method";
 import { createTestPgliteDb, type TestDb } from "../test-helpers/db";
 
 const OPERATOR_TOKEN = "operator-metrics-test-0123456789";
@@ -31,6 +32,39 @@ describe("where /metrics is served (finding 8)", () => {
       await server.close();
     }
   }
+
+  it("says how far behind the anchoring is, as GET /v1/health does: the days whose root is not anchored and the oldest one's age (issue #30)", async () => {
+    const builtAt = Math.floor(Date.now() / 1000) - 120;
+    await withServer({ port: 0 }, async ({ url, metricsUrl }) => {
+      await testDb.db.query(
+        "INSERT INTO score_anchors (day, root, leaf_count, leaf_version, status, built_at) VALUES ('2026-11-02', $1, 1, 2, 'pending', $2)",
+        [`0x${"ab".repeat(32)}`, builtAt],
+      );
+      try {
+        const behind = (await get(`${metricsUrl}/metrics`)).text;
+        expect(behind).to.match(/^vrai_anchor_unanchored_days 1$/m);
+        expect(Number(/^vrai_anchor_oldest_unanchored_age_seconds (\S+)$/m.exec(behind)?.[1])).to.be.within(120, 180);
+        expect(await (await fetch(`${url}/v1/health`)).json()).to.deep.equal({
+          status: "behind",
+          anchoring: {
+            writing: false,
+            unanchoredDays: 1,
+            oldestUnanchoredDay: "2026-11-02",
+            oldestBuiltAt: toRfc3339(builtAt),
+            failingSince: null,
+          },
+        });
+        await testDb.db.query("UPDATE score_anchors SET status = 'mined', final_at = $1 WHERE day = '2026-11-02'", [builtAt]);
+        const caughtUp = (await get(`${metricsUrl}/metrics`)).text;
+        expect(caughtUp)
+          .to.match(/^vrai_anchor_unanchored_days 0$/m)
+          .and.match(/^vrai_anchor_oldest_unanchored_age_seconds 0$/m);
+        expect(((await (await fetch(`${url}/v1/health`)).json()) as { status: string }).status).to.equal("ok");
+      } finally {
+        await testDb.db.query("DELETE FROM score_anchors WHERE day = '2026-11-02'");
+      }
+    });
+  });
 
   it("is not served on the API's listener by default", async () => {
     await withServer(undefined, async ({ url, metricsUrl }) => {

@@ -4,6 +4,9 @@ import client from "prom-client";
 /** The API listener's connections: open, and of those waiting for their client (src/app/listener.ts `ConnectionCounts`). */
 export type ConnectionFigures = { open: number; waiting: number };
 
+/** The daily anchoring's lag (src/service/anchoring.ts `status`): days not anchored yet, and seconds since the oldest one's tree was built. */
+export type AnchoringFigures = { unanchoredDays: number; oldestAgeS: number };
+
 /** Figures of the latest-score cache (src/store/score-cache.ts `ScoreCacheStats`). */
 export type ScoreCacheFigures = { entries: number; bytes: number; hits: number; misses: number };
 
@@ -19,11 +22,13 @@ export type ApiMetrics = {
  * @param sources.busy whether the service asks agents for 7200 s heartbeats now (V3.3)
  * @param sources.connections the API listener's connections now, once it listens
  * @param sources.scoreCache the latest-score cache's figures, when there is a cache
+ * @param sources.anchoring the daily anchoring's lag (read from the store at each scrape)
  */
 export function createApiMetrics(sources: {
   busy: () => boolean;
   connections?: () => ConnectionFigures;
   scoreCache?: () => ScoreCacheFigures;
+  anchoring?: () => Promise<AnchoringFigures>;
 }): ApiMetrics {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
@@ -69,7 +74,45 @@ export function createApiMetrics(sources: {
     });
   }
   if (sources.scoreCache) registerScoreCacheMetrics(registry, sources.scoreCache);
+  if (sources.anchoring) registerAnchoringMetrics(registry, sources.anchoring);
   return { registry, requests, duration, checkinResults };
+}
+
+/**
+ * The anchoring's lag as two gauges, from one read of the store per scrape (both gauges are collected together). A read
+ * that fails (the database away) leaves the figures of the scrape before.
+ */
+function registerAnchoringMetrics(registry: client.Registry, read: () => Promise<AnchoringFigures>): void {
+  let reading: Promise<AnchoringFigures | null> | null = null;
+  const figures = () =>
+    (reading ??= read()
+      .catch(() => null)
+      .finally(() => {
+        reading = null;
+      }));
+  const gauges: Array<{ name: string; help: string; of: (f: AnchoringFigures) => number }> = [
+    {
+      name: "vrai_anchor_unanchored_days",
+      help: "Days whose scores' tree is stored and whose root is not anchored on chain yet (0 when the anchoring is not behind)",
+      of: (f) => f.unanchoredDays,
+    },
+    {
+      name: "vrai_anchor_oldest_unanchored_age_seconds",
+      help: "Seconds since the tree of the oldest day not anchored yet was built (0 when every day is anchored)",
+      of: (f) => f.oldestAgeS,
+    },
+  ];
+  for (const { name, help, of } of gauges) {
+    new client.Gauge({
+      name,
+      help,
+      registers: [registry],
+      async collect() {
+        const now = await figures();
+        if (now) this.set(of(now));
+      },
+    });
+  }
 }
 
 /** The latest-score cache's size, and its hits and misses as counters (read from the cache's own counts). */

@@ -80,6 +80,7 @@ async function seed(server: ApiServer, clock: Clock & { set(t: number): void }, 
     contract: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
     anchoredAt: Date.UTC(2026, 10, 3, 0, 0, 30) / 1000,
     minedAt: T0 + 86_460,
+    finalAt: T0 + 86_460,
   });
   // Publishing on, and the day's feedback planned (this test sends none).
   await server.publishing.set(ownerId, agentId, true);
@@ -165,11 +166,14 @@ export async function readEverything(
   const health = await client.GET("/v1/indexer/health");
   const status: "ok" | undefined = health.data?.status;
   answer("getIndexerHealth", health);
+  const serviceHealth = await client.GET("/v1/health");
+  const behind: "ok" | "behind" | undefined = serviceHealth.data?.status;
+  answer("getHealth", serviceHealth);
   // An error is typed too: the one error shape.
   const missing = await client.GET("/v1/agents/{id}/score", { params: { path: { id: "agt_nobody" } } });
   const code: string | undefined = missing.error?.error.code;
   answer("getLatestScore (unknown agent)", missing);
-  void [total, band, trigger, claimedAt, flags, status, code, tokenId, declaredStatus, enabled, given];
+  void [total, band, trigger, claimedAt, flags, status, behind, code, tokenId, declaredStatus, enabled, given];
   return answers;
 }
 `;
@@ -209,7 +213,7 @@ describe("the OpenAPI document", () => {
 
   it("names every operation uniquely and gives every answer with a body a schema", () => {
     const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
-    expect(operations).to.have.length(48);
+    expect(operations).to.have.length(49);
     const ids = operations.map((o) => o.operationId);
     expect(
       ids.every((id) => typeof id === "string" && /^[a-z][A-Za-z]+$/.test(id)),
@@ -372,6 +376,7 @@ describe("the OpenAPI document", () => {
     expect(body("getExecutorDerivedScore").records).to.have.length(1);
     expect(body("getAgentNetworkScore")).to.include({ executor: EXECUTOR, tenths: 0 });
     expect(body("getIndexerHealth")).to.include({ status: "ok" });
+    expect(body("getHealth").anchoring).to.include({ writing: false, failingSince: null });
     expect(body("getLatestScore (unknown agent)").error.code).to.equal("agent_not_found");
   });
 });

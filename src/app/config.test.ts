@@ -96,6 +96,25 @@ describe("serve configuration", () => {
     }
   });
 
+  it("takes the anchoring's confirmations (2), RPC timeout (10 s) and longest retry wait (5 min), each bounded (issue #30)", () => {
+    expect(parseServeConfig({ OPERATOR_TOKEN })).to.include({
+      ANCHOR_CONFIRMATIONS: 2,
+      ANCHOR_RPC_TIMEOUT_MS: 10_000,
+      ANCHOR_RETRY_MAX_MS: 300_000,
+    });
+    expect(parseServeConfig({ OPERATOR_TOKEN, ANCHOR_CONFIRMATIONS: "12" }).ANCHOR_CONFIRMATIONS).to.equal(12);
+    for (const [name, bad] of [
+      ["ANCHOR_CONFIRMATIONS", "0"],
+      ["ANCHOR_CONFIRMATIONS", "1.5"],
+      ["ANCHOR_RPC_TIMEOUT_MS", "99"],
+      ["ANCHOR_RETRY_MAX_MS", "soon"],
+    ]) {
+      expect(() => parseServeConfig({ OPERATOR_TOKEN, [name]: bad }), `${name}=${bad}`).to.throw(
+        new RegExp(`^invalid configuration: ${name}: `),
+      );
+    }
+  });
+
   it("takes the reputation registry's variables together: one registry, a chain, and with a key a public URL (issue #27)", () => {
     const registry = `0x${"8".repeat(40)}`;
     const key = `0x${"ab".repeat(32)}`;

@@ -9,6 +9,8 @@ import type { Address, Hex } from "viem";
 import { z } from "zod";
 import { DEFAULT_RATE_LIMITS } from "../api/rate-limit";
 import { InvalidInputError } from "../errors";
+import { DEFAULT_RPC_TIMEOUT_MS } from "../chain/signer";
+import { DEFAULT_ANCHOR_CONFIRMATIONS, DEFAULT_ANCHOR_RETRY_MAX_MS } from "../service/anchoring";
 import { DEFAULT_CHECKIN_RETENTION_DAYS } from "../service/checkin-retention";
 import { PROOF_KIND_SETTINGS } from "../service/proofs/kinds";
 import { DEFAULT_SERVER_LIMITS } from "./listener";
@@ -130,6 +132,12 @@ export const serveConfigSchema = z
     /** The AnchorRegistry address, or a deployments/<network>.json file naming it. */
     ANCHOR_REGISTRY: address.optional(),
     ANCHOR_DEPLOYMENT: z.string().min(1).optional(),
+    /** Blocks on a day's anchor, its own included, before it is final; until then a reorganisation that drops it has it sent again. */
+    ANCHOR_CONFIRMATIONS: z.coerce.number().int().min(1).max(1000).default(DEFAULT_ANCHOR_CONFIRMATIONS),
+    /** One JSON-RPC request of the anchoring (retried 3 times, then the attempt fails and is tried again later). */
+    ANCHOR_RPC_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(DEFAULT_RPC_TIMEOUT_MS),
+    /** The longest wait between two anchoring attempts while the chain fails or a transaction waits (doubling from 5 s). */
+    ANCHOR_RETRY_MAX_MS: z.coerce.number().int().min(100).max(3_600_000).default(DEFAULT_ANCHOR_RETRY_MAX_MS),
     /** The service's public base URL (https://vrai.example): what ERC-8004 feedback names (its file's URI, the agent's page). */
     PUBLIC_URL: z.url().optional(),
     /** The ERC-8004 reputation registry Vrai gives feedback to, or a deployments/<network>.json naming it; unset: none is given. */

@@ -46,7 +46,7 @@ function anchorWriterOf(config: ServeConfig, locks: AccountLocks): AnchorWriter 
       "invalid_configuration",
       "invalid configuration: ANCHOR_REGISTRY: anchoring needs exactly one of ANCHOR_REGISTRY and ANCHOR_DEPLOYMENT",
     );
-  return createAnchorWriter({ privateKey: config.ANCHOR_PRIVATE_KEY, rpcUrl, registry }, locks);
+  return createAnchorWriter({ privateKey: config.ANCHOR_PRIVATE_KEY, rpcUrl, registry, timeoutMs: config.ANCHOR_RPC_TIMEOUT_MS }, locks);
 }
 
 /**
@@ -189,6 +189,7 @@ export async function startService(
     schedule: { intervalMs: config.SCHEDULE_INTERVAL_MS },
     checkinRetention: { days: config.CHECKIN_RETENTION_DAYS, archiveDir: config.CHECKIN_ARCHIVE_DIR },
     anchorWriter,
+    anchoring: { confirmations: config.ANCHOR_CONFIRMATIONS, maxRetryMs: config.ANCHOR_RETRY_MAX_MS },
     erc8004,
     devClock: options.devClock,
     webhooks: {

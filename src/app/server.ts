@@ -6,6 +6,7 @@
 import Redis from "ioredis";
 import pino, { type Logger } from "pino";
 import { anchorRoutes } from "../api/anchor-routes";
+import { healthRoutes } from "../api/health-routes";
 import { createHttpApp, createMetricsApp } from "../api/express";
 import { devRoutes } from "../api/dev-routes";
 import { directoryRoutes } from "../api/directory-routes";
@@ -133,6 +134,8 @@ export type ApiServerOptions = {
   checkinRetention?: { days: number; archiveDir?: string };
   /** Anchors each day's score root on chain after the daily recompute; off when absent (trees and proofs are still stored). */
   anchorWriter?: AnchorWriter;
+  /** Blocks on an anchor before it is final (default 1) and the longest wait between attempts (src/service/anchoring.ts). */
+  anchoring?: { confirmations?: number; maxRetryMs?: number };
   /** Vrai's scores as ERC-8004 feedback (issue #27): where it is given, and this server's publisher; absent: none is given. */
   erc8004?: Erc8004Options;
   /** Memory for the latest-score cache (default 512 MiB); 0 turns it off. */
@@ -290,7 +293,14 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
       logger,
     });
   const publishing = createErc8004Publishing({ store, outbox, clock, target: erc8004?.target, onChanged: () => erc8004Feedback?.wake() });
-  const anchoring = createAnchoring({ anchors, clock, logger, writer: options.anchorWriter, onMined: () => erc8004Feedback?.wake() });
+  const anchoring = createAnchoring({
+    anchors,
+    clock,
+    logger,
+    writer: options.anchorWriter,
+    onMined: () => erc8004Feedback?.wake(),
+    ...options.anchoring,
+  });
   const retention = options.checkinRetention ?? { days: DEFAULT_CHECKIN_RETENTION_DAYS };
   const checkinRetention = createCheckinRetention({
     partitions: createCheckinPartitions(options.db),
@@ -331,12 +341,24 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
 
   const chain =
     options.indexerApi === false ? undefined : chainScoreParts({ db: options.db, accounts: service.accounts, agents: store.read, clock });
-  const metrics = createApiMetrics({ busy: overloaded, connections, scoreCache: scoreCache?.server.stats });
+  const metrics = createApiMetrics({
+    busy: overloaded,
+    connections,
+    scoreCache: scoreCache?.server.stats,
+    anchoring: async () => {
+      const now = await anchoring.status();
+      return {
+        unanchoredDays: now.unanchoredDays,
+        oldestAgeS: now.oldestBuiltAt === null ? 0 : Math.max(0, clock.now() - now.oldestBuiltAt),
+      };
+    },
+  });
   const site = createSiteReads({ site: store, clock });
   const routes: Route[] = [
     ...serviceRoutes({ ...service, reads, site, publishing, checkinResults: metrics.checkinResults }),
     ...proofRoutes({ proofs, identity: service.identity, reads }),
     ...anchorRoutes(anchoring, reads),
+    ...healthRoutes(anchoring),
     ...directoryRoutes(directory),
     ...erc8004Routes(publishing),
     ...(chain?.routes ?? []),

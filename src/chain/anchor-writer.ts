@@ -17,11 +17,15 @@ export type AnchorWriter = {
 
 /**
  * A writer signing with `privateKey` over HTTP JSON-RPC at `rpcUrl`, anchoring to the AnchorRegistry at `registry`;
- * `locks` are the process's account locks, shared with any other writer of the same key (a lock of its own otherwise).
+ * `locks` are the process's account locks, shared with any other writer of the same key (a lock of its own otherwise);
+ * `timeoutMs` bounds each JSON-RPC request (`createKeySigner`).
  * @example
  * createAnchorWriter({ privateKey: "0x…", rpcUrl: "http://127.0.0.1:8545", registry: "0x5FbDB2315678afecb367f032d93F642f64180aa3" })
  */
-export function createAnchorWriter(options: { privateKey: Hex; rpcUrl: string; registry: Address }, locks?: AccountLocks): AnchorWriter {
+export function createAnchorWriter(
+  options: { privateKey: Hex; rpcUrl: string; registry: Address; timeoutMs?: number },
+  locks?: AccountLocks,
+): AnchorWriter {
   const signer = createKeySigner(options, locks);
   return { publicClient: signer.publicClient, signer, contract: getAddress(options.registry) };
 }

@@ -92,12 +92,16 @@ export function createTxSigner(
   };
 }
 
+/** How long one JSON-RPC request may take by default (viem's), before its retries. */
+export const DEFAULT_RPC_TIMEOUT_MS = 10_000;
+
 /**
- * A signer for `privateKey` over HTTP JSON-RPC at `rpcUrl`, under `locks`.
+ * A signer for `privateKey` over HTTP JSON-RPC at `rpcUrl`, under `locks`; each request times out after `timeoutMs`
+ * (default `DEFAULT_RPC_TIMEOUT_MS`) and is retried 3 times (viem's) before the call fails.
  * @example const signer = createKeySigner({ privateKey: "0x…", rpcUrl: "http://127.0.0.1:8545" }, locks);
  */
-export function createKeySigner(options: { privateKey: Hex; rpcUrl: string }, locks?: AccountLocks): TxSigner {
-  const transport = http(options.rpcUrl);
+export function createKeySigner(options: { privateKey: Hex; rpcUrl: string; timeoutMs?: number }, locks?: AccountLocks): TxSigner {
+  const transport = http(options.rpcUrl, { timeout: options.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS });
   return createTxSigner(
     {
       walletClient: createWalletClient({ transport, account: privateKeyToAccount(options.privateKey) }),

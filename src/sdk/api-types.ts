@@ -478,6 +478,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether the daily cycle is behind: days whose score root is not anchored on chain yet (the oldest first), and since when this instance's anchoring attempts fail. Always 200: the API serves while the chain is unreachable. */
+        get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agents/{id}/erc8004-publishing": {
         parameters: {
             query?: never;
@@ -4936,6 +4953,90 @@ export interface operations {
             };
             /** @description erc8004_identity_not_held: no Vrai agent holds that identity */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate limited (rate_limited): retry after the Retry-After header's seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok, or behind */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "behind",
+                     *       "anchoring": {
+                     *         "writing": true,
+                     *         "unanchoredDays": 1,
+                     *         "oldestUnanchoredDay": "2026-11-02",
+                     *         "oldestBuiltAt": "2026-11-02T00:00:41Z",
+                     *         "failingSince": "2026-11-02T00:00:42Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description behind while a day's score root is not anchored on chain
+                         * @enum {string}
+                         */
+                        status: "ok" | "behind";
+                        anchoring: {
+                            /** @description whether this instance anchors (it has ANCHOR_PRIVATE_KEY); another instance may */
+                            writing: boolean;
+                            /** @description days whose scores' tree is stored and whose root is not anchored yet */
+                            unanchoredDays: number;
+                            /** @description the oldest of them (YYYY-MM-DD); null when every day is anchored */
+                            oldestUnanchoredDay: string | null;
+                            /** @description when the oldest one's tree was built, right after its daily recompute (RFC 3339) */
+                            oldestBuiltAt: string | null;
+                            /** @description since when this instance's anchoring attempts fail (RFC 3339; its log says why); null while they succeed */
+                            failingSince: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description not modified: If-None-Match matched the ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description the Authorization header is not Bearer <token> (malformed_authorization) */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -17,7 +17,7 @@ import {
 import { createAnchorRepository } from "../store/anchors";
 import { startTestChain, type TestChain } from "../test-helpers/chain";
 import { createTestPgDb, type TestDb } from "../test-helpers/db";
-import { createAnchoring } from "./anchoring";
+import { createAnchoring, type AnchorOutcome } from "./anchoring";
 import { createManualClock } from "./clock";
 
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
@@ -408,5 +408,75 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
     const agent = (await testDb.db.query<{ agent_id: string }>("SELECT agent_id FROM scores WHERE id = $1", [id])).rows[0].agent_id;
     const latest = (await (await fetch(`${server.url}/v1/agents/${agent}/score/proof`)).json()) as any;
     expect(latest.day).to.equal("2026-11-09");
+  });
+  /** The anchoring's outcome for `day` alone (days left pending by the tests before are anchored in the same pass). */
+  const outcomeOf = async (anchoring: ReturnType<typeof createAnchoring>, day: string) =>
+    (await anchoring.anchorDue()).find((o) => o.day === day) as Extract<AnchorOutcome, { blockNumber: number }>;
+
+  it("with 3 confirmations, records the anchor mined (its proofs served) and final, told to what follows, once 3 blocks are on it", async () => {
+    const day = "2026-11-12";
+    clock.set(T0 + 10 * 86400);
+    await server.service.scoring.recomputeDay(day);
+    const told: string[] = [];
+    const anchoring = createAnchoring({
+      anchors: createAnchorRepository(testDb.db),
+      clock,
+      logger: silent,
+      writer,
+      confirmations: 3,
+      onMined: (d) => told.push(d),
+    });
+    const built = await anchoring.buildDay(day);
+    const lag = await anchoring.status();
+    expect(lag).to.deep.include({ writing: true, oldestUnanchoredDay: "2026-11-11", failingSince: null });
+    expect(lag.unanchoredDays).to.equal(2);
+
+    const first = await outcomeOf(anchoring, day);
+    expect(first).to.include({ type: "confirming", confirmations: 1 });
+    expect(await anchoring.status()).to.deep.include({ unanchoredDays: 0, oldestUnanchoredDay: null });
+    expect(await createAnchorRepository(testDb.db).getDay(day)).to.include({ status: "mined", finalAt: null, txHash: first.txHash });
+    expect(told).not.to.include(day);
+    const [id] = (await testDb.db.query<{ id: number }>("SELECT id FROM scores WHERE trigger = 'daily' AND day = $1 LIMIT 1", [day])).rows;
+    expect((await fetch(`${server.url}/v1/scores/${id.id}/proof`)).status, "served while confirming").to.equal(200);
+
+    await chain.mine(2);
+    expect(await outcomeOf(anchoring, day)).to.deep.equal({ type: "mined", day, txHash: first.txHash, blockNumber: first.blockNumber });
+    expect(await createAnchorRepository(testDb.db).getDay(day)).to.include({ finalAt: clock.now(), rawTx: null });
+    expect(told).to.include(day);
+    expect(await chain.rootAnchoredLogs(registry, built!.root)).to.have.length(1);
+    await anchoring.stop();
+  });
+
+  it("sends the same transaction again when a reorganisation drops the anchor's block within its confirmations, and records its new block", async () => {
+    const day = "2026-11-13";
+    clock.set(T0 + 11 * 86400);
+    await server.service.scoring.recomputeDay(day);
+    const lines: string[] = [];
+    const logger = pino({ level: "warn" }, { write: (line: string) => void lines.push(line) });
+    const anchoring = createAnchoring({ anchors: createAnchorRepository(testDb.db), clock, logger, writer, confirmations: 3 });
+    const built = await anchoring.buildDay(day);
+    const beforeAnchor = await chain.snapshot();
+    const first = await outcomeOf(anchoring, day);
+    expect(first.type).to.equal("confirming");
+
+    await chain.revert(beforeAnchor);
+    // A node that never saw it: the transaction is neither in a block nor in the pool (should Hardhat have put it back).
+    await chain.publicClient.request({ method: "hardhat_dropTransaction" as never, params: [first.txHash] as never });
+    await chain.mine(1);
+    const again = await outcomeOf(anchoring, day);
+    expect(again).to.deep.equal({ type: "confirming", day, txHash: first.txHash, blockNumber: first.blockNumber + 1, confirmations: 1 });
+    expect(lines.map((l) => JSON.parse(l).msg)).to.deep.equal([
+      "score root no longer anchored: its block left the chain (a reorganisation); sending its transaction again",
+    ]);
+    expect(await createAnchorRepository(testDb.db).getDay(day)).to.include({
+      status: "mined",
+      blockNumber: again.blockNumber,
+      finalAt: null,
+    });
+
+    await chain.mine(2);
+    expect(await outcomeOf(anchoring, day)).to.include({ type: "mined", txHash: first.txHash, blockNumber: again.blockNumber });
+    expect(await chain.rootAnchoredLogs(registry, built!.root)).to.have.length(1);
+    await anchoring.stop();
   });
 });

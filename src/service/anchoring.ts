@@ -5,9 +5,11 @@
  * (`store/anchors`: leaves of version 2 from now on, days stored before keep version 1), and its root is
  * anchored with `AnchorRegistry.anchorRoot(root, leafCount, kind)`, the kind of the day's leaf version: one
  * transaction a day, whatever the number of agents. This module decides what happens when; SQL is the
- * repository's, the clients the writer's. A score's proof is served only once its day's root is mined.
+ * repository's, the clients the writer's. A score's proof is served only once its day's root is mined. An anchor is final
+ * once `confirmations` blocks are on it: until then each pass reads its receipt again, and a transaction a reorganisation
+ * dropped is sent again (issue #30).
  */
-import { encodeFunctionData, WaitForTransactionReceiptTimeoutError, type Hex } from "viem";
+import { encodeFunctionData, TransactionReceiptNotFoundError, WaitForTransactionReceiptTimeoutError, type Hex } from "viem";
 import type { Logger } from "pino";
 import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
 import type { AnchorWriter } from "../chain/anchor-writer";
@@ -15,6 +17,7 @@ import { SCORE_LEAF_VERSIONS } from "../chain/score-tree";
 import { resumeStoredTx } from "../chain/signer";
 import { BaseError } from "../errors";
 import { dayStart, firstDailyAt, toRfc3339 } from "../method";
+import { shortMessageOf } from "../chain/short-message";
 import { retry } from "../retry";
 import type { AnchorRepository, DayAnchorRow, ScoreAnchor, ScoreProof } from "../store/anchors";
 import type { Clock } from "./clock";
@@ -22,9 +25,24 @@ import { NotFoundError } from "./errors";
 
 /** Where an anchoring attempt left a day. */
 export type AnchorOutcome =
+  /** Mined, and final: `confirmations` blocks on it. */
   | { type: "mined"; day: string; txHash: Hex; blockNumber: number }
+  /** Mined (recorded, its proofs served), with fewer blocks on it than asked: read again at the next pass. */
+  | { type: "confirming"; day: string; txHash: Hex; blockNumber: number; confirmations: number }
   | { type: "waiting"; day: string; txHash: Hex }
   | { type: "off"; day: string };
+
+/** Where the anchoring stands, for the health route and the metrics. */
+export type AnchoringStatus = {
+  /** Whether this instance anchors (it has a writer); days may be anchored by another instance. */
+  writing: boolean;
+  /** Days whose tree is stored and whose root is not anchored yet, the oldest of them, and when its tree was built. */
+  unanchoredDays: number;
+  oldestUnanchoredDay: string | null;
+  oldestBuiltAt: number | null;
+  /** When this instance's last anchoring attempt failed, if its last attempt did (the error is in its log). */
+  failingSince: number | null;
+};
 
 /** The daily anchoring of score roots, and the proofs derived from the trees it stored. */
 export type Anchoring = {
@@ -41,6 +59,8 @@ export type Anchoring = {
   proofOf(scoreId: number): Promise<ScoreProof & { anchor: ScoreAnchor }>;
   /** The proof of the agent's latest daily score whose day's root is mined. */
   latestProofOf(agentId: string): Promise<ScoreProof & { anchor: ScoreAnchor }>;
+  /** Where the anchoring stands: the days not anchored yet (from the store, whoever anchors), this instance's failures. */
+  status(): Promise<AnchoringStatus>;
   /** Resumes anchoring left pending by a previous run. */
   start(): void;
   /** Stops retrying and waits for an attempt in progress. */
@@ -56,18 +76,34 @@ export type AnchoringDeps = {
   writer?: AnchorWriter;
   /** How long one attempt waits for its transaction's receipt (default `RECEIPT_TIMEOUT_MS`). */
   receiptTimeoutMs?: number;
-  /** Told each day whose root it saw mined (what comes after a day's anchor: its ERC-8004 feedback). */
+  /** Told each day whose anchor it saw final (what comes after a day's anchor: its ERC-8004 feedback). */
   onMined?: (day: string) => void;
+  /**
+   * Blocks on an anchor, its own included, before it is final (default 1: final once mined). Until then each pass
+   * reads its receipt again; one a reorganisation dropped is sent again.
+   */
+  confirmations?: number;
+  /** The longest wait between two attempts while the chain fails or a transaction waits (default `MAX_RETRY_MS`). */
+  maxRetryMs?: number;
 };
 
-/** First retry after a failed attempt; doubled at each failure up to `MAX_RETRY_MS`. */
+/** First retry after a failed attempt (at most the longest); doubled at each failure up to `MAX_RETRY_MS`. */
 const FIRST_RETRY_MS = 5_000;
 const MAX_RETRY_MS = 300_000;
+/** `vrai serve`'s longest wait between two attempts (ANCHOR_RETRY_MAX_MS). */
+export const DEFAULT_ANCHOR_RETRY_MAX_MS = MAX_RETRY_MS;
+/**
+ * `vrai serve`'s blocks on an anchor before it is final (ANCHOR_CONFIRMATIONS), as the indexer's CONFIRMATIONS: a
+ * reorganisation deeper than this is not looked for.
+ */
+export const DEFAULT_ANCHOR_CONFIRMATIONS = 2;
 /** How long one attempt waits for its transaction's receipt before leaving it to the next attempt. */
 const RECEIPT_TIMEOUT_MS = 120_000;
 
 /** A transaction was mined, a root found anchored: where. */
 type OnChain = { txHash: Hex; blockNumber: number };
+/** Where it was seen, with the hash of the block it was seen in (checked before anything is recorded of it). */
+type SeenOnChain = OnChain & { blockHash: Hex };
 
 /** What one pass over the unmined days reached; a failure stops the pass where it happened. */
 type Pass = { outcomes: AnchorOutcome[]; failed: false } | { outcomes: AnchorOutcome[]; failed: true; error: unknown };
@@ -87,6 +123,10 @@ const WAITING = new BaseError("anchor_waiting", "an anchoring transaction is not
 export function createAnchoring(deps: AnchoringDeps): Anchoring {
   const { anchors, clock, logger, writer } = deps;
   const receiptTimeoutMs = deps.receiptTimeoutMs ?? RECEIPT_TIMEOUT_MS;
+  const confirmations = deps.confirmations ?? 1;
+  const maxRetryMs = deps.maxRetryMs ?? MAX_RETRY_MS;
+  /** When the attempts of this instance started failing; null once one succeeds. */
+  let failingSince: number | null = null;
   /** Aborted by `stop()`: ends the retries' wait; a new one after `start()`. */
   let stopping = new AbortController();
   /** The pass in progress. */
@@ -122,12 +162,13 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
    * kind and leaf count, whoever sent it. A root has one anchor per role (METHOD A6), so an anchor of it as a
    * single digest or as another batch is not the day's: the day's own `anchorRoot` is still sent.
    */
-  async function findOnChain(w: AnchorWriter, row: DayAnchorRow): Promise<OnChain | null> {
+  async function findOnChain(w: AnchorWriter, row: DayAnchorRow): Promise<SeenOnChain | null> {
     if (!(await w.publicClient.readContract({ address: w.contract, abi: anchorRegistryAbi, functionName: "isAnchored", args: [row.root] })))
       return null;
     if (row.txHash) {
       const receipt = await w.publicClient.getTransactionReceipt({ hash: row.txHash }).catch(() => null);
-      if (receipt?.status === "success") return { txHash: row.txHash, blockNumber: Number(receipt.blockNumber) };
+      if (receipt?.status === "success")
+        return { txHash: row.txHash, blockNumber: Number(receipt.blockNumber), blockHash: receipt.blockHash };
     }
     const logs = await w.publicClient.getContractEvents({
       address: w.contract,
@@ -139,18 +180,75 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
     const kind = SCORE_LEAF_VERSIONS[row.leafVersion].kind;
     const log = logs.find(({ args }) => args.kind === kind && args.leafCount === BigInt(row.leafCount));
     if (!log) return null;
-    if (!log.transactionHash || log.blockNumber === null)
+    if (!log.transactionHash || log.blockNumber === null || !log.blockHash)
       throw new BaseError("anchor_log_pending", `root ${row.root}'s RootAnchored log is not in a mined block yet`, { retryable: true });
-    return { txHash: log.transactionHash, blockNumber: Number(log.blockNumber) };
+    return { txHash: log.transactionHash, blockNumber: Number(log.blockNumber), blockHash: log.blockHash };
   }
 
-  /** Records the day mined by `found`, with its block's time (what a contract compares), and reports it. */
-  async function markMined(w: AnchorWriter, chainId: number, row: DayAnchorRow, found: OnChain): Promise<AnchorOutcome> {
-    const block = await w.publicClient.getBlock({ blockNumber: BigInt(found.blockNumber) });
-    await anchors.setMined(row.day, { ...found, chainId, contract: w.contract, anchoredAt: Number(block.timestamp), minedAt: clock.now() });
-    logger.info({ day: row.day, root: row.root, txHash: found.txHash, blockNumber: found.blockNumber }, "score root anchored");
-    deps.onMined?.(row.day);
-    return { type: "mined", day: row.day, ...found };
+  /** Blocks on block `blockNumber`, its own included (the head read afresh, not from the client's cache). */
+  async function depthOf(w: AnchorWriter, blockNumber: number): Promise<number> {
+    if (confirmations <= 1) return 1;
+    return Number(await w.publicClient.getBlockNumber({ cacheTime: 0 })) - blockNumber + 1;
+  }
+
+  /** The outcome of a day mined by `found`, final or not; what comes after an anchor is told of it once final. */
+  function minedOutcome(day: string, found: OnChain, depth: number): AnchorOutcome {
+    if (depth < confirmations) return { type: "confirming", day, ...found, confirmations: depth };
+    deps.onMined?.(day);
+    return { type: "mined", day, ...found };
+  }
+
+  /**
+   * Records the day mined by `seen`, with its block's time (what a contract compares), final if deep enough (`known`
+   * blocks on it, read when not given), and reports it. If that block is no longer the chain's (a reorganisation between
+   * the two reads), nothing is recorded: the day is read again at the next pass.
+   */
+  async function markMined(w: AnchorWriter, chainId: number, row: DayAnchorRow, seen: SeenOnChain, known?: number): Promise<AnchorOutcome> {
+    const { blockHash, ...found } = seen;
+    const [block, depth] = await Promise.all([
+      w.publicClient.getBlock({ blockNumber: BigInt(found.blockNumber) }),
+      known ?? depthOf(w, found.blockNumber),
+    ]);
+    if (block.hash !== blockHash) return { type: "waiting", day: row.day, txHash: found.txHash };
+    const now = clock.now();
+    const final = depth >= confirmations;
+    await anchors.setMined(row.day, {
+      ...found,
+      chainId,
+      contract: w.contract,
+      anchoredAt: Number(block.timestamp),
+      minedAt: now,
+      finalAt: final ? now : null,
+    });
+    logger.info({ day: row.day, root: row.root, txHash: found.txHash, blockNumber: found.blockNumber, final }, "score root anchored");
+    return minedOutcome(row.day, found, depth);
+  }
+
+  /**
+   * A recorded anchor not final yet, read again: final once deep enough; recorded anew if its transaction is in another
+   * block now (or another anchor of the root is on chain); if the root is no longer anchored (a reorganisation dropped
+   * the block), the day is pending again and its transaction sent again as it is (or a new one, if its nonce was taken).
+   */
+  async function confirmMined(w: AnchorWriter, chainId: number, row: DayAnchorRow & { txHash: Hex }): Promise<AnchorOutcome> {
+    const receipt = await w.publicClient.getTransactionReceipt({ hash: row.txHash }).catch((error: unknown) => {
+      if (error instanceof TransactionReceiptNotFoundError) return null;
+      throw error;
+    });
+    if (receipt?.status === "success") {
+      const found = { txHash: row.txHash, blockNumber: Number(receipt.blockNumber), blockHash: receipt.blockHash };
+      const depth = await depthOf(w, found.blockNumber);
+      // Recorded again once final, or when the transaction is in another block now: that block and its time read afresh.
+      if (depth >= confirmations || found.blockNumber !== row.blockNumber) return markMined(w, chainId, row, found, depth);
+      return { type: "confirming", day: row.day, txHash: found.txHash, blockNumber: found.blockNumber, confirmations: depth };
+    }
+    const elsewhere = await findOnChain(w, { ...row, txHash: null });
+    if (elsewhere) return markMined(w, chainId, row, elsewhere);
+    logger.warn(
+      { day: row.day, root: row.root, txHash: row.txHash, blockNumber: row.blockNumber },
+      "score root no longer anchored: its block left the chain (a reorganisation); sending its transaction again",
+    );
+    if (!(await anchors.setDropped(row.day, row.txHash))) return { type: "waiting", day: row.day, txHash: row.txHash };
+    return anchorOne(w, chainId, { ...row, status: "pending", blockNumber: null, minedAt: null, anchoredAt: null });
   }
 
   /** Whether the day's stored transaction may still be mined, rebroadcast as is: same nonce, so it can never anchor twice. */
@@ -165,11 +263,14 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
 
   /** One attempt for one day: mined if the root is on chain, else (re)broadcast its one transaction and wait. */
   async function anchorOne(w: AnchorWriter, chainId: number, row: DayAnchorRow): Promise<AnchorOutcome> {
+    if (row.status === "mined" && row.txHash) return confirmMined(w, chainId, { ...row, txHash: row.txHash });
     const onChain = await findOnChain(w, row);
     if (onChain) return markMined(w, chainId, row, onChain);
 
     let txHash = row.txHash;
-    if (row.txHash && row.rawTx && !(await storedTxMayMine(w, row.day, row.txHash, row.rawTx))) {
+    // Without its signed bytes a transaction is not this service's to resume (another sender's anchor a reorganisation
+    // dropped): forgotten, as one that can never be mined, and a new one sent.
+    if (row.txHash && !(row.rawTx && (await storedTxMayMine(w, row.day, row.txHash, row.rawTx)))) {
       if (!(await anchors.setPendingTx(row.day, row.txHash, null))) return { type: "waiting", day: row.day, txHash: row.txHash };
       txHash = null;
     }
@@ -189,7 +290,8 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
     }
     try {
       const receipt = await w.publicClient.waitForTransactionReceipt({ hash: txHash, timeout: receiptTimeoutMs });
-      if (receipt.status === "success") return markMined(w, chainId, row, { txHash, blockNumber: Number(receipt.blockNumber) });
+      if (receipt.status === "success")
+        return markMined(w, chainId, row, { txHash, blockNumber: Number(receipt.blockNumber), blockHash: receipt.blockHash });
       const after = await findOnChain(w, { ...row, txHash: null });
       if (after) return markMined(w, chainId, row, after);
       await anchors.setPendingTx(row.day, txHash, null);
@@ -201,7 +303,7 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
   }
 
   /**
-   * One pass over the days not yet mined, oldest first, after the pass in progress if any (it may have
+   * One pass over the days whose anchor is not final yet, oldest first, after the pass in progress if any (it may have
    * listed the days before the caller's day was built). A failure ends the pass with the outcomes so far.
    */
   async function passOnce(): Promise<Pass> {
@@ -210,13 +312,15 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
     running = (async (): Promise<Pass> => {
       const outcomes: AnchorOutcome[] = [];
       try {
-        const days = await anchors.unminedDays();
+        const days = await anchors.unfinalDays();
         if (!writer) return { outcomes: days.map((d) => ({ type: "off", day: d.day })), failed: false };
         if (days.length === 0) return { outcomes, failed: false };
         const chainId = await writer.publicClient.getChainId();
         for (const row of days) outcomes.push(await anchorOne(writer, chainId, row));
+        failingSince = null;
         return { outcomes, failed: false };
       } catch (error) {
+        failingSince ??= clock.now();
         return { outcomes, failed: true, error };
       } finally {
         running = null;
@@ -232,15 +336,16 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
         async (attempt) => {
           const pass = attempt === 1 ? await first : await passOnce();
           if (pass.failed) throw pass.error;
-          if (pass.outcomes.some((o) => o.type === "waiting")) throw WAITING;
+          if (pass.outcomes.some((o) => o.type === "waiting" || o.type === "confirming")) throw WAITING;
         },
         {
           attempts: Infinity,
-          baseDelayMs: FIRST_RETRY_MS,
-          maxDelayMs: MAX_RETRY_MS,
+          baseDelayMs: Math.min(FIRST_RETRY_MS, maxRetryMs),
+          maxDelayMs: maxRetryMs,
           signal: stopping.signal,
           onRetry: ({ error, delayMs }) => {
-            if (error !== WAITING) logger.error({ err: error, retryInMs: delayMs }, "anchoring failed; retrying");
+            if (error !== WAITING)
+              logger.error({ err: error, reason: shortMessageOf(error), retryInMs: delayMs }, "anchoring failed; retrying");
           },
         },
       )
@@ -323,6 +428,16 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
         `agent ${agentId} has no daily score yet: ${when} (the first 00:00 UTC after its claim, V9); ` +
           "its proof is served once that day's root is anchored on chain, right after",
       );
+    },
+    async status() {
+      const lag = await anchors.anchoringLag();
+      return {
+        writing: writer !== undefined,
+        unanchoredDays: lag.days,
+        oldestUnanchoredDay: lag.oldestDay,
+        oldestBuiltAt: lag.oldestBuiltAt,
+        failingSince,
+      };
     },
     start() {
       if (stopping.signal.aborted) stopping = new AbortController();

@@ -114,6 +114,7 @@ for (const { name, create } of TEST_STORES) {
         blockNumber: null,
         minedAt: null,
         anchoredAt: null,
+        finalAt: null,
       });
       // The first and last scores of each page, and others across the chunks; agents 1,234 and 3,777 (none of 7) and 1,239 (one of 7) among them.
       for (const i of [0, PAGE_ROWS - 1, PAGE_ROWS, 2 * PAGE_ROWS, 1233, 1238, 3776, LEAVES - 1]) {
@@ -268,6 +269,7 @@ for (const { name, create } of TEST_STORES) {
           contract: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
           anchoredAt: AT,
           minedAt: AT,
+          finalAt: AT,
         });
       const { claimedAt } = await anchors.latestAnchoredScore("agt_000002");
       expect(claimedAt).to.be.a("number");
@@ -300,10 +302,10 @@ for (const { name, create } of TEST_STORES) {
       });
     });
 
-    it("records a day's transaction only over the one expected, and forgets the signed bytes once mined", async () => {
+    it("records a day's transaction only over the one expected, keeps the signed bytes until the anchor is final, and puts a dropped anchor back", async () => {
       const txHash: Hex = `0x${"11".repeat(32)}`;
       const pending: PendingAnchorTx = { txHash, rawTx: "0x02f8", chainId: 31337, contract: "0x5FbDB2315678afecb367f032d93F642f64180aa3" };
-      for (const day of (await anchors.unminedDays()).map((d) => d.day).filter((d) => d !== DAY)) {
+      for (const day of (await anchors.unfinalDays()).map((d) => d.day).filter((d) => d !== DAY)) {
         await anchors.setMined(day, {
           txHash: `0x${"33".repeat(32)}`,
           blockNumber: 1,
@@ -311,22 +313,37 @@ for (const { name, create } of TEST_STORES) {
           contract: pending.contract,
           anchoredAt: AT,
           minedAt: AT,
+          finalAt: AT,
         });
       }
+      expect(await anchors.anchoringLag()).to.deep.equal({ days: 1, oldestDay: DAY, oldestBuiltAt: (await anchors.getDay(DAY))?.builtAt });
       expect(await anchors.setPendingTx(DAY, `0x${"22".repeat(32)}`, pending), "over a transaction the day does not have").to.equal(false);
       expect(await anchors.setPendingTx(DAY, null, pending)).to.equal(true);
       expect(await anchors.setPendingTx(DAY, null, pending), "twice").to.equal(false);
-      expect((await anchors.unminedDays()).map((d) => [d.day, d.txHash, d.rawTx])).to.deep.equal([[DAY, txHash, "0x02f8"]]);
+      expect((await anchors.unfinalDays()).map((d) => [d.day, d.txHash, d.rawTx])).to.deep.equal([[DAY, txHash, "0x02f8"]]);
 
-      await anchors.setMined(DAY, {
+      const mined = { txHash, blockNumber: 7, chainId: 31337, contract: pending.contract, anchoredAt: AT + 90, minedAt: AT + 200 };
+      await anchors.setMined(DAY, { ...mined, finalAt: null });
+      expect(await anchors.anchoringLag()).to.deep.equal({ days: 0, oldestDay: null, oldestBuiltAt: null });
+      expect(
+        (await anchors.unfinalDays()).map((d) => [d.day, d.status, d.rawTx]),
+        "mined, not final",
+      ).to.deep.equal([[DAY, "mined", "0x02f8"]]);
+      expect(await anchors.setDropped(DAY, `0x${"22".repeat(32)}`), "another transaction's").to.equal(false);
+      expect(await anchors.setDropped(DAY, txHash)).to.equal(true);
+      expect(await anchors.getDay(DAY)).to.include({
+        status: "pending",
         txHash,
-        blockNumber: 7,
-        chainId: 31337,
-        contract: pending.contract,
-        anchoredAt: AT + 90,
-        minedAt: AT + 200,
+        rawTx: "0x02f8",
+        blockNumber: null,
+        minedAt: null,
+        finalAt: null,
       });
-      expect(await anchors.unminedDays()).to.deep.equal([]);
+      expect((await anchors.anchoringLag()).days).to.equal(1);
+
+      await anchors.setMined(DAY, { ...mined, finalAt: AT + 300 });
+      expect(await anchors.unfinalDays()).to.deep.equal([]);
+      expect(await anchors.setDropped(DAY, txHash), "once final").to.equal(false);
       expect(await anchors.getDay(DAY)).to.include({
         status: "mined",
         txHash,
@@ -334,6 +351,7 @@ for (const { name, create } of TEST_STORES) {
         blockNumber: 7,
         minedAt: AT + 200,
         anchoredAt: AT + 90,
+        finalAt: AT + 300,
       });
       const { ids } = await dayLeaves(testDb.db, DAY);
       expect((await anchors.scoreProof(ids[0]))?.proof?.anchor).to.deep.equal({

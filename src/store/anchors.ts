@@ -36,6 +36,8 @@ export type DayAnchorRow = {
   minedAt: number | null;
   /** Block time of the root's anchor; null until mined (and for days mined before it was recorded, migration 014). */
   anchoredAt: number | null;
+  /** When the anchor was seen with enough confirmations to be final (migration 020); null until then. */
+  finalAt: number | null;
 };
 
 /** Where a day's root is anchored: its transaction and block, and the block's time (null for days mined before migration 014). */
@@ -67,8 +69,22 @@ export type ScoreProofLookup =
 /** The signed anchoring transaction of a day, stored before it is broadcast. */
 export type PendingAnchorTx = { txHash: Hex; rawTx: Hex; chainId: number; contract: Address };
 
-/** Where and when a day's root was seen anchored on chain: its block's time, and when the service saw it. */
-export type MinedAnchor = { txHash: Hex; blockNumber: number; chainId: number; contract: Address; anchoredAt: number; minedAt: number };
+/**
+ * Where and when a day's root was seen anchored on chain: its block's time, when the service saw it, and when it saw it
+ * final (enough confirmations; null: not yet).
+ */
+export type MinedAnchor = {
+  txHash: Hex;
+  blockNumber: number;
+  chainId: number;
+  contract: Address;
+  anchoredAt: number;
+  minedAt: number;
+  finalAt: number | null;
+};
+
+/** The days whose root is not anchored yet (pending): how many, the oldest, and when its tree was built. */
+export type AnchoringLag = { days: number; oldestDay: string | null; oldestBuiltAt: number | null };
 
 /** The anchoring tables. */
 export type AnchorRepository = {
@@ -80,15 +96,22 @@ export type AnchorRepository = {
   storeDayTree(day: string, builtAt: number): Promise<DayTreeOutcome>;
   /** The day's root and anchoring state; `null` before its tree is stored. */
   getDay(day: string): Promise<DayAnchorRow | null>;
-  /** Days whose root is not yet seen mined, oldest first. */
-  unminedDays(): Promise<DayAnchorRow[]>;
+  /** Days whose anchor is not final yet (not mined, or mined with fewer confirmations than asked), oldest first. */
+  unfinalDays(): Promise<DayAnchorRow[]>;
   /**
    * Records the signed transaction about to be broadcast (or clears it: `null`), if the day's transaction
    * is still `expected` (compare-and-set: two instances never both send). Returns whether it was recorded.
    */
   setPendingTx(day: string, expected: Hex | null, next: PendingAnchorTx | null): Promise<boolean>;
-  /** Marks the day mined by the given transaction; its signed transaction is no longer kept. */
+  /** Marks the day mined by the given transaction; its signed transaction is kept until the anchor is final. */
   setMined(day: string, mined: MinedAnchor): Promise<void>;
+  /**
+   * The day's anchor by `txHash`, not final, is no longer on chain (a reorganisation dropped its block): the day is
+   * pending again, with that transaction and its signed bytes. False if the day is not so (another instance moved it).
+   */
+  setDropped(day: string, txHash: Hex): Promise<boolean>;
+  /** The days whose root is not anchored yet. */
+  anchoringLag(): Promise<AnchoringLag>;
   /** A score with its proof (derived from its day's stored tree) and anchor; `null` when the score does not exist. */
   scoreProof(scoreId: number): Promise<ScoreProofLookup>;
   /**
@@ -147,6 +170,7 @@ type AnchorDbRow = {
   block_number: number | null;
   mined_at: number | null;
   anchored_at: number | null;
+  final_at: number | null;
 };
 
 const nullableNumber = (value: number | string | null): number | null => (value === null ? null : Number(value));
@@ -167,6 +191,7 @@ const anchorRow = (r: AnchorDbRow): DayAnchorRow => ({
   blockNumber: nullableNumber(r.block_number),
   minedAt: nullableNumber(r.mined_at),
   anchoredAt: nullableNumber(r.anchored_at),
+  finalAt: nullableNumber(r.final_at),
 });
 
 /**
@@ -322,7 +347,7 @@ const SIBLINGS_SQL = `SELECT substring(c.nodes FROM u.off * 32 + 1 FOR 32) AS no
 
 /**
  * The anchor repository over `db` (PostgreSQL or PGlite).
- * @example const anchors = createAnchorRepository(db); await anchors.unminedDays();
+ * @example const anchors = createAnchorRepository(db); await anchors.unfinalDays();
  */
 export function createAnchorRepository(db: Db, options: AnchorRepositoryOptions = {}): AnchorRepository {
   const chunkNodes = options.chunkNodes ?? TREE_CHUNK_NODES;
@@ -360,8 +385,8 @@ export function createAnchorRepository(db: Db, options: AnchorRepositoryOptions 
       return rows[0] ? anchorRow(rows[0]) : null;
     },
 
-    async unminedDays() {
-      const { rows } = await db.query<AnchorDbRow>("SELECT * FROM score_anchors WHERE status <> 'mined' ORDER BY day");
+    async unfinalDays() {
+      const { rows } = await db.query<AnchorDbRow>("SELECT * FROM score_anchors WHERE final_at IS NULL ORDER BY day");
       return rows.map(anchorRow);
     },
 
@@ -375,12 +400,33 @@ export function createAnchorRepository(db: Db, options: AnchorRepositoryOptions 
     },
 
     async setMined(day, mined) {
+      // The signed bytes stay while the anchor is not final: a reorganisation that drops it has them sent again as they are.
       await db.query(
         `UPDATE score_anchors
-         SET status = 'mined', tx_hash = $2, block_number = $3, chain_id = $4, contract = $5, mined_at = $6, anchored_at = $7, raw_tx = NULL
+         SET status = 'mined', tx_hash = $2, block_number = $3, chain_id = $4, contract = $5, mined_at = $6, anchored_at = $7,
+           final_at = $8, raw_tx = CASE WHEN $8::bigint IS NULL AND tx_hash = $2 THEN raw_tx END
          WHERE day = $1`,
-        [day, mined.txHash, mined.blockNumber, mined.chainId, mined.contract, mined.minedAt, mined.anchoredAt],
+        [day, mined.txHash, mined.blockNumber, mined.chainId, mined.contract, mined.minedAt, mined.anchoredAt, mined.finalAt],
       );
+    },
+
+    async setDropped(day, txHash) {
+      const { rowCount } = await db.query(
+        `UPDATE score_anchors SET status = 'pending', block_number = NULL, mined_at = NULL, anchored_at = NULL
+         WHERE day = $1 AND status = 'mined' AND tx_hash = $2 AND final_at IS NULL`,
+        [day, txHash],
+      );
+      return rowCount === 1;
+    },
+
+    async anchoringLag() {
+      const { rows } = await db.query<{ days: number; oldest_day: string | null; oldest_built_at: string | null }>(
+        `SELECT count(*)::int AS days, min(day) AS oldest_day,
+           (SELECT built_at FROM score_anchors WHERE status <> 'mined' ORDER BY day LIMIT 1) AS oldest_built_at
+         FROM score_anchors WHERE status <> 'mined'`,
+      );
+      const [r] = rows;
+      return { days: Number(r.days), oldestDay: r.oldest_day, oldestBuiltAt: nullableNumber(r.oldest_built_at) };
     },
 
     // Three queries: the score and its day's anchor; the leaf's index (its chunk found by the fence, searched); the proof's nodes.

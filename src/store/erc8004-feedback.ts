@@ -56,7 +56,7 @@ export type FeedbackRow = PlannedFeedback & {
   lastError: string | null;
 };
 
-/** A day whose root is mined: what a feedback file says of its anchor. */
+/** A day whose root is mined and its anchor final (migration 020): what a feedback file says of its anchor. */
 export type MinedDay = { day: string; root: Hex; txHash: Hex; chainId: number; contract: Address };
 
 /** A publishing agent still to plan for a day: its active erc8004 proof and its daily score of that day, if any. */
@@ -64,7 +64,7 @@ export type PlanCandidate = { agentId: string; proof: { id: string; subject: str
 
 /** The outbox. */
 export type Erc8004FeedbackRepository = {
-  /** The latest day whose root is mined; null before the first. */
+  /** The latest day whose root is mined with its anchor final (a feedback names an anchor that stays); null before the first. */
   latestMinedDay(): Promise<MinedDay | null>;
   /** Up to `limit` agents with publishing on not yet planned for `day`, by id. */
   toPlan(day: string, limit: number): Promise<PlanCandidate[]>;
@@ -232,7 +232,7 @@ export function createErc8004FeedbackRepository(db: Db): Erc8004FeedbackReposito
     latestMinedDay: () =>
       one(
         db,
-        "SELECT day, root, tx_hash, chain_id, contract FROM score_anchors WHERE status = 'mined' ORDER BY day DESC LIMIT 1",
+        "SELECT day, root, tx_hash, chain_id, contract FROM score_anchors WHERE status = 'mined' AND final_at IS NOT NULL ORDER BY day DESC LIMIT 1",
         [],
         (r: { day: string; root: Hex; tx_hash: Hex; chain_id: number; contract: Address }) => ({
           day: r.day,

@@ -61,6 +61,11 @@ export type TestChain = {
   deployReferenceIdentity(): Promise<DeployedContract>;
   /** Deploys the reference ERC-8004 reputation registry behind its proxy, for `identityRegistry`'s agents, from account 0. */
   deployReferenceReputation(identityRegistry: Address): Promise<DeployedContract>;
+  /** The `RootAnchored` logs of `root` at the AnchorRegistry `registry`, from block 0 (each anchor of the root, in order). */
+  rootAnchoredLogs(
+    registry: Address,
+    root: Hex,
+  ): Promise<Array<{ transactionHash: Hex; args: { kind?: Hex; leafCount?: bigint; role?: number } }>>;
   /** `evm_snapshot`: returns an id for `revert`. */
   snapshot(): Promise<Hex>;
   /** `evm_revert` to a snapshot id (each id can be reverted to once, as in Hardhat). */
@@ -162,6 +167,14 @@ export async function startTestChain(): Promise<TestChain> {
       const { address } = await deployReferenceReputation(fromFirstAccount, identityRegistry);
       return { address, abi: REFERENCE_REPUTATION.abi };
     },
+    rootAnchoredLogs: (registry, root) =>
+      publicClient.getContractEvents({
+        address: registry,
+        abi: anchorRegistryAbi,
+        eventName: "RootAnchored",
+        args: { root },
+        fromBlock: 0n,
+      }),
     snapshot,
     revert,
     async mine(blocks = 1) {

@@ -2,7 +2,7 @@
 import { buildScoreInputs, packResult, scoreFromInputs } from "../method";
 import type { Queryable } from "../store/db";
 
-const agentIdSql = (digits: number) => `'agt_' || lpad(i::text, ${digits}, '0')`;
+const agentIdSql = (digits: number, prefix = "agt_") => `'${prefix}' || lpad(i::text, ${digits}, '0')`;
 
 /** The identity registry of the seeded ERC-8004 proofs (chain 31337). */
 export const SEED_ERC8004_REGISTRY = "0x8004a169fb4a3325136eb29fa0ceb6d2e539a432";
@@ -35,12 +35,7 @@ const SEEDED_COMPONENTS = {
  * before `at`.
  */
 export async function seedDailyScores(db: Queryable, seed: DailyScoresSeed & { ownerId: string; erc8004Every?: number }): Promise<void> {
-  await db.query("INSERT INTO owners (id, token_hash, created_at) VALUES ($1, 'x', $2)", [seed.ownerId, seed.at - 86400]);
-  await db.query(
-    `INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at)
-     SELECT ${agentIdSql(seed.digits)}, $1, 1, $2, 'x', $2 FROM generate_series(1, $3) AS i`,
-    [seed.ownerId, seed.at - 86400, seed.count],
-  );
+  await seedClaimedAgents(db, { ownerId: seed.ownerId, count: seed.count, digits: seed.digits, claimedAt: seed.at - 86400 });
   if (seed.erc8004Every) {
     await db.query(
       `INSERT INTO proofs (id, kind, owner_id, agent_id, subject, binding, evidence, verified_at, last_checked_at)
@@ -50,6 +45,23 @@ export async function seedDailyScores(db: Queryable, seed: DailyScoresSeed & { o
     );
   }
   await insertDailyScores(db, seed);
+}
+
+/**
+ * Inserts owner `ownerId` and agents `<prefix><i>` (i from 1 to `count`, zero-padded to `digits`; prefix `agt_` unless
+ * given) claimed at `claimedAt`, with no score: what a daily recompute scores, in SQL so thousands take a moment.
+ */
+export async function seedClaimedAgents(
+  db: Queryable,
+  seed: { ownerId: string; count: number; digits: number; claimedAt: number; prefix?: string },
+): Promise<void> {
+  if (!/^[a-z0-9_]+$/.test(seed.prefix ?? "agt_")) throw new Error(`an agent id prefix of letters, digits and _: ${seed.prefix}`);
+  await db.query("INSERT INTO owners (id, token_hash, created_at) VALUES ($1, 'x', $2)", [seed.ownerId, seed.claimedAt]);
+  await db.query(
+    `INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at)
+     SELECT ${agentIdSql(seed.digits, seed.prefix)}, $1, 1, $2, 'x', $2 FROM generate_series(1, $3) AS i`,
+    [seed.ownerId, seed.claimedAt, seed.count],
+  );
 }
 
 /**

@@ -89,6 +89,8 @@ async function startDev(
     RPC_URL: `http://${hostname}:${port}`,
     DEPLOYMENT: deploymentFile,
     CONFIRMATIONS: "0",
+    // The local chain never reorganises: a day's anchor is final once mined, and its feedback given in the same move.
+    ANCHOR_CONFIRMATIONS: env.ANCHOR_CONFIRMATIONS || "1",
     // Webhooks to a receiver on this machine (http://localhost:...), as a developer tries them (issue #28).
     WEBHOOK_ALLOW_LOOPBACK: env.WEBHOOK_ALLOW_LOOPBACK || "true",
   };

@@ -1,0 +1,71 @@
+/**
+ * The service's health as its daily cycle sees it (issue #30): whether every day's score root is anchored, and if not,
+ * since which day. Answered 200 either way: the API serves while the chain is away (a balancer checks `GET /v1/method`);
+ * a monitor reads `status`, or the metrics' `vrai_anchor_*` gauges.
+ */
+import { z } from "zod";
+import { toRfc3339 } from "../method";
+import type { Anchoring } from "../service/anchoring";
+import { defineRoute, type Route } from "./route";
+
+const healthResponse = z.object({
+  status: z.enum(["ok", "behind"]).describe("behind while a day's score root is not anchored on chain"),
+  anchoring: z.object({
+    writing: z.boolean().describe("whether this instance anchors (it has ANCHOR_PRIVATE_KEY); another instance may"),
+    unanchoredDays: z.number().int().describe("days whose scores' tree is stored and whose root is not anchored yet"),
+    oldestUnanchoredDay: z.string().nullable().describe("the oldest of them (YYYY-MM-DD); null when every day is anchored"),
+    oldestBuiltAt: z.string().nullable().describe("when the oldest one's tree was built, right after its daily recompute (RFC 3339)"),
+    failingSince: z
+      .string()
+      .nullable()
+      .describe("since when this instance's anchoring attempts fail (RFC 3339; its log says why); null while they succeed"),
+  }),
+});
+
+/** The health route. */
+export function healthRoutes(anchoring: Pick<Anchoring, "status">): Route[] {
+  return [
+    defineRoute({
+      method: "get",
+      path: "/v1/health",
+      operationId: "getHealth",
+      tag: "health",
+      auth: "none",
+      summary:
+        "Whether the daily cycle is behind: days whose score root is not anchored on chain yet (the oldest first), and since when this " +
+        "instance's anchoring attempts fail. Always 200: the API serves while the chain is unreachable.",
+      responses: {
+        200: {
+          description: "ok, or behind",
+          schema: healthResponse,
+          example: {
+            status: "behind",
+            anchoring: {
+              writing: true,
+              unanchoredDays: 1,
+              oldestUnanchoredDay: "2026-11-02",
+              oldestBuiltAt: "2026-11-02T00:00:41Z",
+              failingSince: "2026-11-02T00:00:42Z",
+            },
+          },
+        },
+      },
+    }).handle(async () => {
+      const now = await anchoring.status();
+      const at = (t: number | null) => (t === null ? null : toRfc3339(t));
+      return {
+        status: 200,
+        body: {
+          status: now.unanchoredDays > 0 ? "behind" : "ok",
+          anchoring: {
+            writing: now.writing,
+            unanchoredDays: now.unanchoredDays,
+            oldestUnanchoredDay: now.oldestUnanchoredDay,
+            oldestBuiltAt: at(now.oldestBuiltAt),
+            failingSince: at(now.failingSince),
+          },
+        },
+      };
+    }),
+  ];
+}
