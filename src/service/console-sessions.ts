@@ -15,7 +15,8 @@ import type { Clock } from "./clock";
 import { NotFoundError, UnauthorizedError } from "./errors";
 import type { OwnerTokens } from "./owner-tokens";
 import type { ConsoleSessionRow, OwnerScope, Store } from "./ports";
-import { wallet } from "./proofs/kinds/wallet";
+// The table, not the wallet's module: loading a kind's module first would start the kinds' import cycle in the middle.
+import { PROOF_KIND_MODULES } from "./proofs/kinds";
 import { generateId, generateSecret, hashMatches, hashSecret } from "./secrets";
 
 /** How long sessions last (CONSOLE_SESSION_IDLE_S, CONSOLE_SESSION_MAX_S). */
@@ -247,7 +248,8 @@ export function createConsoleSessions(deps: {
 
   /** The owner an address signs in as: its wallet proof's (V6), else its first sign-in's, else a new owner's. */
   async function ownerOfAddress(signer: Address): Promise<{ ownerId: string; created: boolean }> {
-    const proven = await store.read.findActiveBinding(wallet.binding({ kind: "wallet", subject: signer, address: signer }));
+    const binding = PROOF_KIND_MODULES.wallet.binding({ kind: "wallet", subject: signer, address: signer });
+    const proven = await store.read.findActiveBinding(binding);
     if (proven) return { ownerId: proven.ownerId, created: false };
     const address = signer.toLowerCase();
     const known = await store.read.getLoginOwner(address);
