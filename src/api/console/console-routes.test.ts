@@ -1,3 +1,4 @@
+import crypto from "node:crypto";
 import { expect } from "chai";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { createSiweMessage, parseSiweMessage } from "viem/siwe";
@@ -86,13 +87,16 @@ describe("the console's sign-in, sessions and tokens over HTTP (issue #29)", fun
 
   it("serves the script under its content hash, cached for a year", async () => {
     const page = await (await get("/console/sign-in")).text();
-    const src = /<script src="(\/console\/assets\/console-[0-9a-f]{16}\.js)" defer><\/script>/.exec(page)?.[1];
+    const [, src, integrity] =
+      /<script src="(\/console\/assets\/console-[0-9a-f]{16}\.js)" integrity="(sha384-[^"]+)" defer><\/script>/.exec(page) ?? [];
     expect(src).to.be.a("string");
     const res = await get(src!);
     expect(res.status).to.equal(200);
     expect(res.headers.get("content-type")).to.match(/^application\/javascript/);
     expect(res.headers.get("cache-control")).to.equal("public, max-age=31536000, immutable");
-    expect(await res.text()).to.contain("personal_sign");
+    const body = Buffer.from(await res.arrayBuffer());
+    expect(body.toString()).to.contain("personal_sign");
+    expect(integrity).to.equal(`sha384-${crypto.createHash("sha384").update(body).digest("base64")}`);
     expect((await get("/console/assets/console-0000000000000000.js")).status).to.equal(404);
   });
 

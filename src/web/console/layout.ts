@@ -99,7 +99,7 @@ export function renderConsolePage(page: ConsolePage): string {
 <link rel="icon" href="data:,">
 ${STYLE}
 ${CONSOLE_STYLE}
-${script ? html`<script src="${script.path}" defer></script>` : null}
+${script ? html`<script src="${script.path}" integrity="${script.integrity}" defer></script>` : null}
 </head>
 <body>
 ${consoleHeader(page)}
