@@ -5,6 +5,9 @@ import AxeBuilder from "@axe-core/playwright";
 import { expect } from "chai";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { verifyMessage } from "viem";
+import type { ConsolePages } from "../../api/console/router";
+import { consoleOf, formField } from "../../api/console/session";
 import { launchBrowser } from "../../test-helpers/browser";
 import {
   injectTestWallet,
@@ -13,6 +16,44 @@ import {
   startConsoleServer,
   type ConsoleServer,
 } from "../../test-helpers/console";
+import { html } from "../html";
+import { csrfField, renderConsolePage } from "./layout";
+
+const WALLET_MESSAGE = "I control this wallet.\nNonce: 1234";
+
+/** A console page of the kind other modules add (a wallet proof): a form the console's script has the wallet sign. */
+const walletSignPage: ConsolePages = (router) => {
+  router.get("/test-wallet-sign", (_req, res) => {
+    const viewer = consoleOf(res);
+    res.type("html").send(
+      renderConsolePage({
+        title: "Sign",
+        viewer,
+        main: html`<h1>Sign</h1><form method="post" action="/console/test-wallet-sign" data-wallet-sign>${csrfField(viewer)}
+<textarea name="message" aria-label="Message">${WALLET_MESSAGE}</textarea>
+<input type="hidden" name="signature" value=""><input type="hidden" name="address" value="">
+<p data-wallet-error hidden role="alert"></p><button type="submit">Sign with my wallet</button></form>`,
+      }),
+    );
+  });
+  router.post("/test-wallet-sign", async (req, res) => {
+    const address = formField(req, "address") ?? "";
+    const signature = formField(req, "signature") ?? "";
+    // The service checks the message it gave, never the one sent back: a form sends a textarea's newlines as CRLF.
+    const message = WALLET_MESSAGE;
+    const valid =
+      /^0x[0-9a-fA-F]{40}$/.test(address) &&
+      /^0x[0-9a-fA-F]+$/.test(signature) &&
+      (await verifyMessage({ address: address as `0x${string}`, message, signature: signature as `0x${string}` }));
+    res.type("html").send(
+      renderConsolePage({
+        title: "Signed",
+        viewer: consoleOf(res),
+        main: html`<p id="verdict">${valid ? `signed by ${address}` : "not signed"}</p>`,
+      }),
+    );
+  });
+};
 
 describe("the console's sign-in, sessions and tokens in headless Chromium (issue #29)", function () {
   this.timeout(120_000);
@@ -21,7 +62,7 @@ describe("the console's sign-in, sessions and tokens in headless Chromium (issue
   const contexts: BrowserContext[] = [];
 
   before(async () => {
-    cs = await startConsoleServer();
+    cs = await startConsoleServer({ console: { pages: [walletSignPage] } });
     browser = await launchBrowser();
   });
   after(() => browser?.close().finally(() => cs?.close()));
@@ -159,6 +200,24 @@ describe("the console's sign-in, sessions and tokens in headless Chromium (issue
     expect(await page.textContent("[role=alert]")).to.contain(`it came from ${otherOrigin}`);
     await page.goto(`${cs.url}/console/sessions`);
     expect(new URL(page.url()).pathname, "still signed in").to.equal("/console/sessions");
+  });
+
+  it("signs a message in a page with the wallet: a form marked data-wallet-sign, and window.vraiConsole.signWithWallet", async () => {
+    const { context, page, errors } = await newPage();
+    const account = privateKeyToAccount(generatePrivateKey());
+    const signed = await injectTestWallet(context, account);
+    const { token } = await cs.createOwner();
+    await signInPageWithToken(page, cs.url, token);
+    await page.goto(`${cs.url}/console/test-wallet-sign`);
+    await Promise.all([page.waitForURL(/\/console\/test-wallet-sign$/), page.click("form[data-wallet-sign] button")]);
+    expect(await page.textContent("#verdict")).to.equal(`signed by ${account.address}`);
+    expect(signed).to.deep.equal([WALLET_MESSAGE]);
+    const direct = await page.evaluate((message) => window.vraiConsole?.signWithWallet(message), "another message");
+    expect(direct?.address).to.equal(account.address);
+    expect(
+      await verifyMessage({ address: account.address, message: "another message", signature: direct!.signature as `0x${string}` }),
+    ).to.equal(true);
+    expect(errors).to.deep.equal([]);
   });
 
   describe("every page of this layer: axe reports no violations, nothing overflows at 360 px or 1280 px (screenshots saved)", () => {
