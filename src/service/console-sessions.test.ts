@@ -140,9 +140,13 @@ for (const setup of EVERY_STORE) {
       expect(await codeOf(tokens.revokeReadToken(ownerId, created.id))).to.equal("read_token_not_found");
     });
 
-    it("rotates the owner token: the new one works and the old one stops at once", async () => {
+    it("rotates the owner token: the new one works, the old one stops at once, and so do the sessions it signed in but the one kept", async () => {
       const { ownerId, token } = await accounts.createOwner();
-      const { token: rotated } = await tokens.rotateOwnerToken(ownerId);
+      const kept = await sessions.signInWithToken(token, {});
+      const other = await sessions.signInWithToken(token, {});
+      const { token: rotated } = await tokens.rotateOwnerToken(ownerId, { keepSession: kept.session.id });
+      expect(await sessions.resume(kept.secret)).not.to.equal(null);
+      expect(await sessions.resume(other.secret)).to.equal(null);
       expect(rotated).not.to.equal(token);
       expect(await codeOf(accounts.authenticateOwner(token))).to.equal("invalid_owner_token");
       expect(await accounts.authenticateOwner(rotated)).to.equal(ownerId);

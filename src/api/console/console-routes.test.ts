@@ -262,14 +262,17 @@ describe("the console's sign-in, sessions and tokens over HTTP (issue #29)", fun
       expect(await unnamed.text()).to.contain("Give the token a name");
     });
 
-    it("rotates the owner token in the console: shown once, the old one stops at once", async () => {
+    it("rotates the owner token in the console: shown once, the old one stops at once, and so do the other sessions it signed in", async () => {
       const { token } = await cs.createOwner();
       const { cookie, csrfToken } = await signInWithToken(cs.url, token);
+      const elsewhere = await signInWithToken(cs.url, token);
       const res = await consolePost(cs.url, "/console/tokens/owner/rotate", { cookie, fields: { csrf: csrfToken } });
       expect(res.status).to.equal(200);
       const rotated = /<code class="secret" id="shown-token">(vo_[^<]+)<\/code>/.exec(await res.text())?.[1];
       expect((await api("GET", "/v1/owners/me", token)).status).to.equal(401);
       expect((await api("GET", "/v1/owners/me", rotated!)).status).to.equal(200);
+      expect((await get("/console/tokens", cookie)).status, "the session that rotated it").to.equal(200);
+      expect((await get("/console/tokens", elsewhere.cookie)).status, "another session of the old token").to.equal(303);
     });
 
     it("through the API: a read-only token reads every owner route and changes nothing (403 read_only_token)", async () => {
