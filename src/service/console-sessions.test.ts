@@ -171,6 +171,18 @@ for (const setup of EVERY_STORE) {
         expect(await codeOf(sessions.siweMessage("0x1234"))).to.equal("siwe_address_invalid");
       });
 
+      it("deletes expired nonces and sessions as new nonces are asked for, so that asking for many stores no more", async () => {
+        const { token } = await accounts.createOwner();
+        await store.read.deleteExpiredConsoleRows(T0 + 10 * 86_400, 10_000);
+        for (let i = 0; i < 3; i++) await signedMessage();
+        await sessions.signInWithToken(token, {});
+        clock.set(T0 + TIMEOUTS.absoluteS);
+        await signedMessage();
+        // What the nonce request left: its own nonce only, not yet expired.
+        expect(await store.read.deleteExpiredConsoleRows(T0 + TIMEOUTS.absoluteS, 10_000)).to.equal(0);
+        expect(await store.read.deleteExpiredConsoleRows(T0 + TIMEOUTS.absoluteS + SIWE_NONCE_TTL_S, 10_000)).to.equal(1);
+      });
+
       it("a first sign-in makes a new owner, and the address signs in as that owner again", async () => {
         const first = await signedMessage();
         const signedIn = await sessions.signInWithSiwe(first, {});
