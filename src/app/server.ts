@@ -7,7 +7,9 @@ import Redis from "ioredis";
 import pino, { type Logger } from "pino";
 import { anchorRoutes } from "../api/anchor-routes";
 import { healthRoutes } from "../api/health-routes";
+import { createConsoleRouter, type ConsolePages } from "../api/console/router";
 import { createHttpApp, createMetricsApp } from "../api/express";
+import { ownerTokenRoutes } from "../api/owner-token-routes";
 import { devRoutes } from "../api/dev-routes";
 import { directoryRoutes } from "../api/directory-routes";
 import { erc8004Routes } from "../api/erc8004-routes";
@@ -25,6 +27,7 @@ import { createVraiService, type VraiService } from "../service";
 import { createAnchoring, type Anchoring } from "../service/anchoring";
 import { createOffsetClock, systemClock, type Clock, type OffsetClock } from "../service/clock";
 import { createDevClock, type DevClock } from "../service/dev-clock";
+import { createConsoleSessions, type ConsoleSessions, type ConsoleTimeouts } from "../service/console-sessions";
 import { createDirectory, type Directory } from "../service/directory";
 import { createErc8004Feedback, type Erc8004Feedback } from "../service/erc8004-feedback";
 import { createFeedbackPlanner } from "../service/erc8004-planning";
@@ -65,6 +68,7 @@ import { createRegistrationFileRepository } from "../store/registration-files";
 import { createSyncedScoreCache, type ServerScoreCache, type SyncedScoreCache } from "../store/score-cache-sync";
 import { createSqlStore } from "../store/sql-store";
 import { createDirectoryPages } from "../web/directory-page";
+import { createSessionPages } from "../web/console/session-pages";
 import { createPages } from "../web/pages";
 import { chainScoreParts, type ChainScoreParts } from "./chain-scores";
 import { DEFAULT_SERVER_LIMITS, listen, type Listener, type ServerLimits } from "./listener";
@@ -95,6 +99,8 @@ export type ApiServer = {
   devClock: DevClock | undefined;
   /** Webhooks (issue #28): owners' endpoints, the delivery worker, and the scan of passed deadlines. */
   webhooks: WebhookParts;
+  /** The owners' console's sessions (issue #29). */
+  consoleSessions: ConsoleSessions;
   /** Stops taking connections, lets in-flight requests finish, then stops background work (the db is the caller's). */
   close(): Promise<void>;
 };
@@ -158,6 +164,25 @@ export type ApiServerOptions = {
   devClock?: DevClockOptions;
   /** How webhooks are sent (issue #28). */
   webhooks?: WebhookOptions;
+  /** The owners' console (issue #29) under /console. */
+  console?: ConsoleOptions;
+};
+
+/** The owners' console (issue #29); every field has a default. */
+export type ConsoleOptions = {
+  /**
+   * The URL people open the console at (PUBLIC_URL; default: the listener's URL): its origin is what every form's
+   * `Origin` must be and what Sign-In with Ethereum messages name; https makes the session cookie Secure and `__Host-`.
+   */
+  publicUrl?: string;
+  /** Idle and absolute timeouts of sessions (default DEFAULT_CONSOLE_TIMEOUTS). */
+  timeouts?: ConsoleTimeouts;
+  /** The chain Sign-In with Ethereum messages name: default the proofs' chain (`proofSources.walletChainId`), else 1. */
+  siweChainId?: number;
+  /** Further console pages behind the session (src/api/console/router.ts `ConsolePages`). */
+  pages?: readonly ConsolePages[];
+  /** Where a signed-in owner lands (default /console/sessions). */
+  home?: string;
 };
 
 /**
@@ -217,6 +242,9 @@ type System = {
   webhooks: WebhookParts;
   chain: ChainScoreParts | undefined;
   metrics: ApiMetrics;
+  consoleSessions: ConsoleSessions;
+  /** The console's public origin: what its forms' Origin must be. */
+  consoleOrigin: () => string;
   /** The API's routes: what the HTTP app serves and the OpenAPI document describes. */
   routes: Route[];
   /** Reads the operator's busy switch (V3.3) from the store. */
@@ -354,6 +382,16 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     },
   });
   const site = createSiteReads({ site: store, clock });
+  const consoleOrigin = () => new URL(options.console?.publicUrl ?? origin()).origin;
+  const siweChainId = options.console?.siweChainId ?? options.proofSources?.walletChainId ?? 1;
+  const consoleSessions = createConsoleSessions({
+    store,
+    clock,
+    accounts: service.accounts,
+    tokens: service.ownerTokens,
+    timeouts: options.console?.timeouts,
+    siwe: { origin: consoleOrigin, chainId: siweChainId, client: options.proofSources?.publicClientFor?.(siweChainId) },
+  });
   const routes: Route[] = [
     ...serviceRoutes({ ...service, reads, site, publishing, checkinResults: metrics.checkinResults }),
     ...proofRoutes({ proofs, identity: service.identity, reads }),
@@ -364,6 +402,7 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     ...(chain?.routes ?? []),
     ...(devClock ? devRoutes(devClock) : []),
     ...webhookRoutes(webhooks.service),
+    ...ownerTokenRoutes(service.ownerTokens),
   ];
   return {
     logger,
@@ -383,6 +422,8 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     webhooks,
     chain,
     metrics,
+    consoleSessions,
+    consoleOrigin,
     routes,
     refreshBusy,
   };
@@ -461,6 +502,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     webhooks,
     chain,
     metrics,
+    consoleSessions,
+    consoleOrigin,
     routes,
     refreshBusy,
   } = createSystem(
@@ -483,7 +526,18 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       ),
       ...directoryPageRoutes(createDirectoryPages({ directory })),
     ],
-    authenticateOwner: service.accounts.authenticateOwner,
+    authenticateOwner: service.ownerTokens.authenticate,
+    console: createConsoleRouter({
+      sessions: consoleSessions,
+      tokens: service.ownerTokens,
+      views: createSessionPages(),
+      clock: service.clock,
+      limits,
+      origin: consoleOrigin,
+      logger,
+      home: options.console?.home,
+      pages: options.console?.pages,
+    }),
     authenticateOperator: operators.authenticate,
     authenticateAgent: async (agentId, key) => void (await service.accounts.authenticateAgent(agentId, key)),
     limits,
@@ -554,6 +608,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     scoreCache: scoreCache?.server,
     devClock,
     webhooks,
+    consoleSessions,
     async close() {
       clearInterval(busyTimer);
       await scheduler.stop();
