@@ -6,6 +6,7 @@
 import Redis from "ioredis";
 import pino, { type Logger } from "pino";
 import { anchorRoutes } from "../api/anchor-routes";
+import { consoleRoutes, type ConsoleRoute } from "../api/console-routes";
 import { createHttpApp, createMetricsApp } from "../api/express";
 import { devRoutes } from "../api/dev-routes";
 import { directoryRoutes } from "../api/directory-routes";
@@ -32,6 +33,7 @@ import { createFeedbackSender } from "../service/erc8004-sender";
 import type { OwnerLimits } from "../service/limits";
 import { createLoadMonitor } from "../service/load";
 import { createOperators, type Operators } from "../service/operators";
+import { createOwnerAgents } from "../service/owner-agents";
 import { createProofChecks, type ProofChecks } from "../service/proof-checks";
 import type { ProofVerifierDeps } from "../service/proofs/types";
 import { createProofVerifier } from "../service/proofs/verifiers";
@@ -63,6 +65,7 @@ import { createOperatorRepository } from "../store/operators";
 import { createRegistrationFileRepository } from "../store/registration-files";
 import { createSyncedScoreCache, type ServerScoreCache, type SyncedScoreCache } from "../store/score-cache-sync";
 import { createSqlStore } from "../store/sql-store";
+import { createManagePages } from "../web/console/pages";
 import { createDirectoryPages } from "../web/directory-page";
 import { createPages } from "../web/pages";
 import { chainScoreParts, type ChainScoreParts } from "./chain-scores";
@@ -216,6 +219,8 @@ type System = {
   metrics: ApiMetrics;
   /** The API's routes: what the HTTP app serves and the OpenAPI document describes. */
   routes: Route[];
+  /** The console's pages of agents, proofs and webhooks (issue #29), behind its sign-in. */
+  consoleRoutes: ConsoleRoute[];
   /** Reads the operator's busy switch (V3.3) from the store. */
   refreshBusy(): Promise<void>;
 };
@@ -343,6 +348,9 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     ...(devClock ? devRoutes(devClock) : []),
     ...webhookRoutes(webhooks.service),
   ];
+  const ownerAgents = createOwnerAgents({ store, reads, latestScores, publishing, clock });
+  const consolePages = createManagePages({ ownerAgents, reads, proofs, webhooks: webhooks.service, origin });
+  const consoleServices = { accounts: service.accounts, proofs, identity: service.identity, publishing, webhooks: webhooks.service };
   return {
     logger,
     scoreCache,
@@ -362,6 +370,7 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     chain,
     metrics,
     routes,
+    consoleRoutes: consoleRoutes(consoleServices, consolePages),
     refreshBusy,
   };
 }
