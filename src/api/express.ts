@@ -9,7 +9,8 @@ import express, { type NextFunction, type Request, type Response } from "express
 import ipaddr from "ipaddr.js";
 import type { Logger } from "pino";
 import { BaseError, InvalidInputError } from "../errors";
-import { UnauthorizedError } from "../service/errors";
+import { ForbiddenError, UnauthorizedError } from "../service/errors";
+import type { OwnerScope } from "../service/ports";
 import { hashMatches, hashSecret, ID_PATTERN } from "../service/secrets";
 import { errorHandler, sendError } from "./http";
 import type { ApiMetrics } from "./metrics";
@@ -25,8 +26,11 @@ export type HttpAppOptions = {
   routes: readonly Route[];
   /** Routes outside the API document (agent pages), declared the same way; they take no credential and are limited per client address. */
   pages?: readonly Route[];
-  /** The owner id of an owner token; throws UnauthorizedError when it is not valid. */
-  authenticateOwner(token: string): Promise<string>;
+  /**
+   * The owner of an owner token and what it may do (issue #29): `read` tokens (vor_…) are admitted to the owner
+   * routes that read (GET) and refused every other with 403 `read_only_token`; throws UnauthorizedError when it is not valid.
+   */
+  authenticateOwner(token: string): Promise<{ ownerId: string; scope: OwnerScope }>;
   /** The name of the operator an operator token belongs to (V7 "who"); throws UnauthorizedError when it is not valid. */
   authenticateOperator(token: string): Promise<string>;
   /** Resolves when `key` is the agent's key; throws UnauthorizedError otherwise. Checked before an agent route's body is read. */
@@ -34,6 +38,8 @@ export type HttpAppOptions = {
   limits: RateLimits;
   /** The route that creates accounts (`POST /v1/owners`): also charged to the stricter account-creation limit of its address. */
   accountCreation?: { method: Method; path: string };
+  /** The owners' console (issue #29), served under /console: its own pages, forms and session cookie (src/api/console). */
+  console?: express.Router;
   /** SHA-256 of the token `/metrics` asks for (`METRICS_TOKEN`); without one this app serves no /metrics (see `createMetricsApp`). */
   metricsTokenHash?: string;
   /** Express's `trust proxy`: whose X-Forwarded-For names the client address the limits key on (default: loopback proxies only). */
@@ -188,6 +194,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
     );
     allow(route.path, route.method);
   }
+  if (options.console) app.use("/console", options.console);
   // OPTIONS after the routes (a GET is matched without walking past them): a preflight for public reads, else what the path allows.
   const preflighted = new Set([
     "/v1/openapi.json",
@@ -282,7 +289,7 @@ function authorizationHeaders(rawHeaders: readonly string[]): number {
 }
 
 /** The client address a request is charged to: `req.ip` under the app's `trust proxy`, keyed by `addressKey`. */
-const addressOf = (req: Request): string => addressKey(req.ip ?? req.socket.remoteAddress ?? "");
+export const addressOf = (req: Request): string => addressKey(req.ip ?? req.socket.remoteAddress ?? "");
 
 /**
  * The limits' key of a client address: IPv4 as it is (also when IPv4-mapped), IPv6 by its /64, the
@@ -299,12 +306,12 @@ export function addressKey(address: string): string {
 }
 
 /** Throws the 429 of a refusal. */
-function charge(verdict: Verdict): void {
+export function charge(verdict: Verdict): void {
   if (!verdict.ok) throw new RateLimitedError(verdict.retryAfterS);
 }
 
 /** Middleware charging a request to its client address. */
-function addressLimiter(limit: Limit) {
+export function addressLimiter(limit: Limit) {
   return async (req: Request, _res: Response, next: () => void) => {
     charge(await limit.take(addressOf(req)));
     next();
@@ -313,7 +320,7 @@ function addressLimiter(limit: Limit) {
 
 /** How the app checks each kind of credential. */
 type Authenticators = {
-  owner(token: string): Promise<string>;
+  owner(token: string): Promise<{ ownerId: string; scope: OwnerScope }>;
   operator(token: string): Promise<string>;
   agent(agentId: string, key: string): Promise<void>;
 };
@@ -338,8 +345,10 @@ async function admit(route: Route, req: Request, limits: RateLimits, authenticat
   try {
     credential = bearer(req);
     if (route.auth === "owner") {
-      const ownerId = await authenticate.owner(credential);
+      const { ownerId, scope } = await authenticate.owner(credential);
       charge(await limits.account.take(`o:${ownerId}`));
+      // Here, once for every owner route: a read-only token reads, and changes nothing (issue #29).
+      if (scope === "read" && route.method !== "get") throw readOnly();
       return { ...NOBODY, ownerId, credential };
     }
     if (route.auth === "operator") {
@@ -356,10 +365,19 @@ async function admit(route: Route, req: Request, limits: RateLimits, authenticat
   }
 }
 
+/** 403 of a write asked with a read-only owner token. */
+const readOnly = () =>
+  new ForbiddenError(
+    "read_only_token",
+    "this is a read-only owner token (vor_…): it can read everything its owner can and change nothing; " +
+      "send the owner token (vo_…) to change anything",
+  );
+
 /** The credentials the service hands out, told apart by their prefix (src/service/accounts.ts, operators.ts). */
 const CREDENTIALS: ReadonlyArray<{ prefix: string; kind: CredentialKind; is: string }> = [
   { prefix: "vop_", kind: "operator", is: "an operator token (vop_…)" },
   { prefix: "vo_", kind: "owner", is: "an owner token (vo_…)" },
+  { prefix: "vor_", kind: "owner", is: "a read-only owner token (vor_…)" },
   { prefix: "va_", kind: "agent", is: "an agent key (va_…)" },
 ];
 type CredentialKind = "owner" | "operator" | "agent";

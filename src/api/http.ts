@@ -19,7 +19,7 @@ const isParserError = (error: unknown): error is ParserError => typeof error ===
  * The status and error code of any error: known errors keep theirs; body-parser errors (malformed
  * JSON, too large) are 4xx; anything else is a 500 whose detail is only logged.
  */
-function errorReply(error: unknown, log: (error: unknown) => void): { status: number; code: string; message: string } {
+export function errorReply(error: unknown, log: (error: unknown) => void): { status: number; code: string; message: string } {
   if (error instanceof BaseError) {
     if (error.status >= 500) log(error);
     return { status: error.status, code: error.code, message: error.message };

@@ -53,7 +53,7 @@ describe("a check-in whose Idempotency-Key is still in flight", () => {
         }),
         checkinResults: metrics.checkinResults,
       }),
-      authenticateOwner: service.accounts.authenticateOwner,
+      authenticateOwner: service.ownerTokens.authenticate,
       authenticateOperator: async () => {
         throw new UnauthorizedError("invalid_operator_token", "no operator in this test");
       },

@@ -39,7 +39,13 @@ export function answeredResponses(route: Route): Responses {
   shared[503] = e(
     "the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds",
   );
-  const all = { ...shared, ...route.responses };
+  const all: Responses = { ...shared, ...route.responses };
+  // A read-only owner token is refused every owner route that is not a read (issue #29), whatever else its 403 says.
+  if (route.auth === "owner" && route.method !== "get") {
+    const readOnly = "a read-only owner token (vor_…) cannot change anything (read_only_token)";
+    const own = route.responses[403];
+    all[403] = own ? { ...own, description: `${own.description}; or ${readOnly}` } : e(readOnly);
+  }
   return Object.fromEntries(
     Object.keys(all)
       .map(Number)
@@ -118,7 +124,10 @@ export function openApiDocument(routes: readonly Route[], info: { version: strin
     components: {
       schemas: { Error: jsonSchema(errorSchema) },
       securitySchemes: {
-        ownerToken: bearer("An owner token from POST /v1/owners: Authorization: Bearer <token>"),
+        ownerToken: bearer(
+          "An owner token from POST /v1/owners (vo_…), or a read-only owner token (vor_…, POST /v1/owner/read-tokens), " +
+            "which owner routes that read (GET) take and every other refuses (403 read_only_token): Authorization: Bearer <token>",
+        ),
         agentToken: bearer("An agent key from a claim: Authorization: Bearer <agent key>"),
         operatorToken: bearer("A named operator's token (vrai operator add) or OPERATOR_TOKEN: Authorization: Bearer <token>"),
       },

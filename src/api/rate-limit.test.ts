@@ -129,7 +129,7 @@ describe("rate limits", () => {
         }),
         authenticateOwner: (token) => {
           lookups.owner++;
-          return service.accounts.authenticateOwner(token);
+          return service.ownerTokens.authenticate(token);
         },
         authenticateOperator: service.accounts.authenticateOwner,
         authenticateAgent: async (agentId, key) => void (await service.accounts.authenticateAgent(agentId, key)),

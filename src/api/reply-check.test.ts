@@ -90,7 +90,7 @@ describe("the reply check", () => {
     const app = createHttpApp({
       routes: [routeAnswering(() => answer)],
       checkReplies: true,
-      authenticateOwner: async () => "",
+      authenticateOwner: async () => ({ ownerId: "", scope: "full" }),
       authenticateOperator: async () => "",
       authenticateAgent: async () => undefined,
       limits: createRateLimits(DEFAULT_RATE_LIMITS),

@@ -10,6 +10,7 @@ import { z } from "zod";
 import { DEFAULT_RATE_LIMITS } from "../api/rate-limit";
 import { InvalidInputError } from "../errors";
 import { DEFAULT_CHECKIN_RETENTION_DAYS } from "../service/checkin-retention";
+import { DEFAULT_CONSOLE_TIMEOUTS } from "../service/console-sessions";
 import { PROOF_KIND_SETTINGS } from "../service/proofs/kinds";
 import { DEFAULT_SERVER_LIMITS } from "./listener";
 import { DEFAULT_WEBHOOK_LIMITS } from "../service/webhooks/webhooks";
@@ -139,6 +140,19 @@ export const serveConfigSchema = z
     REPUTATION_RPC_URL: z.url().optional(),
     /** Key of the account that gives the feedback (it must not own or operate the agents' tokens); unset: this instance sends none. */
     REPUTATION_PRIVATE_KEY: privateKey.optional(),
+    /** The owners' console (issue #29): a session not used for this long ends, and every session this long after its sign-in. */
+    CONSOLE_SESSION_IDLE_S: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .max(30 * 86_400)
+      .default(DEFAULT_CONSOLE_TIMEOUTS.idleS),
+    CONSOLE_SESSION_MAX_S: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .max(90 * 86_400)
+      .default(DEFAULT_CONSOLE_TIMEOUTS.absoluteS),
   })
   .superRefine((config, ctx) => {
     // Node refuses a request timeout shorter than the headers' (a request's headers are part of it).
@@ -147,6 +161,8 @@ export const serveConfigSchema = z
     if (config.DEPLOYMENT !== undefined && config.RPC_URL === undefined)
       ctx.addIssue({ code: "custom", path: ["RPC_URL"], message: "required with DEPLOYMENT (the chain the indexer follows)" });
     checkReputation(config, ctx);
+    if (config.CONSOLE_SESSION_IDLE_S > config.CONSOLE_SESSION_MAX_S)
+      ctx.addIssue({ code: "custom", path: ["CONSOLE_SESSION_IDLE_S"], message: "must not be longer than CONSOLE_SESSION_MAX_S" });
     if (config.ANCHOR_PRIVATE_KEY === undefined) return;
     if (config.ANCHOR_RPC_URL === undefined && config.RPC_URL === undefined)
       ctx.addIssue({ code: "custom", path: ["ANCHOR_RPC_URL"], message: "anchoring needs ANCHOR_RPC_URL or RPC_URL" });

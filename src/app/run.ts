@@ -191,6 +191,10 @@ export async function startService(
     anchorWriter,
     erc8004,
     devClock: options.devClock,
+    console: {
+      publicUrl: config.PUBLIC_URL,
+      timeouts: { idleS: config.CONSOLE_SESSION_IDLE_S, absoluteS: config.CONSOLE_SESSION_MAX_S },
+    },
     webhooks: {
       allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK,
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,

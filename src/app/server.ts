@@ -6,8 +6,11 @@
 import Redis from "ioredis";
 import pino, { type Logger } from "pino";
 import { anchorRoutes } from "../api/anchor-routes";
+import { consolePageModule } from "../api/console-pages";
 import { consoleRoutes, type ConsoleRoute } from "../api/console-routes";
+import { createConsoleRouter, type ConsolePages } from "../api/console/router";
 import { createHttpApp, createMetricsApp } from "../api/express";
+import { ownerTokenRoutes } from "../api/owner-token-routes";
 import { devRoutes } from "../api/dev-routes";
 import { directoryRoutes } from "../api/directory-routes";
 import { erc8004Routes } from "../api/erc8004-routes";
@@ -25,6 +28,7 @@ import { createVraiService, type VraiService } from "../service";
 import { createAnchoring, type Anchoring } from "../service/anchoring";
 import { createOffsetClock, systemClock, type Clock, type OffsetClock } from "../service/clock";
 import { createDevClock, type DevClock } from "../service/dev-clock";
+import { createConsoleSessions, type ConsoleSessions, type ConsoleTimeouts } from "../service/console-sessions";
 import { createDirectory, type Directory } from "../service/directory";
 import { createErc8004Feedback, type Erc8004Feedback } from "../service/erc8004-feedback";
 import { createFeedbackPlanner } from "../service/erc8004-planning";
@@ -67,6 +71,7 @@ import { createSyncedScoreCache, type ServerScoreCache, type SyncedScoreCache } 
 import { createSqlStore } from "../store/sql-store";
 import { createManagePages } from "../web/console/pages";
 import { createDirectoryPages } from "../web/directory-page";
+import { createSessionPages } from "../web/console/session-pages";
 import { createPages } from "../web/pages";
 import { chainScoreParts, type ChainScoreParts } from "./chain-scores";
 import { DEFAULT_SERVER_LIMITS, listen, type Listener, type ServerLimits } from "./listener";
@@ -97,6 +102,8 @@ export type ApiServer = {
   devClock: DevClock | undefined;
   /** Webhooks (issue #28): owners' endpoints, the delivery worker, and the scan of passed deadlines. */
   webhooks: WebhookParts;
+  /** The owners' console's sessions (issue #29). */
+  consoleSessions: ConsoleSessions;
   /** Stops taking connections, lets in-flight requests finish, then stops background work (the db is the caller's). */
   close(): Promise<void>;
 };
@@ -158,6 +165,25 @@ export type ApiServerOptions = {
   devClock?: DevClockOptions;
   /** How webhooks are sent (issue #28). */
   webhooks?: WebhookOptions;
+  /** The owners' console (issue #29) under /console. */
+  console?: ConsoleOptions;
+};
+
+/** The owners' console (issue #29); every field has a default. */
+export type ConsoleOptions = {
+  /**
+   * The URL people open the console at (PUBLIC_URL; default: the listener's URL): its origin is what every form's
+   * `Origin` must be and what Sign-In with Ethereum messages name; https makes the session cookie Secure and `__Host-`.
+   */
+  publicUrl?: string;
+  /** Idle and absolute timeouts of sessions (default DEFAULT_CONSOLE_TIMEOUTS). */
+  timeouts?: ConsoleTimeouts;
+  /** The chain Sign-In with Ethereum messages name: default the proofs' chain (`proofSources.walletChainId`), else 1. */
+  siweChainId?: number;
+  /** Further console pages behind the session (src/api/console/router.ts `ConsolePages`). */
+  pages?: readonly ConsolePages[];
+  /** Where a signed-in owner lands (default /console/agents). */
+  home?: string;
 };
 
 /**
@@ -217,6 +243,9 @@ type System = {
   webhooks: WebhookParts;
   chain: ChainScoreParts | undefined;
   metrics: ApiMetrics;
+  consoleSessions: ConsoleSessions;
+  /** The console's public origin: what its forms' Origin must be. */
+  consoleOrigin: () => string;
   /** The API's routes: what the HTTP app serves and the OpenAPI document describes. */
   routes: Route[];
   /** The console's pages of agents, proofs and webhooks (issue #29), behind its sign-in. */
@@ -338,6 +367,16 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     options.indexerApi === false ? undefined : chainScoreParts({ db: options.db, accounts: service.accounts, agents: store.read, clock });
   const metrics = createApiMetrics({ busy: overloaded, connections, scoreCache: scoreCache?.server.stats });
   const site = createSiteReads({ site: store, clock });
+  const consoleOrigin = () => new URL(options.console?.publicUrl ?? origin()).origin;
+  const siweChainId = options.console?.siweChainId ?? options.proofSources?.walletChainId ?? 1;
+  const consoleSessions = createConsoleSessions({
+    store,
+    clock,
+    accounts: service.accounts,
+    tokens: service.ownerTokens,
+    timeouts: options.console?.timeouts,
+    siwe: { origin: consoleOrigin, chainId: siweChainId, client: options.proofSources?.publicClientFor?.(siweChainId) },
+  });
   const routes: Route[] = [
     ...serviceRoutes({ ...service, reads, site, publishing, checkinResults: metrics.checkinResults }),
     ...proofRoutes({ proofs, identity: service.identity, reads }),
@@ -347,9 +386,10 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     ...(chain?.routes ?? []),
     ...(devClock ? devRoutes(devClock) : []),
     ...webhookRoutes(webhooks.service),
+    ...ownerTokenRoutes(service.ownerTokens),
   ];
   const ownerAgents = createOwnerAgents({ store, reads, latestScores, publishing, clock });
-  const consolePages = createManagePages({ ownerAgents, reads, proofs, webhooks: webhooks.service, origin });
+  const consolePages = createManagePages({ ownerAgents, reads, proofs, webhooks: webhooks.service, origin: consoleOrigin });
   const consoleServices = { accounts: service.accounts, proofs, identity: service.identity, publishing, webhooks: webhooks.service };
   return {
     logger,
@@ -369,6 +409,8 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     webhooks,
     chain,
     metrics,
+    consoleSessions,
+    consoleOrigin,
     routes,
     consoleRoutes: consoleRoutes(consoleServices, consolePages),
     refreshBusy,
@@ -448,7 +490,10 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     webhooks,
     chain,
     metrics,
+    consoleSessions,
+    consoleOrigin,
     routes,
+    consoleRoutes,
     refreshBusy,
   } = createSystem(
     options,
@@ -470,7 +515,18 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       ),
       ...directoryPageRoutes(createDirectoryPages({ directory })),
     ],
-    authenticateOwner: service.accounts.authenticateOwner,
+    authenticateOwner: service.ownerTokens.authenticate,
+    console: createConsoleRouter({
+      sessions: consoleSessions,
+      tokens: service.ownerTokens,
+      views: createSessionPages(),
+      clock: service.clock,
+      limits,
+      origin: consoleOrigin,
+      logger,
+      home: options.console?.home ?? "/console/agents",
+      pages: [consolePageModule(consoleRoutes), ...(options.console?.pages ?? [])],
+    }),
     authenticateOperator: operators.authenticate,
     authenticateAgent: async (agentId, key) => void (await service.accounts.authenticateAgent(agentId, key)),
     limits,
@@ -541,6 +597,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     scoreCache: scoreCache?.server,
     devClock,
     webhooks,
+    consoleSessions,
     async close() {
       clearInterval(busyTimer);
       await scheduler.stop();

@@ -788,6 +788,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/owner/read-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The owner's read-only tokens, revoked ones too, oldest first (never the tokens themselves). */
+        get: operations["listReadTokens"];
+        put?: never;
+        /** A read-only owner token (vor_…), returned once: it may call every owner route that reads (GET) and is refused every other (403 read_only_token). Only its hash is stored. */
+        post: operations["createReadToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/owner/read-tokens/{id}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Revokes a read-only token: it stops at once, and so do the console sessions signed in with it. */
+        post: operations["revokeReadToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/owner/token/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new owner token (vo_…), returned once: the one that called stops at once. Read-only tokens are not changed. */
+        post: operations["rotateOwnerToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1147,6 +1199,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description a read-only owner token (vor_…) cannot change anything (read_only_token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description limit_reached: the owner has as many agents as MAX_AGENTS_PER_OWNER allows */
             409: {
                 headers: {
@@ -1251,7 +1312,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the agent belongs to another owner */
+            /** @description the agent belongs to another owner; or a read-only owner token (vor_…) cannot change anything (read_only_token) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4041,7 +4102,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description not your agent */
+            /** @description not your agent; or a read-only owner token (vor_…) cannot change anything (read_only_token) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4184,7 +4245,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the challenge's agent now belongs to another owner */
+            /** @description the challenge's agent now belongs to another owner; or a read-only owner token (vor_…) cannot change anything (read_only_token) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4401,7 +4462,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description not your proof */
+            /** @description not your proof; or a read-only owner token (vor_…) cannot change anything (read_only_token) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5385,7 +5446,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description not your agent */
+            /** @description not your agent; or a read-only owner token (vor_…) cannot change anything (read_only_token) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6666,6 +6727,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description a read-only owner token (vor_…) cannot change anything (read_only_token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description limit_reached: as many endpoints as MAX_WEBHOOKS_PER_OWNER, or a URL longer than MAX_WEBHOOK_URL_LENGTH */
             409: {
                 headers: {
@@ -6904,6 +6974,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description a read-only owner token (vor_…) cannot change anything (read_only_token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description no such webhook of yours */
             404: {
                 headers: {
@@ -7014,6 +7093,15 @@ export interface operations {
             };
             /** @description no valid owner credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a read-only owner token (vor_…) cannot change anything (read_only_token) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7166,6 +7254,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description a read-only owner token (vor_…) cannot change anything (read_only_token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description no such webhook of yours */
             404: {
                 headers: {
@@ -7251,6 +7348,15 @@ export interface operations {
             };
             /** @description no valid owner credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a read-only owner token (vor_…) cannot change anything (read_only_token) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7473,6 +7579,15 @@ export interface operations {
             };
             /** @description no valid owner credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a read-only owner token (vor_…) cannot change anything (read_only_token) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7775,6 +7890,404 @@ export interface operations {
             };
             /** @description no valid owner token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate limited (rate_limited): retry after the Retry-After header's seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listReadTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "tokens": [
+                     *         {
+                     *           "id": "tok_3f9c0d1e2b4a5968",
+                     *           "name": "dashboard",
+                     *           "createdAt": "2026-11-02T10:00:00Z",
+                     *           "revokedAt": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        tokens: {
+                            id: string;
+                            name: string;
+                            createdAt: string;
+                            revokedAt: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description not modified: If-None-Match matched the ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description no valid owner credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate limited (rate_limited): retry after the Retry-After header's seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createReadToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "dashboard"
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "tok_3f9c0d1e2b4a5968",
+                     *       "name": "dashboard",
+                     *       "createdAt": "2026-11-02T10:00:00Z",
+                     *       "revokedAt": null,
+                     *       "token": "vor_tok_3f9c0d1e2b4a5968.r_…"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        createdAt: string;
+                        revokedAt: string | null;
+                        token: string;
+                    };
+                };
+            };
+            /** @description a request part is not valid (invalid_request, the field named), or the body is not JSON (malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid owner credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a read-only owner token (vor_…) cannot change anything (read_only_token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description limit_reached: the owner has 20 read-only tokens not revoked */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is larger than 32 kB (body_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate limited (rate_limited): retry after the Retry-After header's seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeReadToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description revoked: the token as it is now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "tok_3f9c0d1e2b4a5968",
+                     *       "name": "dashboard",
+                     *       "createdAt": "2026-11-02T10:00:00Z",
+                     *       "revokedAt": "2026-11-03T08:00:00Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        createdAt: string;
+                        revokedAt: string | null;
+                    };
+                };
+            };
+            /** @description a request part is not valid (invalid_request, the field named), or the body is not JSON (malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid owner credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a read-only owner token (vor_…) cannot change anything (read_only_token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no read-only token of yours by that id that is not revoked already */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is larger than 32 kB (body_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate limited (rate_limited): retry after the Retry-After header's seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateOwnerToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description rotated */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "ownerId": "own_3f9c0d1e2b4a5968",
+                     *       "token": "vo_own_3f9c0d1e2b4a5968.t_…"
+                     *     }
+                     */
+                    "application/json": {
+                        ownerId: string;
+                        token: string;
+                    };
+                };
+            };
+            /** @description a request part is not valid (invalid_request, the field named), or the body is not JSON (malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid owner credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a read-only owner token (vor_…) cannot change anything (read_only_token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is larger than 32 kB (body_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -15,6 +15,8 @@ export type Accounts = {
   createOwner(options?: { ownerId?: string }): Promise<{ ownerId: string; token: string }>;
   /** The owner an owner token belongs to; 401 when it matches none. */
   authenticateOwner(token: string): Promise<string>;
+  /** A new owner token for the owner, returned this once; the old one stops at once (issue #29). */
+  rotateOwnerToken(ownerId: string): Promise<string>;
   /** Checks an agent key against the agent's stored key hash; 401 when it does not match. */
   checkAgentKey(agent: AgentRow | null, agentKey: string): asserts agent is AgentRow;
   /** The agent an agent key belongs to; 401 when it is not that agent's key. */
@@ -28,6 +30,9 @@ export type Accounts = {
   /** An operator transfers an agent to an owner (V2, logged). */
   transfer(agentId: string, toOwnerId: string, reason: string, actor?: string): Promise<ClaimResult>;
 };
+
+/** An owner token: `vo_<owner id>.<256 random bits>`, so the owner is found without a search and the secret checked in constant time. */
+const newOwnerToken = (ownerId: string): string => `vo_${ownerId}.${generateSecret("t")}`;
 
 /** Who is calling, once a token or key has been checked. */
 export type Actor = { type: "owner"; ownerId: string } | { type: "operator" } | { type: "agent"; agentId: string };
@@ -54,13 +59,23 @@ export function createAccounts(deps: {
   /** Creates an owner; the token is returned here once and only its hash is stored. */
   async function createOwner(options: { ownerId?: string } = {}): Promise<{ ownerId: string; token: string }> {
     const ownerId = options.ownerId ?? generateId("own");
-    const token = `vo_${ownerId}.${generateSecret("t")}`;
+    const token = newOwnerToken(ownerId);
     const owner: OwnerRow = { id: ownerId, tokenHash: hashSecret(token), createdAt: clock.now() };
     await store.transaction(async (tx) => {
       if (await tx.getOwner(ownerId)) throw new ConflictError("owner_exists", `owner ${ownerId} already exists`);
       await tx.insertOwner(owner);
     });
     return { ownerId, token };
+  }
+
+  /** A new owner token for the owner, returned this once; the old one stops at once. */
+  async function rotateOwnerToken(ownerId: string): Promise<string> {
+    const token = newOwnerToken(ownerId);
+    await store.transaction(async (tx) => {
+      if (!(await tx.getOwner(ownerId, { lock: true }))) throw new NotFoundError("owner_not_found", `owner ${ownerId} does not exist`);
+      await tx.setOwnerTokenHash(ownerId, hashSecret(token));
+    });
+    return token;
   }
 
   /** The owner an owner token belongs to; 401 when it matches none. */
@@ -187,5 +202,15 @@ export function createAccounts(deps: {
     });
   }
 
-  return { createOwner, authenticateOwner, checkAgentKey, authenticateAgent, claimNewAgent, reclaim, rotateAgentKey, transfer };
+  return {
+    createOwner,
+    authenticateOwner,
+    rotateOwnerToken,
+    checkAgentKey,
+    authenticateAgent,
+    claimNewAgent,
+    reclaim,
+    rotateAgentKey,
+    transfer,
+  };
 }

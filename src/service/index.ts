@@ -7,6 +7,7 @@ import { createIdentity, type Identity } from "./identity";
 import type { OwnerLimits } from "./limits";
 import { createOperator, type Operator } from "./operator";
 import { createOwnerRecomputes, type OwnerRecomputes } from "./owner-recomputes";
+import { createOwnerTokens, type OwnerTokens } from "./owner-tokens";
 import type { Store } from "./ports";
 import { createScoring, type Scoring } from "./scoring";
 
@@ -16,6 +17,8 @@ export type VraiService = {
   clock: Clock;
   scoring: Scoring;
   accounts: Accounts;
+  /** Owner credentials: the full token's rotation and read-only tokens (issue #29). */
+  ownerTokens: OwnerTokens;
   checkins: Checkins;
   operator: Operator;
   identity: Identity;
@@ -40,9 +43,10 @@ export function createVraiService(deps: {
   const { store, clock } = deps;
   const scoring = createScoring({ store, clock, method: deps.method });
   const accounts = createAccounts({ store, clock, onClaimed: scoring.onChange, limits: deps.limits });
+  const ownerTokens = createOwnerTokens({ store, clock, accounts });
   const checkins = createCheckins({ store, clock, busy: deps.busy });
   const operator = createOperator({ store, clock, onPenaltyChanged: scoring.onChange, onBusyChanged: deps.onBusyChanged });
   const ownerRecomputes = createOwnerRecomputes({ store, clock, scoring, logger: deps.logger });
   const identity = createIdentity({ store, clock, onChanged: scoring.onChange, onOwnerRecomputeRequested: ownerRecomputes.wake });
-  return { store, clock, scoring, accounts, checkins, operator, identity, ownerRecomputes };
+  return { store, clock, scoring, accounts, ownerTokens, checkins, operator, identity, ownerRecomputes };
 }

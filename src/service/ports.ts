@@ -310,11 +310,70 @@ export type Erc8004PublishingTx = {
   withdrawErc8004Feedback(agentId: string, at: number, reason: string): Promise<number>;
 };
 
+/** Who a console session or an owner credential is (issue #29): `full` may change what the owner has, `read` may only look. */
+export type OwnerScope = "full" | "read";
+
+/** A signed-in console session; the cookie's secret is kept only as `secretHash`. */
+export type ConsoleSessionRow = {
+  /** Public handle (`ses_…`), to list and revoke it. */
+  id: string;
+  secretHash: string;
+  ownerId: string;
+  scope: OwnerScope;
+  /** How it signed in: `siwe:<address>`, `owner-token` or `read-token:<token id>`. */
+  login: string;
+  userAgent: string | null;
+  createdAt: number;
+  lastSeenAt: number;
+  /** The absolute timeout. */
+  expiresAt: number;
+  revokedAt: number | null;
+};
+
+/** A read-only owner token (issue #29); only its hash is kept. */
+export type ReadTokenRow = { id: string; ownerId: string; name: string; tokenHash: string; createdAt: number; revokedAt: number | null };
+
+/** The owners' console (issue #29): sessions, Sign-In with Ethereum nonces, read-only tokens and sign-in addresses. */
+export type ConsoleTx = {
+  insertConsoleSession(session: ConsoleSessionRow): Promise<void>;
+  /** The session whose cookie secret hashes to `secretHash`, revoked or not; null when there is none. */
+  getConsoleSession(secretHash: string): Promise<ConsoleSessionRow | null>;
+  touchConsoleSession(id: string, at: number): Promise<void>;
+  /**
+   * Revokes at `at` the owner's sessions not revoked yet: all of them, only `only`, all but `except`, or those
+   * signed in as `login`; returns how many.
+   */
+  revokeConsoleSessions(ownerId: string, at: number, which: { only?: string; except?: string; login?: string }): Promise<number>;
+  /** The owner's sessions neither revoked nor past `expiresAt` at `at`, newest first. */
+  listConsoleSessions(ownerId: string, at: number): Promise<ConsoleSessionRow[]>;
+  /** Deletes up to `limit` sessions and nonces whose absolute expiry is at or before `before`; returns how many. */
+  deleteExpiredConsoleRows(before: number, limit: number): Promise<number>;
+
+  insertSiweNonce(nonce: { nonce: string; issuedAt: number; expiresAt: number }): Promise<void>;
+  /** Marks the nonce used at `at`; false when there is no such nonce, or it was used, or it expired (one use, EIP-4361). */
+  useSiweNonce(nonce: string, at: number): Promise<boolean>;
+
+  insertReadToken(token: ReadTokenRow): Promise<void>;
+  getReadToken(id: string): Promise<ReadTokenRow | null>;
+  /** The owner's read-only tokens, revoked ones too, oldest first. */
+  listReadTokens(ownerId: string): Promise<ReadTokenRow[]>;
+  /** Revokes the owner's token at `at`; false when the owner has no such token not revoked yet. */
+  revokeReadToken(ownerId: string, id: string, at: number): Promise<boolean>;
+
+  /** Replaces the owner's full token (its hash): the old one stops at once. */
+  setOwnerTokenHash(ownerId: string, tokenHash: string): Promise<void>;
+
+  /** The owner an address (lowercase) signs in as, by its first sign-in; null when it never signed in. */
+  getLoginOwner(address: string): Promise<string | null>;
+  /** Records the owner of an address's first sign-in; false, changing nothing, when the address has one. */
+  insertLogin(login: { address: string; ownerId: string; createdAt: number }): Promise<boolean>;
+};
+
 /**
  * One transaction's view of the store: what it stores, feature by feature (each a port of its own, which
  * a module that needs only one of them may take alone).
  */
-export type StoreTx = AccountsTx & CheckinFactsTx & OperationsTx & ProofsTx & ScoresTx & EventsTx & Erc8004PublishingTx;
+export type StoreTx = AccountsTx & CheckinFactsTx & OperationsTx & ProofsTx & ScoresTx & EventsTx & Erc8004PublishingTx & ConsoleTx;
 
 /** What deciding one check-in needs about its agent (V3–V4), read together in one go. */
 export type CheckinState = {

@@ -1,5 +1,6 @@
 import { GRACE_S, type DayAggregate, type OutageWindow } from "../method";
 import { KeyList } from "./key-list";
+import { createMemoryConsole } from "./memory-console";
 import type {
   AgentFactRows,
   AgentRow,
@@ -325,6 +326,8 @@ export function createMemoryStore(): Store {
     setErc8004Publishing: async (row) => void publishing.set(row.agentId, { ...row }),
     // Replay gives no feedback (it has no chain): there is never one to withdraw.
     withdrawErc8004Feedback: async () => 0,
+
+    ...createMemoryConsole(owners),
   };
 
   /** V4.3 windows that may excuse the check-in after `last` (the SQL store's filter, `checkinState`). */

@@ -1,12 +1,13 @@
 /**
  * The SQL store on PostgreSQL or PGlite: the service's `Store`, made of one repository per feature
- * (accounts, check-in facts, operations, proofs, scores, ERC-8004 publishing: each its own module, its SQL and its rows),
+ * (accounts, check-in facts, operations, proofs, scores, ERC-8004 publishing, the console: each its own module, its SQL and its rows),
  * the batched check-in path and latest-score reads, and the site's paged reads.
  */
 import type { LatestScores, ScoreSummary, Store, StoreTx } from "../service/ports";
 import type { SiteStore } from "../service/reads";
 import { accountsIn } from "./accounts";
 import { checkinFactsIn } from "./checkin-facts";
+import { consoleIn } from "./console";
 import { createCheckinWrites } from "./checkin-writes";
 import type { Db, Queryable } from "./db";
 import { eventsIn } from "./events";
@@ -49,6 +50,7 @@ export function createSqlStore(db: Db, options: { onScoresCommitted?: (agentIds:
       ...scoresIn(q, wrote),
       ...eventsIn(q),
       ...erc8004PublishingIn(q),
+      ...consoleIn(q),
     };
   };
 

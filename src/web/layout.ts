@@ -15,7 +15,8 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = {
 };
 
 // Text colours keep a contrast of at least 7:1 on white, muted text at least 4.5:1 (WCAG AA).
-const STYLE: Html = html`<style>
+/** The site's style sheet, which the console's pages share (src/web/console/layout.ts). */
+export const STYLE: Html = html`<style>
 :root { color-scheme: light; --ink: #1b1f24; --muted: #555d66; --line: #d5d9de; --accent: #1f5fa8; --soft: #f5f7f9; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: var(--ink); background: #fff; }

@@ -80,7 +80,7 @@ export async function serveUntilSignal(
   const indexed =
     !more.readyNote && config.RPC_URL && config.DEPLOYMENT ? ` · chain ${config.RPC_URL} (indexed from ${config.DEPLOYMENT})` : "";
   io.stdout(
-    `vrai ready: api ${url}/v1 · agent pages ${url}/agents/{id}${more.readyNote ? ` · ${more.readyNote}` : ""}${indexed} · ` +
+    `vrai ready: api ${url}/v1 · agent pages ${url}/agents/{id} · console ${url}/console${more.readyNote ? ` · ${more.readyNote}` : ""}${indexed} · ` +
       `store ${config.DATABASE_URL ? "postgresql" : `pglite ${config.DATA_DIR}`}\n`,
   );
   await stop.requested;

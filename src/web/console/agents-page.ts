@@ -162,6 +162,9 @@ export type AgentKeyView = {
   rotated: boolean;
 };
 
+const HEARTBEAT_WORDS =
+  "With vrai-heartbeat (from @vrai/sdk): the key in a file only you can read, then the heartbeat, about hourly as the service asks.";
+
 /** The page that shows an agent's key, once. */
 export function renderAgentKeyPage<S extends number>(status: S, view: AgentKeyView): RenderedPage<S> {
   const { viewer, agentId, agentKey, origin } = view;
@@ -180,7 +183,7 @@ export function renderAgentKeyPage<S extends number>(status: S, view: AgentKeyVi
   } Copy its key now: it is shown this once and only its hash is kept.</p></div>
 ${secretBox("Agent key", "agent-key", agentKey)}
 <section aria-labelledby="run-heading"><h2 id="run-heading">Keep it checking in</h2>
-${snippet("With vrai-heartbeat (from @vrai/sdk): the key in a file only you can read, then the heartbeat, about hourly as the service asks.", "heartbeat-command", command)}
+${snippet(HEARTBEAT_WORDS, "heartbeat-command", command)}
 ${snippet("Or in your agent's code, with the key in VRAI_AGENT_KEY:", "sdk-snippet", sdk)}
 </section>
 <p><a href="/console/agents/${agentId}">Go to the agent</a> · <a href="/console/agents">All agents</a></p>`;

@@ -1,14 +1,12 @@
 /**
- * What every page of the owner's console (issue #29) shares: who is looking (a read-only session sees every page and
- * no form that writes), the token every form carries, the message at the top of a page, and the document around it.
+ * What the console's pages of agents, proofs and webhooks (issue #29) share: whether the session may write (a read-only
+ * session sees every page and no form that writes), the forms that carry the session's token, the message at the top of
+ * a page, a secret shown once, and their style rules beside the console's.
  */
 import { html, type Html } from "../html";
+import { csrfField, type ConsoleViewer } from "./layout";
 
-/** What the console's pages know of the signed-in session: the owner, whether it may write, and the token its forms carry. */
-export type ConsoleViewer = { ownerId: string; scope: "full" | "read"; csrfToken: string };
-
-/** The console's sections, in its navigation. */
-export type ConsoleSection = "agents" | "proofs" | "webhooks";
+export type { ConsoleViewer };
 
 /** A message at the top of a page: what went wrong, in words a person acts on, or what was just done. */
 export type Notice = { kind: "error" | "done"; text: string };
@@ -18,9 +16,6 @@ export type RenderedPage<S extends number = number> = { status: S; text: string 
 
 /** Whether the session may change anything: a read-only session sees every page and is shown no form that writes. */
 export const canWrite = (viewer: ConsoleViewer): boolean => viewer.scope === "full";
-
-/** The hidden field every form that writes carries: the session's token, checked on each POST. */
-export const CSRF_FIELD = "csrf";
 
 /**
  * A form that changes something, posted to `action`, with the session's token; nothing for a read-only session.
@@ -34,7 +29,7 @@ export function postForm(
 ): Html | null {
   if (!canWrite(viewer)) return null;
   return html`<form method="post" action="${action}" class="${options.className ?? "inline-form"}"${options.attributes ?? null}>
-<input type="hidden" name="${CSRF_FIELD}" value="${viewer.csrfToken}">
+${csrfField(viewer)}
 ${options.fields ?? null}<button type="submit"${options.danger ? html` class="danger"` : null}>${options.label}</button>
 </form>`;
 }
@@ -49,14 +44,6 @@ export function pager(label: string, base: string, page: { later: boolean; nextC
   }</nav>`;
 }
 
-/** The message at the top of a page: an alert for an error, a status for what was done. */
-export function noticeBox(notice: Notice | undefined): Html | null {
-  if (notice === undefined) return null;
-  return notice.kind === "error"
-    ? html`<div class="notice error" role="alert"><p><strong>Not done:</strong> ${notice.text}</p></div>`
-    : html`<div class="notice done" role="status"><p>${notice.text}</p></div>`;
-}
-
 /** Shown to a read-only session where a form would be. */
 export function readOnlyNote(viewer: ConsoleViewer, what: string): Html | null {
   return canWrite(viewer)
@@ -66,7 +53,7 @@ export function readOnlyNote(viewer: ConsoleViewer, what: string): Html | null {
 
 /** A secret shown once (an agent key, a signing secret): selected whole in one click, to copy. */
 export function secretBox(label: string, id: string, value: string): Html {
-  return html`<div class="secret">
+  return html`<div class="secret-box">
 <p><strong>${label}</strong></p>
 <pre class="copyable" id="${id}" tabindex="0">${value}</pre>
 </div>`;
@@ -80,25 +67,19 @@ export function snippet(label: string, id: string, code: string): Html {
 
 /** The console's own styles, added to the site's (forms, notices, secrets). */
 export const CONSOLE_STYLE: Html = html`<style>
-.notice { border: 1px solid var(--line); border-left-width: 6px; border-radius: 6px; padding: 10px 14px; margin: 0 0 16px; }
-.notice.error { border-color: #a4262c; background: #fdf3f4; }
-.notice.done { border-color: #1e6b35; background: #f1f8f3; }
 form.stacked { display: grid; gap: 10px; max-width: 640px; margin: 8px 0; }
-form.stacked label { font-weight: 600; display: block; }
+form.stacked label { display: block; }
 form.stacked .hint { color: var(--muted); font-size: 0.9rem; font-weight: 400; }
 form input[type="text"], form input[type="url"], form select, form textarea { font: inherit; padding: 7px 9px; width: 100%;
   border: 1px solid var(--muted); border-radius: 6px; min-width: 0; }
 form fieldset { border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; }
 form fieldset label { font-weight: 400; display: inline-block; margin-right: 14px; }
 .inline-form { display: inline; margin: 0 8px 0 0; }
-button { font: inherit; padding: 7px 14px; border: 1px solid var(--accent); border-radius: 6px; background: var(--accent); color: #fff;
-  cursor: pointer; }
-button.danger { background: #fff; color: #a4262c; border-color: #a4262c; }
 .actions { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin: 8px 0; }
 pre.copyable { user-select: all; margin: 6px 0; padding: 8px 10px; background: var(--soft); border: 1px solid var(--line);
   border-radius: 6px; white-space: pre-wrap; overflow-wrap: anywhere; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
   font-size: 0.9em; }
-.secret { border: 2px solid #8a5a00; border-radius: 8px; padding: 10px 14px; margin: 12px 0; background: #fffaf0; }
+.secret-box { border: 2px solid #8a5a00; border-radius: 8px; padding: 10px 14px; margin: 12px 0; background: #fffaf0; }
 .cards { display: grid; gap: 12px; }
 .card { border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; }
 .card h2, .card h3 { margin: 0 0 6px; overflow-wrap: anywhere; }

@@ -10,8 +10,9 @@ import { currentProofRule, OFFERED_PROOF_KINDS, proofKindModule, type Publicatio
 import type { ProofWithRecheck } from "../../service/owner-agents";
 import { formatTime } from "../format";
 import { html, type Html } from "../html";
-import { canWrite, CSRF_FIELD, postForm, readOnlyNote, snippet, type RenderedPage, type ConsoleViewer, type Notice } from "./common";
+import { canWrite, postForm, readOnlyNote, snippet, type RenderedPage, type ConsoleViewer, type Notice } from "./common";
 import { consolePage } from "./document";
+import { csrfField } from "./layout";
 
 /** A proof kind as the console offers it: the table's words and the current method's rule (V6). */
 export type ProofKindView = {
@@ -147,7 +148,8 @@ ${snippet("", "sign-message", sign.message)}
       ? `${String(value).slice(1, -1)}; leave it empty to sign with your browser's wallet`
       : String(value).slice(1, -1);
     return html`<div><label for="${id}">${name} <span class="hint">(${hint})</span></label>
-<input type="text" id="${id}" name="${name}" value="${view.values?.[name] ?? ""}"${walletSigns ? null : html` required`} autocomplete="off" spellcheck="false"></div>
+<input type="text" id="${id}" name="${name}" value="${view.values?.[name] ?? ""}"${walletSigns ? null : html` required`}
+ autocomplete="off" spellcheck="false"></div>
 `;
   });
   const fixed = Object.entries(instructions.evidence).filter(([, value]) => !isPlaceholder(value));
@@ -155,7 +157,7 @@ ${snippet("", "sign-message", sign.message)}
   const wallet = sign === null ? null : html` data-wallet-sign data-message="${sign.message}"`;
   const form = canWrite(viewer)
     ? html`<form method="post" action="/console/proofs" class="stacked" id="evidence-form"${wallet}>
-<input type="hidden" name="${CSRF_FIELD}" value="${viewer.csrfToken}">
+${csrfField(viewer)}
 <input type="hidden" name="challengeId" value="${c.id}">
 ${fixed.length === 0 ? null : html`<p>Sent with it: ${fixed.map(([name, value], i) => html`${i === 0 ? "" : ", "}${name} <code>${String(value)}</code>`)}.</p>`}
 ${fields}${signed ? html`<p class="alert" data-wallet-error role="alert" hidden></p>` : null}
@@ -164,7 +166,9 @@ ${fields}${signed ? html`<p class="alert" data-wallet-error role="alert" hidden>
     : readOnlyNote(viewer, "answer challenges");
   const used = c.usedAt !== null;
   const main = html`<header><p class="eyebrow">${module.title} proof</p><h1>${c.subject}</h1>
-<p class="muted">Challenge <code>${c.id}</code>${c.agentId === null ? " · for the owner" : html` · for agent <a href="/console/agents/${c.agentId}">${c.agentId}</a>`}
+<p class="muted">Challenge <code>${c.id}</code>${
+    c.agentId === null ? " · for the owner" : html` · for agent <a href="/console/agents/${c.agentId}">${c.agentId}</a>`
+  }
  · ${used ? "used" : html`expires ${at(c.expiresAt)}`}</p></header>
 <section aria-labelledby="steps-heading"><h2 id="steps-heading">What to do</h2>
 <ol class="steps">${instructions.steps.map((step) => html`<li>${step}</li>`)}</ol>

@@ -35,9 +35,9 @@ function addForm(viewer: ConsoleViewer, values: WebhookFormValues): Html | null 
 <input type="text" id="webhook-description" name="description" maxlength="200" value="${values.description ?? ""}"></div>
 <fieldset><legend>Events it is sent</legend>
 ${SUBSCRIBABLE_EVENT_TYPES.map(
-  (
-    type,
-  ) => html`<label title="${EVENT_MODULES[type].summary}"><input type="checkbox" name="events" value="${type}"${checked.has(type) ? html` checked` : null}> ${type}</label>
+  (type) => html`<label title="${EVENT_MODULES[type].summary}"><input type="checkbox" name="events" value="${type}"${
+    checked.has(type) ? html` checked` : null
+  }> ${type}</label>
 `,
 )}</fieldset>
 `,
@@ -95,7 +95,8 @@ function attemptRow(viewer: ConsoleViewer, w: WebhookEndpointRow, a: AttemptRow)
       ? postForm(viewer, `/console/webhooks/${w.id}/deliveries/${a.deliveryId}/redeliver`, { label: "Redeliver" })
       : null;
   return html`<tr data-delivery="${a.deliveryId}"><td>${at(a.at)}</td><td><code>${a.eventType}</code></td><td>${a.attempt}</td>
-<td>${outcome}</td><td>${a.latencyMs} ms</td><td>${a.state}${a.nextAttemptAt === null ? "" : html`, next try ${at(a.nextAttemptAt)}`}</td><td>${redeliver}</td></tr>`;
+<td>${outcome}</td><td>${a.latencyMs} ms</td><td>${a.state}${a.nextAttemptAt === null ? "" : html`, next try ${at(a.nextAttemptAt)}`}</td>
+<td>${redeliver}</td></tr>`;
 }
 
 /** The console page of one endpoint. */

@@ -1,0 +1,23 @@
+/** How the console's script is built (`npm run build` runs `scripts/build-console.ts`; browser tests build it first). */
+import path from "node:path";
+import { build } from "esbuild";
+import { PROJECT_ROOT } from "../../project-root";
+import { CONSOLE_SCRIPT_FILE } from "./assets";
+
+/** The script's source: what runs in the console's pages. */
+export const CONSOLE_SCRIPT_SOURCE = path.join(PROJECT_ROOT, "src", "web", "console", "browser", "console.ts");
+
+/** Builds the console's script into `dist/console.js`: one file, no imports, for the browsers of the last few years. */
+export async function buildConsoleScript(): Promise<void> {
+  await build({
+    entryPoints: [CONSOLE_SCRIPT_SOURCE],
+    outfile: CONSOLE_SCRIPT_FILE,
+    bundle: true,
+    format: "iife",
+    target: "es2020",
+    platform: "browser",
+    minify: true,
+    legalComments: "none",
+    logLevel: "warning",
+  });
+}
