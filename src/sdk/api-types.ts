@@ -1426,7 +1426,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the agent belongs to another owner */
+            /** @description the agent belongs to another owner; or a read-only owner token (vor_…) cannot change anything (read_only_token) */
             403: {
                 headers: {
                     [name: string]: unknown;
