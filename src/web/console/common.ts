@@ -67,8 +67,10 @@ export function snippet(label: string, id: string, code: string): Html {
 
 /** The console's own styles, added to the site's (forms, notices, secrets). */
 export const CONSOLE_STYLE: Html = html`<style>
+main { overflow-wrap: anywhere; }
 form.stacked { display: grid; gap: 10px; max-width: 640px; margin: 8px 0; }
-form.stacked label { display: block; }
+form.stacked label { display: block; overflow-wrap: anywhere; }
+form.stacked button { justify-self: start; }
 form.stacked .hint { color: var(--muted); font-size: 0.9rem; font-weight: 400; }
 form input[type="text"], form input[type="url"], form select, form textarea { font: inherit; padding: 7px 9px; width: 100%;
   border: 1px solid var(--muted); border-radius: 6px; min-width: 0; }
