@@ -74,7 +74,7 @@ describe("the owner's console in headless Chromium: first sign-in to the score s
     context = await browser.newContext();
     signed = await injectTestWallet(context, account);
     page = await context.newPage();
-    // An alert would mean something a person typed ran as script.
+    // An alert would mean something a person typed (a webhook's URL, a proof's subject) ran as script.
     page.on("dialog", (dialog) => void dialog.dismiss().finally(() => dialogs.push(dialog.message())));
   });
   after(async () => {
@@ -103,7 +103,7 @@ describe("the owner's console in headless Chromium: first sign-in to the score s
       expect(await text("h1")).to.equal("Your agents");
       await checkPage("agents-empty");
 
-      await page.fill("#agent-name", "<b>Console</b> agent");
+      await page.fill("#agent-name", "research-agent");
       await submit("form[action='/console/agents'] button");
       const agentKey = await text("#agent-key");
       firstKey = agentKey;
@@ -159,7 +159,7 @@ describe("the owner's console in headless Chromium: first sign-in to the score s
       ]);
       await checkPage("agent");
       await page.goto(`${server.url}/console/agents`);
-      expect(await text(`li[data-agent='${agentId}'] h2`)).to.equal("<b>Console</b> agent");
+      expect(await text(`li[data-agent='${agentId}'] h2`)).to.equal("research-agent");
       expect(await text(`li[data-agent='${agentId}'] [data-field='total']`)).to.equal("270");
       await checkPage("agents");
       expect(dialogs).to.deep.equal([]);
