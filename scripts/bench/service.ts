@@ -41,7 +41,7 @@ import { constants as perfConstants, monitorEventLoopDelay, performance, Perform
 import { parseArgs, promisify } from "node:util";
 import v8 from "node:v8";
 import vm from "node:vm";
-import autocannon from "autocannon";
+import type autocannon from "autocannon";
 import pg from "pg";
 import pino from "pino";
 import { buildScoreInputs, dayStart, scoreFromInputs } from "../../src/method";
@@ -56,6 +56,7 @@ import type { ScoreCacheStats } from "../../src/store/score-cache";
 import { createSqlStore } from "../../src/store/sql-store";
 import { SUBSCRIBABLE_EVENT_TYPES } from "../../src/service/events/kinds";
 import { createSecretBox, secretsKey } from "../../src/service/webhooks/secret-box";
+import { runAutocannon, startEvenly } from "./harness";
 
 const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const envInt = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
@@ -360,12 +361,6 @@ const statusesOf = (r: autocannon.Result) =>
     .map(([status, { count }]) => `${status} x ${fmt(count)}`)
     .join(", ");
 
-function run(opts: autocannon.Options): Promise<autocannon.Result> {
-  return new Promise((resolve, reject) => {
-    autocannon(opts, (err, result) => (err ? reject(err) : resolve(result)));
-  });
-}
-
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const log = (...args: unknown[]) => console.log(...args);
 const loadavg = () =>
@@ -606,7 +601,6 @@ async function loadRun(
   const out: LoadRun = { ok: 0, other: 0, errors: 0, seconds, latencies: [], sentAt: [] };
   const instances = schedule.staggered ? schedule.connections : 1;
   const connections = schedule.staggered ? 1 : schedule.connections;
-  const runs: Promise<unknown>[] = [];
   const t0 = performance.now();
   const opens = t0 + WARMUP_S * 1000;
   const closes = opens + seconds * 1000;
@@ -616,34 +610,32 @@ async function loadRun(
     ),
     new Promise<void>((resolve, reject) => void setTimeout(() => (window.end?.() ?? Promise.resolve()).then(resolve, reject), closes - t0)),
   ];
-  for (let i = 0; i < instances; i++) {
-    // Each start at its own offset from t0, so late timers do not add up.
-    const wait = t0 + (i * 1000) / instances - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    runs.push(
-      new Promise((resolve, reject) => {
-        const instance = autocannon(
-          {
-            url,
-            connections,
-            connectionRate: schedule.perConnection,
-            duration: WARMUP_S + seconds,
-            requests: [{ method: "GET", setupRequest: (req: autocannon.Request) => ({ ...req, path: path() }) }],
-          },
-          (err, result) => (err ? reject(err) : resolve(result)),
-        );
-        instance.on("response", (_client: unknown, status: number, _bytes: number, ms: number) => {
-          const sentAt = performance.now() - ms;
-          if (sentAt < opens || sentAt >= closes) return;
-          if (status >= 200 && status < 300) out.ok++;
-          else out.other++;
-          out.latencies.push(ms);
-          out.sentAt.push(sentAt);
-        });
-        instance.on("reqError", () => void out.errors++);
-      }),
-    );
-  }
+  const runs = await startEvenly(
+    instances,
+    1000,
+    () =>
+      runAutocannon(
+        {
+          url,
+          connections,
+          connectionRate: schedule.perConnection,
+          duration: WARMUP_S + seconds,
+          requests: [{ method: "GET", setupRequest: (req: autocannon.Request) => ({ ...req, path: path() }) }],
+        },
+        (instance) => {
+          instance.on("response", (_client: unknown, status: number, _bytes: number, ms: number) => {
+            const sentAt = performance.now() - ms;
+            if (sentAt < opens || sentAt >= closes) return;
+            if (status >= 200 && status < 300) out.ok++;
+            else out.other++;
+            out.latencies.push(ms);
+            out.sentAt.push(sentAt);
+          });
+          instance.on("reqError", () => void out.errors++);
+        },
+      ),
+    t0,
+  );
   await Promise.all([...runs, ...marks]);
   out.latencies.sort((a, b) => a - b);
   return out;
@@ -876,13 +868,13 @@ async function checkinPhase(
   log(`check-ins: warm-up ${WARMUP_S} s, then ~${CHECKIN_S} s, ${CONNECTIONS} connections, ring of ${fmt(RING)} agents ...`);
   // The warm-up runs for a duration (its last requests may still be in flight when it stops); the
   // measured run is a fixed number of requests sized from the warm-up, so every one is answered and counted here.
-  const warm = await run({ ...base, duration: WARMUP_S });
+  const warm = await runAutocannon({ ...base, duration: WARMUP_S });
   await new Promise((r) => setTimeout(r, 1000));
   const amount = Math.max(CONNECTIONS * 50, Math.round(((warm["2xx"] / warm.duration) * CHECKIN_S) / CONNECTIONS) * CONNECTIONS);
   await options.beforeMeasured?.();
   const before = await count(admin, "SELECT count(*) AS n FROM checkins");
   const m0 = await cpuMark(child);
-  const r = await run({ ...base, amount });
+  const r = await runAutocannon({ ...base, amount });
   log(`check-ins: ${cpuReport(m0, await cpuMark(child), r["2xx"] + r.non2xx)}`);
   const after = await count(admin, "SELECT count(*) AS n FROM checkins");
   const counted = after - before;

@@ -15,19 +15,17 @@
  * Flags: --deliveries N (20,000), --rate R (500), --seconds S (20), --quick (500 deliveries, 50 check-ins/s
  * for 3 s: checks that the bench runs; its figures are not the issue's). TEST_PG_ADMIN_URL as the tests use it.
  */
-import { execFileSync } from "node:child_process";
 import crypto from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import path from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { Webhook } from "standardwebhooks";
 import { SUBSCRIBABLE_EVENT_TYPES } from "../../src/service/events/kinds";
 import { createSecretBox, secretsKey } from "../../src/service/webhooks/secret-box";
 import { startServe } from "../../src/test-helpers/serve";
+import { buildCommand, createBenchDatabase, fmt, printRows, type Row } from "./harness";
 
-const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const OPERATOR_TOKEN = `bench-webhooks-${crypto.randomBytes(12).toString("hex")}`;
 const SECRET = `whsec_${crypto.randomBytes(24).toString("base64")}`;
 
@@ -44,7 +42,6 @@ const PENALTY_RATE = QUICK ? 2 : 10;
 const OWNERS = 100;
 
 const log = (line: string) => console.log(line);
-const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const quantile = (sorted: readonly number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -87,16 +84,12 @@ async function startReceiver(checkEvery: number) {
 
 async function main(): Promise<void> {
   const started = performance.now();
-  // The command runs its compiled bundle: build it from these sources first.
-  execFileSync("npm", ["run", "build", "--silent"], { cwd: path.resolve(__dirname, "../.."), stdio: "inherit" });
-  const dbName = `vrai_bench_${crypto.randomBytes(4).toString("hex")}`;
-  const root = new pg.Client({ connectionString: ADMIN_URL });
-  await root.connect();
-  await root.query(`CREATE DATABASE ${dbName}`);
-  const dbUrl = ADMIN_URL.replace(/\/[^/]*$/, `/${dbName}`);
+  buildCommand();
+  const database = await createBenchDatabase("vrai_bench");
+  const { name: dbName, url: dbUrl } = database;
   const db = new pg.Client({ connectionString: dbUrl });
   const receiver = await startReceiver(QUICK ? 1 : 50);
-  const rows: Array<{ figure: string; value: string; target: string; verdict: string }> = [];
+  const rows: Row[] = [];
   let serve: Awaited<ReturnType<typeof startServe>> | undefined;
   try {
     serve = await startServe({
@@ -281,19 +274,12 @@ async function main(): Promise<void> {
     await serve?.kill("SIGTERM");
     await db.end().catch(() => undefined);
     await receiver.close();
-    await root.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-    await root.end();
+    await database.drop();
   }
-  const w = [
-    Math.max(...rows.map((r) => r.figure.length)),
-    Math.max(...rows.map((r) => r.value.length)),
-    Math.max(...rows.map((r) => r.target.length)),
-  ];
-  log("");
-  log(
+  printRows(
     `Vrai webhooks benchmark${QUICK ? " (--quick: checks that it runs; not the issue's figures)" : ""}, total ${fmt((performance.now() - started) / 1000)} s`,
+    rows,
   );
-  for (const r of rows) log(`${r.figure.padEnd(w[0])}  ${r.value.padStart(w[1])}  ${r.target.padEnd(w[2])}  ${r.verdict}`);
   if (rows.some((r) => r.verdict === "FAIL")) process.exitCode = 1;
 }
 

@@ -11,8 +11,7 @@ import { apiClient } from "../test-helpers/api-client";
 import { consolePost, signInWithToken, startConsoleServer, type ConsoleServer, type SignedInClient } from "../test-helpers/console";
 
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
-// The console's one script is this site's own, named by its content's hash: no subresource integrity to ask of it.
-const validator = new HtmlValidate({ extends: ["html-validate:standard", "html-validate:document"], rules: { "require-sri": "off" } });
+const validator = new HtmlValidate({ extends: ["html-validate:standard", "html-validate:document"] });
 
 describe("the console's agents, proofs and webhooks pages over HTTP (issue #29)", function () {
   this.timeout(60_000);

@@ -86,7 +86,9 @@ export function ownerTokenRoutes(tokens: OwnerTokens): Route[] {
       operationId: "rotateOwnerToken",
       tag: "owners",
       auth: "owner",
-      summary: "A new owner token (vo_…), returned once: the one that called stops at once. Read-only tokens are not changed.",
+      summary:
+        "A new owner token (vo_…), returned once: the one that called stops at once, and so do the console sessions signed in with an " +
+        "owner token. Read-only tokens are not changed.",
       body: z.object({}).strict(),
       responses: {
         200: {

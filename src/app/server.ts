@@ -182,7 +182,7 @@ export type ConsoleOptions = {
   siweChainId?: number;
   /** Further console pages behind the session (src/api/console/router.ts `ConsolePages`). */
   pages?: readonly ConsolePages[];
-  /** Where a signed-in owner lands (default /console/agents). */
+  /** Where a signed-in owner lands (default /console/sessions). */
   home?: string;
 };
 
@@ -524,7 +524,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       limits,
       origin: consoleOrigin,
       logger,
-      home: options.console?.home ?? "/console/agents",
+      home: options.console?.home,
       pages: [consolePageModule(consoleRoutes), ...(options.console?.pages ?? [])],
     }),
     authenticateOperator: operators.authenticate,

@@ -832,7 +832,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A new owner token (vo_…), returned once: the one that called stops at once. Read-only tokens are not changed. */
+        /** A new owner token (vo_…), returned once: the one that called stops at once, and so do the console sessions signed in with an owner token. Read-only tokens are not changed. */
         post: operations["rotateOwnerToken"];
         delete?: never;
         options?: never;

@@ -140,9 +140,13 @@ for (const setup of EVERY_STORE) {
       expect(await codeOf(tokens.revokeReadToken(ownerId, created.id))).to.equal("read_token_not_found");
     });
 
-    it("rotates the owner token: the new one works and the old one stops at once", async () => {
+    it("rotates the owner token: the new one works, the old one stops at once, and so do the sessions it signed in but the one kept", async () => {
       const { ownerId, token } = await accounts.createOwner();
-      const { token: rotated } = await tokens.rotateOwnerToken(ownerId);
+      const kept = await sessions.signInWithToken(token, {});
+      const other = await sessions.signInWithToken(token, {});
+      const { token: rotated } = await tokens.rotateOwnerToken(ownerId, { keepSession: kept.session.id });
+      expect(await sessions.resume(kept.secret)).not.to.equal(null);
+      expect(await sessions.resume(other.secret)).to.equal(null);
       expect(rotated).not.to.equal(token);
       expect(await codeOf(accounts.authenticateOwner(token))).to.equal("invalid_owner_token");
       expect(await accounts.authenticateOwner(rotated)).to.equal(ownerId);
@@ -165,6 +169,18 @@ for (const setup of EVERY_STORE) {
         expect(fields.expirationTime?.getTime()).to.equal((T0 + SIWE_NONCE_TTL_S) * 1000);
         expect(expiresAt).to.equal(T0 + SIWE_NONCE_TTL_S);
         expect(await codeOf(sessions.siweMessage("0x1234"))).to.equal("siwe_address_invalid");
+      });
+
+      it("deletes expired nonces and sessions as new nonces are asked for, so that asking for many stores no more", async () => {
+        const { token } = await accounts.createOwner();
+        await store.read.deleteExpiredConsoleRows(T0 + 10 * 86_400, 10_000);
+        for (let i = 0; i < 3; i++) await signedMessage();
+        await sessions.signInWithToken(token, {});
+        clock.set(T0 + TIMEOUTS.absoluteS);
+        await signedMessage();
+        // What the nonce request left: its own nonce only, not yet expired.
+        expect(await store.read.deleteExpiredConsoleRows(T0 + TIMEOUTS.absoluteS, 10_000)).to.equal(0);
+        expect(await store.read.deleteExpiredConsoleRows(T0 + TIMEOUTS.absoluteS + SIWE_NONCE_TTL_S, 10_000)).to.equal(1);
       });
 
       it("a first sign-in makes a new owner, and the address signs in as that owner again", async () => {

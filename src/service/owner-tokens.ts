@@ -34,8 +34,11 @@ export type OwnerTokens = {
    * @throws NotFoundError `read_token_not_found` when the owner has no such token not revoked yet
    */
   revokeReadToken(ownerId: string, tokenId: string): Promise<ReadTokenView>;
-  /** A new full owner token, returned this once; the old one stops at once. */
-  rotateOwnerToken(ownerId: string): Promise<{ token: string }>;
+  /**
+   * A new full owner token, returned this once; the old one stops at once, and so do the console sessions signed in
+   * with an owner token (but `keepSession`, the console session that asked for it).
+   */
+  rotateOwnerToken(ownerId: string, options?: { keepSession?: string }): Promise<{ token: string }>;
 };
 
 const READ_TOKEN = /^vor_([A-Za-z0-9_-]{1,64})\./;
@@ -89,6 +92,12 @@ export function createOwnerTokens(deps: { store: Store; clock: Clock; accounts: 
     createReadToken,
     listReadTokens: async (ownerId) => (await store.read.listReadTokens(ownerId)).map(viewOf),
     revokeReadToken,
-    rotateOwnerToken: async (ownerId) => ({ token: await accounts.rotateOwnerToken(ownerId) }),
+    async rotateOwnerToken(ownerId, options = {}) {
+      const token = await accounts.rotateOwnerToken(ownerId);
+      // Whoever signed in with the old token (a leaked one is why it is rotated) is signed out with it.
+      const which = { login: OWNER_TOKEN_LOGIN, ...(options.keepSession === undefined ? {} : { except: options.keepSession }) };
+      await store.read.revokeConsoleSessions(ownerId, clock.now(), which);
+      return { token };
+    },
   };
 }

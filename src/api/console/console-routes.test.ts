@@ -1,3 +1,4 @@
+import crypto from "node:crypto";
 import { expect } from "chai";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { createSiweMessage, parseSiweMessage } from "viem/siwe";
@@ -86,13 +87,16 @@ describe("the console's sign-in, sessions and tokens over HTTP (issue #29)", fun
 
   it("serves the script under its content hash, cached for a year", async () => {
     const page = await (await get("/console/sign-in")).text();
-    const src = /<script src="(\/console\/assets\/console-[0-9a-f]{16}\.js)" defer><\/script>/.exec(page)?.[1];
+    const [, src, integrity] =
+      /<script src="(\/console\/assets\/console-[0-9a-f]{16}\.js)" integrity="(sha384-[^"]+)" defer><\/script>/.exec(page) ?? [];
     expect(src).to.be.a("string");
     const res = await get(src!);
     expect(res.status).to.equal(200);
     expect(res.headers.get("content-type")).to.match(/^application\/javascript/);
     expect(res.headers.get("cache-control")).to.equal("public, max-age=31536000, immutable");
-    expect(await res.text()).to.contain("personal_sign");
+    const body = Buffer.from(await res.arrayBuffer());
+    expect(body.toString()).to.contain("personal_sign");
+    expect(integrity).to.equal(`sha384-${crypto.createHash("sha384").update(body).digest("base64")}`);
     expect((await get("/console/assets/console-0000000000000000.js")).status).to.equal(404);
   });
 
@@ -258,14 +262,17 @@ describe("the console's sign-in, sessions and tokens over HTTP (issue #29)", fun
       expect(await unnamed.text()).to.contain("Give the token a name");
     });
 
-    it("rotates the owner token in the console: shown once, the old one stops at once", async () => {
+    it("rotates the owner token in the console: shown once, the old one stops at once, and so do the other sessions it signed in", async () => {
       const { token } = await cs.createOwner();
       const { cookie, csrfToken } = await signInWithToken(cs.url, token);
+      const elsewhere = await signInWithToken(cs.url, token);
       const res = await consolePost(cs.url, "/console/tokens/owner/rotate", { cookie, fields: { csrf: csrfToken } });
       expect(res.status).to.equal(200);
       const rotated = /<code class="secret" id="shown-token">(vo_[^<]+)<\/code>/.exec(await res.text())?.[1];
       expect((await api("GET", "/v1/owners/me", token)).status).to.equal(401);
       expect((await api("GET", "/v1/owners/me", rotated!)).status).to.equal(200);
+      expect((await get("/console/tokens", cookie)).status, "the session that rotated it").to.equal(200);
+      expect((await get("/console/tokens", elsewhere.cookie)).status, "another session of the old token").to.equal(303);
     });
 
     it("through the API: a read-only token reads every owner route and changes nothing (403 read_only_token)", async () => {

@@ -201,7 +201,8 @@ export function createConsoleRouter(options: ConsoleRouterOptions): Router {
     }
   });
   router.post("/tokens/owner/rotate", async (_req, res) => {
-    const { token } = await tokens.rotateOwnerToken(consoleOf(res).ownerId);
+    const viewer = consoleOf(res);
+    const { token } = await tokens.rotateOwnerToken(viewer.ownerId, { keepSession: viewer.sessionId });
     await tokensPage(res, 200, { shown: { kind: "owner", token } });
   });
   router.post("/tokens/:id/revoke", async (req, res) => {

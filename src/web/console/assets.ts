@@ -11,8 +11,8 @@ import { PROJECT_ROOT } from "../../project-root";
 /** Where `npm run build` writes the console's script. */
 export const CONSOLE_SCRIPT_FILE = path.join(PROJECT_ROOT, "dist", "console.js");
 
-/** The script as served: its path under /console/assets and its bytes. */
-export type ConsoleScriptFile = { path: string; body: Buffer };
+/** The script as served: its path under /console/assets, its bytes, and its Subresource Integrity digest (the page's `integrity`). */
+export type ConsoleScriptFile = { path: string; body: Buffer; integrity: string };
 
 let loaded: ConsoleScriptFile | null | undefined;
 
@@ -22,6 +22,7 @@ export function consoleScript(): ConsoleScriptFile | null {
   if (!fs.existsSync(CONSOLE_SCRIPT_FILE)) return null;
   const body = fs.readFileSync(CONSOLE_SCRIPT_FILE);
   const hash = crypto.createHash("sha256").update(body).digest("hex").slice(0, 16);
-  loaded = { path: `/console/assets/console-${hash}.js`, body };
+  const integrity = `sha384-${crypto.createHash("sha384").update(body).digest("base64")}`;
+  loaded = { path: `/console/assets/console-${hash}.js`, body, integrity };
   return loaded;
 }

@@ -39,6 +39,7 @@ input[type="text"], input[type="password"], textarea { width: 100%; font: inheri
 .hint { color: var(--muted); font-size: 0.9rem; }
 .secret { display: block; padding: 8px 10px; background: var(--soft); border: 1px solid var(--line); border-radius: 6px; user-select: all; }
 td form { margin: 0; }
+td code { overflow-wrap: normal; white-space: nowrap; }
 </style>`;
 
 /** A page of the console. */
@@ -101,7 +102,7 @@ export function renderConsolePage(page: ConsolePage): string {
 ${STYLE}
 ${CONSOLE_STYLE}
 ${page.head ?? null}
-${script ? html`<script src="${script.path}" defer></script>` : null}
+${script ? html`<script src="${script.path}" integrity="${script.integrity}" defer></script>` : null}
 </head>
 <body>
 ${consoleHeader(page)}

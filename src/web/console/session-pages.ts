@@ -130,7 +130,9 @@ ${
     ? html`<section class="notice" aria-labelledby="shown-heading">
 <h2 id="shown-heading">${shown.kind === "read" ? html`Your new read-only token “${shown.name}”` : "Your new owner token"}</h2>
 <p>Copy it now: it is shown this once, and only its hash is kept.${
-        shown.kind === "owner" ? " The old owner token no longer works: update every program that used it." : ""
+        shown.kind === "owner"
+          ? " The old owner token no longer works, and the other sessions signed in with it are signed out: update every program that used it."
+          : ""
       }</p>
 <code class="secret" id="shown-token">${shown.token}</code>
 </section>`
@@ -140,7 +142,7 @@ ${full ? null : html`<p class="notice">You signed in with a read-only token: you
 <section aria-labelledby="owner-heading">
 <h2 id="owner-heading">Owner token</h2>
 <p>The owner token (<code>vo_…</code>) can do everything you can: claim agents, rotate keys, add proofs and webhooks.
-Rotating it gives you a new one and stops the old one at once.</p>
+Rotating it gives you a new one and stops the old one at once, with the other sessions signed in with it.</p>
 ${full ? postButton(viewer, "/console/tokens/owner/rotate", "Rotate the owner token", { danger: true }) : null}
 </section>
 <section aria-labelledby="read-heading">
