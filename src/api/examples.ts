@@ -33,6 +33,14 @@ export const claim = {
   claimedAt: toRfc3339(CLAIMED_AT),
 };
 
+/** The agent's key rotated a day after its claim: same claim, new key. */
+export const keyRotation = {
+  agentId,
+  agentKey: "va_agt_3f9c0d1e2b4a5968.k_Q7wErT5yUi2oPa9sDf3GhJ8kLz4XcV6bNm1QwEr0TyU",
+  claimId: 1,
+  rotatedAt: toRfc3339(CLAIMED_AT + 86_400),
+};
+
 /** An agent with what it says of itself in its ERC-8004 registration file (issue #27). */
 export const agent = {
   agentId,

@@ -43,6 +43,12 @@ const claimResponse = z.object({
   claimId: z.number(),
   claimedAt: z.string(),
 });
+const keyRotationResponse = z.object({
+  agentId: z.string(),
+  agentKey: z.string().describe("the new agent key, shown this once; the old key is refused from now on"),
+  claimId: z.number().describe("the claim it is the key of: the same as before (a rotation is not a claim, V2)"),
+  rotatedAt: z.string(),
+});
 const checkinResponse = z.object({
   agentId: z.string(),
   result: z.enum(["counted"]),
@@ -346,6 +352,28 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
         404: e("no such agent"),
       },
     }).handle(async ({ ownerId, params }) => ({ status: 200, body: claimJson(await accounts.reclaim(ownerId, params.id)) })),
+    defineRoute({
+      method: "post",
+      path: "/v1/agents/:id/rotate-key",
+      operationId: "rotateAgentKey",
+      tag: "claims",
+      auth: "owner",
+      summary:
+        "Rotate your agent's key: a new key is returned once and the old one is refused from then on. " +
+        "Nothing else changes: the claim, its check-ins, proofs and score stay (a re-claim restarts them, V2).",
+      params: idParams,
+      body: z.object({}).strict(),
+      bodyExample: {},
+      responses: {
+        200: { description: "rotated", schema: keyRotationResponse, example: examples.keyRotation },
+        401: e("no valid owner token"),
+        403: e("the agent belongs to another owner"),
+        404: e("no such agent"),
+      },
+    }).handle(async ({ ownerId, params }) => {
+      const rotation = await accounts.rotateAgentKey(ownerId, params.id);
+      return { status: 200, body: { ...rotation, rotatedAt: toRfc3339(rotation.rotatedAt) } };
+    }),
     defineRoute({
       method: "post",
       path: "/v1/agents/:id/checkins",

@@ -7,6 +7,8 @@ import Redis from "ioredis";
 import pino, { type Logger } from "pino";
 import { anchorRoutes } from "../api/anchor-routes";
 import { healthRoutes } from "../api/health-routes";
+import { consolePageModule } from "../api/console-pages";
+import { consoleRoutes, type ConsoleRoute } from "../api/console-routes";
 import { createConsoleRouter, type ConsolePages } from "../api/console/router";
 import { createHttpApp, createMetricsApp } from "../api/express";
 import { ownerTokenRoutes } from "../api/owner-token-routes";
@@ -36,6 +38,7 @@ import { createFeedbackSender } from "../service/erc8004-sender";
 import type { OwnerLimits } from "../service/limits";
 import { createLoadMonitor } from "../service/load";
 import { createOperators, type Operators } from "../service/operators";
+import { createOwnerAgents } from "../service/owner-agents";
 import { createProofChecks, type ProofChecks } from "../service/proof-checks";
 import type { ProofVerifierDeps } from "../service/proofs/types";
 import { createProofVerifier } from "../service/proofs/verifiers";
@@ -67,6 +70,7 @@ import { createOperatorRepository } from "../store/operators";
 import { createRegistrationFileRepository } from "../store/registration-files";
 import { createSyncedScoreCache, type ServerScoreCache, type SyncedScoreCache } from "../store/score-cache-sync";
 import { createSqlStore } from "../store/sql-store";
+import { createManagePages } from "../web/console/pages";
 import { createDirectoryPages } from "../web/directory-page";
 import { createSessionPages } from "../web/console/session-pages";
 import { createPages } from "../web/pages";
@@ -247,6 +251,8 @@ type System = {
   consoleOrigin: () => string;
   /** The API's routes: what the HTTP app serves and the OpenAPI document describes. */
   routes: Route[];
+  /** The console's pages of agents, proofs and webhooks (issue #29), behind its sign-in. */
+  consoleRoutes: ConsoleRoute[];
   /** Reads the operator's busy switch (V3.3) from the store. */
   refreshBusy(): Promise<void>;
 };
@@ -404,6 +410,9 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     ...webhookRoutes(webhooks.service),
     ...ownerTokenRoutes(service.ownerTokens),
   ];
+  const ownerAgents = createOwnerAgents({ store, reads, latestScores, publishing, clock });
+  const consolePages = createManagePages({ ownerAgents, reads, proofs, webhooks: webhooks.service, origin: consoleOrigin });
+  const consoleServices = { accounts: service.accounts, proofs, identity: service.identity, publishing, webhooks: webhooks.service };
   return {
     logger,
     scoreCache,
@@ -425,6 +434,7 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     consoleSessions,
     consoleOrigin,
     routes,
+    consoleRoutes: consoleRoutes(consoleServices, consolePages),
     refreshBusy,
   };
 }
@@ -505,6 +515,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     consoleSessions,
     consoleOrigin,
     routes,
+    consoleRoutes,
     refreshBusy,
   } = createSystem(
     options,
@@ -536,7 +547,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       origin: consoleOrigin,
       logger,
       home: options.console?.home,
-      pages: options.console?.pages,
+      pages: [consolePageModule(consoleRoutes), ...(options.console?.pages ?? [])],
     }),
     authenticateOperator: operators.authenticate,
     authenticateAgent: async (agentId, key) => void (await service.accounts.authenticateAgent(agentId, key)),

@@ -70,6 +70,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/agents/{id}/rotate-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Rotate your agent's key: a new key is returned once and the old one is refused from then on. Nothing else changes: the claim, its check-ins, proofs and score stay (a re-claim restarts them, V2). */
+        post: operations["rotateAgentKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agents/{id}/checkins": {
         parameters: {
             query?: never;
@@ -1304,6 +1321,120 @@ export interface operations {
                 };
             };
             /** @description no valid owner credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the agent belongs to another owner; or a read-only owner token (vor_…) cannot change anything (read_only_token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such agent */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is larger than 32 kB (body_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate limited (rate_limited): retry after the Retry-After header's seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateAgentKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description rotated */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "agentId": "agt_3f9c0d1e2b4a5968",
+                     *       "agentKey": "va_agt_3f9c0d1e2b4a5968.k_Q7wErT5yUi2oPa9sDf3GhJ8kLz4XcV6bNm1QwEr0TyU",
+                     *       "claimId": 1,
+                     *       "rotatedAt": "2026-10-14T10:00:00Z"
+                     *     }
+                     */
+                    "application/json": {
+                        agentId: string;
+                        /** @description the new agent key, shown this once; the old key is refused from now on */
+                        agentKey: string;
+                        /** @description the claim it is the key of: the same as before (a rotation is not a claim, V2) */
+                        claimId: number;
+                        rotatedAt: string;
+                    };
+                };
+            };
+            /** @description a request part is not valid (invalid_request, the field named), or the body is not JSON (malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid owner token */
             401: {
                 headers: {
                     [name: string]: unknown;

@@ -25,6 +25,8 @@ export type Accounts = {
   claimNewAgent(ownerId: string, options?: { agentId?: string; name?: string | null }): Promise<ClaimResult>;
   /** The owner claims its own agent again: a new key, and everything V2 restarts. */
   reclaim(ownerId: string, agentId: string): Promise<ClaimResult>;
+  /** A new key for the owner's agent, returned once; the old key stops at once, and nothing else changes (no new claim, V2). */
+  rotateAgentKey(ownerId: string, agentId: string): Promise<KeyRotation>;
   /** An operator transfers an agent to an owner (V2, logged). */
   transfer(agentId: string, toOwnerId: string, reason: string, actor?: string): Promise<ClaimResult>;
 };
@@ -36,6 +38,9 @@ const newOwnerToken = (ownerId: string): string => `vo_${ownerId}.${generateSecr
 export type Actor = { type: "owner"; ownerId: string } | { type: "operator" } | { type: "agent"; agentId: string };
 
 export type ClaimResult = { agentId: string; ownerId: string; agentKey: string; claimId: number; claimedAt: number };
+
+/** A rotated agent key: the new key (shown once) and the claim it is the key of, unchanged. */
+export type KeyRotation = { agentId: string; agentKey: string; claimId: number; rotatedAt: number };
 
 /**
  * Creates owners, claims agents (new claim, re-claim by the owner, operator transfer) and checks
@@ -133,18 +138,38 @@ export function createAccounts(deps: {
     });
   }
 
+  /** The owner's agent, locked until the transaction ends; 404 when there is none, 403 when it is another owner's. */
+  async function ownedAgent(tx: StoreTx, ownerId: string, agentId: string): Promise<AgentRow> {
+    const agent = await tx.getAgent(agentId, { lock: true });
+    if (!agent) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
+    if (agent.ownerId !== ownerId) {
+      throw new ForbiddenError(
+        "agent_owned_by_another_owner",
+        `agent ${agentId} belongs to another owner; only an operator's transfer can move it`,
+      );
+    }
+    return agent;
+  }
+
   /** The owner claims its own agent again: rotates the key and restarts everything V2 restarts. */
   async function reclaim(ownerId: string, agentId: string): Promise<ClaimResult> {
     return store.transaction(async (tx) => {
-      const agent = await tx.getAgent(agentId, { lock: true });
-      if (!agent) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
-      if (agent.ownerId !== ownerId) {
-        throw new ForbiddenError(
-          "agent_owned_by_another_owner",
-          `agent ${agentId} belongs to another owner; only an operator's transfer can move it`,
-        );
-      }
+      await ownedAgent(tx, ownerId, agentId);
       return startClaim(tx, agentId, ownerId, "reclaim");
+    });
+  }
+
+  /**
+   * A new key for the owner's agent: only its hash is stored, in place of the old one, which no request is taken with
+   * once this returns (a check-in reads the agent's key hash with the row it decides on). The claim stays (V2: nothing
+   * restarts, check-ins keep counting), as do its proofs and score.
+   */
+  async function rotateAgentKey(ownerId: string, agentId: string): Promise<KeyRotation> {
+    return store.transaction(async (tx) => {
+      const agent = await ownedAgent(tx, ownerId, agentId);
+      const agentKey = `va_${agentId}.${generateSecret("k")}`;
+      await tx.setAgentKey(agentId, hashSecret(agentKey));
+      return { agentId, agentKey, claimId: agent.claimId, rotatedAt: clock.now() };
     });
   }
 
@@ -177,5 +202,15 @@ export function createAccounts(deps: {
     });
   }
 
-  return { createOwner, authenticateOwner, rotateOwnerToken, checkAgentKey, authenticateAgent, claimNewAgent, reclaim, transfer };
+  return {
+    createOwner,
+    authenticateOwner,
+    rotateOwnerToken,
+    checkAgentKey,
+    authenticateAgent,
+    claimNewAgent,
+    reclaim,
+    rotateAgentKey,
+    transfer,
+  };
 }

@@ -77,6 +77,41 @@ for (const setup of EVERY_STORE) {
       expect(removed).to.include({ removedAt: T0 + 30, removedReason: "agent claimed by another owner" });
     });
 
+    it("rotates an agent's key: the old key is refused at once, the claim and its check-ins stay (no V2 restart)", async () => {
+      clock.set(T0 + 100 * H);
+      const { ownerId } = await service.accounts.createOwner();
+      const claim = await service.accounts.claimNewAgent(ownerId);
+      const checkIn = (key: string, idempotencyKey: string) =>
+        service.checkins.checkIn(claim.agentId, idempotencyKey, (agent) => service.accounts.checkAgentKey(agent, key));
+      expect(await checkIn(claim.agentKey, "first")).to.include({ type: "counted", credit: 0 });
+      clock.set(T0 + 101 * H);
+      const rotation = await service.accounts.rotateAgentKey(ownerId, claim.agentId);
+      expect(rotation).to.include({ agentId: claim.agentId, claimId: claim.claimId, rotatedAt: T0 + 101 * H });
+      expect(rotation.agentKey)
+        .to.match(new RegExp(`^va_${claim.agentId}\\.`))
+        .and.not.equal(claim.agentKey);
+      const refused = await checkIn(claim.agentKey, "old key").then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(refused).to.include({ code: "invalid_agent_key", status: 401 });
+      // The same claim: this check-in follows the first one, on time, with its credit (a re-claim would give 0).
+      expect(await checkIn(rotation.agentKey, "new key")).to.include({ type: "counted", onTime: true, credit: H });
+      expect(await store.read.getAgent(claim.agentId)).to.include({ claimId: claim.claimId, claimedAt: T0 + 100 * H });
+      const { ownerId: other } = await service.accounts.createOwner();
+      const foreign = await service.accounts.rotateAgentKey(other, claim.agentId).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(foreign).to.include({ code: "agent_owned_by_another_owner", status: 403 });
+      expect(
+        await checkIn(rotation.agentKey, "still the new key").then(
+          () => "taken",
+          (e: { code: string }) => e.code,
+        ),
+      ).to.not.equal("invalid_agent_key");
+    });
+
     it("rejects penalties and proofs naming an agent that was never claimed, and changes nothing (V2)", async () => {
       clock.set(T0 + 40);
       const { ownerId } = await service.accounts.createOwner();

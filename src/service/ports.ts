@@ -163,6 +163,8 @@ export type AccountsTx = {
     agentId: string,
     claim: { ownerId: string; keyHash: string; claimedAt: number; kind: "claim" | "reclaim" | "transfer" },
   ): Promise<number>;
+  /** Replaces the agent's key hash, nothing else: the claim, its check-ins and its proofs stay (a key rotation is not a claim). */
+  setAgentKey(agentId: string, keyHash: string): Promise<void>;
   /**
    * A keyset page of every agent's id, in id order (the daily recompute's agents, V9, read a page at a
    * time so that no list of every agent is ever held in memory).
@@ -227,6 +229,8 @@ export type ProofsTx = {
     at: number,
     page?: PageRequest<{ verifiedAt: number; id: string }>,
   ): Promise<ProofRow[]>;
+  /** The owner-level proofs (V6: naming no agent) of the owner that count at `at`, by `verifiedAt` then id. */
+  ownerLevelProofsAt(ownerId: string, at: number): Promise<ProofRow[]>;
   listActiveProofs(): Promise<ProofRow[]>;
   updateProofCheck(id: string, check: { lastCheckedAt: number; consecutiveFailures: number }): Promise<void>;
   removeProof(id: string, at: number, reason: string): Promise<void>;

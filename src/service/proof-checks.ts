@@ -28,6 +28,8 @@ export type IssuedChallenge = ChallengeRow & { context: ProofContext };
 export type ProofChecks = {
   /** Issues a challenge for the owner to prove `subject` of `kind` (for `agentId` when the kind belongs to one agent). */
   issueChallenge(ownerId: string, input: { kind: ProofKind; subject: string; agentId?: string | null }): Promise<IssuedChallenge>;
+  /** One of the owner's challenges, used or not, with what its instructions name; proof_challenge_not_found otherwise. */
+  challenge(ownerId: string, challengeId: string): Promise<IssuedChallenge>;
   /** Deletes every challenge expired now; returns how many. */
   deleteExpiredChallenges(): Promise<number>;
   /** Verifies evidence against one of the owner's challenges and records the proof, using the challenge up. */
@@ -146,11 +148,17 @@ export function createProofChecks(deps: {
     }
   }
 
-  /** Verifies `evidence` against challenge `challengeId` of `ownerId`, and records the proof (using the challenge up). */
-  async function submitProof(ownerId: string, challengeId: string, evidence: unknown): Promise<ProofRow> {
+  /** Challenge `challengeId` of `ownerId`; proof_challenge_not_found when it is not one (another owner's included). */
+  async function ownedChallenge(ownerId: string, challengeId: string): Promise<ChallengeRow> {
     const challenge = await store.read.getChallenge(challengeId);
     if (!challenge || challenge.ownerId !== ownerId)
       throw new NotFoundError("proof_challenge_not_found", `challenge ${challengeId} does not exist for this owner`);
+    return challenge;
+  }
+
+  /** Verifies `evidence` against challenge `challengeId` of `ownerId`, and records the proof (using the challenge up). */
+  async function submitProof(ownerId: string, challengeId: string, evidence: unknown): Promise<ProofRow> {
+    const challenge = await ownedChallenge(ownerId, challengeId);
     if (challenge.usedAt !== null) throw new ConflictError("proof_challenge_used", `challenge ${challengeId} was already used`);
     if (isExpired(challenge, clock.now()))
       throw proofError("proof_challenge_expired", `challenge ${challengeId} expired at ${toRfc3339(challenge.expiresAt)}`);
@@ -227,5 +235,10 @@ export function createProofChecks(deps: {
     return 1;
   }
 
-  return { issueChallenge, deleteExpiredChallenges, submitProof, recheck, recheckDue, recheckErc8004 };
+  async function challenge(ownerId: string, challengeId: string): Promise<IssuedChallenge> {
+    const row = await ownedChallenge(ownerId, challengeId);
+    return { ...row, context: await contextOf(row.agentId) };
+  }
+
+  return { issueChallenge, challenge, deleteExpiredChallenges, submitProof, recheck, recheckDue, recheckErc8004 };
 }

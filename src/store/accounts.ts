@@ -41,6 +41,9 @@ export function accountsIn(q: Queryable): AccountsTx {
       );
       return claimId;
     },
+    async setAgentKey(agentId, keyHash) {
+      await q.query("UPDATE agents SET key_hash = $2 WHERE id = $1", [agentId, keyHash]);
+    },
     listClaimedAgentIds: (page) => ids("SELECT id FROM agents WHERE id > $1 ORDER BY id LIMIT $2", [page.after ?? "", page.limit]),
     listAgentsOfOwner: (ownerId, page) =>
       page === undefined

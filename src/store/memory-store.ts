@@ -131,6 +131,10 @@ export function createMemoryStore(): Store {
       r.claimFirst = r.used / CHECKIN_FIELDS;
       return claimId;
     },
+    async setAgentKey(agentId, keyHash) {
+      const r = agents.get(agentId)!;
+      r.row = { ...r.row, keyHash };
+    },
     async listClaimedAgentIds({ after, limit }) {
       sortedIds ??= [...agents.keys()].sort(byText);
       const ids = sortedIds;
@@ -226,6 +230,12 @@ export function createMemoryStore(): Store {
         page,
         (p, after) => p.verifiedAt - after.verifiedAt || byText(p.id, after.id),
       );
+    },
+    async ownerLevelProofsAt(ownerId, at) {
+      return [...proofs.values()]
+        .filter((p) => p.agentId === null && p.ownerId === ownerId && p.verifiedAt <= at && (p.removedAt === null || p.removedAt > at))
+        .sort((a, b) => a.verifiedAt - b.verifiedAt || byText(a.id, b.id))
+        .map((p) => ({ ...p }));
     },
     listActiveProofs: async () => [...proofs.values()].filter((p) => p.removedAt === null).map((p) => ({ ...p })),
     updateProofCheck: async (id, check) => void Object.assign(proofs.get(id)!, check),

@@ -113,6 +113,15 @@ export function proofsIn(q: Queryable): ProofsTx {
     },
     getProof: (id) => one(q, "SELECT * FROM proofs WHERE id = $1", [id], proofFrom),
     findActiveBinding: (binding) => one(q, "SELECT * FROM proofs WHERE binding = $1 AND removed_at IS NULL", [binding], proofFrom),
+    ownerLevelProofsAt: (ownerId, at) =>
+      many(
+        q,
+        `SELECT * FROM proofs
+         WHERE agent_id IS NULL AND owner_id = $1 AND verified_at <= $2 AND (removed_at IS NULL OR removed_at > $2)
+         ORDER BY verified_at, id`,
+        [ownerId, at],
+        proofFrom,
+      ),
     proofsForAgentAt: (agentId, ownerId, at, page) =>
       many(
         q,

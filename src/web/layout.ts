@@ -113,8 +113,11 @@ function siteHeader(current: SiteSection | undefined): Html {
 </nav></header>`;
 }
 
-/** A complete HTML document around `main`, under the site's header (`current` marks the section the page is in). */
-export function renderDocument(page: { title: string; main: Html; current?: SiteSection }): string {
+/**
+ * A complete HTML document around `main`, under the site's header (`current` marks the section the page is in);
+ * `head` is added to the document's head after the site's styles (a section's own styles and scripts).
+ */
+export function renderDocument(page: { title: string; main: Html; current?: SiteSection; head?: Html }): string {
   return htmlToString(html`<!doctype html>
 <html lang="en">
 <head>
@@ -122,6 +125,7 @@ export function renderDocument(page: { title: string; main: Html; current?: Site
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${page.title}</title>
 ${STYLE}
+${page.head ?? null}
 </head>
 <body>
 ${siteHeader(page.current)}

@@ -1,10 +1,7 @@
-import os from "node:os";
-import path from "node:path";
-import AxeBuilder from "@axe-core/playwright";
 import { expect } from "chai";
 import type { Browser, Page } from "playwright-core";
 import { METHOD_VERSIONS } from "../method";
-import { launchBrowser } from "../test-helpers/browser";
+import { checkPageAtWidths, launchBrowser } from "../test-helpers/browser";
 import { startSiteServer, type SiteServer } from "../test-helpers/site";
 
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000; // 2026-11-02T10:00:00Z
@@ -98,22 +95,9 @@ describe("home, method and agent pages in headless Chromium", function () {
   ] as const) {
     it(`${label} page: axe reports no violations, and it reads at 360 px and on a desktop (screenshots saved)`, async () => {
       const url = `${site.server.url}${route.replace("AGENT", agentId)}`;
-      for (const [size, width] of [
-        ["desktop", 1280],
-        ["360px", 360],
-      ] as const) {
-        await page.setViewportSize({ width, height: 900 });
+      await checkPageAtWidths(page, label, async () => {
         await page.goto(url);
-        const { violations } = await new AxeBuilder({ page }).analyze();
-        expect(
-          violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`),
-          `${label} ${size}`,
-        ).to.deep.equal([]);
-        expect(await page.evaluate(() => document.documentElement.scrollWidth), `${label} ${size}`).to.be.at.most(width);
-        const file = path.join(os.tmpdir(), `vrai-${label}-${size}-${process.pid}.png`);
-        await page.screenshot({ path: file, fullPage: true });
-        console.log(`      ${label} page screenshot (${size}): ${file}`);
-      }
+      });
     });
   }
 });

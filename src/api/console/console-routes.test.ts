@@ -43,9 +43,9 @@ describe("the console's sign-in, sessions and tokens over HTTP (issue #29)", fun
     expect(signedIn.headers.get("location")).to.equal("/console/tokens");
     // A next that leaves the console is not followed.
     const away = await consolePost(cs.url, "/console/sign-in", { fields: { token, next: "https://evil.example/" } });
-    expect(away.headers.get("location")).to.equal("/console/sessions");
+    expect(away.headers.get("location")).to.equal("/console/agents");
     const protocolRelative = await consolePost(cs.url, "/console/sign-in", { fields: { token, next: "//evil.example/console" } });
-    expect(protocolRelative.headers.get("location")).to.equal("/console/sessions");
+    expect(protocolRelative.headers.get("location")).to.equal("/console/agents");
   });
 
   it("sets the session cookie HttpOnly, SameSite=Lax, for the whole site and the absolute timeout, without Secure over http", async () => {

@@ -59,7 +59,7 @@ function nextPath(value: unknown, home: string): string {
 /** The console's router, to mount at /console. */
 export function createConsoleRouter(options: ConsoleRouterOptions): Router {
   const { sessions, tokens, views, limits, clock } = options;
-  const home = options.home ?? "/console/sessions";
+  const home = options.home ?? "/console/agents";
   const router = express.Router({ strict: false });
   const cookieOf = () => consoleCookie(options.origin());
   const html = (res: Response, status: number, page: string) => void res.status(status).type("html").send(page);

@@ -90,7 +90,7 @@ describe("the console's sign-in, sessions and tokens in headless Chromium (issue
     const account = privateKeyToAccount(generatePrivateKey());
     const signed = await injectTestWallet(context, account);
     await signInPageWithWallet(page, cs.url);
-    expect(new URL(page.url()).pathname).to.equal("/console/sessions");
+    expect(new URL(page.url()).pathname).to.equal("/console/agents");
     expect(signed).to.have.length(1);
     expect(signed[0]).to.contain(`${new URL(cs.url).host} wants you to sign in with your Ethereum account:\n${account.address}`);
     expect(signed[0]).to.contain("Sign in to the Vrai console.");
@@ -128,7 +128,7 @@ describe("the console's sign-in, sessions and tokens in headless Chromium (issue
     const { page, errors } = await newPage();
     const { ownerId, token } = await cs.createOwner();
     await signInPageWithToken(page, cs.url, token);
-    expect(new URL(page.url()).pathname).to.equal("/console/sessions");
+    expect(new URL(page.url()).pathname).to.equal("/console/agents");
     expect(await page.textContent(".who")).to.equal(ownerId);
     await Promise.all([page.waitForURL(/\/console\/sign-in\?signedOut=1$/), page.click(".console-header button")]);
     expect(await page.textContent("[role=status]")).to.contain("You are signed out.");
@@ -144,7 +144,7 @@ describe("the console's sign-in, sessions and tokens in headless Chromium (issue
     expect(await page.isVisible("#siwe-sign-in")).to.equal(false);
     expect(await page.textContent("#siwe-unavailable")).to.contain("needs JavaScript");
     await signInPageWithToken(page, cs.url, token);
-    expect(new URL(page.url()).pathname).to.equal("/console/sessions");
+    expect(new URL(page.url()).pathname).to.equal("/console/agents");
   });
 
   it("without a wallet the page says so, and the token form is there", async () => {

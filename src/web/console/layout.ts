@@ -54,6 +54,8 @@ export type ConsolePage = {
   error?: string;
   /** What just happened (a token revoked, signed out): shown first, announced politely. */
   notice?: string;
+  /** Added to the head after the console's style: a page's own style rules. */
+  head?: Html;
 };
 
 /** The hidden field every state-changing form of a signed-in page carries. */
@@ -99,6 +101,7 @@ export function renderConsolePage(page: ConsolePage): string {
 <link rel="icon" href="data:,">
 ${STYLE}
 ${CONSOLE_STYLE}
+${page.head ?? null}
 ${script ? html`<script src="${script.path}" integrity="${script.integrity}" defer></script>` : null}
 </head>
 <body>
