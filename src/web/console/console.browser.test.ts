@@ -94,6 +94,7 @@ describe("the console's sign-in, sessions and tokens in headless Chromium (issue
     expect(signed).to.have.length(1);
     expect(signed[0]).to.contain(`${new URL(cs.url).host} wants you to sign in with your Ethereum account:\n${account.address}`);
     expect(signed[0]).to.contain("Sign in to the Vrai console.");
+    await page.goto(`${cs.url}/console/sessions`);
     expect(await page.textContent("main")).to.contain(`wallet ${account.address.toLowerCase()}`);
     expect(await page.textContent(".who")).to.match(/^own_[0-9a-f]{16}$/);
     expect(errors).to.deep.equal([]);
@@ -121,7 +122,7 @@ describe("the console's sign-in, sessions and tokens in headless Chromium (issue
     await page.click("#siwe-sign-in");
     await page.waitForSelector("#siwe-error:not([hidden])");
     expect(await page.textContent("#siwe-error")).to.equal("You declined in your wallet: nothing was signed.");
-    await Promise.all([page.waitForURL(/\/console\/sessions$/), page.click("#siwe-sign-in")]);
+    await Promise.all([page.waitForURL(/\/console\/agents$/), page.click("#siwe-sign-in")]);
   });
 
   it("signs in with a token through the form, and signs out with the header's button", async () => {
