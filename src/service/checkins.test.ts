@@ -44,7 +44,16 @@ describe("check-ins through the service (V3)", () => {
 
   it("counts the first check-in, refuses one under 1,200 s with when to come back, and answers a repeated key with its original (V3.1–V3.4)", async () => {
     const agentId = await newAgent();
-    expect(await service.checkins.checkIn(agentId, "k1", agentKnown)).to.deep.equal({
+    // A duplicate is answered once the store confirms the check-in it repeats is kept (checkins.ts, confirmDurable); nothing else waits for it.
+    let confirmed = 0;
+    let admitted = 0;
+    const counting = createVraiService({
+      store: { ...store, confirmDurable: async () => void confirmed++ },
+      clock,
+      busy: () => false,
+    });
+    const checkIn = (key: string) => counting.checkins.checkIn(agentId, key, agentKnown, async () => void admitted++);
+    expect(await checkIn("k1")).to.deep.equal({
       type: "counted",
       arrival: T0,
       nextHeartbeatS: 3600,
@@ -53,8 +62,10 @@ describe("check-ins through the service (V3)", () => {
       credit: 0,
     });
     clock.set(T0 + 1000);
-    expect(await service.checkins.checkIn(agentId, "k2", agentKnown)).to.deep.equal({ type: "refused", retryAfterS: 200 });
-    const again = await service.checkins.checkIn(agentId, "k1", agentKnown);
+    expect(await checkIn("k2")).to.deep.equal({ type: "refused", retryAfterS: 200 });
+    expect([admitted, confirmed]).to.deep.equal([2, 0]);
+    const again = await checkIn("k1");
+    expect([admitted, confirmed]).to.deep.equal([3, 1]);
     expect(again.type).to.equal("duplicate");
     expect(again.type === "duplicate" && again.original).to.include({
       arrival: T0,
@@ -65,7 +76,8 @@ describe("check-ins through the service (V3)", () => {
     });
     // The refused key left nothing behind: judged afresh later (V3.1).
     clock.set(T0 + 3600);
-    expect(await service.checkins.checkIn(agentId, "k2", agentKnown)).to.include({ type: "counted", onTime: true, credit: 3600 });
+    expect(await checkIn("k2")).to.include({ type: "counted", onTime: true, credit: 3600 });
+    expect([admitted, confirmed]).to.deep.equal([4, 1]);
   });
 
   it("gives 7,200 s while the service is busy, from the busy switch as the request is decided (V3.3)", async () => {

@@ -16,17 +16,26 @@ const DAY = 86_400;
 const WALLET = privateKeyToAccount("0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d");
 const REGISTRY = "0x8004a169fb4a3325136eb29fa0ceb6d2e539a432";
 
-/** The store, with the events its transactions record kept in `events` (the memory store keeps none: replay has no webhooks). */
-function recordingEvents(store: Store): { store: Store; events: NewEvent[] } {
+/**
+ * The store, with the events its transactions record kept in `events` (the memory store keeps none: replay has no
+ * webhooks), and how many challenges each deletion statement deleted in `deletions`.
+ */
+function recordingEvents(store: Store): { store: Store; events: NewEvent[]; deletions: number[] } {
   const events: NewEvent[] = [];
+  const deletions: number[] = [];
   const recording = (tx: StoreTx): StoreTx => ({
     ...tx,
     recordEvents: async (recorded) => {
       events.push(...recorded);
       await tx.recordEvents(recorded);
     },
+    deleteExpiredChallenges: async (at, options) => {
+      const n = await tx.deleteExpiredChallenges(at, options);
+      deletions.push(n);
+      return n;
+    },
   });
-  return { store: { ...store, transaction: (fn) => store.transaction((tx) => fn(recording(tx))) }, events };
+  return { store: { ...store, transaction: (fn) => store.transaction((tx) => fn(recording(tx))) }, events, deletions };
 }
 
 /** The error a promise is rejected with, or null when it resolves. */
@@ -44,6 +53,7 @@ describe("proof checks: challenges, submissions and re-checks (V6)", () => {
   let dns: TestDnsServer;
   let store: Store;
   let events: NewEvent[];
+  let deletions: number[];
   let service: VraiService;
   let proofs: ProofChecks;
   let logs: Array<{ msg: string; proof?: string; code?: string; reason?: string; err?: string }>;
@@ -58,7 +68,7 @@ describe("proof checks: challenges, submissions and re-checks (V6)", () => {
 
   beforeEach(() => {
     clock.set(T0);
-    ({ store, events } = recordingEvents(createMemoryStore()));
+    ({ store, events, deletions } = recordingEvents(createMemoryStore()));
     service = createVraiService({ store, clock, busy: () => false });
     logs = [];
     refreshed = [];
@@ -155,14 +165,17 @@ describe("proof checks: challenges, submissions and re-checks (V6)", () => {
     expect(await refusal(proofs.issueChallenge("own_missing", { kind: "wallet", subject: WALLET.address }))).to.include({
       code: "owner_not_found",
       status: 404,
+      message: "owner own_missing does not exist",
     });
     expect(await refusal(proofs.issueChallenge(ownerId, { kind: "domain", subject: "a.example.org", agentId: "agt_missing" }))).to.include({
       code: "agent_not_found",
       status: 404,
+      message: "agent agt_missing does not exist",
     });
     expect(await refusal(proofs.issueChallenge(other.ownerId, { kind: "domain", subject: "a.example.org", agentId }))).to.include({
       code: "agent_owned_by_another_owner",
       status: 403,
+      message: `agent ${agentId} belongs to another owner: only the owner of its latest claim proves it`,
     });
     expect(await store.read.countOpenChallenges(ownerId, T0)).to.equal(0);
     expect(await store.read.countOpenChallenges(other.ownerId, T0)).to.equal(0);
@@ -181,10 +194,13 @@ describe("proof checks: challenges, submissions and re-checks (V6)", () => {
         "answer one, or wait until one expires (challenges expire 3600 s after they are issued)",
     );
     expect(await store.read.countOpenChallenges(ownerId, T0 + 1)).to.equal(3);
-    // At its expiry the first no longer counts, and the next challenge deletes it.
+    const other = await ownerWithAgent();
+    const othersFirst = await proofs.issueChallenge(other.ownerId, { kind: "wallet", subject: WALLET.address });
+    // At its expiry the first no longer counts, and the next challenge deletes it: the owner's own, not another owner's.
     clock.set(T0 + CHALLENGE_TTL_S);
     await proofs.issueChallenge(ownerId, { kind: "wallet", subject: WALLET.address });
     expect(await store.read.getChallenge(first.id)).to.equal(null);
+    expect(await store.read.getChallenge(othersFirst.id)).to.include({ id: othersFirst.id });
     expect(await store.read.countOpenChallenges(ownerId, T0 + CHALLENGE_TTL_S)).to.equal(3);
   });
 
@@ -199,7 +215,9 @@ describe("proof checks: challenges, submissions and re-checks (V6)", () => {
     clock.set(T0 - 2 + CHALLENGE_TTL_S);
     expect(await proofs.deleteExpiredChallenges()).to.equal(0);
     clock.set(T0 - 1 + CHALLENGE_TTL_S);
+    deletions.length = 0;
     expect(await proofs.deleteExpiredChallenges()).to.equal(5001);
+    expect(deletions).to.deep.equal([5000, 1]);
     expect(await store.read.getChallenge("expiring-5000")).to.equal(null);
     expect(await store.read.getChallenge(open.id)).to.include({ id: open.id });
     expect(await proofs.deleteExpiredChallenges()).to.equal(0);
@@ -218,7 +236,10 @@ describe("proof checks: challenges, submissions and re-checks (V6)", () => {
       code: "proof_challenge_not_found",
       status: 404,
     });
-    expect(await refusal(proofs.submitProof(ownerId, "missing", evidence))).to.include({ code: "proof_challenge_not_found" });
+    expect(await refusal(proofs.submitProof(ownerId, "missing", evidence))).to.include({
+      code: "proof_challenge_not_found",
+      message: "challenge missing does not exist for this owner",
+    });
 
     clock.set(T0 + 5);
     const proof = await proofs.submitProof(ownerId, challenge.id, evidence);
@@ -229,7 +250,11 @@ describe("proof checks: challenges, submissions and re-checks (V6)", () => {
     expect((await store.read.getChallenge(challenge.id))?.usedAt).to.equal(T0 + 5);
     // A wallet proof has no registration file to read (issue #27).
     expect(refreshed).to.deep.equal([]);
-    expect(await refusal(proofs.submitProof(ownerId, challenge.id, evidence))).to.include({ code: "proof_challenge_used", status: 409 });
+    expect(await refusal(proofs.submitProof(ownerId, challenge.id, evidence))).to.include({
+      code: "proof_challenge_used",
+      status: 409,
+      message: `challenge ${challenge.id} was already used`,
+    });
 
     const late = await proofs.issueChallenge(ownerId, { kind: "wallet", subject: WALLET.address });
     clock.set(late.expiresAt);
@@ -275,6 +300,8 @@ describe("proof checks: challenges, submissions and re-checks (V6)", () => {
     expect(logs.filter((l) => l.msg === "proof removed").map((l) => [l.proof, l.reason])).to.deep.equal([
       [proof.id, "failed two checks in a row"],
     ]);
+    const audit = await store.read.listAudit({ afterId: 0, limit: 100 });
+    expect(audit.filter((e) => e.action === "proof.remove").map((e) => [e.subject, e.actor])).to.deep.equal([[proof.id, "scheduler"]]);
     expect((await service.scoring.scoreNow(agentId)).result.components.identity.value).to.equal(100);
   });
 
@@ -349,5 +376,26 @@ describe("proof checks: challenges, submissions and re-checks (V6)", () => {
     expect(logs.filter((l) => l.msg === "registration file not stored").map((l) => [l.proof, l.err])).to.deep.equal([
       [proof.id, "registration file unreadable"],
     ]);
+  });
+
+  it("runs its failures, removals and unreadable registration files without a logger", async () => {
+    const { ownerId, agentId } = await ownerWithAgent();
+    const silent = createProofChecks({
+      store,
+      clock,
+      identity: service.identity,
+      verifier: createProofVerifier({ now: () => clock.now() }),
+      registrations: {
+        async refresh() {
+          throw new Error("registration file unreadable");
+        },
+      },
+    });
+    const proof = await erc8004Proof(ownerId, agentId, 11);
+    clock.set(T0 + 7 * DAY);
+    expect(await silent.recheckDue()).to.deep.equal({ checked: 1, removed: 0 });
+    clock.set(T0 + 14 * DAY);
+    expect(await silent.recheckDue()).to.deep.equal({ checked: 1, removed: 1 });
+    expect((await store.read.getProof(proof.id))?.removedReason).to.equal("failed two checks in a row");
   });
 });
