@@ -184,6 +184,8 @@ describe("proof checks: challenges, submissions and re-checks (V6)", () => {
   it("refuses a challenge past the owner's open limit, counting only those not expired: expired ones are deleted first", async () => {
     const { ownerId } = await ownerWithAgent();
     const first = await proofs.issueChallenge(ownerId, { kind: "wallet", subject: WALLET.address });
+    const other = await ownerWithAgent();
+    const othersFirst = await proofs.issueChallenge(other.ownerId, { kind: "wallet", subject: WALLET.address });
     clock.set(T0 + 1);
     await proofs.issueChallenge(ownerId, { kind: "wallet", subject: WALLET.address });
     await proofs.issueChallenge(ownerId, { kind: "wallet", subject: WALLET.address });
@@ -194,9 +196,7 @@ describe("proof checks: challenges, submissions and re-checks (V6)", () => {
         "answer one, or wait until one expires (challenges expire 3600 s after they are issued)",
     );
     expect(await store.read.countOpenChallenges(ownerId, T0 + 1)).to.equal(3);
-    const other = await ownerWithAgent();
-    const othersFirst = await proofs.issueChallenge(other.ownerId, { kind: "wallet", subject: WALLET.address });
-    // At its expiry the first no longer counts, and the next challenge deletes it: the owner's own, not another owner's.
+    // At its expiry the first no longer counts, and the next challenge deletes it: the owner's own, not another owner's expired one.
     clock.set(T0 + CHALLENGE_TTL_S);
     await proofs.issueChallenge(ownerId, { kind: "wallet", subject: WALLET.address });
     expect(await store.read.getChallenge(first.id)).to.equal(null);
