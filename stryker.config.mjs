@@ -53,8 +53,8 @@ export default {
   },
   // Each mutant runs only the tests that executed its code in the first run, and stops at the first that fails.
   coverageAnalysis: "perTest",
-  // Two cores, shared: one test process. `-- --concurrency 2` on an idle machine.
-  concurrency: 1,
+  // Two test processes: the machine's two cores (shared; `-- --concurrency 1` leaves one to the others).
+  concurrency: 2,
   // A loaded machine slows a test run by several times: allow for it before calling a mutant a timeout.
   timeoutMS: 20_000,
   reporters: ["clear-text", "progress-append-only", "html", "json"],

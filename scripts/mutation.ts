@@ -5,7 +5,7 @@
  * every surviving mutant on one line (file:line:column, the mutator, the code it changed and what it became).
  * Exits 1 when an area is below its target. Other options go to `stryker run`, e.g. `--mutate src/method/time.ts`
  * (with the area that holds it) for one file, `--incremental` to rerun only the mutants whose code or tests changed
- * since the area's last run, `--concurrency 2` on an idle machine.
+ * since the area's last run, `--concurrency 1` to leave a core to other work.
  *
  * The score is Stryker's: mutants detected (killed by a test, or timed out) over the valid ones (detected,
  * survived, or reached by no test); mutants that do not compile or throw before a test runs are left out.
