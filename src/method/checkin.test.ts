@@ -126,7 +126,7 @@ describe("excused check-ins: which windows count (V4.2, V4.3)", () => {
   const p = { arrival: 0, nextHeartbeatS: NEXT_HEARTBEAT_S };
   const deadline = NEXT_HEARTBEAT_S + GRACE_S;
   const decide = (arrival: number, windows: OutageWindow[]) =>
-    decideCheckin({ arrival, previous: { ...p, onTime: null, excused: false, credit: 0 }, duplicateOf: null, windows, busy: false });
+    decideCheckin({ arrival, previous: p, duplicateOf: null, windows, busy: false });
 
   it("does not merge in a window declared after the check-in, even one touching a window that holds the deadline", () => {
     const held = { id: "w1", start: deadline - 10, end: deadline, declaredAt: 100 };
