@@ -121,3 +121,25 @@ describe("excused check-ins (V4.3)", () => {
     });
   });
 });
+
+describe("excused check-ins: which windows count (V4.2, V4.3)", () => {
+  const p = { arrival: 0, nextHeartbeatS: NEXT_HEARTBEAT_S };
+  const deadline = NEXT_HEARTBEAT_S + GRACE_S;
+  const decide = (arrival: number, windows: OutageWindow[]) =>
+    decideCheckin({ arrival, previous: p, duplicateOf: null, windows, busy: false });
+
+  it("does not merge in a window declared after the check-in, even one touching a window that holds the deadline", () => {
+    const held = { id: "w1", start: deadline - 10, end: deadline, declaredAt: 100 };
+    const arrival = deadline + NEXT_HEARTBEAT_S + 1;
+    const later = { id: "w2", start: deadline, end: arrival + 100, declaredAt: arrival + 1 };
+    expect(decide(arrival, [held, later])).to.include({ onTime: false, excused: false });
+    expect(decide(arrival, [held, { ...later, declaredAt: arrival }])).to.include({ onTime: true, excused: true });
+  });
+
+  it("judges the merged window that holds the deadline, not an earlier one", () => {
+    const early = { id: "w0", start: 10, end: 20, declaredAt: 10 };
+    const holding = { id: "w1", start: deadline - 5, end: deadline + 5, declaredAt: 100 };
+    expect(decide(deadline + 5 + NEXT_HEARTBEAT_S, [early, holding])).to.include({ onTime: true, excused: true });
+    expect(decide(deadline + 6 + NEXT_HEARTBEAT_S, [early, holding])).to.include({ onTime: false, excused: false });
+  });
+});

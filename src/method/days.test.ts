@@ -136,3 +136,19 @@ describe("day aggregates (V5, V10)", () => {
     expect(days.get("2026-11-01")!.coverageS).to.equal(5100);
   });
 });
+
+describe("day digest links, byte for byte (docs/inputs.md, 'Day digest')", () => {
+  const c: CountedCheckin = { arrival: 1_793_613_600, nextHeartbeatS: 3600, onTime: true, excused: false, credit: 3601 };
+  it("hashes the preimage of the first link, and of a link after a digest", () => {
+    expect(nextDayDigest(null, c)).to.equal(sha256Hex("|1793613600|3600|true|false|3601"));
+    expect(nextDayDigest("", c)).to.equal(sha256Hex("|1793613600|3600|true|false|3601"));
+    const prev = "f".repeat(64);
+    expect(nextDayDigest(prev, { ...c, onTime: null, excused: true })).to.equal(sha256Hex(`${prev}|1793613600|3600|null|true|3601`));
+  });
+
+  it("hashes the UTF-8 text of a link whose parts are not short ASCII: a long or non-ASCII previous digest, a fraction", () => {
+    for (const prev of ["é".repeat(3), "a".repeat(300)])
+      expect(nextDayDigest(prev, c), prev).to.equal(sha256Hex(`${prev}|1793613600|3600|true|false|3601`));
+    expect(nextDayDigest(null, { ...c, credit: 0.5 })).to.equal(sha256Hex("|1793613600|3600|true|false|0.5"));
+  });
+});

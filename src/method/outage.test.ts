@@ -131,3 +131,37 @@ describe("merging windows (V4.2)", () => {
     ]);
   });
 });
+
+describe("outage rejections (V4.1): status and boundaries", () => {
+  it("answers 400 for a declaration it rejects and 409 for closing a closed window", () => {
+    expect(() => validateOutageDeclaration({ start: 10, end: null, declaredAt: 9 }))
+      .to.throw()
+      .with.property("status", 400);
+    expect(() => validateOutageClose({ id: "w", start: 0, end: 5, declaredAt: 0 }, 6))
+      .to.throw("outage w is already closed (end 1970-01-01T00:00:05Z)")
+      .with.property("status", 409);
+  });
+
+  it("accepts a window starting at its declaration and one ending at its start, and names both instants when the end is earlier", () => {
+    expect(() => validateOutageDeclaration({ start: 50 * H, end: null, declaredAt: 50 * H })).to.not.throw();
+    expect(() => validateOutageDeclaration({ start: 50 * H, end: 50 * H, declaredAt: 50 * H })).to.not.throw();
+    expect(() => validateOutageDeclaration({ start: 50 * H, end: 50 * H - 1, declaredAt: 50 * H })).to.throw(
+      "outage ends at 1970-01-03T01:59:59Z, before its start 1970-01-03T02:00:00Z",
+    );
+    expect(() => validateOutageClose({ id: "w", start: 50 * H, end: null, declaredAt: 50 * H }, 50 * H)).to.not.throw();
+    expect(() => validateOutageClose({ id: "w", start: 50 * H, end: null, declaredAt: 50 * H }, 50 * H - 1)).to.throw(
+      "outage w ends at 1970-01-03T01:59:59Z, before its start 1970-01-03T02:00:00Z",
+    );
+    expect(() => validateOutageClose({ id: "w", start: 0, end: null, declaredAt: 50 * H }, 50 * H - 1)).to.throw(/^outage w ended at /);
+  });
+
+  it("keeps the later end when a window inside another is merged", () => {
+    expect(
+      mergeWindows([
+        { start: 0, end: 10 },
+        { start: 2, end: 10 },
+        { start: 3, end: 5 },
+      ]),
+    ).to.deep.equal([{ start: 0, end: 10 }]);
+  });
+});

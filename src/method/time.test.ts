@@ -58,3 +58,23 @@ describe("firstDailyAt (V9)", () => {
     expect(firstDailyAt(midnight + 1)).to.equal(midnight + 86_400);
   });
 });
+
+describe("time errors (V1)", () => {
+  it("rejects an instant that is not whole seconds, and a day that is not YYYY-MM-DD or not on the calendar", () => {
+    expect(() => utcDay(1.5))
+      .to.throw("time: expected whole Unix seconds, got 1.5")
+      .with.property("code", "invalid_time");
+    expect(() => toRfc3339(Number.NaN)).to.throw("time: expected whole Unix seconds, got NaN");
+    expect(() => dayStart("2026-1-05"))
+      .to.throw('expected a day YYYY-MM-DD, got "2026-1-05"')
+      .with.property("code", "invalid_day");
+    expect(() => dayStart("2026-02-30"))
+      .to.throw("not a calendar day: 2026-02-30")
+      .with.property("code", "invalid_day");
+  });
+
+  it("writes a year before 1000 with four digits", () => {
+    const day = Date.UTC(999, 0, 1) / 86_400_000;
+    expect(dayName(day)).to.equal("0999-01-01");
+  });
+});

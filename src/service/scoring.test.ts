@@ -211,3 +211,91 @@ for (const { name, create } of TEST_STORES) {
     );
   });
 }
+
+for (const setup of EVERY_STORE) {
+  describe(`an agent's facts at a midnight and later that day on ${setup.name} (V7, V8, V9)`, () => {
+    let store: Store;
+    let close: () => Promise<void>;
+    before(async () => {
+      ({ store, close } = await setup.open());
+    });
+    after(() => close());
+
+    it("counts a check-in at the scored second as a day of its own, and the penalties added by then and not revoked by then", async () => {
+      const clock = createManualClock(MIDNIGHT - 2 * 86_400);
+      const service = createVraiService({ store, clock, busy: () => false });
+      const { ownerId } = await service.accounts.createOwner();
+      const { agentId } = await service.accounts.claimNewAgent(ownerId);
+      // The claim scored the agent at once (V9 "on change").
+      expect(await store.read.latestScore(agentId)).to.include({ trigger: "change", at: MIDNIGHT - 2 * 86_400 });
+      for (let t = MIDNIGHT - 2 * 86_400 + 3600; t < MIDNIGHT; t += 3600) {
+        clock.set(t);
+        await service.checkins.checkIn(agentId, `k${t}`, () => undefined);
+      }
+      const penalty = (id: string, at: number) => {
+        clock.set(at);
+        return service.operator.addPenalty({ id: `${id}-${setup.name}`, agentId, code: "rate_abuse", points: 10, days: 30, reason: "t" });
+      };
+      await penalty("active", MIDNIGHT - 86_400);
+      await penalty("revoked", MIDNIGHT - 86_400 + 10);
+      await penalty("at", MIDNIGHT);
+      await service.operator.revokePenalty(`revoked-${setup.name}`, "appeal");
+      await service.checkins.checkIn(agentId, "midnight", () => undefined);
+      await penalty("after", MIDNIGHT + 60);
+      clock.set(MIDNIGHT + 1200);
+      await service.checkins.checkIn(agentId, "later", () => undefined);
+      clock.set(MIDNIGHT + 1300);
+      await service.operator.revokePenalty(`active-${setup.name}`, "appeal");
+
+      const scoring = createScoring({ store, clock });
+      expect(await scoring.recomputeDay(DAY)).to.equal(1);
+      const daily = (await store.read.scoresAfter(0, 1000)).find((s) => s.agentId === agentId && s.trigger === "daily")!;
+      const inputs = JSON.parse(daily.inputs);
+      // Revoked at the midnight itself: no longer active then (V7); added at it: active.
+      expect(inputs.penalties.map((p: { id: string }) => p.id)).to.deep.equal([`active-${setup.name}`, `at-${setup.name}`]);
+      // The window's days, and the check-in of the scored second as another day with a check-in (V8); not the one after it.
+      expect(inputs.days.map((d: { day: string; checkins: number }) => [d.day, d.checkins])).to.deep.equal([
+        ["2026-10-03", 23],
+        ["2026-10-04", 24],
+      ]);
+      expect(inputs.other_checkin_days).to.equal(1);
+      // The facts of this one agent at that instant make the same document as the recompute's pages.
+      const factsAt = (at: number) =>
+        store.transaction(async (tx) => buildScoreInputs(await scoring.factsAt(tx, (await tx.getAgent(agentId))!, at)));
+      expect(scoreFromInputs(await factsAt(MIDNIGHT)).canonical).to.equal(daily.inputs);
+      const later = await factsAt(MIDNIGHT + 1800);
+      expect(later.penalties.map((p) => p.id)).to.deep.equal([`at-${setup.name}`, `after-${setup.name}`]);
+      expect(later.other_checkin_days).to.equal(1);
+    });
+
+    it("scores a page of more agents than a slice (100), letting the event loop turn between slices", async () => {
+      const clock = createManualClock(MIDNIGHT - 86_400);
+      const accounts = createAccounts({ store, clock });
+      const { ownerId } = await accounts.createOwner();
+      for (let i = 0; i < 150; i++) await accounts.claimNewAgent(ownerId);
+      const scoring = createScoring({ store, clock });
+      let turned = false;
+      setImmediate(() => {
+        turned = true;
+      });
+      const stored = await scoring.recomputeDay("2026-10-05");
+      expect(stored).to.be.at.least(150);
+      expect(turned).to.equal(true);
+    });
+
+    it("scores an agent now, at the clock's instant, as a change, and refuses an agent that does not exist (V9)", async () => {
+      const clock = createManualClock(MIDNIGHT + 7);
+      const accounts = createAccounts({ store, clock });
+      const { ownerId } = await accounts.createOwner();
+      const { agentId } = await accounts.claimNewAgent(ownerId);
+      clock.set(MIDNIGHT + 99);
+      const scoring = createScoring({ store, clock });
+      expect(await scoring.scoreNow(agentId)).to.include({ agentId, at: MIDNIGHT + 99, trigger: "change", day: null, total: 200 });
+      const missing = await scoring.scoreNow("agt_missing").then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(missing).to.include({ code: "agent_not_found", status: 404, message: "agent agt_missing does not exist" });
+    });
+  });
+}

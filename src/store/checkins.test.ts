@@ -369,6 +369,9 @@ describe("a check-in whose write keeps being refused", () => {
       (e: unknown) => e,
     );
     expect(error).to.include({ code: "checkin_contended", status: 409 });
+    expect((error as Error).message).to.equal(
+      "the agent changed under 16 attempts to count this check-in; retry with the same Idempotency-Key",
+    );
     expect(attempts).to.equal(16);
     expect((await memory.checkinState(agentId, "k")).duplicate).to.equal(null);
     expect((await memory.read.getAgent(agentId))!.last).to.equal(null);

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import fc from "fast-check";
-import { deriveScores, capFor, multiplierFor, scoreCounts, type Flag } from "./derive";
+import { deriveScores, capFor, interpretationOf, multiplierFor, scoreCounts, type Flag } from "./derive";
 import { validateRecord, validateRecords, type ProofRecord } from "./record";
 import { executorId } from "./executor-id";
 
@@ -268,5 +268,63 @@ describe("AVIP-TRU SDK Derived Score (A1–A5)", () => {
         { numRuns: 300 },
       );
     });
+  });
+});
+
+describe("AVIP-TRU SDK Derived Score: boundaries (A2, A5) and executor ids", () => {
+  it("interprets each score by the A5 thresholds, a threshold itself in the lower band", () => {
+    const bands = [0, 20, 20.01, 40, 40.01, 60, 60.01, 80, 80.01, 100].map((score) => interpretationOf(score));
+    expect(bands).to.deep.equal([
+      "Untrusted",
+      "Untrusted",
+      "Low trust",
+      "Low trust",
+      "Moderate trust",
+      "Moderate trust",
+      "High trust",
+      "High trust",
+      "Very high trust",
+      "Very high trust",
+    ]);
+  });
+
+  it("keeps self-reported records in the order given even when they carry a block, and leaves the input as it was (A2.2)", () => {
+    const later = rec({ source: "self-reported", blockNumber: 9, logIndex: 0, success: false, txHash: "0xsame" });
+    const earlier = rec({ source: "self-reported", blockNumber: 1, logIndex: 0, success: true, txHash: "0xSAME" });
+    // The first in the order given wins the dedup (A2.3): the failure.
+    expect(deriveScores([later, earlier])[EX]).to.deep.include({
+      total: 1,
+      flags: ["LOW_SUCCESS_RATE", "RECENT_FAILURES", "NO_VERIFIED_PROOFS"],
+    });
+    const onchain = [rec({ blockNumber: 9, success: false, txHash: "0xsame" }), rec({ blockNumber: 1, success: true, txHash: "0xSAME" })];
+    const given = [...onchain];
+    // On chain, (blockNumber, logIndex) decides: the success at block 1 comes first.
+    expect(deriveScores(onchain)[EX].components.base).to.equal(60);
+    expect(onchain).to.deep.equal(given);
+  });
+
+  it("scores each executor of interleaved records on its own records only (F1)", () => {
+    const other = "did:erc8004:8453:0x00000000000000000000000000000000000000aa:2";
+    const out = deriveScores([rec({ success: true }), rec({ executor: other, success: false }), rec({ success: true })]);
+    expect([out[EX].total, out[EX].components.base, out[other].total, out[other].components.base]).to.deep.equal([2, 60, 1, 0]);
+  });
+
+  it("rejects a chain id, registry or agent id it cannot name, with invalid_executor_id, and accepts agent 0", () => {
+    const registry = "0x0000000000000000000000000000000000000001";
+    expect(executorId(1, registry, 0)).to.equal(`did:erc8004:1:${registry}:0`);
+    expect(executorId(1, registry, "0")).to.equal(`did:erc8004:1:${registry}:0`);
+    for (const [chainId, reg, agentId] of [
+      [1.5, registry, 1],
+      [-1, registry, 1],
+      [1, "0x01", 1],
+      [1, registry, 1.5],
+      [1, registry, -1n],
+      [1, registry, "x"],
+      [1, registry, "01"],
+    ] as const) {
+      expect(() => executorId(chainId, reg, agentId), `${chainId} ${reg} ${agentId}`)
+        .to.throw()
+        .with.property("code", "invalid_executor_id");
+    }
   });
 });

@@ -1,0 +1,141 @@
+import { expect } from "chai";
+import { validateScoreInputs, type ScoreInputs } from "./inputs";
+
+const HEX = "a".repeat(64);
+/** A well-formed inputs document (V9) at a midnight, claimed 15 days before. */
+const DOC: ScoreInputs = {
+  scoreType: "vrai",
+  method: "0.2",
+  agent: "agt_1",
+  at: "2026-10-05T00:00:00Z",
+  claimed_at: "2026-09-20T00:00:00Z",
+  proofs: ["github", "domain"],
+  penalties: [
+    { id: "pen_1", code: "rate_abuse", points: 10, days: 30, added_at: "2026-10-01T00:00:00Z" },
+    { id: "pen_2", code: "impersonation", points: 50, days: 180, added_at: "2026-10-02T00:00:00Z" },
+  ],
+  days: [
+    { day: "2026-10-01", checkins: 2, on_time: 1, credit_s: 3600, coverage_s: 3600, digest: HEX },
+    { day: "2026-10-02", checkins: 0, on_time: 0, credit_s: 0, coverage_s: 100, digest: "" },
+  ],
+  other_checkin_days: 0,
+};
+
+/** `DOC` changed by `change` (a copy). */
+function edited(change: (doc: Record<string, any>) => void): unknown {
+  const doc = structuredClone(DOC) as Record<string, any>;
+  change(doc);
+  return doc;
+}
+
+/** The message a document is rejected with (code invalid_inputs), or null when it is accepted. */
+function rejection(json: unknown): string | null {
+  try {
+    validateScoreInputs(json);
+    return null;
+  } catch (error) {
+    expect(error).to.have.property("code", "invalid_inputs");
+    return (error as Error).message;
+  }
+}
+
+describe("inputs documents: one result, one document (V9)", () => {
+  it("accepts a well-formed document, and the boundaries of each rule", () => {
+    expect(rejection(DOC)).to.equal(null);
+    expect(rejection(edited((d) => Object.assign(d, { claimed_at: d.at, days: [], other_checkin_days: 1 })))).to.equal(null);
+    expect(rejection(edited((d) => (d.penalties[1].added_at = d.penalties[0].added_at)))).to.equal(null);
+    expect(rejection(edited((d) => (d.other_checkin_days = 16)))).to.equal(null);
+    expect(rejection(edited((d) => (d.days[0].on_time = 2)))).to.equal(null);
+    expect(rejection(edited((d) => (d.days[1].coverage_s = 86_400)))).to.equal(null);
+    expect(
+      rejection(edited((d) => Object.assign(d, { claimed_at: "2026-09-19T12:00:00Z", days: [{ ...d.days[0], day: "2026-09-19" }] }))),
+    ).to.equal(null);
+  });
+
+  for (const [what, json, message] of [
+    ["an array", [DOC], "inputs: expected an object, got an array"],
+    ["no method", edited((d) => delete d.method), "method: expected 0.2|0.1, missing"],
+    ["an unknown field", edited((d) => (d.extra = 1)), "inputs.extra: unknown field"],
+    ["a missing field", edited((d) => delete d.agent), "agent: missing"],
+    ["another score type", edited((d) => (d.scoreType = "sdk-derived")), 'scoreType: expected vrai, got "sdk-derived"'],
+    ["an empty agent", edited((d) => (d.agent = "")), 'agent: expected a non-empty string, got ""'],
+    ["a day for at", edited((d) => (d.at = "2026-10-05")), 'at: expected a time YYYY-MM-DDTHH:MM:SSZ, got "2026-10-05"'],
+    ["a numeric claimed_at", edited((d) => (d.claimed_at = 5)), "claimed_at: expected a non-empty string, got 5"],
+    [
+      "a claim after at",
+      edited((d) => Object.assign(d, { claimed_at: "2026-10-05T00:00:01Z", days: [] })),
+      "claimed_at: expected no later than at (2026-10-05T00:00:00Z), got 2026-10-05T00:00:01Z",
+    ],
+    ["proofs that are no list", edited((d) => (d.proofs = "github")), 'proofs: expected an array, got "github"'],
+    ["an unknown proof kind", edited((d) => (d.proofs = ["passport"])), 'proofs[0]: expected github|wallet|domain|erc8004, got "passport"'],
+    [
+      "proofs out of order",
+      edited((d) => (d.proofs = ["domain", "github"])),
+      "proofs[1]: expected distinct kinds in the order github, wallet, domain, erc8004",
+    ],
+    [
+      "a kind twice",
+      edited((d) => (d.proofs = ["github", "github"])),
+      "proofs[1]: expected distinct kinds in the order github, wallet, domain, erc8004",
+    ],
+    ["penalties that are no list", edited((d) => (d.penalties = {})), "penalties: expected an array, got an object"],
+    ["a penalty that is no object", edited((d) => (d.penalties = [5])), "penalties[0]: expected an object, got 5"],
+    ["a penalty's unknown field", edited((d) => (d.penalties[0].why = "x")), "penalties[0].why: unknown field"],
+    ["a penalty without id", edited((d) => (d.penalties[1].id = "")), 'penalties[1].id: expected a non-empty string, got ""'],
+    [
+      "an unknown penalty code",
+      edited((d) => (d.penalties[0].code = "spam")),
+      'penalties[0].code: expected rate_abuse|rule_violation|impersonation, got "spam"',
+    ],
+    ["too few points", edited((d) => (d.penalties[0].points = 9)), "penalties[0].points: expected a whole number in 10..50, got 9"],
+    ["too many days", edited((d) => (d.penalties[0].days = 181)), "penalties[0].days: expected a whole number in 30..180, got 181"],
+    [
+      "a penalty's bad time",
+      edited((d) => (d.penalties[0].added_at = "x")),
+      'penalties[0].added_at: expected a time YYYY-MM-DDTHH:MM:SSZ, got "x"',
+    ],
+    ["a penalty id twice", edited((d) => (d.penalties[1].id = "pen_1")), 'penalties[1].id: duplicate penalty id "pen_1"'],
+    ["penalties out of order", edited((d) => d.penalties.reverse()), "penalties[1].added_at: expected penalties ordered by added_at"],
+    ["days that are no list", edited((d) => (d.days = "2026-10-01")), 'days: expected an array, got "2026-10-01"'],
+    ["a day's unknown field", edited((d) => (d.days[0].missed = 1)), "days[0].missed: unknown field"],
+    ["no calendar day", edited((d) => (d.days[0].day = "2026-02-30")), 'days[0].day: expected a day YYYY-MM-DD, got "2026-02-30"'],
+    [
+      "a day outside the window",
+      edited((d) => (d.days[0].day = "2026-10-05")),
+      "days[0].day: 2026-10-05 is not in the window of 2026-10-05T00:00:00Z (V1)",
+    ],
+    ["days out of order", edited((d) => d.days.reverse()), "days[1].day: expected distinct days, oldest first"],
+    ["a day twice", edited((d) => (d.days[1] = { ...d.days[0] })), "days[1].day: expected distinct days, oldest first"],
+    ["negative check-ins", edited((d) => (d.days[0].checkins = -1)), "days[0].checkins: expected a whole number >= 0, got -1"],
+    ["more on time than check-ins", edited((d) => (d.days[0].on_time = 3)), "days[0].on_time: expected a whole number in 0..2, got 3"],
+    ["a negative credit", edited((d) => (d.days[0].credit_s = -5)), "days[0].credit_s: expected a whole number >= 0, got -5"],
+    [
+      "more coverage than a day",
+      edited((d) => (d.days[0].coverage_s = 86_401)),
+      "days[0].coverage_s: expected a whole number in 0..86400, got 86401",
+    ],
+    ["no digest for check-ins", edited((d) => (d.days[0].digest = "")), "days[0].digest: expected 64 lowercase hex digits"],
+    ["an uppercase digest", edited((d) => (d.days[0].digest = "A".repeat(64))), "days[0].digest: expected 64 lowercase hex digits"],
+    ["a digest without check-ins", edited((d) => (d.days[1].digest = HEX)), 'days[1].digest: expected "" for a day without check-ins'],
+    [
+      "a credit without on-time check-ins",
+      edited((d) => (d.days[0].on_time = 0)),
+      "days[0].credit_s: expected 0 on a day without on-time check-ins",
+    ],
+    ["a day with nothing", edited((d) => (d.days[1].coverage_s = 0)), "days[1]: a day without check-ins or coverage is left out"],
+    [
+      "a day that ended at the claim",
+      edited((d) => (d.days[0].day = "2026-09-19")),
+      "days[0].day: 2026-09-19 ended before the claim and cannot hold check-ins (V2)",
+    ],
+    [
+      "more other days than the claim spans",
+      edited((d) => (d.other_checkin_days = 17)),
+      "other_checkin_days: expected a whole number in 0..16, got 17",
+    ],
+  ] as const) {
+    it(`rejects ${what}, naming the field`, () => {
+      expect(rejection(json)).to.equal(message);
+    });
+  }
+});
