@@ -122,8 +122,10 @@ describe("a declared route", () => {
       ["x-kind", "header", true],
     ]);
     expect(operation.operationId).to.equal("makeThing");
-    // Its own responses, and those the HTTP layer answers for a route with a body and a credential.
-    expect(Object.keys(operation.responses)).to.deep.equal(["201", "400", "401", "413", "415", "429", "503"]);
+    // Its own responses, and those the HTTP layer answers for a route with a body and a credential; an owner
+    // write also answers 403 to a read-only owner token (issue #29).
+    expect(Object.keys(operation.responses)).to.deep.equal(["201", "400", "401", "403", "413", "415", "429", "503"]);
+    expect(operation.responses["403"]?.description).to.include("read_only_token");
   });
 
   it("documents an example only when its schema accepts it, formats and values included", () => {
