@@ -10,7 +10,7 @@ import ts from "typescript";
 
 const SRC = __dirname;
 
-/** What each part of src/ may import besides itself and the shared root modules (errors, retry, project-root). */
+/** What each part of src/ may import besides itself and the shared root modules (errors, retry, project-root, build-output). */
 const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   method: [],
   chain: ["method"],
@@ -26,7 +26,7 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   "index.ts": ["sdk", "method"],
 };
 /** Modules every part may use; they import nothing of ours but errors. */
-const SHARED = ["errors.ts", "retry.ts", "project-root.ts"];
+const SHARED = ["errors.ts", "retry.ts", "project-root.ts", "build-output.ts"];
 /** Adapters may `import type` the ports they implement: the store implements the service's. */
 const TYPE_ONLY_PORTS: Readonly<Record<string, readonly string[]>> = { store: ["service"] };
 

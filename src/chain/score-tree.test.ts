@@ -304,10 +304,10 @@ describe("score trees", () => {
     }
 
     it(
-      "are StandardMerkleTree.of's tree for 1, 2, 3, 5, 1000 and 4097 leaves in chunks of 1 to 2048 nodes: " +
+      "are StandardMerkleTree.of's tree for 1, 2, 3, 5, 1000 and 1025 leaves in chunks of 1 to 2048 nodes: " +
         "same root, every proof derived from the chunks leads to it",
       async () => {
-        for (const n of [1, 2, 3, 5, 1000, 4097]) {
+        for (const n of [1, 2, 3, 5, 1000, 1025]) {
           const values: AnyScoreLeafValues[] = n % 2 === 0 ? randomValues(n) : randomV2Values(n);
           const oz = StandardMerkleTree.of(values, typesOf(values));
           for (const chunkNodes of [1, 2, 7, 64, 2048]) {
