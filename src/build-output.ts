@@ -6,12 +6,10 @@ export type BuiltFile = { path: string; contents: Uint8Array };
 
 /**
  * Writes a build's files, each only when its bytes changed and then atomically (a temporary file beside it, renamed over
- * it). Several processes build the same sources at once (`npm start` builds before it starts; the test run starts it many
- * times, in several workers), and each may run the files meanwhile: none may read a file half written.
- * @returns the paths written
+ * it): `npm start` builds before it starts, and a `vrai` started earlier from the same checkout may load the files
+ * meanwhile; none may read a file half written.
  */
-export function writeBuiltFiles(files: readonly BuiltFile[]): string[] {
-  const written: string[] = [];
+export function writeBuiltFiles(files: readonly BuiltFile[]): void {
   for (const file of files) {
     let current: Buffer | null = null;
     try {
@@ -24,7 +22,5 @@ export function writeBuiltFiles(files: readonly BuiltFile[]): string[] {
     const temporary = `${file.path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
     fs.writeFileSync(temporary, file.contents);
     fs.renameSync(temporary, file.path);
-    written.push(file.path);
   }
-  return written;
 }
