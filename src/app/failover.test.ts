@@ -139,7 +139,7 @@ describe("PostgreSQL failover under a check-in load (pg_auto_failover)", functio
     for (let i = 0; i < AGENTS; i++) agents.push((await (await post("/v1/agents", owner.token)).json()) as Agent);
 
     const attempts: Attempt[] = [];
-    const acknowledged = new Map<string, { key: string; replayed: boolean }>();
+    const acknowledged = new Map<string, { key: string; replayed: boolean; at: number }>();
     const unreachable: string[] = [];
     let killedAt: number | undefined;
     let next = 0;
@@ -160,7 +160,7 @@ describe("PostgreSQL failover under a check-in load (pg_auto_failover)", functio
           const body = (await res.json()) as { error?: { code: string } };
           attempts.push({ at: Date.now(), status: res.status, retryAfter: res.headers.get("retry-after"), code: body.error?.code ?? null });
           if (res.status === 201) {
-            acknowledged.set(agent.agentId, { key, replayed: res.headers.get("idempotent-replayed") === "true" });
+            acknowledged.set(agent.agentId, { key, replayed: res.headers.get("idempotent-replayed") === "true", at: Date.now() });
             break;
           }
           await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
@@ -197,12 +197,18 @@ describe("PostgreSQL failover under a check-in load (pg_auto_failover)", functio
     );
 
     // On the new primary: every acknowledged check-in, each once.
+    const newPrimary = promoted.find((n) => n.current_group_state === "primary")!.nodeport;
+    const {
+      rows: [reader],
+    } = await db.query<{ port: number }>("SELECT inet_server_port() AS port");
+    expect(reader.port, "the service reads from the promoted standby").to.equal(newPrimary);
     const { rows } = await db.query<{ agent_id: string; idempotency_key: string; n: number }>(
       "SELECT agent_id, idempotency_key, count(*)::int AS n FROM checkins GROUP BY agent_id, idempotency_key",
     );
     const stored = new Map(rows.map((r) => [r.agent_id, r]));
-    for (const [agentId, { key }] of acknowledged) {
-      expect(stored.get(agentId)?.idempotency_key, `${agentId} acknowledged but lost`).to.equal(key);
+    for (const [agentId, { key, replayed, at }] of acknowledged) {
+      const when = `${replayed ? "as a replay " : ""}${((at - killedAt!) / 1000).toFixed(1)} s after the kill`;
+      expect(stored.get(agentId)?.idempotency_key, `${agentId} acknowledged ${when} but lost`).to.equal(key);
     }
     expect(
       rows.every((r) => r.n === 1),

@@ -249,7 +249,8 @@ describe("SDK createVraiAgent against the API on PGlite", () => {
     await counted;
     const started = Date.now();
     await heartbeat.stop();
-    expect(Date.now() - started).to.be.below(1000);
+    // The wait was for the next heartbeat, an hour away: ended by stop(), not by its time.
+    expect(Date.now() - started).to.be.below(10_000);
     expect(results).to.have.length(1);
     await defaultSleep(50);
     expect(await countedCheckins(credentials.agentId)).to.equal(1);

@@ -48,7 +48,13 @@ describe("check-ins through the service (V3)", () => {
     let confirmed = 0;
     let admitted = 0;
     const counting = createVraiService({
-      store: { ...store, confirmDurable: async () => void confirmed++ },
+      store: {
+        ...store,
+        confirmDurable: async () => {
+          confirmed++;
+          return true;
+        },
+      },
       clock,
       busy: () => false,
     });

@@ -70,8 +70,12 @@ export function createCheckins(deps: { store: CheckinWrites; clock: Clock; busy:
       const arrival = clock.now();
       const last = agent.last;
       const decision = decideCheckin({ arrival, previous: last, duplicateOf: state.duplicate, windows: state.windows, busy: deps.busy() });
-      // A duplicate is answered only once the check-in it repeats is known to be kept (see confirmDurable).
-      if (decision.type === "duplicate") await store.confirmDurable();
+      // A duplicate is answered only once the check-in it repeats is known to be kept (see confirmDurable);
+      // one read from a server that no longer has it is decided again on a fresh state.
+      if (decision.type === "duplicate" && state.duplicate) {
+        if (await store.confirmDurable(state.duplicate)) return decision;
+        continue;
+      }
       if (decision.type !== "counted") return decision;
 
       // The day of arrival chains from the previous check-in's link when that arrived the same day (docs/inputs.md).

@@ -414,12 +414,14 @@ export type CheckinWrites = {
    */
   commitCheckin(expected: CheckinExpectation, checkin: StoredCheckin, deltas: readonly DayDelta[], back?: NewEvent): Promise<boolean>;
   /**
-   * Resolves once what was read is durable where it was read: on PostgreSQL, after a commit that waits
-   * for the synchronous standbys. A check-in committed on a primary that crashed before its standby had
-   * it is visible to that primary once it restarts, and lost when it is demoted: the check-in path waits
-   * for this before it answers a duplicate with its original (V3.1), so what it acknowledges is kept.
+   * Whether `duplicate` (as `checkinState` read it) is durable: on PostgreSQL, one transaction that finds it
+   * and takes a transaction id, so its commit waits for the synchronous standbys of the server that has it.
+   * A check-in committed on a primary that crashed before its standby had it is visible to that primary once
+   * it restarts, and lost when it is demoted: the check-in path answers a duplicate with its original (V3.1)
+   * only when this is true, so what it acknowledges is kept. False when the server that took the commit
+   * does not have it (the state was read from another, a primary replaced since): decide again.
    */
-  confirmDurable(): Promise<void>;
+  confirmDurable(duplicate: StoredCheckin): Promise<boolean>;
 };
 
 /** The whole store: every feature, and the check-in path. */

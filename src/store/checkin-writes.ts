@@ -105,6 +105,17 @@ const COMMIT_SQL = `WITH q AS MATERIALIZED (
 SELECT ord::integer AS ord FROM agent`;
 
 /**
+ * For `confirmDurable`, in one transaction on one connection: whether this server has the check-in (the
+ * lookup of STATE_SQL, with its arrival, so one day partition is read), and a transaction id, so the
+ * commit writes a record that synchronous_commit makes wait for this server's synchronous standbys.
+ */
+const KEPT_SQL = `SELECT txid_current() AS xid, EXISTS (
+  SELECT 1 FROM checkins c
+  WHERE c.agent_id || '/' || c.idempotency_key = $1::text || '/' || $2::text
+    AND c.agent_id = $1 AND c.idempotency_key = $2 AND c.claim_id = $3 AND c.arrival = $4
+) AS kept`;
+
+/**
  * A condition for a query of check-ins arriving exactly at `at`: when `at` is a midnight, as the daily
  * score's is (V9), the condition of the index of check-ins arriving at one (migration 012), spelt as
  * the index's so the planner uses it instead of reading the agent's whole day.
@@ -199,7 +210,14 @@ export function createCheckinWrites(db: Db): CheckinWrites {
   return {
     checkinState: (agentId, key) => state({ agentId, key }),
     commitCheckin: (expected, checkin, deltas, back) => commit({ expected, checkin, deltas, back }),
-    // A transaction given a transaction id writes a commit record, which synchronous_commit makes wait for the standbys.
-    confirmDurable: () => db.transaction(async (q) => void (await q.query("SELECT txid_current()"))),
+    confirmDurable: (duplicate) =>
+      db.transaction(async (q) => {
+        const { rows } = await q.query<{ kept: boolean }>(
+          KEPT_SQL,
+          [duplicate.agentId, duplicate.idempotencyKey, duplicate.claimId, duplicate.arrival],
+          { planEach: true },
+        );
+        return rows[0].kept;
+      }),
   };
 }

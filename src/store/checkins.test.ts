@@ -56,10 +56,27 @@ for (const setup of SETUPS) {
       const agentId = await newAgent();
       clock.set(T0 + 60);
       expect((await service.checkins.checkIn(agentId, "durable", agentKnown)).type).to.equal("counted");
-      let confirmed = 0;
-      const confirming = createVraiService({ store: { ...store, confirmDurable: async () => void confirmed++ }, clock, busy: () => false });
+      // Not confirmed at first (read from a server that no longer has it): decided again on a fresh state, then confirmed.
+      const confirms = [false, true];
+      const asked: string[] = [];
+      const confirming = createVraiService({
+        store: {
+          ...store,
+          confirmDurable: async (duplicate) => {
+            asked.push(`${duplicate.agentId}/${duplicate.idempotencyKey}@${duplicate.arrival}`);
+            return confirms.shift() ?? false;
+          },
+        },
+        clock,
+        busy: () => false,
+      });
       expect((await confirming.checkins.checkIn(agentId, "durable", agentKnown)).type).to.equal("duplicate");
-      expect(confirmed).to.equal(1);
+      expect(asked).to.deep.equal([`${agentId}/durable@${T0 + 60}`, `${agentId}/durable@${T0 + 60}`]);
+      // Never confirmed: a bounded number of tries, then a conflict the agent retries with the same key.
+      const never = createVraiService({ store: { ...store, confirmDurable: async () => false }, clock, busy: () => false });
+      let contended: unknown;
+      await never.checkins.checkIn(agentId, "durable", agentKnown).catch((error: unknown) => (contended = error));
+      expect(contended).to.be.an("error").with.property("code", "checkin_contended");
       // Where it cannot be confirmed (the node that answered is not the one that will keep it), no answer is given.
       const failing = createVraiService({
         store: { ...store, confirmDurable: async () => Promise.reject(new Error("database unavailable")) },
@@ -69,8 +86,13 @@ for (const setup of SETUPS) {
       let refused: unknown;
       await failing.checkins.checkIn(agentId, "durable", agentKnown).catch((error: unknown) => (refused = error));
       expect(refused).to.be.an("error").with.property("message", "database unavailable");
-      // The real one confirms it (on PostgreSQL and PGlite, a commit that writes a transaction id).
-      await store.confirmDurable();
+      // The real one confirms what it has (on PostgreSQL and PGlite, in a commit that writes a transaction id), and only that.
+      const stored = (await store.checkinState(agentId, "durable")).duplicate!;
+      expect(stored).to.include({ agentId, idempotencyKey: "durable", arrival: T0 + 60 });
+      expect(await store.confirmDurable(stored)).to.equal(true);
+      expect(await store.confirmDurable({ ...stored, idempotencyKey: "elsewhere" })).to.equal(false);
+      expect(await store.confirmDurable({ ...stored, arrival: T0 + 61 })).to.equal(false);
+      expect(await store.confirmDurable({ ...stored, claimId: stored.claimId + 1 })).to.equal(false);
     });
 
     it("refuses to store a check-in decided on a stale state, and writes nothing", async () => {

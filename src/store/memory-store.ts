@@ -349,8 +349,12 @@ export function createMemoryStore(): Store {
       const n = r.keys.indexOf(key);
       return { agent: r.row, duplicate: n < 0 ? null : storedCheckin(r, r.claimFirst + n, key), windows: windowsAfter(r.row.last) };
     },
-    // One process's memory: what it read is what it keeps.
-    confirmDurable: async () => undefined,
+    // One process's memory: what it holds is what it keeps.
+    async confirmDurable(d) {
+      const r = agents.get(d.agentId);
+      const n = r && r.row.claimId === d.claimId ? r.keys.indexOf(d.idempotencyKey) : -1;
+      return r !== undefined && n >= 0 && storedCheckin(r, r.claimFirst + n, d.idempotencyKey).arrival === d.arrival;
+    },
     async commitCheckin(expected, c, deltas) {
       const r = agents.get(c.agentId);
       if (!r) return false;

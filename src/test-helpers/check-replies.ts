@@ -1,5 +1,5 @@
 /**
- * Loaded by mocha before the test files (.mocharc.json `require`; add `-r ./src/test-helpers/check-replies.ts`
+ * Loaded by mocha before the test files (.mocharc.cjs `require`; add `-r ./src/test-helpers/check-replies.ts`
  * to a run with `--no-config`): every API server the tests start checks each answer against its route's
  * declaration (VRAI_CHECK_REPLIES=1, src/api/reply-check.ts), answering a mismatch with a 500, and the run
  * fails at its end when any answer did not match, even one a test did not look at.
