@@ -43,8 +43,10 @@ async function statusLine(listener: Listener, localAddress = "127.0.0.1"): Promi
  * side is accepted by the server a moment later, longer on a loaded machine.
  */
 async function connectionsOnceAt(listener: Listener, expected: Partial<ReturnType<Listener["connections"]>>, waitMs = 10_000) {
-  const matches = (now: ReturnType<Listener["connections"]>) => Object.entries(expected).every(([k, v]) => now[k as keyof typeof now] === v);
-  for (const until = Date.now() + waitMs; !matches(listener.connections()) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+  const matches = (now: ReturnType<Listener["connections"]>) =>
+    Object.entries(expected).every(([k, v]) => now[k as keyof typeof now] === v);
+  for (const until = Date.now() + waitMs; !matches(listener.connections()) && Date.now() < until; )
+    await new Promise((r) => setTimeout(r, 20));
   return listener.connections();
 }
 
