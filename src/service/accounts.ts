@@ -132,6 +132,7 @@ export function createAccounts(deps: {
         keyHash: "",
         last: null,
         lateDeadline: null,
+        releasedAt: null,
         createdAt: clock.now(),
       });
       return startClaim(tx, agentId, ownerId, "claim");
