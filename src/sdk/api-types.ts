@@ -6757,7 +6757,7 @@ export interface operations {
                 "application/json": {
                     /** @description https:// (http:// only to a loopback name under vrai dev); at most MAX_WEBHOOK_URL_LENGTH characters */
                     url: string;
-                    events: ("score.changed" | "agent.late" | "agent.back" | "proof.check_failed" | "proof.removed" | "proof.added" | "penalty.added" | "penalty.revoked" | "outage.declared" | "outage.closed" | "claim.changed")[];
+                    events: ("score.changed" | "agent.late" | "agent.back" | "proof.check_failed" | "proof.removed" | "proof.added" | "penalty.added" | "penalty.revoked" | "outage.declared" | "outage.closed" | "claim.changed" | "agent.unclaimed")[];
                     description?: string;
                 };
             };
@@ -7132,7 +7132,7 @@ export interface operations {
                 "application/json": {
                     /** @description https:// (http:// only to a loopback name under vrai dev); at most MAX_WEBHOOK_URL_LENGTH characters */
                     url?: string;
-                    events?: ("score.changed" | "agent.late" | "agent.back" | "proof.check_failed" | "proof.removed" | "proof.added" | "penalty.added" | "penalty.revoked" | "outage.declared" | "outage.closed" | "claim.changed")[];
+                    events?: ("score.changed" | "agent.late" | "agent.back" | "proof.check_failed" | "proof.removed" | "proof.added" | "penalty.added" | "penalty.revoked" | "outage.declared" | "outage.closed" | "claim.changed" | "agent.unclaimed")[];
                     description?: string | null;
                     enabled?: boolean;
                 };
@@ -7956,6 +7956,18 @@ export interface operations {
                                 /** @description when the new claim began */
                                 claimedAt: string;
                                 reason: string;
+                            };
+                        } | {
+                            /** @description the event's id: the webhook-id of every try of its delivery */
+                            id: string;
+                            /** @constant */
+                            type: "agent.unclaimed";
+                            /** @description when it happened (V1): deliveries are not in order, this is */
+                            timestamp: string;
+                            data: {
+                                agentId: string;
+                                /** @description when it was unclaimed */
+                                unclaimedAt: string;
                             };
                         } | {
                             /** @description the event's id: the webhook-id of every try of its delivery */
