@@ -393,6 +393,32 @@ for (const { name, create } of TEST_STORES) {
       expect(bodyOf(received(a.path)[0]).id, "one event per owner").to.not.equal(bodyOf(received(b.path)[0]).id);
       expect(bodyOf(received(a.path)[1]).data).to.deep.include({ agentId: agent.agentId, reason: "settled" });
     });
+
+    it("tells agent.unclaimed, and the proof.removed of its domain proof, to the owner who unclaimed an agent (issue #29)", async () => {
+      const { owner, path } = await ownerWithWebhook(["agent.unclaimed", "proof.removed"]);
+      const agent = await claim(owner.token);
+      await server.service.identity.recordProof({
+        id: `prf_${agent.agentId}`,
+        kind: "domain",
+        ownerId: owner.ownerId,
+        agentId: agent.agentId,
+        subject: `${agent.agentId}.example.org`,
+        binding: `domain:${agent.agentId}.example.org`,
+        evidence: {},
+      });
+      const unclaimed = await call("POST", `/v1/agents/${agent.agentId}/unclaim`, owner.token, {});
+      expect(unclaimed.status).to.equal(200);
+      await deliver();
+      // Deliveries are not in order (each is sent on its own): found by type.
+      const byType = new Map(received(path).map((r) => [bodyOf(r).type, bodyOf(r)]));
+      expect([...byType.keys()].sort()).to.deep.equal(["agent.unclaimed", "proof.removed"]);
+      expect(byType.get("proof.removed").data).to.deep.include({ proofId: `prf_${agent.agentId}`, reason: "agent unclaimed" });
+      expect(byType.get("agent.unclaimed")).to.deep.include({ timestamp: iso(clock.now()) });
+      expect(byType.get("agent.unclaimed").data).to.deep.equal({ agentId: agent.agentId, unclaimedAt: iso(clock.now()) });
+      // It is listed with the owner's events too.
+      const events = await call("GET", "/v1/events", owner.token);
+      expect(events.json.events.map((e: { type: string }) => e.type)).to.include("agent.unclaimed");
+    });
   });
 }
 
