@@ -28,7 +28,7 @@ for (const { name, create } of TEST_STORES) {
     const names = new Map<string, string>();
     let nextPath = 0;
 
-    const { call } = apiClient(() => server.url);
+    const { call, checkIn } = apiClient(() => server.url);
     /** One pass of the worker (the deliveries of earlier tests that are due go too: each test reads its own receiver path). */
     const deliver = () => server.webhooks.worker.runOnce();
     const advance = (seconds: number) => clock.set(clock.now() + seconds);
@@ -335,6 +335,18 @@ for (const { name, create } of TEST_STORES) {
       ).to.equal(200);
       advance(7200);
       expect(await server.webhooks.deadlines.scanLapses()).to.equal(2);
+    });
+
+    it("sends no agent.late for an agent unclaimed before its deadline passed (issue #29)", async () => {
+      const { owner, path } = await ownerWithWebhook(["agent.late"]);
+      const [gone, kept] = [await claim(owner.token), await claim(owner.token)];
+      await server.webhooks.deadlines.scanLapses();
+      for (const agent of [gone, kept]) expect((await checkIn(agent.agentId, agent.agentKey, "before")).status).to.equal(201);
+      expect((await call("POST", `/v1/agents/${gone.agentId}/unclaim`, owner.token, {})).status).to.equal(200);
+      advance(3600 + 600 + 1);
+      await server.webhooks.deadlines.scanLapses();
+      await deliver();
+      expect(received(path).map((r) => bodyOf(r).data.agentId)).to.deep.equal([kept.agentId]);
     });
 
     it("keeps events and endpoints of an owner by keyset pages, and bounds what one owner may keep (409 limit_reached)", async () => {
