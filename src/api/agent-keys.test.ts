@@ -13,7 +13,7 @@ describe("POST /v1/agents/{id}/rotate-key (issue #29)", function () {
   let testDb: TestDb;
   let server: ApiServer;
   const clock = createManualClock(T0);
-  const { call } = apiClient(() => server.url);
+  const { call, checkIn } = apiClient(() => server.url);
 
   before(async () => {
     testDb = await createTestPgliteDb();
@@ -28,14 +28,6 @@ describe("POST /v1/agents/{id}/rotate-key (issue #29)", function () {
     await server?.close();
     await testDb?.drop();
   });
-
-  const checkIn = async (agentId: string, key: string, idempotencyKey: string) => {
-    const res = await fetch(`${server.url}/v1/agents/${agentId}/checkins`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "idempotency-key": idempotencyKey },
-    });
-    return { status: res.status, json: await res.json() };
-  };
 
   it("answers a new key once; the old key is refused at once and the claim goes on (its check-ins keep counting)", async () => {
     const { owner, agent } = await apiClient(() => server.url).ownerWithAgent();

@@ -202,7 +202,10 @@ export function anchorRoutes(anchoring: Pick<Anchoring, "proofOf" | "latestProof
       params: z.object({ id: idSchema }),
       responses: {
         200: { description: "ok", schema: proofResponse, example: examples.scoreProof },
-        404: e("agent_not_found, or proof_not_ready (no daily score of the agent is anchored yet)"),
+        404: e(
+          "agent_not_found, agent_unclaimed (its owner unclaimed it: the proofs of its anchored scores stay at GET /v1/scores/{id}/proof), " +
+            "or proof_not_ready (no daily score of the agent is anchored yet)",
+        ),
       },
     }).handle(async ({ params }) => ({ status: 200, body: proofJson(await anchoring.latestProofOf(params.id)) })),
     defineRoute({

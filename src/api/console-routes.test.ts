@@ -117,6 +117,57 @@ describe("the console's agents, proofs and webhooks pages over HTTP (issue #29)"
     expect((await checkIn(key, "new")).status).to.equal(201);
   });
 
+  it("unclaims an agent: a page says what it does, its box must be ticked, then the agents page says it is done (issue #29)", async () => {
+    const claim = (await call("POST", "/v1/agents", owner.token, { name: "let go" })).json;
+    const id = claim.agentId;
+    expect((await get(`/console/agents/${id}`)).html).to.contain(`href="/console/agents/${id}/unclaim"`);
+    const asked = await get(`/console/agents/${id}/unclaim`);
+    expect(asked.status).to.equal(200);
+    expect(asked.html)
+      .to.contain('<input type="checkbox" id="unclaim-confirm" name="confirm" value="yes" required>')
+      .and.contain("I understand the key stops working and the domain and ERC-8004 proofs are removed");
+    expect(await valid(asked.html)).to.deep.equal([]);
+
+    // Not ticked (no browser stops it here), and from a read-only session: refused in the page, nothing done.
+    const unticked = await post(`/console/agents/${id}/unclaim`);
+    expect(unticked.status).to.equal(400);
+    expect(unticked.type).to.match(/^text\/html/);
+    expect(unticked.html).to.contain("tick the box").and.contain('role="alert"');
+    expect(await valid(unticked.html)).to.deep.equal([]);
+    const { token } = await cs.server.service.ownerTokens.createReadToken(owner.ownerId, "unclaim reader");
+    const reader = await signInWithToken(cs.url, token);
+    const readOnly = await post(`/console/agents/${id}/unclaim`, { confirm: "yes" }, reader);
+    expect(readOnly.status).to.equal(403);
+    expect(readOnly.type).to.match(/^text\/html/);
+    expect((await call("GET", `/v1/agents/${id}/score`)).status).to.equal(200);
+
+    const done = await post(`/console/agents/${id}/unclaim`, { confirm: "yes" });
+    expect(done.status).to.equal(303);
+    expect(done.location).to.equal(`/console/agents?unclaimed=${id}`);
+    const list = await get(done.location ?? "");
+    expect(list.status).to.equal(200);
+    expect(field(list.html, /role="status"[^>]*>(.*?)<\/div>/s)).to.contain(`Agent ${id} is unclaimed: its key no longer works`);
+    expect(list.html).to.not.contain(`data-agent="${id}"`);
+    expect(await valid(list.html)).to.deep.equal([]);
+    const checkIn = await fetch(`${cs.url}/v1/agents/${id}/checkins`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${claim.agentKey}`, "idempotency-key": "after" },
+    });
+    expect(checkIn.status).to.equal(401);
+    // Its pages now say why they cannot be shown; a second post too.
+    for (const answer of [await get(`/console/agents/${id}`), await post(`/console/agents/${id}/unclaim`, { confirm: "yes" })]) {
+      expect(answer.status).to.equal(404);
+      expect(answer.type).to.match(/^text\/html/);
+      expect(answer.html).to.contain("this agent is unclaimed");
+    }
+    // The notice is said only of an agent the viewer unclaimed: not of a claimed one, nor of another owner's.
+    const { owner: foreignOwner, agent: foreign } = await apiClient(() => cs.url).ownerWithAgent();
+    expect((await call("POST", `/v1/agents/${foreign.agentId}/unclaim`, foreignOwner.token, {})).status).to.equal(200);
+    for (const other of [foreign.agentId, (await call("POST", "/v1/agents", owner.token, {})).json.agentId]) {
+      expect((await get(`/console/agents?unclaimed=${other}`)).html).to.not.contain("is unclaimed");
+    }
+  });
+
   it("pages the agents by keyset: 20 a page, the next page after the last shown, none twice", async () => {
     const other = await cs.createOwner();
     for (let i = 0; i < 23; i++) await call("POST", "/v1/agents", other.token, { name: `agent ${i}` });

@@ -48,10 +48,15 @@ export type Shown = { status?: ConsoleStatus; notice?: Notice };
 
 /** What renders the console's pages (src/web/console), reading what they show from the services. */
 export type ManagePages = {
-  /** The owner's agents, a page at a time, and the form that creates one. */
-  agents(viewer: ConsoleViewer, query: { cursor?: string }, shown?: Shown): Promise<RenderedPage>;
-  /** One of the owner's agents: its facts, its key's rotation, its proofs and publishing. */
+  /**
+   * The owner's agents, a page at a time, and the form that creates one; `unclaimed` names an agent the owner just
+   * unclaimed, said at the top when it is so.
+   */
+  agents(viewer: ConsoleViewer, query: { cursor?: string; unclaimed?: string }, shown?: Shown): Promise<RenderedPage>;
+  /** One of the owner's agents: its facts, its key's rotation, its proofs and publishing, and the way to unclaim it. */
   agent(viewer: ConsoleViewer, agentId: string, shown?: Shown): Promise<RenderedPage>;
+  /** What unclaiming one of the owner's agents does, and the form that does it, with its box to tick (issue #29). */
+  unclaim(viewer: ConsoleViewer, agentId: string, shown?: Shown): Promise<RenderedPage>;
   /** An agent's key just made, shown once, with the command and the SDK snippet that check in with it. */
   agentKey(viewer: ConsoleViewer, key: { agentId: string; agentKey: string; rotated: boolean }, status: 200 | 201): Promise<RenderedPage>;
   /** The owner's own proofs and the forms that start a challenge of each owner-level kind. */
@@ -76,7 +81,7 @@ export type ManagePages = {
 
 /** The services the console's forms call: the JSON API's. */
 export type ConsoleServices = {
-  accounts: Pick<Accounts, "claimNewAgent" | "rotateAgentKey">;
+  accounts: Pick<Accounts, "claimNewAgent" | "rotateAgentKey" | "unclaim">;
   proofs: Pick<ProofChecks, "issueChallenge" | "submitProof" | "challenge">;
   identity: Pick<Identity, "removeProof">;
   publishing: Pick<Erc8004Publishing, "set">;
@@ -100,6 +105,7 @@ const CONSOLE_WORDS: Readonly<Record<string, (error: BaseError) => string>> = {
   limit_reached: (error) => `${error.message.replace(/ \([A-Z]+ \/v1\/[^)]*\)/g, "")}.`,
   proof_challenge_used: () => "this challenge was already answered: start another one.",
   proof_source_unreachable: (error) => `${error.message}. Nothing was recorded: try again in a moment.`,
+  agent_unclaimed: () => "this agent is unclaimed: it is no one's now, and any owner may claim it again (with a new key).",
 };
 
 /** A refusal as a page shows it. */
@@ -153,6 +159,8 @@ async function change<R extends RenderedPage | SeeOther>(
 }
 
 const cursorQuery = z.object({ cursor: z.string().max(300).optional() });
+/** The agents list's query: a page's cursor, and the agent just unclaimed (the form's redirect names it). */
+const agentsQuery = cursorQuery.extend({ unclaimed: idSchema.optional() });
 const idParams = z.object({ id: idSchema });
 /** An endpoint's id, and a delivery's for a redelivery. */
 const actionParams = z.object({ id: idSchema, deliveryId: idSchema.optional() });
@@ -218,7 +226,7 @@ export function consoleRoutes(services: ConsoleServices, pages: ManagePages): Co
 
   return [
     consoleRoute(
-      { ...page("/console/agents", "The owner's agents, a page at a time, and the form that creates one."), query: cursorQuery },
+      { ...page("/console/agents", "The owner's agents, a page at a time, and the form that creates one."), query: agentsQuery },
       (viewer, { query }) => read(pages, viewer, () => pages.agents(viewer, query)),
     ),
     consoleRoute(form("/console/agents", "Claim a new agent (V2): its key is shown once."), (viewer, { body }) =>
@@ -245,6 +253,30 @@ export function consoleRoutes(services: ConsoleServices, pages: ManagePages): Co
             return pages.agentKey(viewer, { agentId: params.id, agentKey: rotation.agentKey, rotated: true }, 200);
           },
           (s) => pages.agent(viewer, params.id, s),
+        ),
+    ),
+    consoleRoute(
+      { ...page("/console/agents/:id/unclaim", "What unclaiming the agent does, and the form that does it."), params: idParams },
+      (viewer, { params }) => read(pages, viewer, () => pages.unclaim(viewer, params.id)),
+    ),
+    consoleRoute(
+      {
+        ...form(
+          "/console/agents/:id/unclaim",
+          "Unclaim the agent (issue #29): its key stops, its proofs of one agent go; then the agents.",
+        ),
+        params: idParams,
+      },
+      (viewer, { params, body }) =>
+        change(
+          viewer,
+          async () => {
+            formFields(z.object({ confirm: z.literal("yes", "tick the box to say you understand what unclaiming does") }), body);
+            await accounts.unclaim(viewer.ownerId, params.id);
+            return { status: 303, location: `/console/agents?unclaimed=${params.id}` } satisfies SeeOther;
+          },
+          // Once unclaimed (a second post), its page cannot be shown: a page says why.
+          (s) => read(pages, viewer, () => pages.unclaim(viewer, params.id, s)),
         ),
     ),
     consoleRoute(

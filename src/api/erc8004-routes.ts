@@ -172,7 +172,7 @@ export function erc8004Routes(publishing: Erc8004Publishing): Route[] {
           "erc8004_proof_required: the agent holds no active ERC-8004 proof; " +
             "erc8004_registry_not_served: its identity is in another identity registry or chain " +
             "than the one this service gives feedback about; " +
-            "erc8004_publishing_unavailable: this service gives no feedback",
+            "erc8004_publishing_unavailable: this service gives no feedback; agent_unclaimed: the agent is unclaimed",
         ),
       },
     }).handle(async ({ ownerId, params, body }) => ({

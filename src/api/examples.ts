@@ -41,6 +41,9 @@ export const keyRotation = {
   rotatedAt: toRfc3339(CLAIMED_AT + 86_400),
 };
 
+/** The agent unclaimed by its owner two days after its claim (issue #29). */
+export const unclaim = { agentId, unclaimedAt: toRfc3339(CLAIMED_AT + 2 * 86_400) };
+
 /** An agent with what it says of itself in its ERC-8004 registration file (issue #27). */
 export const agent = {
   agentId,

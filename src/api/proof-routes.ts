@@ -162,7 +162,10 @@ export function proofRoutes(deps: { proofs: ProofChecks; identity: Identity; rea
         400: e("invalid subject or kind, or an agent named (or not) against V6"),
         403: e("not your agent"),
         404: e("no such agent"),
-        409: e("limit_reached: the owner has as many open (unused, unexpired) challenges as MAX_OPEN_CHALLENGES_PER_OWNER allows"),
+        409: e(
+          "limit_reached: the owner has as many open (unused, unexpired) challenges as MAX_OPEN_CHALLENGES_PER_OWNER allows; " +
+            "agent_unclaimed: the agent is unclaimed",
+        ),
       },
     }).handle(async ({ ownerId, body }) => ({ status: 201, body: challengeJson(await proofs.issueChallenge(ownerId, body)) })),
     defineRoute({
@@ -185,7 +188,8 @@ export function proofRoutes(deps: { proofs: ProofChecks; identity: Identity; rea
         409: e(
           "proof_challenge_used: the challenge was already used; proof_already_proven: this agent (or owner) holds the subject already; " +
             `proof_bound_to_another_agent (${kindsBelongingTo("agent")}) or ` +
-            `proof_bound_to_another_owner (${kindsBelongingTo("owner")}): another one holds it (V6)`,
+            `proof_bound_to_another_owner (${kindsBelongingTo("owner")}): another one holds it (V6); ` +
+            "agent_unclaimed: the challenge's agent was unclaimed since",
         ),
         422: e(
           "the evidence does not prove the subject, or its source is not at a public address (proof_forbidden_address: nothing was connected to)",
@@ -212,7 +216,7 @@ export function proofRoutes(deps: { proofs: ProofChecks; identity: Identity; rea
           schema: z.object({ agentId: z.string(), proofs: z.array(proofResponse), nextCursor: z.string().nullable() }),
         },
         400: e("a parameter is not valid, or a cursor no page gave"),
-        404: e("no such agent"),
+        404: e("no such agent, or agent_unclaimed: its owner unclaimed it"),
       },
     }).handle(async ({ params, query }) => {
       const { agent, items, nextCursor } = await reads.proofsOf(params.id, query);

@@ -146,7 +146,36 @@ for (const { name, create } of TEST_STORES) {
       }
     });
 
+    it("leaves out an agent its owner unclaimed: dropped at the unclaim's commit, and not filled at start (issue #29)", async () => {
+      const first = await start(testDb);
+      const [kept, gone] = [await claim(first), await claim(first)];
+      expect((await latest(first, gone)).status).to.equal(200);
+      await first.service.accounts.unclaim((await first.reads.agent(gone)).ownerId, gone);
+      expect((await latest(first, gone)).body.error.code).to.equal("agent_unclaimed");
+      await first.close();
+      const server = await start(testDb);
+      try {
+        expect(server.scoreCache!.stats()).to.include({ entries: 1 });
+        expect((await latest(server, kept)).status).to.equal(200);
+        const answer = await latest(server, gone);
+        expect([answer.status, answer.body.error.code]).to.deep.equal([404, "agent_unclaimed"]);
+        expect(server.scoreCache!.stats().entries).to.equal(1);
+      } finally {
+        await server.close();
+      }
+    });
+
     if (name !== "postgresql") return;
+
+    it("hears an agent another process unclaims, and answers 404 agent_unclaimed (issue #29)", () =>
+      withOtherProcess(testDb, async (server, other) => {
+        const agentId = await claim(server);
+        expect((await latest(server, agentId)).status).to.equal(200);
+        const elsewhere = createVraiService({ store: createSqlStore(other), clock: createManualClock(T0 + 3600), busy: () => false });
+        await elsewhere.accounts.unclaim((await server.reads.agent(agentId)).ownerId, agentId);
+        await eventually(async () => (await latest(server, agentId)).status === 404);
+        expect((await latest(server, agentId)).body.error.code).to.equal("agent_unclaimed");
+      }));
 
     it("hears scores another process writes or deletes, and serves the table's latest", () =>
       withOtherProcess(testDb, async (server, other) => {

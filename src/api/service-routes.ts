@@ -49,6 +49,10 @@ const keyRotationResponse = z.object({
   claimId: z.number().describe("the claim it is the key of: the same as before (a rotation is not a claim, V2)"),
   rotatedAt: z.string(),
 });
+const unclaimResponse = z.object({
+  agentId: z.string(),
+  unclaimedAt: z.string().describe("when it was unclaimed: its key was refused and its proofs of one agent removed from then on"),
+});
 const checkinResponse = z.object({
   agentId: z.string(),
   result: z.enum(["counted"]),
@@ -343,13 +347,15 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       auth: "owner",
       summary:
         "Re-claim your own agent: rotates its key and restarts everything V2 restarts (idempotency keys used before are forgotten). " +
-        `Its ${agentLevelProofs} stay. Another owner's agent is refused.`,
+        `Its ${agentLevelProofs} stay. Another owner's agent is refused, unless it is unclaimed: an unclaimed agent is claimed ` +
+        "so by any owner, a new claim (V2: a new key, nothing of an earlier claim counts) among that owner's agents.",
       params: idParams,
       body: z.object({}).strict(),
       responses: {
         200: { description: "re-claimed", schema: claimResponse, example: examples.claim },
-        403: e("the agent belongs to another owner"),
+        403: e("the agent belongs to another owner (and is not unclaimed)"),
         404: e("no such agent"),
+        409: e("limit_reached: claiming an unclaimed agent, the owner has as many agents as MAX_AGENTS_PER_OWNER allows"),
       },
     }).handle(async ({ ownerId, params }) => ({ status: 200, body: claimJson(await accounts.reclaim(ownerId, params.id)) })),
     defineRoute({
@@ -369,10 +375,36 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
         401: e("no valid owner token"),
         403: e("the agent belongs to another owner"),
         404: e("no such agent"),
+        409: e("agent_unclaimed: the agent is unclaimed (a new claim gives it a key)"),
       },
     }).handle(async ({ ownerId, params }) => {
       const rotation = await accounts.rotateAgentKey(ownerId, params.id);
       return { status: 200, body: { ...rotation, rotatedAt: toRfc3339(rotation.rotatedAt) } };
+    }),
+    defineRoute({
+      method: "post",
+      path: "/v1/agents/:id/unclaim",
+      operationId: "unclaimAgent",
+      tag: "claims",
+      auth: "owner",
+      summary:
+        `Unclaim your agent (issue #29), at once: its key is refused from then on, its ${agentLevelProofs} are removed ` +
+        '(reason "agent unclaimed"), it leaves your agents and your MAX_AGENTS_PER_OWNER count, and it has no score: its score, ' +
+        "page and proof answer 404 agent_unclaimed (the scores stored stay, and those anchored stay verifiable by their ids). " +
+        "Any owner may claim it again (POST /v1/agents/{id}/claim: a new claim, V2). Its owner is told (agent.unclaimed).",
+      params: idParams,
+      body: z.object({}).strict(),
+      bodyExample: {},
+      responses: {
+        200: { description: "unclaimed", schema: unclaimResponse, example: examples.unclaim },
+        401: e("no valid owner token"),
+        403: e("the agent belongs to another owner"),
+        404: e("no such agent"),
+        409: e("agent_unclaimed: the agent is unclaimed already"),
+      },
+    }).handle(async ({ ownerId, params }) => {
+      const { agentId, unclaimedAt } = await accounts.unclaim(ownerId, params.id);
+      return { status: 200, body: { agentId, unclaimedAt: toRfc3339(unclaimedAt) } };
     }),
     defineRoute({
       method: "post",
@@ -451,7 +483,7 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       params: idParams,
       responses: {
         200: { description: "ok", schema: agentResponse, example: { ...examples.agent, erc8004Publishing: publishingExample } },
-        404: e("no such agent"),
+        404: e("no such agent, or agent_unclaimed: its owner unclaimed it"),
       },
     }).handle(async ({ params }) => {
       const [{ agent, selfDeclared }, publishing] = await Promise.all([
@@ -468,7 +500,10 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
       auth: "none",
       summary: "The latest Vrai score of an agent (scoreType vrai), with its method and inputs digest.",
       params: idParams,
-      responses: { 200: { description: "ok", schema: scoreResponse, example: examples.score }, 404: e("no such agent or no score yet") },
+      responses: {
+        200: { description: "ok", schema: scoreResponse, example: examples.score },
+        404: e("no such agent, no score yet, or agent_unclaimed: its owner unclaimed it (no owner, no score)"),
+      },
     }).handle(async ({ params }) => {
       const score = await reads.latestScore(params.id);
       return { status: 200, json: scoreJsonText(score), headers: { ETag: scoreEtag(score) } };
@@ -486,7 +521,7 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
           description: "ok",
           schema: z.object({ agentId: z.string(), scoreId: z.number().int(), at: z.string(), window: z.array(windowDaySchema) }),
         },
-        404: e("no such agent or no score yet"),
+        404: e("no such agent, no score yet, or agent_unclaimed: its owner unclaimed it"),
       },
     }).handle(async ({ params }) => {
       const score = await reads.latestScore(params.id);
@@ -524,7 +559,7 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
           }),
         },
         400: e("a parameter is not valid, or a cursor no page gave"),
-        404: e("no such agent"),
+        404: e("no such agent, or agent_unclaimed: its owner unclaimed it"),
       },
     }).handle(async ({ params, query }) => {
       const { from, to, items, nextCursor, firstDailyAt, firstDailyToCome } = await reads.dailyScores(params.id, query);
@@ -737,7 +772,7 @@ export function serviceRoutes(deps: ServiceRouteDeps): Route[] {
           }),
         },
         400: e("a parameter is not valid, or a cursor no page gave"),
-        404: e("no such agent"),
+        404: e("no such agent, or agent_unclaimed: its owner unclaimed it"),
       },
     }).handle(async ({ params, query }) => {
       const { items, nextCursor } = await reads.penaltiesOf(params.id, query);

@@ -28,7 +28,7 @@ for (const { name, create } of TEST_STORES) {
     const names = new Map<string, string>();
     let nextPath = 0;
 
-    const { call } = apiClient(() => server.url);
+    const { call, checkIn } = apiClient(() => server.url);
     /** One pass of the worker (the deliveries of earlier tests that are due go too: each test reads its own receiver path). */
     const deliver = () => server.webhooks.worker.runOnce();
     const advance = (seconds: number) => clock.set(clock.now() + seconds);
@@ -337,6 +337,18 @@ for (const { name, create } of TEST_STORES) {
       expect(await server.webhooks.deadlines.scanLapses()).to.equal(2);
     });
 
+    it("sends no agent.late for an agent unclaimed before its deadline passed (issue #29)", async () => {
+      const { owner, path } = await ownerWithWebhook(["agent.late"]);
+      const [gone, kept] = [await claim(owner.token), await claim(owner.token)];
+      await server.webhooks.deadlines.scanLapses();
+      for (const agent of [gone, kept]) expect((await checkIn(agent.agentId, agent.agentKey, "before")).status).to.equal(201);
+      expect((await call("POST", `/v1/agents/${gone.agentId}/unclaim`, owner.token, {})).status).to.equal(200);
+      advance(3600 + 600 + 1);
+      await server.webhooks.deadlines.scanLapses();
+      await deliver();
+      expect(received(path).map((r) => bodyOf(r).data.agentId)).to.deep.equal([kept.agentId]);
+    });
+
     it("keeps events and endpoints of an owner by keyset pages, and bounds what one owner may keep (409 limit_reached)", async () => {
       const { owner, webhook } = await ownerWithWebhook();
       for (let i = 0; i < 3; i++) await call("POST", `/v1/webhooks/${webhook.id}/test`, owner.token, {});
@@ -392,6 +404,32 @@ for (const { name, create } of TEST_STORES) {
       expect(bodyOf(received(a.path)[0]).data).to.deep.include({ outageId: outage.json.id, reason: "everyone's" });
       expect(bodyOf(received(a.path)[0]).id, "one event per owner").to.not.equal(bodyOf(received(b.path)[0]).id);
       expect(bodyOf(received(a.path)[1]).data).to.deep.include({ agentId: agent.agentId, reason: "settled" });
+    });
+
+    it("tells agent.unclaimed, and the proof.removed of its domain proof, to the owner who unclaimed an agent (issue #29)", async () => {
+      const { owner, path } = await ownerWithWebhook(["agent.unclaimed", "proof.removed"]);
+      const agent = await claim(owner.token);
+      await server.service.identity.recordProof({
+        id: `prf_${agent.agentId}`,
+        kind: "domain",
+        ownerId: owner.ownerId,
+        agentId: agent.agentId,
+        subject: `${agent.agentId}.example.org`,
+        binding: `domain:${agent.agentId}.example.org`,
+        evidence: {},
+      });
+      const unclaimed = await call("POST", `/v1/agents/${agent.agentId}/unclaim`, owner.token, {});
+      expect(unclaimed.status).to.equal(200);
+      await deliver();
+      // Deliveries are not in order (each is sent on its own): found by type.
+      const byType = new Map(received(path).map((r) => [bodyOf(r).type, bodyOf(r)]));
+      expect([...byType.keys()].sort()).to.deep.equal(["agent.unclaimed", "proof.removed"]);
+      expect(byType.get("proof.removed").data).to.deep.include({ proofId: `prf_${agent.agentId}`, reason: "agent unclaimed" });
+      expect(byType.get("agent.unclaimed")).to.deep.include({ timestamp: iso(clock.now()) });
+      expect(byType.get("agent.unclaimed").data).to.deep.equal({ agentId: agent.agentId, unclaimedAt: iso(clock.now()) });
+      // It is listed with the owner's events too.
+      const events = await call("GET", "/v1/events", owner.token);
+      expect(events.json.events.map((e: { type: string }) => e.type)).to.include("agent.unclaimed");
     });
   });
 }

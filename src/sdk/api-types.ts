@@ -62,7 +62,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Re-claim your own agent: rotates its key and restarts everything V2 restarts (idempotency keys used before are forgotten). Its proofs of a domain and an ERC-8004 identity stay. Another owner's agent is refused. */
+        /** Re-claim your own agent: rotates its key and restarts everything V2 restarts (idempotency keys used before are forgotten). Its proofs of a domain and an ERC-8004 identity stay. Another owner's agent is refused, unless it is unclaimed: an unclaimed agent is claimed so by any owner, a new claim (V2: a new key, nothing of an earlier claim counts) among that owner's agents. */
         post: operations["reclaimAgent"];
         delete?: never;
         options?: never;
@@ -81,6 +81,23 @@ export interface paths {
         put?: never;
         /** Rotate your agent's key: a new key is returned once and the old one is refused from then on. Nothing else changes: the claim, its check-ins, proofs and score stay (a re-claim restarts them, V2). */
         post: operations["rotateAgentKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agents/{id}/unclaim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Unclaim your agent (issue #29), at once: its key is refused from then on, its proofs of a domain and an ERC-8004 identity are removed (reason "agent unclaimed"), it leaves your agents and your MAX_AGENTS_PER_OWNER count, and it has no score: its score, page and proof answer 404 agent_unclaimed (the scores stored stay, and those anchored stay verifiable by their ids). Any owner may claim it again (POST /v1/agents/{id}/claim: a new claim, V2). Its owner is told (agent.unclaimed). */
+        post: operations["unclaimAgent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1329,7 +1346,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the agent belongs to another owner; or a read-only owner token (vor_…) cannot change anything (read_only_token) */
+            /** @description the agent belongs to another owner (and is not unclaimed); or a read-only owner token (vor_…) cannot change anything (read_only_token) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1340,6 +1357,15 @@ export interface operations {
             };
             /** @description no such agent */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description limit_reached: claiming an unclaimed agent, the owner has as many agents as MAX_AGENTS_PER_OWNER allows */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1454,6 +1480,133 @@ export interface operations {
             };
             /** @description no such agent */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description agent_unclaimed: the agent is unclaimed (a new claim gives it a key) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is larger than 32 kB (body_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate limited (rate_limited): retry after the Retry-After header's seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    unclaimAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description unclaimed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "agentId": "agt_3f9c0d1e2b4a5968",
+                     *       "unclaimedAt": "2026-10-15T10:00:00Z"
+                     *     }
+                     */
+                    "application/json": {
+                        agentId: string;
+                        /** @description when it was unclaimed: its key was refused and its proofs of one agent removed from then on */
+                        unclaimedAt: string;
+                    };
+                };
+            };
+            /** @description a request part is not valid (invalid_request, the field named), or the body is not JSON (malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no valid owner token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the agent belongs to another owner; or a read-only owner token (vor_…) cannot change anything (read_only_token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such agent */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description agent_unclaimed: the agent is unclaimed already */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1805,7 +1958,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no such agent */
+            /** @description no such agent, or agent_unclaimed: its owner unclaimed it */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2209,7 +2362,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no such agent or no score yet */
+            /** @description no such agent, no score yet, or agent_unclaimed: its owner unclaimed it (no owner, no score) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2296,7 +2449,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no such agent or no score yet */
+            /** @description no such agent, no score yet, or agent_unclaimed: its owner unclaimed it */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2459,7 +2612,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no such agent */
+            /** @description no such agent, or agent_unclaimed: its owner unclaimed it */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3726,7 +3879,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no such agent */
+            /** @description no such agent, or agent_unclaimed: its owner unclaimed it */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4137,7 +4290,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description limit_reached: the owner has as many open (unused, unexpired) challenges as MAX_OPEN_CHALLENGES_PER_OWNER allows */
+            /** @description limit_reached: the owner has as many open (unused, unexpired) challenges as MAX_OPEN_CHALLENGES_PER_OWNER allows; agent_unclaimed: the agent is unclaimed */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4280,7 +4433,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description proof_challenge_used: the challenge was already used; proof_already_proven: this agent (or owner) holds the subject already; proof_bound_to_another_agent (domain, erc8004) or proof_bound_to_another_owner (github, wallet): another one holds it (V6) */
+            /** @description proof_challenge_used: the challenge was already used; proof_already_proven: this agent (or owner) holds the subject already; proof_bound_to_another_agent (domain, erc8004) or proof_bound_to_another_owner (github, wallet): another one holds it (V6); agent_unclaimed: the challenge's agent was unclaimed since */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4400,7 +4553,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no such agent */
+            /** @description no such agent, or agent_unclaimed: its owner unclaimed it */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5021,7 +5174,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description agent_not_found, or proof_not_ready (no daily score of the agent is anchored yet) */
+            /** @description agent_not_found, agent_unclaimed (its owner unclaimed it: the proofs of its anchored scores stay at GET /v1/scores/{id}/proof), or proof_not_ready (no daily score of the agent is anchored yet) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5565,7 +5718,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description erc8004_proof_required: the agent holds no active ERC-8004 proof; erc8004_registry_not_served: its identity is in another identity registry or chain than the one this service gives feedback about; erc8004_publishing_unavailable: this service gives no feedback */
+            /** @description erc8004_proof_required: the agent holds no active ERC-8004 proof; erc8004_registry_not_served: its identity is in another identity registry or chain than the one this service gives feedback about; erc8004_publishing_unavailable: this service gives no feedback; agent_unclaimed: the agent is unclaimed */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6757,7 +6910,7 @@ export interface operations {
                 "application/json": {
                     /** @description https:// (http:// only to a loopback name under vrai dev); at most MAX_WEBHOOK_URL_LENGTH characters */
                     url: string;
-                    events: ("score.changed" | "agent.late" | "agent.back" | "proof.check_failed" | "proof.removed" | "proof.added" | "penalty.added" | "penalty.revoked" | "outage.declared" | "outage.closed" | "claim.changed")[];
+                    events: ("score.changed" | "agent.late" | "agent.back" | "proof.check_failed" | "proof.removed" | "proof.added" | "penalty.added" | "penalty.revoked" | "outage.declared" | "outage.closed" | "claim.changed" | "agent.unclaimed")[];
                     description?: string;
                 };
             };
@@ -7132,7 +7285,7 @@ export interface operations {
                 "application/json": {
                     /** @description https:// (http:// only to a loopback name under vrai dev); at most MAX_WEBHOOK_URL_LENGTH characters */
                     url?: string;
-                    events?: ("score.changed" | "agent.late" | "agent.back" | "proof.check_failed" | "proof.removed" | "proof.added" | "penalty.added" | "penalty.revoked" | "outage.declared" | "outage.closed" | "claim.changed")[];
+                    events?: ("score.changed" | "agent.late" | "agent.back" | "proof.check_failed" | "proof.removed" | "proof.added" | "penalty.added" | "penalty.revoked" | "outage.declared" | "outage.closed" | "claim.changed" | "agent.unclaimed")[];
                     description?: string | null;
                     enabled?: boolean;
                 };
@@ -7956,6 +8109,18 @@ export interface operations {
                                 /** @description when the new claim began */
                                 claimedAt: string;
                                 reason: string;
+                            };
+                        } | {
+                            /** @description the event's id: the webhook-id of every try of its delivery */
+                            id: string;
+                            /** @constant */
+                            type: "agent.unclaimed";
+                            /** @description when it happened (V1): deliveries are not in order, this is */
+                            timestamp: string;
+                            data: {
+                                agentId: string;
+                                /** @description when it was unclaimed */
+                                unclaimedAt: string;
                             };
                         } | {
                             /** @description the event's id: the webhook-id of every try of its delivery */

@@ -2,7 +2,7 @@ import { toRfc3339 } from "../method";
 import type { Clock } from "./clock";
 import { stopErc8004Publishing } from "./erc8004-stop";
 import { UNNAMED_OPERATOR } from "./operator";
-import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from "./errors";
+import { agentUnclaimedError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from "./errors";
 import { limitReached, type OwnerLimits } from "./limits";
 import type { AgentRow, OwnerRow, Store, StoreTx } from "./ports";
 import { generateId, generateSecret, hashSecret, secretMatches } from "./secrets";
@@ -23,10 +23,18 @@ export type Accounts = {
   authenticateAgent(agentId: string, agentKey: string): Promise<AgentRow>;
   /** An owner claims a new agent (V2); its key is returned once. */
   claimNewAgent(ownerId: string, options?: { agentId?: string; name?: string | null }): Promise<ClaimResult>;
-  /** The owner claims its own agent again: a new key, and everything V2 restarts. */
+  /**
+   * The owner claims its own agent again: a new key, and everything V2 restarts. An unclaimed agent (issue #29) is
+   * claimed so by any owner.
+   */
   reclaim(ownerId: string, agentId: string): Promise<ClaimResult>;
   /** A new key for the owner's agent, returned once; the old key stops at once, and nothing else changes (no new claim, V2). */
   rotateAgentKey(ownerId: string, agentId: string): Promise<KeyRotation>;
+  /**
+   * The owner lets its agent go (issue #29): its key stops, its proofs of one agent are removed, and it leaves the owner's
+   * agents, the recomputes and the directory until an owner claims it again.
+   */
+  unclaim(ownerId: string, agentId: string): Promise<Unclaimed>;
   /** An operator transfers an agent to an owner (V2, logged). */
   transfer(agentId: string, toOwnerId: string, reason: string, actor?: string): Promise<ClaimResult>;
 };
@@ -41,6 +49,15 @@ export type ClaimResult = { agentId: string; ownerId: string; agentKey: string; 
 
 /** A rotated agent key: the new key (shown once) and the claim it is the key of, unchanged. */
 export type KeyRotation = { agentId: string; agentKey: string; claimId: number; rotatedAt: number };
+
+/** An agent unclaimed: when, and the ids of the proofs of one agent removed with it. */
+export type Unclaimed = { agentId: string; unclaimedAt: number; removedProofs: string[] };
+
+/** V2, V6: why an agent's proofs of one agent are removed when no owner of it holds them any more. */
+const ANOTHER_OWNER = "agent claimed by another owner";
+const UNCLAIMED = "agent unclaimed";
+/** What frees room under MAX_AGENTS_PER_OWNER. */
+const UNCLAIM_ONE = "unclaim one (POST /v1/agents/{id}/unclaim), or an operator's transfer can move one to another owner";
 
 /**
  * Creates owners, claims agents (new claim, re-claim by the owner, operator transfer) and checks
@@ -120,7 +137,7 @@ export function createAccounts(deps: {
       if (!(await tx.getOwner(ownerId, { lock: true }))) throw new NotFoundError("owner_not_found", `owner ${ownerId} does not exist`);
       const limit = deps.limits?.agents;
       if (limit !== undefined && (await tx.countAgentsOfOwner(ownerId)) >= limit) {
-        throw limitReached("agents", limit, "MAX_AGENTS_PER_OWNER", "an operator's transfer can move an agent to another owner");
+        throw limitReached("agents", limit, "MAX_AGENTS_PER_OWNER", UNCLAIM_ONE);
       }
       if (await tx.getAgent(agentId, { lock: true })) throw new ConflictError("agent_exists", `agent ${agentId} is already claimed`);
       await tx.insertAgent({
@@ -132,16 +149,25 @@ export function createAccounts(deps: {
         keyHash: "",
         last: null,
         lateDeadline: null,
+        releasedAt: null,
         createdAt: clock.now(),
       });
       return startClaim(tx, agentId, ownerId, "claim");
     });
   }
 
-  /** The owner's agent, locked until the transaction ends; 404 when there is none, 403 when it is another owner's. */
+  /**
+   * The owner's agent, locked until the transaction ends; 404 when there is none, 409 when it is unclaimed (no one's),
+   * 403 when it is another owner's.
+   */
   async function ownedAgent(tx: StoreTx, ownerId: string, agentId: string): Promise<AgentRow> {
-    const agent = await tx.getAgent(agentId, { lock: true });
+    return ownersAgent(await tx.getAgent(agentId, { lock: true }), ownerId, agentId);
+  }
+
+  /** `agent` (the row of `agentId`), when it is the owner's: as `ownedAgent` refuses it otherwise. */
+  function ownersAgent(agent: AgentRow | null, ownerId: string, agentId: string): AgentRow {
     if (!agent) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
+    if (agent.releasedAt !== null) throw agentUnclaimedError(agentId, 409);
     if (agent.ownerId !== ownerId) {
       throw new ForbiddenError(
         "agent_owned_by_another_owner",
@@ -151,11 +177,61 @@ export function createAccounts(deps: {
     return agent;
   }
 
-  /** The owner claims its own agent again: rotates the key and restarts everything V2 restarts. */
+  /**
+   * The owner claims its own agent again: rotates the key and restarts everything V2 restarts. An unclaimed agent (issue
+   * #29) is no one's: any owner claims it so, a new claim counted among that owner's agents (`limits.agents`); a claim by
+   * another owner than the one that let it go holds none of its proofs of one agent (V2: removed at the unclaim already).
+   */
   async function reclaim(ownerId: string, agentId: string): Promise<ClaimResult> {
     return store.transaction(async (tx) => {
-      await ownedAgent(tx, ownerId, agentId);
-      return startClaim(tx, agentId, ownerId, "reclaim");
+      const agent = await tx.getAgent(agentId, { lock: true });
+      if (agent === null || agent.releasedAt === null) {
+        ownersAgent(agent, ownerId, agentId);
+        return startClaim(tx, agentId, ownerId, "reclaim");
+      }
+      // Locked as for a new agent: two claims of one owner at its limit are counted one after the other.
+      if (!(await tx.getOwner(ownerId, { lock: true }))) throw new NotFoundError("owner_not_found", `owner ${ownerId} does not exist`);
+      const limit = deps.limits?.agents;
+      if (limit !== undefined && (await tx.countAgentsOfOwner(ownerId)) >= limit) {
+        throw limitReached("agents", limit, "MAX_AGENTS_PER_OWNER", UNCLAIM_ONE);
+      }
+      if (ownerId !== agent.ownerId) await removeAgentProofs(tx, agent, clock.now(), ANOTHER_OWNER);
+      return startClaim(tx, agentId, ownerId, ownerId === agent.ownerId ? "reclaim" : "claim");
+    });
+  }
+
+  /**
+   * Removes the agent's proofs of one agent (V6: domain, erc8004) at `at`, for `reason`, each told to its owner
+   * (proof.removed); Vrai's ERC-8004 feedback about the agent stops with its erc8004 proof. Returns their ids.
+   */
+  async function removeAgentProofs(tx: StoreTx, agent: AgentRow, at: number, reason: string): Promise<string[]> {
+    const removed: string[] = [];
+    for (const proof of await tx.proofsForAgentAt(agent.id, agent.ownerId, at)) {
+      if (proof.agentId !== agent.id) continue;
+      await tx.removeProof(proof.id, at, reason);
+      await tx.recordEvents([proofRemovedEvent(proof, at, reason)]);
+      if (proof.kind === "erc8004") await stopErc8004Publishing(tx, agent.id, at, `its ERC-8004 proof was removed (${reason})`);
+      removed.push(proof.id);
+    }
+    return removed;
+  }
+
+  /**
+   * The owner unclaims its agent (issue #29), at once and in one transaction: its key hash is cleared (a check-in with the
+   * old key is refused from the commit on, and one decided before it finds the agent changed), its proofs of one agent
+   * are removed (V2: no owner holds them), and it leaves the owner's agents, its count toward `limits.agents`, the
+   * recomputes and the directory. No score is computed (V2: only a claimed agent has one); those stored stay (V9).
+   * Recorded: agent.unclaimed to the owner, and the audit log.
+   */
+  async function unclaim(ownerId: string, agentId: string): Promise<Unclaimed> {
+    return store.transaction(async (tx) => {
+      const agent = await ownedAgent(tx, ownerId, agentId);
+      const at = clock.now();
+      const removedProofs = await removeAgentProofs(tx, agent, at, UNCLAIMED);
+      await tx.releaseAgent(agentId, at);
+      await tx.recordEvents([newEvent("agent.unclaimed", ownerId, at, { agentId, unclaimedAt: toRfc3339(at) })]);
+      await tx.audit({ at, actor: "owner", action: "agent.unclaim", subject: agentId, details: { ownerId, removedProofs } });
+      return { agentId, unclaimedAt: at, removedProofs };
     });
   }
 
@@ -186,16 +262,11 @@ export function createAccounts(deps: {
       if (!(await tx.getOwner(toOwnerId))) throw new NotFoundError("owner_not_found", `owner ${toOwnerId} does not exist`);
       const at = clock.now();
       if (toOwnerId !== agent.ownerId) {
-        const removed = "agent claimed by another owner";
-        for (const proof of await tx.proofsForAgentAt(agentId, agent.ownerId, at)) {
-          if (proof.agentId !== agentId) continue;
-          await tx.removeProof(proof.id, at, removed);
-          await tx.recordEvents([proofRemovedEvent(proof, at, removed)]);
-          if (proof.kind === "erc8004")
-            await stopErc8004Publishing(tx, agentId, at, "its ERC-8004 proof was removed (agent claimed by another owner)");
-        }
-        // Told to the owner who loses it (issue #28): from now on its events go to the new owner.
-        await tx.recordEvents([newEvent("claim.changed", agent.ownerId, at, { agentId, claimedAt: toRfc3339(at), reason })]);
+        await removeAgentProofs(tx, agent, at, ANOTHER_OWNER);
+        // Told to the owner who loses it (issue #28): from now on its events go to the new owner. One that unclaimed it has
+        // lost it already (agent.unclaimed).
+        if (agent.releasedAt === null)
+          await tx.recordEvents([newEvent("claim.changed", agent.ownerId, at, { agentId, claimedAt: toRfc3339(at), reason })]);
       }
       await tx.audit({ at, actor, action: "agent.transfer", subject: agentId, details: { from: agent.ownerId, to: toOwnerId, reason } });
       return startClaim(tx, agentId, toOwnerId, "transfer");
@@ -211,6 +282,7 @@ export function createAccounts(deps: {
     claimNewAgent,
     reclaim,
     rotateAgentKey,
+    unclaim,
     transfer,
   };
 }

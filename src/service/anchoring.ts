@@ -21,7 +21,7 @@ import { shortMessageOf } from "../chain/short-message";
 import { retry } from "../retry";
 import type { AnchorRepository, DayAnchorRow, ScoreAnchor, ScoreProof } from "../store/anchors";
 import type { Clock } from "./clock";
-import { NotFoundError } from "./errors";
+import { agentUnclaimedError, NotFoundError } from "./errors";
 
 /** Where an anchoring attempt left a day. */
 export type AnchorOutcome =
@@ -413,8 +413,9 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
     },
     proofOf,
     async latestProofOf(agentId) {
-      const { scoreId, latestDailyDay, claimedAt } = await anchors.latestAnchoredScore(agentId);
+      const { scoreId, latestDailyDay, claimedAt, releasedAt } = await anchors.latestAnchoredScore(agentId);
       if (claimedAt === null) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
+      if (releasedAt !== null) throw agentUnclaimedError(agentId, 404);
       if (scoreId !== null) return proofOf(scoreId);
       if (latestDailyDay !== null) throw await notReady(`agent ${agentId}'s latest daily score`, latestDailyDay);
       // As GET /v1/agents/{id}/scores says it (firstDailyAt): no daily score before the first 00:00 UTC after the claim.

@@ -9,7 +9,7 @@
 import { isAddressEqual, type Address } from "viem";
 import type { Erc8004FeedbackRepository, FeedbackRow } from "../store/erc8004-feedback";
 import type { Clock } from "./clock";
-import { ConflictError, ForbiddenError, NotFoundError } from "./errors";
+import { agentUnclaimedError, ConflictError, ForbiddenError, NotFoundError } from "./errors";
 import type { ProofRow, Store } from "./ports";
 import { formatErc8004Subject, parseErc8004Subject } from "./proofs/kinds/erc8004";
 
@@ -111,6 +111,7 @@ export function createErc8004Publishing(deps: {
     await store.transaction(async (tx) => {
       const agent = await tx.getAgent(agentId, { lock: true });
       if (!agent) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
+      if (agent.releasedAt !== null) throw agentUnclaimedError(agentId, 409);
       if (agent.ownerId !== ownerId)
         throw new ForbiddenError(
           "agent_owned_by_another_owner",

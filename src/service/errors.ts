@@ -27,3 +27,19 @@ export class ConflictError extends BaseError {
     super(code, message, { status: 409 });
   }
 }
+
+/**
+ * An agent its owner unclaimed (issue #29): no owner holds it and, with no claim, it has no score (V2). A read of it is
+ * 404 (nothing of it is served); a change other than a new claim is 409.
+ */
+export function agentUnclaimedError(agentId: string, status: 404 | 409): BaseError {
+  return status === 404
+    ? new NotFoundError(
+        "agent_unclaimed",
+        `agent ${agentId} is unclaimed: its owner released it, and it has no score until an owner claims it`,
+      )
+    : new ConflictError(
+        "agent_unclaimed",
+        `agent ${agentId} is unclaimed: its owner released it, and nothing changes it but a new claim (POST /v1/agents/${agentId}/claim)`,
+      );
+}

@@ -2,7 +2,7 @@ import type { ProofKind } from "../method";
 import { InvalidInputError } from "../errors";
 import type { Clock } from "./clock";
 import { stopErc8004Publishing } from "./erc8004-stop";
-import { ConflictError, ForbiddenError, NotFoundError } from "./errors";
+import { agentUnclaimedError, ConflictError, ForbiddenError, NotFoundError } from "./errors";
 import { newEvent } from "./events/record";
 import type { ProofRow, Store, StoreTx } from "./ports";
 import { currentProofRule, OFFERED_PROOF_KINDS, proofKindModule, type VerifiedProof } from "./proofs/kinds";
@@ -139,6 +139,7 @@ export function createIdentity(deps: {
       if (input.agentId !== null) {
         const agent = await tx.getAgent(input.agentId, { lock: true });
         if (!agent) throw new NotFoundError("agent_not_found", `agent ${input.agentId} does not exist`);
+        if (agent.releasedAt !== null) throw agentUnclaimedError(input.agentId, 409);
         if (agent.ownerId !== input.ownerId) {
           throw new ForbiddenError(
             "agent_owned_by_another_owner",

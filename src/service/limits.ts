@@ -8,7 +8,7 @@ import { ConflictError } from "./errors";
 export type OwnerLimits = {
   /** Challenges neither used nor expired at once (V6 challenges expire after an hour). */
   openChallenges: number;
-  /** Agents claimed by the owner (an operator's transfer is not held to it). */
+  /** Agents claimed by the owner, unclaimed ones not counted (an operator's transfer is not held to it). */
   agents: number;
 };
 

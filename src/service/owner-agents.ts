@@ -33,8 +33,10 @@ export type AgentOverview = {
 export type OwnerAgents = {
   /** The owner's agents in id order, a page at a time (the cursors of `GET /v1/owners/me`). */
   page(ownerId: string, page: PageAsked): Promise<KeysetPage<AgentOverview>>;
-  /** One of the owner's agents; agent_not_found, or 403 agent_owned_by_another_owner. */
+  /** One of the owner's agents; agent_not_found, agent_unclaimed (404), or 403 agent_owned_by_another_owner. */
   one(ownerId: string, agentId: string): Promise<AgentOverview>;
+  /** Whether the agent is unclaimed and the owner is the one that unclaimed it (issue #29). */
+  unclaimedBy(ownerId: string, agentId: string): Promise<boolean>;
   /** The owner's own proofs (V6: owner-level, counting for each of its agents) active now, oldest first, with their next re-check. */
   ownerProofs(ownerId: string): Promise<ProofWithRecheck[]>;
 };
@@ -77,9 +79,9 @@ export function createOwnerAgents(deps: {
   return {
     async page(ownerId, asked) {
       const { items, nextCursor } = await reads.agentsOfOwner(ownerId, asked);
-      const agents = await Promise.all(items.map((id) => reads.agent(id)));
-      // An agent transferred away between the two reads is left out: it is no longer the owner's.
-      const own = agents.filter((agent) => agent.ownerId === ownerId);
+      const agents = await Promise.all(items.map((id) => store.read.getAgent(id)));
+      // An agent transferred away or unclaimed between the two reads is left out: it is no longer the owner's.
+      const own = agents.filter((agent): agent is AgentRow => agent?.ownerId === ownerId && agent.releasedAt === null);
       return { items: await Promise.all(own.map(overview)), nextCursor };
     },
     async one(ownerId, agentId) {
@@ -88,6 +90,11 @@ export function createOwnerAgents(deps: {
         throw new ForbiddenError("agent_owned_by_another_owner", `agent ${agentId} belongs to another owner`);
       }
       return overview(agent);
+    },
+    async unclaimedBy(ownerId, agentId) {
+      // An unclaimed agent keeps the owner of its last claim on its row until a new claim.
+      const agent = await store.read.getAgent(agentId);
+      return agent !== null && agent.releasedAt !== null && agent.ownerId === ownerId;
     },
     async ownerProofs(ownerId) {
       return (await store.read.ownerLevelProofsAt(ownerId, clock.now())).map(withRecheck);

@@ -66,7 +66,8 @@ export function createOwnerRecomputes(deps: {
       for (const id of ids) {
         const done = await store.transaction(async (tx) => {
           const agent = await tx.getAgent(id, { lock: true });
-          if (agent?.ownerId !== ownerId) return false;
+          // Transferred away, or unclaimed (issue #29), since the page was read: no longer the owner's.
+          if (agent?.ownerId !== ownerId || agent.releasedAt !== null) return false;
           await scoring.scoreAgentIn(tx, id, clock.now(), "change");
           return true;
         });

@@ -23,6 +23,8 @@ export type AgentRow = {
   last: { arrival: number; nextHeartbeatS: number; dayDigest: string } | null;
   /** The deadline (V3.5) of the lapse an agent.late was sent for, until the next counted check-in (agent.back) or claim. */
   lateDeadline: number | null;
+  /** When its owner unclaimed it (issue #29): no owner holds it, it has no key and no score until a new claim (V2); null while claimed. */
+  releasedAt: number | null;
   createdAt: number;
 };
 
@@ -104,7 +106,10 @@ export type NewScore = Omit<ScoreRow, "id"> & { claimId?: number; document?: Sco
  */
 export type ScoreSummary = Omit<ScoreRow, "inputs" | "result"> & { resultJson: string; packed: Uint8Array | null };
 
-/** Whether an agent exists and its latest score without the inputs, read in one go (the API's hottest read). */
+/**
+ * Whether a claimed agent exists and its latest score without the inputs, read in one go (the API's hottest read). An
+ * unclaimed agent (issue #29) is answered as none, with no score: whether it exists is the agent's row's to say.
+ */
 export type LatestScores = {
   latestScoreSummary(agentId: string): Promise<{ agentExists: boolean; score: ScoreSummary | null }>;
 };
@@ -158,7 +163,10 @@ export type AccountsTx = {
   /** Reads an agent; `lock` serialises every writer of that agent until the transaction ends. */
   getAgent(id: string, options?: { lock?: boolean }): Promise<AgentRow | null>;
   insertAgent(agent: AgentRow): Promise<void>;
-  /** Starts a new claim (V2): new claim id, key, owner; forgets the previous counted check-in. Returns the claim id. */
+  /**
+   * Starts a new claim (V2): new claim id, key, owner; forgets the previous counted check-in; an unclaimed agent is claimed
+   * again (`releasedAt` cleared). Returns the claim id.
+   */
   startClaim(
     agentId: string,
     claim: { ownerId: string; keyHash: string; claimedAt: number; kind: "claim" | "reclaim" | "transfer" },
@@ -166,12 +174,19 @@ export type AccountsTx = {
   /** Replaces the agent's key hash, nothing else: the claim, its check-ins and its proofs stay (a key rotation is not a claim). */
   setAgentKey(agentId: string, keyHash: string): Promise<void>;
   /**
-   * A keyset page of every agent's id, in id order (the daily recompute's agents, V9, read a page at a
-   * time so that no list of every agent is ever held in memory).
+   * Unclaims the agent at `at` (issue #29): `releasedAt` set, its key hash cleared (no key is its key any more) and its
+   * late mark dropped; its claim's rows (check-ins, days, scores) stay. The latest-score reads answer it as no agent of
+   * theirs from the commit on (a cache of them is told, as of a score written).
+   */
+  releaseAgent(agentId: string, at: number): Promise<void>;
+  /**
+   * A keyset page of every claimed agent's id (unclaimed ones left out), in id order (the daily recompute's agents, V9,
+   * read a page at a time so that no list of every agent is ever held in memory).
    */
   listClaimedAgentIds(page: PageRequest<string>): Promise<string[]>;
-  /** The ids of the owner's agents in id order: every one, or a page after an id. */
+  /** The ids of the owner's claimed agents in id order: every one, or a page after an id. */
   listAgentsOfOwner(ownerId: string, page?: PageRequest<string>): Promise<string[]>;
+  /** How many claimed agents the owner has (an unclaimed one is no longer its: MAX_AGENTS_PER_OWNER). */
   countAgentsOfOwner(ownerId: string): Promise<number>;
 };
 
@@ -255,7 +270,7 @@ export type ScoresTx = {
   insertScore(score: NewScore): Promise<{ id: number; moved: LatestScoreMove | null }>;
   /**
    * The daily recompute's reads of many agents at once: the fact rows at `at` of those of `agentIds` that
-   * exist and were claimed by `at`, in the order of `agentIds` (what the one-by-one reads give each).
+   * exist, are claimed (not unclaimed) and were claimed by `at`, in the order of `agentIds` (what the one-by-one reads give each).
    */
   dailyFactRows(agentIds: readonly string[], day: string, at: number): Promise<AgentFactRows[]>;
   /**

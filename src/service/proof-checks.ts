@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { Address } from "viem";
 import { toRfc3339 } from "../method";
 import type { Clock } from "./clock";
-import { ConflictError, ForbiddenError, NotFoundError } from "./errors";
+import { agentUnclaimedError, ConflictError, ForbiddenError, NotFoundError } from "./errors";
 import { checkProofAgent, type Identity } from "./identity";
 import { limitReached, type OwnerLimits } from "./limits";
 import type { AccountsTx, ChallengeRow, EventsTx, ProofKind, ProofRow, ProofsTx, Transactions } from "./ports";
@@ -92,6 +92,7 @@ export function createProofChecks(deps: {
     if (input.agentId) {
       const agent = await store.read.getAgent(input.agentId);
       if (!agent) throw new NotFoundError("agent_not_found", `agent ${input.agentId} does not exist`);
+      if (agent.releasedAt !== null) throw agentUnclaimedError(input.agentId, 409);
       if (agent.ownerId !== ownerId) {
         throw new ForbiddenError(
           "agent_owned_by_another_owner",

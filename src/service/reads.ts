@@ -4,7 +4,7 @@
  */
 import { dayName, dayNumber, dayStart, firstDailyAt, parseRfc3339, toRfc3339 } from "../method";
 import type { Clock } from "./clock";
-import { NotFoundError } from "./errors";
+import { agentUnclaimedError, NotFoundError } from "./errors";
 import { keysetPage, parseKeyset, type CursorList, type KeysetPage } from "./keyset";
 import type { DayAggregate } from "../method";
 import type { AgentRow, AuditEntry, LatestScores, OutageRow, PenaltyRow, ProofRow, ScoreRow, ScoreSummary, Store } from "./ports";
@@ -28,7 +28,7 @@ export type AgentPageData = { agent: AgentRow; score: ScoreRow | null; outages: 
 export type PageAsked = { cursor?: string; limit: number };
 
 export type Reads = {
-  /** The agent; agent_not_found otherwise. */
+  /** The agent; agent_not_found otherwise, and 404 agent_unclaimed for one its owner unclaimed (issue #29). */
   agent(agentId: string): Promise<AgentRow>;
   /**
    * The agent and what it says of itself in the registration file of its latest active ERC-8004 proof's identity (self-declared,
@@ -37,7 +37,7 @@ export type Reads = {
   agentWithRegistration(agentId: string): Promise<{ agent: AgentRow; selfDeclared: StoredRegistration | null }>;
   /** The ids of the owner's agents, in id order, a page at a time. */
   agentsOfOwner(ownerId: string, page: PageAsked): Promise<KeysetPage<string>>;
-  /** The agent's latest score without its inputs (V9); agent_not_found or score_not_found otherwise. */
+  /** The agent's latest score without its inputs (V9); agent_not_found, agent_unclaimed or score_not_found otherwise. */
   latestScore(agentId: string): Promise<ScoreSummary>;
   /**
    * The agent's daily scores from `from` to `to` (days, inclusive; default: the last 90 days up to now), oldest first, a page at a time,
@@ -55,8 +55,8 @@ export type Reads = {
   audit(page: PageAsked): Promise<KeysetPage<AuditEntry & { id: number }>>;
   /** The identity proofs that count for the agent now: its own and its owner's (V6), oldest first, a page at a time. */
   proofsOf(agentId: string, page: PageAsked): Promise<{ agent: AgentRow } & KeysetPage<ProofRow>>;
-  /** What the agent's page shows; null when there is no such agent. */
-  agentPage(agentId: string): Promise<AgentPageData | null>;
+  /** What the agent's page shows; null when there is no such agent, "unclaimed" for one its owner unclaimed (issue #29). */
+  agentPage(agentId: string): Promise<AgentPageData | "unclaimed" | null>;
   /** The agent holding ERC-8004 identity `identity` now (V6: one at a time); erc8004_identity_not_held otherwise. */
   erc8004Holder(identity: Erc8004Identity): Promise<Erc8004Holder>;
 };
@@ -105,6 +105,7 @@ export function createReads(deps: {
   async function agent(agentId: string): Promise<AgentRow> {
     const row = await read.getAgent(agentId);
     if (!row) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
+    if (row.releasedAt !== null) throw agentUnclaimedError(agentId, 404);
     return row;
   }
 
@@ -122,7 +123,8 @@ export function createReads(deps: {
     },
     async latestScore(agentId) {
       const { agentExists, score } = await deps.latestScores.latestScoreSummary(agentId);
-      if (!agentExists) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
+      // The latest-score read knows claimed agents only: whether the others exist is the agent's row's to say.
+      if (!agentExists) await agent(agentId);
       if (!score) throw new NotFoundError("score_not_found", `agent ${agentId} has no score yet`);
       return score;
     },
@@ -167,6 +169,7 @@ export function createReads(deps: {
     async agentPage(agentId) {
       const row = await read.getAgent(agentId);
       if (!row) return null;
+      if (row.releasedAt !== null) return "unclaimed";
       const score = await read.latestScore(agentId);
       return {
         agent: row,

@@ -114,10 +114,20 @@ export function createScoring(deps: {
     };
   }
 
-  /** Computes and stores the score of one agent at `at` inside `tx`. */
-  async function scoreAgentIn(tx: StoreTx, agentId: string, at: number, trigger: "daily" | "change"): Promise<ScoreRow> {
+  /** The agent, as `tx` reads it; agent_not_found otherwise. */
+  async function agentIn(tx: StoreTx, agentId: string): Promise<AgentRow> {
     const agent = await tx.getAgent(agentId);
     if (!agent) throw new NotFoundError("agent_not_found", `agent ${agentId} does not exist`);
+    return agent;
+  }
+
+  /** Computes and stores the score of one agent at `at` inside `tx`. */
+  async function scoreAgentIn(tx: StoreTx, agentId: string, at: number, trigger: "daily" | "change"): Promise<ScoreRow> {
+    return scoreOf(tx, await agentIn(tx, agentId), at, trigger);
+  }
+
+  async function scoreOf(tx: StoreTx, agent: AgentRow, at: number, trigger: "daily" | "change"): Promise<ScoreRow> {
+    const agentId = agent.id;
     const score = scoreRowOf(agent, await factsAt(tx, agent, at), at, trigger);
     const { id, moved } = await tx.insertScore(score);
     // score.changed (issue #28), in the score's own transaction: when the agent's latest score moved and says something else.
@@ -136,9 +146,13 @@ export function createScoring(deps: {
     };
   }
 
-  /** Recomputes one agent at once, `at` = now (V9: its claim, proofs or penalties changed). */
+  /**
+   * Recomputes one agent at once, `at` = now (V9: its claim, proofs or penalties changed); an unclaimed agent (issue #29)
+   * is left as it is (V2: only a claimed agent has a score).
+   */
   async function onChange(tx: StoreTx, agentId: string, at: number): Promise<void> {
-    await scoreAgentIn(tx, agentId, at, "change");
+    const agent = await agentIn(tx, agentId);
+    if (agent.releasedAt === null) await scoreOf(tx, agent, at, "change");
   }
 
   /**

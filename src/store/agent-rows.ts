@@ -13,12 +13,13 @@ export type AgentRecord = {
   last_next_heartbeat_s: number | null;
   last_day_digest: string;
   late_deadline: number | null;
+  released_at: number | null;
   created_at: number;
 };
 
 // Explicit column lists on the hot paths: their statements are prepared once per connection (db.ts).
 export const AGENT_COLUMNS =
-  "id, name, owner_id, claim_id, claimed_at, key_hash, last_arrival, last_next_heartbeat_s, last_day_digest, late_deadline, created_at";
+  "id, name, owner_id, claim_id, claimed_at, key_hash, last_arrival, last_next_heartbeat_s, last_day_digest, late_deadline, released_at, created_at";
 export const AGENT_COLUMNS_OF_A = AGENT_COLUMNS.replace(/(\w+)/g, "a.$1");
 
 export const agentFrom = (r: AgentRecord): AgentRow => ({
@@ -34,5 +35,6 @@ export const agentFrom = (r: AgentRecord): AgentRow => ({
       ? null
       : { arrival: r.last_arrival, nextHeartbeatS: r.last_next_heartbeat_s, dayDigest: r.last_day_digest },
   lateDeadline: r.late_deadline,
+  releasedAt: r.released_at,
   createdAt: r.created_at,
 });

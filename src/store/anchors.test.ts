@@ -279,6 +279,7 @@ for (const { name, create } of TEST_STORES) {
         scoreId: null,
         latestDailyDay: later,
         claimedAt,
+        releasedAt: null,
       });
       await mined(day);
       expect(await anchors.latestAnchoredScore("agt_000002")).to.deep.equal({
@@ -286,6 +287,7 @@ for (const { name, create } of TEST_STORES) {
         scoreId: await idOf(day),
         latestDailyDay: later,
         claimedAt,
+        releasedAt: null,
       });
       await mined(later);
       expect(await anchors.latestAnchoredScore("agt_000002")).to.deep.equal({
@@ -293,12 +295,14 @@ for (const { name, create } of TEST_STORES) {
         scoreId: await idOf(later),
         latestDailyDay: later,
         claimedAt,
+        releasedAt: null,
       });
       expect(await anchors.latestAnchoredScore("agt_nobody")).to.deep.equal({
         agentExists: false,
         scoreId: null,
         latestDailyDay: null,
         claimedAt: null,
+        releasedAt: null,
       });
     });
 

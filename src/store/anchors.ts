@@ -116,11 +116,16 @@ export type AnchorRepository = {
   scoreProof(scoreId: number): Promise<ScoreProofLookup>;
   /**
    * Whether the agent exists, its latest daily score whose day's root is mined, if any, the day of its latest daily
-   * score mined or not (null before its first), and when its latest claim was made (null: no such agent).
+   * score mined or not (null before its first), when its latest claim was made (null: no such agent), and when its owner
+   * unclaimed it (null: claimed, issue #29).
    */
-  latestAnchoredScore(
-    agentId: string,
-  ): Promise<{ agentExists: boolean; scoreId: number | null; latestDailyDay: string | null; claimedAt: number | null }>;
+  latestAnchoredScore(agentId: string): Promise<{
+    agentExists: boolean;
+    scoreId: number | null;
+    latestDailyDay: string | null;
+    claimedAt: number | null;
+    releasedAt: number | null;
+  }>;
 };
 
 /** What `storeDayTree` did: stored the tree, found none to build (no daily score), or found it built. */
@@ -489,8 +494,13 @@ export function createAnchorRepository(db: Db, options: AnchorRepositoryOptions 
 
     async latestAnchoredScore(agentId) {
       // The agent's daily scores newest day first (scores_daily_idx), the first whose day is mined.
-      const { rows } = await db.query<{ claimed_at: string | null; score_id: number | null; latest_day: string | null }>(
-        `SELECT (SELECT claimed_at FROM agents WHERE id = $1) AS claimed_at,
+      const { rows } = await db.query<{
+        claimed_at: string | null;
+        released_at: string | null;
+        score_id: number | null;
+        latest_day: string | null;
+      }>(
+        `SELECT (SELECT claimed_at FROM agents WHERE id = $1) AS claimed_at, (SELECT released_at FROM agents WHERE id = $1) AS released_at,
            (SELECT s.id FROM scores s JOIN score_anchors a ON a.day = s.day AND a.status = 'mined'
             WHERE s.agent_id = $1 AND s.trigger = 'daily' ORDER BY s.day DESC LIMIT 1) AS score_id,
            (SELECT s.day FROM scores s WHERE s.agent_id = $1 AND s.trigger = 'daily' ORDER BY s.day DESC LIMIT 1) AS latest_day`,
@@ -502,6 +512,7 @@ export function createAnchorRepository(db: Db, options: AnchorRepositoryOptions 
         scoreId: nullableNumber(r.score_id),
         latestDailyDay: r.latest_day,
         claimedAt: nullableNumber(r.claimed_at),
+        releasedAt: nullableNumber(r.released_at),
       };
     },
   };

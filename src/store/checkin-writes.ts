@@ -63,8 +63,9 @@ LEFT JOIN LATERAL (
  * One statement, committed on its own, for a batch of counted check-ins. `locked` locks the agents'
  * rows in id order (two batches never wait for each other in a circle) and reads each as committed
  * (a writer that waited for the lock sees the row its predecessor wrote); `won` keeps, per agent,
- * the first check-in whose claim and previous counted check-in are still the locked row's; only
- * those are written: the agent's new previous check-in, the check-in, and its day deltas. An agent that had an
+ * the first check-in whose claim and previous counted check-in are still the locked row's, of an agent not unclaimed
+ * meanwhile (its key stopped, issue #29); only those are written: the agent's new previous check-in, the check-in, and
+ * its day deltas. An agent that had an
  * agent.late (its late mark, compared as the claim and previous check-in are) is no longer late, and its
  * agent.back (`back_*`, null for the others) is recorded with its deliveries (src/store/events.ts).
  * @returns the ordinals (1-based) of the check-ins written
@@ -75,11 +76,12 @@ const COMMIT_SQL = `WITH q AS MATERIALIZED (
     WITH ORDINALITY AS q (agent_id, claim_id, idempotency_key, arrival, next_heartbeat_s, on_time, excused, credit,
                           day_digest, expected_last, expected_claim, expected_late, back_owner, back_type, back_data, ord)
 ), locked AS MATERIALIZED (
-  SELECT a.id, a.claim_id, a.last_arrival, a.late_deadline FROM agents a WHERE a.id IN (SELECT agent_id FROM q) ORDER BY a.id FOR UPDATE
+  SELECT a.id, a.claim_id, a.last_arrival, a.late_deadline, a.released_at FROM agents a WHERE a.id IN (SELECT agent_id FROM q)
+  ORDER BY a.id FOR UPDATE
 ), won AS MATERIALIZED (
   SELECT DISTINCT ON (q.agent_id) q.* FROM q JOIN locked l ON l.id = q.agent_id
   WHERE l.claim_id = q.expected_claim AND l.last_arrival IS NOT DISTINCT FROM q.expected_last
-    AND l.late_deadline IS NOT DISTINCT FROM q.expected_late
+    AND l.late_deadline IS NOT DISTINCT FROM q.expected_late AND l.released_at IS NULL
   ORDER BY q.agent_id, q.ord
 ), agent AS (
   UPDATE agents a SET last_arrival = w.arrival, last_next_heartbeat_s = w.next_heartbeat_s, last_day_digest = w.day_digest,

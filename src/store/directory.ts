@@ -35,7 +35,8 @@ export function createDirectoryRepository(db: Queryable): DirectoryStore {
     async rankedAgents({ state, totals, band, q, from, limit }) {
       const params: unknown[] = [];
       const param = (value: unknown) => `$${params.push(value)}`;
-      const where = ["score_total IS NOT NULL"];
+      // An unclaimed agent's directory columns are cleared with it (releaseAgent); its own test is kept as well.
+      const where = ["score_total IS NOT NULL", "released_at IS NULL"];
       if (state !== undefined) where.push(`score_state = ${param(state)}`);
       // The band as a range of totals bounds the index scan; the stored band is checked too.
       if (totals !== undefined) where.push(`-score_total BETWEEN ${param(-totals.max)} AND ${param(-totals.min)}`);

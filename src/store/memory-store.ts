@@ -67,7 +67,7 @@ export function createMemoryStore(): Store {
   // Per agent one record: its row and its check-ins, so a check-in finds both with one lookup.
   const agents = new Map<string, AgentRecord>();
   let nextClaimId = 1;
-  /** Every agent's id in id order, for keyset pages of them; rebuilt after an agent is added. */
+  /** Every claimed agent's id in id order, for keyset pages of them; rebuilt after an agent is added, unclaimed or claimed again. */
   let sortedIds: string[] | null = null;
   /** Appends one check-in's fields; flags: 0 late, 1 on time, 2 null (first after a claim); + 4 when excused. */
   const appendCheckin = (r: AgentRecord, c: StoredCheckin): void => {
@@ -125,18 +125,36 @@ export function createMemoryStore(): Store {
     async startClaim(agentId, c) {
       const claimId = nextClaimId++;
       const r = agents.get(agentId)!;
-      r.row = { ...r.row, ownerId: c.ownerId, claimId, claimedAt: c.claimedAt, keyHash: c.keyHash, last: null, lateDeadline: null };
+      if (r.row.releasedAt !== null) sortedIds = null;
+      r.row = {
+        ...r.row,
+        ownerId: c.ownerId,
+        claimId,
+        claimedAt: c.claimedAt,
+        keyHash: c.keyHash,
+        last: null,
+        lateDeadline: null,
+        releasedAt: null,
+      };
       // V2, V3.1: a new claim forgets the idempotency keys.
       r.keys = new KeyList();
       r.claimFirst = r.used / CHECKIN_FIELDS;
       return claimId;
+    },
+    async releaseAgent(agentId, at) {
+      const r = agents.get(agentId)!;
+      r.row = { ...r.row, releasedAt: at, keyHash: "", lateDeadline: null };
+      sortedIds = null;
     },
     async setAgentKey(agentId, keyHash) {
       const r = agents.get(agentId)!;
       r.row = { ...r.row, keyHash };
     },
     async listClaimedAgentIds({ after, limit }) {
-      sortedIds ??= [...agents.keys()].sort(byText);
+      sortedIds ??= [...agents.values()]
+        .filter((r) => r.row.releasedAt === null)
+        .map((r) => r.row.id)
+        .sort(byText);
       const ids = sortedIds;
       // The first id after `after`, by binary search: a page costs the same however deep it is.
       let lo = 0;
@@ -150,13 +168,14 @@ export function createMemoryStore(): Store {
     listAgentsOfOwner: async (ownerId, page) =>
       pageOf(
         [...agents.values()]
-          .filter((r) => r.row.ownerId === ownerId)
+          .filter((r) => r.row.ownerId === ownerId && r.row.releasedAt === null)
           .map((r) => r.row.id)
           .sort(),
         page,
         byText,
       ),
-    countAgentsOfOwner: async (ownerId) => [...agents.values()].filter((r) => r.row.ownerId === ownerId).length,
+    countAgentsOfOwner: async (ownerId) =>
+      [...agents.values()].filter((r) => r.row.ownerId === ownerId && r.row.releasedAt === null).length,
 
     async listDays(agentId, claimId, lastDay) {
       const byDay = agents.get(agentId)?.days.get(claimId);
@@ -268,7 +287,7 @@ export function createMemoryStore(): Store {
       const rows: AgentFactRows[] = [];
       for (const id of agentIds) {
         const agent = await tx.getAgent(id);
-        if (!agent || agent.claimedAt > at) continue;
+        if (!agent || agent.claimedAt > at || agent.releasedAt !== null) continue;
         const [days, atMidnight, proofs, penalties] = await Promise.all([
           tx.listDays(id, agent.claimId, day),
           tx.countCheckinsAt(id, agent.claimId, at),
@@ -360,6 +379,7 @@ export function createMemoryStore(): Store {
       if (!r) return false;
       const agent = r.row;
       if (agent.claimId !== expected.claimId || (agent.last === null ? null : agent.last.arrival) !== expected.lastArrival) return false;
+      if (agent.releasedAt !== null) return false;
       r.keys.add(c.idempotencyKey);
       appendCheckin(r, c);
       // A new row (rows are never changed in place, so checkinState hands them out as they are),
@@ -373,6 +393,7 @@ export function createMemoryStore(): Store {
         keyHash: agent.keyHash,
         last: { arrival: c.arrival, nextHeartbeatS: c.nextHeartbeatS, dayDigest: deltas[deltas.length - 1].digest as string },
         lateDeadline: null,
+        releasedAt: null,
         createdAt: agent.createdAt,
       };
       // The aggregates live here only (listDays hands out copies), so deltas are added in place.

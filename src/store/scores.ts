@@ -163,7 +163,7 @@ export function createSummaryReader(db: Queryable): LatestScores {
       const { rows } = await db.query<ScoreRecord & { asked: string; agent_exists: boolean }>(
         `SELECT q.id AS asked, a.id IS NOT NULL AS agent_exists, ${SUMMARY_COLUMNS}
          FROM unnest($1::text[]) AS q (id)
-         LEFT JOIN agents a ON a.id = q.id
+         LEFT JOIN agents a ON a.id = q.id AND a.released_at IS NULL
          LEFT JOIN LATERAL (
            SELECT id, agent_id, method, at, trigger, day, sha256, result, total, claim_id, facts, packed FROM scores
            WHERE agent_id = a.id ORDER BY at DESC, id DESC LIMIT 1
@@ -185,11 +185,12 @@ export type LatestScorePages = {
   latestScoresAfter(afterAgentId: string, limit: number): Promise<ScoreSummary[]>;
 };
 
-/** The latest score of each of the next `limit` agents after `afterAgentId` that have one (LatestScorePages). */
+/** The latest score of each of the next `limit` claimed agents after `afterAgentId` that have one (LatestScorePages). */
 export async function latestScoresAfter(db: Queryable, afterAgentId: string, limit: number): Promise<ScoreSummary[]> {
   const { rows } = await db.query<ScoreRecord>(
     `SELECT DISTINCT ON (s.agent_id) ${SUMMARY_COLUMNS} FROM scores s
-     WHERE s.agent_id > $1 ORDER BY s.agent_id, s.at DESC, s.id DESC LIMIT $2`,
+     WHERE s.agent_id > $1 AND NOT EXISTS (SELECT 1 FROM agents a WHERE a.id = s.agent_id AND a.released_at IS NOT NULL)
+     ORDER BY s.agent_id, s.at DESC, s.id DESC LIMIT $2`,
     [afterAgentId, limit],
   );
   return rows.map(summaryFrom);
@@ -299,12 +300,12 @@ export function scoresIn(q: Queryable, wrote: (agentIds: string[]) => void): Sco
       // planned, with the scores table's statistics of an empty or new day, as a pass over the day's scores per
       // agent, which the recompute is writing (quadratic in the agents). A rerun computes again and stores nothing.
       // The four statements leave together (one round trip): the other three take every agent asked
-      // for, and what belongs to an agent not found (or claimed after `at`) is ignored below.
+      // for, and what belongs to an agent not found (or claimed after `at`, or unclaimed) is ignored below.
       const [agentRows, midnight, proofs, penalties] = await Promise.all([
         q.query<AgentRecord & { days: DayLine[] | null }>(
           `SELECT ${AGENT_COLUMNS_OF_A}, ${DAYS_OF_AGENT} AS days
            FROM unnest($1::text[]) AS i (id) JOIN agents a ON a.id = i.id
-           WHERE a.claimed_at <= $2`,
+           WHERE a.claimed_at <= $2 AND a.released_at IS NULL`,
           [ids, at, day],
         ),
         q.query<{ agent_id: string; claim_id: number; n: number }>(

@@ -35,7 +35,10 @@ export type SqlStore = Store & LatestScores & LatestScorePages & SiteStore;
 export function createSqlStore(db: Db, options: { onScoresCommitted?: (agentIds: readonly string[]) => void } = {}): SqlStore {
   const committed = options.onScoresCommitted;
 
-  /** Every repository on `q`; the agents of the scores written go to `written`, told once its transaction commits (at once outside one). */
+  /**
+   * Every repository on `q`; the agents of the scores written (or unclaimed: their latest-score reads change too) go to
+   * `written`, told once its transaction commits (at once outside one).
+   */
   const txFor = (q: Queryable, written?: string[]): StoreTx => {
     const wrote = (agentIds: string[]) => {
       if (!committed) return;
@@ -43,7 +46,7 @@ export function createSqlStore(db: Db, options: { onScoresCommitted?: (agentIds:
       else committed(agentIds);
     };
     return {
-      ...accountsIn(q),
+      ...accountsIn(q, wrote),
       ...checkinFactsIn(q),
       ...operationsIn(q),
       ...proofsIn(q),

@@ -185,8 +185,8 @@ RETURNING w.id, w.disabled_at = $5 AS disabled_now`;
 
 /**
  * Lapses (V3.5): each agent whose latest counted check-in (the agent's `last_arrival`, of its claim) has
- * its deadline in ($1, $2], found by the check-ins' BRIN index on `arrival + next_heartbeat_s`; of an owner
- * with an endpoint; not marked for that deadline; no window declared by $2 covering it (V4.2: windows that
+ * its deadline in ($1, $2], found by the check-ins' BRIN index on `arrival + next_heartbeat_s`; claimed (not
+ * unclaimed, issue #29), of an owner with an endpoint; not marked for that deadline; no window declared by $2 covering it (V4.2: windows that
  * touch count as one, and a point of their union is inside one of them). The mark is the compare-and-set a
  * counted check-in also makes (its row locked, its previous check-in unchanged): of a scan and a check-in
  * of one agent, the second sees the first.
@@ -197,7 +197,7 @@ const LAPSES_SQL = `WITH passed AS (
     AND c.arrival >= $1::bigint - ${GRACE_S} - $3::bigint AND c.arrival <= $2::bigint - ${GRACE_S} - $4::bigint
 )
 UPDATE agents a SET late_deadline = p.deadline FROM passed p
-WHERE a.id = p.agent_id AND a.claim_id = p.claim_id AND a.last_arrival = p.arrival
+WHERE a.id = p.agent_id AND a.claim_id = p.claim_id AND a.last_arrival = p.arrival AND a.released_at IS NULL
   AND a.late_deadline IS DISTINCT FROM p.deadline
   AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.owner_id = a.owner_id)
   AND NOT EXISTS (

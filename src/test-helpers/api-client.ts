@@ -7,6 +7,8 @@ export type ApiClient = {
   call(method: string, path: string, token?: string, body?: unknown): Promise<ApiAnswer>;
   /** A new owner (`token`) and one agent of it (`agentId`, `key`). */
   ownerWithAgent(): Promise<{ owner: any; agent: any }>;
+  /** A check-in of the agent with `key` (its bearer) and `idempotencyKey`. */
+  checkIn(agentId: string, key: string, idempotencyKey: string): Promise<ApiAnswer>;
 };
 
 /**
@@ -31,5 +33,12 @@ export function apiClient(baseUrl: () => string): ApiClient {
     const agent = (await call("POST", "/v1/agents", owner.token, {})).json;
     return { owner, agent };
   }
-  return { call, ownerWithAgent };
+  async function checkIn(agentId: string, key: string, idempotencyKey: string): Promise<ApiAnswer> {
+    const res = await fetch(`${baseUrl()}/v1/agents/${agentId}/checkins`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "idempotency-key": idempotencyKey },
+    });
+    return { status: res.status, json: (await res.json()) as any };
+  }
+  return { call, ownerWithAgent, checkIn };
 }

@@ -281,6 +281,12 @@ describe("renderAgentNotFoundPage", () => {
     expect(page).not.to.contain("x".repeat(81));
   });
 
+  it("says that the agent was unclaimed by its owner (issue #29), escaped", () => {
+    const page = renderAgentNotFoundPage({ reason: "unclaimed", id: HOSTILE });
+    expect(page).to.contain("<title>Agent unclaimed — Vrai</title>").and.contain("<h1>Agent unclaimed</h1>");
+    expect(page).to.contain("The agent <code>&lt;script&gt;alert(1)&lt;/script&gt;</code> was unclaimed by its owner");
+  });
+
   it("charts the 90 days of daily totals as inline SVG, the days before the latest claim marked", () => {
     const days = historyOf();
     expect(days).to.have.length(90);

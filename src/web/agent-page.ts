@@ -358,21 +358,25 @@ ${view.selfDeclared ? renderSelfDeclared(view.selfDeclared) : null}`,
   });
 }
 
-/** Why there is no page: no agent has the id, or the id cannot be one. */
-export type AgentNotFound = { reason: "unknown" | "invalid"; id: string };
+/** Why there is no page: no agent has the id, the id cannot be one, or its owner unclaimed it (issue #29). */
+export type AgentNotFound = { reason: "unknown" | "invalid" | "unclaimed"; id: string };
 
 // Long enough for any valid id (64), short enough that a hostile path cannot flood the page.
 const SHOWN_ID_MAX = 80;
 
-/** The 404 page for an agent id that names no agent. */
+/** The 404 page for an agent id that names no agent, or an unclaimed one. */
 export function renderAgentNotFoundPage(notFound: AgentNotFound): string {
   const shown = notFound.id.length > SHOWN_ID_MAX ? `${notFound.id.slice(0, SHOWN_ID_MAX)}…` : notFound.id;
-  const message =
-    notFound.reason === "invalid"
-      ? html`<p><code>${shown}</code> is not a valid agent id: an agent id is 1 to 64 letters, digits, <code>_</code> or <code>-</code>.</p>`
-      : html`<p>Vrai has no agent with the id <code>${shown}</code>.</p>`;
+  const messages = {
+    invalid: html`<p><code>${shown}</code> is not a valid agent id: an agent id is 1 to 64 letters, digits, <code>_</code> or <code>-</code>.</p>`,
+    unknown: html`<p>Vrai has no agent with the id <code>${shown}</code>.</p>`,
+    // Issue #29: V2, only a claimed agent has a score; the scores it had stay stored and anchored, under their own ids.
+    unclaimed: html`<p>The agent <code>${shown}</code> was unclaimed by its owner: it has no owner and no score until an owner
+claims it again.</p>`,
+  };
+  const heading = notFound.reason === "unclaimed" ? "Agent unclaimed" : "Agent not found";
   return renderDocument({
-    title: "Agent not found — Vrai",
-    main: html`<header><p class="eyebrow">Agent</p><h1>Agent not found</h1></header>${message}`,
+    title: `${heading} — Vrai`,
+    main: html`<header><p class="eyebrow">Agent</p><h1>${heading}</h1></header>${messages[notFound.reason]}`,
   });
 }

@@ -96,6 +96,7 @@ for (const store of TEST_STORES)
           keyHash: "",
           last: null,
           lateDeadline: null,
+          releasedAt: null,
           createdAt: T0,
         }),
       );

@@ -153,7 +153,8 @@ export function createPages(deps: {
     async agentPage(id) {
       if (!ID_PATTERN.test(id)) return page(404, renderAgentNotFoundPage({ reason: "invalid", id }));
       const data = await deps.reads.agentPage(id);
-      if (!data) return page(404, renderAgentNotFoundPage({ reason: "unknown", id }));
+      if (data === null) return page(404, renderAgentNotFoundPage({ reason: "unknown", id }));
+      if (data === "unclaimed") return page(404, renderAgentNotFoundPage({ reason: "unclaimed", id }));
       const [panels, totals, today, publishing] = await Promise.all([
         deps.panels?.(id) ?? [],
         deps.site.dailyTotals(id, HISTORY_DAYS),
@@ -191,7 +192,7 @@ export function createPages(deps: {
         };
       } catch (error) {
         if (!(error instanceof NotFoundError)) throw error;
-        if (error.code === "agent_not_found") return unknown;
+        if (error.code === "agent_not_found" || error.code === "agent_unclaimed") return unknown;
         return { status: 200, headers: BADGE_HEADERS, text: renderBadge({ type: "no-score" }) };
       }
     },

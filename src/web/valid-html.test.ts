@@ -8,11 +8,15 @@ const validator = new HtmlValidate({ extends: ["html-validate:standard", "html-v
 describe("every page of the site is valid HTML (html-validate, its standard and document rules)", () => {
   let site: SiteServer;
   let agentId: string;
+  let unclaimedId: string;
 
   before(async () => {
     site = await startSiteServer(T0);
     agentId = await site.claimAgent("<script>alert(1)</script> & co");
     await site.claimAgent("second agent");
+    unclaimedId = await site.claimAgent("let go");
+    const { ownerId } = await site.server.reads.agent(unclaimedId);
+    await site.server.service.accounts.unclaim(ownerId, unclaimedId);
   });
   after(() => site.close());
 
@@ -23,6 +27,7 @@ describe("every page of the site is valid HTML (html-validate, its standard and 
     ["directory search", () => "/agents?q=second"],
     ["agent", () => `/agents/${agentId}`],
     ["unknown agent", () => "/agents/agt_nobody"],
+    ["unclaimed agent", () => `/agents/${unclaimedId}`],
     ["invalid agent id", () => "/agents/%3Cb%3E"],
   ] as const) {
     it(`${name} page`, async () => {

@@ -1,14 +1,15 @@
 /**
  * The console's agents (issue #29): the owner's agents a page at a time, each with its latest score, its check-ins'
  * deadline (V3.5), its proofs and their next re-check (V6), its ERC-8004 publishing and where its events go; one agent
- * with what its owner does to it (a new key, proofs, publishing); and the page that shows an agent's key, once.
+ * with what its owner does to it (a new key, proofs, publishing, unclaiming it); the page that asks before it is
+ * unclaimed; and the page that shows an agent's key, once.
  */
 import { toRfc3339 } from "../../method";
 import type { AgentOverview } from "../../service/owner-agents";
 import type { PublishingStatus } from "../../service/erc8004-publishing";
 import { formatBand, formatTime } from "../format";
 import { html, type Html } from "../html";
-import { pager, postForm, readOnlyNote, secretBox, snippet, type RenderedPage, type ConsoleViewer, type Notice } from "./common";
+import { canWrite, pager, postForm, readOnlyNote, secretBox, snippet, type RenderedPage, type ConsoleViewer, type Notice } from "./common";
 import { consolePage } from "./document";
 import { agentProofForms, type ProofKindView } from "./proofs-page";
 
@@ -136,6 +137,9 @@ export function renderAgentPage<S extends number>(status: S, view: AgentView): R
           label: o.publishing.enabled ? "Turn ERC-8004 publishing off" : "Turn ERC-8004 publishing on",
           fields: html`<input type="hidden" name="enabled" value="${o.publishing.enabled ? "false" : "true"}">`,
         });
+  const unclaimLink = canWrite(viewer)
+    ? html`<p><a id="unclaim-link" class="button secondary" href="/console/agents/${id}/unclaim">Unclaim this agent…</a></p>`
+    : null;
   const main = html`<header><p class="eyebrow">Agent</p><h1>${agentTitle(o)}</h1>
 <p class="muted"><code>${id}</code> · <a href="/agents/${id}">public page</a> · <a href="/console/agents">all agents</a></p></header>
 <section aria-labelledby="facts-heading"><h2 id="facts-heading">Now</h2>${agentFacts(o, view.webhooks)}
@@ -147,8 +151,48 @@ ${postForm(viewer, `/console/agents/${id}/rotate-key`, { label: "Rotate the key"
 <section aria-labelledby="agent-proofs-heading"><h2 id="agent-proofs-heading">Proofs of this agent</h2>
 ${removals.some((f) => f !== null) ? html`<div class="actions">${removals}</div>` : null}
 ${agentProofForms(viewer, id, view.kinds) ?? readOnlyNote(viewer, "add proofs")}
-<p>Proofs of the owner (a GitHub account, a wallet) count for every agent: <a href="/console/proofs">Proofs</a>.</p></section>`;
+<p>Proofs of the owner (a GitHub account, a wallet) count for every agent: <a href="/console/proofs">Proofs</a>.</p></section>
+<section aria-labelledby="unclaim-heading"><h2 id="unclaim-heading">Unclaim it</h2>
+<p>Let the agent go: its key stops, its proofs of this agent are removed and it has no score, until an owner claims it again.</p>
+${unclaimLink ?? readOnlyNote(viewer, "unclaim it")}
+</section>`;
   return consolePage(status, { title: agentTitle(o), main, viewer, current: "agents", notice: view.notice });
+}
+
+/** The page that asks before one of the owner's agents is unclaimed (issue #29): what it does, and the form that does it. */
+export type UnclaimView = { viewer: ConsoleViewer; overview: AgentOverview; notice?: Notice };
+
+/** The page that asks before an agent is unclaimed; the form's box must be ticked (the service checks it too). */
+export function renderUnclaimPage<S extends number>(status: S, view: UnclaimView): RenderedPage<S> {
+  const { viewer, overview: o } = view;
+  const id = o.agent.id;
+  const own = o.proofs.filter(({ proof }) => proof.agentId === id);
+  const proofs =
+    own.length === 0
+      ? html`it holds none now`
+      : html`${own.map(({ proof }, i) => html`${i === 0 ? "" : ", "}${proof.kind} <code>${proof.subject}</code>`)}`;
+  const form = postForm(viewer, `/console/agents/${id}/unclaim`, {
+    label: "Unclaim the agent",
+    className: "stacked",
+    danger: true,
+    fields: html`<div class="confirm-box"><input type="checkbox" id="unclaim-confirm" name="confirm" value="yes" required>
+<label for="unclaim-confirm">I understand the key stops working and the domain and ERC-8004 proofs are removed</label></div>
+`,
+  });
+  const main = html`<header><p class="eyebrow">Unclaim</p><h1>Unclaim ${agentTitle(o)}?</h1>
+<p class="muted"><code>${id}</code> · <a href="/console/agents/${id}">back to the agent</a></p></header>
+<section aria-labelledby="effects-heading"><h2 id="effects-heading">What it does, at once</h2>
+<ul class="effects">
+<li>Its key stops working: its check-ins are refused.</li>
+<li>Its proofs of this agent are removed (<span data-field="removed-proofs">${proofs}</span>).
+Your own proofs (a GitHub account, a wallet) stay.</li>
+<li>It leaves your agents, and no longer counts toward how many you may have.</li>
+<li>It has no score: its public page, score and proof answer “not found”. The scores stored stay, and those anchored on chain stay
+verifiable.</li>
+<li>Any owner may claim it again, you too: a new claim, with a new key, from nothing (V2).</li>
+</ul>
+${form ?? readOnlyNote(viewer, "unclaim it")}</section>`;
+  return consolePage(status, { title: `Unclaim ${agentTitle(o)}`, main, viewer, current: "agents", notice: view.notice });
 }
 
 /** An agent's key just made (a new agent, or a rotation): shown once, with how to check in with it. */

@@ -71,6 +71,8 @@ main { overflow-wrap: anywhere; }
 form.stacked { display: grid; gap: 10px; max-width: 640px; margin: 8px 0; }
 form.stacked label { display: block; overflow-wrap: anywhere; }
 form.stacked button { justify-self: start; }
+form.stacked .confirm-box { display: flex; gap: 8px; align-items: baseline; }
+form.stacked .confirm-box label { display: inline; }
 form.stacked .hint { color: var(--muted); font-size: 0.9rem; font-weight: 400; }
 form input[type="text"], form input[type="url"], form select, form textarea { font: inherit; padding: 7px 9px; width: 100%;
   border: 1px solid var(--muted); border-radius: 6px; min-width: 0; }
@@ -78,6 +80,7 @@ form fieldset { border: 1px solid var(--line); border-radius: 6px; padding: 8px 
 form fieldset label { font-weight: 400; display: inline-block; margin-right: 14px; }
 .inline-form { display: inline; margin: 0 8px 0 0; }
 .actions { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin: 8px 0; }
+button.copy-button { padding: 2px 12px; margin: 0 0 8px; }
 pre.copyable { user-select: all; margin: 6px 0; padding: 8px 10px; background: var(--soft); border: 1px solid var(--line);
   border-radius: 6px; white-space: pre-wrap; overflow-wrap: anywhere; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
   font-size: 0.9em; }

@@ -30,6 +30,7 @@ const overview: AgentOverview = {
     keyHash: "",
     last: { arrival: T0 + 60, nextHeartbeatS: 3600, dayDigest: "" },
     lateDeadline: null,
+    releasedAt: null,
     createdAt: T0,
   },
   score: { id: 1, at: T0, total: 270, band: "200-399", state: "provisional" },

@@ -3,7 +3,8 @@
  * account) signs in for the first time with Sign-In with Ethereum, creates an agent, the agent checks in with the key
  * the console showed (the SDK, through the real check-in route), a wallet proof is signed in the page, a domain proof
  * is read from a DNS server on 127.0.0.1, and the score that counts both is shown. Webhooks are added, tested and
- * redelivered to a receiver on 127.0.0.1. Every console page of agents, proofs and webhooks: axe finds no violation,
+ * redelivered to a receiver on 127.0.0.1. The key page's Copy buttons copy its command and snippet, and an agent is
+ * unclaimed through its confirmation page. Every console page of agents, proofs and webhooks: axe finds no violation,
  * nothing overflows at 360 and 1280 px, and a screenshot of each is saved under the temporary directory.
  */
 import { Resolver } from "node:dns/promises";
@@ -167,11 +168,24 @@ describe("the owner's console in headless Chromium: first sign-in to the score s
     },
   );
 
-  it("rotates the key in the page: the new key is shown once and the old one is refused at once", async () => {
+  it("rotates the key in the page: the new key is shown once, its Copy buttons copy, and the old key is refused at once", async () => {
     await page.goto(`${server.url}/console/agents/${agentId}`);
     await submit(`form[action='/console/agents/${agentId}/rotate-key'] button`);
     const newKey = await text("#agent-key");
     expect(newKey).to.not.equal(firstKey);
+    // The script's Copy buttons (progressive enhancement: the page works without them), one after each text to copy.
+    expect(await page.$$eval("button.copy-button", (buttons) => buttons.map((b) => b.getAttribute("data-copies")))).to.deep.equal([
+      "agent-key",
+      "heartbeat-command",
+      "sdk-snippet",
+    ]);
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
+    for (const id of ["heartbeat-command", "sdk-snippet"]) {
+      await page.click(`button[data-copies='${id}']`);
+      await page.waitForFunction((which) => document.querySelector(`button[data-copies='${which}']`)?.textContent === "Copied", id);
+      expect(await page.evaluate(() => navigator.clipboard.readText())).to.equal(await page.$eval(`#${id}`, (e) => e.textContent));
+    }
+    await checkPage("agent-key-rotated");
     const refused = await createVraiAgent({ baseUrl: server.url, agentId, agentKey: firstKey })
       .checkIn()
       .then(
@@ -250,6 +264,37 @@ describe("the owner's console in headless Chromium: first sign-in to the score s
     } finally {
       await readContext.close();
     }
+  });
+
+  it("unclaims an agent through its confirmation page: the box ticked, the agents page says so, and its key is refused", async () => {
+    await page.goto(`${server.url}/console/agents`);
+    await page.fill("#agent-name", "short-lived");
+    await submit("form[action='/console/agents'] button");
+    const key = await text("#agent-key");
+    const id = /--agent (\S+)/.exec(await text("#heartbeat-command"))?.[1] ?? "";
+    await page.goto(`${server.url}/console/agents/${id}`);
+    await Promise.all([page.waitForURL(`${server.url}/console/agents/${id}/unclaim`), page.click("#unclaim-link")]);
+    expect(await text("h1")).to.equal("Unclaim short-lived?");
+    await checkPage("unclaim");
+    // The browser holds the form until the box is ticked (required); the service checks it too.
+    await page.click(`form[action='/console/agents/${id}/unclaim'] button`);
+    expect(new URL(page.url()).pathname).to.equal(`/console/agents/${id}/unclaim`);
+    await page.check("#unclaim-confirm");
+    await submit(`form[action='/console/agents/${id}/unclaim'] button`);
+    expect(new URL(page.url()).pathname + new URL(page.url()).search).to.equal(`/console/agents?unclaimed=${id}`);
+    expect(await text("[role='status']")).to.contain(`Agent ${id} is unclaimed`);
+    expect(await page.$$eval("li[data-agent]", (lis) => lis.map((li) => li.getAttribute("data-agent")))).to.deep.equal([agentId]);
+    await checkPage("agents-after-unclaim");
+    const refused = await createVraiAgent({ baseUrl: server.url, agentId: id, agentKey: key })
+      .checkIn()
+      .then(
+        () => null,
+        (e: { code?: string }) => e.code,
+      );
+    expect(refused).to.equal("invalid_agent_key");
+    await page.goto(`${server.url}/console/agents/${id}`);
+    expect(await text("[role='alert']")).to.contain("this agent is unclaimed");
+    expect(dialogs).to.deep.equal([]);
   });
 
   /** The owner of an agent, as the store has it. */

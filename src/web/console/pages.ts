@@ -4,7 +4,7 @@ import type { ProofChecks } from "../../service/proof-checks";
 import type { Reads } from "../../service/reads";
 import type { Webhooks } from "../../service/webhooks/webhooks";
 import { html } from "../html";
-import { renderAgentKeyPage, renderAgentPage, renderAgentsPage, type WebhookSummary } from "./agents-page";
+import { renderAgentKeyPage, renderAgentPage, renderAgentsPage, renderUnclaimPage, type WebhookSummary } from "./agents-page";
 import type { RenderedPage, ConsoleViewer, Notice } from "./common";
 import { consolePage } from "./document";
 import { offeredKindViews, renderChallengePage, renderProofsPage } from "./proofs-page";
@@ -23,8 +23,9 @@ type Shown = { status?: Status; notice?: Notice };
 
 /** What the console's routes render (src/api/console-routes.ts's `ManagePages`). */
 export type ManagePages = {
-  agents(viewer: ConsoleViewer, query: { cursor?: string }, shown?: Shown): Promise<RenderedPage<Status>>;
+  agents(viewer: ConsoleViewer, query: { cursor?: string; unclaimed?: string }, shown?: Shown): Promise<RenderedPage<Status>>;
   agent(viewer: ConsoleViewer, agentId: string, shown?: Shown): Promise<RenderedPage<Status>>;
+  unclaim(viewer: ConsoleViewer, agentId: string, shown?: Shown): Promise<RenderedPage<Status>>;
   agentKey(
     viewer: ConsoleViewer,
     key: { agentId: string; agentKey: string; rotated: boolean },
@@ -75,22 +76,36 @@ export function createManagePages(deps: {
 
   return {
     async agents(viewer, query, shown = {}) {
-      const [page, summary] = await Promise.all([
+      const [page, summary, unclaimed] = await Promise.all([
         ownerAgents.page(viewer.ownerId, { cursor: query.cursor, limit: CONSOLE_AGENTS_PAGE }),
         webhookSummary(viewer.ownerId),
+        // Said only when true: a link cannot make the page say an agent was unclaimed.
+        query.unclaimed === undefined ? false : ownerAgents.unclaimedBy(viewer.ownerId, query.unclaimed),
       ]);
+      const notice: Notice | undefined = unclaimed
+        ? {
+            kind: "done",
+            text:
+              `Agent ${query.unclaimed} is unclaimed: its key no longer works, its proofs of one agent were removed, ` +
+              "and it has no score. Any owner may claim it again, with a new key.",
+          }
+        : undefined;
       return renderAgentsPage(shown.status ?? 200, {
         viewer,
         agents: page.items,
         nextCursor: page.nextCursor,
         later: query.cursor !== undefined,
         webhooks: summary,
-        notice: shown.notice,
+        notice: shown.notice ?? notice,
       });
     },
     async agent(viewer, agentId, shown = {}) {
       const [overview, summary] = await Promise.all([ownerAgents.one(viewer.ownerId, agentId), webhookSummary(viewer.ownerId)]);
       return renderAgentPage(shown.status ?? 200, { viewer, overview, webhooks: summary, kinds, notice: shown.notice });
+    },
+    async unclaim(viewer, agentId, shown = {}) {
+      const overview = await ownerAgents.one(viewer.ownerId, agentId);
+      return renderUnclaimPage(shown.status ?? 200, { viewer, overview, notice: shown.notice });
     },
     async agentKey(viewer, key, status) {
       const agent = await deps.reads.agent(key.agentId);

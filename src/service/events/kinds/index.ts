@@ -7,6 +7,7 @@ import { z } from "zod";
 import type { AnyEventModule } from "../event";
 import { agentBack } from "./agent-back";
 import { agentLate } from "./agent-late";
+import { agentUnclaimed } from "./agent-unclaimed";
 import { claimChanged } from "./claim-changed";
 import { outageClosed } from "./outage-closed";
 import { outageDeclared } from "./outage-declared";
@@ -31,6 +32,7 @@ export const EVENT_MODULES = {
   "outage.declared": outageDeclared,
   "outage.closed": outageClosed,
   "claim.changed": claimChanged,
+  "agent.unclaimed": agentUnclaimed,
   ping,
 } as const satisfies { [T in string]: AnyEventModule & { readonly type: T } };
 

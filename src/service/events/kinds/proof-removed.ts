@@ -1,12 +1,12 @@
 import { z } from "zod";
 import { defineEvent } from "../event";
 
-/** V6: a proof was removed (by its owner, after two failed checks, a moved identity token, or a transfer). */
+/** V6: a proof was removed (by its owner, after two failed checks, a moved identity token, a transfer, or an unclaim). */
 export const proofRemoved = defineEvent({
   type: "proof.removed",
   summary:
-    "An identity proof was removed (V6): by its owner, after two failed re-checks in a row, when its identity token moved, or when the agent " +
-    "went to another owner.",
+    "An identity proof was removed (V6): by its owner, after two failed re-checks in a row, when its identity token moved, when the agent " +
+    "went to another owner, or when its owner unclaimed it.",
   audience: "owner",
   data: z.object({ proofId: z.string(), kind: z.string(), subject: z.string(), agentId: z.string().nullable(), reason: z.string() }),
   example: {

@@ -1,8 +1,9 @@
 /**
  * The owners' console's one script (issue #29), built into dist/console.js and loaded by every console page: what
- * needs a wallet (EIP-1193 `window.ethereum`). Sign-In with Ethereum on the sign-in page; `signWithWallet` for any
- * page that asks a wallet to sign a message (a wallet proof), also as forms marked `data-wallet-sign`. Every page
- * works without it (a token signs in), so it only ever adds to a page.
+ * needs a wallet (EIP-1193 `window.ethereum`) or the clipboard. Sign-In with Ethereum on the sign-in page;
+ * `signWithWallet` for any page that asks a wallet to sign a message (a wallet proof), also as forms marked
+ * `data-wallet-sign`; a Copy button beside each text to copy (a key, a command, a snippet). Every page works without it
+ * (a token signs in, a text to copy is selected whole in one click), so it only ever adds to a page.
  */
 
 /** An EIP-1193 provider: what a browser wallet puts in `window.ethereum`. */
@@ -147,7 +148,34 @@ function setUpWalletForm(form: HTMLFormElement): void {
   });
 }
 
+/** How long a Copy button says what it did before it says Copy again. */
+const COPIED_SHOWN_MS = 2000;
+
+/** A Copy button after `pre` (a `pre.copyable`): its text to the clipboard, and what happened said in the button. */
+function addCopyButton(pre: HTMLElement): void {
+  // The clipboard is there only in a secure context (https, or the loopback address): elsewhere the text is selected by a click.
+  if (navigator.clipboard === undefined) return;
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "secondary copy-button";
+  button.textContent = "Copy";
+  if (pre.id !== "") button.dataset.copies = pre.id;
+  let reset: ReturnType<typeof setTimeout> | undefined;
+  button.addEventListener("click", async () => {
+    clearTimeout(reset);
+    try {
+      await navigator.clipboard.writeText(pre.textContent ?? "");
+      button.textContent = "Copied";
+    } catch {
+      button.textContent = "Not copied: select the text";
+    }
+    reset = setTimeout(() => (button.textContent = "Copy"), COPIED_SHOWN_MS);
+  });
+  pre.after(button);
+}
+
 window.vraiConsole = { signWithWallet };
+document.querySelectorAll<HTMLElement>("pre.copyable").forEach(addCopyButton);
 const signInButton = document.getElementById("siwe-sign-in");
 if (signInButton instanceof HTMLButtonElement) setUpSignIn(signInButton);
 document.querySelectorAll<HTMLFormElement>("form[data-wallet-sign]").forEach(setUpWalletForm);
