@@ -341,6 +341,8 @@ describe("migration 012 on check-ins stored before it", () => {
     await migrate(testDb.db, { upTo: 11 });
     // Today's service stores each score with its packed result (migration 016): that column is added ahead.
     await testDb.db.query("ALTER TABLE scores ADD COLUMN packed bytea");
+    // Today's check-in reads whether the agent was unclaimed (migration 022): that column ahead too.
+    await testDb.db.query("ALTER TABLE agents ADD COLUMN released_at bigint");
     // Today's check-in records an agent.back in its write (migration 019): the agents' late mark and the events' tables ahead.
     const events = listMigrations().find((m) => m.version === 19);
     for (const statement of splitStatements(events?.sql ?? "")) await testDb.db.query(statement);
