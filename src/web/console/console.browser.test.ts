@@ -1,14 +1,13 @@
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import AxeBuilder from "@axe-core/playwright";
 import { expect } from "chai";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { verifyMessage } from "viem";
 import type { ConsolePages } from "../../api/console/router";
 import { consoleOf, formField } from "../../api/console/session";
-import { launchBrowser } from "../../test-helpers/browser";
+import { axeViolations, launchBrowser } from "../../test-helpers/browser";
 import {
   injectTestWallet,
   signInPageWithToken,
@@ -284,11 +283,7 @@ describe("the console's sign-in, sessions and tokens in headless Chromium (issue
         for (const width of [1280, 360]) {
           await p.setViewportSize({ width, height: 900 });
           await open();
-          const { violations } = await new AxeBuilder({ page: p }).analyze();
-          expect(
-            violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`),
-            `${label} at ${width} px`,
-          ).to.deep.equal([]);
+          expect(await axeViolations(p), `${label} at ${width} px`).to.deep.equal([]);
           expect(await p.evaluate(() => document.documentElement.scrollWidth), `${label} at ${width} px`).to.be.at.most(width);
           const file = path.join(os.tmpdir(), `vrai-console-${label}-${width}px-${process.pid}.png`);
           await p.screenshot({ path: file, fullPage: true });
