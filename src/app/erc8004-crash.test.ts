@@ -125,7 +125,7 @@ describe("ERC-8004 feedback, vrai serve SIGKILLed in the middle of a send (Postg
     }
   }
 
-  it("killed between a send and its record: started again, it records that feedback and gives it no second time", async () => {
+  it("killed between a send and its record: started again, it records that feedback and gives it no second time (two vrai serve starts: 5-11 s)", async () => {
     const day = await sys.day();
     const start = await nonce();
     const first = spawnServe(env);
@@ -147,7 +147,7 @@ describe("ERC-8004 feedback, vrai serve SIGKILLed in the middle of a send (Postg
     expect(await sys.summary("vraiScore")).to.deep.equal({ count: 1n, value: BigInt(score.total), decimals: 0 });
   });
 
-  it("killed between storing a transaction and broadcasting it: started again, it sends that transaction, once", async () => {
+  it("killed between storing a transaction and broadcasting it: started again, it sends that transaction, once (two vrai serve starts: 5-15 s)", async () => {
     const day = await sys.day();
     const before = (await logs()).length;
     const first = spawnServe(env);

@@ -109,115 +109,124 @@ describe("PostgreSQL failover under a check-in load (pg_auto_failover)", functio
     await formation?.stop();
   });
 
-  it("keeps every acknowledged check-in, counts none twice and answers only 503 with Retry-After while no primary is reachable", async () => {
-    formation = await startAutoFailoverFormation();
-    const first = await formation.primary();
-    db = createPgDb(formation.uri, { max: 8 });
-    // pg_auto_failover's default: one synchronous standby, so a commit is acknowledged once the standby has it.
-    const {
-      rows: [sync],
-    } = await db.query<{ names: string; commit: string }>(
-      "SELECT current_setting('synchronous_standby_names') AS names, current_setting('synchronous_commit') AS commit",
-    );
-    expect(sync.names).to.match(/^ANY 1 \(/);
-    expect(sync.commit).to.equal("on");
-    server = await startApiServer({
-      db,
-      operatorToken: OPERATOR_TOKEN,
-      logger: pino({ level: "silent" }),
-      rateLimit: { perMinute: 1_000_000, burst: 1_000_000 },
-    });
-    const url = server.url;
-    const post = (p: string, token: string | undefined, headers: Record<string, string> = {}) =>
-      fetch(url + p, {
-        method: "POST",
-        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
-        body: "{}",
+  it(
+    "keeps every acknowledged check-in, counts none twice and answers only 503 with Retry-After while no " +
+      "primary is reachable (a pg_auto_failover formation, then a failover under load: 30-60 s)",
+    async () => {
+      formation = await startAutoFailoverFormation();
+      const first = await formation.primary();
+      db = createPgDb(formation.uri, { max: 8 });
+      // pg_auto_failover's default: one synchronous standby, so a commit is acknowledged once the standby has it.
+      const {
+        rows: [sync],
+      } = await db.query<{ names: string; commit: string }>(
+        "SELECT current_setting('synchronous_standby_names') AS names, current_setting('synchronous_commit') AS commit",
+      );
+      expect(sync.names).to.match(/^ANY 1 \(/);
+      expect(sync.commit).to.equal("on");
+      server = await startApiServer({
+        db,
+        operatorToken: OPERATOR_TOKEN,
+        logger: pino({ level: "silent" }),
+        rateLimit: { perMinute: 1_000_000, burst: 1_000_000 },
       });
-    const owner = (await (await post("/v1/owners", undefined)).json()) as { token: string };
-    const agents: Agent[] = [];
-    for (let i = 0; i < AGENTS; i++) agents.push((await (await post("/v1/agents", owner.token)).json()) as Agent);
+      const url = server.url;
+      const post = (p: string, token: string | undefined, headers: Record<string, string> = {}) =>
+        fetch(url + p, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+          body: "{}",
+        });
+      const owner = (await (await post("/v1/owners", undefined)).json()) as { token: string };
+      const agents: Agent[] = [];
+      for (let i = 0; i < AGENTS; i++) agents.push((await (await post("/v1/agents", owner.token)).json()) as Agent);
 
-    const attempts: Attempt[] = [];
-    const acknowledged = new Map<string, { key: string; replayed: boolean; at: number }>();
-    const unreachable: string[] = [];
-    let killedAt: number | undefined;
-    let next = 0;
-    const deadline = Date.now() + LOAD_BOUND_MS;
-    const worker = async () => {
-      while (next < agents.length && Date.now() < deadline) {
-        const agent = agents[next++];
-        const key = `failover-${agent.agentId}`;
-        // As an agent does: the same check-in, with the same key, until it is answered.
-        while (Date.now() < deadline) {
-          let res: Response;
-          try {
-            res = await post(`/v1/agents/${agent.agentId}/checkins`, agent.agentKey, { "idempotency-key": key });
-          } catch (error) {
-            unreachable.push(String(error));
-            break;
+      const attempts: Attempt[] = [];
+      const acknowledged = new Map<string, { key: string; replayed: boolean; at: number }>();
+      const unreachable: string[] = [];
+      let killedAt: number | undefined;
+      let next = 0;
+      const deadline = Date.now() + LOAD_BOUND_MS;
+      const worker = async () => {
+        while (next < agents.length && Date.now() < deadline) {
+          const agent = agents[next++];
+          const key = `failover-${agent.agentId}`;
+          // As an agent does: the same check-in, with the same key, until it is answered.
+          while (Date.now() < deadline) {
+            let res: Response;
+            try {
+              res = await post(`/v1/agents/${agent.agentId}/checkins`, agent.agentKey, { "idempotency-key": key });
+            } catch (error) {
+              unreachable.push(String(error));
+              break;
+            }
+            const body = (await res.json()) as { error?: { code: string } };
+            attempts.push({
+              at: Date.now(),
+              status: res.status,
+              retryAfter: res.headers.get("retry-after"),
+              code: body.error?.code ?? null,
+            });
+            if (res.status === 201) {
+              acknowledged.set(agent.agentId, { key, replayed: res.headers.get("idempotent-replayed") === "true", at: Date.now() });
+              break;
+            }
+            await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
           }
-          const body = (await res.json()) as { error?: { code: string } };
-          attempts.push({ at: Date.now(), status: res.status, retryAfter: res.headers.get("retry-after"), code: body.error?.code ?? null });
-          if (res.status === 201) {
-            acknowledged.set(agent.agentId, { key, replayed: res.headers.get("idempotent-replayed") === "true", at: Date.now() });
-            break;
+          if (killedAt === undefined && acknowledged.size >= KILL_AFTER) {
+            killedAt = Date.now();
+            formation!.killPostmaster(first);
           }
-          await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
         }
-        if (killedAt === undefined && acknowledged.size >= KILL_AFTER) {
-          killedAt = Date.now();
-          formation!.killPostmaster(first);
-        }
+      };
+      await Promise.all(Array.from({ length: WORKERS }, worker));
+
+      // The standby was promoted: the monitor has the other node as primary.
+      const promoted = await formation.waitFor("promoted standby", (s) =>
+        s.some((n) => n.nodeport !== first.port && n.current_group_state === "primary"),
+      );
+      expect(promoted.find((n) => n.current_group_state === "primary")!.nodeport).to.not.equal(first.port);
+      expect(killedAt, "the primary was killed").to.be.a("number");
+      expect(unreachable, "the API itself stayed up").to.deep.equal([]);
+      expect(acknowledged.size, "every agent's check-in was answered within the bound").to.equal(AGENTS);
+
+      const failed = attempts.filter((a) => a.status !== 201);
+      expect(failed.length, "requests were refused while no primary was reachable").to.be.greaterThan(0);
+      expect([...new Set(failed.map((a) => `${a.status} ${a.code} Retry-After: ${a.retryAfter}`))]).to.deep.equal([
+        "503 database_unavailable Retry-After: 5",
+      ]);
+      const firstFailure = failed[0].at;
+      const lastFailure = failed[failed.length - 1].at;
+      const backAt = attempts.find((a) => a.status === 201 && a.at > lastFailure)?.at ?? lastFailure;
+      console.log(
+        `      time without service: ${((backAt - firstFailure) / 1000).toFixed(1)} s ` +
+          `(first 503 ${((firstFailure - killedAt!) / 1000).toFixed(1)} s after the kill; ${failed.length} requests answered 503; ` +
+          `${[...acknowledged.values()].filter((a) => a.replayed).length} check-ins acknowledged as replays)`,
+      );
+
+      // On the new primary: every acknowledged check-in, each once.
+      const newPrimary = promoted.find((n) => n.current_group_state === "primary")!.nodeport;
+      const {
+        rows: [reader],
+      } = await db.query<{ port: number }>("SELECT inet_server_port() AS port");
+      expect(reader.port, "the service reads from the promoted standby").to.equal(newPrimary);
+      const { rows } = await db.query<{ agent_id: string; idempotency_key: string; n: number }>(
+        "SELECT agent_id, idempotency_key, count(*)::int AS n FROM checkins GROUP BY agent_id, idempotency_key",
+      );
+      const stored = new Map(rows.map((r) => [r.agent_id, r]));
+      for (const [agentId, { key, replayed, at }] of acknowledged) {
+        const when = `${replayed ? "as a replay " : ""}${((at - killedAt!) / 1000).toFixed(1)} s after the kill`;
+        expect(stored.get(agentId)?.idempotency_key, `${agentId} acknowledged ${when} but lost`).to.equal(key);
       }
-    };
-    await Promise.all(Array.from({ length: WORKERS }, worker));
-
-    // The standby was promoted: the monitor has the other node as primary.
-    const promoted = await formation.waitFor("promoted standby", (s) =>
-      s.some((n) => n.nodeport !== first.port && n.current_group_state === "primary"),
-    );
-    expect(promoted.find((n) => n.current_group_state === "primary")!.nodeport).to.not.equal(first.port);
-    expect(killedAt, "the primary was killed").to.be.a("number");
-    expect(unreachable, "the API itself stayed up").to.deep.equal([]);
-    expect(acknowledged.size, "every agent's check-in was answered within the bound").to.equal(AGENTS);
-
-    const failed = attempts.filter((a) => a.status !== 201);
-    expect(failed.length, "requests were refused while no primary was reachable").to.be.greaterThan(0);
-    expect([...new Set(failed.map((a) => `${a.status} ${a.code} Retry-After: ${a.retryAfter}`))]).to.deep.equal([
-      "503 database_unavailable Retry-After: 5",
-    ]);
-    const firstFailure = failed[0].at;
-    const lastFailure = failed[failed.length - 1].at;
-    const backAt = attempts.find((a) => a.status === 201 && a.at > lastFailure)?.at ?? lastFailure;
-    console.log(
-      `      time without service: ${((backAt - firstFailure) / 1000).toFixed(1)} s ` +
-        `(first 503 ${((firstFailure - killedAt!) / 1000).toFixed(1)} s after the kill; ${failed.length} requests answered 503; ` +
-        `${[...acknowledged.values()].filter((a) => a.replayed).length} check-ins acknowledged as replays)`,
-    );
-
-    // On the new primary: every acknowledged check-in, each once.
-    const newPrimary = promoted.find((n) => n.current_group_state === "primary")!.nodeport;
-    const {
-      rows: [reader],
-    } = await db.query<{ port: number }>("SELECT inet_server_port() AS port");
-    expect(reader.port, "the service reads from the promoted standby").to.equal(newPrimary);
-    const { rows } = await db.query<{ agent_id: string; idempotency_key: string; n: number }>(
-      "SELECT agent_id, idempotency_key, count(*)::int AS n FROM checkins GROUP BY agent_id, idempotency_key",
-    );
-    const stored = new Map(rows.map((r) => [r.agent_id, r]));
-    for (const [agentId, { key, replayed, at }] of acknowledged) {
-      const when = `${replayed ? "as a replay " : ""}${((at - killedAt!) / 1000).toFixed(1)} s after the kill`;
-      expect(stored.get(agentId)?.idempotency_key, `${agentId} acknowledged ${when} but lost`).to.equal(key);
-    }
-    expect(
-      rows.every((r) => r.n === 1),
-      "no check-in stored twice",
-    ).to.equal(true);
-    expect(rows.length, "nothing stored that was not asked for").to.equal(AGENTS);
-    const {
-      rows: [days],
-    } = await db.query<{ checkins: number }>("SELECT coalesce(sum(checkins), 0)::int AS checkins FROM agent_days");
-    expect(days.checkins, "each check-in counted once in its day").to.equal(AGENTS);
-  });
+      expect(
+        rows.every((r) => r.n === 1),
+        "no check-in stored twice",
+      ).to.equal(true);
+      expect(rows.length, "nothing stored that was not asked for").to.equal(AGENTS);
+      const {
+        rows: [days],
+      } = await db.query<{ checkins: number }>("SELECT coalesce(sum(checkins), 0)::int AS checkins FROM agent_days");
+      expect(days.checkins, "each check-in counted once in its day").to.equal(AGENTS);
+    },
+  );
 });

@@ -67,55 +67,63 @@ describe("webhooks across a SIGKILL of vrai serve (issue #28)", function () {
     return { owner, webhook: made.json };
   }
 
-  it("delivers after a restart an event committed just before a SIGKILL, nothing having been sent, with the event's id", async () => {
-    receiver.route("POST", "/committed", { status: 200 });
-    // This process's worker looks for deliveries once a minute: what is committed now is not sent before the kill.
-    const first = await serve(60_000);
-    const { owner } = await ownerWithWebhook(first.url, "/committed");
-    await testDb.db.query("DELETE FROM webhook_deliveries");
-    const claimed = await call(first.url, "POST", "/v1/agents", owner.token, {});
-    expect(claimed.status).to.equal(201);
-    await first.kill("SIGKILL");
-    expect(receiver.requestsTo("/committed")).to.deep.equal([]);
-    expect(await deliveries()).to.deep.equal([{ state: "pending", attempts: 0, logged: 0 }]);
-    const [event] = (await testDb.db.query<{ id: string }>("SELECT id FROM events WHERE owner_id = $1", [owner.ownerId])).rows;
+  it(
+    "delivers after a restart an event committed just before a SIGKILL, nothing having been sent, with " +
+      "the event's id (two vrai serve starts: 5-11 s)",
+    async () => {
+      receiver.route("POST", "/committed", { status: 200 });
+      // This process's worker looks for deliveries once a minute: what is committed now is not sent before the kill.
+      const first = await serve(60_000);
+      const { owner } = await ownerWithWebhook(first.url, "/committed");
+      await testDb.db.query("DELETE FROM webhook_deliveries");
+      const claimed = await call(first.url, "POST", "/v1/agents", owner.token, {});
+      expect(claimed.status).to.equal(201);
+      await first.kill("SIGKILL");
+      expect(receiver.requestsTo("/committed")).to.deep.equal([]);
+      expect(await deliveries()).to.deep.equal([{ state: "pending", attempts: 0, logged: 0 }]);
+      const [event] = (await testDb.db.query<{ id: string }>("SELECT id FROM events WHERE owner_id = $1", [owner.ownerId])).rows;
 
-    const second = await serve(50);
-    const request = await until("delivery", () => receiver.requestsTo("/committed")[0]);
-    expect(request.headers["webhook-id"]).to.equal(event.id);
-    expect(JSON.parse(request.body)).to.deep.include({ id: event.id, type: "score.changed" });
-    await until("logged try", async () => ((await deliveries())[0].logged === 1 ? true : undefined));
-    expect(await deliveries()).to.deep.equal([{ state: "delivered", attempts: 1, logged: 1 }]);
-    await second.kill("SIGTERM");
-  });
+      const second = await serve(50);
+      const request = await until("delivery", () => receiver.requestsTo("/committed")[0]);
+      expect(request.headers["webhook-id"]).to.equal(event.id);
+      expect(JSON.parse(request.body)).to.deep.include({ id: event.id, type: "score.changed" });
+      await until("logged try", async () => ((await deliveries())[0].logged === 1 ? true : undefined));
+      expect(await deliveries()).to.deep.equal([{ state: "delivered", attempts: 1, logged: 1 }]);
+      await second.kill("SIGTERM");
+    },
+  );
 
-  it("sends again, with the same webhook-id, a delivery whose process was SIGKILLed while the receiver had not answered", async () => {
-    let answered = false;
-    const seen: RecordedRequest[] = [];
-    receiver.route("POST", "/midway", (request) => {
-      seen.push(request);
-      return answered ? { status: 200 } : { hang: true };
-    });
-    const first = await serve(50);
-    const { owner, webhook } = await ownerWithWebhook(first.url, "/midway");
-    await testDb.db.query("DELETE FROM webhook_deliveries");
-    await call(first.url, "POST", "/v1/agents", owner.token, {});
-    await until("try in flight", () => seen[0]);
-    await first.kill("SIGKILL");
-    expect(await deliveries(), "taken, never logged").to.deep.equal([{ state: "pending", attempts: 1, logged: 0 }]);
+  it(
+    "sends again, with the same webhook-id, a delivery whose process was SIGKILLed while the receiver " +
+      "had not answered (two vrai serve starts: 5-10 s)",
+    async () => {
+      let answered = false;
+      const seen: RecordedRequest[] = [];
+      receiver.route("POST", "/midway", (request) => {
+        seen.push(request);
+        return answered ? { status: 200 } : { hang: true };
+      });
+      const first = await serve(50);
+      const { owner, webhook } = await ownerWithWebhook(first.url, "/midway");
+      await testDb.db.query("DELETE FROM webhook_deliveries");
+      await call(first.url, "POST", "/v1/agents", owner.token, {});
+      await until("try in flight", () => seen[0]);
+      await first.kill("SIGKILL");
+      expect(await deliveries(), "taken, never logged").to.deep.equal([{ state: "pending", attempts: 1, logged: 0 }]);
 
-    answered = true;
-    const second = await serve(50);
-    const again = await until("second try", () => seen[1], 60_000);
-    expect(again.headers["webhook-id"]).to.equal(seen[0].headers["webhook-id"]);
-    expect(again.body).to.equal(seen[0].body);
-    const log = await until("logged try", async () => {
-      const tries = (await call(second.url, "GET", `/v1/webhooks/${webhook.id}/deliveries`, owner.token)).json.deliveries;
-      return tries.length > 0 ? tries : undefined;
-    });
-    expect(log).to.have.length(1);
-    expect(log[0]).to.deep.include({ attempt: 2, status: 200 });
-    expect(log[0].delivery.state).to.equal("delivered");
-    await second.kill("SIGTERM");
-  });
+      answered = true;
+      const second = await serve(50);
+      const again = await until("second try", () => seen[1], 60_000);
+      expect(again.headers["webhook-id"]).to.equal(seen[0].headers["webhook-id"]);
+      expect(again.body).to.equal(seen[0].body);
+      const log = await until("logged try", async () => {
+        const tries = (await call(second.url, "GET", `/v1/webhooks/${webhook.id}/deliveries`, owner.token)).json.deliveries;
+        return tries.length > 0 ? tries : undefined;
+      });
+      expect(log).to.have.length(1);
+      expect(log[0]).to.deep.include({ attempt: 2, status: 200 });
+      expect(log[0].delivery.state).to.equal("delivered");
+      await second.kill("SIGTERM");
+    },
+  );
 });

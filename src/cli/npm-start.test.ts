@@ -59,25 +59,29 @@ describe("npm start under a process manager", function () {
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it("stops everything on SIGTERM to npm: no process left below it and nothing listening on its ports", async () => {
-    const dev = await startDev(["npm", "start"], dir);
-    const { child: npm, apiPort, chainPort, exited } = dev;
-    let below: number[] = [];
-    try {
-      expect(await listening(apiPort), dev.output()).to.equal(true);
-      expect(await listening(chainPort)).to.equal(true);
-      below = descendantsOf(npm.pid!);
-      expect(below.length, "vrai runs below npm").to.be.greaterThan(0);
+  it(
+    "stops everything on SIGTERM to npm: no process left below it and nothing listening on its ports " +
+      "(npm start, vrai dev and its chain: 10-30 s)",
+    async () => {
+      const dev = await startDev(["npm", "start"], dir);
+      const { child: npm, apiPort, chainPort, exited } = dev;
+      let below: number[] = [];
+      try {
+        expect(await listening(apiPort), dev.output()).to.equal(true);
+        expect(await listening(chainPort)).to.equal(true);
+        below = descendantsOf(npm.pid!);
+        expect(below.length, "vrai runs below npm").to.be.greaterThan(0);
 
-      npm.kill("SIGTERM");
-      const { code } = await exited;
-      expect(dev.output()).to.contain("vrai stopped");
-      expect(code, dev.output()).to.equal(0);
-      expect(below.filter(alive), "processes left running").to.deep.equal([]);
-      expect(await listening(apiPort), "API port").to.equal(false);
-      expect(await listening(chainPort), "chain port").to.equal(false);
-    } finally {
-      for (const pid of [npm.pid!, ...below].filter(alive)) process.kill(pid, "SIGKILL");
-    }
-  });
+        npm.kill("SIGTERM");
+        const { code } = await exited;
+        expect(dev.output()).to.contain("vrai stopped");
+        expect(code, dev.output()).to.equal(0);
+        expect(below.filter(alive), "processes left running").to.deep.equal([]);
+        expect(await listening(apiPort), "API port").to.equal(false);
+        expect(await listening(chainPort), "chain port").to.equal(false);
+      } finally {
+        for (const pid of [npm.pid!, ...below].filter(alive)) process.kill(pid, "SIGKILL");
+      }
+    },
+  );
 });

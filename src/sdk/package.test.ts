@@ -281,7 +281,7 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     expect(result.anchor).to.include({ contract: fixture.anchorRegistry, leafCount: 2 });
   });
 
-  it("checks in for real against a running vrai dev, as an agent developer does after npm start", async () => {
+  it("checks in for real against a running vrai dev, as an agent developer does after npm start (starts vrai dev: 10-30 s)", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-sdk-dev-"));
     const dev = await startDev([process.execPath, "bin/vrai.js", "dev"], dir);
     try {
@@ -340,104 +340,112 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     expect(stdout).to.match(/^entered with a score of \d+, anchored at \d+$/m);
   });
 
-  it("type-checks and runs the contract-gate code of both READMEs (the repository's dApp section, its own) against the live API, chain and gate", async () => {
-    const blocks = [
-      ...readmeBlocks("A Vrai score checked by a contract", "ts"),
-      ...readmeBlocks("Gating a contract on a score", "ts", path.join(project, "node_modules/@vrai/sdk/README.md")),
-    ];
-    expect(blocks).to.have.length(2);
-    // As written, against the package's declarations: what a reader has in scope is declared, nothing else.
-    for (const [i, block] of blocks.entries()) fs.writeFileSync(path.join(project, `readme-gate-${i}.mts`), block);
-    fs.writeFileSync(
-      path.join(project, "readme-scope.d.ts"),
-      [
-        "declare const agentId: string;",
-        'declare const gate: import("viem").Address;',
-        'declare const publicClient: import("viem").PublicClient;',
-        'declare const wallet: import("viem").WalletClient<import("viem").Transport, import("viem").Chain, import("viem").Account>;',
-      ].join("\n"),
-    );
-    fs.writeFileSync(
-      path.join(project, "tsconfig.readme.json"),
-      JSON.stringify({
-        compilerOptions: {
-          strict: true,
-          module: "nodenext",
-          moduleResolution: "nodenext",
-          target: "es2022",
-          lib: ["es2023", "dom"],
-          types: [],
-          noEmit: true,
-          skipLibCheck: true,
-        },
-        files: ["readme-scope.d.ts", ...blocks.map((_, i) => `readme-gate-${i}.mts`)],
-      }),
-    );
-    const { stdout: typeErrors } = await node([TSC, "-p", "tsconfig.readme.json"]).catch((error: { stdout: string }) => ({
-      stdout: `failed: ${error.stdout}`,
-    }));
-    expect(typeErrors).to.equal("");
+  it(
+    "type-checks and runs the contract-gate code of both READMEs (the repository's dApp section, its " +
+      "own) against the live API, chain and gate (type-checks and runs both READMEs' code: 6-12 s)",
+    async () => {
+      const blocks = [
+        ...readmeBlocks("A Vrai score checked by a contract", "ts"),
+        ...readmeBlocks("Gating a contract on a score", "ts", path.join(project, "node_modules/@vrai/sdk/README.md")),
+      ];
+      expect(blocks).to.have.length(2);
+      // As written, against the package's declarations: what a reader has in scope is declared, nothing else.
+      for (const [i, block] of blocks.entries()) fs.writeFileSync(path.join(project, `readme-gate-${i}.mts`), block);
+      fs.writeFileSync(
+        path.join(project, "readme-scope.d.ts"),
+        [
+          "declare const agentId: string;",
+          'declare const gate: import("viem").Address;',
+          'declare const publicClient: import("viem").PublicClient;',
+          'declare const wallet: import("viem").WalletClient<import("viem").Transport, import("viem").Chain, import("viem").Account>;',
+        ].join("\n"),
+      );
+      fs.writeFileSync(
+        path.join(project, "tsconfig.readme.json"),
+        JSON.stringify({
+          compilerOptions: {
+            strict: true,
+            module: "nodenext",
+            moduleResolution: "nodenext",
+            target: "es2022",
+            lib: ["es2023", "dom"],
+            types: [],
+            noEmit: true,
+            skipLibCheck: true,
+          },
+          files: ["readme-scope.d.ts", ...blocks.map((_, i) => `readme-gate-${i}.mts`)],
+        }),
+      );
+      const { stdout: typeErrors } = await node([TSC, "-p", "tsconfig.readme.json"]).catch((error: { stdout: string }) => ({
+        stdout: `failed: ${error.stdout}`,
+      }));
+      expect(typeErrors).to.equal("");
 
-    // Run with the SDK's exports in scope (what their import lines name) and the README's API address made the live one's.
-    const { chain, established, gate, server } = fixture;
-    const entered = async () =>
-      (
-        await chain.publicClient.getContractEvents({
-          address: gate,
-          abi: vraiGateAbi,
-          eventName: "Entered",
-          fromBlock: 0n,
-          args: { account: chain.accounts[established.holder].address },
-        })
-      ).length;
-    const before = await entered();
-    fs.writeFileSync(path.join(project, "run-examples.mjs"), EXAMPLE_RUNNER);
-    const examples = blocks.map((block, i) => ({
-      name: `README block ${i}`,
-      code: block.replace(/^import .*\n/gm, "").replaceAll("http://127.0.0.1:8080", server.url),
-    }));
-    const { stdout } = await node(["run-examples.mjs"], {
-      EXAMPLES: JSON.stringify(examples),
-      EXAMPLE_SCOPE: JSON.stringify({
-        api: server.url,
-        rpcUrl: fixture.rpc.url,
-        agentId: established.agentId,
-        tokenId: "0",
-        gate,
-        privateKey: toHex(chain.accounts[established.holder].getHdKey().privateKey!),
-      }),
-    });
-    expect(stdout.trim().split("\n").slice(1)).to.deep.equal(examples.map((e) => JSON.stringify({ ran: e.name })));
-    // Each block's writeContract went through the gate.
-    expect(await entered()).to.equal(before + blocks.length);
-  });
-
-  it("runs the /method page's verify command as printed from the tarball its pack line wrote, in an empty directory: the score verified", async () => {
-    const [pack, npx, ...rest] = methodPageVerifyCommand();
-    expect([pack, rest]).to.deep.equal(["cd packages/sdk && npm pack", []]);
-    expect(npx).to.match(new RegExp(`^npx --yes --package \\./${tarball.replace(/\./g, "\\.")} vrai-verify AGENT_ID `));
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-method-verify-"));
-    const cachedBefore = npxInstalls();
-    try {
-      fs.copyFileSync(path.join(project, tarball), path.join(dir, tarball));
-      const command = npx
-        .replace("AGENT_ID", fixture.established.agentId)
-        .replace("YYYY-MM-DD", fixture.today)
-        .replace("https://vrai.example", fixture.server.url)
-        .replace("RPC_URL", fixture.rpc.url);
-      const { stdout } = await run("bash", ["-euc", command], {
-        cwd: dir,
-        env: cleanEnv({ npm_config_prefer_offline: "true", npm_config_audit: "false", npm_config_fund: "false" }),
-        maxBuffer: 16 * 2 ** 20,
+      // Run with the SDK's exports in scope (what their import lines name) and the README's API address made the live one's.
+      const { chain, established, gate, server } = fixture;
+      const entered = async () =>
+        (
+          await chain.publicClient.getContractEvents({
+            address: gate,
+            abi: vraiGateAbi,
+            eventName: "Entered",
+            fromBlock: 0n,
+            args: { account: chain.accounts[established.holder].address },
+          })
+        ).length;
+      const before = await entered();
+      fs.writeFileSync(path.join(project, "run-examples.mjs"), EXAMPLE_RUNNER);
+      const examples = blocks.map((block, i) => ({
+        name: `README block ${i}`,
+        code: block.replace(/^import .*\n/gm, "").replaceAll("http://127.0.0.1:8080", server.url),
+      }));
+      const { stdout } = await node(["run-examples.mjs"], {
+        EXAMPLES: JSON.stringify(examples),
+        EXAMPLE_SCOPE: JSON.stringify({
+          api: server.url,
+          rpcUrl: fixture.rpc.url,
+          agentId: established.agentId,
+          tokenId: "0",
+          gate,
+          privateKey: toHex(chain.accounts[established.holder].getHdKey().privateKey!),
+        }),
       });
-      const lines = stdout.trim().split("\n");
-      expect(lines.filter((l) => l.startsWith("✔"))).to.have.length(5);
-      expect(lines[lines.length - 1]).to.equal("verified");
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-      removeNpxInstallsFrom(dir, cachedBefore);
-    }
-  });
+      expect(stdout.trim().split("\n").slice(1)).to.deep.equal(examples.map((e) => JSON.stringify({ ran: e.name })));
+      // Each block's writeContract went through the gate.
+      expect(await entered()).to.equal(before + blocks.length);
+    },
+  );
+
+  it(
+    "runs the /method page's verify command as printed from the tarball its pack line wrote, in an empty " +
+      "directory: the score verified (npm installs the tarball again: 7-20 s)",
+    async () => {
+      const [pack, npx, ...rest] = methodPageVerifyCommand();
+      expect([pack, rest]).to.deep.equal(["cd packages/sdk && npm pack", []]);
+      expect(npx).to.match(new RegExp(`^npx --yes --package \\./${tarball.replace(/\./g, "\\.")} vrai-verify AGENT_ID `));
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-method-verify-"));
+      const cachedBefore = npxInstalls();
+      try {
+        fs.copyFileSync(path.join(project, tarball), path.join(dir, tarball));
+        const command = npx
+          .replace("AGENT_ID", fixture.established.agentId)
+          .replace("YYYY-MM-DD", fixture.today)
+          .replace("https://vrai.example", fixture.server.url)
+          .replace("RPC_URL", fixture.rpc.url);
+        const { stdout } = await run("bash", ["-euc", command], {
+          cwd: dir,
+          env: cleanEnv({ npm_config_prefer_offline: "true", npm_config_audit: "false", npm_config_fund: "false" }),
+          maxBuffer: 16 * 2 ** 20,
+        });
+        const lines = stdout.trim().split("\n");
+        expect(lines.filter((l) => l.startsWith("✔"))).to.have.length(5);
+        expect(lines[lines.length - 1]).to.equal("verified");
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+        removeNpxInstallsFrom(dir, cachedBefore);
+      }
+    },
+  );
 
   it("carries its README, LICENSE and repository field in the tarball (issue #31), the LICENSE the repository's", async () => {
     const { stdout } = await run("tar", ["tzf", path.join(project, tarball)]);

@@ -37,41 +37,49 @@ describe("the PGlite data directory (issue #33, findings 2 and 4)", () => {
   });
   afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
 
-  it("is created 0700 with every file 0600, the lock file and PGlite's own included, and stays so after the store closes", async () => {
-    const dir = path.join(root, "data");
-    const db = await createPgliteDb(dir, { holder: "test" });
-    try {
-      expect((fs.statSync(dir).mode & 0o777).toString(8)).to.equal("700");
-      expect((fs.statSync(path.join(dir, LOCK_FILE)).mode & 0o777).toString(8)).to.equal("600");
-      await db.query("CREATE TABLE t (x int)");
-    } finally {
-      await db.close();
-    }
-    const all = modes(dir);
-    expect(all.length).to.be.above(100);
-    const loose = all.filter(([file, mode]) => mode !== (fs.statSync(path.join(dir, file)).isDirectory() ? "700" : "600"));
-    expect(loose).to.deep.equal([]);
-    expect(fs.existsSync(path.join(dir, LOCK_FILE))).to.equal(false);
-  });
+  it(
+    "is created 0700 with every file 0600, the lock file and PGlite's own included, and stays so after " +
+      "the store closes (opens PGlite on disk: 4-13 s)",
+    async () => {
+      const dir = path.join(root, "data");
+      const db = await createPgliteDb(dir, { holder: "test" });
+      try {
+        expect((fs.statSync(dir).mode & 0o777).toString(8)).to.equal("700");
+        expect((fs.statSync(path.join(dir, LOCK_FILE)).mode & 0o777).toString(8)).to.equal("600");
+        await db.query("CREATE TABLE t (x int)");
+      } finally {
+        await db.close();
+      }
+      const all = modes(dir);
+      expect(all.length).to.be.above(100);
+      const loose = all.filter(([file, mode]) => mode !== (fs.statSync(path.join(dir, file)).isDirectory() ? "700" : "600"));
+      expect(loose).to.deep.equal([]);
+      expect(fs.existsSync(path.join(dir, LOCK_FILE))).to.equal(false);
+    },
+  );
 
-  it("makes a directory other users can read private at open, files included, and says what it was", async () => {
-    const dir = path.join(root, "loose");
-    fs.mkdirSync(dir);
-    fs.chmodSync(dir, 0o777);
-    fs.writeFileSync(path.join(dir, "operator-token"), "vop_x\n");
-    fs.chmodSync(path.join(dir, "operator-token"), 0o666);
-    const notices: string[] = [];
-    const db = await createPgliteDb(dir, { notice: (line) => notices.push(line) });
-    await db.close();
-    expect(notices).to.have.length(1);
-    expect(notices[0]).to.match(/was open to other users \(mode 0777\): made private/);
-    expect((fs.statSync(dir).mode & 0o777).toString(8)).to.equal("700");
-    expect((fs.statSync(path.join(dir, "operator-token")).mode & 0o777).toString(8)).to.equal("600");
-    // Private already: nothing to say the next time.
-    const again = await createPgliteDb(dir, { notice: (line) => notices.push(line) });
-    await again.close();
-    expect(notices).to.have.length(1);
-  });
+  it(
+    "makes a directory other users can read private at open, files included, and says what it was (opens " +
+      "PGlite stores and runs the CLI: 5-20 s)",
+    async () => {
+      const dir = path.join(root, "loose");
+      fs.mkdirSync(dir);
+      fs.chmodSync(dir, 0o777);
+      fs.writeFileSync(path.join(dir, "operator-token"), "vop_x\n");
+      fs.chmodSync(path.join(dir, "operator-token"), 0o666);
+      const notices: string[] = [];
+      const db = await createPgliteDb(dir, { notice: (line) => notices.push(line) });
+      await db.close();
+      expect(notices).to.have.length(1);
+      expect(notices[0]).to.match(/was open to other users \(mode 0777\): made private/);
+      expect((fs.statSync(dir).mode & 0o777).toString(8)).to.equal("700");
+      expect((fs.statSync(path.join(dir, "operator-token")).mode & 0o777).toString(8)).to.equal("600");
+      // Private already: nothing to say the next time.
+      const again = await createPgliteDb(dir, { notice: (line) => notices.push(line) });
+      await again.close();
+      expect(notices).to.have.length(1);
+    },
+  );
 
   it("refuses a directory that is not a Vrai data directory, open to others or not, and changes nothing in it (DATA_DIR=$HOME)", async () => {
     const home = path.join(root, "home");
@@ -219,19 +227,23 @@ describe("the PGlite data directory (issue #33, findings 2 and 4)", () => {
     }
   });
 
-  it("is refused to another process while this one holds it: the child exits at once with the holder named", async () => {
-    const dir = path.join(root, "two");
-    const db = await createPgliteDb(dir, { holder: "vrai dev" });
-    try {
-      const script = `require(${JSON.stringify(path.join(__dirname, "data-dir.ts"))}).lockDataDir(${JSON.stringify(dir)}, "child")`;
-      const child = spawn(process.execPath, ["--require", "tsx/cjs", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
-      let stderr = "";
-      child.stderr.on("data", (chunk) => (stderr += chunk));
-      const code = await new Promise((resolve) => child.once("exit", resolve));
-      expect(code).to.not.equal(0);
-      expect(stderr).to.include(`in use by vrai dev (pid ${process.pid}`);
-    } finally {
-      await db.close();
-    }
-  });
+  it(
+    "is refused to another process while this one holds it: the child exits at once with the holder " +
+      "named (a child process opening PGlite: 4-13 s)",
+    async () => {
+      const dir = path.join(root, "two");
+      const db = await createPgliteDb(dir, { holder: "vrai dev" });
+      try {
+        const script = `require(${JSON.stringify(path.join(__dirname, "data-dir.ts"))}).lockDataDir(${JSON.stringify(dir)}, "child")`;
+        const child = spawn(process.execPath, ["--require", "tsx/cjs", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+        let stderr = "";
+        child.stderr.on("data", (chunk) => (stderr += chunk));
+        const code = await new Promise((resolve) => child.once("exit", resolve));
+        expect(code).to.not.equal(0);
+        expect(stderr).to.include(`in use by vrai dev (pid ${process.pid}`);
+      } finally {
+        await db.close();
+      }
+    },
+  );
 });

@@ -48,7 +48,7 @@ describe("id index (open addressing over typed arrays)", () => {
     expect([index.size, index.bytes, index.get("agt_1", hashId("agt_1"))]).to.deep.equal([0, 0, -1]);
   });
 
-  it("answers as a Map would over any sequence of sets and deletes, with hashes crowded into a few slots", () => {
+  it("answers as a Map would over any sequence of sets and deletes, with hashes crowded into a few slots (fast-check, long random sequences: 5-20 s)", () => {
     const operation = fc.oneof(
       fc.record({ type: fc.constant("set" as const), id: fc.integer({ min: 0, max: 60 }) }),
       fc.record({ type: fc.constant("delete" as const), id: fc.integer({ min: 0, max: 60 }) }),

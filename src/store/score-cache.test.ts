@@ -208,7 +208,7 @@ describe("score cache", () => {
     );
   });
 
-  it("under eviction, answers each agent its latest score or nothing, never another's or an older one", () => {
+  it("under eviction, answers each agent its latest score or nothing, never another's or an older one (fast-check, long random sequences: 5-20 s)", () => {
     const cache = createScoreCache({ maxBytes: 64 * 1024 });
     const latest = new Map<string, ScoreSummary>();
     for (let i = 1; i <= 8_000; i++) {

@@ -4,8 +4,6 @@
  * declaration (VRAI_CHECK_REPLIES=1, src/api/reply-check.ts), answering a mismatch with a 500, and the run
  * fails at its end when any answer did not match, even one a test did not look at.
  */
-import { appendFileSync } from "node:fs";
-import type { Context } from "mocha";
 import { REPLY_MISMATCH_WARNING } from "../api/reply-check";
 
 process.env.VRAI_CHECK_REPLIES = "1";
@@ -27,26 +25,9 @@ export async function mismatchesDuring(action: () => unknown): Promise<string[]>
   return mismatches.splice(before);
 }
 
-/** Where each test file's time goes when `VRAI_TEST_TIMES` names a file (DEVELOPERS.md, "The test run"). */
-const timesFile = process.env.VRAI_TEST_TIMES;
-let fileStarted = 0;
-
-/** The file a root hook runs for: in parallel mode each file runs alone under the root suite. */
-function testFile(context: Context): string {
-  const root = context.test?.parent;
-  return root?.suites[0]?.file ?? root?.file ?? "(unknown)";
-}
-
-/**
- * Mocha's root hooks: after every test file ran, no answer may have broken its declaration; with
- * `VRAI_TEST_TIMES` set, each file's time (hooks included) is appended to that file as "ms<TAB>path".
- */
+/** Mocha's root hooks: after every test file ran, no answer may have broken its declaration. */
 export const mochaHooks = {
-  beforeAll(): void {
-    fileStarted = performance.now();
-  },
-  afterAll(this: Context): void {
-    if (timesFile) appendFileSync(timesFile, `${Math.round(performance.now() - fileStarted)}\t${testFile(this)}\n`);
+  afterAll(): void {
     if (mismatches.length > 0)
       throw new Error(`${mismatches.length} answers did not match their declaration:\n${[...new Set(mismatches)].join("\n")}`);
   },

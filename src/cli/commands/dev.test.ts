@@ -109,7 +109,7 @@ describe("vrai dev (npm start)", function () {
 
   it(
     "end to end: chain, contracts and service from one command; owner, claim, SDK check-in, wallet proof, on-chain record indexed, " +
-      "Vrai score, agent page in Chromium; SIGTERM and restart keep everything",
+      "Vrai score, agent page in Chromium; SIGTERM and restart keep everything (vrai dev started twice, contracts deployed, Chromium: 30-60 s)",
     async () => {
       const chainPort = await freePort();
       running = await startDev(dir, chainPort);
@@ -370,7 +370,7 @@ describe("vrai dev (npm start)", function () {
 
   it(
     "of two vrai dev started together on one data directory, one runs and the other exits 2 at once " +
-      "with one line naming the first's PID, before its chain or anything else starts (issue #33)",
+      "with one line naming the first's PID, before its chain or anything else starts (issue #33) (two vrai dev, one of them ready: 10-30 s)",
     async () => {
       const own = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-dev-two-"));
       try {
@@ -400,7 +400,7 @@ describe("vrai dev (npm start)", function () {
   );
 
   // Goes on from the ./data the previous test left: its chain journal, tampered with here.
-  it("redeploys on an empty chain, and says so, when the chain journal cannot be replayed", async () => {
+  it("redeploys on an empty chain, and says so, when the chain journal cannot be replayed (vrai dev redeploys the contracts: 10-20 s)", async () => {
     const chainPort = await freePort();
     const journal = path.join(dir, "data", "chain.jsonl");
     const lines = fs.readFileSync(journal, "utf8").trimEnd().split("\n");

@@ -71,15 +71,19 @@ describe("vrai operator add|revoke on PostgreSQL (V7)", function () {
     expect(await lastAudit()).to.deep.equal({ actor: "alice", action: "busy.off", subject: "service" });
   });
 
-  it("refuses a taken name, an invalid or reserved one, a missing one and an unknown action: exit 2, one line, nothing stored", async () => {
-    expectBadInput(vrai(["operator", "add", "alice"], env), /operator alice already exists/);
-    expectBadInput(vrai(["operator", "add", "Alice"], env), /operator name must be 1 to 32 lowercase letters.*got "Alice"/);
-    expectBadInput(vrai(["operator", "add", "admin"], env), /operator name admin is reserved/);
-    expectBadInput(vrai(["operator", "add"], env), /missing the operator's name/);
-    expectBadInput(vrai(["operator", "rename", "alice"], env), /unknown action rename \(usage: vrai operator add\|revoke <name>/);
-    expectBadInput(vrai(["operator", "add", "bob", "carol"], env), /unknown argument carol/);
-    expect((await testDb.db.query("SELECT name FROM operators")).rows).to.deep.equal([{ name: "alice" }]);
-  });
+  it(
+    "refuses a taken name, an invalid or reserved one, a missing one and an unknown action: exit 2, one " +
+      "line, nothing stored (a CLI run per case: 6-20 s)",
+    async () => {
+      expectBadInput(vrai(["operator", "add", "alice"], env), /operator alice already exists/);
+      expectBadInput(vrai(["operator", "add", "Alice"], env), /operator name must be 1 to 32 lowercase letters.*got "Alice"/);
+      expectBadInput(vrai(["operator", "add", "admin"], env), /operator name admin is reserved/);
+      expectBadInput(vrai(["operator", "add"], env), /missing the operator's name/);
+      expectBadInput(vrai(["operator", "rename", "alice"], env), /unknown action rename \(usage: vrai operator add\|revoke <name>/);
+      expectBadInput(vrai(["operator", "add", "bob", "carol"], env), /unknown argument carol/);
+      expect((await testDb.db.query("SELECT name FROM operators")).rows).to.deep.equal([{ name: "alice" }]);
+    },
+  );
 
   it("revokes an operator: the API then refuses its token with 401, the bootstrap token still works; revoking again or an unknown name is exit 2", async () => {
     const run = vrai(["operator", "revoke", "alice"], env);
@@ -97,63 +101,71 @@ describe("vrai operator add|revoke on PostgreSQL (V7)", function () {
     expectBadInput(vrai(["operator", "revoke", "zed"], env), /operator "zed" does not exist/);
   });
 
-  it("refuses a PGlite data directory that a running vrai serve holds (issue #33): exit 2 at once, the holder's PID named, nothing changed", async () => {
-    const dataDir = mkdtempSync(path.join(tmpdir(), "vrai-operator-held-"));
-    const serve = await startServe({ DATA_DIR: dataDir, PORT: "0", OPERATOR_TOKEN, LOG_LEVEL: "silent", DATABASE_URL: "" });
-    try {
-      const pid = serve.child.pid!;
-      for (const args of [
-        ["operator", "add", "erin"],
-        ["operator", "revoke", "erin"],
-      ]) {
-        const started = Date.now();
-        const run = vrai(args, { DATA_DIR: dataDir });
-        expectBadInput(run, new RegExp(`data directory .* is in use by vrai serve \\(pid ${pid}, .*stop that one first`));
-        expect(Date.now() - started).to.be.below(15_000);
-      }
-      const recompute = vrai(["recompute", "--data-dir", dataDir], {});
-      expect([recompute.status, recompute.stderr.trimEnd().split("\n").length], recompute.stderr).to.deep.equal([2, 1]);
-      expect(recompute.stderr).to.match(new RegExp(`^vrai recompute: data directory .* in use by vrai serve \\(pid ${pid}`));
-      // The service is untouched: the bootstrap token works, and no operator was added behind its back.
-      const busy = await fetch(`${serve.url}/v1/operator/busy`, {
-        method: "PUT",
-        headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, "content-type": "application/json" },
-        body: JSON.stringify({ on: false, reason: "held test" }),
-      });
-      expect(busy.status).to.equal(200);
-    } finally {
-      await serve.kill("SIGTERM");
-    }
-    try {
-      // Stopped, the directory is free again.
-      const run = vrai(["operator", "add", "erin"], { DATA_DIR: dataDir });
-      expect(run.status, run.stderr).to.equal(0);
-      const db = await createPgliteDb(dataDir);
+  it(
+    "refuses a PGlite data directory that a running vrai serve holds (issue #33): exit 2 at once, the " +
+      "holder's PID named, nothing changed (vrai serve on PGlite, then three CLI runs: 10-20 s)",
+    async () => {
+      const dataDir = mkdtempSync(path.join(tmpdir(), "vrai-operator-held-"));
+      const serve = await startServe({ DATA_DIR: dataDir, PORT: "0", OPERATOR_TOKEN, LOG_LEVEL: "silent", DATABASE_URL: "" });
       try {
-        expect((await db.query("SELECT name FROM operators")).rows).to.deep.equal([{ name: "erin" }]);
+        const pid = serve.child.pid!;
+        for (const args of [
+          ["operator", "add", "erin"],
+          ["operator", "revoke", "erin"],
+        ]) {
+          const started = Date.now();
+          const run = vrai(args, { DATA_DIR: dataDir });
+          expectBadInput(run, new RegExp(`data directory .* is in use by vrai serve \\(pid ${pid}, .*stop that one first`));
+          expect(Date.now() - started).to.be.below(15_000);
+        }
+        const recompute = vrai(["recompute", "--data-dir", dataDir], {});
+        expect([recompute.status, recompute.stderr.trimEnd().split("\n").length], recompute.stderr).to.deep.equal([2, 1]);
+        expect(recompute.stderr).to.match(new RegExp(`^vrai recompute: data directory .* in use by vrai serve \\(pid ${pid}`));
+        // The service is untouched: the bootstrap token works, and no operator was added behind its back.
+        const busy = await fetch(`${serve.url}/v1/operator/busy`, {
+          method: "PUT",
+          headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, "content-type": "application/json" },
+          body: JSON.stringify({ on: false, reason: "held test" }),
+        });
+        expect(busy.status).to.equal(200);
       } finally {
-        await db.close();
+        await serve.kill("SIGTERM");
       }
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
+      try {
+        // Stopped, the directory is free again.
+        const run = vrai(["operator", "add", "erin"], { DATA_DIR: dataDir });
+        expect(run.status, run.stderr).to.equal(0);
+        const db = await createPgliteDb(dataDir);
+        try {
+          expect((await db.query("SELECT name FROM operators")).rows).to.deep.equal([{ name: "erin" }]);
+        } finally {
+          await db.close();
+        }
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+  );
 
-  it("works on the embedded PGlite store in DATA_DIR when DATABASE_URL is unset, as vrai serve does", async () => {
-    const dataDir = mkdtempSync(path.join(tmpdir(), "vrai-operator-"));
-    try {
-      const run = vrai(["operator", "add", "dana"], { DATA_DIR: dataDir });
-      expect(run.status, run.stderr).to.equal(0);
-      const db = await createPgliteDb(dataDir);
+  it(
+    "works on the embedded PGlite store in DATA_DIR when DATABASE_URL is unset, as vrai serve does (a " +
+      "CLI run per step on a new PGlite store: 8-20 s)",
+    async () => {
+      const dataDir = mkdtempSync(path.join(tmpdir(), "vrai-operator-"));
       try {
-        expect((await db.query("SELECT name, token_hash FROM operators")).rows).to.deep.equal([
-          { name: "dana", token_hash: hashSecret(run.stdout.trim()) },
-        ]);
+        const run = vrai(["operator", "add", "dana"], { DATA_DIR: dataDir });
+        expect(run.status, run.stderr).to.equal(0);
+        const db = await createPgliteDb(dataDir);
+        try {
+          expect((await db.query("SELECT name, token_hash FROM operators")).rows).to.deep.equal([
+            { name: "dana", token_hash: hashSecret(run.stdout.trim()) },
+          ]);
+        } finally {
+          await db.close();
+        }
       } finally {
-        await db.close();
+        rmSync(dataDir, { recursive: true, force: true });
       }
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });

@@ -80,35 +80,39 @@ describe("vrai serve", () => {
   const BACKGROUND_WORK =
     /daily recompute|partitions|score tree|score root|owner recompute|score cache|expired challenges|chain started|api listening|vrai ready/;
 
-  it("exits 2 at once on a taken port, naming the port and the variable to set, before any background work starts (issue #33)", async () => {
-    const taken = net.createServer().listen(0, "127.0.0.1");
-    await new Promise((resolve) => taken.once("listening", resolve));
-    const port = String((taken.address() as net.AddressInfo).port);
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-serve-port-"));
-    try {
-      for (const [command, env, variable] of [
-        ["serve", { PORT: port }, "PORT"],
-        ["serve", { PORT: "0", METRICS_PORT: port }, "METRICS_PORT"],
-        ["dev", { PORT: port, CHAIN_PORT: String(Number(port) + 1), DEPLOYMENTS_DIR: path.join(dataDir, "deployments") }, "PORT"],
-      ] as const) {
-        const result = await runToExit(command, dataDir, env);
-        expect(result.code, result.err).to.equal(2);
-        expect(result.err.trim().split("\n"), result.err).to.have.length(1);
-        expect(result.err).to.match(
-          new RegExp(`^vrai ${command}: cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use: set ${variable} to a free port`),
-        );
-        // Nothing ran: no recompute, partitions, tree, anchoring or chain; nothing listened.
-        expect(result.out, `${command}: ${result.out}`).to.not.match(BACKGROUND_WORK);
+  it(
+    "exits 2 at once on a taken port, naming the port and the variable to set, before any background " +
+      "work starts (issue #33) (three CLI starts on PGlite: 5-15 s)",
+    async () => {
+      const taken = net.createServer().listen(0, "127.0.0.1");
+      await new Promise((resolve) => taken.once("listening", resolve));
+      const port = String((taken.address() as net.AddressInfo).port);
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-serve-port-"));
+      try {
+        for (const [command, env, variable] of [
+          ["serve", { PORT: port }, "PORT"],
+          ["serve", { PORT: "0", METRICS_PORT: port }, "METRICS_PORT"],
+          ["dev", { PORT: port, CHAIN_PORT: String(Number(port) + 1), DEPLOYMENTS_DIR: path.join(dataDir, "deployments") }, "PORT"],
+        ] as const) {
+          const result = await runToExit(command, dataDir, env);
+          expect(result.code, result.err).to.equal(2);
+          expect(result.err.trim().split("\n"), result.err).to.have.length(1);
+          expect(result.err).to.match(
+            new RegExp(`^vrai ${command}: cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use: set ${variable} to a free port`),
+          );
+          // Nothing ran: no recompute, partitions, tree, anchoring or chain; nothing listened.
+          expect(result.out, `${command}: ${result.out}`).to.not.match(BACKGROUND_WORK);
+        }
+      } finally {
+        taken.close();
+        fs.rmSync(dataDir, { recursive: true, force: true });
       }
-    } finally {
-      taken.close();
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 
   it(
     "exits 2 with one line naming DEPLOYMENT or RPC_URL, before any background work starts, for a deployment file that cannot be read, " +
-      "is not one, or is of another chain than RPC_URL's, and a chain that does not answer (issue #33)",
+      "is not one, or is of another chain than RPC_URL's, and a chain that does not answer (issue #33) (a Hardhat node, then a CLI start per case: 10-25 s)",
     async function () {
       this.timeout(120_000);
       const node = await startHardhatNode();
@@ -160,54 +164,61 @@ describe("vrai serve", () => {
     },
   );
 
-  it("exits 2 with one line naming REPUTATION_*, no background work started, for a registry it cannot read (issue #27)", async function () {
-    this.timeout(120_000);
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-serve-reputation-"));
-    try {
-      const contract = (n: number) => ({ address: `0x${String(n).repeat(40)}`, blockNumber: 0 });
-      const before = path.join(dataDir, "before.json");
-      fs.writeFileSync(
-        before,
-        JSON.stringify({
-          network: "old",
-          chainId: 1,
-          contracts: { IdentityRegistry: contract(1), AnchorRegistry: contract(2), Registry: contract(3) },
-        }),
-      );
-      const none = await runToExit("serve", path.join(dataDir, "data"), {
-        PORT: "0",
-        REPUTATION_DEPLOYMENT: before,
-        REPUTATION_RPC_URL: "http://127.0.0.1:1",
-      });
-      expect([none.code, none.err], none.out).to.deep.equal([
-        2,
-        `vrai serve: invalid configuration: REPUTATION_DEPLOYMENT: ${before} names no ReputationRegistry\n`,
-      ]);
-      const registry = `0x${"4".repeat(40)}`;
-      const unreachable = await runToExit("serve", path.join(dataDir, "data"), {
-        PORT: "0",
-        REPUTATION_REGISTRY: registry,
-        REPUTATION_RPC_URL: "http://127.0.0.1:1",
-      });
-      expect([unreachable.code, unreachable.err.trim().split("\n").length], unreachable.err).to.deep.equal([2, 1]);
-      expect(unreachable.err).to.match(
-        new RegExp(
-          `^vrai serve: cannot read the reputation registry ${registry} at http://127\\.0\\.0\\.1:1 \\(.+\\): set REPUTATION_REGISTRY`,
-        ),
-      );
-      for (const result of [none, unreachable]) expect(result.out).to.not.match(BACKGROUND_WORK);
-      // A key with no registry, or no public URL to name the files under: the configuration's own check.
-      const keyAlone = await runToExit("serve", path.join(dataDir, "data"), { PORT: "0", REPUTATION_PRIVATE_KEY: `0x${"ab".repeat(32)}` });
-      expect(keyAlone.code).to.equal(2);
-      expect(keyAlone.err).to.match(
-        /^vrai serve: invalid configuration: (?=.*REPUTATION_REGISTRY: REPUTATION_PRIVATE_KEY needs)(?=.*PUBLIC_URL: required)/,
-      );
-    } finally {
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
+  it(
+    "exits 2 with one line naming REPUTATION_*, no background work started, for a registry it cannot " +
+      "read (issue #27) (a Hardhat node and a CLI start per case: 5-16 s)",
+    async function () {
+      this.timeout(120_000);
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-serve-reputation-"));
+      try {
+        const contract = (n: number) => ({ address: `0x${String(n).repeat(40)}`, blockNumber: 0 });
+        const before = path.join(dataDir, "before.json");
+        fs.writeFileSync(
+          before,
+          JSON.stringify({
+            network: "old",
+            chainId: 1,
+            contracts: { IdentityRegistry: contract(1), AnchorRegistry: contract(2), Registry: contract(3) },
+          }),
+        );
+        const none = await runToExit("serve", path.join(dataDir, "data"), {
+          PORT: "0",
+          REPUTATION_DEPLOYMENT: before,
+          REPUTATION_RPC_URL: "http://127.0.0.1:1",
+        });
+        expect([none.code, none.err], none.out).to.deep.equal([
+          2,
+          `vrai serve: invalid configuration: REPUTATION_DEPLOYMENT: ${before} names no ReputationRegistry\n`,
+        ]);
+        const registry = `0x${"4".repeat(40)}`;
+        const unreachable = await runToExit("serve", path.join(dataDir, "data"), {
+          PORT: "0",
+          REPUTATION_REGISTRY: registry,
+          REPUTATION_RPC_URL: "http://127.0.0.1:1",
+        });
+        expect([unreachable.code, unreachable.err.trim().split("\n").length], unreachable.err).to.deep.equal([2, 1]);
+        expect(unreachable.err).to.match(
+          new RegExp(
+            `^vrai serve: cannot read the reputation registry ${registry} at http://127\\.0\\.0\\.1:1 \\(.+\\): set REPUTATION_REGISTRY`,
+          ),
+        );
+        for (const result of [none, unreachable]) expect(result.out).to.not.match(BACKGROUND_WORK);
+        // A key with no registry, or no public URL to name the files under: the configuration's own check.
+        const keyAlone = await runToExit("serve", path.join(dataDir, "data"), {
+          PORT: "0",
+          REPUTATION_PRIVATE_KEY: `0x${"ab".repeat(32)}`,
+        });
+        expect(keyAlone.code).to.equal(2);
+        expect(keyAlone.err).to.match(
+          /^vrai serve: invalid configuration: (?=.*REPUTATION_REGISTRY: REPUTATION_PRIVATE_KEY needs)(?=.*PUBLIC_URL: required)/,
+        );
+      } finally {
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+  );
 
-  it("loses no acknowledged check-in when killed with SIGKILL in the middle of a load", async () => {
+  it("loses no acknowledged check-in when killed with SIGKILL in the middle of a load (two vrai serve starts and a load: 6-20 s)", async () => {
     const env = { DATABASE_URL: testDb.url!, PORT: "0", OPERATOR_TOKEN, LOG_LEVEL: "silent", RATE_LIMIT_PER_MINUTE: "100000" };
     let { child, url } = await startServe(env);
     const post = (base: string, p: string, token: string | undefined, headers: Record<string, string> = {}) =>
@@ -278,51 +289,60 @@ describe("vrai serve", () => {
     }
   });
 
-  it("runs the chain indexer beside the API with DEPLOYMENT and RPC_URL: one instance indexes, a second stands by and takes over", async function () {
-    this.timeout(180_000);
-    const node: HardhatNode = await startHardhatNode();
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-serve-"));
-    const indexDb = await createTestPgDb();
-    try {
-      const chain = await deployToNode(node.url, dir);
-      const [agentId] = await chain.register(chain.accounts[2]);
-      await chain.send([
-        chain.proofTx(chain.accounts[2], agentId, { success: true, riskLevel: 2, policyViolations: 0, traceRoot: traceRoot("serve-1") }),
-      ]);
-      const env = {
-        DATABASE_URL: indexDb.url!,
-        PORT: "0",
-        OPERATOR_TOKEN,
-        LOG_LEVEL: "silent",
-        RPC_URL: node.url,
-        DEPLOYMENT: chain.file,
-        CONFIRMATIONS: "0",
-      };
-      const did = executorId(chain.deployment.chainId, chain.deployment.contracts.IdentityRegistry.address, agentId);
-      const recordsSeen = async (url: string, n: number) => {
-        for (const until = Date.now() + 60_000; Date.now() < until; await new Promise((r) => setTimeout(r, 250))) {
-          const res = await fetch(`${url}/v1/executors/${encodeURIComponent(did)}/derived-score`);
-          if (res.status === 200 && ((await res.json()) as { recordCount: number }).recordCount === n) return true;
-        }
-        return false;
-      };
-      const first = await startServe(env);
-      const second = await startServe(env);
+  it(
+    "runs the chain indexer beside the API with DEPLOYMENT and RPC_URL: one instance indexes, a second " +
+      "stands by and takes over (a Hardhat node and two vrai serve: 6-20 s)",
+    async function () {
+      this.timeout(180_000);
+      const node: HardhatNode = await startHardhatNode();
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-serve-"));
+      const indexDb = await createTestPgDb();
       try {
-        expect(await recordsSeen(first.url, 1)).to.equal(true);
-        // The active instance dies; the standby takes the chain's lock and indexes what comes next.
-        first.child.kill("SIGKILL");
+        const chain = await deployToNode(node.url, dir);
+        const [agentId] = await chain.register(chain.accounts[2]);
         await chain.send([
-          chain.proofTx(chain.accounts[2], agentId, { success: false, riskLevel: 0, policyViolations: 1, traceRoot: traceRoot("serve-2") }),
+          chain.proofTx(chain.accounts[2], agentId, { success: true, riskLevel: 2, policyViolations: 0, traceRoot: traceRoot("serve-1") }),
         ]);
-        expect(await recordsSeen(second.url, 2)).to.equal(true);
+        const env = {
+          DATABASE_URL: indexDb.url!,
+          PORT: "0",
+          OPERATOR_TOKEN,
+          LOG_LEVEL: "silent",
+          RPC_URL: node.url,
+          DEPLOYMENT: chain.file,
+          CONFIRMATIONS: "0",
+        };
+        const did = executorId(chain.deployment.chainId, chain.deployment.contracts.IdentityRegistry.address, agentId);
+        const recordsSeen = async (url: string, n: number) => {
+          for (const until = Date.now() + 60_000; Date.now() < until; await new Promise((r) => setTimeout(r, 250))) {
+            const res = await fetch(`${url}/v1/executors/${encodeURIComponent(did)}/derived-score`);
+            if (res.status === 200 && ((await res.json()) as { recordCount: number }).recordCount === n) return true;
+          }
+          return false;
+        };
+        const first = await startServe(env);
+        const second = await startServe(env);
+        try {
+          expect(await recordsSeen(first.url, 1)).to.equal(true);
+          // The active instance dies; the standby takes the chain's lock and indexes what comes next.
+          first.child.kill("SIGKILL");
+          await chain.send([
+            chain.proofTx(chain.accounts[2], agentId, {
+              success: false,
+              riskLevel: 0,
+              policyViolations: 1,
+              traceRoot: traceRoot("serve-2"),
+            }),
+          ]);
+          expect(await recordsSeen(second.url, 2)).to.equal(true);
+        } finally {
+          for (const s of [first, second]) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill("SIGTERM");
+        }
       } finally {
-        for (const s of [first, second]) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill("SIGTERM");
+        await node.close();
+        await indexDb.drop();
+        fs.rmSync(dir, { recursive: true, force: true });
       }
-    } finally {
-      await node.close();
-      await indexDb.drop();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });
