@@ -227,6 +227,20 @@ describe("PostgreSQL failover under a check-in load (pg_auto_failover)", functio
         rows: [days],
       } = await db.query<{ checkins: number }>("SELECT coalesce(sum(checkins), 0)::int AS checkins FROM agent_days");
       expect(days.checkins, "each check-in counted once in its day").to.equal(AGENTS);
+
+      // A replay is answered once a standby holds the check-in it repeats (confirmDurable): with the old primary
+      // back as the new one's standby, an agent's retry of its acknowledged check-in gets its original.
+      await formation.waitFor("the old primary back as a standby", (s) =>
+        s.some((n) => n.nodeport === first.port && n.current_group_state === "secondary"),
+      );
+      const {
+        rows: [streams],
+      } = await db.query<{ slots: number }>("SELECT count(*)::int AS slots FROM pg_replication_slots WHERE slot_type = 'physical'");
+      expect(streams.slots, "the primary keeps a slot for its standby: a replay waits for the standby").to.be.greaterThan(0);
+      const [agentId, { key }] = [...acknowledged][0];
+      const agent = agents.find((a) => a.agentId === agentId)!;
+      const replay = await post(`/v1/agents/${agentId}/checkins`, agent.agentKey, { "idempotency-key": key });
+      expect([replay.status, replay.headers.get("idempotent-replayed")], await replay.text()).to.deep.equal([201, "true"]);
     },
   );
 });

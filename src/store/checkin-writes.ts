@@ -11,6 +11,7 @@ import type { CheckinExpectation, CheckinState, CheckinWrites, NewEvent, StoredC
 import { AGENT_COLUMNS_OF_A, agentFrom, type AgentRecord } from "./agent-rows";
 import { createBatcher } from "./batch";
 import type { Db, Queryable } from "./db";
+import { DatabaseUnavailableError } from "./errors";
 import { recordEventsCtes } from "./events";
 
 /** A row of STATE_SQL: the agent, its duplicate check-in (the `dup_` columns, null without one), the windows as JSON. */
@@ -110,12 +111,56 @@ SELECT ord::integer AS ord FROM agent`;
  * For `confirmDurable`, in one transaction on one connection: whether this server has the check-in (the
  * lookup of STATE_SQL, with its arrival, so one day partition is read), and a transaction id, so the
  * commit writes a record that synchronous_commit makes wait for this server's synchronous standbys.
+ * On a server that streams to standbys (`replicated`: it keeps physical replication slots, as each node of
+ * a pg_auto_failover formation does for the others, or names synchronous standbys), also its WAL position
+ * now (`lsn`), which the check-in's commit record precedes.
  */
 const KEPT_SQL = `SELECT txid_current() AS xid, EXISTS (
   SELECT 1 FROM checkins c
   WHERE c.agent_id || '/' || c.idempotency_key = $1::text || '/' || $2::text
     AND c.agent_id = $1 AND c.idempotency_key = $2 AND c.claim_id = $3 AND c.arrival = $4
-) AS kept`;
+) AS kept,
+  (SELECT count(*) FROM pg_replication_slots WHERE slot_type = 'physical') > 0
+    OR current_setting('synchronous_standby_names') <> '' AS replicated,
+  CASE WHEN pg_is_in_recovery() THEN NULL ELSE pg_current_wal_lsn()::text END AS lsn`;
+
+/** Whether a standby streaming from this server has flushed its WAL up to $1. */
+const HELD_SQL = "SELECT coalesce(bool_or(flush_lsn >= $1::pg_lsn), false) AS held FROM pg_stat_replication";
+
+/**
+ * How long `confirmDurable` waits for a standby to hold a check-in before it gives up with a 503: a
+ * standby streaming from this server is milliseconds behind; none is there while a formation fails over.
+ */
+const HELD_WAIT = { tries: 20, pauseMs: 100 };
+
+/**
+ * `confirmDurable` of the SQL store. The commit's wait for synchronous standbys is not enough alone: a
+ * primary that crashed and restarted before it learnt of a failover, or runs without synchronous
+ * replication while its standby catches up (pg_auto_failover's wait_primary), commits at once, and can
+ * hold a check-in its standby never had, lost when that standby is promoted and the old primary rewound.
+ * So on a server that streams to standbys, a replay is answered only once a standby has flushed the WAL
+ * past the check-in, read on the same connection before the commit; none within HELD_WAIT is a 503. (A
+ * physical slot that no standby streams from makes every replay a 503: drop a stale slot, which also keeps
+ * the server's WAL forever.)
+ */
+async function confirmKept(db: Db, duplicate: StoredCheckin): Promise<boolean> {
+  return db.transaction(async (q) => {
+    const {
+      rows: [found],
+    } = await q.query<{ kept: boolean; replicated: boolean; lsn: string | null }>(
+      KEPT_SQL,
+      [duplicate.agentId, duplicate.idempotencyKey, duplicate.claimId, duplicate.arrival],
+      { planEach: true },
+    );
+    if (!found.kept || !found.replicated) return found.kept;
+    for (let attempt = 1; attempt <= HELD_WAIT.tries; attempt++) {
+      const { rows } = await q.query<{ held: boolean }>(HELD_SQL, [found.lsn]);
+      if (rows[0].held) return true;
+      await new Promise((resolve) => setTimeout(resolve, HELD_WAIT.pauseMs));
+    }
+    throw new DatabaseUnavailableError("no standby holds the check-in this request repeats yet (a failover is under way)");
+  });
+}
 
 /**
  * A condition for a query of check-ins arriving exactly at `at`: when `at` is a midnight, as the daily
@@ -212,14 +257,6 @@ export function createCheckinWrites(db: Db): CheckinWrites {
   return {
     checkinState: (agentId, key) => state({ agentId, key }),
     commitCheckin: (expected, checkin, deltas, back) => commit({ expected, checkin, deltas, back }),
-    confirmDurable: (duplicate) =>
-      db.transaction(async (q) => {
-        const { rows } = await q.query<{ kept: boolean }>(
-          KEPT_SQL,
-          [duplicate.agentId, duplicate.idempotencyKey, duplicate.claimId, duplicate.arrival],
-          { planEach: true },
-        );
-        return rows[0].kept;
-      }),
+    confirmDurable: (duplicate) => confirmKept(db, duplicate),
   };
 }
