@@ -61,3 +61,19 @@ describe("canonical JSON and digests (V9)", () => {
     );
   });
 });
+
+describe("canonical JSON errors (V9; STYLE: cause chains)", () => {
+  it("keeps the serialiser's error as the cause of not_canonicalizable, with its message", () => {
+    let error: unknown;
+    try {
+      canonicalJson({ a: [1, Number.POSITIVE_INFINITY] });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).to.have.property("code", "not_canonicalizable");
+    expect(error).to.have.property("status", 400);
+    const cause = (error as { cause?: unknown }).cause;
+    expect(cause).to.be.instanceOf(Error);
+    expect((error as Error).message).to.equal(`cannot canonicalise: ${(cause as Error).message}`);
+  });
+});

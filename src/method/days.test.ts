@@ -152,3 +152,18 @@ describe("day digest links, byte for byte (docs/inputs.md, 'Day digest')", () =>
     expect(nextDayDigest(null, { ...c, credit: 0.5 })).to.equal(sha256Hex("|1793613600|3600|true|false|0.5"));
   });
 });
+
+describe("coverage of an interval (V10): nothing outside (p, c]", () => {
+  it("covers nothing for an empty or reversed interval", () => {
+    expect(coverageByDay(day2 + 50, day2 + 50)).to.deep.equal([]);
+    expect(coverageByDay(day2 + 50, day2 + 10)).to.deep.equal([]);
+    expect(coverageByDay(day2 - 10, day2 - 86_400)).to.deep.equal([]);
+  });
+
+  it("gives no coverage to a check-in with no previous one since the claim: it closes no interval (V3.4, V10)", () => {
+    const first = { arrival: day2 + 5000, nextHeartbeatS: 3600, onTime: true, excused: false, credit: 0 };
+    expect(checkinDayDeltas(first, null, "")).to.deep.equal([
+      { day: "2026-11-02", checkins: 1, onTime: 1, creditS: 0, coverageS: 0, digest: nextDayDigest(null, first) },
+    ]);
+  });
+});

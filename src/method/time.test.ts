@@ -78,3 +78,13 @@ describe("time errors (V1)", () => {
     expect(dayName(day)).to.equal("0999-01-01");
   });
 });
+
+describe("parsing V1 times: only strings", () => {
+  it("rejects a value that is not a string as not of the form, whatever it prints as", () => {
+    for (const value of [["1970-01-02T00:00:00Z"], 86_400, null]) {
+      expect(() => parseRfc3339(value as never))
+        .to.throw(`expected YYYY-MM-DDTHH:MM:SSZ, got ${JSON.stringify(value)}`)
+        .with.property("code", "invalid_time");
+    }
+  });
+});

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
 import { PROJECT_ROOT } from "../../project-root";
-import { METHOD_VERSIONS, METHODS } from "./methods";
+import { METHOD_VERSIONS, METHODS, methodRules } from "./methods";
 
 /** The seed's page of the method, beside the clone (as the RFC 8785 vectors: src/test-helpers/jcs.ts). */
 const SEED = path.resolve(PROJECT_ROOT, "..", "shared", "seeds", "000_208564aea2595b85.txt");
@@ -19,6 +19,17 @@ describe("method versions as published (seed, 'Changes to the method')", () => {
     for (const entry of entries) {
       const rules = METHODS[entry.version as keyof typeof METHODS];
       expect({ version: rules.version, published: rules.published, changes: rules.changes }).to.deep.equal(entry);
+    }
+  });
+});
+
+describe("method versions by name (V9: a stored score recomputes with its own version's rules)", () => {
+  it("knows a version only by its name as a string, and names the known ones when it does not", () => {
+    for (const version of METHOD_VERSIONS) expect(methodRules(version)).to.equal(METHODS[version]);
+    for (const version of [0.2, 0.1, "9.9", "toString", null]) {
+      expect(() => methodRules(version), String(version))
+        .to.throw(`method: unknown method version ${JSON.stringify(version)} (known: 0.2, 0.1)`)
+        .with.property("code", "unknown_method");
     }
   });
 });

@@ -354,3 +354,54 @@ describe("docs/inputs.md", () => {
     expect(text).to.include(`total ${result.total}`);
   });
 });
+
+describe("Vrai score: what counts from the window (V2, V5, V8, V10)", () => {
+  /** A day of the document with `checkins` on-time check-ins of an hour each and some coverage. */
+  const inputDay = (day: string, checkins: number, coverage: number) => ({
+    day,
+    checkins,
+    on_time: checkins,
+    credit_s: 3600 * checkins,
+    coverage_s: coverage,
+    digest: checkins > 0 ? "ab".repeat(32) : "",
+  });
+
+  it("shows and counts nothing of a day that ended at or before the claim, even when a document holds one (V2, V10)", () => {
+    const claimedAt = parseRfc3339("2026-11-03T00:00:00Z");
+    const doc = {
+      ...buildScoreInputs(facts({ claimedAt })),
+      days: [inputDay("2026-11-02", 5, 3600), inputDay("2026-11-03", 2, 7200)],
+    };
+    const r = computeScore(doc);
+    expect(r.window[1]).to.deep.equal({ day: "2026-11-02", checkins: 0, on_time: 0, coverage_s: 0, before_claim: true });
+    expect(r.window[2]).to.deep.equal({ day: "2026-11-03", checkins: 2, on_time: 2, coverage_s: 7200, before_claim: false });
+    expect(r.components.reliability.creditS).to.equal(7200);
+  });
+
+  it("counts a day towards established only when a check-in arrived on it, not for coverage alone (V8)", () => {
+    const checkinDays = Array.from({ length: 13 }, (_, i) => inputDay(`2026-11-${String(i + 10).padStart(2, "0")}`, 1, 3600));
+    const covered = inputDay("2026-11-25", 0, 86_400);
+    const doc = { ...buildScoreInputs(facts()), days: [...checkinDays, covered] };
+    expect(computeScore(doc).state).to.equal("provisional");
+    expect(computeScore({ ...doc, days: [...checkinDays, { ...covered, checkins: 1, digest: "ab".repeat(32) }] }).state).to.equal(
+      "established",
+    );
+    expect(computeScore({ ...doc, method: "0.1" }).state).to.equal("provisional");
+  });
+
+  it("adds the other days since the claim to the window's under 0.2 only, from 14 days in all (V8)", () => {
+    const days = Array.from({ length: 4 }, (_, i) => inputDay(`2026-11-1${i}`, 1, 3600));
+    const doc = { ...buildScoreInputs(facts()), days };
+    expect(computeScore({ ...doc, other_checkin_days: 9 }).state).to.equal("provisional");
+    expect(computeScore({ ...doc, other_checkin_days: 10 }).state).to.equal("established");
+    expect(computeScore({ ...doc, other_checkin_days: 10, method: "0.1" }).state).to.equal("provisional");
+  });
+
+  it("takes Reliability from the credits of the window days, and the total from the three components (V5, V8)", () => {
+    const doc = { ...buildScoreInputs(facts({ proofs: [{ kind: "domain" }] })), days: [inputDay("2026-11-10", 24, 86_400)] };
+    const r = computeScore(doc);
+    // S = 86,400: 150 * 86,400 / 2,592,000 = 5 exactly.
+    expect(r.components.reliability).to.deep.equal({ value: 5, creditS: 86_400 });
+    expect(r).to.include({ total: 140 + 5 + 100, band: "200-399" });
+  });
+});
