@@ -142,12 +142,18 @@ export function checkinDayDeltas(counted: CountedCheckin, previousArrival: numbe
   // thousands of check-ins a second, where each allocation counts.
   let deltas: DayDelta[] | null = null;
   if (covers) {
+    // Each day from the previous arrival's to the one before the arrival's holds some of (prev, arrival]:
+    // the rest of the first, then whole days.
     for (let d = dayNumber(previousArrival); d < arrivalDay; d++) {
-      const seconds = secondsOfDayIn(d, previousArrival, arrival);
-      if (seconds > 0) {
-        deltas ??= [];
-        deltas.push({ day: dayName(d), checkins: 0, onTime: 0, creditS: 0, coverageS: seconds, digest: null });
-      }
+      deltas ??= [];
+      deltas.push({
+        day: dayName(d),
+        checkins: 0,
+        onTime: 0,
+        creditS: 0,
+        coverageS: secondsOfDayIn(d, previousArrival, arrival),
+        digest: null,
+      });
     }
   }
   const arrivalDelta: DayDelta = {
