@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import fc from "fast-check";
-import { deriveScores, capFor, interpretationOf, multiplierFor, scoreCounts, type Flag } from "./derive";
+import { FLAGS, deriveScores, capFor, interpretationOf, multiplierFor, scoreCounts, type Flag } from "./derive";
 import { validateRecord, validateRecords, type ProofRecord } from "./record";
 import { executorId } from "./executor-id";
 
@@ -326,5 +326,11 @@ describe("AVIP-TRU SDK Derived Score: boundaries (A2, A5) and executor ids", () 
         .to.throw()
         .with.property("code", "invalid_executor_id");
     }
+  });
+});
+
+describe("the A4 flags table", () => {
+  it("lists the flags in the order of the A4 table", () => {
+    expect([...FLAGS]).to.deep.equal(["LOW_SUCCESS_RATE", "HAS_VIOLATIONS", "LOW_RISK_ONLY", "RECENT_FAILURES", "NO_VERIFIED_PROOFS"]);
   });
 });
