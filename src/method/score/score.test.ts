@@ -405,3 +405,47 @@ describe("Vrai score: what counts from the window (V2, V5, V8, V10)", () => {
     expect(r).to.include({ total: 140 + 5 + 100, band: "200-399" });
   });
 });
+
+describe("canonical inputs documents off the shape the engine writes (V9: RFC 8785 bytes whatever the values)", () => {
+  const doc = () => {
+    const penalties = [{ id: "x1", code: "rate_abuse" as const, points: 20, days: 30, addedAt: AT - D, revokedAt: null }];
+    return buildScoreInputs(facts({ days: dailyDays(NOV1, 2), penalties, proofs: [{ kind: "github" }, { kind: "domain" }] }));
+  };
+  /** The RFC 8785 text of `inputs` or the code it is refused with, by either serialiser. */
+  const outcome = (serialise: () => string) => {
+    try {
+      return serialise();
+    } catch (error) {
+      return (error as { code?: string }).code;
+    }
+  };
+
+  it("writes the bytes of the generic serialiser, or refuses as it does, for numbers that are no whole numbers and text with a lone surrogate", () => {
+    const edits: Array<[string, (d: any) => void]> = [
+      ["other_checkin_days NaN", (d) => (d.other_checkin_days = Number.NaN)],
+      ["other_checkin_days as text", (d) => (d.other_checkin_days = "3")],
+      ["other_checkin_days 1.5", (d) => (d.other_checkin_days = 1.5)],
+      ["checkins Infinity", (d) => (d.days[0].checkins = Number.POSITIVE_INFINITY)],
+      ["on_time as text", (d) => (d.days[1].on_time = "1")],
+      ["credit_s 0.5", (d) => (d.days[0].credit_s = 0.5)],
+      ["coverage_s above 2^53", (d) => (d.days[0].coverage_s = 2 ** 60)],
+      ["points as text", (d) => (d.penalties[0].points = "20")],
+      ["days NaN", (d) => (d.penalties[0].days = Number.NaN)],
+      ["an agent with a lone surrogate", (d) => (d.agent = "a\ud800")],
+      ["a penalty id with a lone surrogate", (d) => (d.penalties[0].id = "\udc00")],
+      ["a digest with a lone surrogate", (d) => (d.days[0].digest = "\udbff")],
+      ["a proof with a lone surrogate", (d) => (d.proofs[1] = "\ud83d")],
+    ];
+    for (const [what, edit] of edits) {
+      const inputs = doc() as any;
+      edit(inputs);
+      const fast = outcome(() => canonicalScoreInputs(inputs));
+      expect(fast, what).to.equal(outcome(() => canonicalJson(inputs)));
+    }
+    const lone = doc() as any;
+    lone.agent = "\ud800";
+    expect(() => canonicalScoreInputs(lone))
+      .to.throw(/lone surrogate/)
+      .with.property("code", "not_canonicalizable");
+  });
+});
