@@ -63,7 +63,7 @@ export function dayDigestPreimage(prev: string | null, c: CountedCheckin): strin
  */
 export function nextDayDigest(prev: string | null, checkin: CountedCheckin): string {
   const length = writePreimage(prev ?? "", checkin);
-  return length < 0 ? sha256Hex(dayDigestPreimage(prev === "" ? null : prev, checkin)) : sha256Hex(preimageView(length));
+  return length < 0 ? sha256Hex(dayDigestPreimage(prev, checkin)) : sha256Hex(preimageView(length));
 }
 
 // Every counted check-in hashes a preimage (replay: hundreds of thousands a second). Joined as a
