@@ -30,13 +30,19 @@ describe("canonical JSON and digests (V9)", () => {
   });
 
   it("rejects values JSON cannot hold", () => {
-    expect(() => canonicalJson({ x: Number.NaN })).to.throw(/NaN/);
-    expect(() => canonicalJson(undefined)).to.throw(/no JSON form/);
+    expect(() => canonicalJson({ x: Number.NaN }))
+      .to.throw(/NaN/)
+      .with.property("code", "not_canonicalizable");
+    expect(() => canonicalJson(undefined))
+      .to.throw(/no JSON form/)
+      .with.property("code", "not_canonicalizable");
   });
 
   it('rejects a lone surrogate anywhere (RFC 8785 3.2.2.2), and keeps pairs and a backslash written before "ud800"', () => {
     for (const value of ["\ud800", "a\udfffb", { k: ["x", "\udbff"] }, { "\udc00": 1 }, "\\\ud800"]) {
-      expect(() => canonicalJson(value), JSON.stringify(value)).to.throw(/lone surrogate/);
+      expect(() => canonicalJson(value), JSON.stringify(value))
+        .to.throw(/lone surrogate/)
+        .with.property("code", "not_canonicalizable");
     }
     expect(canonicalJson("\ud83d\ude00")).to.equal('"\u{1F600}"');
     expect(canonicalJson("\\ud800")).to.equal('"\\\\ud800"');

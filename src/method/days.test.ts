@@ -167,3 +167,19 @@ describe("coverage of an interval (V10): nothing outside (p, c]", () => {
     ]);
   });
 });
+
+describe("day digest links of every length (docs/inputs.md, 'Day digest')", () => {
+  it("hashes the documented bytes whether the preimage fits 256 bytes, just fits, or just does not", () => {
+    const c: CountedCheckin = { arrival: 1_793_613_600, nextHeartbeatS: 7200, onTime: false, excused: true, credit: 123_456_789 };
+    for (let length = 200; length <= 300; length++) {
+      const prev = "a".repeat(length);
+      expect(nextDayDigest(prev, c), String(length)).to.equal(sha256Hex(`${prev}|1793613600|7200|false|true|123456789`));
+    }
+  });
+
+  it("starts a day that only receives coverage with no digest (V10)", () => {
+    const days = new Map<string, DayAggregate>();
+    const [covered] = applyDayDeltas(days, [{ day: "2026-11-01", checkins: 0, onTime: 0, creditS: 0, coverageS: 600, digest: null }]);
+    expect(covered).to.deep.equal({ day: "2026-11-01", checkins: 0, onTime: 0, creditS: 0, coverageS: 600, digest: "" });
+  });
+});
