@@ -102,6 +102,8 @@ describe("inputs documents: one result, one document (V9)", () => {
     ["days that are no list", edited((d) => (d.days = "2026-10-01")), 'days: expected an array, got "2026-10-01"'],
     ["a day's unknown field", edited((d) => (d.days[0].missed = 1)), "days[0].missed: unknown field"],
     ["no calendar day", edited((d) => (d.days[0].day = "2026-02-30")), 'days[0].day: expected a day YYYY-MM-DD, got "2026-02-30"'],
+    ["a day that is no string", edited((d) => (d.days[0].day = 20261001)), "days[0].day: expected a non-empty string, got 20261001"],
+    ["a digest that is no string", edited((d) => (d.days[0].digest = null)), "days[0].digest: expected a string, got null"],
     [
       "a day outside the window",
       edited((d) => (d.days[0].day = "2026-10-05")),
@@ -241,6 +243,32 @@ describe("inputs documents: digests (V9)", () => {
     expect(rejection(edited((d) => (d.days[0].digest = "0123456789abcdef".repeat(4))))).to.equal(null);
     for (const digest of ["a".repeat(63), "a".repeat(65), `${"a".repeat(64)}\n`, `x${"a".repeat(64)}`, `${"0".repeat(63)}g`]) {
       expect(rejection(edited((d) => (d.days[0].digest = digest))), digest).to.equal("days[0].digest: expected 64 lowercase hex digits");
+    }
+  });
+});
+
+describe("the first document of a process (V1)", () => {
+  it("has the window of its own at when the module has built nothing before", () => {
+    // A copy of the module as a new process loads it: nothing remembered from earlier documents.
+    const path = require.resolve("./inputs");
+    const loaded = require.cache[path];
+    delete require.cache[path];
+    try {
+      const fresh = require("./inputs") as typeof import("./inputs");
+      const at = parseRfc3339("2026-10-05T12:00:00Z");
+      const day: DayAggregate = { day: "2026-09-05", checkins: 1, onTime: 0, creditS: 0, coverageS: 0, digest: HEX };
+      const doc = fresh.buildScoreInputs({
+        agent: "a",
+        method: "0.2",
+        at,
+        claimedAt: at - 40 * 86_400,
+        proofs: [],
+        penalties: [],
+        days: [day],
+      });
+      expect(doc.days.map((d) => d.day)).to.deep.equal(["2026-09-05"]);
+    } finally {
+      require.cache[path] = loaded;
     }
   });
 });

@@ -105,7 +105,7 @@ describe("a score result's compact form (V9: the table's and the cache's, render
     unpackable({ ...result, components: { ...result.components, identity: { value: 130, proofs: ["kind-in-no-table"] } } });
     unpackable({ ...result, at: "2026-11-03T00:00:00Z" });
     expect(() => renderResult(Uint8Array.of(9), resultKeyOf(result, AT)))
-      .to.throw()
+      .to.throw("a compact score result of an unknown version")
       .with.property("code", "result_unknown_form");
   });
 });
@@ -208,5 +208,29 @@ describe("a score result's compact form: every number and text of the result's s
 
   it("packs no text that is not a result of the engine's shape", () => {
     for (const text of ["{}", "5", "null", '{"components":{}}', "[]"]) expect(packResultText(text, AT), text).to.equal(null);
+  });
+});
+
+describe("the first compact form of a process (V9)", () => {
+  it("packs and renders with the window of its own instant when the module has packed nothing before", () => {
+    const { result, text, key } = scored({
+      claimedDaysAgo: 3,
+      days: [{ offset: 1, checkins: 2, onTime: 1, coverageS: 60 }],
+      proofs: [],
+      penalties: [],
+    });
+    // A copy of the module as a new process loads it: nothing remembered from earlier results.
+    const path = require.resolve("./packed-result");
+    const loaded = require.cache[path];
+    for (const first of ["pack", "render"]) {
+      delete require.cache[path];
+      try {
+        const fresh = require("./packed-result") as typeof import("./packed-result");
+        if (first === "render") expect(fresh.renderResult(packResult(result, AT)!, key), first).to.equal(text);
+        else expect(fresh.packResult(result, AT), first).to.deep.equal(packResult(result, AT));
+      } finally {
+        require.cache[path] = loaded;
+      }
+    }
   });
 });

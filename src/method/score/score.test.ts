@@ -435,6 +435,9 @@ describe("canonical inputs documents off the shape the engine writes (V9: RFC 87
       ["a penalty id with a lone surrogate", (d) => (d.penalties[0].id = "\udc00")],
       ["a digest with a lone surrogate", (d) => (d.days[0].digest = "\udbff")],
       ["a proof with a lone surrogate", (d) => (d.proofs[1] = "\ud83d")],
+      ["a day with a field more", (d) => (d.days[1].note = "x")],
+      ["a penalty with a field more", (d) => (d.penalties[0].reason = "x")],
+      ["a day with a field less", (d) => delete d.days[0].digest],
     ];
     for (const [what, edit] of edits) {
       const inputs = doc() as any;
@@ -447,5 +450,22 @@ describe("canonical inputs documents off the shape the engine writes (V9: RFC 87
     expect(() => canonicalScoreInputs(lone))
       .to.throw(/lone surrogate/)
       .with.property("code", "not_canonicalizable");
+  });
+});
+
+describe("Vrai score: penalties of a stored document (V7)", () => {
+  it("subtracts only the penalties of the document active at at, whatever else it lists", () => {
+    const doc = buildScoreInputs(facts());
+    const penalty = { id: "p", code: "rate_abuse" as const, points: 20, days: 30 };
+    const r = computeScore({
+      ...doc,
+      penalties: [
+        { ...penalty, id: "expired", added_at: "2026-10-31T00:00:00Z" }, // until 2026-11-30T00:00:00Z
+        { ...penalty, id: "active", added_at: "2026-11-15T00:00:00Z" },
+        { ...penalty, id: "later", added_at: "2026-12-01T00:00:01Z" },
+      ],
+    });
+    expect(r.components.integrity.value).to.equal(80);
+    expect(r.components.integrity.penalties.map((p) => p.id)).to.deep.equal(["active"]);
   });
 });
