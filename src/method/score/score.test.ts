@@ -436,6 +436,12 @@ describe("canonical inputs documents off the shape the engine writes (V9: RFC 87
       ["a digest with a lone surrogate", (d) => (d.days[0].digest = "\udbff")],
       ["a proof with a lone surrogate", (d) => (d.proofs[1] = "\ud83d")],
       ["a day with a field more", (d) => (d.days[1].note = "x")],
+      [
+        "every day with a field more",
+        (d) => {
+          for (const day of d.days) day.note = "x";
+        },
+      ],
       ["a penalty with a field more", (d) => (d.penalties[0].reason = "x")],
       ["a day with a field less", (d) => delete d.days[0].digest],
     ];
