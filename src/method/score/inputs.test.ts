@@ -226,6 +226,13 @@ describe("building an inputs document from the facts (V1, V7, V8, V9)", () => {
       }),
     );
     expect(doc.penalties.map((p) => p.id)).to.deep.equal(["c", "a", "b", "now"]);
+    for (const given of [
+      ["a", "b"],
+      ["b", "a"],
+    ]) {
+      const tied = buildScoreInputs(facts({ penalties: given.map((id) => penalty(id, AT - D)) }));
+      expect(tied.penalties.map((p) => p.id)).to.deep.equal(["a", "b"]);
+    }
     expect(doc.penalties[0]).to.deep.equal({ id: "c", code: "rate_abuse", points: 10, days: 30, added_at: "2026-10-03T12:00:00Z" });
   });
 

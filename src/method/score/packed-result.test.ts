@@ -203,6 +203,7 @@ describe("a score result's compact form: every number and text of the result's s
     }
     // A window of 29 days, or one day of another name.
     unpackable({ ...result, window: result.window.slice(1) }, "29 days");
+    unpackable({ ...result, window: result.window.slice(0, 29) }, "the first 29 days");
     unpackable({ ...result, window: result.window.map((d, i) => (i === 29 ? { ...d, day: "2026-11-02" } : d)) }, "a day renamed");
   });
 

@@ -444,6 +444,22 @@ describe("canonical inputs documents off the shape the engine writes (V9: RFC 87
       ],
       ["a penalty with a field more", (d) => (d.penalties[0].reason = "x")],
       ["a day with a field less", (d) => delete d.days[0].digest],
+      ["every day's check-ins as text", (d) => (d.days = d.days.map((day: any) => ({ ...day, checkins: String(day.checkins) })))],
+      ["other_checkin_days NaN and nothing else", (d) => Object.assign(d, { other_checkin_days: Number.NaN, days: [], penalties: [] })],
+      [
+        "every text with a lone surrogate",
+        (d) =>
+          Object.assign(d, {
+            agent: "\ud800",
+            at: "\ud801",
+            claimed_at: "\ud802",
+            method: "\ud803",
+            scoreType: "\ud804",
+            proofs: [],
+            days: [],
+            penalties: [],
+          }),
+      ],
     ];
     for (const [what, edit] of edits) {
       const inputs = doc() as any;
