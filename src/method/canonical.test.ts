@@ -30,13 +30,19 @@ describe("canonical JSON and digests (V9)", () => {
   });
 
   it("rejects values JSON cannot hold", () => {
-    expect(() => canonicalJson({ x: Number.NaN })).to.throw(/NaN/);
-    expect(() => canonicalJson(undefined)).to.throw(/no JSON form/);
+    expect(() => canonicalJson({ x: Number.NaN }))
+      .to.throw(/NaN/)
+      .with.property("code", "not_canonicalizable");
+    expect(() => canonicalJson(undefined))
+      .to.throw(/no JSON form/)
+      .with.property("code", "not_canonicalizable");
   });
 
   it('rejects a lone surrogate anywhere (RFC 8785 3.2.2.2), and keeps pairs and a backslash written before "ud800"', () => {
     for (const value of ["\ud800", "a\udfffb", { k: ["x", "\udbff"] }, { "\udc00": 1 }, "\\\ud800"]) {
-      expect(() => canonicalJson(value), JSON.stringify(value)).to.throw(/lone surrogate/);
+      expect(() => canonicalJson(value), JSON.stringify(value))
+        .to.throw(/lone surrogate/)
+        .with.property("code", "not_canonicalizable");
     }
     expect(canonicalJson("\ud83d\ude00")).to.equal('"\u{1F600}"');
     expect(canonicalJson("\\ud800")).to.equal('"\\\\ud800"');
@@ -59,5 +65,21 @@ describe("canonical JSON and digests (V9)", () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("canonical JSON errors (V9; STYLE: cause chains)", () => {
+  it("keeps the serialiser's error as the cause of not_canonicalizable, with its message", () => {
+    let error: unknown;
+    try {
+      canonicalJson({ a: [1, Number.POSITIVE_INFINITY] });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).to.have.property("code", "not_canonicalizable");
+    expect(error).to.have.property("status", 400);
+    const cause = (error as { cause?: unknown }).cause;
+    expect(cause).to.be.instanceOf(Error);
+    expect((error as Error).message).to.equal(`cannot canonicalise: ${(cause as Error).message}`);
   });
 });

@@ -32,9 +32,7 @@ export function canonicalJson(value: unknown): string {
  * @example sha256Hex("") // "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
  */
 export function sha256Hex(data: string | Uint8Array): string {
-  return oneShotHash !== undefined ? oneShotHash("sha256", data, "hex") : crypto.createHash("sha256").update(data).digest("hex");
+  // crypto.hash (Node >= 20.12; package.json engines: >= 20.19) hashes small inputs in one call, without
+  // createHash's object per digest (the day digest is on the check-in path).
+  return crypto.hash("sha256", data, "hex");
 }
-
-// Node >= 20.12 hashes small inputs in one call, without createHash's object per digest (the day
-// digest is on the check-in path).
-const oneShotHash = (crypto as unknown as { hash?: (algorithm: string, data: string | Uint8Array, encoding: "hex") => string }).hash;

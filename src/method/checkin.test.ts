@@ -1,5 +1,13 @@
 import { expect } from "chai";
-import { BUSY_NEXT_HEARTBEAT_S, GRACE_S, MIN_INTERVAL_S, NEXT_HEARTBEAT_S, decideCheckin, type CountedCheckin } from "./checkin";
+import {
+  BUSY_NEXT_HEARTBEAT_S,
+  GRACE_S,
+  MIN_INTERVAL_S,
+  NEXT_HEARTBEAT_S,
+  decideCheckin,
+  deadlineOf,
+  type CountedCheckin,
+} from "./checkin";
 import type { OutageWindow } from "./outage";
 
 const P: CountedCheckin = { arrival: 1_000_000, nextHeartbeatS: NEXT_HEARTBEAT_S, onTime: true, excused: false, credit: 3600 };
@@ -141,5 +149,19 @@ describe("excused check-ins: which windows count (V4.2, V4.3)", () => {
     const holding = { id: "w1", start: deadline - 5, end: deadline + 5, declaredAt: 100 };
     expect(decide(deadline + 5 + NEXT_HEARTBEAT_S, [early, holding])).to.include({ onTime: true, excused: true });
     expect(decide(deadline + 6 + NEXT_HEARTBEAT_S, [early, holding])).to.include({ onTime: false, excused: false });
+  });
+});
+
+describe("check-in decisions before 1970 (V1: whole Unix seconds, negative ones too)", () => {
+  it("decides a timeline before the epoch as the same timeline after it", () => {
+    for (const shift of [0, -10_000_000]) {
+      const p = { arrival: 1_000_000 + shift, nextHeartbeatS: NEXT_HEARTBEAT_S };
+      const deadline = deadlineOf(p);
+      // A window closed before the check-in (closedAt null: its end was known when declared) excuses until end + 3,600 s only.
+      const closed: OutageWindow = { id: "w", start: deadline - 100, end: deadline + 100, declaredAt: deadline - 100, closedAt: null };
+      const decide = (arrival: number) => decideCheckin({ arrival, previous: p, duplicateOf: null, windows: [closed], busy: false });
+      expect(decide(deadline + 100 + NEXT_HEARTBEAT_S), String(shift)).to.include({ onTime: true, excused: true });
+      expect(decide(deadline + 101 + NEXT_HEARTBEAT_S), String(shift)).to.include({ onTime: false, excused: false, credit: 0 });
+    }
   });
 });

@@ -81,7 +81,7 @@ export function isExcused(arrival: number, deadline: number, nextHeartbeatS: num
 }
 
 function knownEnd(w: OutageWindow, arrival: number): number | null {
-  if (w.end === null) return null;
+  // An open window's end is null either way.
   return w.closedAt != null && w.closedAt > arrival ? null : w.end;
 }
 

@@ -152,3 +152,34 @@ describe("day digest links, byte for byte (docs/inputs.md, 'Day digest')", () =>
     expect(nextDayDigest(null, { ...c, credit: 0.5 })).to.equal(sha256Hex("|1793613600|3600|true|false|0.5"));
   });
 });
+
+describe("coverage of an interval (V10): nothing outside (p, c]", () => {
+  it("covers nothing for an empty or reversed interval", () => {
+    expect(coverageByDay(day2 + 50, day2 + 50)).to.deep.equal([]);
+    expect(coverageByDay(day2 + 50, day2 + 10)).to.deep.equal([]);
+    expect(coverageByDay(day2 - 10, day2 - 86_400)).to.deep.equal([]);
+  });
+
+  it("gives no coverage to a check-in with no previous one since the claim: it closes no interval (V3.4, V10)", () => {
+    const first = { arrival: day2 + 5000, nextHeartbeatS: 3600, onTime: true, excused: false, credit: 0 };
+    expect(checkinDayDeltas(first, null, "")).to.deep.equal([
+      { day: "2026-11-02", checkins: 1, onTime: 1, creditS: 0, coverageS: 0, digest: nextDayDigest(null, first) },
+    ]);
+  });
+});
+
+describe("day digest links of every length (docs/inputs.md, 'Day digest')", () => {
+  it("hashes the documented bytes whether the preimage fits 256 bytes, just fits, or just does not", () => {
+    const c: CountedCheckin = { arrival: 1_793_613_600, nextHeartbeatS: 7200, onTime: false, excused: true, credit: 123_456_789 };
+    for (let length = 200; length <= 300; length++) {
+      const prev = "a".repeat(length);
+      expect(nextDayDigest(prev, c), String(length)).to.equal(sha256Hex(`${prev}|1793613600|7200|false|true|123456789`));
+    }
+  });
+
+  it("starts a day that only receives coverage with no digest (V10)", () => {
+    const days = new Map<string, DayAggregate>();
+    const [covered] = applyDayDeltas(days, [{ day: "2026-11-01", checkins: 0, onTime: 0, creditS: 0, coverageS: 600, digest: null }]);
+    expect(covered).to.deep.equal({ day: "2026-11-01", checkins: 0, onTime: 0, creditS: 0, coverageS: 600, digest: "" });
+  });
+});

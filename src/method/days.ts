@@ -63,7 +63,7 @@ export function dayDigestPreimage(prev: string | null, c: CountedCheckin): strin
  */
 export function nextDayDigest(prev: string | null, checkin: CountedCheckin): string {
   const length = writePreimage(prev ?? "", checkin);
-  return length < 0 ? sha256Hex(dayDigestPreimage(prev === "" ? null : prev, checkin)) : sha256Hex(preimageView(length));
+  return length < 0 ? sha256Hex(dayDigestPreimage(prev, checkin)) : sha256Hex(preimageView(length));
 }
 
 // Every counted check-in hashes a preimage (replay: hundreds of thousands a second). Joined as a
@@ -142,12 +142,18 @@ export function checkinDayDeltas(counted: CountedCheckin, previousArrival: numbe
   // thousands of check-ins a second, where each allocation counts.
   let deltas: DayDelta[] | null = null;
   if (covers) {
+    // Each day from the previous arrival's to the one before the arrival's holds some of (prev, arrival]:
+    // the rest of the first, then whole days.
     for (let d = dayNumber(previousArrival); d < arrivalDay; d++) {
-      const seconds = secondsOfDayIn(d, previousArrival, arrival);
-      if (seconds > 0) {
-        deltas ??= [];
-        deltas.push({ day: dayName(d), checkins: 0, onTime: 0, creditS: 0, coverageS: seconds, digest: null });
-      }
+      deltas ??= [];
+      deltas.push({
+        day: dayName(d),
+        checkins: 0,
+        onTime: 0,
+        creditS: 0,
+        coverageS: secondsOfDayIn(d, previousArrival, arrival),
+        digest: null,
+      });
     }
   }
   const arrivalDelta: DayDelta = {

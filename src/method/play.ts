@@ -28,5 +28,6 @@ export function playCheckins(
     counted.push(checkin);
     previous = checkin;
   }
-  return { decisions, days: [...days.values()].sort((a, b) => (a.day < b.day ? -1 : 1)), counted };
+  // The map holds the days in day order: a counted check-in touches only days from its previous one's on.
+  return { decisions, days: [...days.values()], counted };
 }

@@ -78,3 +78,34 @@ describe("time errors (V1)", () => {
     expect(dayName(day)).to.equal("0999-01-01");
   });
 });
+
+describe("parsing V1 times: only strings", () => {
+  it("rejects a value that is not a string as not of the form, whatever it prints as", () => {
+    for (const value of [["1970-01-02T00:00:00Z"], 86_400, null]) {
+      expect(() => parseRfc3339(value as never))
+        .to.throw(`expected YYYY-MM-DDTHH:MM:SSZ, got ${JSON.stringify(value)}`)
+        .with.property("code", "invalid_time");
+    }
+  });
+});
+
+describe("the V1 forms, whole strings only", () => {
+  it("rejects a time or a day with anything before or after its form as not of the form", () => {
+    for (const s of ["x2026-10-24T00:00:00Z", "2026-10-24T00:00:00Zx", "2026-10-24T00:00:00Z\n", "12026-10-24T00:00:00Z"]) {
+      expect(() => parseRfc3339(s), s)
+        .to.throw(`expected YYYY-MM-DDTHH:MM:SSZ, got ${JSON.stringify(s)}`)
+        .with.property("code", "invalid_time");
+    }
+    for (const day of ["x2026-02-28", "2026-02-28x", "2026-02-28T00:00:00Z", "12026-02-28"]) {
+      expect(() => dayStart(day), day)
+        .to.throw(`expected a day YYYY-MM-DD, got ${JSON.stringify(day)}`)
+        .with.property("code", "invalid_day");
+    }
+  });
+
+  it("writes every hour, minute and second with two digits, 10 included", () => {
+    for (const s of ["2026-10-10T10:10:10Z", "2026-01-09T09:09:09Z", "2026-12-31T23:59:59Z", "2026-11-01T00:00:00Z"]) {
+      expect(toRfc3339(parseRfc3339(s))).to.equal(s);
+    }
+  });
+});

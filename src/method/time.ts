@@ -65,8 +65,9 @@ export function dayStart(day: string): number {
   const m = DAY_FORMAT.exec(day);
   if (m === null) throw new InvalidInputError("invalid_day", `expected a day YYYY-MM-DD, got ${JSON.stringify(day)}`);
   const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  // Four-digit fields always give a finite time: what is no calendar day names another day.
   const t = ms / 1000;
-  if (!Number.isFinite(t) || utcDay(t) !== day) throw new InvalidInputError("invalid_day", `not a calendar day: ${day}`);
+  if (utcDay(t) !== day) throw new InvalidInputError("invalid_day", `not a calendar day: ${day}`);
   return t;
 }
 
@@ -94,8 +95,9 @@ export function parseRfc3339(s: string): number {
   const m = typeof s === "string" ? RFC3339_UTC.exec(s) : null;
   if (m === null) throw new InvalidInputError("invalid_time", `expected YYYY-MM-DDTHH:MM:SSZ, got ${JSON.stringify(s)}`);
   const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]));
+  // Fields of two and four digits always give a finite time: what is no valid time prints as another.
   const t = ms / 1000;
-  if (!Number.isFinite(t) || toRfc3339(t) !== s) throw new InvalidInputError("invalid_time", `not a valid UTC time: ${s}`);
+  if (toRfc3339(t) !== s) throw new InvalidInputError("invalid_time", `not a valid UTC time: ${s}`);
   return t;
 }
 

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import fc from "fast-check";
-import { deriveScores, capFor, interpretationOf, multiplierFor, scoreCounts, type Flag } from "./derive";
+import { FLAGS, countRecords, deriveScores, capFor, interpretationOf, multiplierFor, scoreCounts, type Flag } from "./derive";
 import { validateRecord, validateRecords, type ProofRecord } from "./record";
 import { executorId } from "./executor-id";
 
@@ -326,5 +326,33 @@ describe("AVIP-TRU SDK Derived Score: boundaries (A2, A5) and executor ids", () 
         .to.throw()
         .with.property("code", "invalid_executor_id");
     }
+  });
+});
+
+describe("the A4 flags table", () => {
+  it("lists the flags in the order of the A4 table", () => {
+    expect([...FLAGS]).to.deep.equal(["LOW_SUCCESS_RATE", "HAS_VIOLATIONS", "LOW_RISK_ONLY", "RECENT_FAILURES", "NO_VERIFIED_PROOFS"]);
+  });
+});
+
+describe("counting one executor's records (A2, A4)", () => {
+  it("leaves the records it is given as they were, out of chain order too (A2.2)", () => {
+    const records = [rec({ blockNumber: 9 }), rec({ blockNumber: 2 }), rec({ blockNumber: 5, success: false })];
+    const given = [...records];
+    expect(countRecords(records, 3)).to.include({ total: 3, successes: 2, recentFailures: 1, recent: 3 });
+    expect(records).to.deep.equal(given);
+  });
+
+  it("counts nothing, and no recent record, for an executor with no record (A2.4, A4)", () => {
+    expect(countRecords([], 0)).to.deep.equal({
+      total: 0,
+      successes: 0,
+      highRiskSuccesses: 0,
+      withViolations: 0,
+      verified: 0,
+      allLow: true,
+      recentFailures: 0,
+      recent: 0,
+    });
   });
 });

@@ -101,12 +101,12 @@ export function scoreCounts(c: RecordCounts): DerivedResult {
   const consistency = 1000n * (n - BigInt(c.withViolations));
   const raw = base + volume + riskBonus + consistency;
   const m = multiplierFor(c.total, c.verified);
-  // score = clamp(min(raw * m/100, cap), 0, 100), over the denominator den * 100.
+  // score = clamp(min(raw * m/100, cap), 0, 100), over the denominator den * 100. Every term of raw is at
+  // least 0 and cap is at most 100, so the clamp is the cap alone.
   let scoreNum = raw * BigInt(m);
   const scoreDen = den * 100n;
   const capNum = BigInt(cap) * scoreDen;
   if (scoreNum > capNum) scoreNum = capNum;
-  if (scoreNum < 0n) scoreNum = 0n;
   const score = round2(scoreNum, scoreDen);
   const flags: Flag[] = [];
   if (2 * c.successes < c.total) flags.push("LOW_SUCCESS_RATE");

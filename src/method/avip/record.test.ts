@@ -117,3 +117,14 @@ describe("A1 records: rejected with the record and the field named, never droppe
     expect(() => validateRecords({ records: [GOOD, { ...GOOD, success: 0 }] })).to.throw(/^records\[1\]\.success: /);
   });
 });
+
+describe("the F1 document (F1, A1)", () => {
+  it("is an object with a records array: nothing else is, an array carrying a records property included", () => {
+    const array = Object.assign([], { records: [GOOD] });
+    for (const json of [undefined, 5, true, array]) {
+      expect(() => validateRecords(json), String(json))
+        .to.throw(/^records: expected \{ "records": \[ \.\.\. \] \}, got /)
+        .with.property("code", "invalid_record");
+    }
+  });
+});

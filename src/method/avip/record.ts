@@ -22,19 +22,14 @@ export type ProofRecord = {
   logIndex?: number;
 };
 
-function recordError(
-  index: number,
-  record: Record<string, unknown> | null,
-  field: string,
-  expected: string,
-  value: unknown,
-): InvalidInputError {
-  const tx = record !== null && typeof record.txHash === "string" && field !== "txHash" ? ` (txHash ${record.txHash.slice(0, 80)})` : "";
+function recordError(index: number, record: Record<string, unknown>, field: string, expected: string, value: unknown): InvalidInputError {
+  // txHash is checked first: when another field is wrong, it is a non-empty string.
+  const tx = field === "txHash" ? "" : ` (txHash ${String(record.txHash).slice(0, 80)})`;
   return new InvalidInputError("invalid_record", `records[${index}].${field}: expected ${expected}, got ${describe(value)}${tx}`);
 }
 
 function isNonNegativeInteger(v: unknown): v is number {
-  return typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+  return Number.isSafeInteger(v) && (v as number) >= 0;
 }
 
 /**

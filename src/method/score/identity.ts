@@ -5,11 +5,6 @@
  */
 import { PROOF_KINDS, type ProofKind } from "./methods";
 
-/** Whether `kind` is a kind some method version knows. */
-export function isProofKind(kind: string): kind is ProofKind {
-  return (PROOF_KINDS as readonly string[]).includes(kind);
-}
-
 /** V6: points for the claim itself. */
 export const CLAIM_POINTS = 100;
 

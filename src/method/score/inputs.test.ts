@@ -1,5 +1,8 @@
 import { expect } from "chai";
-import { validateScoreInputs, type ScoreInputs } from "./inputs";
+import type { DayAggregate } from "../days";
+import { parseRfc3339 } from "../time";
+import { buildScoreInputs, validateScoreInputs, type ScoreFacts, type ScoreInputs } from "./inputs";
+import type { Penalty } from "./integrity";
 
 const HEX = "a".repeat(64);
 /** A well-formed inputs document (V9) at a midnight, claimed 15 days before. */
@@ -99,6 +102,8 @@ describe("inputs documents: one result, one document (V9)", () => {
     ["days that are no list", edited((d) => (d.days = "2026-10-01")), 'days: expected an array, got "2026-10-01"'],
     ["a day's unknown field", edited((d) => (d.days[0].missed = 1)), "days[0].missed: unknown field"],
     ["no calendar day", edited((d) => (d.days[0].day = "2026-02-30")), 'days[0].day: expected a day YYYY-MM-DD, got "2026-02-30"'],
+    ["a day that is no string", edited((d) => (d.days[0].day = 20261001)), "days[0].day: expected a non-empty string, got 20261001"],
+    ["a digest that is no string", edited((d) => (d.days[0].digest = null)), "days[0].digest: expected a string, got null"],
     [
       "a day outside the window",
       edited((d) => (d.days[0].day = "2026-10-05")),
@@ -138,4 +143,139 @@ describe("inputs documents: one result, one document (V9)", () => {
       expect(rejection(json)).to.equal(message);
     });
   }
+});
+
+describe("building an inputs document from the facts (V1, V7, V8, V9)", () => {
+  const D = 86_400;
+  const AT = parseRfc3339("2026-10-05T12:00:00Z"); // window 2026-09-05 .. 2026-10-04
+  const CLAIMED = parseRfc3339("2026-08-01T00:00:00Z");
+  const day = (name: string, checkins: number, coverageS = 0): DayAggregate => ({
+    day: name,
+    checkins,
+    onTime: checkins,
+    creditS: 3600 * checkins,
+    coverageS,
+    digest: checkins > 0 ? HEX : "",
+  });
+  const facts = (over: Partial<ScoreFacts> = {}): ScoreFacts => ({
+    agent: "agt_1",
+    method: "0.2",
+    at: AT,
+    claimedAt: CLAIMED,
+    proofs: [],
+    penalties: [],
+    days: [],
+    ...over,
+  });
+
+  it("lists the window's days with a check-in or coverage, oldest first, and counts the other days with a check-in up to the day of at", () => {
+    const doc = buildScoreInputs(
+      facts({
+        days: [
+          day("2026-10-04", 2), // the window's last day
+          day("2026-10-06", 3), // after the day of at: not arrived by at
+          day("2026-10-05", 1), // the day of at: another day (V8, 0.2)
+          day("2026-09-04", 1), // the day before the window: another day
+          day("2026-09-05", 1, 200), // the window's first day
+          day("2026-09-20", 0, 500), // coverage only: listed, never a check-in day
+          day("2026-09-21", 0, 0), // nothing: left out
+          day("2026-09-01", 0, 700), // coverage only, outside the window: not a check-in day
+        ],
+      }),
+    );
+    expect(doc.days.map((d) => [d.day, d.checkins, d.coverage_s])).to.deep.equal([
+      ["2026-09-05", 1, 200],
+      ["2026-09-20", 0, 500],
+      ["2026-10-04", 2, 0],
+    ]);
+    expect(doc.days[0]).to.deep.equal({ day: "2026-09-05", checkins: 1, on_time: 1, credit_s: 3600, coverage_s: 200, digest: HEX });
+    expect(doc.other_checkin_days).to.equal(2);
+    expect(() => validateScoreInputs(JSON.parse(JSON.stringify(doc)))).not.to.throw();
+  });
+
+  it("takes each document's own window, whatever instant was built before (V1)", () => {
+    const days = [day("2026-09-05", 1), day("2026-10-04", 1)];
+    for (let round = 0; round < 2; round++) {
+      expect(buildScoreInputs(facts({ days })).days.map((d) => d.day)).to.deep.equal(["2026-09-05", "2026-10-04"]);
+      const nextDay = buildScoreInputs(facts({ at: AT + D, days }));
+      expect(nextDay.days.map((d) => d.day)).to.deep.equal(["2026-10-04"]);
+      expect(nextDay.other_checkin_days).to.equal(1);
+    }
+  });
+
+  it("keeps the penalties active at at, ordered by added_at then id, as RFC 3339 times (V7)", () => {
+    const penalty = (id: string, addedAt: number, revokedAt: number | null = null): Penalty => ({
+      id,
+      code: "rate_abuse",
+      points: 10,
+      days: 30,
+      addedAt,
+      revokedAt,
+    });
+    const doc = buildScoreInputs(
+      facts({
+        penalties: [
+          penalty("b", AT - D),
+          penalty("late", AT + 1),
+          penalty("c", AT - 2 * D),
+          penalty("a", AT - D),
+          penalty("revoked", AT - D, AT),
+          penalty("expired", AT - 30 * D),
+          penalty("now", AT),
+        ],
+      }),
+    );
+    expect(doc.penalties.map((p) => p.id)).to.deep.equal(["c", "a", "b", "now"]);
+    for (const given of [
+      ["a", "b"],
+      ["b", "a"],
+    ]) {
+      const tied = buildScoreInputs(facts({ penalties: given.map((id) => penalty(id, AT - D)) }));
+      expect(tied.penalties.map((p) => p.id)).to.deep.equal(["a", "b"]);
+    }
+    expect(doc.penalties[0]).to.deep.equal({ id: "c", code: "rate_abuse", points: 10, days: 30, added_at: "2026-10-03T12:00:00Z" });
+  });
+
+  it("writes the instants in RFC 3339 and refuses a claim after at (V2, V9)", () => {
+    const doc = buildScoreInputs(facts({ claimedAt: AT }));
+    expect(doc).to.include({ at: "2026-10-05T12:00:00Z", claimed_at: "2026-10-05T12:00:00Z", scoreType: "vrai", agent: "agt_1" });
+    expect(() => buildScoreInputs(facts({ claimedAt: AT + 1 })))
+      .to.throw(`claimedAt ${AT + 1} is after at ${AT}`)
+      .with.property("code", "invalid_inputs");
+  });
+});
+
+describe("inputs documents: digests (V9)", () => {
+  it("takes a digest of exactly 64 lowercase hex digits, any of them", () => {
+    expect(rejection(edited((d) => (d.days[0].digest = "0123456789abcdef".repeat(4))))).to.equal(null);
+    for (const digest of ["a".repeat(63), "a".repeat(65), `${"a".repeat(64)}\n`, `x${"a".repeat(64)}`, `${"0".repeat(63)}g`]) {
+      expect(rejection(edited((d) => (d.days[0].digest = digest))), digest).to.equal("days[0].digest: expected 64 lowercase hex digits");
+    }
+  });
+});
+
+describe("the first document of a process (V1)", () => {
+  it("has the window of its own at when the module has built nothing before", () => {
+    // A copy of the module as a new process loads it: nothing remembered from earlier documents.
+    const path = require.resolve("./inputs");
+    const loaded = require.cache[path];
+    delete require.cache[path];
+    try {
+      const fresh = require("./inputs") as typeof import("./inputs");
+      const at = parseRfc3339("2026-10-05T12:00:00Z");
+      const day: DayAggregate = { day: "2026-09-05", checkins: 1, onTime: 0, creditS: 0, coverageS: 0, digest: HEX };
+      const doc = fresh.buildScoreInputs({
+        agent: "a",
+        method: "0.2",
+        at,
+        claimedAt: at - 40 * 86_400,
+        proofs: [],
+        penalties: [],
+        days: [day],
+      });
+      expect(doc.days.map((d) => d.day)).to.deep.equal(["2026-09-05"]);
+    } finally {
+      require.cache[path] = loaded;
+    }
+  });
 });

@@ -84,10 +84,11 @@ export function buildScoreInputs(facts: ScoreFacts): ScoreInputs {
       otherDays++;
     }
   }
-  days.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
+  // One aggregate a day, one id a penalty: no two compare equal.
+  days.sort((a, b) => (a.day < b.day ? -1 : 1));
   const penalties: InputPenalty[] = facts.penalties
     .filter((p) => isPenaltyActive(p, facts.at))
-    .sort((a, b) => a.addedAt - b.addedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .sort((a, b) => a.addedAt - b.addedAt || (a.id < b.id ? -1 : 1))
     .map((p) => ({ id: p.id, code: p.code, points: p.points, days: p.days, added_at: toRfc3339(p.addedAt) }));
   return {
     scoreType: "vrai",

@@ -354,3 +354,140 @@ describe("docs/inputs.md", () => {
     expect(text).to.include(`total ${result.total}`);
   });
 });
+
+describe("Vrai score: what counts from the window (V2, V5, V8, V10)", () => {
+  /** A day of the document with `checkins` on-time check-ins of an hour each and some coverage. */
+  const inputDay = (day: string, checkins: number, coverage: number) => ({
+    day,
+    checkins,
+    on_time: checkins,
+    credit_s: 3600 * checkins,
+    coverage_s: coverage,
+    digest: checkins > 0 ? "ab".repeat(32) : "",
+  });
+
+  it("shows and counts nothing of a day that ended at or before the claim, even when a document holds one (V2, V10)", () => {
+    const claimedAt = parseRfc3339("2026-11-03T00:00:00Z");
+    const doc = {
+      ...buildScoreInputs(facts({ claimedAt })),
+      days: [inputDay("2026-11-02", 5, 3600), inputDay("2026-11-03", 2, 7200)],
+    };
+    const r = computeScore(doc);
+    expect(r.window[1]).to.deep.equal({ day: "2026-11-02", checkins: 0, on_time: 0, coverage_s: 0, before_claim: true });
+    expect(r.window[2]).to.deep.equal({ day: "2026-11-03", checkins: 2, on_time: 2, coverage_s: 7200, before_claim: false });
+    expect(r.components.reliability.creditS).to.equal(7200);
+  });
+
+  it("counts a day towards established only when a check-in arrived on it, not for coverage alone (V8)", () => {
+    const checkinDays = Array.from({ length: 13 }, (_, i) => inputDay(`2026-11-${String(i + 10).padStart(2, "0")}`, 1, 3600));
+    const covered = inputDay("2026-11-25", 0, 86_400);
+    const doc = { ...buildScoreInputs(facts()), days: [...checkinDays, covered] };
+    expect(computeScore(doc).state).to.equal("provisional");
+    expect(computeScore({ ...doc, days: [...checkinDays, { ...covered, checkins: 1, digest: "ab".repeat(32) }] }).state).to.equal(
+      "established",
+    );
+    expect(computeScore({ ...doc, method: "0.1" }).state).to.equal("provisional");
+  });
+
+  it("adds the other days since the claim to the window's under 0.2 only, from 14 days in all (V8)", () => {
+    const days = Array.from({ length: 4 }, (_, i) => inputDay(`2026-11-1${i}`, 1, 3600));
+    const doc = { ...buildScoreInputs(facts()), days };
+    expect(computeScore({ ...doc, other_checkin_days: 9 }).state).to.equal("provisional");
+    expect(computeScore({ ...doc, other_checkin_days: 10 }).state).to.equal("established");
+    expect(computeScore({ ...doc, other_checkin_days: 10, method: "0.1" }).state).to.equal("provisional");
+  });
+
+  it("takes Reliability from the credits of the window days, and the total from the three components (V5, V8)", () => {
+    const doc = { ...buildScoreInputs(facts({ proofs: [{ kind: "domain" }] })), days: [inputDay("2026-11-10", 24, 86_400)] };
+    const r = computeScore(doc);
+    // S = 86,400: 150 * 86,400 / 2,592,000 = 5 exactly.
+    expect(r.components.reliability).to.deep.equal({ value: 5, creditS: 86_400 });
+    expect(r).to.include({ total: 140 + 5 + 100, band: "200-399" });
+  });
+});
+
+describe("canonical inputs documents off the shape the engine writes (V9: RFC 8785 bytes whatever the values)", () => {
+  const doc = () => {
+    const penalties = [{ id: "x1", code: "rate_abuse" as const, points: 20, days: 30, addedAt: AT - D, revokedAt: null }];
+    return buildScoreInputs(facts({ days: dailyDays(NOV1, 2), penalties, proofs: [{ kind: "github" }, { kind: "domain" }] }));
+  };
+  /** The RFC 8785 text of `inputs` or the code it is refused with, by either serialiser. */
+  const outcome = (serialise: () => string) => {
+    try {
+      return serialise();
+    } catch (error) {
+      return (error as { code?: string }).code;
+    }
+  };
+
+  it("writes the bytes of the generic serialiser, or refuses as it does, for numbers that are no whole numbers and text with a lone surrogate", () => {
+    const edits: Array<[string, (d: any) => void]> = [
+      ["other_checkin_days NaN", (d) => (d.other_checkin_days = Number.NaN)],
+      ["other_checkin_days as text", (d) => (d.other_checkin_days = "3")],
+      ["other_checkin_days 1.5", (d) => (d.other_checkin_days = 1.5)],
+      ["checkins Infinity", (d) => (d.days[0].checkins = Number.POSITIVE_INFINITY)],
+      ["on_time as text", (d) => (d.days[1].on_time = "1")],
+      ["credit_s 0.5", (d) => (d.days[0].credit_s = 0.5)],
+      ["coverage_s above 2^53", (d) => (d.days[0].coverage_s = 2 ** 60)],
+      ["points as text", (d) => (d.penalties[0].points = "20")],
+      ["days NaN", (d) => (d.penalties[0].days = Number.NaN)],
+      ["an agent with a lone surrogate", (d) => (d.agent = "a\ud800")],
+      ["a penalty id with a lone surrogate", (d) => (d.penalties[0].id = "\udc00")],
+      ["a digest with a lone surrogate", (d) => (d.days[0].digest = "\udbff")],
+      ["a proof with a lone surrogate", (d) => (d.proofs[1] = "\ud83d")],
+      ["a day with a field more", (d) => (d.days[1].note = "x")],
+      [
+        "every day with a field more",
+        (d) => {
+          for (const day of d.days) day.note = "x";
+        },
+      ],
+      ["a penalty with a field more", (d) => (d.penalties[0].reason = "x")],
+      ["a day with a field less", (d) => delete d.days[0].digest],
+      ["every day's check-ins as text", (d) => (d.days = d.days.map((day: any) => ({ ...day, checkins: String(day.checkins) })))],
+      ["other_checkin_days NaN and nothing else", (d) => Object.assign(d, { other_checkin_days: Number.NaN, days: [], penalties: [] })],
+      [
+        "every text with a lone surrogate",
+        (d) =>
+          Object.assign(d, {
+            agent: "\ud800",
+            at: "\ud801",
+            claimed_at: "\ud802",
+            method: "\ud803",
+            scoreType: "\ud804",
+            proofs: [],
+            days: [],
+            penalties: [],
+          }),
+      ],
+    ];
+    for (const [what, edit] of edits) {
+      const inputs = doc() as any;
+      edit(inputs);
+      const fast = outcome(() => canonicalScoreInputs(inputs));
+      expect(fast, what).to.equal(outcome(() => canonicalJson(inputs)));
+    }
+    const lone = doc() as any;
+    lone.agent = "\ud800";
+    expect(() => canonicalScoreInputs(lone))
+      .to.throw(/lone surrogate/)
+      .with.property("code", "not_canonicalizable");
+  });
+});
+
+describe("Vrai score: penalties of a stored document (V7)", () => {
+  it("subtracts only the penalties of the document active at at, whatever else it lists", () => {
+    const doc = buildScoreInputs(facts());
+    const penalty = { id: "p", code: "rate_abuse" as const, points: 20, days: 30 };
+    const r = computeScore({
+      ...doc,
+      penalties: [
+        { ...penalty, id: "expired", added_at: "2026-10-31T00:00:00Z" }, // until 2026-11-30T00:00:00Z
+        { ...penalty, id: "active", added_at: "2026-11-15T00:00:00Z" },
+        { ...penalty, id: "later", added_at: "2026-12-01T00:00:01Z" },
+      ],
+    });
+    expect(r.components.integrity.value).to.equal(80);
+    expect(r.components.integrity.penalties.map((p) => p.id)).to.deep.equal(["active"]);
+  });
+});
