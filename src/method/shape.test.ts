@@ -1,16 +1,9 @@
 import { expect } from "chai";
+import { rejectionMessage } from "../test-helpers/rejection";
 import { asArray, asInteger, asNumber, asObject, asOneOf, asString, describe as described, onlyKeys } from "./shape";
 
 /** The message `check` throws (with code "c"), or null when it does not. */
-function message(check: () => unknown): string | null {
-  try {
-    check();
-    return null;
-  } catch (error) {
-    expect(error).to.have.property("code", "c");
-    return (error as Error).message;
-  }
-}
+const message = (check: () => unknown) => rejectionMessage(check, "c");
 
 describe("shape checks: each failure names its path and what it found", () => {
   it("describes what was found", () => {

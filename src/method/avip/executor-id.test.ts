@@ -1,18 +1,12 @@
 import { expect } from "chai";
+import { rejectionMessage } from "../../test-helpers/rejection";
 import { executorId } from "./executor-id";
 
 const REGISTRY = "0x00000000000000000000000000000000000000aa";
 
 /** The message `executorId` rejects its arguments with (code invalid_executor_id), or null when it builds a DID. */
-function rejection(chainId: number | bigint, identityRegistry: string, agentId: number | bigint | string): string | null {
-  try {
-    executorId(chainId, identityRegistry, agentId);
-    return null;
-  } catch (error) {
-    expect(error).to.have.property("code", "invalid_executor_id");
-    return (error as Error).message;
-  }
-}
+const rejection = (chainId: number | bigint, identityRegistry: string, agentId: number | bigint | string) =>
+  rejectionMessage(() => executorId(chainId, identityRegistry, agentId), "invalid_executor_id");
 
 describe("executor ids (A1 executor; docs/executor-id.md): one DID per ERC-8004 identity", () => {
   it("writes chain id and agent id in decimal from a number, a bigint or a decimal string, the largest safe numbers included", () => {

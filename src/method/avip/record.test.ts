@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { rejectionMessage } from "../../test-helpers/rejection";
 import { validateRecord, validateRecords } from "./record";
 
 const GOOD = {
@@ -16,15 +17,7 @@ const GOOD = {
 const SELF = { ...GOOD, source: "self-reported", blockNumber: undefined, logIndex: undefined };
 
 /** The message a record is rejected with, or null when it is accepted. */
-function rejection(json: unknown): string | null {
-  try {
-    validateRecord(json, 3);
-    return null;
-  } catch (error) {
-    expect(error).to.have.property("code", "invalid_record");
-    return (error as Error).message;
-  }
-}
+const rejection = (json: unknown) => rejectionMessage(() => validateRecord(json, 3), "invalid_record");
 
 describe("A1 records: rejected with the record and the field named, never dropped (A1)", () => {
   for (const [what, json, message] of [

@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { rejectionMessage } from "../../test-helpers/rejection";
 import type { DayAggregate } from "../days";
 import { parseRfc3339 } from "../time";
 import { buildScoreInputs, validateScoreInputs, type ScoreFacts, type ScoreInputs } from "./inputs";
@@ -32,15 +33,7 @@ function edited(change: (doc: Record<string, any>) => void): unknown {
 }
 
 /** The message a document is rejected with (code invalid_inputs), or null when it is accepted. */
-function rejection(json: unknown): string | null {
-  try {
-    validateScoreInputs(json);
-    return null;
-  } catch (error) {
-    expect(error).to.have.property("code", "invalid_inputs");
-    return (error as Error).message;
-  }
-}
+const rejection = (json: unknown) => rejectionMessage(() => validateScoreInputs(json), "invalid_inputs");
 
 describe("inputs documents: one result, one document (V9)", () => {
   it("accepts a well-formed document, and the boundaries of each rule", () => {
