@@ -31,31 +31,46 @@ const SCORES_CHANNEL = "vrai_scores";
 const REWARM_AFTER_MS = 1000;
 /** Agents' latest scores per read when filling the cache. */
 const WARM_BATCH = 1000;
+/** The same while scores are being asked for: a page is decoded in one go, and a short one holds requests up less. */
+const WARM_BATCH_WHILE_ASKED = 100;
 /** Scores kept between two turns of the event loop while the cache fills, so that requests are served meanwhile. */
 const WARM_SLICE = 200;
+/**
+ * While scores are being asked for, the fill takes at most about this share of the process's time: after each page it
+ * waits (1 / share - 1) times as long as the page took to read, decode and keep. Filling a million agents keeps a core
+ * busy for about 100 s, its garbage collections included; at full speed beside 2,000 reads a second it starved them
+ * (answers a second or more late while it ran, issue #30).
+ */
+const WARM_SHARE_WHILE_ASKED = 0.25;
+/** Scores count as being asked for while the last read through the cache is this recent. */
+const ASKED_WITHIN_MS = 100;
 
 /**
- * Fills `cache` with the latest score of every agent that has one, in agent order, a page per read
- * (the next asked for while this one is kept), until every agent is in or the cache is full: once it
- * has had to drop entries to make room, reading more would only push out what was read, so it stops
- * (the rest is read on demand).
+ * Fills `cache` with the latest score of every agent that has one, in agent order, a page per read,
+ * until every agent is in or the cache is full: once it has had to drop entries to make room,
+ * reading more would only push out what was read, so it stops (the rest is read on demand). While
+ * `asked()` says scores are being read, it gives way to them: a page at a time, with a pause after
+ * each (WARM_SHARE_WHILE_ASKED); otherwise the next page is asked for while this one is kept.
  * @returns how many agents' scores were offered
  */
-export async function warmScoreCache(pages: LatestScorePages, cache: ScoreCache): Promise<number> {
+export async function warmScoreCache(pages: LatestScorePages, cache: ScoreCache, asked: () => boolean = () => false): Promise<number> {
   const { evictions } = cache.stats();
-  type Batch = { mark: number; page: Promise<Awaited<ReturnType<LatestScorePages["latestScoresAfter"]>>> };
+  type Batch = { mark: number; size: number; page: Promise<ScoreSummary[]> };
   const batch = (after: string): Batch => {
     const mark = cache.mark();
-    const page = pages.latestScoresAfter(after, WARM_BATCH);
+    const size = asked() ? WARM_BATCH_WHILE_ASKED : WARM_BATCH;
+    const page = pages.latestScoresAfter(after, size);
     // Awaited in turn below; this keeps a failure meanwhile from going unhandled.
     page.catch(() => undefined);
-    return { mark, page };
+    return { mark, size, page };
   };
   let offered = 0;
   for (let next: Batch | null = batch(""); next !== null; ) {
-    const { mark } = next;
+    const began = performance.now();
+    const { mark, size }: Batch = next;
     const page: ScoreSummary[] = await next.page;
-    next = page.length === WARM_BATCH ? batch(page[page.length - 1].agentId) : null;
+    const after: string | null = page.length === size ? page[page.length - 1].agentId : null;
+    next = after !== null && !asked() ? batch(after) : null;
     for (let i = 0; i < page.length; i++) {
       if (i > 0 && i % WARM_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
       cache.offerRead(page[i].agentId, page[i], mark);
@@ -63,6 +78,10 @@ export async function warmScoreCache(pages: LatestScorePages, cache: ScoreCache)
     offered += page.length;
     const stats = cache.stats();
     if (stats.entries === 0 || stats.evictions > evictions) return offered;
+    if (after !== null && next === null) {
+      if (asked()) await new Promise((resolve) => setTimeout(resolve, (performance.now() - began) * (1 / WARM_SHARE_WHILE_ASKED - 1)));
+      next = batch(after);
+    }
   }
   return offered;
 }
@@ -89,7 +108,7 @@ export function createSyncedScoreCache(db: Db, maxBytes: number, logger: Logger)
       return;
     }
     warming = true;
-    warmScoreCache(store, cache)
+    warmScoreCache(store, cache, asked)
       .then(
         (agents) => logger.info({ agents, ...cache.stats() }, "score cache filled"),
         (error: unknown) => logger.warn({ err: error }, "score cache not filled; scores are read from the database until they are cached"),
@@ -104,11 +123,15 @@ export function createSyncedScoreCache(db: Db, maxBytes: number, logger: Logger)
       });
   };
   let listener: { close(): Promise<void> } | undefined;
+  /** When a score was last read through the cache (performance.now()). */
+  let lastAsked = Number.NEGATIVE_INFINITY;
+  const asked = () => performance.now() - lastAsked < ASKED_WITHIN_MS;
   return {
     over(given) {
       store = given;
       return {
         latestScoreSummary(agentId) {
+          lastAsked = performance.now();
           const cached = cache.get(agentId);
           if (cached !== undefined) return Promise.resolve({ agentExists: true, score: cached });
           const mark = cache.mark();
