@@ -5,7 +5,7 @@
  * 1. Daily recompute of N agents (`--agents`, 100,000) with D days of history (`--days`, 30), bulk-loaded
  *    with SQL (a few set-based statements, the day aggregates in chunks on two connections), timed through
  *    `scoring.recomputeDay`, then the day's tree built and stored as the scheduler's `afterDaily` does with
- *    anchoring off (`createAnchoring(...).buildDay`): both times, their sum against the issue's 5 minutes for
+ *    anchoring off (`createAnchoring(...).buildDay`): both times, their sum against issue #30's 120 s for
  *    a million agents, and the peak of this process's heap during each (sampled every 100 ms); then a
  *    sample re-derived one agent at a time to check the stored digests.
  * 2. `GET /v1/agents/<id>/score` at 2,000 requests/s (random agents), with autocannon twice: sent
@@ -13,6 +13,9 @@
  *    measured after a warm-up on the same connections (`loadRun`); then both schedules on an empty
  *    Node server (the latency the client and machine add to any server), and the steady load again
  *    from h2load, a C client, when it is installed (nghttp2-client).
+ *    Then the restart (issue #30): that server child stopped and a new one started, its latest-score cache empty, and
+ *    GET score at 2,000 requests/s from the moment it listens for BENCH_RESTART_S seconds (20), while the cache fills:
+ *    p99 overall, in its first second and in its worst second (`restartPhase`).
  * 3. Check-ins with autocannon: every request is for the next agent in a ring of 20,000, with a
  *    fresh Idempotency-Key, and the server's manual clock moves forward as the ring turns, so every
  *    request is counted (V3.2); afterwards the database must hold exactly one row per 2xx.
@@ -22,14 +25,14 @@
  * The API server runs in a child process (this file with `--serve`), so the load generator's CPU
  * is not the server's; both share the machine's cores with PostgreSQL, as pgbench does.
  * Flags: `--agents N`, `--days D` (else BENCH_AGENTS, BENCH_DAYS). Environment: BENCH_AGENTS (100000),
- * BENCH_DAYS (30), BENCH_RING (20000), BENCH_CHECKIN_S (20), BENCH_GET_S (15), BENCH_PGBENCH_S (20),
+ * BENCH_DAYS (30), BENCH_RING (20000), BENCH_CHECKIN_S (20), BENCH_GET_S (15), BENCH_RESTART_S (20), BENCH_PGBENCH_S (20),
  * BENCH_CONNECTIONS (16), BENCH_PHASES, BENCH_SERVER_PROFILE, BENCH_SERVER_FLAGS, SCORE_CACHE_MB (the server's, 512), TEST_PG_ADMIN_URL,
  * BENCH_KEEP_DB=1 (keep the loaded database), BENCH_DB=vrai_bench_xxxxxxxx (measure a kept one again, without the load),
  * BENCH_WEBHOOKS=1 (issue #28: the check-ins measured again with webhooks on: every owner with an endpoint asking for
  * every event, a receiver on 127.0.0.1, and every agent of the ring marked late, so its first check-in of the run records
  * an agent.back and its delivery in the check-in's own write; the figure is judged against 0.9 x the run without).
  * A million agents, recompute, tree and reads only (some 8 GB of disk, mostly the day aggregates):
- * `BENCH_PHASES=recompute,get npm run bench:service -- --agents 1000000`
+ * `BENCH_PHASES=recompute,get,restart npm run bench:service -- --agents 1000000`
  */
 import { execFile, fork, type ChildProcess } from "node:child_process";
 import crypto from "node:crypto";
@@ -65,9 +68,9 @@ const envInt = (name: string, fallback: number) => (process.env[name] ? Number(p
 let AGENTS = envInt("BENCH_AGENTS", 100_000);
 let HISTORY_DAYS = envInt("BENCH_DAYS", 30);
 let RING = Math.min(AGENTS, envInt("BENCH_RING", 20_000));
-/** The issue's targets: the daily recompute of 100,000 agents in a minute; recompute and tree of a million in 5 minutes. */
+/** The targets: the daily recompute of 100,000 agents in a minute; recompute and tree of a million in 120 s (issue #30; 5 min before). */
 const RECOMPUTE_TARGET = { agents: 100_000, seconds: 60 };
-const END_TO_END_TARGET = { agents: 1_000_000, seconds: 300 };
+const END_TO_END_TARGET = { agents: 1_000_000, seconds: 120 };
 /** Above this many agents the recompute is not run a second time (the rerun reads every agent again). */
 const RERUN_MAX_AGENTS = 100_000;
 /** Agents per statement of the day aggregates' load, two statements at a time. */
@@ -77,8 +80,10 @@ const CHECKIN_S = envInt("BENCH_CHECKIN_S", 20);
 const GET_S = envInt("BENCH_GET_S", 15);
 const PGBENCH_S = envInt("BENCH_PGBENCH_S", 20);
 const WARMUP_S = 3;
-/** BENCH_PHASES: any of recompute,get,checkins,pgbench (default all; get needs recompute). */
-const PHASES = new Set((process.env.BENCH_PHASES ?? "recompute,get,checkins,pgbench").split(","));
+/** Seconds of GET load from the moment a restarted server listens (the restart phase). */
+const RESTART_S = envInt("BENCH_RESTART_S", 20);
+/** BENCH_PHASES: any of recompute,get,restart,checkins,pgbench (default all; get and restart need scores, from recompute or a kept BENCH_DB). */
+const PHASES = new Set((process.env.BENCH_PHASES ?? "recompute,get,restart,checkins,pgbench").split(","));
 /** BENCH_WEBHOOKS=1: the check-ins again with webhooks on (issue #28), judged against 0.9 x those without. */
 const WEBHOOKS = process.env.BENCH_WEBHOOKS === "1";
 const WEBHOOKS_RATIO = 0.9;
@@ -183,28 +188,32 @@ async function serve(): Promise<void> {
       process.exit(0);
     }
   });
-  // The server fills its latest-score cache from the table at start; requests are measured once it has.
+  // The server fills its latest-score cache from the table at start. The GET phase measures it once it has; the restart
+  // phase (BENCH_COLD=1) from the moment it listens, while it fills.
   const warmStarted = performance.now();
+  const cold = process.env.BENCH_COLD === "1";
+  if (cold) process.send?.({ url: server.url });
   await server.scoreCache?.warmed;
   const cache = server.scoreCache?.stats();
+  const warmedMs = performance.now() - warmStarted;
   if (cache) {
     console.log(
       `server: latest-score cache filled with ${fmt(cache.entries)} agents ` +
-        `(${fmt(cache.bytes / 2 ** 20)} MiB of ${fmt(cache.maxBytes / 2 ** 20)} MiB) in ${fmt(performance.now() - warmStarted)} ms; ` +
+        `(${fmt(cache.bytes / 2 ** 20)} MiB of ${fmt(cache.maxBytes / 2 ** 20)} MiB) in ${fmt(warmedMs)} ms; ` +
         `heap ${fmt(process.memoryUsage().heapUsed / 2 ** 20)} MiB, RSS ${fmt(process.memoryUsage().rss / 2 ** 20)} MiB`,
     );
   }
-  process.send?.({ url: server.url });
+  process.send?.(cold ? { warmedMs } : { url: server.url });
 }
 
-function startServerChild(dbUrl: string): Promise<{ child: ChildProcess; url: string }> {
+function startServerChild(dbUrl: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string }> {
   // The server runs under node's default flags, as `vrai serve` does. BENCH_SERVER_PROFILE=<dir>:
   // the server child writes a V8 CPU profile there when it stops. BENCH_SERVER_FLAGS: more node flags for it
   // (e.g. --trace-gc-nvp, or --max-semi-space-size=64 to see what a larger young generation does).
   const profile = process.env.BENCH_SERVER_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_SERVER_PROFILE}`] : [];
   const flags = [...profile, ...(process.env.BENCH_SERVER_FLAGS ?? "").split(" ").filter(Boolean)];
   const child = fork(__filename, ["--serve"], {
-    env: { ...process.env, BENCH_DB_URL: dbUrl, BENCH_T0: String(CHECKIN_T0) },
+    env: { ...process.env, BENCH_DB_URL: dbUrl, BENCH_T0: String(CHECKIN_T0), ...env },
     stdio: "inherit",
     execArgv: [...process.execArgv, ...flags],
   });
@@ -506,11 +515,11 @@ async function recomputePhase(dbUrl: string, admin: pg.Client, rows: Row[]): Pro
     rows.push({
       figure: "  recompute throughput",
       value: `${fmt(stored / seconds)} agents/s`,
-      target: `>= ${fmt(END_TO_END_TARGET.agents / END_TO_END_TARGET.seconds)} agents/s (1M in 5 min, with the tree)`,
+      target: `>= ${fmt(END_TO_END_TARGET.agents / END_TO_END_TARGET.seconds)} agents/s (1M in ${END_TO_END_TARGET.seconds} s, with the tree)`,
       verdict: "",
     });
     rows.push({ figure: "  day's tree built and stored (anchoring off)", value: `${fmt(tree.seconds, 1)} s`, target: "", verdict: "" });
-    // The issue's 5 minutes are for a million agents; a smaller run is held to its share of them.
+    // The target is for a million agents; a smaller run is held to its share of it.
     const total = seconds + tree.seconds;
     const scaled =
       AGENTS >= END_TO_END_TARGET.agents ? END_TO_END_TARGET.seconds : (END_TO_END_TARGET.seconds * AGENTS) / END_TO_END_TARGET.agents;
@@ -736,6 +745,133 @@ async function getScorePhase(url: string, child: ChildProcess, rows: Row[]): Pro
     target: cache ? `cache <= ${mib(cache.maxBytes)} (SCORE_CACHE_MB)` : "",
     verdict: "",
   });
+}
+
+/**
+ * `rate` GET requests a second to `path()` from the moment `url` answers, for `seconds`, sent evenly (one every
+ * 1000 / rate ms, caught up each millisecond) over at most 100 keep-alive connections, as many as the steady schedule's
+ * (a request finding them all busy waits for one, and that wait is in its latency). A plain node:http client: opening
+ * autocannon instances stalls the client for up to 0.8 s, which would fall in the very second measured here. Without
+ * the cap, a slow first answer makes the client open a connection per request, hundreds, and the server's time goes
+ * to accepting them. Latency is from each request's send to its answer's end, as autocannon's. `bySecond`: the p99 of
+ * the requests sent in each second, the first second first.
+ */
+async function steadyFromStart(
+  url: string,
+  rate: number,
+  seconds: number,
+  path: () => string,
+): Promise<{ run: LoadRun; bySecond: number[] }> {
+  const out: LoadRun = { ok: 0, other: 0, errors: 0, seconds, latencies: [], sentAt: [] };
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 100 });
+  const answered: Promise<void>[] = [];
+  const send = () =>
+    new Promise<void>((resolve) => {
+      const sentAt = performance.now();
+      const req = http.get(`${url}${path()}`, { agent }, (res) => {
+        res.resume();
+        res.on("end", () => {
+          if (res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300) out.ok++;
+          else out.other++;
+          out.latencies.push(performance.now() - sentAt);
+          out.sentAt.push(sentAt);
+          resolve();
+        });
+      });
+      req.setTimeout(10_000, () => req.destroy(new Error("timeout")));
+      req.on("error", () => {
+        out.errors++;
+        resolve();
+      });
+    });
+  const t0 = performance.now();
+  const total = Math.round(rate * seconds);
+  for (let sent = 0; sent < total; ) {
+    const due = Math.min(total, Math.floor(((performance.now() - t0) * rate) / 1000) + 1);
+    for (; sent < due; sent++) answered.push(send());
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  await Promise.all(answered);
+  agent.destroy();
+  const perSecond: number[][] = Array.from({ length: seconds }, () => []);
+  for (const [i, at] of out.sentAt.entries()) perSecond[Math.min(seconds - 1, Math.floor((at - t0) / 1000))].push(out.latencies[i]);
+  out.latencies.sort((a, b) => a - b);
+  return {
+    run: out,
+    bySecond: perSecond.map((l) =>
+      quantile(
+        l.sort((a, b) => a - b),
+        0.99,
+      ),
+    ),
+  };
+}
+
+/**
+ * The restart (issue #30): the server child stopped and a new one started on the same database, its latest-score cache
+ * empty. GET score at 2,000 requests/s from the moment it listens (`steadyFromStart`), while its cache fills from the
+ * table; then the same client against an empty Node server from its first second. Returns the new server child.
+ */
+async function restartPhase(dbUrl: string, rows: Row[]): Promise<{ child: ChildProcess; url: string }> {
+  // The client's floor first, on a quiet machine: afterwards the restarted server is still filling its cache.
+  const empty = fork(__filename, ["--empty-server"], { stdio: "inherit", execArgv: process.execArgv });
+  let floor: number[];
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      empty.once("message", (m: { url: string }) => resolve(m.url));
+      empty.once("exit", (code) => reject(new Error(`empty server exited with ${code}`)));
+    });
+    const r = await steadyFromStart(url, GET_RATE, Math.min(RESTART_S, 5), () => "/");
+    log(`restart floor, empty Node server from its first second: ${describeRun(r.run)}`);
+    floor = [quantile(r.run.latencies, 0.99), r.bySecond[0]];
+  } finally {
+    empty.kill();
+  }
+  log(`restart: a new server child, GET score at ${fmt(GET_RATE)} requests/s from the moment it listens, for ${RESTART_S} s ...`);
+  const started = performance.now();
+  const server = await startServerChild(dbUrl, { BENCH_COLD: "1" });
+  const listenedMs = performance.now() - started;
+  let warmedMs: number | undefined;
+  server.child.on("message", (m: { warmedMs?: number }) => {
+    if (m.warmedMs !== undefined) warmedMs = m.warmedMs;
+  });
+  const { run, bySecond } = await steadyFromStart(server.url, GET_RATE, RESTART_S, scorePath);
+  const durations = await serverDurations(server.url);
+  const { memory, loopDelay } = await serverCpu(server.child);
+  const n = durations.get("+Inf") ?? 0;
+  const within = (le: string) => `${(((durations.get(le) ?? 0) / n) * 100).toFixed(2)}%`;
+  log(`restart: server listening ${fmt(listenedMs)} ms after its start; ${describeRun(run)}`);
+  log(`restart: p99 of each second: ${bySecond.map((p) => p.toFixed(1)).join(", ")} ms; ${loopDelay}`);
+  log(
+    `restart: the server's own time per request: ${within("0.001")} within 1 ms, ${within("0.005")} within 5 ms, ` +
+      `${within("0.01")} within 10 ms; cache ${fmt(memory.cache?.entries ?? 0)} agents, ${fmt(memory.cache?.hits ?? 0)} hits, ` +
+      `${fmt(memory.cache?.misses ?? 0)} misses; filled ${warmedMs === undefined ? `not yet after ${RESTART_S} s` : `after ${fmt(warmedMs)} ms`}`,
+  );
+  const p99 = quantile(run.latencies, 0.99);
+  const pass = (x: number) => (x < 10 ? "PASS" : "FAIL");
+  rows.push(
+    {
+      figure: `GET score p99, 2,000 req/s, first ${RESTART_S} s after a restart`,
+      value: ms(p99),
+      target: "< 10 ms",
+      verdict: run.other === 0 && run.errors === 0 && run.ok >= GET_RATE * RESTART_S * 0.98 ? pass(p99) : "FAIL",
+    },
+    { figure: "  p99 of the restart's first second", value: ms(bySecond[0]), target: "< 10 ms", verdict: pass(bySecond[0]) },
+    { figure: "  p99 of its worst second", value: ms(Math.max(...bySecond)), target: "< 10 ms", verdict: pass(Math.max(...bySecond)) },
+    {
+      figure: "  cache filled after the restart",
+      value: warmedMs === undefined ? `> ${RESTART_S} s` : `${fmt(warmedMs / 1000, 1)} s`,
+      target: `(${fmt(memory.cache?.misses ?? 0)} misses read from PostgreSQL)`,
+      verdict: "",
+    },
+    {
+      figure: "  empty Node server from its first second, same client",
+      value: `p99 ${ms(floor[0])}, first second ${ms(floor[1])}`,
+      target: "",
+      verdict: "",
+    },
+  );
+  return server;
 }
 
 /** The server's histogram of GET score durations from /metrics: count of requests at or under each bucket bound. */
@@ -1037,14 +1173,18 @@ async function main(): Promise<void> {
         `node's defaults, as vrai serve) at ${server.url}`,
     );
     if (PHASES.has("get")) await getScorePhase(server.url, child, rows);
-    const checkins = PHASES.has("checkins")
-      ? await checkinPhase(server.url, child, admin)
-      : { rate: NaN, p99: NaN, ok: false, lastStep: 0 };
+    let url = server.url;
+    if (PHASES.has("restart")) {
+      await stopServerChild(child);
+      child = null;
+      ({ child, url } = await restartPhase(dbUrl, rows));
+    }
+    const checkins = PHASES.has("checkins") ? await checkinPhase(url, child, admin) : { rate: NaN, p99: NaN, ok: false, lastStep: 0 };
     if (WEBHOOKS && PHASES.has("checkins")) {
       const hooks = await webhooksOn(admin);
       try {
         // (a) Webhooks on, as they are most of the time: every owner has an endpoint, its agents check in on time (no event).
-        const on = await checkinPhase(server.url, child, admin, { firstStep: checkins.lastStep + 4 });
+        const on = await checkinPhase(url, child, admin, { firstStep: checkins.lastStep + 4 });
         // (b) The worst case: every agent of the ring late (as the deadline scan leaves it), so its first check-in of the
         // measured run records an agent.back and its delivery in the check-in's own write, and the worker sends them meanwhile.
         const markLate = async () => {
@@ -1053,7 +1193,7 @@ async function main(): Promise<void> {
           );
           log(`webhooks on: ${fmt(rowCount ?? 0)} agents of the ring marked late`);
         };
-        const back = await checkinPhase(server.url, child, admin, { firstStep: on.lastStep + 4, beforeMeasured: markLate });
+        const back = await checkinPhase(url, child, admin, { firstStep: on.lastStep + 4, beforeMeasured: markLate });
         const backs = await count(admin, "SELECT count(*) AS n FROM events WHERE type = 'agent.back'");
         await new Promise((r) => setTimeout(r, 3000));
         log(
