@@ -120,7 +120,21 @@ export function summaryOf(c: ScoreColumns): ScoreSummary {
     sha256: c.sha256,
     total: c.total,
   };
-  if (c.packed !== null) return { ...head, resultJson: renderResult(c.packed, keyOf(c)), packed: c.packed };
+  if (c.packed !== null) {
+    const { packed } = c;
+    const key = keyOf(c);
+    let text: string | undefined;
+    // Rendered when first read, once: the latest-score cache keeps the compact result alone, and fills itself at start
+    // with summaries it never renders (issue #30).
+    return {
+      ...head,
+      packed,
+      get resultJson() {
+        text ??= renderResult(packed, key);
+        return text;
+      },
+    };
+  }
   if (c.resultJson !== null) return { ...head, resultJson: c.resultJson, packed: packResultText(c.resultJson, c.at) };
   const result = computedResult(c, true);
   return { ...head, resultJson: JSON.stringify(result), packed: packResult(result, c.at) };
