@@ -225,10 +225,16 @@ for (const { name, create } of TEST_STORES) {
           buildScoreInputs({ agent: "agt_bulk", method: "0.2", at: T0, claimedAt: T0 - 86_400, proofs: [], penalties: [], days: [] }),
         );
         const packed = packResult(result, T0);
+        // Each agent's row marked with its latest score in the same statement, as another instance's store does (migration 008).
         await other.query(
-          `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total, packed)
-           SELECT 'agt_bulk_' || i, '0.2', $1::bigint, 'change', NULL, '{}', repeat('0', 64), '{}', i, $2 FROM generate_series(1, 700) AS i`,
-          [T0, packed],
+          `WITH inserted AS (
+             INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total, packed)
+             SELECT 'agt_bulk_' || i, '0.2', $1::bigint, 'change', NULL, '{}', repeat('0', 64), '{}', i, $2 FROM generate_series(1, 700) AS i
+             RETURNING id, agent_id, at, total
+           )
+           UPDATE agents a SET score_id = n.id, score_at = n.at, score_total = n.total, score_band = $3, score_state = $4
+           FROM inserted n WHERE a.id = n.agent_id`,
+          [T0, packed, result.band, result.state],
         );
         await eventually(async () => server.scoreCache!.stats().entries === 701);
         const hits = server.scoreCache!.stats().hits;
