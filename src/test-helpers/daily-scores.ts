@@ -75,16 +75,22 @@ export async function insertDailyScores(db: Queryable, seed: DailyScoresSeed): P
     ? ["", ""]
     : [
         ", established, identity_points, reliability_points, integrity_points, packed",
-        `, ${c.established}, ${c.identity}, ${c.reliability}, ${c.integrity}, $4`,
+        `, ${c.established}, ${c.identity}, ${c.reliability}, ${c.integrity}, $6`,
       ];
   const { result } = scoreFromInputs(
     buildScoreInputs({ agent: "agt_seed", method: "0.2", at: seed.at, claimedAt: seed.at - 86400, proofs: [], penalties: [], days: [] }),
   );
+  // Each agent's row names its latest score, as the SQL store's inserts leave it (migration 008).
   await db.query(
-    `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total${columns})
-     SELECT ${agentIdSql(seed.digits)}, '0.2', $1, 'daily', $2, '{}', encode(sha256((i::text || $2)::bytea), 'hex'), '{}',
-       ${seed.beforeMigration014 ? "0" : `${c.identity} + ${c.reliability} + ${c.integrity}`}${values}
-     FROM generate_series(1, $3) AS i`,
-    seed.beforeMigration014 ? [seed.at, seed.day, seed.count] : [seed.at, seed.day, seed.count, packResult(result, seed.at)],
+    `WITH inserted AS (
+       INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total${columns})
+       SELECT ${agentIdSql(seed.digits)}, '0.2', $1, 'daily', $2, '{}', encode(sha256((i::text || $2)::bytea), 'hex'), '{}',
+         ${seed.beforeMigration014 ? "0" : `${c.identity} + ${c.reliability} + ${c.integrity}`}${values}
+       FROM generate_series(1, $3) AS i
+       RETURNING id, agent_id, at, total
+     )
+     UPDATE agents a SET score_id = n.id, score_at = n.at, score_total = n.total, score_band = $4, score_state = $5
+     FROM inserted n WHERE a.id = n.agent_id AND (a.score_id IS NULL OR (n.at, n.id) > (a.score_at, a.score_id))`,
+    [seed.at, seed.day, seed.count, result.band, result.state, ...(seed.beforeMigration014 ? [] : [packResult(result, seed.at)])],
   );
 }
