@@ -37,9 +37,9 @@ const WARM_BATCH_WHILE_ASKED = 100;
 const WARM_SLICE = 200;
 /**
  * While scores are being asked for, the fill takes at most about this share of the process's time: after each page it
- * waits (1 / share - 1) times as long as the page took to read, decode and keep. Filling a million agents keeps a core
- * busy for about 100 s, its garbage collections included; at full speed beside 2,000 reads a second it starved them
- * (answers a second or more late while it ran, issue #30).
+ * waits (1 / share - 1) times as long as the page took to read, decode and keep. Filling a million agents keeps the
+ * process busy for about 18 s, its garbage collections included; at full speed beside 2,000 reads a second it starved
+ * them (answers a second or more late while it ran, issue #30).
  */
 const WARM_SHARE_WHILE_ASKED = 0.25;
 /** Scores count as being asked for while the last read through the cache is this recent. */
