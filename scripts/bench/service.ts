@@ -814,19 +814,11 @@ async function steadyFromStart(
  */
 async function restartPhase(dbUrl: string, rows: Row[]): Promise<{ child: ChildProcess; url: string }> {
   // The client's floor first, on a quiet machine: afterwards the restarted server is still filling its cache.
-  const empty = fork(__filename, ["--empty-server"], { stdio: "inherit", execArgv: process.execArgv });
-  let floor: number[];
-  try {
-    const url = await new Promise<string>((resolve, reject) => {
-      empty.once("message", (m: { url: string }) => resolve(m.url));
-      empty.once("exit", (code) => reject(new Error(`empty server exited with ${code}`)));
-    });
+  const floor = await withEmptyServer(async (url) => {
     const r = await steadyFromStart(url, GET_RATE, Math.min(RESTART_S, 5), () => "/");
     log(`restart floor, empty Node server from its first second: ${describeRun(r.run)}`);
-    floor = [quantile(r.run.latencies, 0.99), r.bySecond[0]];
-  } finally {
-    empty.kill();
-  }
+    return { p99: quantile(r.run.latencies, 0.99), firstSecond: r.bySecond[0] };
+  });
   log(`restart: a new server child, GET score at ${fmt(GET_RATE)} requests/s from the moment it listens, for ${RESTART_S} s ...`);
   const started = performance.now();
   const server = await startServerChild(dbUrl, { BENCH_COLD: "1" });
@@ -866,7 +858,7 @@ async function restartPhase(dbUrl: string, rows: Row[]): Promise<{ child: ChildP
     },
     {
       figure: "  empty Node server from its first second, same client",
-      value: `p99 ${ms(floor[0])}, first second ${ms(floor[1])}`,
+      value: `p99 ${ms(floor.p99)}, first second ${ms(floor.firstSecond)}`,
       target: "",
       verdict: "",
     },
@@ -888,12 +880,7 @@ async function serverDurations(url: string): Promise<Map<string, number>> {
  * score's size: the latency this client and machine add to any server.
  */
 async function autocannonFloor(): Promise<Map<GetSchedule, number>> {
-  const child = fork(__filename, ["--empty-server"], { stdio: "inherit", execArgv: process.execArgv });
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once("message", (m: { url: string }) => resolve(m.url));
-    child.once("exit", (code) => reject(new Error(`empty server exited with ${code}`)));
-  });
-  try {
+  return withEmptyServer(async (url) => {
     const floors = new Map<GetSchedule, number>();
     for (const schedule of [STEADY, BURST]) {
       const r = await loadRun(url, schedule, GET_S, () => "/");
@@ -901,12 +888,24 @@ async function autocannonFloor(): Promise<Map<GetSchedule, number>> {
       floors.set(schedule, quantile(r.latencies, 0.99));
     }
     return floors;
+  });
+}
+
+/** Runs `work` against the empty server (`serveEmpty`) in a child process of its own, stopped afterwards. */
+async function withEmptyServer<T>(work: (url: string) => Promise<T>): Promise<T> {
+  const child = fork(__filename, ["--empty-server"], { stdio: "inherit", execArgv: process.execArgv });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      child.once("message", (m: { url: string }) => resolve(m.url));
+      child.once("exit", (code) => reject(new Error(`empty server exited with ${code}`)));
+    });
+    return await work(url);
   } finally {
     child.kill();
   }
 }
 
-/** The empty server of `autocannonFloor` (child process). */
+/** The empty server of the floors (child process). */
 function serveEmpty(): void {
   const body = JSON.stringify({ filler: "x".repeat(2_400) });
   const server = http.createServer((_req, res) => {
