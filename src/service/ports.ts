@@ -99,6 +99,18 @@ export type ScoreRow = {
 export type NewScore = Omit<ScoreRow, "id"> & { claimId?: number; document?: ScoreInputs };
 
 /**
+ * Scores for one `insertScores`, each kept in its store's stored form from the moment it is added: a page of the daily
+ * recompute waiting for its insert holds a few hundred bytes a score, not its inputs document and text (issue #30:
+ * what such pages kept alive across garbage collections cost the recompute a fifth of its CPU). A batch is data only:
+ * made with `scoreBatch()` of the store that inserts it, outside a transaction or in one.
+ */
+export type ScoreBatch = {
+  add(score: NewScore): void;
+  /** How many scores were added. */
+  readonly size: number;
+};
+
+/**
  * A stored score without its inputs document, its result as JSON text: what `GET /v1/agents/:id/score`
  * answers with (the text goes into the response as it is). `packed` is the result's compact form
  * (`packResult`), which the text is rendered from; null only for an old score kept as text whose text
@@ -254,8 +266,12 @@ export type ProofsTx = {
 /** The rows an agent's score facts are made of (V5–V8), as the one-by-one reads give them. */
 export type AgentFactRows = {
   agent: AgentRow;
-  /** `listDays(agent, claim, day of at)`: the claim's day aggregates up to the day of `at`, oldest first. */
-  days: DayAggregate[];
+  /**
+   * `listDays(agent, claim, day of at)`: the claim's day aggregates up to the day of `at`, oldest first. The SQL store's
+   * `dailyFactRows` makes them from their text at each read, so that a page of rows holds a string an agent rather than
+   * an object a day until each agent is scored: read it once.
+   */
+  readonly days: DayAggregate[];
   /** `countCheckinsAt(agent, claim, at)`: counted check-ins of the claim arriving exactly at `at`. */
   atMidnight: number;
   /** `proofsForAgentAt(agent, owner, at)`, in its order: only their kinds count (V6). */
@@ -278,7 +294,9 @@ export type ScoresTx = {
    * agent and day that already has one (a rerun, or another instance first): returns how many were inserted,
    * and the agents of owners who keep events whose latest score is now one of them.
    */
-  insertScores(scores: readonly NewScore[]): Promise<{ stored: number; moved: LatestScoreMove[] }>;
+  insertScores(batch: ScoreBatch): Promise<{ stored: number; moved: LatestScoreMove[] }>;
+  /** An empty batch for `insertScores` of this store. */
+  scoreBatch(): ScoreBatch;
   latestScore(agentId: string): Promise<ScoreRow | null>;
   getScore(id: number): Promise<ScoreRow | null>;
   /** The agent's daily scores from `fromDay` to `toDay` (inclusive) by day: all, or a page after a day. */

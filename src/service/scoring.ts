@@ -68,11 +68,12 @@ export function createScoring(deps: {
   function factsFrom(rows: AgentFactRows, at: number): ScoreFacts {
     const { agent, penalties } = rows;
     const today = utcDay(at);
+    // Read once (AgentFactRows.days may be made at each read).
+    let days: DayAggregate[] = rows.days;
     // Check-ins of the day of `at` count for the established state only when they arrived by `at` (V8).
     // A daily score at `D 00:00:00` sees at most those arriving at that very second.
-    let days: DayAggregate[] = rows.days;
     if (at === dayStart(today)) {
-      days = rows.days.filter((d) => d.day < today);
+      days = days.filter((d) => d.day < today);
       if (rows.atMidnight > 0) days.push({ day: today, checkins: rows.atMidnight, onTime: 0, creditS: 0, coverageS: 0, digest: "" });
     }
     return {
@@ -191,11 +192,12 @@ export function createScoring(deps: {
       const ids = await nextPage();
       if (ids.length < pageSize) last = true;
       const rows = ids.length === 0 ? [] : await store.read.dailyFactRows(ids, day, at);
-      const scores: NewScore[] = [];
+      // Each score goes into the batch in its stored form as soon as it is computed (ScoreBatch).
+      const scores = store.read.scoreBatch();
       for (let i = 0; i < rows.length; i++) {
         // The recompute shares its process with the API: requests are served between slices of a page.
         if (i > 0 && i % DAILY_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
-        scores.push(scoreRowOf(rows[i].agent, factsFrom(rows[i], at), at, "daily"));
+        scores.add(scoreRowOf(rows[i].agent, factsFrom(rows[i], at), at, "daily"));
       }
       return { looked: ids.length, scores };
     };
@@ -211,7 +213,7 @@ export function createScoring(deps: {
     while (ahead.length > 0) {
       const { looked, scores } = await ahead.shift()!;
       readAhead();
-      if (scores.length > 0) {
+      if (scores.size > 0) {
         stored += await store.transaction(async (tx) => {
           const written = await tx.insertScores(scores);
           await tx.recordEvents(scoreChangedEvents(written.moved));

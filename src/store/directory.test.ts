@@ -38,7 +38,9 @@ for (const { name, create } of TEST_STORES) {
 
       // The bulk path (one multi-row INSERT): each agent's latest by `at`, not by the order of the rows.
       // The SQL store's transactions are daily batches too (service/scoring.ts looks for it the same way).
-      await store.read.insertScores([await scoreOf(a, 450, T0 + 20), await scoreOf(a, 300, T0 + 10), await scoreOf(b, 250, T0 + 5)]);
+      const batch = store.read.scoreBatch();
+      for (const score of [await scoreOf(a, 450, T0 + 20), await scoreOf(a, 300, T0 + 10), await scoreOf(b, 250, T0 + 5)]) batch.add(score);
+      await store.read.insertScores(batch);
       expect(await totals()).to.deep.equal({ [a]: [450, "400-599", "established"], [b]: [250, "200-399", "established"] });
       // An older score written later does not replace a newer one.
       await store.read.insertScore(await scoreOf(b, 900, T0 + 1));

@@ -1,3 +1,4 @@
+import { BaseError } from "../errors";
 import { GRACE_S, type DayAggregate, type OutageWindow } from "../method";
 import { KeyList } from "./key-list";
 import { createMemoryConsole } from "./memory-console";
@@ -11,7 +12,9 @@ import type {
   OwnerRow,
   PageRequest,
   PenaltyRow,
+  NewScore,
   ProofRow,
+  ScoreBatch,
   ScoreRow,
   Store,
   Erc8004PublishingRow,
@@ -25,6 +28,17 @@ import type {
  * before it writes, so a rejected operation leaves nothing behind here either.
  */
 const NO_WINDOWS: readonly OutageWindow[] = Object.freeze([]);
+
+/** The memory store's ScoreBatch: the scores as they were given (nothing here outlives the call that scores them). */
+class MemoryScoreBatch implements ScoreBatch {
+  readonly scores: NewScore[] = [];
+  add(score: NewScore): void {
+    this.scores.push(score);
+  }
+  get size(): number {
+    return this.scores.length;
+  }
+}
 
 /**
  * An agent: its row, replaced and never changed in place (so `checkinState` hands it out as it is),
@@ -298,9 +312,12 @@ export function createMemoryStore(): Store {
       }
       return rows;
     },
-    async insertScores(given) {
+    scoreBatch: () => new MemoryScoreBatch(),
+    async insertScores(batch) {
+      if (!(batch instanceof MemoryScoreBatch))
+        throw new BaseError("foreign_score_batch", "insertScores takes a batch of this store's scoreBatch()");
       let inserted = 0;
-      for (const s of given) {
+      for (const s of batch.scores) {
         if (s.trigger === "daily" && s.day !== null && (await tx.hasDailyScore(s.agentId, s.day))) continue;
         await tx.insertScore(s);
         inserted++;

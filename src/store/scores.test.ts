@@ -1,0 +1,57 @@
+import { expect } from "chai";
+import { createMemoryStore } from "./memory-store";
+import { daysFrom } from "./scores";
+import { EVERY_STORE } from "../test-helpers/stores";
+
+const DIGEST_A = "a".repeat(64);
+const DIGEST_B = "0123456789abcdef".repeat(4);
+
+describe("the daily recompute's day lines (DAYS_OF_AGENT, issue #30)", () => {
+  it("reads each line's six columns, a day of coverage alone with its empty digest included", () => {
+    expect(daysFrom(`2026-11-01,24,23,86400,86400,${DIGEST_A};2026-11-02,0,0,0,3600,`)).to.deep.equal([
+      { day: "2026-11-01", checkins: 24, onTime: 23, creditS: 86400, coverageS: 86400, digest: DIGEST_A },
+      { day: "2026-11-02", checkins: 0, onTime: 0, creditS: 0, coverageS: 3600, digest: "" },
+    ]);
+  });
+
+  it("gives nothing for an agent without day aggregates (NULL)", () => {
+    expect(daysFrom(null)).to.deep.equal([]);
+  });
+
+  it("puts days read out of order back in day order (the SQL leaves the order to the index)", () => {
+    const days = daysFrom(`2026-11-03,1,1,5,60,${DIGEST_B};2026-11-01,2,0,0,0,${DIGEST_A};2026-11-02,3,1,7,10,${DIGEST_B}`);
+    expect(days.map((d) => d.day)).to.deep.equal(["2026-11-01", "2026-11-02", "2026-11-03"]);
+    expect(days[2]).to.deep.equal({ day: "2026-11-03", checkins: 1, onTime: 1, creditS: 5, coverageS: 60, digest: DIGEST_B });
+  });
+
+  it("reads a credit beyond 32 bits (credit_s is a bigint) exactly", () => {
+    expect(daysFrom(`2026-11-01,1,1,9007199254740991,1,${DIGEST_A}`)[0].creditS).to.equal(Number.MAX_SAFE_INTEGER);
+  });
+});
+
+for (const setup of EVERY_STORE) {
+  describe(`a batch of scores on ${setup.name} (ScoreBatch)`, () => {
+    it("starts empty, and insertScores refuses a batch its scoreBatch() did not make", async () => {
+      const { store, close } = await setup.open();
+      try {
+        const own = store.read.scoreBatch();
+        expect(own.size).to.equal(0);
+        expect(await store.read.insertScores(own)).to.deep.equal({ stored: 0, moved: [] });
+        const other = setup.name === "memory" ? await EVERY_STORE[0].open() : { store: createMemoryStore(), close: async () => undefined };
+        try {
+          for (const batch of [other.store.read.scoreBatch(), { add: () => undefined, size: 0 }]) {
+            const error = await store.read
+              .insertScores(batch)
+              .then(() => null)
+              .catch((e: Error & { code?: string }) => e);
+            expect(error?.code).to.equal("foreign_score_batch");
+          }
+        } finally {
+          await other.close();
+        }
+      } finally {
+        await close();
+      }
+    });
+  });
+}
