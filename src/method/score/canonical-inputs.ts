@@ -13,7 +13,12 @@ function hasExactKeys(obj: object, sortedKeys: readonly string[]): boolean {
   return true;
 }
 
+/** Text JSON writes as it is between quotes: printable ASCII but `"` and `\\` (days, digests, ids, times). */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
 function str(s: string): string {
+  // Most of a document's texts are plain (a day's date and digest): quoted as they are, without JSON.stringify (issue #30).
+  if (PLAIN.test(s)) return `"${s}"`;
   // String.prototype.isWellFormed (Node >= 20) is missing from the ES2023 lib typings.
   if (!(s as unknown as { isWellFormed(): boolean }).isWellFormed()) throw new Error("lone surrogate");
   return JSON.stringify(s);

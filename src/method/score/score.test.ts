@@ -420,6 +420,22 @@ describe("canonical inputs documents off the shape the engine writes (V9: RFC 87
     }
   };
 
+  it("writes the bytes of the generic serialiser, or refuses as it does, whatever text each of its strings holds", () => {
+    // Quotes, backslashes, control characters, non-ASCII and lone surrogates: the fast path takes only plain text.
+    const text = fc.oneof(fc.string({ unit: "binary" }), fc.string({ unit: "grapheme-ascii" }), fc.constantFrom('"', "\\", "\u007f", "\n", "é"));
+    fc.assert(
+      fc.property(text, text, text, text, text, (agent, digest, day, id, proof) => {
+        const inputs = doc() as any;
+        Object.assign(inputs, { agent, proofs: [proof] });
+        inputs.days[0].digest = digest;
+        inputs.days[1].day = day;
+        inputs.penalties[0].id = id;
+        expect(outcome(() => canonicalScoreInputs(inputs))).to.equal(outcome(() => canonicalJson(inputs)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it("writes the bytes of the generic serialiser, or refuses as it does, for numbers that are no whole numbers and text with a lone surrogate", () => {
     const edits: Array<[string, (d: any) => void]> = [
       ["other_checkin_days NaN", (d) => (d.other_checkin_days = Number.NaN)],
