@@ -16,11 +16,15 @@ function hasExactKeys(obj: object, sortedKeys: readonly string[]): boolean {
 /** Text JSON writes as it is between quotes: printable ASCII but `"` and `\\` (days, digests, ids, times). */
 const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
+/** Thrown inside `canonicalOfEngineShape` at a value it does not write itself. */
+class OffShape extends Error {}
+
 function str(s: string): string {
+  if (typeof s !== "string") throw new OffShape();
   // Most of a document's texts are plain (a day's date and digest): quoted as they are, without JSON.stringify (issue #30).
   if (PLAIN.test(s)) return `"${s}"`;
   // String.prototype.isWellFormed (Node >= 20) is missing from the ES2023 lib typings.
-  if (!(s as unknown as { isWellFormed(): boolean }).isWellFormed()) throw new Error("lone surrogate");
+  if (!(s as unknown as { isWellFormed(): boolean }).isWellFormed()) throw new OffShape();
   return JSON.stringify(s);
 }
 
@@ -41,22 +45,22 @@ function isIntegerField(...values: unknown[]): boolean {
 }
 
 /**
- * RFC 8785 bytes of an inputs document, written directly for its known shape (the generic serialiser
- * walks every value of the daily recompute's documents generically). Anything off that shape (extra keys,
- * non-integers, lone surrogates) goes through `canonicalJson`, so the output is always identical
- * to it; a property test checks the two agree.
+ * RFC 8785 bytes of an inputs document of the shape the engine writes, written directly (the generic serialiser
+ * walks every value of the daily recompute's documents generically); null for anything off that shape (extra or
+ * missing keys, numbers that are not safe integers, lone surrogates), which `canonicalScoreInputs` leaves to
+ * `canonicalJson`. Property tests check that it writes every document the engine builds, as `canonicalJson` does.
  */
-export function canonicalScoreInputs(inputs: ScoreInputs): string {
+export function canonicalOfEngineShape(inputs: ScoreInputs): string | null {
+  if (!hasExactKeys(inputs, INPUT_KEYS) || !isIntegerField(inputs.other_checkin_days)) return null;
   try {
-    if (!hasExactKeys(inputs, INPUT_KEYS) || !isIntegerField(inputs.other_checkin_days)) return canonicalJson(inputs);
     const days: string[] = [];
     for (const d of inputs.days) {
-      if (!hasExactKeys(d, DAY_KEYS) || !isIntegerField(d.checkins, d.coverage_s, d.credit_s, d.on_time)) return canonicalJson(inputs);
+      if (!hasExactKeys(d, DAY_KEYS) || !isIntegerField(d.checkins, d.coverage_s, d.credit_s, d.on_time)) return null;
       days.push(day(d));
     }
     const penalties: string[] = [];
     for (const p of inputs.penalties) {
-      if (!hasExactKeys(p, PENALTY_KEYS) || !isIntegerField(p.days, p.points)) return canonicalJson(inputs);
+      if (!hasExactKeys(p, PENALTY_KEYS) || !isIntegerField(p.days, p.points)) return null;
       penalties.push(penalty(p));
     }
     const proofs = inputs.proofs.map(str).join(",");
@@ -66,6 +70,12 @@ export function canonicalScoreInputs(inputs: ScoreInputs): string {
       `"proofs":[${proofs}],"scoreType":${str(inputs.scoreType)}}`
     );
   } catch {
-    return canonicalJson(inputs);
+    // OffShape, or a value of another type where a list is (a list of days that is not one): canonicalJson's to write or refuse.
+    return null;
   }
+}
+
+/** RFC 8785 bytes of an inputs document (V9): `canonicalOfEngineShape`'s, or `canonicalJson`'s for a document off that shape. */
+export function canonicalScoreInputs(inputs: ScoreInputs): string {
+  return canonicalOfEngineShape(inputs) ?? canonicalJson(inputs);
 }

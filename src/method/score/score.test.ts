@@ -6,7 +6,7 @@ import { METHODS, methodRules } from "./methods";
 import { distinctProofKinds, identityMax, identityValue, kindsOf } from "./identity";
 import { playCheckins } from "../play";
 import { canonicalJson } from "../canonical";
-import { canonicalScoreInputs } from "./canonical-inputs";
+import { canonicalOfEngineShape, canonicalScoreInputs } from "./canonical-inputs";
 import { parseRfc3339 } from "../time";
 import type { DayAggregate } from "../days";
 
@@ -333,6 +333,8 @@ describe("canonical inputs documents (V9)", () => {
           }),
         );
         expect(canonicalScoreInputs(inputs)).to.equal(canonicalJson(inputs));
+        // Written by the direct path, not left to the generic serialiser: every document the engine builds is of its shape.
+        expect(canonicalOfEngineShape(inputs)).to.equal(canonicalJson(inputs));
       }),
       { numRuns: 200 },
     );
@@ -340,6 +342,7 @@ describe("canonical inputs documents (V9)", () => {
 
   it("falls back to the generic serialiser for a document off its shape", () => {
     const inputs = { ...buildScoreInputs(facts()), extra: { b: 1, a: 2 } } as never;
+    expect(canonicalOfEngineShape(inputs)).to.equal(null);
     expect(canonicalScoreInputs(inputs)).to.equal(canonicalJson(inputs));
   });
 });
@@ -422,7 +425,11 @@ describe("canonical inputs documents off the shape the engine writes (V9: RFC 87
 
   it("writes the bytes of the generic serialiser, or refuses as it does, whatever text each of its strings holds", () => {
     // Quotes, backslashes, control characters, non-ASCII and lone surrogates: the fast path takes only plain text.
-    const text = fc.oneof(fc.string({ unit: "binary" }), fc.string({ unit: "grapheme-ascii" }), fc.constantFrom('"', "\\", "\u007f", "\n", "é"));
+    const text = fc.oneof(
+      fc.string({ unit: "binary" }),
+      fc.string({ unit: "grapheme-ascii" }),
+      fc.constantFrom('"', "\\", "\u007f", "\n", "é"),
+    );
     fc.assert(
       fc.property(text, text, text, text, text, (agent, digest, day, id, proof) => {
         const inputs = doc() as any;
@@ -460,6 +467,39 @@ describe("canonical inputs documents off the shape the engine writes (V9: RFC 87
       ],
       ["a penalty with a field more", (d) => (d.penalties[0].reason = "x")],
       ["a day with a field less", (d) => delete d.days[0].digest],
+      [
+        "a day with a field renamed",
+        (d) => {
+          d.days[0].note = d.days[0].digest;
+          delete d.days[0].digest;
+        },
+      ],
+      [
+        "a penalty with a field renamed",
+        (d) => {
+          d.penalties[0].reason = d.penalties[0].code;
+          delete d.penalties[0].code;
+        },
+      ],
+      [
+        "a document with a field renamed",
+        (d) => {
+          d.owner = d.agent;
+          delete d.agent;
+        },
+      ],
+      [
+        // Its own keys are six, as a day's; the digest is not one of them (the generic serialiser writes own keys only).
+        "a day whose digest is inherited, with a field more",
+        (d) => {
+          const { digest, ...rest } = d.days[0];
+          d.days[0] = Object.assign(Object.create({ digest }), rest, { note: "x" });
+        },
+      ],
+      ["an agent as a number", (d) => (d.agent = 5)],
+      ["a digest as null", (d) => (d.days[0].digest = null)],
+      ["a proof as a number", (d) => (d.proofs[0] = 7)],
+      ["days that are no list", (d) => (d.days = 3)],
       ["every day's check-ins as text", (d) => (d.days = d.days.map((day: any) => ({ ...day, checkins: String(day.checkins) })))],
       ["other_checkin_days NaN and nothing else", (d) => Object.assign(d, { other_checkin_days: Number.NaN, days: [], penalties: [] })],
       [
@@ -482,6 +522,7 @@ describe("canonical inputs documents off the shape the engine writes (V9: RFC 87
       edit(inputs);
       const fast = outcome(() => canonicalScoreInputs(inputs));
       expect(fast, what).to.equal(outcome(() => canonicalJson(inputs)));
+      expect(canonicalOfEngineShape(inputs), what).to.equal(null);
     }
     const lone = doc() as any;
     lone.agent = "\ud800";
