@@ -101,7 +101,7 @@ export type NewScore = Omit<ScoreRow, "id"> & { claimId?: number; document?: Sco
 /**
  * Scores for one `insertScores`, each kept in its store's stored form from the moment it is added: a page of the daily
  * recompute waiting for its insert holds a few hundred bytes a score, not its inputs document and text (issue #30:
- * what such pages kept alive across garbage collections cost the recompute a fifth of its CPU). A batch is data only:
+ * what such pages kept alive through young-generation collections cost a third of node's time). A batch is data only:
  * made with `scoreBatch()` of the store that inserts it, outside a transaction or in one.
  */
 export type ScoreBatch = {

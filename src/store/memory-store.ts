@@ -29,7 +29,7 @@ import type {
  */
 const NO_WINDOWS: readonly OutageWindow[] = Object.freeze([]);
 
-/** The memory store's ScoreBatch: the scores as they were given (nothing here outlives the call that scores them). */
+/** The memory store's ScoreBatch: the scores as given, inserted one by one (`insertScore`); replay keeps no pages waiting. */
 class MemoryScoreBatch implements ScoreBatch {
   readonly scores: NewScore[] = [];
   add(score: NewScore): void {
