@@ -165,7 +165,7 @@ describe("the indexer process (vrai indexer)", function () {
     },
   );
 
-  it("keeps a second instance on standby until the first dies, then the second takes over", async () => {
+  it("keeps a second instance on standby until the first dies, then the second takes over (two vrai indexer processes and a Hardhat node: ~10 s)", async () => {
     const d = await freshDb();
     const active = startIndexer(d);
     await waitFor("the first instance to reach the head", () => synced(d));
