@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { COMMANDS } from "./commands";
@@ -135,7 +135,6 @@ describe("vrai command line (part F)", () => {
     });
 
     describe("compiled into one file (npm run build: dist/vrai.cjs)", () => {
-      const bundle = path.resolve(__dirname, "../../dist/vrai.cjs");
       before(function () {
         this.timeout(60_000);
         const build = spawnSync("npm", ["run", "build", "--silent"], { cwd: path.resolve(__dirname, "../.."), encoding: "utf8" });
@@ -143,22 +142,28 @@ describe("vrai command line (part F)", () => {
       });
 
       it("runs the compiled file when there is one, the TypeScript sources with VRAI_BUNDLE=0 or before a first build", () => {
-        const input = JSON.stringify({ records: [record(1)] });
-        const real = readFileSync(bundle);
+        // In a copy of the layout (bin/vrai.js copied, a dist/ of its own, src/ and node_modules/ linked), not in the checkout: tests in
+        // the other worker run the checkout's dist/vrai.cjs meanwhile, and one once loaded it half rewritten by this test.
+        const root = mkdtempSync(path.join(tmpdir(), "vrai-bin-"));
         try {
-          writeFileSync(bundle, 'exports.main = () => process.stdout.write("the compiled file ran\\n");');
-          expect(node(["derive"], input).stdout).to.equal("the compiled file ran\n");
-          const sources = spawnSync(process.execPath, [bin, "derive"], {
-            input,
-            encoding: "utf8",
-            env: { ...process.env, VRAI_BUNDLE: "0" },
-          });
+          const repo = path.resolve(__dirname, "../..");
+          for (const dir of ["bin", "dist"]) mkdirSync(path.join(root, dir));
+          for (const dir of ["src", "node_modules"]) symlinkSync(path.join(repo, dir), path.join(root, dir), "dir");
+          const copy = path.join(root, "bin", "vrai.js");
+          copyFileSync(bin, copy);
+          const compiled = path.join(root, "dist", "vrai.cjs");
+          const input = JSON.stringify({ records: [record(1)] });
+          const derive = (env: Record<string, string> = {}) =>
+            spawnSync(process.execPath, [copy, "derive"], { input, encoding: "utf8", env: { ...process.env, ...env } });
+          writeFileSync(compiled, 'exports.main = () => process.stdout.write("the compiled file ran\\n");');
+          expect(derive().stdout).to.equal("the compiled file ran\n");
+          const sources = derive({ VRAI_BUNDLE: "0" });
           expect(JSON.parse(sources.stdout).executors[EX].total).to.equal(1);
-          rmSync(bundle);
-          const unbuilt = node(["derive"], input);
+          rmSync(compiled);
+          const unbuilt = derive();
           expect([unbuilt.status, unbuilt.stdout]).to.deep.equal([0, sources.stdout]);
         } finally {
-          writeFileSync(bundle, real);
+          rmSync(root, { recursive: true, force: true });
         }
       });
 
