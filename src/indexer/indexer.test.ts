@@ -166,70 +166,74 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     traceRoot: traceRoot(`r${i}`),
   });
 
-  it("backfills 2,400 events over 120 blocks, every range written with its checkpoint, and recomputes derived scores with the method engine (2,400 transactions on a Hardhat node: ~10 s)", async () => {
-    const [, , owner1, owner2] = chain.accounts;
-    const agents = [...(await chain.register(owner1, 3)), ...(await chain.register(owner2, 3))];
-    const txs: Tx[] = [];
-    for (let i = 0; i < 2_400; i++) {
-      const agent = agents[i % agents.length];
-      txs.push(chain.proofTx(i % agents.length < 3 ? owner1 : owner2, agent, record(i)));
-    }
-    const before = await chain.blockNumber();
-    await mineInBlocks(txs, 20);
-    expect((await chain.blockNumber()) - before).to.equal(120);
+  it(
+    "backfills 2,400 events over 120 blocks, every range written with its checkpoint, and recomputes derived scores " +
+      "with the method engine (2,400 transactions on a Hardhat node: ~10 s)",
+    async () => {
+      const [, , owner1, owner2] = chain.accounts;
+      const agents = [...(await chain.register(owner1, 3)), ...(await chain.register(owner2, 3))];
+      const txs: Tx[] = [];
+      for (let i = 0; i < 2_400; i++) {
+        const agent = agents[i % agents.length];
+        txs.push(chain.proofTx(i % agents.length < 3 ? owner1 : owner2, agent, record(i)));
+      }
+      const before = await chain.blockNumber();
+      await mineInBlocks(txs, 20);
+      expect((await chain.blockNumber()) - before).to.equal(120);
 
-    const d = await freshDb();
-    const { store, derivedScores } = indexerFor(d, { range: { initial: 16, max: 64 } });
-    let logged = "";
-    const logger = pino(
-      { level: "info" },
-      new Writable({
-        write: (chunk, _e, done) => {
-          logged += chunk.toString();
-          return done();
-        },
-      }),
-    );
-    const indexer = createIndexer({
-      store,
-      derivedScores,
-      networkScores: createNetworkScores(),
-      rpc: createChainRpc({ url: node.url }),
-      deployment: readFollowedDeployment(chain.file),
-      confirmations: 0,
-      clock: systemClock,
-      logger,
-      range: { initial: 16, max: 64 },
-      progressEveryMs: 0,
-    });
-    const result = await indexer.syncToHead();
-    // The operator sees the backfill move: blocks done and to do, and events/s.
-    const progress = logged
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l))
-      .filter((e) => e.msg === "backfill progress");
-    expect(progress.length).to.be.greaterThan(3);
-    expect(progress[progress.length - 1]).to.include({ blocksToDo: 0 });
-    expect(progress[0].blocksDone).to.be.greaterThan(0);
-    expect(progress[0].eventsPerSecond).to.be.a("number");
-    expect(result).to.include({ type: "synced", checkpoint: await chain.blockNumber() });
-    if (result.type !== "synced") throw new Error("unreachable");
-    expect(result.ranges).to.be.greaterThan(3);
+      const d = await freshDb();
+      const { store, derivedScores } = indexerFor(d, { range: { initial: 16, max: 64 } });
+      let logged = "";
+      const logger = pino(
+        { level: "info" },
+        new Writable({
+          write: (chunk, _e, done) => {
+            logged += chunk.toString();
+            return done();
+          },
+        }),
+      );
+      const indexer = createIndexer({
+        store,
+        derivedScores,
+        networkScores: createNetworkScores(),
+        rpc: createChainRpc({ url: node.url }),
+        deployment: readFollowedDeployment(chain.file),
+        confirmations: 0,
+        clock: systemClock,
+        logger,
+        range: { initial: 16, max: 64 },
+        progressEveryMs: 0,
+      });
+      const result = await indexer.syncToHead();
+      // The operator sees the backfill move: blocks done and to do, and events/s.
+      const progress = logged
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l))
+        .filter((e) => e.msg === "backfill progress");
+      expect(progress.length).to.be.greaterThan(3);
+      expect(progress[progress.length - 1]).to.include({ blocksToDo: 0 });
+      expect(progress[0].blocksDone).to.be.greaterThan(0);
+      expect(progress[0].eventsPerSecond).to.be.a("number");
+      expect(result).to.include({ type: "synced", checkpoint: await chain.blockNumber() });
+      if (result.type !== "synced") throw new Error("unreachable");
+      expect(result.ranges).to.be.greaterThan(3);
 
-    const { rows } = await d.db.query<{ executor: string; n: number }>(
-      "SELECT executor, count(*)::int AS n FROM chain_proof_records GROUP BY executor ORDER BY executor",
-    );
-    expect(rows.map((r) => r.n)).to.deep.equal(agents.map(() => 400));
-    for (const agent of agents) {
-      const stored = await store.getDerived(executorOf(agent));
-      const { records } = await derivedScores.listRecords(executorOf(agent), { limit: 1_000, offset: 0 });
-      expect(records).to.have.length(400);
-      expect(stored?.result).to.deep.equal(deriveScores(records.map(({ duplicate: _d, ...r }) => r))[executorOf(agent)]);
-      expect(stored?.result).to.include({ scoreType: "sdk-derived", total: 400, verifiedCount: 0 });
-    }
-    expect(await dumpIndexedState(d.db)).to.deep.equal(await freshIndex({ initial: 5_000, max: 5_000 }));
-  });
+      const { rows } = await d.db.query<{ executor: string; n: number }>(
+        "SELECT executor, count(*)::int AS n FROM chain_proof_records GROUP BY executor ORDER BY executor",
+      );
+      expect(rows.map((r) => r.n)).to.deep.equal(agents.map(() => 400));
+      for (const agent of agents) {
+        const stored = await store.getDerived(executorOf(agent));
+        const { records } = await derivedScores.listRecords(executorOf(agent), { limit: 1_000, offset: 0 });
+        expect(records).to.have.length(400);
+        expect(stored?.result).to.deep.equal(deriveScores(records.map(({ duplicate: _d, ...r }) => r))[executorOf(agent)]);
+        expect(stored?.result).to.include({ scoreType: "sdk-derived", total: 400, verifiedCount: 0 });
+      }
+      expect(await dumpIndexedState(d.db)).to.deep.equal(await freshIndex({ initial: 5_000, max: 5_000 }));
+    },
+  );
 
   it("halves its range when the node refuses wide log queries, retries transport failures with backoff, and indexes the same rows", async () => {
     let refused = 0;
