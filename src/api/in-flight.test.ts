@@ -18,11 +18,15 @@ describe("a check-in whose Idempotency-Key is still in flight", () => {
   it("answers 409 to the second request and 201 to the first once it commits", async () => {
     const memory = createMemoryStore();
     let gate: Promise<void> | null = null;
+    let atGate: () => void = () => undefined;
     // The same store, with check-in writes held at a gate so that the first request stays in flight.
     const store: Store = {
       ...memory,
       commitCheckin: async (...args) => {
-        if (gate) await gate;
+        if (gate) {
+          atGate();
+          await gate;
+        }
         return memory.commitCheckin(...args);
       },
     };
@@ -76,8 +80,10 @@ describe("a check-in whose Idempotency-Key is still in flight", () => {
         });
       let open!: () => void;
       gate = new Promise((resolve) => (open = resolve));
+      // The second is sent once the first waits at the gate, not after a fixed time (a loaded machine may take longer).
+      const reached = new Promise<void>((resolve) => (atGate = resolve));
       const first = send();
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await reached;
       const second = await send();
       expect(second.status).to.equal(409);
       expect(((await second.json()) as { error: { code: string } }).error.code).to.equal("checkin_in_flight");
