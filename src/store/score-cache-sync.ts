@@ -46,6 +46,16 @@ const WARM_SHARE_WHILE_ASKED = 0.25;
 const ASKED_WITHIN_MS = 100;
 
 /**
+ * Waits at least `ms` by `performance.now()`. A timer alone may end early: it counts from the time the event loop read
+ * when its turn began, so by as long as that turn has run (milliseconds on a busy machine, where the process is
+ * descheduled mid-turn).
+ */
+async function pauseFor(ms: number): Promise<void> {
+  const until = performance.now() + ms;
+  for (let left = ms; left > 0; left = until - performance.now()) await new Promise((resolve) => setTimeout(resolve, left));
+}
+
+/**
  * Fills `cache` with the latest score of every agent that has one, in agent order, a page per read,
  * until every agent is in or the cache is full: once it has had to drop entries to make room,
  * reading more would only push out what was read, so it stops (the rest is read on demand). While
@@ -79,7 +89,7 @@ export async function warmScoreCache(pages: LatestScorePages, cache: ScoreCache,
     const stats = cache.stats();
     if (stats.entries === 0 || stats.evictions > evictions) return offered;
     if (after !== null && next === null) {
-      if (asked()) await new Promise((resolve) => setTimeout(resolve, (performance.now() - began) * (1 / WARM_SHARE_WHILE_ASKED - 1)));
+      if (asked()) await pauseFor((performance.now() - began) * (1 / WARM_SHARE_WHILE_ASKED - 1));
       next = batch(after);
     }
   }
