@@ -54,11 +54,22 @@ export async function startAutoFailoverFormation(): Promise<AutoFailoverFormatio
     XDG_DATA_HOME: path.join(dir, "share"),
     XDG_RUNTIME_DIR: path.join(dir, "run"),
   };
-  for (const sub of ["config", "share", "run"]) fs.mkdirSync(path.join(dir, sub));
+  const monitorData = path.join(dir, "monitor");
+  const nodeData = (name: string) => path.join(dir, name);
+  // pg_autoctl keeps a node's files in XDG_*/pg_autoctl/<its PGDATA>/ and makes those directories on each run with
+  // pg_mkdir_p, which fails ("File exists") when two runs make the same one at once: the monitor's `create` and the
+  // first `show state` poll did in CI. Made here first, each run finds them there.
+  const made = new Set([dir]);
+  for (const sub of ["config", "share", "run"])
+    for (const pgdata of [monitorData, nodeData("node1"), nodeData("node2")]) {
+      const target = path.join(dir, sub, "pg_autoctl", pgdata);
+      fs.mkdirSync(target, { recursive: true });
+      for (let at = target; at !== dir; at = path.dirname(at)) made.add(at);
+    }
   if (asRoot) {
     const uid = Number(execFileSync("id", ["-u", "postgres"]).toString());
     const gid = Number(execFileSync("id", ["-g", "postgres"]).toString());
-    for (const sub of ["", "config", "share", "run"]) fs.chownSync(path.join(dir, sub), uid, gid);
+    for (const at of made) fs.chownSync(at, uid, gid);
   }
   /** pg_autoctl with `args` and `env`, as the postgres user (through runuser) when this runs as root. */
   const command = (args: string[]): [string, string[], NodeJS.ProcessEnv] =>
@@ -89,7 +100,6 @@ export async function startAutoFailoverFormation(): Promise<AutoFailoverFormatio
     fs.closeSync(out);
     children.push(child);
   };
-  const monitorData = path.join(dir, "monitor");
   const states = async (): Promise<NodeState[]> => {
     const [file, argv, childEnv] = command(["show", "state", "--pgdata", monitorData, "--json"]);
     const { stdout } = await run(file, argv, { cwd: dir, env: childEnv, timeout: 30_000 });
@@ -161,7 +171,7 @@ export async function startAutoFailoverFormation(): Promise<AutoFailoverFormatio
     await waitFor("monitor", () => true);
     const monitorUri = `postgres://autoctl_node@127.0.0.1:${monitorPort}/pg_auto_failover?sslmode=require`;
     for (const name of ["node1", "node2"]) {
-      const node = { name, pgdata: path.join(dir, name), port: await freePort() };
+      const node = { name, pgdata: nodeData(name), port: await freePort() };
       nodes.push(node);
       start(name, [
         "create",
