@@ -2,7 +2,12 @@ import path from "node:path";
 import { subtask } from "hardhat/config";
 import { TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD } from "hardhat/builtin-tasks/task-names";
 import type { HardhatUserConfig } from "hardhat/config";
-import "@nomicfoundation/hardhat-toolbox";
+// What every user of this config needs: `hre.ethers` (scripts/deploy.ts, which `vrai dev` runs too) and typechain's
+// compile hook (typechain-types, whoever compiles first). Not the whole toolbox: its chai matchers replace chai's
+// assertions in any process that loads Hardhat (the unit tests' chain, `vrai dev`), and they look for bignumber.js on
+// every comparison, a failed module resolution each time. The contract tests load them (test/helpers/expect.ts).
+import "@nomicfoundation/hardhat-ethers";
+import "@typechain/hardhat";
 
 /** The pinned compiler. The `solc` npm package must be installed at exactly this version. */
 const SOLC_VERSION = "0.8.28";

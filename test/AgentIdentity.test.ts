@@ -1,4 +1,4 @@
-import { expect } from "chai";
+import { expect } from "./helpers/expect";
 import { ethers, artifacts } from "hardhat";
 import { Interface, type EventFragment, type FunctionFragment } from "ethers";
 import { loadFixture, time } from "@nomicfoundation/hardhat-toolbox/network-helpers";

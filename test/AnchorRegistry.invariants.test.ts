@@ -4,7 +4,7 @@
  * do (succeed, or revert with which error); after every call each anchor ever made reads back exactly as it
  * was made: no anchor is ever changed or removed (METHOD A6, write-once per role).
  */
-import { expect } from "chai";
+import { expect } from "./helpers/expect";
 import fc from "fast-check";
 import { ethers } from "hardhat";
 import { loadFixture, time } from "@nomicfoundation/hardhat-toolbox/network-helpers";

@@ -1,4 +1,4 @@
-import { expect } from "chai";
+import { expect } from "./helpers/expect";
 import { ethers } from "hardhat";
 import type { ContractTransactionResponse } from "ethers";
 import type { HardhatEthersSigner } from "@nomicfoundation/hardhat-ethers/signers";

@@ -5,7 +5,7 @@
  * (METHOD part N, `applyVerdict` of src/method/verdict.ts), within 0–1000 tenths, and every settlement
  * applied once: an order settles once, and a second settlement changes nothing.
  */
-import { expect } from "chai";
+import { expect } from "./helpers/expect";
 import fc from "fast-check";
 import { ethers, network } from "hardhat";
 import { loadFixture, time } from "@nomicfoundation/hardhat-toolbox/network-helpers";

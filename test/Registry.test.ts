@@ -1,4 +1,4 @@
-import { expect } from "chai";
+import { expect } from "./helpers/expect";
 import { ethers } from "hardhat";
 import { loadFixture, time } from "@nomicfoundation/hardhat-toolbox/network-helpers";
 import type { AgentIdentity } from "../typechain-types";

@@ -1,4 +1,4 @@
-import { expect } from "chai";
+import { expect } from "./helpers/expect";
 import { ethers } from "hardhat";
 import { loadFixture, time } from "@nomicfoundation/hardhat-toolbox/network-helpers";
 import { DAY_S, NOT_ACTIVE, PROVISIONAL, SCORE_DAY_V1_KIND, SCORE_DAY_V2_KIND, scoreOf, treeOf, valuesOf } from "./helpers/vraiScores";

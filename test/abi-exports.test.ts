@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { expect } from "chai";
+import { expect } from "./helpers/expect";
 import { artifacts } from "hardhat";
 import { ABI_DIR, renderAbiModules } from "../scripts/export-abis";
 

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { expect } from "chai";
+import { expect } from "./helpers/expect";
 import hre, { ethers } from "hardhat";
 import { DeployConfigError, DeploymentExistsError, deployOptionsFromEnv, deployVrai, type Deployment } from "../scripts/deploy";
 import { getAddress } from "viem";
