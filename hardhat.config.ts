@@ -8,6 +8,7 @@ import type { HardhatUserConfig } from "hardhat/config";
 // every comparison, a failed module resolution each time. The contract tests load them (test/helpers/expect.ts).
 import "@nomicfoundation/hardhat-ethers";
 import "@typechain/hardhat";
+import { LOCAL_ACCOUNT_BALANCE_WEI, LOCAL_ACCOUNT_KEYS } from "./src/chain/local-accounts";
 
 /** The pinned compiler. The `solc` npm package must be installed at exactly this version. */
 const SOLC_VERSION = "0.8.28";
@@ -30,7 +31,8 @@ const config: HardhatUserConfig = {
     settings: { optimizer: { enabled: true, runs: 10_000 }, evmVersion: "cancun" },
   },
   networks: {
-    hardhat: {},
+    // Hardhat's default accounts, as keys: from its mnemonic, each chain start would derive them again.
+    hardhat: { accounts: LOCAL_ACCOUNT_KEYS.map((privateKey) => ({ privateKey, balance: LOCAL_ACCOUNT_BALANCE_WEI })) },
     localhost: { url: process.env.RPC_URL ?? "http://127.0.0.1:8545" },
   },
   typechain: { outDir: "typechain-types", target: "ethers-v6" },

@@ -12,7 +12,7 @@
  */
 import { expect } from "chai";
 import pg from "pg";
-import { encodeFunctionData, keccak256, parseTransaction, slice, toHex, type Address, type Hex } from "viem";
+import { encodeFunctionData, keccak256, parseTransaction, slice, type Address, type Hex } from "viem";
 import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
 import { runCli } from "../cli/main";
 import { memoryIo } from "../cli/io";
@@ -90,7 +90,7 @@ describe("the daily cycle under faults (vrai serve on PostgreSQL, the local chai
     chain = await startTestChain();
     rpc = await serveTestChainRpc();
     registry = await chain.deployAnchorRegistry(ANCHORER);
-    anchorerKey = toHex(chain.accounts[ANCHORER].getHdKey().privateKey!);
+    anchorerKey = chain.keys[ANCHORER];
     anchorer = chain.accounts[ANCHORER].address;
   });
   afterEach(async () => {

@@ -9,6 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { deployVrai } from "../../scripts/deploy";
+import { LOCAL_ACCOUNT_KEYS } from "../chain/local-accounts";
 import { InvalidInputError } from "../errors";
 import { PROJECT_ROOT } from "../project-root";
 
@@ -18,14 +19,14 @@ import { PROJECT_ROOT } from "../project-root";
  * Private key of the first account of Hardhat's default mnemonic ("test test ... junk"), public knowledge and
  * funded only on local chains: the local deployment gives it every role, the anchorer role included.
  */
-export const LOCAL_DEPLOYER_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+export const LOCAL_DEPLOYER_KEY = LOCAL_ACCOUNT_KEYS[0];
 
 /**
  * Private key of the twentieth account of Hardhat's default mnemonic (0x8626f6940E2eb28930eFb4CeF49B2d1F2C9C1199), public
  * knowledge and funded only on local chains: `vrai dev` gives its ERC-8004 feedback from it. The local deployment and
  * `vrai dev-identity` make it hold no identity token (the reputation registry refuses feedback from a token's owner).
  */
-export const LOCAL_PUBLISHER_KEY = "0xdf57089febbacf7ba0bc227dafbffa9fc08a93fdc68e1e42411a14efcf23656e";
+export const LOCAL_PUBLISHER_KEY = LOCAL_ACCOUNT_KEYS[19];
 
 /** JSON-RPC methods of the Hardhat network that change the chain or what the next block will be. */
 const MUTATING_METHODS = new Set([

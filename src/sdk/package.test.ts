@@ -11,7 +11,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { expect } from "chai";
 import ts from "typescript";
-import { getAddress, toHex, type Address } from "viem";
+import { getAddress, type Address } from "viem";
 import { vraiGateAbi } from "../chain/abi/vraiGate";
 import { startDev } from "../test-helpers/dev-process";
 import { startGatedScore, type GatedScore } from "../test-helpers/gated-score";
@@ -321,7 +321,7 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
         agentKey,
         tokenId: tokenId.toString(),
         gate: fixture.gate,
-        privateKey: toHex(fixture.chain.accounts[holder].getHdKey().privateKey!),
+        privateKey: fixture.chain.keys[holder],
       }),
     });
     const lines = stdout.trim().split("\n");
@@ -407,7 +407,7 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
           agentId: established.agentId,
           tokenId: "0",
           gate,
-          privateKey: toHex(chain.accounts[established.holder].getHdKey().privateKey!),
+          privateKey: chain.keys[established.holder],
         }),
       });
       expect(stdout.trim().split("\n").slice(1)).to.deep.equal(examples.map((e) => JSON.stringify({ ran: e.name })));

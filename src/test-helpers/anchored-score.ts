@@ -5,7 +5,7 @@
  * `vrai serve` does.
  */
 import pino from "pino";
-import { toHex, type Address } from "viem";
+import type { Address } from "viem";
 import { startApiServer, type ApiServer } from "../app/server";
 import { createAnchorWriter } from "../chain/anchor-writer";
 import { createManualClock } from "../service/clock";
@@ -39,7 +39,7 @@ export async function startAnchoredScore(options: { leafVersion?: 1 | 2 } = {}):
   const [testDb, chain]: [TestDb, TestChain] = await Promise.all([createTestPgDb(), startTestChain()]);
   const rpc = await serveTestChainRpc();
   const registry = await chain.deployAnchorRegistry(1);
-  const writer = createAnchorWriter({ privateKey: toHex(chain.accounts[1].getHdKey().privateKey!), rpcUrl: rpc.url, registry });
+  const writer = createAnchorWriter({ privateKey: chain.keys[1], rpcUrl: rpc.url, registry });
   const clock = createManualClock(T0);
   const server = await startApiServer({
     db: testDb.db,

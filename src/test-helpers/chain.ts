@@ -19,7 +19,7 @@ import {
   type Transport,
   type WalletClient,
 } from "viem";
-import { mnemonicToAccount, type HDAccount } from "viem/accounts";
+import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
@@ -38,14 +38,16 @@ const ACCOUNT_COUNT = 6;
 export type DeployedContract = { address: Address; abi: Abi };
 
 /** A funded signer on the test chain, as a viem wallet client bound to one local account. */
-export type TestWalletClient = WalletClient<Transport, Chain, HDAccount>;
+export type TestWalletClient = WalletClient<Transport, Chain, PrivateKeyAccount>;
 
 export type TestChain = {
   /** The chain definition (Hardhat, id 31337). */
   chain: Chain;
   publicClient: PublicClient<Transport, Chain>;
-  /** Funded local accounts (Hardhat's default mnemonic): they sign messages and transactions locally. */
-  accounts: HDAccount[];
+  /** Funded local accounts (Hardhat's default mnemonic's, hardhat.config.ts): they sign messages and transactions locally. */
+  accounts: PrivateKeyAccount[];
+  /** The accounts' private keys, in the same order: for what takes a key (the anchor writer, `vrai serve`'s configuration). */
+  keys: Hex[];
   /** One wallet client per account, in the same order. */
   walletClients: TestWalletClient[];
   /** `walletClients[0]`. */
@@ -101,7 +103,8 @@ export async function startTestChain(): Promise<TestChain> {
   const provider = hre.network.provider;
   const transport = custom({ request: (args) => provider.request(args).catch((error: unknown) => Promise.reject(asNodeError(error))) });
   const publicClient = createPublicClient({ chain: hardhat, transport });
-  const accounts = deriveAccounts(hre);
+  const keys = fundedKeys(hre);
+  const accounts = keys.map((key) => privateKeyToAccount(key));
   const walletClients = accounts.map((account) => createWalletClient({ chain: hardhat, transport, account }));
 
   const snapshot = async (): Promise<Hex> => (await provider.request({ method: "evm_snapshot" })) as Hex;
@@ -129,6 +132,7 @@ export async function startTestChain(): Promise<TestChain> {
     chain: hardhat,
     publicClient,
     accounts,
+    keys,
     walletClients,
     walletClient: walletClients[0],
     async deployContract(name, args = [], options = {}) {
@@ -197,16 +201,9 @@ function asNodeError(error: unknown): unknown {
   return Object.assign(new Error(error.message, { cause: error }), { code: 3, data });
 }
 
-/** The funded accounts of the Hardhat network config, as local viem accounts. */
-function deriveAccounts(hre: HardhatRuntimeEnvironment): HDAccount[] {
+/** The private keys of the Hardhat network's funded accounts (hardhat.config.ts), the first ACCOUNT_COUNT of them. */
+function fundedKeys(hre: HardhatRuntimeEnvironment): Hex[] {
   const config = hre.network.config.accounts;
-  if (typeof config !== "object" || Array.isArray(config) || !("mnemonic" in config)) {
-    throw new Error("startTestChain expects the hardhat network to use HD accounts (the default mnemonic)");
-  }
-  return Array.from({ length: Math.min(ACCOUNT_COUNT, config.count) }, (_, i) =>
-    mnemonicToAccount(config.mnemonic, {
-      path: `${config.path}/${config.initialIndex + i}` as `m/44'/60'/${string}`,
-      passphrase: config.passphrase || undefined,
-    }),
-  );
+  if (!Array.isArray(config)) throw new Error("startTestChain expects the hardhat network's accounts as private keys (hardhat.config.ts)");
+  return config.slice(0, ACCOUNT_COUNT).map((account) => (typeof account === "string" ? account : account.privateKey) as Hex);
 }

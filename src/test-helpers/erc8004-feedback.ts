@@ -59,7 +59,7 @@ export async function deployFeedbackChain(chain: TestChain): Promise<FeedbackCha
     anchorRegistry,
     identityRegistry,
     target: { chainId: chain.chain.id, registry: reputationRegistry, identityRegistry },
-    keyOf: (i) => toHex(chain.accounts[i].getHdKey().privateKey!),
+    keyOf: (i) => chain.keys[i],
   };
 }
 

@@ -117,7 +117,7 @@ export async function startGatedScore(): Promise<GatedScore> {
     clock,
     logger: pino({ level: "silent" }),
     anchorWriter: createAnchorWriter({
-      privateKey: toHex(chain.accounts[1].getHdKey().privateKey!),
+      privateKey: chain.keys[1],
       rpcUrl: rpc.url,
       registry: anchorRegistry,
     }),
