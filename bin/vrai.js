@@ -1,17 +1,16 @@
 #!/usr/bin/env node
 // The `vrai` command (METHOD part F): dist/vrai.cjs, src/cli/main.ts compiled into one file by
 // `npm run build` (which `npm install`, `npm start` and `npm test` run), or the TypeScript sources
-// through tsx with VRAI_BUNDLE=0 or before a first build. tsx is registered either way: Hardhat's
-// TypeScript config (`vrai dev`) is loaded at run time.
+// through tsx with VRAI_BUNDLE=0 or before a first build. The compiled file runs without tsx, whose
+// hook would see every module loaded; `vrai dev` registers it to load Hardhat's TypeScript config.
 "use strict";
 
 const fs = require("node:fs");
 const path = require("node:path");
 
-require("tsx/cjs");
-
 const bundle = path.join(__dirname, "..", "dist", "vrai.cjs");
 const compiled = process.env.VRAI_BUNDLE !== "0" && fs.existsSync(bundle);
 // Stack traces name the TypeScript sources (the bundle's map is beside it).
 if (compiled) process.setSourceMapsEnabled(true);
+else require("tsx/cjs");
 require(compiled ? bundle : "../src/cli/main.ts").main();

@@ -203,6 +203,8 @@ export async function startLocalChain(options: {
   process.env.HARDHAT_CONFIG = path.join(PROJECT_ROOT, "hardhat.config.ts");
   process.env.HARDHAT_NETWORK = "localhost";
   process.env.RPC_URL = url;
+  // hardhat.config.ts is TypeScript, loaded through tsx (already registered when the sources run through it).
+  require("tsx/cjs");
   const hre = require("hardhat") as HardhatRuntimeEnvironment;
   if (hre.network.name !== "localhost" || (hre.network.config as { url?: string }).url !== url) {
     throw new Error(`Hardhat was loaded before the local chain configured it (network ${hre.network.name})`);
