@@ -57,8 +57,7 @@ const emptied: PGlite[] = [];
 /**
  * Empties `lite` as a new cluster is: the session reset (settings, prepared statements, temporary tables, locks) and the
  * public schema made again, without anything a test or the migrations put in it (the store keeps all of its tables,
- * functions and sequences there). False, and `lite` closed, if that fails (a
- * transaction left open, say).
+ * functions and sequences there). False, and `lite` closed, if that fails (a transaction left open, say).
  */
 async function empty(lite: PGlite): Promise<boolean> {
   if (lite.closed) return false;
