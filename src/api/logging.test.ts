@@ -1,7 +1,6 @@
-import { Writable } from "node:stream";
 import { expect } from "chai";
-import pino from "pino";
 import { createTestPgliteDb, type TestDb } from "../test-helpers/db";
+import { capturedLogger } from "../test-helpers/logs";
 import { startApiServer, type ApiServer } from "../app/server";
 
 const OPERATOR_TOKEN = "operator-token-never-logged-0123456789";
@@ -9,17 +8,11 @@ const OPERATOR_TOKEN = "operator-token-never-logged-0123456789";
 describe("structured logs", () => {
   let testDb: TestDb;
   let server: ApiServer;
-  let lines = "";
+  const logs = capturedLogger("trace");
 
   before(async () => {
     testDb = await createTestPgliteDb();
-    const sink = new Writable({
-      write: (chunk, _enc, done) => {
-        lines += chunk.toString();
-        return done();
-      },
-    });
-    server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR_TOKEN, logger: pino({ level: "trace" }, sink) });
+    server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR_TOKEN, logger: logs.logger });
   });
   after(async () => {
     await server.close();
@@ -42,11 +35,8 @@ describe("structured logs", () => {
     ).to.equal(201);
     expect((await post("/v1/operator/penalties", OPERATOR_TOKEN)).status).to.equal(400);
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const entries = lines
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l));
+    const entries = logs.entries();
     expect(entries.filter((e) => e.msg === "request").map((e) => e.route)).to.include("/v1/agents/:id/checkins");
-    for (const secret of [owner.token, agent.agentKey, OPERATOR_TOKEN, "secret-idem-key-42"]) expect(lines).not.to.contain(secret);
+    for (const secret of [owner.token, agent.agentKey, OPERATOR_TOKEN, "secret-idem-key-42"]) expect(logs.text()).not.to.contain(secret);
   });
 });

@@ -1,10 +1,9 @@
 import crypto from "node:crypto";
-import { Writable } from "node:stream";
 import { expect } from "chai";
-import pino from "pino";
 import { startApiServer, type ApiServer } from "../app/server";
 import { createManualClock } from "../service/clock";
 import { TEST_STORES, type TestDb } from "../test-helpers/db";
+import { capturedLogger, type CapturedLogger } from "../test-helpers/logs";
 
 const OPERATOR_TOKEN = "bootstrap-operator-token-0123456789";
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000; // 2026-11-02T10:00:00Z
@@ -17,7 +16,7 @@ for (const { name, create } of TEST_STORES) {
   describe(`named operators through the API on ${name} (V7)`, () => {
     let testDb: TestDb;
     let server: ApiServer;
-    let logs = "";
+    let logs: CapturedLogger;
     const clock = createManualClock(T0);
     const tokens: Record<string, string> = {};
 
@@ -42,13 +41,8 @@ for (const { name, create } of TEST_STORES) {
 
     before(async () => {
       testDb = await create();
-      const sink = new Writable({
-        write: (chunk, _encoding, done) => {
-          logs += chunk.toString();
-          return done();
-        },
-      });
-      server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR_TOKEN, clock, logger: pino({ level: "trace" }, sink) });
+      logs = capturedLogger("trace");
+      server = await startApiServer({ db: testDb.db, operatorToken: OPERATOR_TOKEN, clock, logger: logs.logger });
       for (const operator of ["alice", "bob", "carol"]) tokens[operator] = (await server.operators.add(operator)).token;
     });
     after(async () => {
@@ -173,9 +167,9 @@ for (const { name, create } of TEST_STORES) {
       expect(rows.map((r) => r.name)).to.deep.equal(["alice", "bob", "carol"]);
       for (const r of rows) expect(r.token_hash).to.equal(crypto.createHash("sha256").update(tokens[r.name]).digest("hex"));
       await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(logs).to.contain('"msg":"request"');
+      expect(logs.text()).to.contain('"msg":"request"');
       for (const token of [...Object.values(tokens), OPERATOR_TOKEN]) {
-        expect(logs).not.to.contain(token);
+        expect(logs.text()).not.to.contain(token);
         expect(JSON.stringify((await testDb.db.query("SELECT * FROM audit_log")).rows)).not.to.contain(token);
       }
     });

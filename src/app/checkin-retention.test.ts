@@ -2,7 +2,6 @@ import { expect } from "chai";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import zlib from "node:zlib";
 import pino from "pino";
 import { startApiServer, type ApiServer } from "./server";
@@ -15,6 +14,7 @@ import type { Db } from "../store/db";
 import { listMigrations, migrate, splitStatements } from "../store/migrate";
 import { createSqlStore } from "../store/sql-store";
 import { createMigratedTestDb, createTestPgDb, TEST_STORES, type TestDb } from "../test-helpers/db";
+import { capturedLogger } from "../test-helpers/logs";
 import { createVraiService } from "../service";
 import { createCheckinRetention } from "../service/checkin-retention";
 import { createManualClock } from "../service/clock";
@@ -46,21 +46,6 @@ const byAgentAndArrival = (rows: readonly Row[]): Row[] =>
 const DAYS_SQL = "SELECT * FROM agent_days ORDER BY agent_id, claim_id, day";
 // The agent's check-in state (V2, V3.4); its latest score moves on with the daily recompute.
 const AGENT_STATE_SQL = "SELECT id, claim_id, claimed_at, last_arrival, last_next_heartbeat_s, last_day_digest FROM agents ORDER BY id";
-
-/** A logger whose lines the test reads. */
-function capturedLogger() {
-  const lines: Array<Record<string, any>> = [];
-  const logger = pino(
-    { level: "info" },
-    new Writable({
-      write: (chunk, _e, done) => {
-        lines.push(JSON.parse(chunk.toString()));
-        return done();
-      },
-    }),
-  );
-  return { logger, lines };
-}
 
 // Migration 012 and the default partition on both SQL stores (PGlite is the embedded default).
 for (const { name, create } of TEST_STORES) {
@@ -129,7 +114,7 @@ describe("check-in retention on PostgreSQL (CHECKIN_RETENTION_DAYS, CHECKIN_ARCH
   let server: ApiServer;
   let archiveDir: string;
   const clock = createManualClock(T0);
-  const { logger, lines } = capturedLogger();
+  const { logger, entries } = capturedLogger();
   const agents: string[] = [];
   /** Every check-in counted, as the service answered it, and those of the days retention drops. */
   const counted: Row[] = [];
@@ -200,7 +185,7 @@ describe("check-in retention on PostgreSQL (CHECKIN_RETENTION_DAYS, CHECKIN_ARCH
       byAgentAndArrival(counted.filter((c) => c.arrival >= Date.UTC(2026, 10, 5) / 1000)),
     );
     // Each day dropped at the first pass of the day it left the window, after its archive.
-    const passes = lines
+    const passes = entries()
       .filter((l) => l.msg === "check-in partitions maintained" && l.dropped.length > 0)
       .map((l) => ({ archived: l.archived, dropped: l.dropped }));
     expect(passes).to.deep.equal([
@@ -310,7 +295,7 @@ describe("check-in retention on PostgreSQL (CHECKIN_RETENTION_DAYS, CHECKIN_ARCH
     expect(await rowsOf(testDb.db, "checkins_20261105"))
       .to.deep.equal(before)
       .and.to.have.length(3 * 24);
-    expect(failing.lines.find((l) => l.level === 50)).to.deep.include({
+    expect(failing.entries().find((l) => l.level === 50)).to.deep.include({
       day: "2026-11-05",
       msg: "check-ins not archived; their partition is kept",
     });

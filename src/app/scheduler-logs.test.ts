@@ -1,23 +1,20 @@
 import { Resolver } from "node:dns/promises";
-import { PassThrough } from "node:stream";
 import { expect } from "chai";
-import pino from "pino";
 import { createManualClock } from "../service/clock";
 import { apiClient } from "../test-helpers/api-client";
 import { createTestPgliteDb, type TestDb } from "../test-helpers/db";
 import { startDnsServer, type TestDnsServer } from "../test-helpers/dns-server";
+import { capturedLogger } from "../test-helpers/logs";
 import { startApiServer, type ApiServer } from "./server";
 
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
-
-type Entry = { level: number; msg: string };
 
 describe("the scheduler's log: routine work at debug, what a person wants to know at info (issue #31)", () => {
   let testDb: TestDb;
   let server: ApiServer;
   let dns: TestDnsServer;
   const clock = createManualClock(T0);
-  const entries: Entry[] = [];
+  const logs = capturedLogger("debug");
   const { call, ownerWithAgent } = apiClient(() => server.url);
 
   before(async () => {
@@ -25,15 +22,11 @@ describe("the scheduler's log: routine work at debug, what a person wants to kno
     dns = await startDnsServer();
     const resolver = new Resolver();
     resolver.setServers([dns.address]);
-    const out = new PassThrough();
-    out.on("data", (chunk: Buffer) => {
-      for (const line of chunk.toString("utf8").split("\n")) if (line) entries.push(JSON.parse(line) as Entry);
-    });
     server = await startApiServer({
       db: testDb.db,
       operatorToken: "operator-token-scheduler-logs",
       clock,
-      logger: pino({ level: "debug" }, out),
+      logger: logs.logger,
       proofSources: { resolveTxt: (n) => resolver.resolveTxt(n), sleep: async () => undefined, retry: { tries: 1, baseDelayMs: 1 } },
     });
   });
@@ -45,11 +38,10 @@ describe("the scheduler's log: routine work at debug, what a person wants to kno
 
   /** What one scheduler pass logged at `level` and above (info 30, debug 20), by message, the per-request lines aside. */
   async function tickLogs(): Promise<Array<[string, string]>> {
-    entries.length = 0;
+    logs.clear();
     await server.scheduler.tick();
-    // pino writes synchronously to the stream; its data events follow on the same turn.
-    await new Promise((resolve) => setImmediate(resolve));
-    return entries
+    return logs
+      .entries()
       .filter((e) => e.msg !== "request")
       .map((e) => [e.level === 30 ? "info" : e.level === 20 ? "debug" : String(e.level), e.msg]);
   }

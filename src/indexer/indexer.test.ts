@@ -1,4 +1,3 @@
-import { Writable } from "node:stream";
 import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
@@ -14,6 +13,7 @@ import { createDerivedScores } from "../service/derived-scores";
 import { createNetworkScores } from "../service/network-scores";
 import { createChainStore } from "../store/chain-store";
 import { createMigratedTestDb, type TestDb } from "../test-helpers/db";
+import { capturedLogger } from "../test-helpers/logs";
 import { deployToNode, startHardhatNode, traceRoot, type HardhatNode, type NodeDriver, type Tx } from "../test-helpers/node";
 import { readFollowedDeployment } from "../chain/deployment";
 import { createIndexer, type RangePolicy } from "./indexer";
@@ -90,16 +90,7 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     const rpc = createChainRpc({ url: node.url });
     let failing = 2;
     const flaky = { ...rpc, blockNumber: () => (failing-- > 0 ? Promise.reject(new RpcTransportError("node away")) : rpc.blockNumber()) };
-    let lines = "";
-    const logger = pino(
-      { level: "warn" },
-      new Writable({
-        write: (chunk, _enc, done) => {
-          lines += chunk.toString();
-          return done();
-        },
-      }),
-    );
+    const { logger, entries } = capturedLogger("warn");
     const indexer = createIndexer({
       store,
       derivedScores: createDerivedScores({ store }),
@@ -122,11 +113,7 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     controller.abort();
     await running;
     expect((await store.getCheckpoint(chain.deployment.chainId))?.blockNumber).to.equal(head);
-    const retries = lines
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l))
-      .filter((e) => e.msg === "indexer pass failed, retrying");
+    const retries = entries().filter((e) => e.msg === "indexer pass failed, retrying");
     expect(retries.map((e) => [e.failures, e.waitMs, e.code])).to.deep.equal([
       [1, 500, "rpc_unavailable"],
       [2, 1000, "rpc_unavailable"],
@@ -183,16 +170,7 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
 
       const d = await freshDb();
       const { store, derivedScores } = indexerFor(d, { range: { initial: 16, max: 64 } });
-      let logged = "";
-      const logger = pino(
-        { level: "info" },
-        new Writable({
-          write: (chunk, _e, done) => {
-            logged += chunk.toString();
-            return done();
-          },
-        }),
-      );
+      const { logger, entries } = capturedLogger();
       const indexer = createIndexer({
         store,
         derivedScores,
@@ -207,11 +185,7 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
       });
       const result = await indexer.syncToHead();
       // The operator sees the backfill move: blocks done and to do, and events/s.
-      const progress = logged
-        .trim()
-        .split("\n")
-        .map((l) => JSON.parse(l))
-        .filter((e) => e.msg === "backfill progress");
+      const progress = entries().filter((e) => e.msg === "backfill progress");
       expect(progress.length).to.be.greaterThan(3);
       expect(progress[progress.length - 1]).to.include({ blocksToDo: 0 });
       expect(progress[0].blocksDone).to.be.greaterThan(0);

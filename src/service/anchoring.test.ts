@@ -17,6 +17,7 @@ import {
 import { createAnchorRepository } from "../store/anchors";
 import { startTestChain, type TestChain } from "../test-helpers/chain";
 import { createTestPgDb, type TestDb } from "../test-helpers/db";
+import { capturedLogger } from "../test-helpers/logs";
 import { createAnchoring, type AnchorOutcome } from "./anchoring";
 import { createManualClock } from "./clock";
 
@@ -451,8 +452,7 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
     const day = "2026-11-13";
     clock.set(T0 + 11 * 86400);
     await server.service.scoring.recomputeDay(day);
-    const lines: string[] = [];
-    const logger = pino({ level: "warn" }, { write: (line: string) => void lines.push(line) });
+    const { logger, entries } = capturedLogger("warn");
     const anchoring = createAnchoring({ anchors: createAnchorRepository(testDb.db), clock, logger, writer, confirmations: 3 });
     const built = await anchoring.buildDay(day);
     const beforeAnchor = await chain.snapshot();
@@ -465,7 +465,7 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
     await chain.mine(1);
     const again = await outcomeOf(anchoring, day);
     expect(again).to.deep.equal({ type: "confirming", day, txHash: first.txHash, blockNumber: first.blockNumber + 1, confirmations: 1 });
-    expect(lines.map((l) => JSON.parse(l).msg)).to.deep.equal([
+    expect(entries().map((e) => e.msg)).to.deep.equal([
       "score root no longer anchored: its block left the chain (a reorganisation); sending its transaction again",
     ]);
     expect(await createAnchorRepository(testDb.db).getDay(day)).to.include({

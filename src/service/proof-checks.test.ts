@@ -1,7 +1,5 @@
 import { Resolver } from "node:dns/promises";
-import { Writable } from "node:stream";
 import { expect } from "chai";
-import pino from "pino";
 import { privateKeyToAccount } from "viem/accounts";
 import { createVraiService, type VraiService } from ".";
 import { createManualClock } from "./clock";
@@ -10,6 +8,7 @@ import { CHALLENGE_TTL_S, createProofChecks, type ProofChecks } from "./proof-ch
 import { createProofVerifier } from "./proofs/verifiers";
 import { createMemoryStore } from "../store/memory-store";
 import { startDnsServer, type TestDnsServer } from "../test-helpers/dns-server";
+import { capturedLogger, type CapturedLogger } from "../test-helpers/logs";
 
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
 const DAY = 86_400;
@@ -56,7 +55,7 @@ describe("proof checks: challenges, submissions and re-checks (V6)", () => {
   let deletions: number[];
   let service: VraiService;
   let proofs: ProofChecks;
-  let logs: Array<{ msg: string; proof?: string; code?: string; reason?: string; err?: string }>;
+  let logs: CapturedLogger;
   let refreshed: Array<{ proof: string; submission: boolean | undefined }>;
   let refreshFails: boolean;
   const clock = createManualClock(T0);
@@ -70,7 +69,7 @@ describe("proof checks: challenges, submissions and re-checks (V6)", () => {
     clock.set(T0);
     ({ store, events, deletions } = recordingEvents(createMemoryStore()));
     service = createVraiService({ store, clock, busy: () => false });
-    logs = [];
+    logs = capturedLogger();
     refreshed = [];
     refreshFails = false;
     const resolver = new Resolver();
@@ -85,15 +84,7 @@ describe("proof checks: challenges, submissions and re-checks (V6)", () => {
         sleep: async () => undefined,
         retry: { tries: 1, baseDelayMs: 1 },
       }),
-      logger: pino(
-        { level: "info" },
-        new Writable({
-          write(chunk, _encoding, done) {
-            logs.push(JSON.parse(String(chunk)));
-            done();
-          },
-        }),
-      ),
+      logger: logs.logger,
       limits: { openChallenges: 3 },
       registrations: {
         async refresh(proof, options) {
@@ -290,16 +281,19 @@ describe("proof checks: challenges, submissions and re-checks (V6)", () => {
     expect(JSON.parse(told[0].data).code)
       .to.be.a("string")
       .and.match(/^proof_/);
-    const failed = logs.filter((l) => l.msg === "proof check failed");
+    const failed = logs.entries().filter((l) => l.msg === "proof check failed");
     expect(failed).to.have.length(1);
     expect(failed[0]).to.include({ proof: proof.id, code: JSON.parse(told[0].data).code });
 
     clock.set(T0 + 14 * DAY);
     expect(await proofs.recheckDue()).to.deep.equal({ checked: 1, removed: 1 });
     expect(await store.read.getProof(proof.id)).to.include({ removedAt: T0 + 14 * DAY, removedReason: "failed two checks in a row" });
-    expect(logs.filter((l) => l.msg === "proof removed").map((l) => [l.proof, l.reason])).to.deep.equal([
-      [proof.id, "failed two checks in a row"],
-    ]);
+    expect(
+      logs
+        .entries()
+        .filter((l) => l.msg === "proof removed")
+        .map((l) => [l.proof, l.reason]),
+    ).to.deep.equal([[proof.id, "failed two checks in a row"]]);
     const audit = await store.read.listAudit({ afterId: 0, limit: 100 });
     expect(audit.filter((e) => e.action === "proof.remove").map((e) => [e.subject, e.actor])).to.deep.equal([[proof.id, "scheduler"]]);
     expect((await service.scoring.scoreNow(agentId)).result.components.identity.value).to.equal(100);
@@ -318,7 +312,7 @@ describe("proof checks: challenges, submissions and re-checks (V6)", () => {
     expect(await proofs.recheck((await store.read.getProof(proof.id))!)).to.equal("kept");
     expect(await store.read.getProof(proof.id)).to.include({ lastCheckedAt: T0 + 14 * DAY, consecutiveFailures: 0, removedAt: null });
     expect(checkFailures()).to.have.length(1);
-    expect(logs.filter((l) => l.msg === "proof check failed")).to.have.length(1);
+    expect(logs.entries().filter((l) => l.msg === "proof check failed")).to.have.length(1);
     expect(dns.queryCount("_vrai.flaky.example.org")).to.be.above(record);
     // The next failure is the first in a row again: kept.
     dns.remove("_vrai.flaky.example.org");
@@ -373,9 +367,12 @@ describe("proof checks: challenges, submissions and re-checks (V6)", () => {
     clock.set(T0 + 7 * DAY);
     expect(await proofs.recheck((await store.read.getProof(proof.id))!)).to.equal("kept");
     expect(refreshed).to.deep.equal([{ proof: proof.id, submission: undefined }]);
-    expect(logs.filter((l) => l.msg === "registration file not stored").map((l) => [l.proof, l.err])).to.deep.equal([
-      [proof.id, "registration file unreadable"],
-    ]);
+    expect(
+      logs
+        .entries()
+        .filter((l) => l.msg === "registration file not stored")
+        .map((l) => [l.proof, l.err]),
+    ).to.deep.equal([[proof.id, "registration file unreadable"]]);
   });
 
   it("runs its failures, removals and unreadable registration files without a logger", async () => {
