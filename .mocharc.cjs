@@ -10,18 +10,18 @@ const path = require("node:path");
 
 const LONGEST_FIRST = [
   "src/quick-start.test.ts",
+  "src/app/daily-cycle-faults.test.ts",
   "src/cli/commands/dev-signals.test.ts",
   "src/sdk/package.test.ts",
-  "src/cli/commands/dev.test.ts",
-  "src/app/daily-cycle-faults.test.ts",
-  "src/cli/commands/serve.test.ts",
-  "src/cli/commands/operator.test.ts",
-  "src/chain/score-tree.test.ts",
   "src/web/console/console-pages.browser.test.ts",
   "src/web/console/console.browser.test.ts",
+  "src/cli/commands/dev.test.ts",
+  "src/cli/commands/operator.test.ts",
   "src/app/failover.test.ts",
-  "src/cli/commands/instances.test.ts",
+  "src/cli/commands/serve.test.ts",
   "src/store/data-dir.test.ts",
+  "src/indexer/indexer.test.ts",
+  "src/cli/commands/instances.test.ts",
 ];
 
 /** Every test file under `dir`, sorted. */
