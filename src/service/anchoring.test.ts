@@ -479,4 +479,34 @@ describe("daily anchoring (real PostgreSQL, in-process Hardhat chain)", () => {
     expect(await chain.rootAnchoredLogs(registry, built!.root)).to.have.length(1);
     await anchoring.stop();
   });
+  it("stops at once while its transaction waits to be mined, the transaction kept, and the next start records it mined, anchored once", async () => {
+    const day = "2026-11-14";
+    clock.set(T0 + 12 * 86400);
+    await server.service.scoring.recomputeDay(day);
+    const anchors = createAnchorRepository(testDb.db);
+    await chain.publicClient.request({ method: "evm_setAutomine" as never, params: [false] as never });
+    try {
+      // A receipt wait far longer than the test's own timeout: stop() must not wait for it.
+      const first = createAnchoring({ anchors, clock, logger: silent, writer, receiptTimeoutMs: 3_600_000 });
+      const built = await first.buildDay(day);
+      const pass = first.anchorDue();
+      // The transaction is stored, then sent: in the node's pool, not mined.
+      let txHash: Hex | null = null;
+      while (txHash === null || (await chain.publicClient.getTransaction({ hash: txHash }).catch(() => null)) === null) {
+        txHash = (await anchors.getDay(day))?.txHash ?? null;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await first.stop();
+      expect((await pass).find((o) => o.day === day)).to.deep.equal({ type: "waiting", day, txHash });
+      expect(await anchors.getDay(day)).to.include({ status: "pending", txHash });
+
+      await chain.mine(1);
+      const restarted = createAnchoring({ anchors, clock, logger: silent, writer });
+      expect(await outcomeOf(restarted, day)).to.include({ type: "mined", day, txHash });
+      await restarted.stop();
+      expect(await chain.rootAnchoredLogs(registry, built!.root)).to.have.length(1);
+    } finally {
+      await chain.publicClient.request({ method: "evm_setAutomine" as never, params: [true] as never });
+    }
+  });
 });

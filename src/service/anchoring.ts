@@ -9,10 +9,11 @@
  * once `confirmations` blocks are on it: until then each pass reads its receipt again, and a transaction a reorganisation
  * dropped is sent again (issue #30).
  */
-import { encodeFunctionData, TransactionReceiptNotFoundError, WaitForTransactionReceiptTimeoutError, type Hex } from "viem";
+import { encodeFunctionData, TransactionReceiptNotFoundError, type Hex } from "viem";
 import type { Logger } from "pino";
 import { anchorRegistryAbi } from "../chain/abi/anchorRegistry";
 import type { AnchorWriter } from "../chain/anchor-writer";
+import { receiptWithin } from "../chain/receipt";
 import { SCORE_LEAF_VERSIONS } from "../chain/score-tree";
 import { resumeStoredTx } from "../chain/signer";
 import { BaseError } from "../errors";
@@ -63,7 +64,10 @@ export type Anchoring = {
   status(): Promise<AnchoringStatus>;
   /** Resumes anchoring left pending by a previous run. */
   start(): void;
-  /** Stops retrying and waits for an attempt in progress. */
+  /**
+   * Stops retrying and waits for an attempt in progress, which no longer waits for its transaction's receipt: that
+   * transaction stays stored, and `start()` (the next run's) reads its receipt again.
+   */
   stop(): Promise<void>;
 };
 
@@ -127,7 +131,7 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
   const maxRetryMs = deps.maxRetryMs ?? MAX_RETRY_MS;
   /** When the attempts of this instance started failing; null once one succeeds. */
   let failingSince: number | null = null;
-  /** Aborted by `stop()`: ends the retries' wait; a new one after `start()`. */
+  /** Aborted by `stop()`: ends the retries' wait and a receipt's; a new one after `start()`. */
   let stopping = new AbortController();
   /** The pass in progress. */
   let running: Promise<Pass> | null = null;
@@ -288,18 +292,15 @@ export function createAnchoring(deps: AnchoringDeps): Anchoring {
       if (!signed.sent) return { type: "waiting", day: row.day, txHash };
       logger.info({ day: row.day, root: row.root, leaves: row.leafCount, txHash }, "score root sent");
     }
-    try {
-      const receipt = await w.publicClient.waitForTransactionReceipt({ hash: txHash, timeout: receiptTimeoutMs });
-      if (receipt.status === "success")
-        return markMined(w, chainId, row, { txHash, blockNumber: Number(receipt.blockNumber), blockHash: receipt.blockHash });
-      const after = await findOnChain(w, { ...row, txHash: null });
-      if (after) return markMined(w, chainId, row, after);
-      await anchors.setPendingTx(row.day, txHash, null);
-      throw new BaseError("anchor_reverted", `anchoring transaction ${txHash} of ${row.day} reverted`, { retryable: true });
-    } catch (error) {
-      if (error instanceof WaitForTransactionReceiptTimeoutError) return { type: "waiting", day: row.day, txHash };
-      throw error;
-    }
+    // Not mined within the timeout, or the service stopping: the transaction stays stored, and the next pass reads it again.
+    const receipt = await receiptWithin(w.publicClient, txHash, { timeoutMs: receiptTimeoutMs, signal: stopping.signal });
+    if (receipt === null) return { type: "waiting", day: row.day, txHash };
+    if (receipt.status === "success")
+      return markMined(w, chainId, row, { txHash, blockNumber: Number(receipt.blockNumber), blockHash: receipt.blockHash });
+    const after = await findOnChain(w, { ...row, txHash: null });
+    if (after) return markMined(w, chainId, row, after);
+    await anchors.setPendingTx(row.day, txHash, null);
+    throw new BaseError("anchor_reverted", `anchoring transaction ${txHash} of ${row.day} reverted`, { retryable: true });
   }
 
   /**

@@ -16,7 +16,10 @@ export type Erc8004Feedback = {
   wake(): void;
   /** Passes now and every `intervalMs` until `stop`. */
   start(intervalMs: number): void;
-  /** Stops the passes and waits for the one in progress. */
+  /**
+   * Stops the passes and waits for the one in progress, which leaves a transaction waiting for its receipt at once (it
+   * stays stored: the next pass, in this process or the next, takes it up).
+   */
   stop(): Promise<void>;
 };
 
@@ -33,13 +36,15 @@ export function createErc8004Feedback(deps: {
   const { planner, sender, clock, logger } = deps;
   let running: Promise<unknown> | null = null;
   let stopped = false;
+  /** Aborted by `stop()`: the pass in progress no longer waits for a receipt; a new one once it ended. */
+  let stopping = new AbortController();
   let timer: NodeJS.Timeout | null = null;
   let retryTimer: NodeJS.Timeout | null = null;
 
   async function pass() {
     const { day, planned } = await planner.planLatest();
     if (planned > 0) logger.info({ day, planned }, "ERC-8004 feedback planned");
-    const outcomes = await sender.sendDue();
+    const outcomes = await sender.sendDue(stopping.signal);
     // A retry that falls due before the next scheduled pass gets a pass of its own.
     const retries = outcomes.flatMap((o) => (o.type === "failed" || o.type === "waiting" ? [o.retryAt] : []));
     if (retries.length > 0 && !stopped) {
@@ -77,11 +82,13 @@ export function createErc8004Feedback(deps: {
     },
     async stop() {
       stopped = true;
+      stopping.abort();
       if (timer) clearInterval(timer);
       if (retryTimer) clearTimeout(retryTimer);
       timer = null;
       retryTimer = null;
       await running?.catch(() => undefined);
+      stopping = new AbortController();
     },
   };
 }

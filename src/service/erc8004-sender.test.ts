@@ -5,7 +5,7 @@ import { createFeedbackWriter, newFeedbackLogs, type FeedbackWriter } from "../c
 import { createErc8004FeedbackRepository, type Erc8004FeedbackRepository } from "../store/erc8004-feedback";
 import { ACCOUNTS, startFeedbackSystem, type FeedbackSystem } from "../test-helpers/erc8004-feedback";
 import { createFeedbackPlanner } from "./erc8004-planning";
-import { createFeedbackSender } from "./erc8004-sender";
+import { createFeedbackSender, type SendOutcome } from "./erc8004-sender";
 
 const silent = pino({ level: "silent" });
 /** The account that holds the tokens of these tests' agents (it is not the publisher). */
@@ -146,6 +146,46 @@ describe("ERC-8004 feedback sends, exactly once across crashes (PostgreSQL, the 
     const after = await rows(agentId);
     expect(after.find((f) => f.id === stored.id)?.givenTxHash).not.to.equal(stored.giveTxHash);
     expect((await given(tokenId)).sort()).to.deep.equal(after.map((f) => f.fileHash).sort());
+  });
+
+  it("leaves a send waiting for its receipt at once when the service stops (its transaction stored), and the next pass records it given, once", async () => {
+    const { agentId, tokenId } = await plannedAgent();
+    const start = await nonce();
+    await sys.chain.publicClient.request({ method: "evm_setAutomine" as never, params: [false] as never });
+    let waited: SendOutcome[] = [];
+    try {
+      // A receipt wait far longer than the test's own timeout: the stop must end it.
+      const sender = createFeedbackSender({ outbox, writer, clock: sys.clock, logger: silent, receiptTimeoutMs: 3_600_000 });
+      const stopping = new AbortController();
+      const pass = sender.sendDue(stopping.signal);
+      // The first send's transaction is stored, then broadcast: in the node's pool, not mined.
+      const inPool = async () => {
+        const stored = (await rows(agentId)).find((f) => f.giveTxHash !== null);
+        return stored?.giveTxHash
+          ? (await sys.chain.publicClient.getTransaction({ hash: stored.giveTxHash }).catch(() => null)) !== null
+          : false;
+      };
+      while (!(await inPool())) await new Promise((resolve) => setImmediate(resolve));
+      stopping.abort();
+      waited = await pass;
+      // The pass ends after the step that was waiting: the second feedback is not stepped.
+      expect(waited.map((o) => o.type)).to.deep.equal(["waiting"]);
+      expect(await given(tokenId)).to.deep.equal([]);
+      await sys.chain.mine(1);
+    } finally {
+      await sys.chain.publicClient.request({ method: "evm_setAutomine" as never, params: [true] as never });
+    }
+    const [first] = waited;
+    if (first.type !== "waiting") throw new Error("unreachable");
+    sys.clock.set(first.retryAt);
+    const resumed = await senderWith(writer).sendDue();
+    expect(resumed.map((o) => (o.type === "given" ? [o.id, o.sent] : [o.type]))).to.have.deep.members([
+      [first.id, false],
+      [(await rows(agentId)).find((f) => f.id !== first.id)?.id, true],
+    ]);
+    expect((await rows(agentId)).find((f) => f.id === first.id)?.givenTxHash).to.equal(first.txHash);
+    expect(await given(tokenId)).to.have.length(2);
+    expect(await nonce()).to.equal(start + 2);
   });
 
   it("retries a failed send with backoff (5 s, then 10 s), then sends it", async () => {

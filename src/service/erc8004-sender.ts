@@ -20,7 +20,6 @@ import {
   isAddressEqual,
   parseEventLogs,
   TransactionReceiptNotFoundError,
-  WaitForTransactionReceiptTimeoutError,
   type Hex,
   type TransactionReceipt,
 } from "viem";
@@ -28,6 +27,7 @@ import type { Logger } from "pino";
 import { reputationRegistryAbi } from "../chain/abi/reputationRegistry";
 import { newFeedbackLogs, readFeedback, type FeedbackWriter } from "../chain/reputation-registry";
 import { shortMessageOf } from "../chain/short-message";
+import { receiptWithin } from "../chain/receipt";
 import { resumeStoredTx } from "../chain/signer";
 import type { Erc8004FeedbackRepository, FeedbackRow } from "../store/erc8004-feedback";
 import type { Clock } from "./clock";
@@ -41,8 +41,12 @@ export type SendOutcome =
   | { type: "failed"; id: string; error: string; retryAt: number };
 
 export type FeedbackSender = {
-  /** Makes every send due now, oldest day first, until none is left that can be made now. */
-  sendDue(): Promise<SendOutcome[]>;
+  /**
+   * Makes every send due now, oldest day first, until none is left that can be made now. Once `signal` aborts (the
+   * service stopping), a step waiting for its transaction's receipt is left waiting at once (its transaction stays
+   * stored, for the next start) and the pass ends.
+   */
+  sendDue(signal?: AbortSignal): Promise<SendOutcome[]>;
 };
 
 /** First retry after a failed attempt (seconds); doubled at each failure up to `MAX_RETRY_S`. */
@@ -129,15 +133,9 @@ export function createFeedbackSender(deps: {
     return event ? { feedbackIndex: event.args.feedbackIndex } : null;
   };
 
-  /** Waits for `txHash`'s receipt; null when it is not mined within the timeout. */
-  async function receiptOf(txHash: Hex) {
-    try {
-      return await client.waitForTransactionReceipt({ hash: txHash, timeout: receiptTimeoutMs });
-    } catch (error) {
-      if (error instanceof WaitForTransactionReceiptTimeoutError) return null;
-      throw error;
-    }
-  }
+  /** Waits for `txHash`'s receipt; null when it is not mined within the timeout, or once `signal` aborts. */
+  const receiptOf = (txHash: Hex, signal: AbortSignal | undefined) =>
+    receiptWithin(client, txHash, { timeoutMs: receiptTimeoutMs, signal });
 
   const waiting = async (row: FeedbackRow, txHash: Hex): Promise<SendOutcome> => {
     const retryAt = clock.now() + WAITING_RETRY_S;
@@ -146,7 +144,7 @@ export function createFeedbackSender(deps: {
   };
 
   /** Gives a planned feedback, once: found on chain, its stored transaction resumed, or a new one sent. */
-  async function give(row: FeedbackRow): Promise<SendOutcome> {
+  async function give(row: FeedbackRow, signal: AbortSignal | undefined): Promise<SendOutcome> {
     if (!ours(row)) {
       const reason =
         `planned for client ${row.client} on registry ${row.registry}; ` +
@@ -159,7 +157,7 @@ export function createFeedbackSender(deps: {
       if (found) return recordGiven(row, found, false);
       const txHash = row.giveTxHash;
       const stored = row.giveRawTx === null ? "lost" : (await resumeStoredTx(client, { txHash, rawTx: row.giveRawTx })).state;
-      if (stored === "pending" && !(await receiptOf(txHash))) return waiting(row, txHash);
+      if (stored === "pending" && !(await receiptOf(txHash, signal))) return waiting(row, txHash);
       // Mined (now or meanwhile): its receipt says whether it gave this feedback; else the registry's logs.
       const receipt = await receiptIfMined(txHash);
       const inReceipt = receipt?.status === "success" ? givenIn(receipt, row) : null;
@@ -198,7 +196,7 @@ export function createFeedbackSender(deps: {
     );
     if (!signed.sent) throw new SendError(`feedback ${row.id} changed before its transaction was stored (another instance, or withdrawn)`);
     logger.info({ feedback: row.id, agent: row.agentId, tag: row.tag1, value: row.value, txHash: signed.txHash }, "ERC-8004 feedback sent");
-    const receipt = await receiptOf(signed.txHash);
+    const receipt = await receiptOf(signed.txHash, signal);
     if (!receipt) return waiting(row, signed.txHash);
     const given = receipt.status === "success" ? givenIn(receipt, row) : null;
     if (!given) throw new SendError(`giveFeedback transaction ${signed.txHash} reverted`);
@@ -206,7 +204,7 @@ export function createFeedbackSender(deps: {
   }
 
   /** Revokes a given feedback asked to be revoked, once the registry shows it revoked. */
-  async function revoke(row: FeedbackRow): Promise<SendOutcome> {
+  async function revoke(row: FeedbackRow, signal: AbortSignal | undefined): Promise<SendOutcome> {
     const feedbackIndex = row.feedbackIndex;
     if (feedbackIndex === null) throw new SendError(`feedback ${row.id} is given without an index`);
     const isRevoked = async () =>
@@ -226,7 +224,7 @@ export function createFeedbackSender(deps: {
       );
     if (row.revokeTxHash !== null && row.revokeRawTx !== null) {
       const stored = await resumeStoredTx(client, { txHash: row.revokeTxHash, rawTx: row.revokeRawTx });
-      if (stored.state === "pending" && !(await receiptOf(row.revokeTxHash))) return waiting(row, row.revokeTxHash);
+      if (stored.state === "pending" && !(await receiptOf(row.revokeTxHash, signal))) return waiting(row, row.revokeTxHash);
       if (await isRevoked()) return recordRevoked(false);
       if (!(await outbox.setRevokeTx(row.id, row.revokeTxHash, null)))
         throw new SendError(`feedback ${row.id} changed while it was resumed`);
@@ -236,15 +234,15 @@ export function createFeedbackSender(deps: {
       outbox.setRevokeTx(row.id, null, { txHash: tx.txHash, rawTx: tx.rawTx }),
     );
     if (!signed.sent) throw new SendError(`feedback ${row.id} changed before its revocation was stored (another instance)`);
-    if (!(await receiptOf(signed.txHash))) return waiting(row, signed.txHash);
+    if (!(await receiptOf(signed.txHash, signal))) return waiting(row, signed.txHash);
     if (!(await isRevoked())) throw new SendError(`revokeFeedback transaction ${signed.txHash} left feedback ${feedbackIndex} standing`);
     return recordRevoked(true);
   }
 
   /** One step of `row`, its failure recorded with the next attempt's time. */
-  async function step(row: FeedbackRow): Promise<SendOutcome> {
+  async function step(row: FeedbackRow, signal: AbortSignal | undefined): Promise<SendOutcome> {
     try {
-      return row.state === "planned" ? await give(row) : await revoke(row);
+      return row.state === "planned" ? await give(row, signal) : await revoke(row, signal);
     } catch (error) {
       const retryAt = clock.now() + Math.min(MAX_RETRY_S, FIRST_RETRY_S * 2 ** Math.min(row.attempts, 16));
       const message = error instanceof SendError ? error.message : shortMessageOf(error);
@@ -255,7 +253,7 @@ export function createFeedbackSender(deps: {
   }
 
   return {
-    async sendDue() {
+    async sendDue(signal) {
       const outcomes: SendOutcome[] = [];
       // A feedback is stepped once per state in a pass: a step that changed nothing is not tried again until the next.
       const stepped = new Set<string>();
@@ -263,8 +261,9 @@ export function createFeedbackSender(deps: {
         const rows = (await outbox.due(clock.now(), BATCH)).filter((row) => !stepped.has(`${row.id}:${row.state}`));
         if (rows.length === 0) return outcomes;
         for (const row of rows) {
+          if (signal?.aborted) return outcomes;
           stepped.add(`${row.id}:${row.state}`);
-          outcomes.push(await step(row));
+          outcomes.push(await step(row, signal));
         }
       }
     },
