@@ -113,7 +113,7 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
     controller.abort();
     await running;
     expect((await store.getCheckpoint(chain.deployment.chainId))?.blockNumber).to.equal(head);
-    const retries = entries().filter((e) => e.msg === "indexer pass failed, retrying");
+    const retries = entries("indexer pass failed, retrying");
     expect(retries.map((e) => [e.failures, e.waitMs, e.code])).to.deep.equal([
       [1, 500, "rpc_unavailable"],
       [2, 1000, "rpc_unavailable"],
@@ -185,7 +185,7 @@ describe("chain indexer against a Hardhat node and PostgreSQL", function () {
       });
       const result = await indexer.syncToHead();
       // The operator sees the backfill move: blocks done and to do, and events/s.
-      const progress = entries().filter((e) => e.msg === "backfill progress");
+      const progress = entries("backfill progress");
       expect(progress.length).to.be.greaterThan(3);
       expect(progress[progress.length - 1]).to.include({ blocksToDo: 0 });
       expect(progress[0].blocksDone).to.be.greaterThan(0);

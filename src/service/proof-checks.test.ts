@@ -281,19 +281,14 @@ describe("proof checks: challenges, submissions and re-checks (V6)", () => {
     expect(JSON.parse(told[0].data).code)
       .to.be.a("string")
       .and.match(/^proof_/);
-    const failed = logs.entries().filter((l) => l.msg === "proof check failed");
+    const failed = logs.entries("proof check failed");
     expect(failed).to.have.length(1);
     expect(failed[0]).to.include({ proof: proof.id, code: JSON.parse(told[0].data).code });
 
     clock.set(T0 + 14 * DAY);
     expect(await proofs.recheckDue()).to.deep.equal({ checked: 1, removed: 1 });
     expect(await store.read.getProof(proof.id)).to.include({ removedAt: T0 + 14 * DAY, removedReason: "failed two checks in a row" });
-    expect(
-      logs
-        .entries()
-        .filter((l) => l.msg === "proof removed")
-        .map((l) => [l.proof, l.reason]),
-    ).to.deep.equal([[proof.id, "failed two checks in a row"]]);
+    expect(logs.entries("proof removed").map((l) => [l.proof, l.reason])).to.deep.equal([[proof.id, "failed two checks in a row"]]);
     const audit = await store.read.listAudit({ afterId: 0, limit: 100 });
     expect(audit.filter((e) => e.action === "proof.remove").map((e) => [e.subject, e.actor])).to.deep.equal([[proof.id, "scheduler"]]);
     expect((await service.scoring.scoreNow(agentId)).result.components.identity.value).to.equal(100);
@@ -312,7 +307,7 @@ describe("proof checks: challenges, submissions and re-checks (V6)", () => {
     expect(await proofs.recheck((await store.read.getProof(proof.id))!)).to.equal("kept");
     expect(await store.read.getProof(proof.id)).to.include({ lastCheckedAt: T0 + 14 * DAY, consecutiveFailures: 0, removedAt: null });
     expect(checkFailures()).to.have.length(1);
-    expect(logs.entries().filter((l) => l.msg === "proof check failed")).to.have.length(1);
+    expect(logs.entries("proof check failed")).to.have.length(1);
     expect(dns.queryCount("_vrai.flaky.example.org")).to.be.above(record);
     // The next failure is the first in a row again: kept.
     dns.remove("_vrai.flaky.example.org");
@@ -367,12 +362,9 @@ describe("proof checks: challenges, submissions and re-checks (V6)", () => {
     clock.set(T0 + 7 * DAY);
     expect(await proofs.recheck((await store.read.getProof(proof.id))!)).to.equal("kept");
     expect(refreshed).to.deep.equal([{ proof: proof.id, submission: undefined }]);
-    expect(
-      logs
-        .entries()
-        .filter((l) => l.msg === "registration file not stored")
-        .map((l) => [l.proof, l.err]),
-    ).to.deep.equal([[proof.id, "registration file unreadable"]]);
+    expect(logs.entries("registration file not stored").map((l) => [l.proof, l.err])).to.deep.equal([
+      [proof.id, "registration file unreadable"],
+    ]);
   });
 
   it("runs its failures, removals and unreadable registration files without a logger", async () => {

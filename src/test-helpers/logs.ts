@@ -6,9 +6,10 @@ export type LogEntry = Record<string, any>;
 
 /**
  * A pino logger whose output a test reads: `text()` all of it as written since the start or the last `clear()`,
- * `entries()` the same lines parsed. pino writes synchronously, so a line is there once the call that logs it returns.
+ * `entries()` the same lines parsed, or only those whose message is `msg`. pino writes synchronously, so a line is
+ * there once the call that logs it returns.
  */
-export type CapturedLogger = { logger: Logger; text(): string; entries(): LogEntry[]; clear(): void };
+export type CapturedLogger = { logger: Logger; text(): string; entries(msg?: string): LogEntry[]; clear(): void };
 
 /** A logger at `level` that writes into memory, for a test to read what was logged (and that no secret was). */
 export function capturedLogger(level: Level = "info"): CapturedLogger {
@@ -28,10 +29,11 @@ export function capturedLogger(level: Level = "info"): CapturedLogger {
     clear: () => {
       text = "";
     },
-    entries: () =>
+    entries: (msg) =>
       text
         .split("\n")
         .filter((line) => line !== "")
-        .map((line) => JSON.parse(line) as LogEntry),
+        .map((line) => JSON.parse(line) as LogEntry)
+        .filter((entry) => msg === undefined || entry.msg === msg),
   };
 }
