@@ -48,6 +48,7 @@ import type autocannon from "autocannon";
 import pg from "pg";
 import pino from "pino";
 import { buildScoreInputs, dayStart, scoreFromInputs } from "../../src/method";
+import { createScoreWorkers } from "../../src/app/score-workers";
 import { startApiServer } from "../../src/app/server";
 import { createVraiService } from "../../src/service";
 import { createAnchoring } from "../../src/service/anchoring";
@@ -406,12 +407,17 @@ const collectAll = () => {
  * ends with one of the sampler's (tens of ms, counted in the step's time): a short step, the tree of
  * 100,000 agents in 2.6 s, had none, and its kept heap was then known only as the sampled peak.
  */
-async function measured<T>(work: () => Promise<T>): Promise<{ value: T; seconds: number; peakHeap: number; peakLive: number }> {
+async function measured<T>(
+  work: () => Promise<T>,
+): Promise<{ value: T; seconds: number; peakHeap: number; peakLive: number; peakRss: number }> {
   let peakHeap = heapUsed();
   let peakLive = 0;
+  // The process's resident memory: worker threads' heaps included (the recompute's score worker, the tree's hashers).
+  let peakRss = process.memoryUsage.rss();
   let lastFull = performance.now();
   const sampler = setInterval(() => {
     peakHeap = Math.max(peakHeap, heapUsed());
+    peakRss = Math.max(peakRss, process.memoryUsage.rss());
     if (performance.now() - lastFull < 1000) return;
     collectAll();
     lastFull = performance.now();
@@ -429,7 +435,7 @@ async function measured<T>(work: () => Promise<T>): Promise<{ value: T; seconds:
   try {
     const value = await work();
     peakHeap = Math.max(peakHeap, heapUsed());
-    return { value, seconds: (performance.now() - t0) / 1000, peakHeap, peakLive };
+    return { value, seconds: (performance.now() - t0) / 1000, peakHeap, peakLive, peakRss };
   } finally {
     clearInterval(sampler);
     collections.disconnect();
@@ -447,7 +453,8 @@ async function recomputePhase(dbUrl: string, admin: pg.Client, rows: Row[]): Pro
   try {
     const store = createSqlStore(db);
     const clock = createManualClock(AT + 3600);
-    const service = createVraiService({ store, clock, busy: () => false });
+    // As `vrai serve` runs it: pages scored on a worker thread.
+    const service = createVraiService({ store, clock, busy: () => false, pageScorers: createScoreWorkers });
     // As the scheduler's afterDaily: the day's tree built and stored, no writer (anchoring off).
     const anchoring = createAnchoring({ anchors: createAnchorRepository(db), clock, logger: pino({ level: "silent" }) });
     log(`recompute: ${fmt(AGENTS)} agents, ${fmt(AGENTS * HISTORY_DAYS)} day aggregates, day ${DAY} ...`);
@@ -465,11 +472,12 @@ async function recomputePhase(dbUrl: string, admin: pg.Client, rows: Row[]): Pro
     log(
       `recompute: ${fmt(stored)} scores stored (${fmt(inTable)} in the table) in ${fmt(seconds, 1)} s = ` +
         `${fmt(stored / seconds)} agents/s; ` +
-        `peak heap ${mib(recompute.peakHeap)}, after a full collection ${mib(recompute.peakLive)} (${mib(heapAtStart)} before)`,
+        `peak heap ${mib(recompute.peakHeap)}, after a full collection ${mib(recompute.peakLive)} (${mib(heapAtStart)} before); ` +
+        `peak RSS ${mib(recompute.peakRss)} (worker included)`,
     );
     log(
       `tree: ${fmt(tree.value?.leafCount ?? 0)} leaves, root ${tree.value?.root}, built and stored in ${fmt(tree.seconds, 1)} s; ` +
-        `peak heap ${mib(tree.peakHeap)}, after a full collection ${mib(tree.peakLive)}`,
+        `peak heap ${mib(tree.peakHeap)}, after a full collection ${mib(tree.peakLive)}; peak RSS ${mib(tree.peakRss)}`,
     );
 
     // Re-derive a sample one agent at a time (the per-agent facts path) and compare with what was stored.
@@ -545,6 +553,12 @@ async function recomputePhase(dbUrl: string, admin: pg.Client, rows: Row[]): Pro
       figure: "  peak heap used, sampled every 100 ms (recompute; tree)",
       value: `${mib(recompute.peakHeap)}; ${mib(tree.peakHeap)}`,
       target: "garbage included",
+      verdict: "",
+    });
+    rows.push({
+      figure: "  peak RSS of the process, sampled every 100 ms (recompute; tree)",
+      value: `${mib(recompute.peakRss)}; ${mib(tree.peakRss)}`,
+      target: "threads' heaps included",
       verdict: "",
     });
     rows.push({

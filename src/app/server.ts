@@ -26,6 +26,7 @@ import { webhookRoutes } from "../api/webhook-routes";
 import type { AnchorWriter } from "../chain/anchor-writer";
 import type { FeedbackWriter } from "../chain/reputation-registry";
 import { createVraiService, type VraiService } from "../service";
+import { createScoreWorkers } from "./score-workers";
 import { createAnchoring, type Anchoring } from "../service/anchoring";
 import { createOffsetClock, systemClock, type Clock, type OffsetClock } from "../service/clock";
 import { createDevClock, type DevClock } from "../service/dev-clock";
@@ -283,6 +284,7 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     clock,
     limits: ownerLimits,
     logger,
+    pageScorers: createScoreWorkers,
     busy: () => busySwitch || overloaded(),
     onBusyChanged: (on) => {
       busySwitch = on;

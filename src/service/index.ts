@@ -9,6 +9,7 @@ import { createOperator, type Operator } from "./operator";
 import { createOwnerRecomputes, type OwnerRecomputes } from "./owner-recomputes";
 import { createOwnerTokens, type OwnerTokens } from "./owner-tokens";
 import type { Store } from "./ports";
+import type { PageScorer } from "./score-rows";
 import { createScoring, type Scoring } from "./scoring";
 
 /** The service's use-cases on one store and one clock. */
@@ -39,9 +40,11 @@ export function createVraiService(deps: {
   method?: MethodVersion;
   limits?: OwnerLimits;
   logger?: Logger;
+  /** Threads for the daily recompute's pages (src/app/score-workers.ts); none: the calling thread scores them. */
+  pageScorers?: (method: MethodVersion) => PageScorer;
 }): VraiService {
   const { store, clock } = deps;
-  const scoring = createScoring({ store, clock, method: deps.method });
+  const scoring = createScoring({ store, clock, method: deps.method, pageScorers: deps.pageScorers });
   const accounts = createAccounts({ store, clock, onClaimed: scoring.onChange, limits: deps.limits });
   const ownerTokens = createOwnerTokens({ store, clock, accounts });
   const checkins = createCheckins({ store, clock, busy: deps.busy });

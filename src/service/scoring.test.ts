@@ -8,6 +8,12 @@ import { createMigratedTestDb, TEST_STORES } from "../test-helpers/db";
 import { createSqlStore } from "../store/sql-store";
 import { buildScoreInputs, scoreFromInputs } from "../method";
 import { createVraiService } from "./index";
+import { BaseError } from "../errors";
+import type { MethodVersion } from "../method";
+import { addDailyScores, type PageScorer } from "./score-rows";
+
+/** PGlite: the SQL store without a server. */
+const TEST_STORES_PGLITE = EVERY_STORE.find((s) => s.name === "pglite")!;
 
 const DAY = "2026-10-05";
 const MIDNIGHT = Date.UTC(2026, 9, 5) / 1000;
@@ -299,3 +305,78 @@ for (const setup of EVERY_STORE) {
     });
   });
 }
+
+/**
+ * A PageScorer that scores on this thread as the recompute would (`addDailyScores`) and records what it was
+ * given: the recompute's seam for worker threads (src/app/score-workers.ts tests the threads themselves).
+ */
+function recordingScorer(store: Store, minRows: number, fail?: { onPage: number }) {
+  const seen = { pages: [] as string[][], created: 0, closed: 0 };
+  const factory = (method: MethodVersion): PageScorer => {
+    seen.created++;
+    return {
+      minRows,
+      async score(rows, at) {
+        seen.pages.push(rows.map((r) => r.agent.id));
+        if (fail && seen.pages.length === fail.onPage) throw new BaseError("score_worker_failed", "page refused by the test");
+        const batch = store.read.scoreBatch();
+        addDailyScores(rows, at, method, batch);
+        return batch;
+      },
+      async close() {
+        seen.closed++;
+      },
+    };
+  };
+  return { seen, factory };
+}
+
+describe("daily recompute with a page scorer (issue #30: pages scored off the calling thread)", () => {
+  let store: Store;
+  let close: () => Promise<void>;
+  let agents: string[];
+  const clock = createManualClock(MIDNIGHT - 86_400);
+  beforeEach(async () => {
+    ({ store, close } = await TEST_STORES_PGLITE.open());
+    const accounts = createAccounts({ store, clock });
+    const { ownerId } = await accounts.createOwner();
+    agents = [];
+    for (let i = 0; i < 7; i++) agents.push((await accounts.claimNewAgent(ownerId)).agentId);
+    agents.sort();
+  });
+  afterEach(() => close());
+
+  it("sends it the pages of at least its minRows, scores shorter ones itself, stores the same scores, and closes it once", async () => {
+    const { seen, factory } = recordingScorer(store, 3);
+    const scoring = createScoring({ store, clock, dailyPageSize: 3, pageScorers: factory });
+    expect(await scoring.recomputeDay(DAY)).to.equal(7);
+    // Pages of 3, 3 and 1: the last is shorter than minRows.
+    expect(seen.pages).to.deep.equal([agents.slice(0, 3), agents.slice(3, 6)]);
+    expect([seen.created, seen.closed]).to.deep.equal([1, 1]);
+    const daily = (await store.read.scoresAfter(0, 1000)).filter((s) => s.trigger === "daily");
+    expect(daily.map((s) => s.agentId)).to.deep.equal(agents);
+    for (const s of daily) {
+      const one = await store.transaction(async (tx) =>
+        scoreFromInputs(buildScoreInputs(await createScoring({ store, clock }).factsAt(tx, (await tx.getAgent(s.agentId))!, MIDNIGHT))),
+      );
+      expect([s.sha256, s.inputs]).to.deep.equal([one.sha256, one.canonical]);
+    }
+  });
+
+  it("fails with the scorer's error, keeps the pages written before it, closes the scorer, and a rerun completes the day", async () => {
+    const { seen, factory } = recordingScorer(store, 1, { onPage: 2 });
+    const scoring = createScoring({ store, clock, dailyPageSize: 3, pageScorers: factory });
+    const failed = await scoring.recomputeDay(DAY).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(failed).to.include({ code: "score_worker_failed" });
+    expect(seen.closed).to.equal(1);
+    const before = (await store.read.scoresAfter(0, 1000)).filter((s) => s.trigger === "daily").map((s) => s.agentId);
+    expect(before).to.deep.equal(agents.slice(0, 3));
+    const rerun = createScoring({ store, clock, dailyPageSize: 3, pageScorers: recordingScorer(store, 1).factory });
+    expect(await rerun.recomputeDay(DAY)).to.equal(4);
+    const after = (await store.read.scoresAfter(0, 1000)).filter((s) => s.trigger === "daily").map((s) => s.agentId);
+    expect(after).to.deep.equal(agents);
+  });
+});

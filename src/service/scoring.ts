@@ -1,17 +1,9 @@
-import {
-  buildScoreInputs,
-  CURRENT_METHOD,
-  dayStart,
-  scoreFromInputs,
-  utcDay,
-  type DayAggregate,
-  type MethodVersion,
-  type ScoreFacts,
-} from "../method";
+import { CURRENT_METHOD, dayStart, utcDay, type MethodVersion, type ScoreFacts } from "../method";
 import type { Clock } from "./clock";
 import { NotFoundError } from "./errors";
 import { scoreChangedEvents } from "./events/record";
-import type { AgentFactRows, AgentRow, NewScore, ScoreRow, StoreTx, Transactions } from "./ports";
+import type { AgentRow, ScoreBatch, ScoreRow, StoreTx, Transactions } from "./ports";
+import { addDailyScores, factsFrom, newScoreOf, type PageScorer } from "./score-rows";
 
 /** Computes and stores Vrai scores (V9). */
 export type Scoring = {
@@ -50,6 +42,11 @@ export function createScoring(deps: {
   method?: MethodVersion;
   /** Agents per page of the daily recompute (default DAILY_PAGE). */
   dailyPageSize?: number;
+  /**
+   * Threads that score the daily recompute's pages (src/app/score-workers.ts), started for one recompute and closed at
+   * its end; none: this thread scores them.
+   */
+  pageScorers?: (method: MethodVersion) => PageScorer;
 }): Scoring {
   const { store } = deps;
   const method = deps.method ?? CURRENT_METHOD;
@@ -61,58 +58,7 @@ export function createScoring(deps: {
     const days = await tx.listDays(agent.id, agent.claimId, today);
     const atMidnight = at === dayStart(today) ? await tx.countCheckinsAt(agent.id, agent.claimId, at) : 0;
     const [proofs, penalties] = await Promise.all([tx.proofsForAgentAt(agent.id, agent.ownerId, at), tx.listPenalties(agent.id)]);
-    return factsFrom({ agent, days, atMidnight, proofs, penalties }, at);
-  }
-
-  /** The facts of V5–V8 at `at` from an agent's rows (`atMidnight` is used only when `at` is a midnight). */
-  function factsFrom(rows: AgentFactRows, at: number): ScoreFacts {
-    const { agent, penalties } = rows;
-    const today = utcDay(at);
-    // Read once (AgentFactRows.days may be made at each read).
-    let days: DayAggregate[] = rows.days;
-    // Check-ins of the day of `at` count for the established state only when they arrived by `at` (V8).
-    // A daily score at `D 00:00:00` sees at most those arriving at that very second.
-    if (at === dayStart(today)) {
-      days = days.filter((d) => d.day < today);
-      if (rows.atMidnight > 0) days.push({ day: today, checkins: rows.atMidnight, onTime: 0, creditS: 0, coverageS: 0, digest: "" });
-    }
-    return {
-      agent: agent.id,
-      method,
-      at,
-      claimedAt: agent.claimedAt,
-      proofs: rows.proofs.map((p) => ({ kind: p.kind })),
-      penalties: penalties
-        .filter((p) => p.addedAt <= at)
-        .map((p) => ({
-          id: p.id,
-          code: p.code,
-          points: p.points,
-          days: p.days,
-          addedAt: p.addedAt,
-          revokedAt: p.revokedAt !== null && p.revokedAt <= at ? p.revokedAt : null,
-        })),
-      days,
-    };
-  }
-
-  /** The score to store (without id) of an agent's facts, with its claim and inputs document (the SQL store keeps them compactly). */
-  function scoreRowOf(agent: AgentRow, facts: ScoreFacts, at: number, trigger: "daily" | "change"): NewScore {
-    const document = buildScoreInputs(facts);
-    const { result, canonical, sha256 } = scoreFromInputs(document);
-    return {
-      agentId: agent.id,
-      method,
-      at,
-      trigger,
-      day: trigger === "daily" ? utcDay(at) : null,
-      inputs: canonical,
-      sha256,
-      result,
-      total: result.total,
-      claimId: agent.claimId,
-      document,
-    };
+    return factsFrom({ agent, days, atMidnight, proofs, penalties }, at, method);
   }
 
   /** The agent, as `tx` reads it; agent_not_found otherwise. */
@@ -129,7 +75,7 @@ export function createScoring(deps: {
 
   async function scoreOf(tx: StoreTx, agent: AgentRow, at: number, trigger: "daily" | "change"): Promise<ScoreRow> {
     const agentId = agent.id;
-    const score = scoreRowOf(agent, await factsAt(tx, agent, at), at, trigger);
+    const score = newScoreOf(agent, await factsAt(tx, agent, at), at, trigger);
     const { id, moved } = await tx.insertScore(score);
     // score.changed (issue #28), in the score's own transaction: when the agent's latest score moved and says something else.
     if (moved) await tx.recordEvents(scoreChangedEvents([moved]));
@@ -182,22 +128,28 @@ export function createScoring(deps: {
   async function recomputeDay(day: string, onProgress?: (done: number) => void): Promise<number> {
     const at = dayStart(day);
     const nextPage = agentPages(pageSize);
+    let scorer: PageScorer | undefined;
     let stored = 0;
     let done = 0;
     // The facts of a page of agents read in a few statements, their scores inserted in one transaction per
     // page, pages committed in order (score ids follow agent order). The next pages are read and computed
-    // while the previous one is being written.
+    // while the previous one is being written: computed by a worker thread when one is given (`pageScorers`),
+    // so that this thread only moves rows between the database and it.
     let last = false;
     const prepare = async () => {
       const ids = await nextPage();
       if (ids.length < pageSize) last = true;
       const rows = ids.length === 0 ? [] : await store.read.dailyFactRows(ids, day, at);
+      if (deps.pageScorers !== undefined && rows.length > 0) {
+        scorer ??= deps.pageScorers(method);
+        if (rows.length >= scorer.minRows) return { looked: ids.length, scores: await scorer.score(rows, at) };
+      }
       // Each score goes into the batch in its stored form as soon as it is computed (ScoreBatch).
-      const scores = store.read.scoreBatch();
-      for (let i = 0; i < rows.length; i++) {
+      const scores: ScoreBatch = store.read.scoreBatch();
+      for (let i = 0; i < rows.length; i += DAILY_SLICE) {
         // The recompute shares its process with the API: requests are served between slices of a page.
-        if (i > 0 && i % DAILY_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
-        scores.add(scoreRowOf(rows[i].agent, factsFrom(rows[i], at), at, "daily"));
+        if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+        addDailyScores(rows.slice(i, i + DAILY_SLICE), at, method, scores);
       }
       return { looked: ids.length, scores };
     };
@@ -209,19 +161,25 @@ export function createScoring(deps: {
         ahead.push(page);
       }
     };
-    readAhead();
-    while (ahead.length > 0) {
-      const { looked, scores } = await ahead.shift()!;
+    try {
       readAhead();
-      if (scores.size > 0) {
-        stored += await store.transaction(async (tx) => {
-          const written = await tx.insertScores(scores);
-          await tx.recordEvents(scoreChangedEvents(written.moved));
-          return written.stored;
-        });
+      while (ahead.length > 0) {
+        const { looked, scores } = await ahead.shift()!;
+        readAhead();
+        if (scores.size > 0) {
+          stored += await store.transaction(async (tx) => {
+            const written = await tx.insertScores(scores);
+            await tx.recordEvents(scoreChangedEvents(written.moved));
+            return written.stored;
+          });
+        }
+        done += looked;
+        if (looked > 0) onProgress?.(done);
       }
-      done += looked;
-      if (looked > 0) onProgress?.(done);
+    } finally {
+      // Pages still being prepared after a failure end first: a worker closed under one would fail it unheard.
+      await Promise.allSettled(ahead);
+      await scorer?.close();
     }
     return stored;
   }

@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { createMemoryStore } from "./memory-store";
-import { daysFrom } from "./scores";
+import { arrayElement, daysFrom } from "./scores";
+import { TEST_STORES } from "../test-helpers/db";
 import { EVERY_STORE } from "../test-helpers/stores";
 
 const DIGEST_A = "a".repeat(64);
@@ -52,6 +53,51 @@ for (const setup of EVERY_STORE) {
       } finally {
         await close();
       }
+    });
+  });
+}
+
+/** Values of every kind a score's column holds, the awkward ones of each included. */
+const COLUMN_VALUES = {
+  text: ["plain", "", "NULL", 'a "quoted" word', "back\\slash \\\\ two", "{braces},commas", "  spaces  ", "ünïcødé ✓", "line\nbreak", null],
+  bytea: [new Uint8Array([]), new Uint8Array([0, 1, 2, 255]), Buffer.from("5c22", "hex"), Buffer.from("xyz").subarray(1), null],
+  boolean: [true, false, null],
+  bigint: [0, -1, 1_793_577_600, Number.MAX_SAFE_INTEGER, null],
+  json: ['{"a":"b\\"c","d":[1,2]}', null],
+};
+
+for (const { name, create } of TEST_STORES) {
+  describe(`a batch's columns as array literals on ${name} (arrayElement, issue #30)`, () => {
+    it("come back from unnest as the values given: text, bytes, booleans, integers, JSON and NULL", async () => {
+      const testDb = await create();
+      try {
+        for (const [type, values] of Object.entries(COLUMN_VALUES)) {
+          const literal = `{${values.map(arrayElement).join(",")}}`;
+          const { rows } = await testDb.db.query<{ v: unknown }>(
+            `SELECT v::text AS v FROM unnest($1::${type}[]) WITH ORDINALITY AS u (v, n) ORDER BY n`,
+            [literal],
+          );
+          const expected = values.map((v) =>
+            v === null
+              ? null
+              : v instanceof Uint8Array
+                ? `\\x${Buffer.from(v).toString("hex")}`
+                : typeof v === "boolean"
+                  ? v
+                    ? "true"
+                    : "false"
+                  : String(v),
+          );
+          expect({ type, back: rows.map((r) => r.v) }).to.deep.equal({ type, back: expected });
+        }
+      } finally {
+        await testDb.drop();
+      }
+    });
+
+    it("refuse a value no column holds, naming it", () => {
+      expect(() => arrayElement(Number.NaN)).to.throw(/holds NaN/);
+      expect(() => arrayElement({})).to.throw(/holds a object/);
     });
   });
 }

@@ -8,6 +8,7 @@ import { BaseError } from "../errors";
 import type { DayAggregate, MethodVersion, ProofKind, ScoreResult } from "../method";
 import type {
   AgentFactRows,
+  AgentRow,
   LatestScoreMove,
   LatestScores,
   NewScore,
@@ -105,6 +106,45 @@ const INSERT_COLUMNS =
 const INSERT_VALUES = INSERT_COLUMNS.split(", ")
   .map((_, i) => `$${i + 1}`)
   .join(", ");
+/** The SQL type of each of INSERT_COLUMNS, for a batch's insert from one array a column (`unnest`). */
+const INSERT_TYPES = [
+  "text",
+  "text",
+  "bigint",
+  "text",
+  "text",
+  "text",
+  "text",
+  "json",
+  "integer",
+  "bigint",
+  "bytea",
+  "bytea",
+  "boolean",
+  "smallint",
+  "smallint",
+  "smallint",
+];
+/** A batch's insert: its rows from one array literal a column, 16 parameters whatever the number of scores. */
+const INSERT_BATCH = `INSERT INTO scores (${INSERT_COLUMNS})
+  SELECT * FROM unnest(${INSERT_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(", ")})
+  ON CONFLICT (agent_id, day) WHERE trigger = 'daily' DO NOTHING RETURNING id, agent_id, at, trigger`;
+
+/**
+ * A value of insertParams as an element of a PostgreSQL array literal: NULL, a number or boolean as it is written, text
+ * double-quoted with `\` and `"` escaped, bytes as quoted hex (`"\\x..."`, the bytea hex form once the literal's escapes are read).
+ */
+export function arrayElement(value: unknown): string {
+  if (value === null || value === undefined) return "NULL";
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) throw new BaseError("invalid_score_value", `a score's column holds ${value}`);
+    return String(value);
+  }
+  if (typeof value === "boolean") return value ? "t" : "f";
+  if (value instanceof Uint8Array) return `"\\\\x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString("hex")}"`;
+  if (typeof value === "string") return `"${value.replace(/[\\"]/g, "\\$&")}"`;
+  throw new BaseError("invalid_score_value", `a score's column holds a ${typeof value}`);
+}
 
 function insertParams(s: NewScore): unknown[] {
   const p = packScore(s);
@@ -177,6 +217,40 @@ export function daysFrom(text: string | null): DayAggregate[] {
   }
   if (!ordered) days.sort((x, y) => (x.day < y.day ? -1 : 1));
   return days;
+}
+
+/** An agent's fact rows as `dailyFactRows` reads them: its days kept as their text, parsed when the recompute scores it (issue #30). */
+class SqlFactRows implements AgentFactRows {
+  atMidnight = 0;
+  proofs: AgentFactRows["proofs"] = [];
+  penalties: AgentFactRows["penalties"] = [];
+  constructor(
+    readonly agent: AgentRow,
+    readonly daysText: string | null,
+  ) {}
+  get days(): DayAggregate[] {
+    return daysFrom(this.daysText);
+  }
+}
+
+/**
+ * A page of fact rows as a worker thread is sent them (`postMessage`): plain data, each agent's days as the text
+ * `dailyFactRows` read (a few kB, copied at once), or as given by a row of another kind.
+ */
+export type FactRowsMessage = Array<Omit<AgentFactRows, "days"> & { daysText: string | null; days?: DayAggregate[] }>;
+
+export function factRowsMessage(rows: readonly AgentFactRows[]): FactRowsMessage {
+  return rows.map((r) => {
+    const plain = { agent: r.agent, atMidnight: r.atMidnight, proofs: r.proofs, penalties: r.penalties };
+    return r instanceof SqlFactRows ? { ...plain, daysText: r.daysText } : { ...plain, daysText: null, days: r.days };
+  });
+}
+
+export function factRowsFromMessage(message: FactRowsMessage): AgentFactRows[] {
+  return message.map((m) => {
+    if (m.days !== undefined) return { agent: m.agent, days: m.days, atMidnight: m.atMidnight, proofs: m.proofs, penalties: m.penalties };
+    return Object.assign(new SqlFactRows(m.agent, m.daysText), { atMidnight: m.atMidnight, proofs: m.proofs, penalties: m.penalties });
+  });
 }
 
 type SummaryAnswer = { agentExists: boolean; score: ScoreSummary | null };
@@ -304,16 +378,54 @@ const candidateOf = (s: NewScore): LatestCandidate => ({
   state: s.result.state,
 });
 
-/** The SQL store's ScoreBatch: each score's insert parameters, packed as it is added, and what it may make its agent's latest. */
+/**
+ * The SQL store's ScoreBatch: what each score may make its agent's latest, and its insert parameters, packed as it is
+ * added and kept as elements of one array literal a column (`arrayElement`), the form its insert sends (INSERT_BATCH).
+ */
 class SqlScoreBatch implements ScoreBatch {
-  readonly scores: Array<LatestCandidate & { params: unknown[] }> = [];
+  readonly scores: LatestCandidate[];
+  /** Each column's elements, until the literals are made; then null. */
+  private elements: string[][] | null;
+  private literals: string[] | null;
+
+  constructor(from?: ScoreBatchMessage) {
+    this.scores = from?.scores ?? [];
+    this.literals = from?.columns ?? null;
+    this.elements = from ? null : INSERT_TYPES.map(() => []);
+  }
   add(score: NewScore): void {
-    this.scores.push({ ...candidateOf(score), params: insertParams(score) });
+    if (this.elements === null) throw new BaseError("score_batch_sealed", "a batch received from a worker takes no more scores");
+    this.scores.push(candidateOf(score));
+    const params = insertParams(score);
+    for (let k = 0; k < params.length; k++) this.elements[k].push(arrayElement(params[k]));
   }
   get size(): number {
     return this.scores.length;
   }
+  /** The array literal of each column (`{a,b,...}`), made once; the batch takes no more scores afterwards. */
+  columns(): string[] {
+    if (this.literals === null) {
+      this.literals = (this.elements ?? []).map((e) => `{${e.join(",")}}`);
+      this.elements = null;
+    }
+    return this.literals;
+  }
 }
+
+/** A SQL store's batch, made without a store: what a worker thread scoring pages fills (src/app/score-workers.ts). */
+export const createSqlScoreBatch = (): ScoreBatch => new SqlScoreBatch();
+
+/** A batch of `createSqlScoreBatch` as `postMessage` sends it: its scores' candidates and its columns' literals, plain data. */
+export type ScoreBatchMessage = { scores: LatestCandidate[]; columns: string[] };
+
+/** The message of `batch`, its literals made on the calling thread (a worker's): the receiver only sends them on. */
+export function scoreBatchMessage(batch: ScoreBatch): ScoreBatchMessage {
+  if (!(batch instanceof SqlScoreBatch))
+    throw new BaseError("foreign_score_batch", "scoreBatchMessage takes a batch of createSqlScoreBatch()");
+  return { scores: batch.scores, columns: batch.columns() };
+}
+
+export const scoreBatchFromMessage = (message: ScoreBatchMessage): ScoreBatch => new SqlScoreBatch(message);
 
 /**
  * The scores part of the store, its statements run by `q`.
@@ -389,17 +501,7 @@ export function scoresIn(q: Queryable, wrote: (agentIds: string[]) => void): Sco
       if (agentRows.rows.length === 0) return [];
       const byAgent = new Map<string, AgentFactRows>(
         agentRows.rows.map((r) => {
-          const text = r.days;
-          const row: AgentFactRows = {
-            agent: agentFrom(r),
-            // Parsed when the recompute scores the agent, not now (AgentFactRows.days; issue #30).
-            get days() {
-              return daysFrom(text);
-            },
-            atMidnight: 0,
-            proofs: [],
-            penalties: [],
-          };
+          const row: AgentFactRows = new SqlFactRows(agentFrom(r), r.days);
           return [r.id, row];
         }),
       );
@@ -417,18 +519,12 @@ export function scoresIn(q: Queryable, wrote: (agentIds: string[]) => void): Sco
         throw new BaseError("foreign_score_batch", "insertScores takes a batch of this store's scoreBatch()");
       const given = batch.scores;
       if (given.length === 0) return { stored: 0, moved: [] };
-      // One multi-row INSERT: rows get ids in the order given; a daily score of an agent and day that
-      // has one already is skipped by the unique index (RETURNING lists the inserted rows, in order).
-      const params: unknown[] = [];
-      const tuples = given.map((s) => {
-        const b = params.length;
-        params.push(...s.params);
-        return `(${Array.from({ length: params.length - b }, (_, k) => `$${b + k + 1}`).join(", ")})`;
-      });
+      // One statement, one array a column: rows get ids in the order given; a daily score of an agent and day that
+      // has one already is skipped by the unique index (RETURNING lists the inserted rows, in order). A VALUES list of
+      // 16 parameters a score cost PostgreSQL a quarter more to parse and plan at a page of 1,000 (issue #30).
       const { rows } = await q.query<{ id: number; agent_id: string; at: number; trigger: "daily" | "change" }>(
-        `INSERT INTO scores (${INSERT_COLUMNS}) VALUES ${tuples.join(", ")}
-         ON CONFLICT (agent_id, day) WHERE trigger = 'daily' DO NOTHING RETURNING id, agent_id, at, trigger`,
-        params,
+        INSERT_BATCH,
+        batch.columns(),
       );
       const inserted: Array<{ id: number } & LatestCandidate> = [];
       for (let i = 0, r = 0; i < given.length && r < rows.length; i++) {

@@ -1,3 +1,4 @@
+import { createScoreWorkers } from "../../app/score-workers";
 import { utcDay } from "../../method";
 import { InvalidInputError } from "../../errors";
 import { verifyStoredScores } from "../../service/audit-scores";
@@ -43,7 +44,8 @@ export const command: Command = {
         io.stdout(`${JSON.stringify({ checked, mismatches: mismatches.length })}\n`);
         return mismatches.length === 0 ? 0 : 1;
       }
-      const scoring = createScoring({ store, clock: systemClock });
+      // Pages scored on a worker thread, as `vrai serve` does (src/app/score-workers.ts).
+      const scoring = createScoring({ store, clock: systemClock, pageScorers: createScoreWorkers });
       const stored = await scoring.recomputeDay(day, (done) => {
         if (done % 1000 === 0) io.stderr(`recompute ${day}: ${done} agents\n`);
       });
