@@ -97,37 +97,32 @@ const SUMMARY_COLUMNS = `s.id, s.agent_id, s.method, s.at, s.trigger, s.day, s.s
   ${settledOf("s", "s.facts IS NOT NULL AND s.packed IS NULL")} AS settled`;
 
 /**
- * The columns an insert writes (score-packing.ts makes the stored form); its components as a version-2 leaf
- * holds them (migration 014).
+ * The columns an insert writes, each with its SQL type for a batch's insert from one array a column (score-packing.ts
+ * makes the stored form); its components as a version-2 leaf holds them (migration 014).
  */
-const INSERT_COLUMNS =
-  "agent_id, method, at, trigger, day, inputs, sha256, result, total, claim_id, facts, packed, " +
-  "established, identity_points, reliability_points, integrity_points";
-const INSERT_VALUES = INSERT_COLUMNS.split(", ")
-  .map((_, i) => `$${i + 1}`)
-  .join(", ");
-/** The SQL type of each of INSERT_COLUMNS, for a batch's insert from one array a column (`unnest`). */
-const INSERT_TYPES = [
-  "text",
-  "text",
-  "bigint",
-  "text",
-  "text",
-  "text",
-  "text",
-  "json",
-  "integer",
-  "bigint",
-  "bytea",
-  "bytea",
-  "boolean",
-  "smallint",
-  "smallint",
-  "smallint",
+const INSERT_COLUMN_TYPES: ReadonlyArray<[column: string, type: string]> = [
+  ["agent_id", "text"],
+  ["method", "text"],
+  ["at", "bigint"],
+  ["trigger", "text"],
+  ["day", "text"],
+  ["inputs", "text"],
+  ["sha256", "text"],
+  ["result", "json"],
+  ["total", "integer"],
+  ["claim_id", "bigint"],
+  ["facts", "bytea"],
+  ["packed", "bytea"],
+  ["established", "boolean"],
+  ["identity_points", "smallint"],
+  ["reliability_points", "smallint"],
+  ["integrity_points", "smallint"],
 ];
+const INSERT_COLUMNS = INSERT_COLUMN_TYPES.map(([column]) => column).join(", ");
+const INSERT_VALUES = INSERT_COLUMN_TYPES.map((_, i) => `$${i + 1}`).join(", ");
 /** A batch's insert: its rows from one array literal a column, 16 parameters whatever the number of scores. */
 const INSERT_BATCH = `INSERT INTO scores (${INSERT_COLUMNS})
-  SELECT * FROM unnest(${INSERT_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(", ")})
+  SELECT * FROM unnest(${INSERT_COLUMN_TYPES.map(([, type], i) => `$${i + 1}::${type}[]`).join(", ")})
   ON CONFLICT (agent_id, day) WHERE trigger = 'daily' DO NOTHING RETURNING id, agent_id, at, trigger`;
 
 /**
@@ -391,10 +386,11 @@ class SqlScoreBatch implements ScoreBatch {
   constructor(from?: ScoreBatchMessage) {
     this.scores = from?.scores ?? [];
     this.literals = from?.columns ?? null;
-    this.elements = from ? null : INSERT_TYPES.map(() => []);
+    this.elements = from ? null : INSERT_COLUMN_TYPES.map(() => []);
   }
   add(score: NewScore): void {
-    if (this.elements === null) throw new BaseError("score_batch_sealed", "a batch received from a worker takes no more scores");
+    if (this.elements === null)
+      throw new BaseError("score_batch_sealed", "a batch whose columns are made (sent, or received from a worker) takes no more scores");
     this.scores.push(candidateOf(score));
     const params = insertParams(score);
     for (let k = 0; k < params.length; k++) this.elements[k].push(arrayElement(params[k]));
