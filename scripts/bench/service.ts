@@ -775,7 +775,7 @@ async function steadyFromStart(
   rate: number,
   seconds: number,
   path: () => string,
-): Promise<{ run: LoadRun; bySecond: number[] }> {
+): Promise<{ run: LoadRun; bySecond: number[]; byTenth: number[] }> {
   const out: LoadRun = { ok: 0, other: 0, errors: 0, seconds, latencies: [], sentAt: [] };
   const agent = new http.Agent({ keepAlive: true, maxSockets: 100 });
   const answered: Promise<void>[] = [];
@@ -808,17 +808,20 @@ async function steadyFromStart(
   await Promise.all(answered);
   agent.destroy();
   const perSecond: number[][] = Array.from({ length: seconds }, () => []);
-  for (const [i, at] of out.sentAt.entries()) perSecond[Math.min(seconds - 1, Math.floor((at - t0) / 1000))].push(out.latencies[i]);
+  const perTenth: number[][] = Array.from({ length: Math.min(30, seconds * 10) }, () => []);
+  for (const [i, at] of out.sentAt.entries()) {
+    perSecond[Math.min(seconds - 1, Math.floor((at - t0) / 1000))].push(out.latencies[i]);
+    perTenth[Math.floor((at - t0) / 100)]?.push(out.latencies[i]);
+  }
   out.latencies.sort((a, b) => a - b);
-  return {
-    run: out,
-    bySecond: perSecond.map((l) =>
+  const p99s = (groups: number[][]) =>
+    groups.map((l) =>
       quantile(
         l.sort((a, b) => a - b),
         0.99,
       ),
-    ),
-  };
+    );
+  return { run: out, bySecond: p99s(perSecond), byTenth: p99s(perTenth) };
 }
 
 /**
@@ -841,13 +844,14 @@ async function restartPhase(dbUrl: string, rows: Row[]): Promise<{ child: ChildP
   server.child.on("message", (m: { warmedMs?: number }) => {
     if (m.warmedMs !== undefined) warmedMs = m.warmedMs;
   });
-  const { run, bySecond } = await steadyFromStart(server.url, GET_RATE, RESTART_S, scorePath);
+  const { run, bySecond, byTenth } = await steadyFromStart(server.url, GET_RATE, RESTART_S, scorePath);
   const durations = await serverDurations(server.url);
   const { memory, loopDelay } = await serverCpu(server.child);
   const n = durations.get("+Inf") ?? 0;
   const within = (le: string) => `${(((durations.get(le) ?? 0) / n) * 100).toFixed(2)}%`;
   log(`restart: server listening ${fmt(listenedMs)} ms after its start; ${describeRun(run)}`);
   log(`restart: p99 of each second: ${bySecond.map((p) => p.toFixed(1)).join(", ")} ms; ${loopDelay}`);
+  log(`restart: p99 of each 100 ms of the first ${byTenth.length / 10} s: ${byTenth.map((p) => p.toFixed(0)).join(", ")} ms`);
   log(
     `restart: the server's own time per request: ${within("0.001")} within 1 ms, ${within("0.005")} within 5 ms, ` +
       `${within("0.01")} within 10 ms; cache ${fmt(memory.cache?.entries ?? 0)} agents, ${fmt(memory.cache?.hits ?? 0)} hits, ` +

@@ -113,6 +113,39 @@ for (const { name, create } of TEST_STORES) {
       expect(statements).to.have.length(2);
     });
 
+    it("sends at most two statements of latest scores at once: reads of later turns leave together with the next (issue #30)", async () => {
+      // Statements held until released, so that the test decides when each comes back.
+      const held: Array<{ sql: string; release: () => void }> = [];
+      const holding: Db = {
+        ...testDb.db,
+        async query<Row>(sql: string, params?: unknown[]) {
+          await new Promise<void>((release) => held.push({ sql, release }));
+          return testDb.db.query<Row>(sql, params);
+        },
+      };
+      const service = createVraiService({ store: createSqlStore(testDb.db), clock: createManualClock(T0), busy: () => false });
+      const { ownerId } = await service.accounts.createOwner();
+      const ids = await Promise.all(Array.from({ length: 5 }, async () => (await service.accounts.claimNewAgent(ownerId)).agentId));
+      const store = createSqlStore(holding);
+      const turn = () => new Promise((resolve) => setImmediate(resolve));
+      // Five reads in five turns of the event loop: the first two leave each in a statement of its own...
+      const answers: Array<Promise<{ agentExists: boolean }>> = [];
+      for (const id of ids) {
+        answers.push(store.latestScoreSummary(id));
+        await turn();
+      }
+      await turn();
+      expect(held).to.have.length(2);
+      // ...and the other three wait for one of them to come back, then leave in one.
+      held[0].release();
+      await answers[0];
+      for (let i = 0; i < 5 && held.length < 3; i++) await turn();
+      expect(held).to.have.length(3);
+      for (const h of held.slice(1)) h.release();
+      expect((await Promise.all(answers)).map((a) => a.agentExists)).to.deep.equal([true, true, true, true, true]);
+      expect(held).to.have.length(3);
+    });
+
     it("answers many agents asked at once, each with its own score or 404", async () => {
       const agents = await Promise.all(Array.from({ length: 5 }, () => newAgent()));
       // One agent without a score: claimed beside the server (its cache never saw it), its score row removed.

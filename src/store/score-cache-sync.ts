@@ -5,6 +5,7 @@
  * PostgreSQL, by the `NOTIFY vrai_scores` of every process's writes (migration 005); and filled at
  * start from the store a page at a time. The SQL code knows nothing of it.
  */
+import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
 import type { LatestScores, ScoreSummary } from "../service/ports";
 import type { Db } from "./db";
@@ -36,12 +37,50 @@ const WARM_BATCH_WHILE_ASKED = 100;
 /** Scores kept between two turns of the event loop while the cache fills, so that requests are served meanwhile. */
 const WARM_SLICE = 200;
 /**
- * While scores are being asked for, the fill takes at most about this share of the process's time: after each page it
- * waits (1 / share - 1) times as long as the page took to read, decode and keep. Filling a million agents keeps the
- * process busy for about 18 s, its garbage collections included; at full speed beside 2,000 reads a second it starved
- * them (answers a second or more late while it ran, issue #30).
+ * While scores are being asked for, the fill takes at most this share of the process's time: after each page it waits
+ * (1 / share - 1) times as long as the page took to read, decode and keep. Filling a million agents keeps the process
+ * busy for about 18 s, its garbage collections included; at full speed beside 2,000 reads a second it starved them
+ * (answers a second or more late while it ran, issue #30).
  */
-const WARM_SHARE_WHILE_ASKED = 0.25;
+const WARM_MAX_SHARE = 0.25;
+/**
+ * ...and at most this share of the time the event loop had to spare meanwhile (`warmPauseMs`). A restarted server
+ * answering 2,000 reads a second, its code not yet optimised and nearly every read a miss, has no time to spare: at a
+ * fixed 25 % the p99 of its first second was 0.66 s at a million agents, against 0.14-0.29 s with no fill at all, and
+ * the seconds after it were as much slower (issue #30).
+ */
+const WARM_SPARE_SHARE = 0.25;
+/** ...and never less than this share, so that a server busy for good still fills its cache, slowly. */
+const WARM_MIN_SHARE = 0.02;
+
+/**
+ * How long the fill waits after a page that took `pageMs` to read, decode and keep, while scores are being asked for:
+ * so that it takes the share of the process's time given by `busy`, the share of the time the event loop was busy
+ * with other work while the fill waited last (0 to 1): WARM_SPARE_SHARE of the time to spare, between WARM_MIN_SHARE
+ * and WARM_MAX_SHARE.
+ */
+export function warmPauseMs(pageMs: number, busy: number): number {
+  const spare = 1 - Math.min(1, Math.max(0, busy));
+  const share = Math.min(WARM_MAX_SHARE, Math.max(WARM_MIN_SHARE, spare * WARM_SPARE_SHARE));
+  return pageMs * (1 / share - 1);
+}
+
+/**
+ * The share of time the event loop was busy (`performance.eventLoopUtilization`) between `start()` and `busy()`: what
+ * else the process had to do while the fill waited.
+ */
+export type LoopLoad = { start(): void; busy(): number };
+
+export function eventLoopLoad(): LoopLoad {
+  let from = performance.eventLoopUtilization();
+  return {
+    start: () => {
+      from = performance.eventLoopUtilization();
+    },
+    busy: () => performance.eventLoopUtilization(performance.eventLoopUtilization(), from).utilization,
+  };
+}
+
 /** Scores count as being asked for while the last read through the cache is this recent. */
 const ASKED_WITHIN_MS = 100;
 
@@ -59,10 +98,16 @@ async function pauseFor(ms: number): Promise<void> {
  * until every agent is in or the cache is full: once it has had to drop entries to make room,
  * reading more would only push out what was read, so it stops (the rest is read on demand). While
  * `asked()` says scores are being read, it gives way to them: a page at a time, with a pause after
- * each (WARM_SHARE_WHILE_ASKED); otherwise the next page is asked for while this one is kept.
+ * each (`warmPauseMs`, from what else the event loop did while the fill last waited, by `load`); otherwise the next
+ * page is asked for while this one is kept.
  * @returns how many agents' scores were offered
  */
-export async function warmScoreCache(pages: LatestScorePages, cache: ScoreCache, asked: () => boolean = () => false): Promise<number> {
+export async function warmScoreCache(
+  pages: LatestScorePages,
+  cache: ScoreCache,
+  asked: () => boolean = () => false,
+  load: LoopLoad = eventLoopLoad(),
+): Promise<number> {
   const { evictions } = cache.stats();
   type Batch = { mark: number; size: number; page: Promise<ScoreSummary[]> };
   const batch = (after: string): Batch => {
@@ -74,6 +119,8 @@ export async function warmScoreCache(pages: LatestScorePages, cache: ScoreCache,
     return { mark, size, page };
   };
   let offered = 0;
+  // Until the fill has waited once, the loop counts as busy: a server started under load has nothing to spare.
+  let busy = 1;
   for (let next: Batch | null = batch(""); next !== null; ) {
     const began = performance.now();
     const { mark, size }: Batch = next;
@@ -88,7 +135,12 @@ export async function warmScoreCache(pages: LatestScorePages, cache: ScoreCache,
     const stats = cache.stats();
     if (stats.entries === 0 || stats.evictions > evictions) return offered;
     if (after !== null && next === null) {
-      if (asked()) await pauseFor((performance.now() - began) * (1 / WARM_SHARE_WHILE_ASKED - 1));
+      if (asked()) {
+        const pageMs = performance.now() - began;
+        load.start();
+        await pauseFor(warmPauseMs(pageMs, busy));
+        busy = load.busy();
+      }
       next = batch(after);
     }
   }
@@ -155,6 +207,9 @@ export function createSyncedScoreCache(db: Db, maxBytes: number, logger: Logger)
     committed: (agentIds) => cache.invalidate(agentIds),
     server: { stats: () => cache.stats(), warmed },
     start() {
+      // Until it has listened for ASKED_WITHIN_MS, the server cannot tell whether scores are being asked for: the fill
+      // starts as if they were, a short page and a pause, rather than with full pages under a load it did not see yet.
+      lastAsked = performance.now();
       listener = db.listen?.(SCORES_CHANNEL, {
         notify(payload, fromThisDb) {
           // This process's own writes were told through `committed` as they committed.

@@ -1,14 +1,39 @@
 import { expect } from "chai";
+import pino from "pino";
 import { createMigratedTestDb, TEST_STORES, type TestDb } from "../test-helpers/db";
 import { seedDailyScores } from "../test-helpers/daily-scores";
 import { createScoreCache } from "./score-cache";
-import { warmScoreCache } from "./score-cache-sync";
+import { createSyncedScoreCache, type LoopLoad, warmPauseMs, warmScoreCache } from "./score-cache-sync";
 import { createSqlStore } from "./sql-store";
 
 const DAY = "2026-11-02";
 const AT = Date.UTC(2026, 10, 2) / 1000;
 const AGENTS = 5000;
 const agentId = (i: number) => `agt_${String(i).padStart(5, "0")}`;
+
+/** A loop load that always reports `busy`. */
+const steadyLoad = (busy: number): LoopLoad => ({ start: () => undefined, busy: () => busy });
+
+describe("warmPauseMs: the fill's pause after a page while scores are asked for (issue #30)", () => {
+  it("takes a quarter of the time to spare, a quarter of the process's time at most and 2 % at least", () => {
+    // Nothing else to do: a quarter of the time (a pause three times the page).
+    expect(warmPauseMs(10, 0)).to.equal(30);
+    // Half the loop busy: a quarter of the other half, 1/8 of the time.
+    expect(warmPauseMs(10, 0.5)).to.equal(70);
+    // No time to spare: 2 %, a pause 49 times the page.
+    expect(warmPauseMs(10, 1)).to.be.closeTo(490, 1e-9);
+    // Figures out of range count as their bound.
+    expect(warmPauseMs(10, 1.7)).to.equal(warmPauseMs(10, 1));
+    expect(warmPauseMs(10, -0.2)).to.equal(warmPauseMs(10, 0));
+  });
+
+  it("waits longer the busier the loop, in proportion to the page", () => {
+    const busy = [0, 0.1, 0.3, 0.5, 0.7, 0.9, 0.95, 1];
+    const pauses = busy.map((b) => warmPauseMs(4, b));
+    for (let i = 1; i < pauses.length; i++) expect(pauses[i]).to.be.at.least(pauses[i - 1]);
+    expect(warmPauseMs(8, 0.7)).to.equal(2 * warmPauseMs(4, 0.7));
+  });
+});
 
 for (const { name, create } of TEST_STORES) {
   describe(`filling the latest-score cache at start on ${name}`, () => {
@@ -77,6 +102,60 @@ for (const { name, create } of TEST_STORES) {
       const quiet = pages.slice(10);
       expect(quiet.map((p) => p.limit)).to.deep.equal([1000, 1000, 1000, 1000, 1000]);
       expect(quiet.map((p) => p.keptBefore)).to.deep.equal([1000, 1000, 2000, 3000, 4000]);
+    });
+
+    /** The pages a fill asks `store` for, with when each was asked for and answered. */
+    const watching = (store: ReturnType<typeof createSqlStore>) => {
+      const pages: Array<{ limit: number; asked: number; answered: number }> = [];
+      return {
+        pages,
+        latestScoreSummary: store.latestScoreSummary,
+        async latestScoresAfter(after: string, limit: number) {
+          const page = { limit, asked: performance.now(), answered: Number.NaN };
+          pages.push(page);
+          const rows = await store.latestScoresAfter(after, limit);
+          page.answered = performance.now();
+          return rows;
+        },
+      };
+    };
+
+    it("waits the longer the less time the event loop had to spare while it waited last: 2 % of the time when none (issue #30)", async () => {
+      const cache = createScoreCache({ maxBytes: 64 * 2 ** 20 });
+      const watched = watching(createSqlStore(testDb.db));
+      // Scores are asked for until 300 agents are kept, the loop busy all the while; then it is quiet.
+      expect(await warmScoreCache(watched, cache, () => cache.stats().entries < 300, steadyLoad(1))).to.equal(AGENTS);
+      const whileAsked = watched.pages.filter((p) => p.limit === 100);
+      expect(whileAsked).to.have.length(3);
+      // Each page after a pause of 49 times what the one before took (50 times from asked to asked; 1 ms for the timer).
+      for (let i = 1; i < whileAsked.length; i++) {
+        const before = whileAsked[i - 1];
+        expect(whileAsked[i].asked - before.asked).to.be.at.least(50 * (before.answered - before.asked) - 1);
+      }
+    });
+
+    it("counts the loop as busy until it has waited once: the first pause is the longest", async () => {
+      const cache = createScoreCache({ maxBytes: 64 * 2 ** 20 });
+      const watched = watching(createSqlStore(testDb.db));
+      expect(await warmScoreCache(watched, cache, () => cache.stats().entries < 200, steadyLoad(0))).to.equal(AGENTS);
+      const [first, second] = watched.pages;
+      expect([first.limit, second.limit]).to.deep.equal([100, 100]);
+      expect(second.asked - first.asked).to.be.at.least(50 * (first.answered - first.asked) - 1);
+    });
+
+    it("a server's fill starts as if scores were asked for: a short page first, full pages once none are (issue #30)", async () => {
+      const synced = createSyncedScoreCache(testDb.db, 64 * 2 ** 20, pino({ level: "silent" }));
+      const watched = watching(createSqlStore(testDb.db));
+      synced.over(watched);
+      synced.start();
+      try {
+        await synced.server.warmed;
+      } finally {
+        await synced.stop();
+      }
+      expect(synced.server.stats().entries).to.equal(AGENTS);
+      // Nobody asked: after the first short page and its pause, full pages.
+      expect(watched.pages.map((p) => p.limit)).to.deep.equal([100, 1000, 1000, 1000, 1000, 1000]);
     });
   });
 }

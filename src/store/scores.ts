@@ -252,6 +252,12 @@ type SummaryAnswer = { agentExists: boolean; score: ScoreSummary | null };
 
 /** The most agents asked for in one statement of latest scores. */
 const SUMMARY_BATCH = 1000;
+/**
+ * Statements of latest scores on their way at once; what is asked for meanwhile leaves with the next. Unbounded, a
+ * steady 2,000 reads a second of uncached agents (a restarted server's first minute) went out a statement per read,
+ * each round trip's writes costing node and PostgreSQL more than the lookup (issue #30).
+ */
+const SUMMARY_IN_FLIGHT = 2;
 
 /**
  * `latestScoreSummary` batched (src/store/batch.ts): the agents asked for while the event loop
@@ -260,6 +266,7 @@ const SUMMARY_BATCH = 1000;
 export function createSummaryReader(db: Queryable): LatestScores {
   const read = createBatcher<string, SummaryAnswer>({
     maxBatch: SUMMARY_BATCH,
+    maxInFlight: SUMMARY_IN_FLIGHT,
     async run(asked) {
       const { rows } = await db.query<ScoreRecord & { asked: string; agent_exists: boolean }>(
         `SELECT q.id AS asked, a.id IS NOT NULL AS agent_exists, ${SUMMARY_COLUMNS}
