@@ -160,6 +160,7 @@ export function createSyncedScoreCache(db: Db, maxBytes: number, logger: Logger)
   const warmed = new Promise<void>((resolve) => (firstWarm = resolve));
   let warming = false;
   let warmAgain = false;
+  let filledOnce = false;
   let rewarm: NodeJS.Timeout | undefined;
   /** Fills the cache from the table; asked again while filling, it fills once more afterwards. */
   const warm = () => {
@@ -169,6 +170,10 @@ export function createSyncedScoreCache(db: Db, maxBytes: number, logger: Logger)
       return;
     }
     warming = true;
+    // A server's first fill cannot tell yet whether scores are being asked for (it has not listened for ASKED_WITHIN_MS):
+    // it starts as if they were, a short page and a pause, rather than with full pages under a load it did not see yet.
+    if (!filledOnce) lastAsked = Math.max(lastAsked, performance.now());
+    filledOnce = true;
     warmScoreCache(store, cache, asked)
       .then(
         (agents) => logger.info({ agents, ...cache.stats() }, "score cache filled"),
@@ -207,9 +212,6 @@ export function createSyncedScoreCache(db: Db, maxBytes: number, logger: Logger)
     committed: (agentIds) => cache.invalidate(agentIds),
     server: { stats: () => cache.stats(), warmed },
     start() {
-      // Until it has listened for ASKED_WITHIN_MS, the server cannot tell whether scores are being asked for: the fill
-      // starts as if they were, a short page and a pause, rather than with full pages under a load it did not see yet.
-      lastAsked = performance.now();
       listener = db.listen?.(SCORES_CHANNEL, {
         notify(payload, fromThisDb) {
           // This process's own writes were told through `committed` as they committed.

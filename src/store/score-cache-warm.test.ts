@@ -2,6 +2,7 @@ import { expect } from "chai";
 import pino from "pino";
 import { createMigratedTestDb, TEST_STORES, type TestDb } from "../test-helpers/db";
 import { seedDailyScores } from "../test-helpers/daily-scores";
+import type { Db } from "./db";
 import { createScoreCache } from "./score-cache";
 import { createSyncedScoreCache, type LoopLoad, warmPauseMs, warmScoreCache } from "./score-cache-sync";
 import { createSqlStore } from "./sql-store";
@@ -144,7 +145,17 @@ for (const { name, create } of TEST_STORES) {
     });
 
     it("a server's fill starts as if scores were asked for: a short page first, full pages once none are (issue #30)", async () => {
-      const synced = createSyncedScoreCache(testDb.db, 64 * 2 ** 20, pino({ level: "silent" }));
+      // On PostgreSQL the fill starts once the server listens for other processes' writes: here 300 ms after its start,
+      // longer than a read counts as recent, as a loaded machine may take to connect.
+      const listen: Db["listen"] = testDb.db.listen?.bind(testDb.db);
+      const db: Db = listen
+        ? {
+            ...testDb.db,
+            listen: (channel, handlers) =>
+              listen(channel, { ...handlers, listening: (on) => void setTimeout(() => handlers.listening(on), 300) }),
+          }
+        : testDb.db;
+      const synced = createSyncedScoreCache(db, 64 * 2 ** 20, pino({ level: "silent" }));
       const watched = watching(createSqlStore(testDb.db));
       synced.over(watched);
       synced.start();
