@@ -1,10 +1,10 @@
 /**
  * The daily cycle under faults (issue #30): `vrai serve` on PostgreSQL, anchoring on the local Hardhat chain through a
  * JSON-RPC proxy, with the daily recompute (V9), the day's tree and its anchor each broken as a fault breaks them: the
- * process SIGKILLed in the middle of a page of the recompute and between an anchor's transaction and its record, the
- * chain's RPC down past a request's retries, a reorganisation that drops the anchor's block, and a PostgreSQL failover
- * during the recompute. Each ends as a day must: every claimed agent scored once, the root anchored once,
- * `vrai recompute --verify` and `vrai verify` of a sampled score passing.
+ * process SIGKILLed in the middle of a page of the recompute and between an anchor's transaction and its record, and
+ * SIGTERMed while it waits for the anchor's receipt; the chain's RPC down past a request's retries, a reorganisation
+ * that drops the anchor's block, and a PostgreSQL failover during the recompute. Each ends as a day must: every claimed
+ * agent scored once, the root anchored once, `vrai recompute --verify` and `vrai verify` of a sampled score passing.
  *
  * Kill points are events, never times: a page of the recompute is stopped half-written by a row lock this test holds
  * on an agent of the second page (the page's transaction waits on it, seen in pg_stat_activity, the first page
@@ -68,6 +68,19 @@ async function until<T>(what: string, probe: () => Promise<T | undefined | false
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/**
+ * Once the chain has taken the anchor's transaction (an anchorRoot call sent through `proxy`), `then` is told its hash,
+ * once, and decides what becomes of the chain's answer (`"drop"`: the sender never hears it).
+ */
+function onAnchorSent(proxy: RpcProxy, then: (hash: Hex) => Promise<"drop" | undefined>): void {
+  proxy.afterForward = async (calls) => {
+    const raw = calls.find((c) => c.method === "eth_sendRawTransaction")?.params?.[0] as Hex | undefined;
+    if (!raw || parseTransaction(raw).data?.startsWith(ANCHOR_ROOT) !== true) return undefined;
+    proxy.afterForward = undefined;
+    return then(keccak256(raw));
+  };
 }
 
 /** How many of `serve`'s log lines say `msg`. */
@@ -257,14 +270,11 @@ describe("the daily cycle under faults (vrai serve on PostgreSQL, the local chai
       const nonce = await anchorerNonce();
       const first = serveChild(env);
       let sent: Hex | undefined;
-      rpcProxy.afterForward = async (calls) => {
-        const raw = calls.find((c) => c.method === "eth_sendRawTransaction")?.params?.[0] as Hex | undefined;
-        if (!raw || parseTransaction(raw).data?.startsWith(ANCHOR_ROOT) !== true) return undefined;
-        rpcProxy.afterForward = undefined;
-        sent = keccak256(raw);
+      onAnchorSent(rpcProxy, async (hash) => {
+        sent = hash;
         await first.kill("SIGKILL");
         return "drop";
-      };
+      });
       await first.exited;
       expect(sent, first.output()).to.be.a("string");
       const left = await dayRow(testDb.db, day);
@@ -274,6 +284,41 @@ describe("the daily cycle under faults (vrai serve on PostgreSQL, the local chai
       const second = await serve(env);
       const row = await dayDone(testDb.db, day, second.output);
       expect(row).to.include({ txHash: sent, root: left!.root });
+      expect(await rootAnchoredLogs(row.root)).to.have.length(1);
+      expect(await anchorerNonce(), "one transaction in all").to.equal(nonce + 1);
+      await dayHolds(testDb.url!, testDb.db, second.url, day, prefix, AGENTS);
+    },
+  );
+
+  it(
+    "SIGTERMed while it waits for the anchor's receipt, the RPC hanging: stops within seconds, the transaction recorded; " +
+      "started again, the same transaction confirms the root, anchored once (two vrai serve starts: ~25 s)",
+    async () => {
+      const prefix = "kt_";
+      const { testDb, day } = await seeded(prefix, AGENTS);
+      const rpcProxy = await proxy();
+      const env = serveEnv(testDb.url!, rpcProxy.url);
+      const nonce = await anchorerNonce();
+      const first = await serve(env);
+      let sent: Hex | undefined;
+      // The anchor's transaction goes through and its hash comes back; from then on every call hangs, the receipt's too.
+      onAnchorSent(rpcProxy, async (hash) => {
+        sent = hash;
+        await rpcProxy.setMode("hang");
+        return undefined;
+      });
+      await until("a receipt asked for while the RPC hangs", async () => rpcProxy.received.hang >= 2, 60_000, first.output);
+      expect(await dayRow(testDb.db, day)).to.include({ status: "pending", txHash: sent });
+      const asked = performance.now();
+      await first.kill("SIGTERM");
+      // A receipt awaited with viem's waitForTransactionReceipt held the stop up to its two minutes (issue #30).
+      expect(performance.now() - asked, first.output()).to.be.below(30_000);
+      expect(first.child.exitCode, first.output()).to.equal(0);
+
+      await rpcProxy.setMode("pass");
+      const second = await serve(env);
+      const row = await dayDone(testDb.db, day, second.output);
+      expect(row).to.include({ txHash: sent });
       expect(await rootAnchoredLogs(row.root)).to.have.length(1);
       expect(await anchorerNonce(), "one transaction in all").to.equal(nonce + 1);
       await dayHolds(testDb.url!, testDb.db, second.url, day, prefix, AGENTS);
