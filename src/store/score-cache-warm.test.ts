@@ -46,6 +46,25 @@ for (const { name, create } of TEST_STORES) {
     });
     after(() => testDb.drop());
 
+    /**
+     * `store` for a fill, watched: the pages it asks for through the real store, their size, the agents `kept` when each
+     * was asked for, and when each was asked for and answered.
+     */
+    const watching = (store: ReturnType<typeof createSqlStore>, kept: () => number) => {
+      const pages: Array<{ limit: number; keptBefore: number; asked: number; answered: number }> = [];
+      return {
+        pages,
+        latestScoreSummary: store.latestScoreSummary,
+        async latestScoresAfter(after: string, limit: number) {
+          const page = { limit, keptBefore: kept(), asked: performance.now(), answered: Number.NaN };
+          pages.push(page);
+          const rows = await store.latestScoresAfter(after, limit);
+          page.answered = performance.now();
+          return rows;
+        },
+      };
+    };
+
     it("reads every agent's latest score when they all fit, and answers them from memory", async () => {
       const cache = createScoreCache({ maxBytes: 64 * 2 ** 20 });
       expect(await warmScoreCache(createSqlStore(testDb.db), cache)).to.equal(AGENTS);
@@ -71,20 +90,9 @@ for (const { name, create } of TEST_STORES) {
     });
 
     it("gives way to reads while scores are asked for: short pages, one at a time, a pause after each (issue #30)", async () => {
-      const store = createSqlStore(testDb.db);
       const cache = createScoreCache({ maxBytes: 64 * 2 ** 20 });
-      // The pages it asks for through the real store: their size, the agents kept when each was asked for, and when
-      // each was asked for and answered.
-      const pages: Array<{ limit: number; keptBefore: number; asked: number; answered: number }> = [];
-      const watched = {
-        async latestScoresAfter(after: string, limit: number) {
-          const page = { limit, keptBefore: cache.stats().entries, asked: performance.now(), answered: Number.NaN };
-          pages.push(page);
-          const rows = await store.latestScoresAfter(after, limit);
-          page.answered = performance.now();
-          return rows;
-        },
-      };
+      const watched = watching(createSqlStore(testDb.db), () => cache.stats().entries);
+      const { pages } = watched;
       // Scores are asked for until 1,000 agents are kept, then it is quiet.
       const asked = () => cache.stats().entries < 1000;
       expect(await warmScoreCache(watched, cache, asked)).to.equal(AGENTS);
@@ -105,25 +113,9 @@ for (const { name, create } of TEST_STORES) {
       expect(quiet.map((p) => p.keptBefore)).to.deep.equal([1000, 1000, 2000, 3000, 4000]);
     });
 
-    /** The pages a fill asks `store` for, with when each was asked for and answered. */
-    const watching = (store: ReturnType<typeof createSqlStore>) => {
-      const pages: Array<{ limit: number; asked: number; answered: number }> = [];
-      return {
-        pages,
-        latestScoreSummary: store.latestScoreSummary,
-        async latestScoresAfter(after: string, limit: number) {
-          const page = { limit, asked: performance.now(), answered: Number.NaN };
-          pages.push(page);
-          const rows = await store.latestScoresAfter(after, limit);
-          page.answered = performance.now();
-          return rows;
-        },
-      };
-    };
-
     it("waits the longer the less time the event loop had to spare while it waited last: 2 % of the time when none (issue #30)", async () => {
       const cache = createScoreCache({ maxBytes: 64 * 2 ** 20 });
-      const watched = watching(createSqlStore(testDb.db));
+      const watched = watching(createSqlStore(testDb.db), () => cache.stats().entries);
       // Scores are asked for until 300 agents are kept, the loop busy all the while; then it is quiet.
       expect(await warmScoreCache(watched, cache, () => cache.stats().entries < 300, steadyLoad(1))).to.equal(AGENTS);
       const whileAsked = watched.pages.filter((p) => p.limit === 100);
@@ -137,7 +129,7 @@ for (const { name, create } of TEST_STORES) {
 
     it("counts the loop as busy until it has waited once: the first pause is the longest", async () => {
       const cache = createScoreCache({ maxBytes: 64 * 2 ** 20 });
-      const watched = watching(createSqlStore(testDb.db));
+      const watched = watching(createSqlStore(testDb.db), () => cache.stats().entries);
       expect(await warmScoreCache(watched, cache, () => cache.stats().entries < 200, steadyLoad(0))).to.equal(AGENTS);
       const [first, second] = watched.pages;
       expect([first.limit, second.limit]).to.deep.equal([100, 100]);
@@ -156,7 +148,7 @@ for (const { name, create } of TEST_STORES) {
           }
         : testDb.db;
       const synced = createSyncedScoreCache(db, 64 * 2 ** 20, pino({ level: "silent" }));
-      const watched = watching(createSqlStore(testDb.db));
+      const watched = watching(createSqlStore(testDb.db), () => synced.server.stats().entries);
       synced.over(watched);
       synced.start();
       try {
