@@ -53,3 +53,59 @@ describe("the database and the proof kinds (migration 015, issue #25)", () => {
     });
   }
 });
+
+describe("a score's agent, checked a statement at a time (migration 023, issue #30)", () => {
+  const SCORE = `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total)
+    SELECT id, '0.2', 86400, 'daily', '1970-01-02', '{}', repeat('0', 64), '{}', 0 FROM unnest($1::text[]) AS u (id)`;
+  for (const store of TEST_STORES) {
+    it(`refuses a score of an agent not in agents, an agent changed, and agents deleted; each changes nothing (${store.name})`, async () => {
+      const testDb = await createMigratedTestDb(store.create);
+      const db = testDb.db;
+      const failure = (sql: string, params: unknown[] = []) =>
+        db.query(sql, params).then(
+          () => expect.fail(`${sql} succeeded`),
+          (error: { code?: string; message: string }) => error,
+        );
+      const count = async (table: string) => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n;
+      try {
+        expect(
+          (await db.query("SELECT 1 FROM pg_constraint WHERE contype = 'f' AND conrelid = 'scores'::regclass")).rows,
+          "no row-by-row foreign key left on scores",
+        ).to.deep.equal([]);
+        await db.query("INSERT INTO owners (id, token_hash, created_at) VALUES ('ow_1', 'h', 0)");
+        await db.query(
+          `INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at)
+           VALUES ('agt_a', 'ow_1', 1, 0, 'k', 0), ('agt_b', 'ow_1', 2, 0, 'k', 0)`,
+        );
+        await db.query(SCORE, [["agt_a", "agt_b"]]);
+        expect(await count("scores")).to.equal(2);
+
+        // One unknown agent among known ones: the whole statement fails, as the foreign key failed it.
+        const unknown = await failure(SCORE.replace("'1970-01-02'", "'1970-01-03'"), [["agt_a", "agt_nope", "agt_b"]]);
+        expect(unknown.code).to.equal("23503");
+        expect(unknown.message).to.include('agent "agt_nope" is not in table "agents"');
+        expect(await count("scores")).to.equal(2);
+
+        const moved = await failure("UPDATE scores SET agent_id = 'agt_b' WHERE agent_id = 'agt_a'");
+        expect(moved.code).to.equal("23503");
+        expect((await db.query("SELECT agent_id FROM scores ORDER BY id")).rows).to.deep.equal([
+          { agent_id: "agt_a" },
+          { agent_id: "agt_b" },
+        ]);
+        // An update that leaves agent_id as it is, or does not set it, is a score's ordinary change.
+        await db.query("UPDATE scores SET agent_id = agent_id, total = 5 WHERE agent_id = 'agt_a'");
+        expect((await db.query("SELECT total FROM scores WHERE agent_id = 'agt_a'")).rows).to.deep.equal([{ total: 5 }]);
+
+        for (const sql of ["DELETE FROM agents WHERE id = 'agt_b'", "TRUNCATE agents CASCADE"]) {
+          const refused = await failure(sql);
+          expect(refused.code, sql).to.equal("23001");
+          expect(refused.message, sql).to.include("agents are never deleted");
+        }
+        expect(await count("agents")).to.equal(2);
+        expect(await count("scores")).to.equal(2);
+      } finally {
+        await testDb.drop();
+      }
+    });
+  }
+});
