@@ -2,8 +2,8 @@
 // same code the service runs): the library as ESM and CommonJS with its declarations, and the vrai-heartbeat and vrai-verify bins.
 // Packages in package.json `dependencies` stay imports (src/sdk/package.test.ts checks they are exactly what the
 // built code imports); js-sha3, the score tree's keccak256, is bundled: 20 kB of CommonJS whose named exports an
-// ESM import cannot see. (esbuild warns about its `require.resolve` in buildScoreTreeParallel, which the SDK does
-// not use and the bundle leaves out.)
+// ESM import cannot see. (A day's tree built at scale, with its worker threads and WebAssembly keccak256, is
+// src/chain/score-tree-build.ts, which the SDK does not import.)
 import { defineConfig } from "tsup";
 
 const common = { outDir: "dist", platform: "node", target: "node20", tsconfig: "tsconfig.json", noExternal: ["js-sha3"] } as const;

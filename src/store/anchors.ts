@@ -5,16 +5,14 @@
  * service decides what is written when.
  */
 import { bytesToHex, type Address, type Hex } from "viem";
+import { buildChunkedScoreTree, createLeafHasher, type TreeChunkStore } from "../chain/score-tree-build";
 import {
-  buildChunkedScoreTree,
-  createLeafHasher,
   proofIndices,
   scoreLeafHash,
   scoreLeafV2,
   scoreTreeLayout,
   type AnyScoreLeafValues,
   type ScoreLeafVersion,
-  type TreeChunkStore,
 } from "../chain/score-tree";
 import type { Db, Queryable } from "./db";
 import { BaseError } from "../errors";
