@@ -237,14 +237,15 @@ describe("the daily cycle under faults (vrai serve on PostgreSQL, the local chai
       const lock = await lockAgent(testDb.url!, agentId(prefix, LOCKED));
       const env = serveEnv(testDb.url!, rpc.url);
       const first = serveChild(env);
-      // The first page committed, the second's transaction open and waiting on the locked agent: SIGKILL now.
+      // The first page committed, the second's transaction open, its scores inserted and its update of the agents' latest
+      // scores waiting on the locked agent: SIGKILL now.
       const waiting = await until(
         "page 2 of the recompute waiting on the locked agent",
         () => pageWaiting(testDb.db),
         60_000,
         first.output,
       );
-      expect(waiting.query).to.match(/^INSERT INTO scores/);
+      expect(waiting.query).to.match(/^UPDATE agents a SET score_id/);
       expect(await dailyCounts(testDb.db, day)).to.deep.include({ scores: PAGE, agents: PAGE });
       await first.kill("SIGKILL");
       await lock.release();

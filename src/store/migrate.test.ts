@@ -58,7 +58,7 @@ describe("a score's agent, checked a statement at a time (migration 023, issue #
   const SCORE = `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total)
     SELECT id, '0.2', 86400, 'daily', '1970-01-02', '{}', repeat('0', 64), '{}', 0 FROM unnest($1::text[]) AS u (id)`;
   for (const store of TEST_STORES) {
-    it(`refuses a score of an agent not in agents, an agent changed, and agents deleted; each changes nothing (${store.name})`, async () => {
+    it(`refuses a score of an agent not in agents, a score's agent changed, and an agent with scores deleted; each changes nothing (${store.name})`, async () => {
       const testDb = await createMigratedTestDb(store.create);
       const db = testDb.db;
       const failure = (sql: string, params: unknown[] = []) =>
@@ -98,9 +98,14 @@ describe("a score's agent, checked a statement at a time (migration 023, issue #
 
         for (const sql of ["DELETE FROM agents WHERE id = 'agt_b'", "TRUNCATE agents CASCADE"]) {
           const refused = await failure(sql);
-          expect(refused.code, sql).to.equal("23001");
-          expect(refused.message, sql).to.include("agents are never deleted");
+          expect(refused.code, sql).to.equal("23503");
+          expect(refused.message, sql).to.match(/agent "agt_[ab]" has scores/);
         }
+        // An agent without scores may go, as the key let it.
+        await db.query(
+          "INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at) VALUES ('agt_c', 'ow_1', 3, 0, 'k', 0)",
+        );
+        await db.query("DELETE FROM agents WHERE id = 'agt_c'");
         expect(await count("agents")).to.equal(2);
         expect(await count("scores")).to.equal(2);
       } finally {

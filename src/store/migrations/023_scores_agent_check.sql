@@ -5,9 +5,10 @@
 -- * a score's agent exists when the score is inserted: one check a statement over the rows it inserted (its transition
 --   table against agents' primary key), raising foreign_key_violation (23503), as the key did;
 -- * a score's agent never changes: agent_id is not updated (the directory's trigger of migration 008 reads OLD.agent_id);
--- * an agent is never deleted, so no score is left without its agent: the key's lock kept a delete out until the
---   insert committed; agents are not deleted at all (an owner releases an agent, migration 022; scores are never
---   deleted, V9), and DELETE and TRUNCATE of agents are refused.
+-- * an agent that has scores is not deleted: DELETE of agents is checked a statement at a time over the rows it deleted,
+--   TRUNCATE of agents refused while scores holds a row, each raising foreign_key_violation. (The key's lock also kept a
+--   delete out while an insert of the agent's score was not committed; the service never deletes an agent, an owner
+--   releases it, migration 022, and scores are never deleted, V9.)
 ALTER TABLE scores DROP CONSTRAINT scores_agent_id_fkey;
 
 CREATE FUNCTION vrai_scores_agents_exist() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -34,11 +35,23 @@ $$;
 CREATE TRIGGER scores_agent_fixed BEFORE UPDATE OF agent_id ON scores
   FOR EACH ROW WHEN (NEW.agent_id IS DISTINCT FROM OLD.agent_id) EXECUTE FUNCTION vrai_scores_agent_fixed();
 
-CREATE FUNCTION vrai_agents_kept() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION vrai_agents_with_scores_kept() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  scored text;
 BEGIN
-  RAISE EXCEPTION 'agents are never deleted (an owner releases an agent; its scores keep it)'
-    USING ERRCODE = 'restrict_violation', TABLE = 'agents';
+  IF TG_OP = 'TRUNCATE' THEN
+    SELECT s.agent_id INTO scored FROM scores s LIMIT 1;
+  ELSE
+    SELECT o.id INTO scored FROM deleted_agents o WHERE EXISTS (SELECT 1 FROM scores s WHERE s.agent_id = o.id) LIMIT 1;
+  END IF;
+  IF FOUND THEN
+    RAISE EXCEPTION 'agent "%" has scores: an agent with scores is never deleted (an owner releases it)', scored
+      USING ERRCODE = 'foreign_key_violation', TABLE = 'agents';
+  END IF;
+  RETURN NULL;
 END
 $$;
-CREATE TRIGGER agents_kept BEFORE DELETE OR TRUNCATE ON agents
-  FOR EACH STATEMENT EXECUTE FUNCTION vrai_agents_kept();
+CREATE TRIGGER agents_with_scores_kept AFTER DELETE ON agents
+  REFERENCING OLD TABLE AS deleted_agents FOR EACH STATEMENT EXECUTE FUNCTION vrai_agents_with_scores_kept();
+CREATE TRIGGER agents_with_scores_not_truncated BEFORE TRUNCATE ON agents
+  FOR EACH STATEMENT EXECUTE FUNCTION vrai_agents_with_scores_kept();
