@@ -58,7 +58,8 @@ describe("a score's agent, checked a statement at a time (migration 023, issue #
   const SCORE = `INSERT INTO scores (agent_id, method, at, trigger, day, inputs, sha256, result, total)
     SELECT id, '0.2', 86400, 'daily', '1970-01-02', '{}', repeat('0', 64), '{}', 0 FROM unnest($1::text[]) AS u (id)`;
   for (const store of TEST_STORES) {
-    it(`refuses a score of an agent not in agents, a score's agent changed, and an agent with scores deleted; each changes nothing (${store.name})`, async () => {
+    const refusals = "refuses a score of an agent not in agents, a score's agent changed, and an agent with scores deleted";
+    it(`${refusals}; each changes nothing (${store.name})`, async () => {
       const testDb = await createMigratedTestDb(store.create);
       const db = testDb.db;
       const failure = (sql: string, params: unknown[] = []) =>
