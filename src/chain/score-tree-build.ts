@@ -10,7 +10,14 @@ import { Worker } from "node:worker_threads";
 import { createKeccak, type IHasher } from "hash-wasm";
 import type { Hex } from "viem";
 import { BaseError } from "../errors";
-import { encodedLeafSize, encodeLeafValues, scoreTreeLayout, writeLeafValues, type AnyScoreLeafValues } from "./score-tree";
+import {
+  encodedLeafSize,
+  encodeLeafValues,
+  scoreTreeLayout,
+  writeLeafValues,
+  writeSortedPair,
+  type AnyScoreLeafValues,
+} from "./score-tree";
 
 /** A keccak256 of hash-wasm's, made ready: the WebAssembly module compiles once per process, each instance has its own state. */
 const newKeccak = (): Promise<IHasher> => createKeccak(256);
@@ -142,14 +149,8 @@ export async function buildChunkedScoreTree(
 ): Promise<ChunkedTreeBuild> {
   const layout = scoreTreeLayout(leafCount, chunkNodes);
   const keccak = await newKeccak();
-  /** keccak256 of the two nodes in byte order, as score-tree.ts's hashPair. */
   const pair = Buffer.allocUnsafe(64);
-  const hashPair = (a: Uint8Array, b: Uint8Array): Uint8Array => {
-    const aFirst = Buffer.compare(a, b) <= 0;
-    pair.set(aFirst ? a : b, 0);
-    pair.set(aFirst ? b : a, 32);
-    return keccakWith(keccak, pair);
-  };
+  const hashPair = (a: Uint8Array, b: Uint8Array): Uint8Array => keccakWith(keccak, writeSortedPair(a, b, pair));
   const { size } = layout;
   const C = chunkNodes;
   const n = leafCount;

@@ -377,13 +377,17 @@ export function scoreLeafHash(values: AnyScoreLeafValues): Hex {
   return hex(keccak(keccak(encodeLeafValues(values))));
 }
 
+/** Writes into `out` (64 bytes) what a parent's hash is of: the two nodes in byte order; returns `out`. */
+export function writeSortedPair(a: Uint8Array, b: Uint8Array, out: Uint8Array): Uint8Array {
+  const aFirst = Buffer.compare(a, b) <= 0;
+  out.set(aFirst ? a : b, 0);
+  out.set(aFirst ? b : a, 32);
+  return out;
+}
+
 /** keccak256 of the two nodes in byte order (OpenZeppelin's `standardNodeHash`, `MerkleProof`'s commutative hash). */
 function hashPair(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const pair = Buffer.allocUnsafe(64);
-  const aFirst = Buffer.compare(a, b) <= 0;
-  pair.set(aFirst ? a : b, 0);
-  pair.set(aFirst ? b : a, 32);
-  return keccak(pair);
+  return keccak(writeSortedPair(a, b, Buffer.allocUnsafe(64)));
 }
 
 /** The root a leaf and its proof lead to (OpenZeppelin's `processProof`). */
