@@ -120,10 +120,35 @@ const INSERT_COLUMN_TYPES: ReadonlyArray<[column: string, type: string]> = [
 ];
 const INSERT_COLUMNS = INSERT_COLUMN_TYPES.map(([column]) => column).join(", ");
 const INSERT_VALUES = INSERT_COLUMN_TYPES.map((_, i) => `$${i + 1}`).join(", ");
-/** A batch's insert: its rows from one array literal a column, 16 parameters whatever the number of scores. */
-const INSERT_BATCH = `INSERT INTO scores (${INSERT_COLUMNS})
-  SELECT * FROM unnest(${INSERT_COLUMN_TYPES.map(([, type], i) => `$${i + 1}::${type}[]`).join(", ")})
+/**
+ * A batch's parameters, the same number whatever the number of scores: an array literal a column, but a bytea column's
+ * bytes all in one binary parameter (after the arrays), each value cut from it by its start (1-based) and length, two
+ * integer arrays (NULL both for a NULL). As hex in an array literal, the two bytea columns were two thirds of a page's
+ * bytes, written twice as long as they are and parsed back by PostgreSQL (issue #30).
+ */
+const BATCH_ARRAYS: ReadonlyArray<{ column: number; type: string }> = INSERT_COLUMN_TYPES.flatMap(([, type], column) =>
+  type === "bytea"
+    ? [
+        { column, type: "integer" },
+        { column, type: "integer" },
+      ]
+    : [{ column, type }],
+);
+/** The columns whose values travel as bytes (BATCH_ARRAYS). */
+const BATCH_BYTES: readonly number[] = INSERT_COLUMN_TYPES.flatMap(([, type], column) => (type === "bytea" ? [column] : []));
+/** A batch's insert: its rows from BATCH_ARRAYS unnested together, in the order given. */
+const INSERT_BATCH = (() => {
+  const first = (column: number) => BATCH_ARRAYS.findIndex((a) => a.column === column);
+  const values = INSERT_COLUMN_TYPES.map((_, column) => {
+    const v = first(column);
+    const bytes = BATCH_BYTES.indexOf(column);
+    return bytes === -1 ? `v${v}` : `substring($${BATCH_ARRAYS.length + bytes + 1}::bytea FROM v${v} FOR v${v + 1})`;
+  });
+  return `INSERT INTO scores (${INSERT_COLUMNS})
+  SELECT ${values.join(", ")}
+  FROM unnest(${BATCH_ARRAYS.map(({ type }, i) => `$${i + 1}::${type}[]`).join(", ")}) AS u (${BATCH_ARRAYS.map((_, i) => `v${i}`).join(", ")})
   ON CONFLICT (agent_id, day) WHERE trigger = 'daily' DO NOTHING RETURNING id, agent_id, at, trigger`;
+})();
 
 /**
  * A value of insertParams as an element of a PostgreSQL array literal: NULL, a number or boolean as it is written, text
@@ -381,51 +406,77 @@ const candidateOf = (s: NewScore): LatestCandidate => ({
 });
 
 /**
- * The SQL store's ScoreBatch: what each score may make its agent's latest, and its insert parameters, packed as it is
- * added and kept as elements of one array literal a column (`arrayElement`), the form its insert sends (INSERT_BATCH).
+ * The SQL store's ScoreBatch: what each score may make its agent's latest, and its insert parameters (BATCH_ARRAYS), packed
+ * as it is added: the elements of each array literal (`arrayElement`), and each bytea column's bytes.
  */
 class SqlScoreBatch implements ScoreBatch {
   readonly scores: LatestCandidate[];
-  /** Each column's elements, until the literals are made; then null. */
+  /** Each array's elements and each bytea column's values, until the parameters are made; then null. */
   private elements: string[][] | null;
-  private literals: string[] | null;
+  private bytes: Uint8Array[][] | null;
+  private byteLengths: number[];
+  private made: Array<string | Uint8Array> | null;
 
   constructor(from?: ScoreBatchMessage) {
     this.scores = from?.scores ?? [];
-    this.literals = from?.columns ?? null;
-    this.elements = from ? null : INSERT_COLUMN_TYPES.map(() => []);
+    // Bytes that came through postMessage are plain Uint8Arrays: seen as Buffers (no copy), which drivers send as binary.
+    this.made = from
+      ? from.params.map((p) => (typeof p === "string" || Buffer.isBuffer(p) ? p : Buffer.from(p.buffer, p.byteOffset, p.byteLength)))
+      : null;
+    this.elements = from ? null : BATCH_ARRAYS.map(() => []);
+    this.bytes = from ? null : BATCH_BYTES.map(() => []);
+    this.byteLengths = BATCH_BYTES.map(() => 0);
   }
   add(score: NewScore): void {
-    if (this.elements === null)
-      throw new BaseError("score_batch_sealed", "a batch whose columns are made (sent, or received from a worker) takes no more scores");
+    if (this.elements === null || this.bytes === null)
+      throw new BaseError("score_batch_sealed", "a batch whose parameters are made (sent, or received from a worker) takes no more scores");
     this.scores.push(candidateOf(score));
-    const params = insertParams(score);
-    for (let k = 0; k < params.length; k++) this.elements[k].push(arrayElement(params[k]));
+    const values = insertParams(score);
+    for (let c = 0, a = 0; c < values.length; c++) {
+      const b = BATCH_BYTES.indexOf(c);
+      if (b === -1) {
+        this.elements[a++].push(arrayElement(values[c]));
+        continue;
+      }
+      const value = values[c];
+      if (value === null || value === undefined) {
+        this.elements[a++].push("NULL");
+        this.elements[a++].push("NULL");
+        continue;
+      }
+      if (!(value instanceof Uint8Array)) throw new BaseError("invalid_score_value", `a score's bytea column holds a ${typeof value}`);
+      this.elements[a++].push(String(this.byteLengths[b] + 1));
+      this.elements[a++].push(String(value.byteLength));
+      this.bytes[b].push(value);
+      this.byteLengths[b] += value.byteLength;
+    }
   }
   get size(): number {
     return this.scores.length;
   }
-  /** The array literal of each column (`{a,b,...}`), made once; the batch takes no more scores afterwards. */
-  columns(): string[] {
-    if (this.literals === null) {
-      this.literals = (this.elements ?? []).map((e) => `{${e.join(",")}}`);
+  /** The insert's parameters (BATCH_ARRAYS' literals, then each bytea column's bytes), made once; the batch takes no more scores afterwards. */
+  params(): Array<string | Uint8Array> {
+    if (this.made === null) {
+      const literals = (this.elements ?? []).map((e) => `{${e.join(",")}}`);
+      this.made = [...literals, ...(this.bytes ?? []).map((values) => Buffer.concat(values))];
       this.elements = null;
+      this.bytes = null;
     }
-    return this.literals;
+    return this.made;
   }
 }
 
 /** A SQL store's batch, made without a store: what a worker thread scoring pages fills (src/app/score-workers.ts). */
 export const createSqlScoreBatch = (): ScoreBatch => new SqlScoreBatch();
 
-/** A batch of `createSqlScoreBatch` as `postMessage` sends it: its scores' candidates and its columns' literals, plain data. */
-export type ScoreBatchMessage = { scores: LatestCandidate[]; columns: string[] };
+/** A batch of `createSqlScoreBatch` as `postMessage` sends it: its scores' candidates and its insert's parameters, plain data. */
+export type ScoreBatchMessage = { scores: LatestCandidate[]; params: Array<string | Uint8Array> };
 
-/** The message of `batch`, its literals made on the calling thread (a worker's): the receiver only sends them on. */
+/** The message of `batch`, its parameters made on the calling thread (a worker's): the receiver only sends them on. */
 export function scoreBatchMessage(batch: ScoreBatch): ScoreBatchMessage {
   if (!(batch instanceof SqlScoreBatch))
     throw new BaseError("foreign_score_batch", "scoreBatchMessage takes a batch of createSqlScoreBatch()");
-  return { scores: batch.scores, columns: batch.columns() };
+  return { scores: batch.scores, params: batch.params() };
 }
 
 export const scoreBatchFromMessage = (message: ScoreBatchMessage): ScoreBatch => new SqlScoreBatch(message);
@@ -522,12 +573,12 @@ export function scoresIn(q: Queryable, wrote: (agentIds: string[]) => void): Sco
         throw new BaseError("foreign_score_batch", "insertScores takes a batch of this store's scoreBatch()");
       const given = batch.scores;
       if (given.length === 0) return { stored: 0, moved: [] };
-      // One statement, one array a column: rows get ids in the order given; a daily score of an agent and day that
-      // has one already is skipped by the unique index (RETURNING lists the inserted rows, in order). A VALUES list of
-      // 16 parameters a score cost PostgreSQL a quarter more to parse and plan at a page of 1,000 (issue #30).
+      // One statement, its parameters BATCH_ARRAYS and the bytes: rows get ids in the order given; a daily score of an agent
+      // and day that has one already is skipped by the unique index (RETURNING lists the inserted rows, in order). A VALUES
+      // list of 16 parameters a score cost PostgreSQL a quarter more to parse and plan at a page of 1,000 (issue #30).
       const { rows } = await q.query<{ id: number; agent_id: string; at: number; trigger: "daily" | "change" }>(
         INSERT_BATCH,
-        batch.columns(),
+        batch.params(),
       );
       const inserted: Array<{ id: number } & LatestCandidate> = [];
       for (let i = 0, r = 0; i < given.length && r < rows.length; i++) {
