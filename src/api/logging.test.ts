@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import { createTestPgliteDb, type TestDb } from "../test-helpers/db";
+import { eventually } from "../test-helpers/eventually";
 import { capturedLogger } from "../test-helpers/logs";
 import { startApiServer, type ApiServer } from "../app/server";
 
@@ -34,7 +35,7 @@ describe("structured logs", () => {
       (await post(`/v1/agents/${agent.agentId}/checkins`, agent.agentKey, { "idempotency-key": "secret-idem-key-42" })).status,
     ).to.equal(201);
     expect((await post("/v1/operator/penalties", OPERATOR_TOKEN)).status).to.equal(400);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await eventually(() => logs.entries("request").length >= 4, "the four requests' log lines");
     const entries = logs.entries();
     expect(entries.filter((e) => e.msg === "request").map((e) => e.route)).to.include("/v1/agents/:id/checkins");
     for (const secret of [owner.token, agent.agentKey, OPERATOR_TOKEN, "secret-idem-key-42"]) expect(logs.text()).not.to.contain(secret);

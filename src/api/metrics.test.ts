@@ -4,6 +4,7 @@ import pino from "pino";
 import { startApiServer, type ApiServerOptions } from "../app/server";
 import { toRfc3339 } from "../method";
 import { createTestPgliteDb, type TestDb } from "../test-helpers/db";
+import { eventually } from "../test-helpers/eventually";
 
 const OPERATOR_TOKEN = "operator-metrics-test-0123456789";
 const METRICS_TOKEN = "metrics-token-metrics-test-012345";
@@ -120,9 +121,11 @@ describe("where /metrics is served (finding 8)", () => {
       // One of them sends part of a body: still waiting for its client.
       held[0].write("POST /v1/owners HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{");
       try {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        const figures = (await get(`${metricsUrl}/metrics`)).text.split("\n").filter((line) => line.startsWith("vrai_http_connections{"));
-        expect(figures).to.deep.equal(['vrai_http_connections{state="open"} 3', 'vrai_http_connections{state="waiting"} 3']);
+        const expected = ['vrai_http_connections{state="open"} 3', 'vrai_http_connections{state="waiting"} 3'];
+        const figures = async () =>
+          (await get(`${metricsUrl}/metrics`)).text.split("\n").filter((line) => line.startsWith("vrai_http_connections{"));
+        await eventually(async () => (await figures()).join() === expected.join(), "the three connections to be counted");
+        expect(await figures()).to.deep.equal(expected);
       } finally {
         for (const socket of held) socket.destroy();
       }

@@ -3,6 +3,7 @@ import { expect } from "chai";
 import { startApiServer, type ApiServer } from "../app/server";
 import { createManualClock } from "../service/clock";
 import { TEST_STORES, type TestDb } from "../test-helpers/db";
+import { eventually } from "../test-helpers/eventually";
 import { capturedLogger, type CapturedLogger } from "../test-helpers/logs";
 
 const OPERATOR_TOKEN = "bootstrap-operator-token-0123456789";
@@ -166,8 +167,7 @@ for (const { name, create } of TEST_STORES) {
       const { rows } = await testDb.db.query<{ name: string; token_hash: string }>("SELECT name, token_hash FROM operators ORDER BY name");
       expect(rows.map((r) => r.name)).to.deep.equal(["alice", "bob", "carol"]);
       for (const r of rows) expect(r.token_hash).to.equal(crypto.createHash("sha256").update(tokens[r.name]).digest("hex"));
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(logs.text()).to.contain('"msg":"request"');
+      await eventually(() => logs.text().includes('"msg":"request"'), "a request's log line");
       for (const token of [...Object.values(tokens), OPERATOR_TOKEN]) {
         expect(logs.text()).not.to.contain(token);
         expect(JSON.stringify((await testDb.db.query("SELECT * FROM audit_log")).rows)).not.to.contain(token);

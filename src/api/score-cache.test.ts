@@ -6,6 +6,7 @@ import { createManualClock } from "../service/clock";
 import { createPgDb, type Db } from "../store/db";
 import { createSqlStore } from "../store/sql-store";
 import { TEST_STORES, type TestDb } from "../test-helpers/db";
+import { eventually } from "../test-helpers/eventually";
 import { startApiServer, type ApiServer } from "../app/server";
 
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0) / 1000;
@@ -39,15 +40,6 @@ async function claim(server: ApiServer): Promise<string> {
 async function latest(server: ApiServer, agentId: string): Promise<{ status: number; body: Record<string, any> }> {
   const res = await fetch(`${server.url}/v1/agents/${agentId}/score`);
   return { status: res.status, body: (await res.json()) as Record<string, any> };
-}
-
-/** Polls `check` every 20 ms until it holds; fails after `ms` (notifications arrive asynchronously). */
-async function eventually(check: () => Promise<boolean>, ms = 5000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`still not the case after ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 /**
@@ -173,7 +165,7 @@ for (const { name, create } of TEST_STORES) {
         expect((await latest(server, agentId)).status).to.equal(200);
         const elsewhere = createVraiService({ store: createSqlStore(other), clock: createManualClock(T0 + 3600), busy: () => false });
         await elsewhere.accounts.unclaim((await server.reads.agent(agentId)).ownerId, agentId);
-        await eventually(async () => (await latest(server, agentId)).status === 404);
+        await eventually(async () => (await latest(server, agentId)).status === 404, "the agent's score to be gone");
         expect((await latest(server, agentId)).body.error.code).to.equal("agent_unclaimed");
       }));
 
@@ -183,9 +175,9 @@ for (const { name, create } of TEST_STORES) {
         const cachedId = (await latest(server, agentId)).body.id as number;
         const written = await scoreElsewhere(other, agentId);
         expect(written.id).to.be.above(cachedId);
-        await eventually(async () => (await latest(server, agentId)).body.id === written.id);
+        await eventually(async () => (await latest(server, agentId)).body.id === written.id, "the new score to be served");
         await other.query("DELETE FROM scores WHERE agent_id = $1", [agentId]);
-        await eventually(async () => (await latest(server, agentId)).status === 404);
+        await eventually(async () => (await latest(server, agentId)).status === 404, "the agent's score to be gone");
         expect((await latest(server, agentId)).body.error.code).to.equal("score_not_found");
       }));
 
@@ -198,13 +190,13 @@ for (const { name, create } of TEST_STORES) {
         );
         expect(rows).to.have.length(1);
         await other.query("SELECT pg_terminate_backend($1)", [rows[0].pid]);
-        await eventually(async () => !server.scoreCache!.stats().enabled, 900);
+        await eventually(() => !server.scoreCache!.stats().enabled, "the cache to be switched off", 900);
         // Written while nobody listens: its notification is lost.
         const written = await scoreElsewhere(other, agentId);
         expect(written.id).to.be.above(cachedId);
         expect((await latest(server, agentId)).body.id).to.equal(written.id);
-        await eventually(async () => server.scoreCache!.stats().enabled);
-        await eventually(async () => server.scoreCache!.stats().entries === 1);
+        await eventually(() => server.scoreCache!.stats().enabled, "the cache to be on again");
+        await eventually(() => server.scoreCache!.stats().entries === 1, "one entry cached");
         const hits = server.scoreCache!.stats().hits;
         expect((await latest(server, agentId)).body.id).to.equal(written.id);
         expect(server.scoreCache!.stats().hits).to.equal(hits + 1);
@@ -236,7 +228,7 @@ for (const { name, create } of TEST_STORES) {
            FROM inserted n WHERE a.id = n.agent_id`,
           [T0, packed, result.band, result.state],
         );
-        await eventually(async () => server.scoreCache!.stats().entries === 701);
+        await eventually(() => server.scoreCache!.stats().entries === 701, "701 entries cached");
         const hits = server.scoreCache!.stats().hits;
         const bulk = await latest(server, "agt_bulk_7");
         expect(bulk.body).to.include({ agentId: "agt_bulk_7", total: 7 });

@@ -9,6 +9,7 @@ import { createDerivedScores } from "../service/derived-scores";
 import { createNetworkScores } from "../service/network-scores";
 import { createChainStore } from "../store/chain-store";
 import { createMigratedTestDb, type TestDb } from "../test-helpers/db";
+import { eventually } from "../test-helpers/eventually";
 import { deployToNode, startHardhatNode, traceRoot, type HardhatNode, type NodeDriver, type Tx } from "../test-helpers/node";
 import { readFollowedDeployment } from "../chain/deployment";
 import { createIndexer } from "../indexer/indexer";
@@ -102,13 +103,8 @@ describe("the indexer process (vrai indexer)", function () {
     return rows[0]?.block_number ?? -1;
   }
 
-  async function waitFor(what: string, condition: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await condition())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
+  /** The indexers of these tests take seconds to reach the head on a loaded machine. */
+  const UNTIL_SYNCED_MS = 60_000;
 
   async function synced(d: TestDb): Promise<boolean> {
     const head = await chain.blockNumber();
@@ -151,14 +147,14 @@ describe("the indexer process (vrai indexer)", function () {
       const start = readFollowedDeployment(chain.file).startBlock;
       const head = await chain.blockNumber();
       const first = startIndexer(d, { INDEXER_MAX_RANGE: "1" });
-      await waitFor("the backfill to be under way", async () => (await checkpointOf(d)) > start + 20);
+      await eventually(async () => (await checkpointOf(d)) > start + 20, "the backfill to be under way", UNTIL_SYNCED_MS);
       first.child.kill("SIGKILL");
       await first.exited;
       const killedAt = await checkpointOf(d);
       expect(killedAt).to.be.below(head);
 
       const second = startIndexer(d, { INDEXER_MAX_RANGE: "7" });
-      await waitFor("the restarted indexer to reach the head", () => synced(d));
+      await eventually(() => synced(d), "the restarted indexer to reach the head", UNTIL_SYNCED_MS);
       second.child.kill("SIGTERM");
       expect(await second.exited).to.equal(0);
       expect(await dumpIndexedState(d.db)).to.deep.equal(await uninterruptedDump());
@@ -168,16 +164,16 @@ describe("the indexer process (vrai indexer)", function () {
   it("keeps a second instance on standby until the first dies, then the second takes over (two vrai indexer processes and a Hardhat node: ~10 s)", async () => {
     const d = await freshDb();
     const active = startIndexer(d);
-    await waitFor("the first instance to reach the head", () => synced(d));
+    await eventually(() => synced(d), "the first instance to reach the head", UNTIL_SYNCED_MS);
     const standby = startIndexer(d);
-    await waitFor("the second instance to stand by", async () => standby.output().includes("standing by"));
+    await eventually(async () => standby.output().includes("standing by"), "the second instance to stand by", UNTIL_SYNCED_MS);
     const [, , owner] = chain.accounts;
     const [agent] = await chain.register(owner);
 
     active.child.kill("SIGKILL");
     await active.exited;
     await chain.send([chain.proofTx(owner, agent, { success: true, riskLevel: 3, policyViolations: 0, traceRoot: traceRoot("takeover") })]);
-    await waitFor("the standby to take over and index the new block", () => synced(d));
+    await eventually(() => synced(d), "the standby to take over and index the new block", UNTIL_SYNCED_MS);
     expect(standby.output()).to.match(/indexer lock acquired/);
     standby.child.kill("SIGTERM");
     await standby.exited;

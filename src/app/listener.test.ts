@@ -173,9 +173,11 @@ describe("the HTTP listener's bounds (finding 3)", () => {
       // Two requests whose bodies trickle: both wait for their clients, the first since longer.
       const slowFirst = await connect(listener, "127.0.0.3");
       slowFirst.write(post(1_000, "{"));
+      await connectionsOnceAt(listener, { open: 1, waiting: 1 });
       await new Promise((resolve) => setTimeout(resolve, 50));
       const slowSecond = await connect(listener, "127.0.0.4");
       slowSecond.write(post(1_000, "{"));
+      await connectionsOnceAt(listener, { open: 2, waiting: 2 });
       await new Promise((resolve) => setTimeout(resolve, 50));
       // Another byte of the first changes nothing: what counts is how long it has waited for its request.
       slowFirst.write(" ");
@@ -187,7 +189,7 @@ describe("the HTTP listener's bounds (finding 3)", () => {
       // The second's body arrives whole: it is being handled now, as is the newcomer's request.
       slowSecond.write(`${" ".repeat(999)}`);
       newcomer.write(post(2, "{}"));
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await connectionsOnceAt(listener, { open: 2, waiting: 0 })).to.deep.equal({ open: 2, waiting: 0 });
       expect(await statusLine(listener, "127.0.0.6")).to.equal(null);
       release();
       for (const socket of [slowSecond, newcomer]) socket.destroy();
@@ -196,7 +198,13 @@ describe("the HTTP listener's bounds (finding 3)", () => {
 
   it("at the cap in total, closes a connection whose client does not read its answer for a new client (issue #33)", async () => {
     const large = Buffer.alloc(8 * 2 ** 20, "x");
-    listener = await listen((req, res) => res.end(req.url === "/large" ? large : "ok"), {
+    let answering = 0;
+    const answer = (req: http.IncomingMessage, res: http.ServerResponse) => {
+      if (req.url !== "/large") return void res.end("ok");
+      answering++;
+      res.end(large);
+    };
+    listener = await listen(answer, {
       host: "127.0.0.1",
       port: 0,
       limits: { ...DEFAULT_SERVER_LIMITS, maxConnections: 2 },
@@ -207,7 +215,8 @@ describe("the HTTP listener's bounds (finding 3)", () => {
       socket.pause();
       socket.write("GET /large HTTP/1.1\r\nHost: x\r\n\r\n");
     }
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Both answers written (more than the kernel takes at once): until then a connection waits for its request instead.
+    for (const until = Date.now() + 10_000; answering < 2 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
     expect(listener.connections()).to.deep.equal({ open: 2, waiting: 2 });
     expect(await statusLine(listener, "127.0.0.5")).to.equal("HTTP/1.1 200 OK");
     // The first of them made room (a paused socket learns of it once it reads): it gets part of its answer, the other all of it.
