@@ -400,6 +400,9 @@ const collectAll = () => {
   fullCollection();
 };
 
+/** The most of a step's time the sampler's own full collections take (after its first). */
+const FORCED_SHARE = 0.01;
+
 /**
  * Runs `work`, sampling this process's heap every 100 ms (garbage not yet collected included, so its
  * peak follows V8's collection schedule more than what is kept) and right after each full collection
@@ -409,9 +412,6 @@ const collectAll = () => {
  * first, the sampler's collections take at most FORCED_SHARE of the step's time: one a second took 6.4 s of a
  * 125 s recompute of a million agents (110 collections of 58 ms), 5 % of the figure measured.
  */
-/** The most of a step's time the sampler's own full collections take (after its first). */
-const FORCED_SHARE = 0.01;
-
 async function measured<T>(
   work: () => Promise<T>,
 ): Promise<{ value: T; seconds: number; peakHeap: number; peakLive: number; peakRss: number; forced: { count: number; ms: number } }> {
