@@ -103,8 +103,8 @@ describe("the indexer process (vrai indexer)", function () {
     return rows[0]?.block_number ?? -1;
   }
 
-  /** The indexers of these tests take seconds to reach the head on a loaded machine. */
-  const UNTIL_SYNCED_MS = 60_000;
+  /** How long a wait on an indexer of these tests may take: seconds to backfill or take over on a loaded machine. */
+  const INDEXER_WAIT_MS = 60_000;
 
   async function synced(d: TestDb): Promise<boolean> {
     const head = await chain.blockNumber();
@@ -147,14 +147,14 @@ describe("the indexer process (vrai indexer)", function () {
       const start = readFollowedDeployment(chain.file).startBlock;
       const head = await chain.blockNumber();
       const first = startIndexer(d, { INDEXER_MAX_RANGE: "1" });
-      await eventually(async () => (await checkpointOf(d)) > start + 20, "the backfill to be under way", UNTIL_SYNCED_MS);
+      await eventually(async () => (await checkpointOf(d)) > start + 20, "the backfill to be under way", INDEXER_WAIT_MS);
       first.child.kill("SIGKILL");
       await first.exited;
       const killedAt = await checkpointOf(d);
       expect(killedAt).to.be.below(head);
 
       const second = startIndexer(d, { INDEXER_MAX_RANGE: "7" });
-      await eventually(() => synced(d), "the restarted indexer to reach the head", UNTIL_SYNCED_MS);
+      await eventually(() => synced(d), "the restarted indexer to reach the head", INDEXER_WAIT_MS);
       second.child.kill("SIGTERM");
       expect(await second.exited).to.equal(0);
       expect(await dumpIndexedState(d.db)).to.deep.equal(await uninterruptedDump());
@@ -164,16 +164,16 @@ describe("the indexer process (vrai indexer)", function () {
   it("keeps a second instance on standby until the first dies, then the second takes over (two vrai indexer processes and a Hardhat node: ~10 s)", async () => {
     const d = await freshDb();
     const active = startIndexer(d);
-    await eventually(() => synced(d), "the first instance to reach the head", UNTIL_SYNCED_MS);
+    await eventually(() => synced(d), "the first instance to reach the head", INDEXER_WAIT_MS);
     const standby = startIndexer(d);
-    await eventually(async () => standby.output().includes("standing by"), "the second instance to stand by", UNTIL_SYNCED_MS);
+    await eventually(async () => standby.output().includes("standing by"), "the second instance to stand by", INDEXER_WAIT_MS);
     const [, , owner] = chain.accounts;
     const [agent] = await chain.register(owner);
 
     active.child.kill("SIGKILL");
     await active.exited;
     await chain.send([chain.proofTx(owner, agent, { success: true, riskLevel: 3, policyViolations: 0, traceRoot: traceRoot("takeover") })]);
-    await eventually(() => synced(d), "the standby to take over and index the new block", UNTIL_SYNCED_MS);
+    await eventually(() => synced(d), "the standby to take over and index the new block", INDEXER_WAIT_MS);
     expect(standby.output()).to.match(/indexer lock acquired/);
     standby.child.kill("SIGTERM");
     await standby.exited;

@@ -4,6 +4,7 @@ import net from "node:net";
 import path from "node:path";
 import { expect } from "chai";
 import express from "express";
+import { eventually } from "../test-helpers/eventually";
 import { DEFAULT_SERVER_LIMITS, listen, type Listener, type ServerLimits } from "./listener";
 
 /** A raw loopback connection from `localAddress`, once connected. */
@@ -216,7 +217,7 @@ describe("the HTTP listener's bounds (finding 3)", () => {
       socket.write("GET /large HTTP/1.1\r\nHost: x\r\n\r\n");
     }
     // Both answers written (more than the kernel takes at once): until then a connection waits for its request instead.
-    for (const until = Date.now() + 10_000; answering < 2 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+    await eventually(() => answering === 2, "both large answers to be written", 10_000);
     expect(listener.connections()).to.deep.equal({ open: 2, waiting: 2 });
     expect(await statusLine(listener, "127.0.0.5")).to.equal("HTTP/1.1 200 OK");
     // The first of them made room (a paused socket learns of it once it reads): it gets part of its answer, the other all of it.
