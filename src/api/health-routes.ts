@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { toRfc3339 } from "../method";
 import type { Anchoring } from "../service/anchoring";
-import { defineRoute, type Route } from "./route";
+import { defineRoute, errorResponse, type Route } from "./route";
 
 const healthResponse = z.object({
   status: z.enum(["ok", "behind"]).describe("behind while a day's score root is not anchored on chain"),
@@ -22,9 +22,43 @@ const healthResponse = z.object({
   }),
 });
 
-/** The health route. */
-export function healthRoutes(anchoring: Pick<Anchoring, "status">): Route[] {
+/** How long a balancer waits before it asks a warming server again (`Retry-After` of the 503). */
+const READY_RETRY_AFTER_S = 1;
+
+/**
+ * The health route, and the readiness route a balancer checks (issue #30): 503 `warming_up` until the server has filled
+ * its latest-score cache and warmed its request path (src/app/warm-up.ts), then 200 for good. Answered from memory: a
+ * check that read the database would take every instance out at once while the database is away.
+ */
+export function healthRoutes(anchoring: Pick<Anchoring, "status">, ready: () => boolean): Route[] {
   return [
+    defineRoute({
+      method: "get",
+      path: "/v1/ready",
+      operationId: "getReady",
+      tag: "health",
+      auth: "none",
+      summary:
+        "Whether this instance takes traffic: 503 while it warms up after a start (its latest-score cache filled, its request path " +
+        "run), then 200. A balancer's health check; answered from memory.",
+      responses: {
+        200: { description: "ready", schema: z.object({ status: z.literal("ready") }), example: { status: "ready" } },
+        503: errorResponse("warming_up: the instance is filling its cache and warming its code; ask again after Retry-After"),
+      },
+    }).handle(async () =>
+      ready()
+        ? { status: 200, body: { status: "ready" as const } }
+        : {
+            status: 503,
+            headers: { "Retry-After": String(READY_RETRY_AFTER_S) },
+            body: {
+              error: {
+                code: "warming_up",
+                message: "this instance is warming up after its start: send its traffic to another one for now",
+              },
+            },
+          },
+    ),
     defineRoute({
       method: "get",
       path: "/v1/health",

@@ -169,11 +169,14 @@ export async function readEverything(
   const serviceHealth = await client.GET("/v1/health");
   const behind: "ok" | "behind" | undefined = serviceHealth.data?.status;
   answer("getHealth", serviceHealth);
+  const ready = await client.GET("/v1/ready");
+  const isReady: "ready" | undefined = ready.data?.status;
+  answer("getReady", ready);
   // An error is typed too: the one error shape.
   const missing = await client.GET("/v1/agents/{id}/score", { params: { path: { id: "agt_nobody" } } });
   const code: string | undefined = missing.error?.error.code;
   answer("getLatestScore (unknown agent)", missing);
-  void [total, band, trigger, claimedAt, flags, status, behind, code, tokenId, declaredStatus, enabled, given];
+  void [total, band, trigger, claimedAt, flags, status, behind, isReady, code, tokenId, declaredStatus, enabled, given];
   return answers;
 }
 `;
@@ -213,7 +216,7 @@ describe("the OpenAPI document", () => {
 
   it("names every operation uniquely and gives every answer with a body a schema", () => {
     const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
-    expect(operations).to.have.length(55);
+    expect(operations).to.have.length(56);
     const ids = operations.map((o) => o.operationId);
     expect(
       ids.every((id) => typeof id === "string" && /^[a-z][A-Za-z]+$/.test(id)),
@@ -320,6 +323,8 @@ describe("the OpenAPI document", () => {
         ): Promise<Array<{ operationId: string; status: number; body: any }>>;
       } = require(path.join(dir, "client.ts"));
       let answers: Array<{ operationId: string; status: number; body: any }> = [];
+      // GET /v1/ready answers 200 once the server has filled its cache.
+      await server.ready;
       // Every body is checked against its declared schema by the server as it answers (src/api/reply-check.ts).
       const mismatches = await mismatchesDuring(
         async () => (answers = await client.readEverything(server.url, { ...seeded, executor: EXECUTOR })),

@@ -15,6 +15,7 @@ import { DEFAULT_CHECKIN_RETENTION_DAYS } from "../service/checkin-retention";
 import { DEFAULT_CONSOLE_TIMEOUTS } from "../service/console-sessions";
 import { PROOF_KIND_SETTINGS } from "../service/proofs/kinds";
 import { DEFAULT_SERVER_LIMITS } from "./listener";
+import { WARM_UP_REQUESTS } from "./warm-up";
 import { DEFAULT_WEBHOOK_LIMITS } from "../service/webhooks/webhooks";
 import { DEFAULT_WEBHOOK_POLL_INTERVAL_MS, DEFAULT_WEBHOOK_TIMEOUT_MS } from "../service/webhooks/worker";
 
@@ -105,6 +106,11 @@ export const serveConfigSchema = z
      * node's heap; the cache never takes more than this.
      */
     SCORE_CACHE_MB: z.coerce.number().int().min(0).max(2048).default(512),
+    /**
+     * Reads a started server sends itself before `GET /v1/ready` answers 200, so that V8 has optimised its request path
+     * before traffic comes (issue #30: src/app/warm-up.ts); 0: none, ready once the cache is filled.
+     */
+    WARM_UP_REQUESTS: z.coerce.number().int().min(0).max(100_000).default(WARM_UP_REQUESTS),
     /** What one owner may keep (issue #15): proof challenges neither used nor expired, and agents claimed. */
     MAX_OPEN_CHALLENGES_PER_OWNER: z.coerce.number().int().min(1).max(10_000).default(20),
     MAX_AGENTS_PER_OWNER: z.coerce.number().int().min(1).max(10_000_000).default(1000),

@@ -3,6 +3,8 @@
  * proof verifiers, scheduler, anchoring, the chain's scores, pages and the HTTP app) and serves it.
  * `vrai serve`, `vrai dev` and the tests start the system through here and nowhere else.
  */
+import type http from "node:http";
+import { performance } from "node:perf_hooks";
 import Redis from "ioredis";
 import pino, { type Logger } from "pino";
 import { anchorRoutes } from "../api/anchor-routes";
@@ -19,7 +21,7 @@ import { createApiMetrics, type ApiMetrics } from "../api/metrics";
 import { directoryPageRoutes, pageRoutes } from "../api/page-routes";
 import { API_VERSION, openApiDocument } from "../api/openapi";
 import { proofRoutes } from "../api/proof-routes";
-import { createRateLimits, DEFAULT_RATE_LIMITS, type RateLimitOptions } from "../api/rate-limit";
+import { createRateLimits, DEFAULT_RATE_LIMITS, type RateLimitOptions, type RateLimits } from "../api/rate-limit";
 import type { Route } from "../api/route";
 import { serviceRoutes } from "../api/service-routes";
 import { webhookRoutes } from "../api/webhook-routes";
@@ -77,6 +79,7 @@ import { createSessionPages } from "../web/console/session-pages";
 import { createPages } from "../web/pages";
 import { chainScoreParts, type ChainScoreParts } from "./chain-scores";
 import { DEFAULT_SERVER_LIMITS, listen, type Listener, type ServerLimits } from "./listener";
+import { warmUp } from "./warm-up";
 import { checkRepliesOf } from "./config";
 
 export type { ServerScoreCache };
@@ -106,6 +109,11 @@ export type ApiServer = {
   webhooks: WebhookParts;
   /** The owners' console's sessions (issue #29). */
   consoleSessions: ConsoleSessions;
+  /**
+   * Resolves once the server takes traffic (`GET /v1/ready` answers 200): its latest-score cache filled, its request path
+   * run (src/app/warm-up.ts). It has listened since the start, and answers meanwhile too, more slowly.
+   */
+  ready: Promise<void>;
   /** Stops taking connections, lets in-flight requests finish, then stops background work (the db is the caller's). */
   close(): Promise<void>;
 };
@@ -151,6 +159,11 @@ export type ApiServerOptions = {
   erc8004?: Erc8004Options;
   /** Memory for the latest-score cache (default 512 MiB); 0 turns it off. */
   scoreCacheBytes?: number;
+  /**
+   * Reads the server sends itself before it reports ready (src/app/warm-up.ts; `vrai serve`: WARM_UP_REQUESTS, 3,000).
+   * Default 0: ready once the cache is filled, for tests, which start many servers.
+   */
+  warmUpRequests?: number;
   /** What one owner may keep: open proof challenges (default 20) and agents (default 1,000). */
   limits?: OwnerLimits;
   /**
@@ -261,13 +274,18 @@ type System = {
 /** The API listener's connections now: open, and waiting for their client (none before it listens). */
 type Connections = () => { open: number; waiting: number };
 
+/** What the running process knows and the system reads: its load, its listener, and whether it is ready. */
+type ProcessState = { overloaded: () => boolean; connections: Connections; origin: () => string; ready: () => boolean };
+
 /**
  * Builds the system of `options` over `options.db` without touching it.
- * @param overloaded whether the process is overloaded now (V3.3: the load monitor `startApiServer` runs)
- * @param connections the API listener's connections, for the metrics
- * @param origin the listener's URL, once it listens
+ * @param running.overloaded whether the process is overloaded now (V3.3: the load monitor `startApiServer` runs)
+ * @param running.connections the API listener's connections, for the metrics
+ * @param running.origin the listener's URL, once it listens
+ * @param running.ready whether the server takes traffic yet (`GET /v1/ready`)
  */
-function createSystem(options: ApiServerOptions, overloaded: () => boolean, connections: Connections, origin: () => string): System {
+function createSystem(options: ApiServerOptions, running: ProcessState): System {
+  const { overloaded, connections, origin } = running;
   const logger = options.logger ?? pino({ level: "info" });
   const clock = options.devClock?.clock ?? options.clock ?? systemClock;
   const scoreCache =
@@ -404,7 +422,7 @@ function createSystem(options: ApiServerOptions, overloaded: () => boolean, conn
     ...serviceRoutes({ ...service, reads, site, publishing, checkinResults: metrics.checkinResults }),
     ...proofRoutes({ proofs, identity: service.identity, reads }),
     ...anchorRoutes(anchoring, reads),
-    ...healthRoutes(anchoring),
+    ...healthRoutes(anchoring, running.ready),
     ...directoryRoutes(directory),
     ...erc8004Routes(publishing),
     ...(chain?.routes ?? []),
@@ -483,12 +501,18 @@ export function apiDocument(): unknown {
   const none = { open: 0, waiting: 0 };
   const { routes } = createSystem(
     { db, operatorToken: "unused", logger: pino({ level: "silent" }), scoreCacheBytes: 0, devClock },
-    () => false,
-    () => none,
-    () => "http://127.0.0.1",
+    { overloaded: () => false, connections: () => none, origin: () => "http://127.0.0.1", ready: () => false },
   );
   return openApiDocument(routes, { version: API_VERSION });
 }
+
+/**
+ * How long a started server waits for its latest-score cache to fill before it warms up and reports ready all the same
+ * (it reads scores from the database until they are cached). A million agents fill in about 20 s with no traffic.
+ */
+const READY_CACHE_WAIT_MS = 120_000;
+/** The warm-up app's rate limits: out of its way (src/app/warm-up.ts). */
+const WARM_UP_ALLOWANCE = 1_000_000_000;
 
 /** Migrates the store, builds the system on it and serves the HTTP API and the pages. */
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
@@ -496,6 +520,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const load = createLoadMonitor(options.overload ?? { maxInFlight: 256, maxLoopDelayMs: 200 });
   // The listener comes last, once the app is built: until then it holds no connection.
   let listener: Listener | undefined;
+  /** Whether the server takes traffic (`GET /v1/ready`): once it has warmed up, below. */
+  let ready = false;
   const {
     logger,
     scoreCache,
@@ -519,49 +545,52 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     routes,
     consoleRoutes,
     refreshBusy,
-  } = createSystem(
-    options,
-    () => load.overloaded(),
-    () => listener?.connections() ?? { open: 0, waiting: 0 },
-    () => url,
-  );
+  } = createSystem(options, {
+    overloaded: () => load.overloaded(),
+    connections: () => listener?.connections() ?? { open: 0, waiting: 0 },
+    origin: () => url,
+    ready: () => ready,
+  });
   await refreshBusy();
 
   const shared = options.rateLimit?.redis;
   const redis = shared ? { client: await connectRedis(shared.url, logger), keyPrefix: shared.keyPrefix } : undefined;
   const limits = createRateLimits({ ...DEFAULT_RATE_LIMITS, ...options.rateLimit, redis });
   const metricsTokenHash = options.metrics?.token === undefined ? undefined : hashSecret(options.metrics.token);
-  const app = createHttpApp({
-    routes,
-    pages: [
-      ...pageRoutes(
-        createPages({ reads, site, directory, panels: chain?.panels, origin: () => url, publishing: (id) => publishing.status(id) }),
-      ),
-      ...directoryPageRoutes(createDirectoryPages({ directory })),
-    ],
-    authenticateOwner: service.ownerTokens.authenticate,
-    console: createConsoleRouter({
-      sessions: consoleSessions,
-      tokens: service.ownerTokens,
-      views: createSessionPages(),
-      clock: service.clock,
+  // The app over this system; the warm-up's has rate limits, metrics and a log of its own (src/app/warm-up.ts).
+  const appWith = ({ limits, metrics, logger }: { limits: RateLimits; metrics: ApiMetrics; logger: Logger }): http.RequestListener =>
+    createHttpApp({
+      routes,
+      pages: [
+        ...pageRoutes(
+          createPages({ reads, site, directory, panels: chain?.panels, origin: () => url, publishing: (id) => publishing.status(id) }),
+        ),
+        ...directoryPageRoutes(createDirectoryPages({ directory })),
+      ],
+      authenticateOwner: service.ownerTokens.authenticate,
+      console: createConsoleRouter({
+        sessions: consoleSessions,
+        tokens: service.ownerTokens,
+        views: createSessionPages(),
+        clock: service.clock,
+        limits,
+        origin: consoleOrigin,
+        logger,
+        home: options.console?.home,
+        pages: [consolePageModule(consoleRoutes), ...(options.console?.pages ?? [])],
+      }),
+      authenticateOperator: operators.authenticate,
+      authenticateAgent: async (agentId, key) => void (await service.accounts.authenticateAgent(agentId, key)),
       limits,
-      origin: consoleOrigin,
+      accountCreation: { method: "post", path: "/v1/owners" },
+      metricsTokenHash: options.metrics?.port === undefined ? metricsTokenHash : undefined,
+      trustProxy: options.trustProxy,
+      load,
+      metrics,
       logger,
-      home: options.console?.home,
-      pages: [consolePageModule(consoleRoutes), ...(options.console?.pages ?? [])],
-    }),
-    authenticateOperator: operators.authenticate,
-    authenticateAgent: async (agentId, key) => void (await service.accounts.authenticateAgent(agentId, key)),
-    limits,
-    accountCreation: { method: "post", path: "/v1/owners" },
-    metricsTokenHash: options.metrics?.port === undefined ? metricsTokenHash : undefined,
-    trustProxy: options.trustProxy,
-    load,
-    metrics,
-    logger,
-    checkReplies: options.checkReplies ?? checkRepliesOf(process.env),
-  });
+      checkReplies: options.checkReplies ?? checkRepliesOf(process.env),
+    });
+  const app = appWith({ limits, metrics, logger });
   const serverLimits = { ...DEFAULT_SERVER_LIMITS, ...options.serverLimits };
   const host = options.host ?? "127.0.0.1";
   // Nothing runs in the background until both listeners are bound: a taken port stops the start here (issue #33).
@@ -606,8 +635,34 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   }
   if (options.webhooks?.worker !== false) webhooks.worker.start(options.webhooks?.pollIntervalMs ?? DEFAULT_WEBHOOK_POLL_INTERVAL_MS);
 
+  // Ready (`GET /v1/ready`) once the latest-score cache has filled (at most READY_CACHE_WAIT_MS) and the request path has run.
+  const warming = new AbortController();
+  const becameReady = (async () => {
+    const started = performance.now();
+    let cacheTimer: NodeJS.Timeout | undefined;
+    const cacheWait = new Promise<void>((resolve) => {
+      cacheTimer = setTimeout(resolve, READY_CACHE_WAIT_MS);
+      warming.signal.addEventListener("abort", () => resolve());
+    });
+    await Promise.race([scoreCache?.server.warmed ?? Promise.resolve(), cacheWait]);
+    clearTimeout(cacheTimer);
+    const cacheMs = Math.round(performance.now() - started);
+    const warmUpApp = () =>
+      appWith({
+        limits: createRateLimits({ ...DEFAULT_RATE_LIMITS, perMinute: WARM_UP_ALLOWANCE, burst: WARM_UP_ALLOWANCE }),
+        metrics: createApiMetrics({ busy: () => false }),
+        logger: pino({ level: "silent" }),
+      });
+    const requests = options.warmUpRequests ?? 0;
+    const run = requests > 0 ? await warmUp(warmUpApp(), { limits: serverLimits, requests, signal: warming.signal }) : undefined;
+    if (warming.signal.aborted) return;
+    ready = true;
+    logger.info({ cacheMs, warmUp: run && { ...run, ms: Math.round(run.ms) } }, "api ready");
+  })();
+
   return {
     url,
+    ready: becameReady,
     metricsUrl: metricsListener?.url,
     service,
     operators,
@@ -623,6 +678,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     webhooks,
     consoleSessions,
     async close() {
+      warming.abort();
+      await becameReady;
       clearInterval(busyTimer);
       await scheduler.stop();
       await erc8004Feedback?.stop();

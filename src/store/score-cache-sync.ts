@@ -162,7 +162,6 @@ export function createSyncedScoreCache(db: Db, maxBytes: number, logger: Logger)
   const warmed = new Promise<void>((resolve) => (firstWarm = resolve));
   let warming = false;
   let warmAgain = false;
-  let filledOnce = false;
   let rewarm: NodeJS.Timeout | undefined;
   /** Fills the cache from the table; asked again while filling, it fills once more afterwards. */
   const warm = () => {
@@ -172,10 +171,8 @@ export function createSyncedScoreCache(db: Db, maxBytes: number, logger: Logger)
       return;
     }
     warming = true;
-    // A server's first fill cannot tell yet whether scores are being asked for (it has not listened for ASKED_WITHIN_MS):
-    // it starts as if they were, a short page and a pause, rather than with full pages under a load it did not see yet.
-    if (!filledOnce) lastAsked = Math.max(lastAsked, performance.now());
-    filledOnce = true;
+    // A server's first fill runs at full speed: a balancer sends it no traffic until it is ready, which waits for this
+    // fill (`GET /v1/ready`, src/app/server.ts); a read that comes all the same makes it give way from the next page.
     warmScoreCache(store, cache, asked)
       .then(
         (agents) => logger.info({ agents, ...cache.stats() }, "score cache filled"),

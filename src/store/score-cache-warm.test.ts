@@ -136,7 +136,7 @@ for (const { name, create } of TEST_STORES) {
       expect(second.asked - first.asked).to.be.at.least(50 * (first.answered - first.asked) - 1);
     });
 
-    it("a server's fill starts as if scores were asked for: a short page first, full pages once none are (issue #30)", async () => {
+    it("a server's first fill reads full pages while nobody asks: no traffic comes before it is ready (issue #30)", async () => {
       // On PostgreSQL the fill starts once the server listens for other processes' writes: here 300 ms after its start,
       // longer than a read counts as recent, as a loaded machine may take to connect.
       const listen: Db["listen"] = testDb.db.listen?.bind(testDb.db);
@@ -157,8 +157,8 @@ for (const { name, create } of TEST_STORES) {
         await synced.stop();
       }
       expect(synced.server.stats().entries).to.equal(AGENTS);
-      // Nobody asked: after the first short page and its pause, full pages.
-      expect(watched.pages.map((p) => p.limit)).to.deep.equal([100, 1000, 1000, 1000, 1000, 1000]);
+      // Nobody asked: full pages from the first on, and one more that finds none (it ends the fill).
+      expect(watched.pages.map((p) => p.limit)).to.deep.equal([1000, 1000, 1000, 1000, 1000, 1000]);
     });
   });
 }

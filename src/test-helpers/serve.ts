@@ -24,13 +24,14 @@ export type ServeChild = Omit<ServeProcess, "url"> & {
 };
 
 /**
- * Spawns `vrai serve` with `env` on top of this process's environment.
+ * Spawns `vrai serve` with `env` on top of this process's environment, without a warm-up (WARM_UP_REQUESTS=0) unless
+ * `env` asks for one: a test's server is ready once its cache is filled, rather than reading its own scores beside the test.
  * @example const serve = spawnServe({ DATABASE_URL: url, PORT: "0", OPERATOR_TOKEN: token }); await serve.exited;
  */
 export function spawnServe(env: Record<string, string>): ServeChild {
   const child = spawn(process.execPath, [BIN, "serve"], {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, ...env },
+    env: { ...process.env, WARM_UP_REQUESTS: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

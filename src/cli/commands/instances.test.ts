@@ -11,6 +11,7 @@ import { expect } from "chai";
 import type { Hex } from "viem";
 import { executorId } from "../../method";
 import { createTestPgDb, type TestDb } from "../../test-helpers/db";
+import { eventually } from "../../test-helpers/eventually";
 import { startBalancer, type Balancer } from "../../test-helpers/haproxy";
 import { startHttpServer } from "../../test-helpers/http-server";
 import { deployToNode, startHardhatNode, traceRoot, type HardhatNode, type NodeDriver } from "../../test-helpers/node";
@@ -19,7 +20,8 @@ import { startServe, type ServeProcess } from "../../test-helpers/serve";
 const OPERATOR_TOKEN = "operator-token-for-the-instances-test";
 const INSTANCES = 3;
 /** HAProxy's health check: a route every instance answers from memory (every instance reads the same database). */
-const HEALTH_PATH = "/v1/method";
+/** The balancer's health check: an instance takes traffic once it is ready (issue #30). */
+const HEALTH_PATH = "/v1/ready";
 
 type Json = Record<string, any>;
 type Answer = { status: number; json: Json; servedBy: string | null; replayed: boolean };
@@ -55,10 +57,15 @@ describe("three vrai serve instances behind HAProxy on one PostgreSQL", function
       // Webhooks to the test's receiver on 127.0.0.1, looked for every 50 ms by each instance's worker (issue #28).
       WEBHOOK_ALLOW_LOOPBACK: "true",
       WEBHOOK_POLL_INTERVAL_MS: "50",
+      // Each instance reads its own scores a few hundred times before it reports ready, as vrai serve does 3,000 times.
+      WARM_UP_REQUESTS: "300",
     };
     // The first alone: it builds the bundle all three run, and takes the indexer lock.
     instances.push(await startServe(sharedEnv));
     instances.push(...(await Promise.all(Array.from({ length: INSTANCES - 1 }, () => startServe(sharedEnv)))));
+    // Listening, each answers 503 until it is ready; the balancer sends it nothing meanwhile.
+    for (const s of instances)
+      await eventually(async () => (await fetch(`${s.url}${HEALTH_PATH}`)).status === 200, `${s.url} ready`, 30_000);
     balancer = await startBalancer(
       instances.map((s, i) => ({ name: `vrai${i + 1}`, url: s.url })),
       HEALTH_PATH,

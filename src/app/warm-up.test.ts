@@ -1,0 +1,54 @@
+import type http from "node:http";
+import { expect } from "chai";
+import { DEFAULT_SERVER_LIMITS } from "./listener";
+import { warmUp } from "./warm-up";
+
+/** A handler answering the directory with two agents' score links, and 200 to anything else; what it was asked, by path and connection. */
+function recording() {
+  const paths: string[] = [];
+  const sockets = new Set<unknown>();
+  const handler: http.RequestListener = (req, res) => {
+    paths.push(req.url ?? "");
+    sockets.add(req.socket);
+    const body =
+      req.url === "/v1/agents?limit=100"
+        ? { agents: [{ links: { score: "/v1/agents/agt_a/score" } }, { links: { score: "/v1/agents/agt_b/score" } }, { links: {} }] }
+        : {};
+    res.setHeader("content-type", "application/json");
+    res.end(JSON.stringify(body));
+  };
+  return { handler, paths, sockets };
+}
+
+describe("the warm-up a started server sends itself (issue #30)", () => {
+  it("reads the directory once, then the scores it links to and the method in turn, on connections it renews", async () => {
+    const { handler, paths, sockets } = recording();
+    const run = await warmUp(handler, { limits: DEFAULT_SERVER_LIMITS, requests: 201 });
+    expect(run).to.include({ requests: 201, ok: 201 });
+    expect(paths).to.have.length(201);
+    expect(paths.filter((p) => p === "/v1/agents?limit=100")).to.have.length(1);
+    const counts = new Map<string, number>();
+    for (const p of paths.slice(1)) counts.set(p, (counts.get(p) ?? 0) + 1);
+    expect([...counts.keys()].sort()).to.deep.equal(["/v1/agents/agt_a/score", "/v1/agents/agt_b/score", "/v1/method"]);
+    for (const n of counts.values()) expect(n).to.be.within(66, 67);
+    // Each connection ends after 25 requests: 200 requests take at least 8 of them.
+    expect(sockets.size).to.be.at.least(8);
+  });
+
+  it("reads only the method when the directory has no scores, and stops once its signal aborts", async () => {
+    const { handler, paths } = recording();
+    const none: http.RequestListener = (req, res) =>
+      req.url?.startsWith("/v1/agents") ? res.writeHead(503).end("{}") : (handler(req, res) as undefined);
+    const stop = new AbortController();
+    let seen = 0;
+    const counting: http.RequestListener = (req, res) => {
+      if (++seen === 50) stop.abort();
+      none(req, res);
+    };
+    const run = await warmUp(counting, { limits: DEFAULT_SERVER_LIMITS, requests: 10_000, signal: stop.signal });
+    expect(new Set(paths)).to.deep.equal(new Set(["/v1/method"]));
+    // The directory's 503 is not ok; the eight connections each finish the request they had sent.
+    expect(run.requests).to.be.within(50, 58);
+    expect(run.ok).to.equal(run.requests - 1);
+  });
+});

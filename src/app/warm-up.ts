@@ -1,0 +1,76 @@
+/**
+ * A started server's request path run before it reports ready (issue #30). V8 first runs a function's bytecode and
+ * optimises it only once it has run for a while, so a new process answers its first thousand-odd requests several times
+ * slower than it will a second later: at 2,000 reads a second its first second's p99 was 0.5-1.2 s with a full cache.
+ * So before `GET /v1/ready` says 200, the server sends itself reads of the routes a balancer brings most, over HTTP on a
+ * listener of its own on 127.0.0.1, made as the API's is (`listen`): node's parser and writer, the listener's connection
+ * bookkeeping, Express, the route table, the cache and the JSON all run as they will for traffic; every so often on a
+ * new connection, as a balancer opens them. The app it is sent to is built like the API's with its rate limits, metrics and log of its
+ * own (`startApiServer`), so none of them counts it; V8 keeps what it learnt per function, so the API's app is as warm.
+ */
+import http from "node:http";
+import { performance } from "node:perf_hooks";
+import { listen, type ServerLimits } from "./listener";
+
+/** What a warm-up did: its requests, how many answered 2xx, and how long it took. */
+export type WarmUpRun = { requests: number; ok: number; ms: number };
+
+/** Requests a warm-up sends: enough for V8 to optimise the read path (with 1,000 its first second was still 3x slower). */
+export const WARM_UP_REQUESTS = 3000;
+/** Requests in flight at once, each on a kept-alive connection of its own. */
+const WARM_UP_CONNECTIONS = 8;
+/** Every this many requests of a connection, its last (`Connection: close`): the next opens a new one. */
+const REQUESTS_PER_CONNECTION = 25;
+/** Scored agents whose reads it sends, from the directory's first page. */
+const WARM_UP_AGENTS = 100;
+
+/**
+ * Serves `app` on 127.0.0.1 for as long as the warm-up takes and sends it `requests` GETs: the directory's first page,
+ * then the scores it links to and `GET /v1/method`, in turn (only the method's when no agent is scored yet). Stops
+ * sending once `signal` aborts (the server is closing).
+ */
+export async function warmUp(
+  app: http.RequestListener,
+  { limits, requests = WARM_UP_REQUESTS, signal }: { limits: ServerLimits; requests?: number; signal?: AbortSignal },
+): Promise<WarmUpRun> {
+  const started = performance.now();
+  const server = await listen(app, { host: "127.0.0.1", port: 0, limits });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: WARM_UP_CONNECTIONS });
+  let ok = 0;
+  const get = (path: string, last = false) =>
+    new Promise<string>((resolve) => {
+      const req = http.get(`${server.url}${path}`, { agent, headers: last ? { connection: "close" } : {} }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () => {
+          if (res.statusCode !== undefined && res.statusCode < 300) ok++;
+          resolve(Buffer.concat(chunks).toString("utf8"));
+        });
+        res.on("error", () => resolve(""));
+      });
+      req.on("error", () => resolve(""));
+    });
+  try {
+    const paths = ["/v1/method", ...scoreLinks(await get(`/v1/agents?limit=${WARM_UP_AGENTS}`))];
+    let sent = 1;
+    const next = async (): Promise<void> => {
+      for (let own = 1; sent < requests && !signal?.aborted; own++)
+        await get(paths[sent++ % paths.length], own % REQUESTS_PER_CONNECTION === 0);
+    };
+    await Promise.all(Array.from({ length: WARM_UP_CONNECTIONS }, next));
+    return { requests: sent, ok, ms: performance.now() - started };
+  } finally {
+    agent.destroy();
+    await server.close();
+  }
+}
+
+/** The score links of a directory page (`links.score` of each agent); none from anything else. */
+function scoreLinks(page: string): string[] {
+  try {
+    const { agents } = JSON.parse(page) as { agents?: Array<{ links?: { score?: unknown } }> };
+    return (agents ?? []).map((a) => a.links?.score).filter((link): link is string => typeof link === "string");
+  } catch {
+    return [];
+  }
+}
