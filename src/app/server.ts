@@ -654,7 +654,14 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         logger: pino({ level: "silent" }),
       });
     const requests = options.warmUpRequests ?? 0;
-    const run = requests > 0 ? await warmUp(warmUpApp(), { limits: serverLimits, requests, signal: warming.signal }) : undefined;
+    const run =
+      requests > 0
+        ? await warmUp(warmUpApp(), { limits: serverLimits, requests, signal: warming.signal }).catch((error: unknown) => {
+            // Its listener could not be made: the server is ready all the same, only not warm.
+            logger.warn({ err: error }, "warm-up not run: ready without it");
+            return undefined;
+          })
+        : undefined;
     if (warming.signal.aborted) return;
     ready = true;
     logger.info({ cacheMs, warmUp: run && { ...run, ms: Math.round(run.ms) } }, "api ready");
