@@ -1,12 +1,13 @@
 /**
  * A started server's request path run before it reports ready (issue #30). V8 first runs a function's bytecode and
- * optimises it only once it has run for a while, so a new process answers its first thousand-odd requests several times
- * slower than it will a second later: at 2,000 reads a second its first second's p99 was 0.5-1.2 s with a full cache.
- * So before `GET /v1/ready` says 200, the server sends itself reads of the routes a balancer brings most, over HTTP on a
- * listener of its own on 127.0.0.1, made as the API's is (`listen`): node's parser and writer, the listener's connection
- * bookkeeping, Express, the route table, the cache and the JSON all run as they will for traffic; every so often on a
- * new connection, as a balancer opens them. The app it is sent to is built like the API's with its rate limits, metrics and log of its
- * own (`startApiServer`), so none of them counts it; V8 keeps what it learnt per function, so the API's app is as warm.
+ * optimises it only once it has run for a while, so a new process answers its first thousand-odd requests several
+ * times slower than it will a second later: at 2,000 reads a second its first second's p99 was 0.5-1.2 s with a full
+ * cache. So before `GET /v1/ready` says 200, the server sends itself reads of the routes a balancer brings most, over
+ * HTTP on a listener of its own on 127.0.0.1, made as the API's is (`listen`): node's parser and writer, the listener's
+ * connection bookkeeping, Express, the route table, the cache and the JSON all run as they will for traffic, every so
+ * often on a new connection, as a balancer opens them. The app it is sent to is built like the API's, with rate
+ * limits, metrics and a log of its own (`startApiServer`), so none of those counts it; V8 keeps what it learnt per
+ * function, so the API's app is as warm.
  */
 import http from "node:http";
 import { performance } from "node:perf_hooks";
@@ -15,7 +16,7 @@ import { listen, type ServerLimits } from "./listener";
 /** What a warm-up did: its requests, how many answered 2xx, and how long it took. */
 export type WarmUpRun = { requests: number; ok: number; ms: number };
 
-/** Requests a warm-up sends: enough for V8 to optimise the read path (with 1,000 its first second was still 3x slower). */
+/** Requests a warm-up sends (`vrai serve`'s WARM_UP_REQUESTS): about 2 s at start; figures in the README's restart table. */
 export const WARM_UP_REQUESTS = 3000;
 /** Requests in flight at once, each on a kept-alive connection of its own. */
 const WARM_UP_CONNECTIONS = 8;
@@ -23,6 +24,8 @@ const WARM_UP_CONNECTIONS = 8;
 const REQUESTS_PER_CONNECTION = 25;
 /** Scored agents whose reads it sends, from the directory's first page. */
 const WARM_UP_AGENTS = 100;
+/** A request not answered within this is given up (the next one goes on), so that no request can hold the warm-up. */
+const REQUEST_TIMEOUT_MS = 10_000;
 
 /**
  * Serves `app` on 127.0.0.1 for as long as the warm-up takes and sends it `requests` GETs: the directory's first page,
@@ -48,6 +51,7 @@ export async function warmUp(
         });
         res.on("error", () => resolve(""));
       });
+      req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error("warm-up request timed out")));
       req.on("error", () => resolve(""));
     });
   try {
