@@ -47,7 +47,7 @@ export function healthRoutes(anchoring: Pick<Anchoring, "status">, ready: () => 
       },
     }).handle(async () =>
       ready()
-        ? { status: 200, body: { status: "ready" as const } }
+        ? { status: 200, body: { status: "ready" } }
         : {
             status: 503,
             headers: { "Retry-After": String(READY_RETRY_AFTER_S) },

@@ -93,6 +93,8 @@ async function startDev(
     ANCHOR_CONFIRMATIONS: env.ANCHOR_CONFIRMATIONS || "1",
     // Webhooks to a receiver on this machine (http://localhost:...), as a developer tries them (issue #28).
     WEBHOOK_ALLOW_LOOPBACK: env.WEBHOOK_ALLOW_LOOPBACK || "true",
+    // One developer, no balancer: ready once the cache is filled, without reading its own scores first (issue #30).
+    WARM_UP_REQUESTS: env.WARM_UP_REQUESTS || "0",
   };
   const tokenFile = path.join(dataDir, DATA_DIR_FILES.operatorToken);
   if (!env.OPERATOR_TOKEN) {
