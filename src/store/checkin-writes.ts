@@ -29,10 +29,13 @@ type StateRecord = AgentRecord & {
 /** The most check-ins in one statement. */
 const MAX_BATCH = 64;
 /**
- * Statements of each kind on their way at once; requests made meanwhile wait for the next. Two keep
- * PostgreSQL busy while the answer of the other is handled, and let batches fill under load.
+ * Statements of each kind on their way at once; requests made meanwhile wait for the next, so batches fill under load.
+ * One of each kind: a state read and a write still overlap, and each send wakes a PostgreSQL backend that takes the
+ * server's core from it for as long as the statement runs (a fifth of its time in `writev` in a profile). With two of
+ * each, batches of 5-6 check-ins; with one, 4-7, and `bench:service` counted 2,106-2,194 check-ins/s against
+ * 1,448-1,603 in runs alternating with two (PostgreSQL's CPU 0.35 ms a check-in against 0.46-0.56; issue #30).
  */
-const MAX_IN_FLIGHT = 2;
+const MAX_IN_FLIGHT = 1;
 
 /**
  * One statement for a batch of states: each agent, the duplicate of its request's key in its latest
