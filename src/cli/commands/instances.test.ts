@@ -19,8 +19,7 @@ import { startServe, type ServeProcess } from "../../test-helpers/serve";
 
 const OPERATOR_TOKEN = "operator-token-for-the-instances-test";
 const INSTANCES = 3;
-/** HAProxy's health check: a route every instance answers from memory (every instance reads the same database). */
-/** The balancer's health check: an instance takes traffic once it is ready (issue #30). */
+/** HAProxy's health check, answered from memory: an instance takes traffic once it is ready (issue #30). */
 const HEALTH_PATH = "/v1/ready";
 
 type Json = Record<string, any>;
@@ -65,7 +64,15 @@ describe("three vrai serve instances behind HAProxy on one PostgreSQL", function
     instances.push(...(await Promise.all(Array.from({ length: INSTANCES - 1 }, () => startServe(sharedEnv)))));
     // Listening, each answers 503 until it is ready; the balancer sends it nothing meanwhile.
     for (const s of instances)
-      await eventually(async () => (await fetch(`${s.url}${HEALTH_PATH}`)).status === 200, `${s.url} ready`, 30_000);
+      await eventually(
+        async () => {
+          const answer = await fetch(`${s.url}${HEALTH_PATH}`);
+          await answer.arrayBuffer();
+          return answer.status === 200;
+        },
+        `${s.url} ready`,
+        30_000,
+      );
     balancer = await startBalancer(
       instances.map((s, i) => ({ name: `vrai${i + 1}`, url: s.url })),
       HEALTH_PATH,
