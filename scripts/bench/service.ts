@@ -211,7 +211,7 @@ async function serve(): Promise<void> {
         `heap ${fmt(process.memoryUsage().heapUsed / 2 ** 20)} MiB, RSS ${fmt(process.memoryUsage().rss / 2 ** 20)} MiB`,
     );
   }
-  process.send?.(cold ? { warmedMs, readyMs } : { url: server.url });
+  process.send?.(cold ? { warmedMs } : { url: server.url });
 }
 
 function startServerChild(dbUrl: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string }> {
