@@ -154,8 +154,8 @@ async function serve(): Promise<void> {
     serverLimits: { maxConnections: 10_000, maxConnectionsPerAddress: 10_000, maxRequestsPerSocket: 0 },
     metrics: { token: METRICS_TOKEN },
     scoreCacheBytes: envInt("SCORE_CACHE_MB", 512) * 2 ** 20,
-    // As vrai serve's default (WARM_UP_REQUESTS): the server reads its own scores before it reports ready.
-    warmUpRequests: WARM_UP_REQUESTS,
+    // As vrai serve (WARM_UP_REQUESTS, the same default): the server reads its own scores before it reports ready.
+    warmUpRequests: envInt("WARM_UP_REQUESTS", WARM_UP_REQUESTS),
     // BENCH_WEBHOOKS: deliveries to the bench's receiver on 127.0.0.1.
     webhooks: { allowLoopback: WEBHOOKS },
   });
@@ -626,7 +626,16 @@ const BURST: GetSchedule = {
  * Every answer of a load run: latencies in ms (from autocannon's 'response' events, not its histogram, which back-fills
  * synthetic values when a rate is set) and send times.
  */
-type LoadRun = { ok: number; other: number; errors: number; seconds: number; latencies: number[]; sentAt: number[] };
+/** `errorCodes`: the errors' codes (or messages) and how many of each, where the run kept them. */
+type LoadRun = {
+  ok: number;
+  other: number;
+  errors: number;
+  seconds: number;
+  latencies: number[];
+  sentAt: number[];
+  errorCodes?: Map<string, number>;
+};
 
 /**
  * Runs `schedule` against `path()` for WARMUP_S then `seconds`, without a pause between them (the
@@ -704,7 +713,8 @@ function sendShape(sentAt: number[]): { max10ms: number; idleShare: number } {
 function describeRun(r: LoadRun): string {
   const shape = sendShape(r.sentAt);
   return (
-    `${fmt(r.ok)} 2xx, ${r.other} other, ${r.errors} errors; ${fmt(r.ok / r.seconds)} 2xx/s; ` +
+    `${fmt(r.ok)} 2xx, ${r.other} other, ${r.errors} errors${r.errorCodes?.size ? ` (${[...r.errorCodes].map(([c, n]) => `${n} ${c}`).join(", ")})` : ""}; ` +
+    `${fmt(r.ok / r.seconds)} 2xx/s; ` +
     `latency p50 ${ms(quantile(r.latencies, 0.5))}, p99 ${ms(quantile(r.latencies, 0.99))}, max ${ms(quantile(r.latencies, 1))}; ` +
     `at most ${shape.max10ms} sent in 10 ms, ${Math.round(shape.idleShare * 100)}% of 10 ms windows idle`
   );
@@ -796,7 +806,7 @@ async function steadyFromStart(
   seconds: number,
   path: () => string,
 ): Promise<{ run: LoadRun; bySecond: number[]; byTenth: number[] }> {
-  const out: LoadRun = { ok: 0, other: 0, errors: 0, seconds, latencies: [], sentAt: [] };
+  const out: LoadRun = { ok: 0, other: 0, errors: 0, seconds, latencies: [], sentAt: [], errorCodes: new Map() };
   const agent = new http.Agent({ keepAlive: true, maxSockets: 100 });
   const answered: Promise<void>[] = [];
   const send = () =>
@@ -813,8 +823,10 @@ async function steadyFromStart(
         });
       });
       req.setTimeout(10_000, () => req.destroy(new Error("timeout")));
-      req.on("error", () => {
+      req.on("error", (error: NodeJS.ErrnoException) => {
         out.errors++;
+        const code = error.code ?? error.message;
+        out.errorCodes?.set(code, (out.errorCodes.get(code) ?? 0) + 1);
         resolve();
       });
     });

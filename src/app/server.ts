@@ -79,7 +79,7 @@ import { createSessionPages } from "../web/console/session-pages";
 import { createPages } from "../web/pages";
 import { chainScoreParts, type ChainScoreParts } from "./chain-scores";
 import { DEFAULT_SERVER_LIMITS, listen, type Listener, type ServerLimits } from "./listener";
-import { warmUp } from "./warm-up";
+import { WARM_UP_AGENTS, warmUp } from "./warm-up";
 import { checkRepliesOf } from "./config";
 
 export type { ServerScoreCache };
@@ -656,7 +656,12 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     const requests = options.warmUpRequests ?? 0;
     const run =
       requests > 0
-        ? await warmUp(warmUpApp(), { limits: serverLimits, requests, signal: warming.signal }).catch((error: unknown) => {
+        ? await warmUp(warmUpApp(), {
+            limits: serverLimits,
+            requests,
+            agentIds: scoreCache?.server.sample(WARM_UP_AGENTS),
+            signal: warming.signal,
+          }).catch((error: unknown) => {
             // Its listener could not be made: the server is ready all the same, only not warm.
             logger.warn({ err: error }, "warm-up not run: ready without it");
             return undefined;

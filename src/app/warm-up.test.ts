@@ -24,7 +24,7 @@ describe("the warm-up a started server sends itself (issue #30)", () => {
   it("reads the directory once, then the scores it links to and the method in turn, on connections it renews", async () => {
     const { handler, paths, sockets } = recording();
     const run = await warmUp(handler, { limits: DEFAULT_SERVER_LIMITS, requests: 201 });
-    expect(run).to.include({ requests: 201, ok: 201 });
+    expect(run).to.include({ requests: 201, ok: 201, agents: 2 });
     expect(paths).to.have.length(201);
     expect(paths.filter((p) => p === "/v1/agents?limit=100")).to.have.length(1);
     const counts = new Map<string, number>();
@@ -33,6 +33,16 @@ describe("the warm-up a started server sends itself (issue #30)", () => {
     for (const n of counts.values()) expect(n).to.be.within(66, 67);
     // Each connection ends after 25 requests: 200 requests take at least 8 of them.
     expect(sockets.size).to.be.at.least(8);
+  });
+
+  it("reads the scores of the agents it is given, not the directory's, when it is given some", async () => {
+    const { handler, paths } = recording();
+    const run = await warmUp(handler, { limits: DEFAULT_SERVER_LIMITS, requests: 31, agentIds: ["agt_x", "agt y"] });
+    expect(run).to.include({ requests: 31, ok: 31, agents: 2 });
+    expect(paths[0]).to.equal("/v1/agents?limit=100");
+    const counts = new Map<string, number>();
+    for (const p of paths.slice(1)) counts.set(p, (counts.get(p) ?? 0) + 1);
+    expect(Object.fromEntries(counts)).to.deep.equal({ "/v1/method": 10, "/v1/agents/agt_x/score": 10, "/v1/agents/agt%20y/score": 10 });
   });
 
   it("reads only the method when the directory has no scores, and stops once its signal aborts", async () => {

@@ -2,7 +2,9 @@
  * A started server's request path run before it reports ready (issue #30). V8 first runs a function's bytecode and
  * optimises it only once it has run for a while, so a new process answers its first thousand-odd requests several
  * times slower than it will a second later: at 2,000 reads a second its first second's p99 was 0.5-1.2 s with a full
- * cache. So before `GET /v1/ready` says 200, the server sends itself reads of the routes a balancer brings most, over
+ * cache. And it optimises for what it has seen: code warmed on a few agents' scores was thrown away and compiled again
+ * (on the machine's other core, beside the traffic) once reads of other agents came. So before `GET /v1/ready` says
+ * 200, the server sends itself reads of the routes a balancer brings most, of agents from all over its cache, over
  * HTTP on a listener of its own on 127.0.0.1, made as the API's is (`listen`): node's parser and writer, the listener's
  * connection bookkeeping, Express, the route table, the cache and the JSON all run as they will for traffic, every so
  * often on a new connection, as a balancer opens them. The app it is sent to is built like the API's, with rate
@@ -13,8 +15,8 @@ import http from "node:http";
 import { performance } from "node:perf_hooks";
 import { listen, type ServerLimits } from "./listener";
 
-/** What a warm-up did: its requests, how many answered 2xx, and how long it took. */
-export type WarmUpRun = { requests: number; ok: number; ms: number };
+/** What a warm-up did: its requests, how many answered 2xx, how many agents' scores it read, and how long it took. */
+export type WarmUpRun = { requests: number; ok: number; agents: number; ms: number };
 
 /** Requests a warm-up sends (`vrai serve`'s WARM_UP_REQUESTS): about 2 s at start; figures in the README's restart table. */
 export const WARM_UP_REQUESTS = 3000;
@@ -22,19 +24,26 @@ export const WARM_UP_REQUESTS = 3000;
 const WARM_UP_CONNECTIONS = 8;
 /** Every this many requests of a connection, its last (`Connection: close`): the next opens a new one. */
 const REQUESTS_PER_CONNECTION = 25;
-/** Scored agents whose reads it sends, from the directory's first page. */
-const WARM_UP_AGENTS = 100;
+/** The directory page it reads: its scores are read when no agents are given. */
+const DIRECTORY_PAGE = 100;
+/** Agents whose scores it reads, spread over the latest-score cache (`ScoreCache.sample`). */
+export const WARM_UP_AGENTS = 1000;
 /** A request not answered within this is given up (the next one goes on), so that no request can hold the warm-up. */
 const REQUEST_TIMEOUT_MS = 10_000;
 
 /**
  * Serves `app` on 127.0.0.1 for as long as the warm-up takes and sends it `requests` GETs: the directory's first page,
- * then the scores it links to and `GET /v1/method`, in turn (only the method's when no agent is scored yet). Stops
- * sending once `signal` aborts (the server is closing).
+ * then `GET /v1/method` and the scores of `agentIds` in turn, or without those the scores the page links to (only the
+ * method's when no agent is scored yet). Stops sending once `signal` aborts (the server is closing).
  */
 export async function warmUp(
   app: http.RequestListener,
-  { limits, requests = WARM_UP_REQUESTS, signal }: { limits: ServerLimits; requests?: number; signal?: AbortSignal },
+  {
+    limits,
+    requests = WARM_UP_REQUESTS,
+    agentIds = [],
+    signal,
+  }: { limits: ServerLimits; requests?: number; agentIds?: readonly string[]; signal?: AbortSignal },
 ): Promise<WarmUpRun> {
   const started = performance.now();
   const server = await listen(app, { host: "127.0.0.1", port: 0, limits });
@@ -55,14 +64,16 @@ export async function warmUp(
       req.on("error", () => resolve(""));
     });
   try {
-    const paths = ["/v1/method", ...scoreLinks(await get(`/v1/agents?limit=${WARM_UP_AGENTS}`))];
+    const linked = scoreLinks(await get(`/v1/agents?limit=${DIRECTORY_PAGE}`));
+    const scores = agentIds.length > 0 ? agentIds.map((id) => `/v1/agents/${encodeURIComponent(id)}/score`) : linked;
+    const paths = ["/v1/method", ...scores];
     let sent = 1;
     const next = async (): Promise<void> => {
       for (let own = 1; sent < requests && !signal?.aborted; own++)
         await get(paths[sent++ % paths.length], own % REQUESTS_PER_CONNECTION === 0);
     };
     await Promise.all(Array.from({ length: WARM_UP_CONNECTIONS }, next));
-    return { requests: sent, ok, ms: performance.now() - started };
+    return { requests: sent, ok, agents: scores.length, ms: performance.now() - started };
   } finally {
     agent.destroy();
     await server.close();

@@ -12,8 +12,8 @@ import type { Db } from "./db";
 import { createScoreCache, type ScoreCache, type ScoreCacheStats } from "./score-cache";
 import type { LatestScorePages } from "./sql-store";
 
-/** The latest-score cache of a running server: its figures, and the first fill from the database. */
-export type ServerScoreCache = { stats(): ScoreCacheStats; warmed: Promise<void> };
+/** The latest-score cache of a running server: its figures, the first fill from the database, and a sample of its agents (`ScoreCache.sample`). */
+export type ServerScoreCache = { stats(): ScoreCacheStats; warmed: Promise<void>; sample(n: number): string[] };
 
 export type SyncedScoreCache = {
   /** The latest scores of `store`, through the cache. */
@@ -209,7 +209,7 @@ export function createSyncedScoreCache(db: Db, maxBytes: number, logger: Logger)
       };
     },
     committed: (agentIds) => cache.invalidate(agentIds),
-    server: { stats: () => cache.stats(), warmed },
+    server: { stats: () => cache.stats(), warmed, sample: (n) => cache.sample(n) },
     start() {
       listener = db.listen?.(SCORES_CHANNEL, {
         notify(payload, fromThisDb) {

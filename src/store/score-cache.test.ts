@@ -119,6 +119,32 @@ describe("score cache", () => {
     expect(cache.get("c")).to.equal(null);
   });
 
+  it("samples agents with a score spread over its entries, none replaced, dropped or without a score (the warm-up's, issue #30)", () => {
+    const cache = createScoreCache({ maxBytes: 1 << 22 });
+    const s = score("x", 1, 100);
+    const ids = Array.from({ length: 1000 }, (_, i) => `agt_${String(i).padStart(4, "0")}`);
+    for (const id of ids) cache.offerRead(id, { ...s, agentId: id }, cache.mark());
+    expect(cache.sample(10)).to.deep.equal(ids.filter((_, i) => i % 100 === 0));
+    expect(cache.sample(0)).to.deep.equal([]);
+    expect(cache.sample(5000)).to.deep.equal(ids);
+    // agt_0000 dropped, agt_0100 replaced by a later score (its first entry no longer in use), agt_0200 without a score.
+    cache.invalidate(["agt_0000"]);
+    cache.offerRead("agt_0100", { ...s, agentId: "agt_0100", id: 2, at: s.at + 1 }, cache.mark());
+    cache.invalidate(["agt_0200"]);
+    cache.offerRead("agt_0200", null, cache.mark());
+    const sample = cache.sample(10);
+    expect(sample).to.have.length(10);
+    expect(sample.slice(0, 3)).to.deep.equal(["agt_0001", "agt_0101", "agt_0201"]);
+    for (const id of sample) expect(cache.get(id)?.agentId).to.equal(id);
+    // All of them: each agent with a score once, agt_0100 by its later entry.
+    const all = cache.sample(5000);
+    expect(all).to.have.length(998);
+    expect(new Set(all).size).to.equal(998);
+    expect(all).to.include("agt_0100");
+    expect(all).to.not.include("agt_0000");
+    expect(all).to.not.include("agt_0200");
+  });
+
   it("keeps no score without a compact result (an old one kept as text that does not render back exactly): it is read each time", () => {
     const cache = createScoreCache({ maxBytes: 1 << 20 });
     cache.offerRead("a", { ...score("a", 1, 100), packed: null }, cache.mark());

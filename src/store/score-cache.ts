@@ -38,6 +38,11 @@ export type ScoreCache = {
   invalidate(agentIds: readonly string[] | "all"): void;
   /** Off: nothing is answered or kept (for instance while changes by other processes cannot be heard). Turning it off drops everything. */
   setEnabled(on: boolean): void;
+  /**
+   * The ids of up to `n` agents with a score, spread evenly over the entries: a sample of what reads will ask, for a
+   * started server's warm-up (src/app/warm-up.ts), as wide as the agents the cache holds.
+   */
+  sample(n: number): string[];
   stats(): ScoreCacheStats;
 };
 
@@ -320,6 +325,26 @@ export function createScoreCache(options: { maxBytes: number; enabled?: boolean 
     setEnabled(on) {
       if (!on) clear();
       enabled = on;
+    },
+    sample(n) {
+      const ids: string[] = [];
+      if (n <= 0) return ids;
+      // Every step-th entry written, or the first after it still in the index with a score (an entry replaced, dropped or
+      // of an agent without a score is not).
+      const step = Math.max(1, Math.floor(index.size / n));
+      let due = 0;
+      let k = 0;
+      for (let s = 0; s < segments.length; s++) {
+        const segment = segments[s];
+        for (let offset = 0; offset < used[s] && ids.length < n; offset += segment.readUInt32LE(offset + AT_LENGTH), k++) {
+          if (k < due || (segment[offset + AT_FLAGS] & HAS_SCORE) === 0) continue;
+          const id = segment.toString("latin1", offset + AT_ID, offset + AT_ID + segment[offset + AT_ID_LENGTH]);
+          if (index.get(id, hashId(id)) !== (s * segmentBytes + offset) / ALIGN) continue;
+          ids.push(id);
+          due = k + step;
+        }
+      }
+      return ids;
     },
     stats: () => ({ entries: index.size, bytes: charged(), maxBytes, hits, misses, evictions, enabled }),
   };
