@@ -624,9 +624,9 @@ const BURST: GetSchedule = {
 
 /**
  * Every answer of a load run: latencies in ms (from autocannon's 'response' events, not its histogram, which back-fills
- * synthetic values when a rate is set) and send times.
+ * synthetic values when a rate is set) and send times; `errorCodes`, where a run keeps them: its errors' codes (or
+ * messages) and how many of each.
  */
-/** `errorCodes`: the errors' codes (or messages) and how many of each, where the run kept them. */
 type LoadRun = {
   ok: number;
   other: number;
