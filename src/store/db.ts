@@ -1,8 +1,9 @@
 import crypto from "node:crypto";
 import path from "node:path";
 import pg from "pg";
-import { PGlite } from "@electric-sql/pglite";
+import type { PGlite } from "@electric-sql/pglite";
 import { lockDataDir, type DataDirLock } from "./data-dir";
+import { openPglite } from "./pglite-cluster";
 import { InvalidInputError } from "../errors";
 import { DatabaseUnavailableError, storeError } from "./errors";
 
@@ -350,11 +351,12 @@ export type OpenOptions = {
 
 /**
  * Opens the embedded PGlite store; `dataDir` of `memory://` keeps everything in memory. A directory
- * is this process's alone while it is open, and private to its user (`src/store/data-dir.ts`).
+ * is this process's alone while it is open, and private to its user (`src/store/data-dir.ts`). A new
+ * cluster, in a new directory or in memory, is unpacked from a kept empty one (`src/store/pglite-cluster.ts`).
  * @throws DataDirInUseError when another live process has it open
  */
 export async function createPgliteDb(dataDir: string, options: OpenOptions = {}): Promise<Db> {
-  if (dataDir.startsWith("memory://")) return pgliteDb(await PGlite.create());
+  if (dataDir.startsWith("memory://")) return pgliteDb((await openPglite(undefined)).lite);
   const dir = path.resolve(dataDir);
   // Named as given (`./data`) in what another process is told. A lock the caller took stays the caller's to release.
   const lock = options.lock ?? lockDataDir(dataDir, options.holder ?? "");
@@ -368,7 +370,7 @@ export async function createPgliteDb(dataDir: string, options: OpenOptions = {})
   }
   let lite: PGlite;
   try {
-    lite = await PGlite.create(dir);
+    lite = (await openPglite(dir)).lite;
     lock.secure();
   } catch (error) {
     done();

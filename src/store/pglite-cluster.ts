@@ -1,0 +1,91 @@
+/**
+ * New PGlite clusters unpacked from one made before (issue #30). PGlite's initdb runs inside WebAssembly: 5 s on this
+ * machine when quiet, 8 s under load, at every `vrai dev` or `vrai serve` on a new data directory or in memory.
+ * Unpacking the files of an empty cluster made earlier takes 1 s. So the first new cluster of an installation is made
+ * by initdb (in memory) and its files are kept, gzipped, in `node_modules/.cache/vrai/`; every later new cluster is
+ * unpacked from them. The file is named by PGlite's version, whose initdb made it, and written whole, then renamed
+ * into place, so that two processes making it at once each leave a whole file. Its gzip checksum is checked before a
+ * byte of it reaches a data directory: a damaged file is made again, never unpacked. It holds no secret: an empty
+ * cluster, with PGlite's trust authentication.
+ */
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import zlib from "node:zlib";
+import { PGlite } from "@electric-sql/pglite";
+import { PROJECT_ROOT } from "../project-root";
+
+/** Where the empty cluster is kept: the package's own cache directory, removed with its `node_modules`. */
+export const CLUSTER_CACHE_DIR = path.join(PROJECT_ROOT, "node_modules", ".cache", "vrai");
+
+/** PGlite's version, which names the file: another version's initdb may lay its files out otherwise. */
+const PGLITE_VERSION = packageVersion("@electric-sql/pglite");
+
+/** The version in `name`'s package.json, found above its entry point (PGlite's `exports` do not list package.json). */
+function packageVersion(name: string): string {
+  const entry = require.resolve(name);
+  for (let dir = path.dirname(entry); path.dirname(dir) !== dir; dir = path.dirname(dir)) {
+    try {
+      const pkg = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as { name?: string; version?: string };
+      if (pkg.name === name && pkg.version !== undefined) return pkg.version;
+    } catch {
+      // no package.json here: look further up
+    }
+  }
+  throw new Error(`${name}'s package.json not found above ${entry}`);
+}
+
+/** How a cluster was opened: an existing data directory's, unpacked from the kept empty cluster, or made by initdb first. */
+export type ClusterOrigin = "existing" | "unpacked" | "initdb";
+
+/** The file of the kept empty cluster in `cacheDir`. */
+export function emptyClusterFile(cacheDir: string = CLUSTER_CACHE_DIR): string {
+  return path.join(cacheDir, `empty-cluster-pglite-${PGLITE_VERSION}.tar.gz`);
+}
+
+/**
+ * The files of an empty cluster (PGlite's `dumpDataDir` tar, uncompressed), and whether they were kept or made now.
+ * Made by initdb in memory when the kept file is missing or damaged, then kept; a cache that cannot be written (a
+ * read-only installation) only costs the next new cluster another initdb.
+ */
+export async function emptyCluster(cacheDir: string = CLUSTER_CACHE_DIR): Promise<{ tar: Blob; made: boolean }> {
+  const file = emptyClusterFile(cacheDir);
+  try {
+    // gunzip checks the gzip trailer's CRC-32 and length: a truncated or altered file throws here.
+    return { tar: new Blob([zlib.gunzipSync(fs.readFileSync(file))]), made: false };
+  } catch {
+    // missing, unreadable or damaged: made again below
+  }
+  const lite = await PGlite.create();
+  let tar: Blob;
+  try {
+    tar = await lite.dumpDataDir("none");
+  } finally {
+    await lite.close();
+  }
+  try {
+    fs.mkdirSync(cacheDir, { recursive: true });
+    const partial = `${file}.${process.pid}.${crypto.randomBytes(4).toString("hex")}`;
+    fs.writeFileSync(partial, zlib.gzipSync(Buffer.from(await tar.arrayBuffer()), { level: 6 }), { mode: 0o600 });
+    fs.renameSync(partial, file);
+  } catch {
+    // not kept: the next new cluster runs initdb again
+  }
+  return { tar, made: true };
+}
+
+/**
+ * Opens PGlite on `dataDir` (in memory when undefined). A directory holding a cluster (`PG_VERSION`) is opened as it
+ * is; a new one, or memory, gets a new empty cluster unpacked from `emptyCluster`.
+ */
+export async function openPglite(
+  dataDir: string | undefined,
+  cacheDir: string = CLUSTER_CACHE_DIR,
+): Promise<{ lite: PGlite; origin: ClusterOrigin }> {
+  if (dataDir !== undefined && fs.existsSync(path.join(dataDir, "PG_VERSION"))) {
+    return { lite: await PGlite.create(dataDir), origin: "existing" };
+  }
+  const { tar, made } = await emptyCluster(cacheDir);
+  const lite = await PGlite.create({ ...(dataDir === undefined ? {} : { dataDir }), loadDataDir: tar });
+  return { lite, origin: made ? "initdb" : "unpacked" };
+}
