@@ -1,13 +1,12 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import zlib from "node:zlib";
 import { expect } from "chai";
-import { emptyCluster, emptyClusterFile, openPglite, type ClusterOrigin } from "./pglite-cluster";
+import { CLUSTER_CACHE, emptyCluster, emptyClusterFile, openPglite, type ClusterCache, type ClusterOrigin } from "./pglite-cluster";
 
 /** How a cluster in `dataDir` was opened, once it answered a query and closed. */
-async function openedBy(dataDir: string, cacheDir: string): Promise<ClusterOrigin> {
-  const { lite, origin } = await openPglite(dataDir, cacheDir);
+async function openedBy(dataDir: string | undefined, cache: ClusterCache): Promise<ClusterOrigin> {
+  const { lite, origin } = await openPglite(dataDir, cache);
   try {
     expect((await lite.query("SELECT 1 AS one")).rows).to.deep.equal([{ one: 1 }]);
     return origin;
@@ -21,69 +20,102 @@ describe("new PGlite clusters unpacked from a kept empty one (issue #30)", funct
   this.timeout(120_000);
   let dir: string;
   let cacheDir: string;
+  /** How many clusters the cache under test made. */
+  let made: number;
+  /**
+   * The cache under test, in `cacheDir`. The first cluster it makes is made by initdb (CLUSTER_CACHE's own `make`), once
+   * in this file; the others are that one's files again: the tests that make several see how the cache handles them,
+   * without initdb's 5 s each time.
+   */
+  let cache: ClusterCache;
+  let byInitdb: Promise<Blob> | undefined;
   beforeEach(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-pglite-cluster-"));
     cacheDir = path.join(dir, "cache");
+    made = 0;
+    cache = {
+      dir: cacheDir,
+      make: () => {
+        made++;
+        byInitdb ??= CLUSTER_CACHE.make();
+        return byInitdb;
+      },
+    };
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it("makes the empty cluster once by initdb and keeps it; new data directories are unpacked from it and keep their data (initdb once, then three clusters unpacked: 8-15 s)", async () => {
-    const first = await openPglite(path.join(dir, "a"), cacheDir);
-    expect(first.origin).to.equal("initdb");
-    await first.lite.exec("CREATE TABLE t (x int); INSERT INTO t VALUES (1)");
-    await first.lite.close();
-    const kept = emptyClusterFile(cacheDir);
-    expect(fs.statSync(kept).mode & 0o777).to.equal(0o600);
-    // Written whole and renamed into place: nothing partial beside it.
-    expect(fs.readdirSync(cacheDir)).to.deep.equal([path.basename(kept)]);
-    const keptBytes = fs.readFileSync(kept);
+  it(
+    "makes the empty cluster once by initdb and keeps it; new data directories are unpacked from it and keep their data " +
+      "(initdb, then three clusters unpacked: 8-15 s)",
+    async () => {
+      const first = await openPglite(path.join(dir, "a"), cache);
+      expect(first.origin).to.equal("made");
+      await first.lite.exec("CREATE TABLE t (x int); INSERT INTO t VALUES (1)");
+      await first.lite.close();
+      const kept = emptyClusterFile(cacheDir);
+      expect(fs.statSync(kept).mode & 0o777).to.equal(0o600);
+      // Written whole and renamed into place: nothing partial beside it.
+      expect(fs.readdirSync(cacheDir)).to.deep.equal([path.basename(kept)]);
+      const keptBytes = fs.readFileSync(kept);
 
-    const second = await openPglite(path.join(dir, "b"), cacheDir);
-    expect(second.origin).to.equal("unpacked");
-    // A new cluster: nothing of the first directory's table, and a working one of its own.
-    const tables = await second.lite.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'");
-    expect(tables.rows).to.deep.equal([{ n: 0 }]);
-    await second.lite.exec("CREATE TABLE u (y text); INSERT INTO u VALUES ('kept')");
-    await second.lite.close();
-    expect(fs.readFileSync(kept).equals(keptBytes), "the kept cluster is not rewritten").to.equal(true);
+      const second = await openPglite(path.join(dir, "b"), cache);
+      expect(second.origin).to.equal("unpacked");
+      // A new cluster: nothing of the first directory's table, and a working one of its own.
+      const tables = await second.lite.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'");
+      expect(tables.rows).to.deep.equal([{ n: 0 }]);
+      await second.lite.exec("CREATE TABLE u (y text); INSERT INTO u VALUES ('kept')");
+      await second.lite.close();
+      expect(fs.readFileSync(kept).equals(keptBytes), "the kept cluster is not rewritten").to.equal(true);
 
-    // Both directories reopen as they were left, not unpacked again.
-    const a = await openPglite(path.join(dir, "a"), cacheDir);
-    const b = await openPglite(path.join(dir, "b"), cacheDir);
-    try {
-      expect([a.origin, b.origin]).to.deep.equal(["existing", "existing"]);
-      expect((await a.lite.query("SELECT x FROM t")).rows).to.deep.equal([{ x: 1 }]);
-      expect((await b.lite.query("SELECT y FROM u")).rows).to.deep.equal([{ y: "kept" }]);
-    } finally {
-      await a.lite.close();
-      await b.lite.close();
+      // Both directories reopen as they were left, not unpacked again.
+      const a = await openPglite(path.join(dir, "a"), cache);
+      const b = await openPglite(path.join(dir, "b"), cache);
+      try {
+        expect([a.origin, b.origin]).to.deep.equal(["existing", "existing"]);
+        expect((await a.lite.query("SELECT x FROM t")).rows).to.deep.equal([{ x: 1 }]);
+        expect((await b.lite.query("SELECT y FROM u")).rows).to.deep.equal([{ y: "kept" }]);
+      } finally {
+        await a.lite.close();
+        await b.lite.close();
+      }
+      // In memory too.
+      expect(await openedBy(undefined, cache)).to.equal("unpacked");
+      expect(made).to.equal(1);
+    },
+  );
+
+  // openPglite opens what emptyCluster gives, made or kept (the test above): these look at emptyCluster alone.
+  it("never unpacks a damaged file: it makes the cluster again and keeps it whole", async () => {
+    expect((await emptyCluster(cache)).made).to.equal(true);
+    const file = emptyClusterFile(cacheDir);
+    const whole = fs.readFileSync(file);
+    // The files made (the first test's, or made here by initdb).
+    const tar = Buffer.from(await (await (byInitdb as Promise<Blob>)).arrayBuffer());
+    const damaged = {
+      // One byte of the compressed data changed: gzip's CRC-32 no longer matches.
+      altered: Buffer.concat([whole.subarray(0, 1000), Buffer.from([whole[1000] ^ 0xff]), whole.subarray(1001)]),
+      // Cut short, as a full disk leaves a file written in place (this one is renamed into place whole).
+      truncated: whole.subarray(0, whole.length >> 1),
+    };
+    for (const [how, bytes] of Object.entries(damaged)) {
+      fs.writeFileSync(file, bytes);
+      const again = await emptyCluster(cache);
+      expect(again.made, how).to.equal(true);
+      expect(Buffer.from(await again.tar.arrayBuffer()).equals(tar), how).to.equal(true);
+      expect(fs.readFileSync(file).equals(whole), `${how}: made again whole`).to.equal(true);
     }
-
-    // In memory too.
-    const memory = await openPglite(undefined, cacheDir);
-    try {
-      expect(memory.origin).to.equal("unpacked");
-      expect((await memory.lite.query("SELECT 1 AS one")).rows).to.deep.equal([{ one: 1 }]);
-    } finally {
-      await memory.lite.close();
-    }
+    const kept = await emptyCluster(cache);
+    expect(kept.made).to.equal(false);
+    expect(Buffer.from(await kept.tar.arrayBuffer()).equals(tar)).to.equal(true);
+    expect(made).to.equal(3);
   });
 
-  it("never unpacks a damaged file, makes it again by initdb, and still opens new clusters when nothing can be kept (initdb twice: 10-16 s)", async () => {
+  it("still gives new clusters when nothing can be kept, and leaves no partial file", async () => {
+    // A directory where the kept file would be: the finished file cannot be renamed onto it.
     const file = emptyClusterFile(cacheDir);
-    fs.mkdirSync(cacheDir);
-    // A kept cluster with one byte of its compressed data changed: gzip's CRC-32 no longer matches.
-    const whole = zlib.gzipSync(Buffer.alloc(64 * 1024, 1));
-    fs.writeFileSync(file, Buffer.concat([whole.subarray(0, 20), Buffer.from([whole[20] ^ 0xff]), whole.subarray(21)]));
-    expect(await openedBy(path.join(dir, "a"), cacheDir)).to.equal("initdb");
-    // Made again whole: the next one is unpacked from it.
-    expect(zlib.gunzipSync(fs.readFileSync(file)).length).to.be.greaterThan(1_000_000);
-    expect((await emptyCluster(cacheDir)).made).to.equal(false);
-
-    // A file where the cache directory would be: nothing can be kept, each new cluster is made by initdb.
-    fs.rmSync(cacheDir, { recursive: true });
-    fs.writeFileSync(cacheDir, "not a directory");
-    expect(await openedBy(path.join(dir, "b"), cacheDir)).to.equal("initdb");
-    expect(fs.readFileSync(cacheDir, "utf8")).to.equal("not a directory");
+    fs.mkdirSync(path.join(file, "in-the-way"), { recursive: true });
+    for (const time of ["first", "second"]) expect((await emptyCluster(cache)).made, time).to.equal(true);
+    expect(made).to.equal(2);
+    expect(fs.readdirSync(cacheDir)).to.deep.equal([path.basename(file)]);
   });
 });

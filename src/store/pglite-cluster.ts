@@ -35,8 +35,24 @@ function packageVersion(name: string): string {
   throw new Error(`${name}'s package.json not found above ${entry}`);
 }
 
-/** How a cluster was opened: an existing data directory's, unpacked from the kept empty cluster, or made by initdb first. */
-export type ClusterOrigin = "existing" | "unpacked" | "initdb";
+/** How a cluster was opened: an existing data directory's, unpacked from the kept empty cluster, or made first (initdb). */
+export type ClusterOrigin = "existing" | "unpacked" | "made";
+
+/** Where the empty cluster is kept, and how it is made when it is not there (`makeByInitdb`). */
+export type ClusterCache = { dir: string; make(): Promise<Blob> };
+
+/** A new cluster's files, made by PGlite's initdb in memory and dumped (a tar). */
+async function makeByInitdb(): Promise<Blob> {
+  const lite = await PGlite.create();
+  try {
+    return await lite.dumpDataDir("none");
+  } finally {
+    await lite.close();
+  }
+}
+
+/** The package's cache: `node_modules/.cache/vrai/`, filled by initdb. */
+export const CLUSTER_CACHE: ClusterCache = Object.freeze({ dir: CLUSTER_CACHE_DIR, make: makeByInitdb });
 
 /** The file of the kept empty cluster in `cacheDir`. */
 export function emptyClusterFile(cacheDir: string = CLUSTER_CACHE_DIR): string {
@@ -45,31 +61,26 @@ export function emptyClusterFile(cacheDir: string = CLUSTER_CACHE_DIR): string {
 
 /**
  * The files of an empty cluster (PGlite's `dumpDataDir` tar, uncompressed), and whether they were kept or made now.
- * Made by initdb in memory when the kept file is missing or damaged, then kept; a cache that cannot be written (a
+ * Made (`cache.make`) when the kept file is missing or damaged, then kept; a cache that cannot be written (a
  * read-only installation) only costs the next new cluster another initdb.
  */
-export async function emptyCluster(cacheDir: string = CLUSTER_CACHE_DIR): Promise<{ tar: Blob; made: boolean }> {
-  const file = emptyClusterFile(cacheDir);
+export async function emptyCluster(cache: ClusterCache = CLUSTER_CACHE): Promise<{ tar: Blob; made: boolean }> {
+  const file = emptyClusterFile(cache.dir);
   try {
     // gunzip checks the gzip trailer's CRC-32 and length: a truncated or altered file throws here.
     return { tar: new Blob([zlib.gunzipSync(fs.readFileSync(file))]), made: false };
   } catch {
     // missing, unreadable or damaged: made again below
   }
-  const lite = await PGlite.create();
-  let tar: Blob;
+  const tar = await cache.make();
+  const partial = `${file}.${process.pid}.${crypto.randomBytes(4).toString("hex")}`;
   try {
-    tar = await lite.dumpDataDir("none");
-  } finally {
-    await lite.close();
-  }
-  try {
-    fs.mkdirSync(cacheDir, { recursive: true });
-    const partial = `${file}.${process.pid}.${crypto.randomBytes(4).toString("hex")}`;
-    fs.writeFileSync(partial, zlib.gzipSync(Buffer.from(await tar.arrayBuffer()), { level: 6 }), { mode: 0o600 });
+    fs.mkdirSync(cache.dir, { recursive: true });
+    fs.writeFileSync(partial, zlib.gzipSync(Buffer.from(await tar.arrayBuffer())), { mode: 0o600 });
     fs.renameSync(partial, file);
   } catch {
-    // not kept: the next new cluster runs initdb again
+    // not kept: the next new cluster is made again
+    fs.rmSync(partial, { force: true });
   }
   return { tar, made: true };
 }
@@ -80,12 +91,12 @@ export async function emptyCluster(cacheDir: string = CLUSTER_CACHE_DIR): Promis
  */
 export async function openPglite(
   dataDir: string | undefined,
-  cacheDir: string = CLUSTER_CACHE_DIR,
+  cache: ClusterCache = CLUSTER_CACHE,
 ): Promise<{ lite: PGlite; origin: ClusterOrigin }> {
   if (dataDir !== undefined && fs.existsSync(path.join(dataDir, "PG_VERSION"))) {
     return { lite: await PGlite.create(dataDir), origin: "existing" };
   }
-  const { tar, made } = await emptyCluster(cacheDir);
+  const { tar, made } = await emptyCluster(cache);
   const lite = await PGlite.create({ ...(dataDir === undefined ? {} : { dataDir }), loadDataDir: tar });
-  return { lite, origin: made ? "initdb" : "unpacked" };
+  return { lite, origin: made ? "made" : "unpacked" };
 }
