@@ -1,8 +1,10 @@
 import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
 import pg from "pg";
 import { PGlite } from "@electric-sql/pglite";
 import { createPgDb, pgliteDb, type Db } from "../store/db";
-import { migrate } from "../store/migrate";
+import { listMigrations, migrate } from "../store/migrate";
 import { emptyCluster } from "../store/pglite-cluster";
 
 /** The PostgreSQL server tests use (trust auth on this machine and in CI). */
@@ -11,12 +13,14 @@ export const TEST_PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://
 /** A fresh database for one test file, and how to drop it. */
 export type TestDb = { kind: "pg" | "pglite"; db: Db; url?: string; drop(): Promise<void> };
 
-/** Creates a new, empty PostgreSQL database with a random name; `drop()` closes and removes it. */
-export async function createTestPgDb(): Promise<TestDb> {
+/**
+ * Creates a new PostgreSQL database with a random name, empty or a copy of `template`; `drop()` closes and removes it.
+ */
+export async function createTestPgDb(template?: string): Promise<TestDb> {
   const name = `vrai_test_${crypto.randomBytes(6).toString("hex")}`;
   const admin = new pg.Client({ connectionString: TEST_PG_ADMIN_URL });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.query(template === undefined ? `CREATE DATABASE ${name}` : `CREATE DATABASE ${name} TEMPLATE ${template}`);
   await admin.end();
   const url = TEST_PG_ADMIN_URL.replace(/\/[^/]*$/, `/${name}`);
   const db = createPgDb(url);
@@ -96,9 +100,50 @@ export const TEST_STORES: ReadonlyArray<{ name: "postgresql" | "pglite"; create:
   ] as const
 ).filter(({ name }) => process.env.TEST_STORES === undefined || process.env.TEST_STORES.split(",").includes(name));
 
-/** `create()` (a new PostgreSQL database by default) with every migration applied. */
+/**
+ * The migrated PostgreSQL database test databases are copied from: `CREATE DATABASE ... TEMPLATE` takes about 0.1 s,
+ * as an empty database does, where applying every migration takes 0.35 s more, for some hundred databases a run. Named
+ * by a digest of the migrations and of `migrate.ts`, so a change to either makes another; made once on the machine by
+ * the first process that needs it, migrated under a name of its own and renamed into place (of two processes making it
+ * at once, one keeps its copy, the other drops its own), then marked a template no one may connect to, so that every
+ * copy is of the same schema.
+ */
+let migratedTemplate: Promise<string> | undefined;
+export const pgTemplate = (): Promise<string> => (migratedTemplate ??= makeMigratedTemplate());
+
+async function makeMigratedTemplate(): Promise<string> {
+  const digest = crypto.createHash("sha256");
+  for (const { name, sql } of listMigrations()) digest.update(`${name}\0${sql}\0`);
+  digest.update(fs.readFileSync(path.join(__dirname, "../store/migrate.ts")));
+  const name = `vrai_template_${digest.digest("hex").slice(0, 16)}`;
+  const admin = new pg.Client({ connectionString: TEST_PG_ADMIN_URL });
+  await admin.connect();
+  try {
+    if ((await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [name])).rowCount === 1) return name;
+    const made = await createTestPgDb();
+    await migrate(made.db);
+    await made.db.close();
+    const own = made.url?.split("/").pop() as string;
+    try {
+      await admin.query(`ALTER DATABASE ${own} RENAME TO ${name}`);
+      await admin.query(`ALTER DATABASE ${name} WITH IS_TEMPLATE true ALLOW_CONNECTIONS false`);
+    } catch (error) {
+      await admin.query(`DROP DATABASE IF EXISTS ${own} WITH (FORCE)`);
+      // 42P04 duplicate_database: another process renamed its copy into place first.
+      if ((error as { code?: string }).code !== "42P04") throw error;
+    }
+    return name;
+  } finally {
+    await admin.end();
+  }
+}
+
+/**
+ * `create()` (a new PostgreSQL database by default) with every migration applied: a PostgreSQL one is a copy of the
+ * migrated template (`pgTemplate`), on which `migrate` finds nothing left to apply.
+ */
 export async function createMigratedTestDb(create: () => Promise<TestDb> = createTestPgDb): Promise<TestDb> {
-  const testDb = await create();
+  const testDb = create === createTestPgDb ? await createTestPgDb(await pgTemplate()) : await create();
   await migrate(testDb.db);
   return testDb;
 }
