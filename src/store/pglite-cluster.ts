@@ -13,27 +13,19 @@ import fs from "node:fs";
 import path from "node:path";
 import zlib from "node:zlib";
 import { PGlite } from "@electric-sql/pglite";
-import { PROJECT_ROOT } from "../project-root";
+import { findPackageDir, PROJECT_ROOT } from "../project-root";
 
 /** Where the empty cluster is kept: the package's own cache directory, removed with its `node_modules`. */
 export const CLUSTER_CACHE_DIR = path.join(PROJECT_ROOT, "node_modules", ".cache", "vrai");
 
-/** PGlite's version, which names the file: another version's initdb may lay its files out otherwise. */
-const PGLITE_VERSION = packageVersion("@electric-sql/pglite");
-
-/** The version in `name`'s package.json, found above its entry point (PGlite's `exports` do not list package.json). */
-function packageVersion(name: string): string {
-  const entry = require.resolve(name);
-  for (let dir = path.dirname(entry); path.dirname(dir) !== dir; dir = path.dirname(dir)) {
-    try {
-      const pkg = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as { name?: string; version?: string };
-      if (pkg.name === name && pkg.version !== undefined) return pkg.version;
-    } catch {
-      // no package.json here: look further up
-    }
-  }
-  throw new Error(`${name}'s package.json not found above ${entry}`);
-}
+/**
+ * PGlite's version, which names the file: another version's initdb may lay its files out otherwise. Read from its
+ * package.json, found above its entry point (PGlite's `exports` do not list package.json).
+ */
+const PGLITE_VERSION = (() => {
+  const dir = findPackageDir(path.dirname(require.resolve("@electric-sql/pglite")), "@electric-sql/pglite");
+  return (JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as { version: string }).version;
+})();
 
 /** How a cluster was opened: an existing data directory's, unpacked from the kept empty cluster, or made first (initdb). */
 export type ClusterOrigin = "existing" | "unpacked" | "made";
