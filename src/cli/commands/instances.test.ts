@@ -331,7 +331,15 @@ describe("three vrai serve instances behind HAProxy on one PostgreSQL", function
       indexed = res.status === 200 && res.json.recordCount === 9;
     }
     expect(indexed, "the events after the loss were indexed").to.equal(true);
-    expect(acquired() - acquiredBefore, "one instance took the lock again").to.equal(1);
+    // A failure shows what each instance's indexer said last.
+    const indexerLines = (s: ServeProcess) =>
+      s
+        .output()
+        .split("\n")
+        .filter((line) => line.includes("indexer"))
+        .slice(-12);
+    const said = alive.map((s, i) => [`instance ${i}:`, ...indexerLines(s)].join("\n")).join("\n");
+    expect(acquired() - acquiredBefore, `one instance took the lock again\n${said}`).to.equal(1);
     for (const s of alive) expect(s.output()).to.not.contain("indexer stopped");
     const { rows } = await testDb.db.query<{ tx_hash: string; n: number }>(
       "SELECT tx_hash, count(*)::int AS n FROM chain_proof_records GROUP BY tx_hash",
