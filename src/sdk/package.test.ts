@@ -150,7 +150,9 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     const [pack] = methodPageVerifyCommand();
     const { stdout } = await run("bash", ["-euc", pack], { cwd: path.resolve(SDK_DIR, "../.."), env: cleanEnv(), maxBuffer: 16 * 2 ** 20 });
     tarball = stdout.trim().split("\n").pop()!;
-    fs.renameSync(path.join(SDK_DIR, tarball), path.join(project, tarball));
+    // Copied, then removed: the project can be on another file system (a tmpfs TMPDIR), where a rename fails.
+    fs.copyFileSync(path.join(SDK_DIR, tarball), path.join(project, tarball));
+    fs.rmSync(path.join(SDK_DIR, tarball));
     fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "sdk-consumer", version: "1.0.0", private: true }));
     await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", `./${tarball}`], {
       cwd: project,
