@@ -12,9 +12,6 @@ import { BaseError } from "../errors";
 import type { MethodVersion } from "../method";
 import { addDailyScores, type PageScorer } from "./score-rows";
 
-/** PGlite: the SQL store without a server. */
-const TEST_STORES_PGLITE = EVERY_STORE.find((s) => s.name === "pglite")!;
-
 const DAY = "2026-10-05";
 const MIDNIGHT = Date.UTC(2026, 9, 5) / 1000;
 const PAGE = 3;
@@ -88,6 +85,16 @@ for (const setup of EVERY_STORE) {
       ]);
       expect(counted.batches).to.deep.equal([all.slice(0, 3), all.slice(3, 6), all.slice(6, 9), all.slice(9)]);
       expect(progress).to.deep.equal([3, 6, 9, 11]);
+    });
+
+    it("reads a page larger than the agents once, and counts its agents once", async () => {
+      const counted = counting(store);
+      const progress: number[] = [];
+      const scoring = createScoring({ store: counted.store, clock, dailyPageSize: 20 });
+      expect(await scoring.recomputeDay(DAY, (n) => progress.push(n))).to.equal(0);
+      // The page read ahead of the first is known to be empty once the first is short: never read, nothing counted.
+      expect(counted.pages).to.deep.equal([{ after: undefined, limit: 20 }]);
+      expect(progress).to.deep.equal([claimed.length + 1]);
     });
 
     it("stores nothing when rerun, and a page size that divides the agents exactly ends on an empty page", async () => {
@@ -331,52 +338,60 @@ function recordingScorer(store: Store, minRows: number, fail?: { onPage: number 
   return { seen, factory };
 }
 
-describe("daily recompute with a page scorer (issue #30: pages scored off the calling thread)", () => {
-  let store: Store;
-  let close: () => Promise<void>;
-  let agents: string[];
-  const clock = createManualClock(MIDNIGHT - 86_400);
-  beforeEach(async () => {
-    ({ store, close } = await TEST_STORES_PGLITE.open());
-    const accounts = createAccounts({ store, clock });
-    const { ownerId } = await accounts.createOwner();
-    agents = [];
-    for (let i = 0; i < 7; i++) agents.push((await accounts.claimNewAgent(ownerId)).agentId);
-    agents.sort();
-  });
-  afterEach(() => close());
+for (const setup of EVERY_STORE)
+  describe(`daily recompute with a page scorer (issue #30: pages scored off the calling thread), on ${setup.name}`, () => {
+    let store: Store;
+    let close: () => Promise<void>;
+    let agents: string[];
+    const clock = createManualClock(MIDNIGHT - 86_400);
+    beforeEach(async () => {
+      ({ store, close } = await setup.open());
+      const accounts = createAccounts({ store, clock });
+      const { ownerId } = await accounts.createOwner();
+      agents = [];
+      for (let i = 0; i < 7; i++) agents.push((await accounts.claimNewAgent(ownerId)).agentId);
+      agents.sort();
+    });
+    afterEach(() => close());
 
-  it("sends it the pages of at least its minRows, scores shorter ones itself, stores the same scores, and closes it once", async () => {
-    const { seen, factory } = recordingScorer(store, 3);
-    const scoring = createScoring({ store, clock, dailyPageSize: 3, pageScorers: factory });
-    expect(await scoring.recomputeDay(DAY)).to.equal(7);
-    // Pages of 3, 3 and 1: the last is shorter than minRows.
-    expect(seen.pages).to.deep.equal([agents.slice(0, 3), agents.slice(3, 6)]);
-    expect([seen.created, seen.closed]).to.deep.equal([1, 1]);
-    const daily = (await store.read.scoresAfter(0, 1000)).filter((s) => s.trigger === "daily");
-    expect(daily.map((s) => s.agentId)).to.deep.equal(agents);
-    for (const s of daily) {
-      const one = await store.transaction(async (tx) =>
-        scoreFromInputs(buildScoreInputs(await createScoring({ store, clock }).factsAt(tx, (await tx.getAgent(s.agentId))!, MIDNIGHT))),
+    it("sends it the pages of at least its minRows, scores shorter ones itself, stores the same scores, and closes it once", async () => {
+      const { seen, factory } = recordingScorer(store, 3);
+      const scoring = createScoring({ store, clock, dailyPageSize: 3, pageScorers: factory });
+      expect(await scoring.recomputeDay(DAY)).to.equal(7);
+      // Pages of 3, 3 and 1: the last is shorter than minRows.
+      expect(seen.pages).to.deep.equal([agents.slice(0, 3), agents.slice(3, 6)]);
+      expect([seen.created, seen.closed]).to.deep.equal([1, 1]);
+      const daily = (await store.read.scoresAfter(0, 1000)).filter((s) => s.trigger === "daily");
+      expect(daily.map((s) => s.agentId)).to.deep.equal(agents);
+      for (const s of daily) {
+        const one = await store.transaction(async (tx) =>
+          scoreFromInputs(buildScoreInputs(await createScoring({ store, clock }).factsAt(tx, (await tx.getAgent(s.agentId))!, MIDNIGHT))),
+        );
+        expect([s.sha256, s.inputs]).to.deep.equal([one.sha256, one.canonical]);
+      }
+    });
+
+    it("starts no scorer for a day with no agent to score (every agent claimed after its midnight)", async () => {
+      const { seen, factory } = recordingScorer(store, 1);
+      const scoring = createScoring({ store, clock, dailyPageSize: 3, pageScorers: factory });
+      expect(await scoring.recomputeDay("2026-10-01")).to.equal(0);
+      expect([seen.pages, seen.created, seen.closed]).to.deep.equal([[], 0, 0]);
+    });
+
+    it("fails with the scorer's error, keeps the pages written before it, closes the scorer, and a rerun completes the day", async () => {
+      const { seen, factory } = recordingScorer(store, 1, { onPage: 2 });
+      const scoring = createScoring({ store, clock, dailyPageSize: 3, pageScorers: factory });
+      const failed = await scoring.recomputeDay(DAY).then(
+        () => null,
+        (e: unknown) => e,
       );
-      expect([s.sha256, s.inputs]).to.deep.equal([one.sha256, one.canonical]);
-    }
+      expect(failed).to.include({ code: "score_worker_failed" });
+      expect(seen.closed).to.equal(1);
+      const before = (await store.read.scoresAfter(0, 1000)).filter((s) => s.trigger === "daily").map((s) => s.agentId);
+      expect(before).to.deep.equal(agents.slice(0, 3));
+      const rerun = createScoring({ store, clock, dailyPageSize: 3, pageScorers: recordingScorer(store, 1).factory });
+      expect(await rerun.recomputeDay(DAY)).to.equal(4);
+      const after = (await store.read.scoresAfter(0, 1000)).filter((s) => s.trigger === "daily").map((s) => s.agentId);
+      expect(after).to.deep.equal(agents);
+    });
   });
-
-  it("fails with the scorer's error, keeps the pages written before it, closes the scorer, and a rerun completes the day", async () => {
-    const { seen, factory } = recordingScorer(store, 1, { onPage: 2 });
-    const scoring = createScoring({ store, clock, dailyPageSize: 3, pageScorers: factory });
-    const failed = await scoring.recomputeDay(DAY).then(
-      () => null,
-      (e: unknown) => e,
-    );
-    expect(failed).to.include({ code: "score_worker_failed" });
-    expect(seen.closed).to.equal(1);
-    const before = (await store.read.scoresAfter(0, 1000)).filter((s) => s.trigger === "daily").map((s) => s.agentId);
-    expect(before).to.deep.equal(agents.slice(0, 3));
-    const rerun = createScoring({ store, clock, dailyPageSize: 3, pageScorers: recordingScorer(store, 1).factory });
-    expect(await rerun.recomputeDay(DAY)).to.equal(4);
-    const after = (await store.read.scoresAfter(0, 1000)).filter((s) => s.trigger === "daily").map((s) => s.agentId);
-    expect(after).to.deep.equal(agents);
-  });
-});
