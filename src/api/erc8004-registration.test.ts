@@ -43,12 +43,9 @@ for (const { name, create } of TEST_STORES) {
     const selfDeclared = async (agentId: string) => (await call("GET", `/v1/agents/${agentId}`)).json.selfDeclared;
     const page = async (path: string) => (await fetch(`${server.url}${path}`)).text();
 
-    before(async () => {
-      testDb = await create();
-      chain = await startTestChain();
-      registry = await chain.deployReferenceIdentity();
-      web = await startHttpServer();
-      server = await startApiServer({
+    /** The API on the test's database and chain, reading proofs' sources through the test web server; `sources` on top. */
+    const startServer = (sources: { httpTimeoutMs?: number; submissionTimeoutMs?: number } = {}) =>
+      startApiServer({
         db: testDb.db,
         operatorToken: OPERATOR_TOKEN,
         clock,
@@ -71,8 +68,16 @@ for (const { name, create } of TEST_STORES) {
           sleep: async () => undefined,
           retry: { tries: 3, baseDelayMs: 1 },
           httpTimeoutMs: 300,
+          ...sources,
         },
       });
+
+    before(async () => {
+      testDb = await create();
+      chain = await startTestChain();
+      registry = await chain.deployReferenceIdentity();
+      web = await startHttpServer();
+      server = await startServer();
     });
     after(async () => {
       await server.close();
@@ -180,6 +185,24 @@ for (const { name, create } of TEST_STORES) {
       // Big, slow (three tries), not JSON, of the wrong type, of the wrong shape; the private address never.
       expect(web.requests.length - requests).to.equal(7);
       expect(resolved).to.include("inside.example.com");
+    });
+
+    it("gives the registration file only the submission's time (PROOF_SUBMISSION_TIMEOUT_MS) when the proof is made, then records the proof", async () => {
+      // Each read of a file is given 60 s here, and this one never answers: only the submission's 2 s can end the wait.
+      web.route("GET", "/never.json", { hang: true });
+      const { owner, agent } = await ownerWithAgent();
+      const usual = server;
+      server = await startServer({ httpTimeoutMs: 60_000, submissionTimeoutMs: 2_000 });
+      try {
+        await proveIdentity(owner, agent.agentId, `${FILES}never.json`);
+        const declared = await selfDeclared(agent.agentId);
+        expect(declared).to.include({ status: "refused", uri: `${FILES}never.json`, name: null });
+        expect(declared.reason).to.include("not read within the time a proof's submission has (PROOF_SUBMISSION_TIMEOUT_MS)");
+        expect(await total(agent.agentId)).to.equal(250);
+      } finally {
+        await server.close();
+        server = usual;
+      }
     });
 
     it("keeps only the URI of an ipfs:// file (no gateway configured), and of none when the token has no agentURI", async () => {
