@@ -39,8 +39,8 @@ function testFiles(dir) {
 /**
  * The tests' scratch files (PGlite clusters, the quick start's clone and `npm ci`, the SDK's install, browser
  * profiles, pg_auto_failover's nodes) go to a RAM-backed tmpfs when the machine has one and `TMPDIR` is not set:
- * on this kind of machine creating a file on the root ext4 costs about 0.75 ms of kernel CPU, 28 times tmpfs, and the quick
- * start's `npm ci` alone creates about 56,000 (DEVELOPERS.md, "Tests"). The workers inherit it.
+ * on this kind of machine creating a file on the root ext4 costs about 0.75 ms of kernel CPU, 28 times tmpfs, and
+ * the quick start's `npm ci` alone creates about 56,000 (DEVELOPERS.md, "Tests"). The workers inherit it.
  */
 function scratchDir() {
   if (process.env.TMPDIR) return process.env.TMPDIR;

@@ -165,7 +165,7 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     project = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-sdk-consumer-"));
     // An established agent with an anchored daily score and the ERC-8004 identity token 0 of the reference registry,
     // owned by account 2, and the example gate (test-helpers/gated-score.ts).
-    // Both settled before either failure is thrown: a fixture started is kept for \`after\` to close (its database dropped).
+    // Both settled before either failure is thrown: a fixture started is kept for `after` to close (its database dropped).
     const [gated, install] = await Promise.allSettled([startGatedScore(), packAndInstall()]);
     if (gated.status === "fulfilled") fixture = gated.value;
     for (const step of [gated, install]) if (step.status === "rejected") throw step.reason;
