@@ -36,6 +36,9 @@ function testFiles(dir) {
     .sort();
 }
 
+/** statfs's type of a tmpfs (linux/magic.h). */
+const TMPFS_MAGIC = 0x01021994;
+
 /**
  * The tests' scratch files (PGlite clusters, the quick start's clone and `npm ci`, the SDK's install, browser
  * profiles, pg_auto_failover's nodes) go to a RAM-backed tmpfs when the machine has one and `TMPDIR` is not set:
@@ -51,7 +54,6 @@ function scratchDir() {
     return undefined;
   }
 }
-const TMPFS_MAGIC = 0x01021994;
 const scratch = scratchDir();
 if (scratch) process.env.TMPDIR = scratch;
 

@@ -359,8 +359,7 @@ for (const setup of EVERY_STORE)
       const { seen, factory } = recordingScorer(store, 3);
       const scoring = createScoring({ store, clock, dailyPageSize: 3, pageScorers: factory });
       expect(await scoring.recomputeDay(DAY)).to.equal(7);
-      // Pages of 3, 3 and 1: the last is shorter than minRows.
-      // Scored in either order: the page read ahead may be ready first.
+      // Pages of 3, 3 and 1: the last is shorter than minRows. The first two in either order: the one read ahead may be ready first.
       expect(seen.pages).to.have.deep.members([agents.slice(0, 3), agents.slice(3, 6)]);
       expect([seen.created, seen.closed]).to.deep.equal([1, 1]);
       const daily = (await store.read.scoresAfter(0, 1000)).filter((s) => s.trigger === "daily");
