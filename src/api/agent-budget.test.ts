@@ -11,7 +11,9 @@ type Answer = { status: number; code: string | undefined };
 
 /**
  * One request from the loopback address `from` (a client of its own: 127.0.0.0/8 gives as many as a
- * test needs), its body written in `chunks` with `gapMs` between them when given.
+ * test needs), its body written in `chunks` with `gapMs` between them when given. With `holdLastMs`, the last chunk
+ * waits for the answer (at most that long): a server that answers without the whole body is seen to do so
+ * (`before`) however slowly it answers, and one that waits for it gets it only after that time.
  */
 function request(
   url: string,
@@ -23,12 +25,15 @@ function request(
     body?: string;
     chunks?: number;
     gapMs?: number;
+    holdLastMs?: number;
     agent?: http.Agent;
   },
 ): Promise<Answer & { before: boolean }> {
   return new Promise((resolve, reject) => {
     const { hostname, port } = new URL(url);
     let sent = false;
+    /** Sends the held last chunk: on the answer, or once `holdLastMs` has passed without one. */
+    let release: () => void = () => undefined;
     const req = http.request(
       {
         host: hostname,
@@ -40,6 +45,9 @@ function request(
         agent: options.agent ?? false,
       },
       (res) => {
+        // `before`: answered while the body was still being sent.
+        const before = !sent;
+        release();
         let text = "";
         res.on("data", (chunk) => (text += chunk));
         res.on("end", () => {
@@ -49,8 +57,7 @@ function request(
           } catch {
             code = undefined;
           }
-          // `before`: answered while the body was still being sent.
-          resolve({ status: res.statusCode ?? 0, code, before: !sent });
+          resolve({ status: res.statusCode ?? 0, code, before });
         });
       },
     );
@@ -68,7 +75,14 @@ function request(
       }
       req.write(body.slice(i * size, (i + 1) * size));
       i++;
-      if (options.gapMs) setTimeout(next, options.gapMs);
+      if (i === chunks - 1 && options.holdLastMs !== undefined) {
+        const timer = setTimeout(() => release(), options.holdLastMs);
+        release = () => {
+          release = () => undefined;
+          clearTimeout(timer);
+          next();
+        };
+      } else if (options.gapMs) setTimeout(next, options.gapMs);
       else next();
     };
     next();
@@ -204,6 +218,9 @@ for (const { name, create } of TEST_STORES) {
             body,
             chunks: 20,
             gapMs: 100,
+            // The body is whole only once the answer came: "answered before the body" is then not a race with a
+            // loaded server (under a CPU hog some 401s came after the trickle's 2 s had ended).
+            holdLastMs: 20_000,
             headers: {
               authorization: `Bearer va_${agent.agentId}.k_forged`,
               "content-type": "application/json",
