@@ -32,6 +32,7 @@ function request(
   return new Promise((resolve, reject) => {
     const { hostname, port } = new URL(url);
     let sent = false;
+    let answered = false;
     /** Sends the held last chunk: on the answer, or once `holdLastMs` has passed without one. */
     let release: () => void = () => undefined;
     const req = http.request(
@@ -47,6 +48,7 @@ function request(
       (res) => {
         // `before`: answered while the body was still being sent.
         const before = !sent;
+        answered = true;
         release();
         let text = "";
         res.on("data", (chunk) => (text += chunk));
@@ -75,7 +77,7 @@ function request(
       }
       req.write(body.slice(i * size, (i + 1) * size));
       i++;
-      if (i === chunks - 1 && options.holdLastMs !== undefined) {
+      if (i === chunks - 1 && options.holdLastMs !== undefined && !answered) {
         const timer = setTimeout(() => release(), options.holdLastMs);
         release = () => {
           release = () => undefined;
