@@ -32,9 +32,9 @@ function request(
   return new Promise((resolve, reject) => {
     const { hostname, port } = new URL(url);
     let sent = false;
-    let answered = false;
-    /** Sends the held last chunk: on the answer, or once `holdLastMs` has passed without one. */
-    let release: () => void = () => undefined;
+    let answered: () => void = () => undefined;
+    /** Settles once the answer has come. */
+    const answer = new Promise<void>((resolve) => (answered = resolve));
     const req = http.request(
       {
         host: hostname,
@@ -48,8 +48,7 @@ function request(
       (res) => {
         // `before`: answered while the body was still being sent.
         const before = !sent;
-        answered = true;
-        release();
+        answered();
         let text = "";
         res.on("data", (chunk) => (text += chunk));
         res.on("end", () => {
@@ -77,13 +76,10 @@ function request(
       }
       req.write(body.slice(i * size, (i + 1) * size));
       i++;
-      if (i === chunks - 1 && options.holdLastMs !== undefined && !answered) {
-        const timer = setTimeout(() => release(), options.holdLastMs);
-        release = () => {
-          release = () => undefined;
-          clearTimeout(timer);
-          next();
-        };
+      if (i === chunks - 1 && options.holdLastMs !== undefined) {
+        // The last chunk goes on the answer, or once `holdLastMs` has passed without one (a timer that holds nothing open).
+        const waited = new Promise((resolve) => setTimeout(resolve, options.holdLastMs).unref());
+        void Promise.race([answer, waited]).then(next);
       } else if (options.gapMs) setTimeout(next, options.gapMs);
       else next();
     };
