@@ -67,6 +67,24 @@ export type Listener = {
 /** A handler that gives requests and responses prototypes of its own, as an Express app does (`app.request`, `app.response`). */
 export type PrototypedHandler = RequestListener & { request: http.IncomingMessage; response: http.ServerResponse };
 
+/** `newMessageClasses` of `handler`, made once for each pair of prototypes (`classesOf`). */
+function messageClasses(handler: PrototypedHandler): MessageClasses | null {
+  const made = classesOf.get(handler.request);
+  if (made !== undefined && made.response === handler.response) return made.classes;
+  const classes = newMessageClasses(handler);
+  if (classes !== null) classesOf.set(handler.request, { response: handler.response, classes });
+  return classes;
+}
+
+type MessageClasses = Pick<http.ServerOptions, "IncomingMessage" | "ServerResponse">;
+
+/**
+ * The constructors made for each pair of prototypes: V8 gives the objects of each constructor shapes ("maps") of their
+ * own, so two listeners of one app's prototypes (the API's and its warm-up's, src/app/warm-up.ts) share them, and the
+ * code the warm-up optimised for its requests' shapes is the code the API's requests run (issue #30).
+ */
+const classesOf = new WeakMap<http.IncomingMessage, { response: http.ServerResponse; classes: MessageClasses }>();
+
 /**
  * Request and response constructors whose instances are made with `handler`'s prototypes, so that its
  * own `Object.setPrototypeOf` on each request (Express's `app.handle` does it) finds them in place and
@@ -76,7 +94,7 @@ export type PrototypedHandler = RequestListener & { request: http.IncomingMessag
  * functions in Node 20) on the new object: `Reflect.construct` with another `new.target` costs the
  * same promotions again. Null where Node's are classes, which cannot be called so.
  */
-function messageClasses(handler: PrototypedHandler): Pick<http.ServerOptions, "IncomingMessage" | "ServerResponse"> | null {
+function newMessageClasses(handler: PrototypedHandler): MessageClasses | null {
   const isClass = (f: unknown) => /^class\b/.test(Function.prototype.toString.call(f));
   if (isClass(http.IncomingMessage) || isClass(http.ServerResponse)) return null;
   const IncomingMessage = http.IncomingMessage as unknown as (this: http.IncomingMessage, socket: Socket) => void;

@@ -3,7 +3,6 @@
  * proof verifiers, scheduler, anchoring, the chain's scores, pages and the HTTP app) and serves it.
  * `vrai serve`, `vrai dev` and the tests start the system through here and nowhere else.
  */
-import type http from "node:http";
 import { performance } from "node:perf_hooks";
 import Redis from "ioredis";
 import pino, { type Logger } from "pino";
@@ -78,8 +77,8 @@ import { createDirectoryPages } from "../web/directory-page";
 import { createSessionPages } from "../web/console/session-pages";
 import { createPages } from "../web/pages";
 import { chainScoreParts, type ChainScoreParts } from "./chain-scores";
-import { DEFAULT_SERVER_LIMITS, listen, type Listener, type ServerLimits } from "./listener";
-import { WARM_UP_AGENTS, warmUp } from "./warm-up";
+import { DEFAULT_SERVER_LIMITS, listen, type Listener, type PrototypedHandler, type ServerLimits } from "./listener";
+import { WARM_UP_AGENTS, warmUp, withPrototypesOf } from "./warm-up";
 import { checkRepliesOf } from "./config";
 
 export type { ServerScoreCache };
@@ -558,7 +557,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const limits = createRateLimits({ ...DEFAULT_RATE_LIMITS, ...options.rateLimit, redis });
   const metricsTokenHash = options.metrics?.token === undefined ? undefined : hashSecret(options.metrics.token);
   // The app over this system; the warm-up's has rate limits, metrics and a log of its own (src/app/warm-up.ts).
-  const appWith = ({ limits, metrics, logger }: { limits: RateLimits; metrics: ApiMetrics; logger: Logger }): http.RequestListener =>
+  const appWith = ({ limits, metrics, logger }: { limits: RateLimits; metrics: ApiMetrics; logger: Logger }): PrototypedHandler =>
     createHttpApp({
       routes,
       pages: [
@@ -648,11 +647,14 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     clearTimeout(cacheTimer);
     const cacheMs = Math.round(performance.now() - started);
     const warmUpApp = () =>
-      appWith({
-        limits: createRateLimits({ ...DEFAULT_RATE_LIMITS, perMinute: WARM_UP_ALLOWANCE, burst: WARM_UP_ALLOWANCE }),
-        metrics: createApiMetrics({ busy: () => false }),
-        logger: pino({ level: "silent" }),
-      });
+      withPrototypesOf(
+        app,
+        appWith({
+          limits: createRateLimits({ ...DEFAULT_RATE_LIMITS, perMinute: WARM_UP_ALLOWANCE, burst: WARM_UP_ALLOWANCE }),
+          metrics: createApiMetrics({ busy: () => false }),
+          logger: pino({ level: "silent" }),
+        }),
+      );
     const requests = options.warmUpRequests ?? 0;
     const run =
       requests > 0

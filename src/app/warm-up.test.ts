@@ -1,7 +1,9 @@
-import type http from "node:http";
+import http from "node:http";
+import v8 from "node:v8";
 import { expect } from "chai";
-import { DEFAULT_SERVER_LIMITS } from "./listener";
-import { warmUp } from "./warm-up";
+import express from "express";
+import { DEFAULT_SERVER_LIMITS, listen, type PrototypedHandler } from "./listener";
+import { warmUp, withPrototypesOf } from "./warm-up";
 
 /** A handler answering the directory with two agents' score links, and 200 to anything else; what it was asked, by path and connection. */
 function recording() {
@@ -60,5 +62,48 @@ describe("the warm-up a started server sends itself (issue #30)", () => {
     // The directory's 503 is not ok; the eight connections each finish the request they had sent.
     expect(run.requests).to.be.within(50, 58);
     expect(run.ok).to.equal(run.requests - 1);
+  });
+});
+
+describe("the warm-up app's requests and responses (issue #30)", () => {
+  /** Whether V8 gives two objects one shape ("map"): code optimised for one's runs the other's without a deoptimisation. */
+  function sameShape(a: object, b: object): boolean {
+    v8.setFlagsFromString("--allow-natives-syntax");
+    return new Function("a", "b", "return %HaveSameMap(a, b)")(a, b) as boolean;
+  }
+
+  /** The last request and response `app` was handed of three GETs over one connection, served as the API serves. */
+  async function servedBy(app: express.Express): Promise<[http.IncomingMessage, http.ServerResponse]> {
+    let last: [http.IncomingMessage, http.ServerResponse] | undefined;
+    app.get("/v1/things/:id", (req, res) => {
+      last = [req, res];
+      res.json({ id: req.params.id });
+    });
+    const listener = await listen(app, { host: "127.0.0.1", port: 0, limits: DEFAULT_SERVER_LIMITS });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      for (const id of ["a", "b", "c"]) {
+        await new Promise<void>((resolve, reject) =>
+          http.get(`${listener.url}/v1/things/${id}`, { agent }, (res) => res.resume().on("end", resolve)).on("error", reject),
+        );
+      }
+    } finally {
+      agent.destroy();
+      await listener.close();
+    }
+    if (last === undefined) throw new Error("the app was handed no request");
+    return last;
+  }
+
+  it("have the shapes of the API app's, so that what the warm-up optimised is what the API's requests run", async () => {
+    const api = express();
+    const [apiReq, apiRes] = await servedBy(api);
+    const warm = withPrototypesOf(api as PrototypedHandler, express());
+    const [warmReq, warmRes] = await servedBy(warm);
+    expect([Object.getPrototypeOf(warmReq) === api.request, Object.getPrototypeOf(warmRes) === api.response]).to.deep.equal([true, true]);
+    expect([sameShape(warmReq, apiReq), sameShape(warmRes, apiRes)]).to.deep.equal([true, true]);
+    // An app of its own prototypes, as the warm-up's was: another shape, on which the API's first requests deoptimised.
+    const [ownReq, ownRes] = await servedBy(express());
+    expect([sameShape(ownReq, apiReq), sameShape(ownRes, apiRes)]).to.deep.equal([false, false]);
   });
 });

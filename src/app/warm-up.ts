@@ -9,11 +9,12 @@
  * connection bookkeeping, Express, the route table, the cache and the JSON all run as they will for traffic, every so
  * often on a new connection, as a balancer opens them. The app it is sent to is built like the API's, with rate
  * limits, metrics and a log of its own (`startApiServer`), so none of those counts it; V8 keeps what it learnt per
- * function, so the API's app is as warm.
+ * function, so the API's app is as warm, provided the objects it met have the shapes the API's will: the warm-up app's
+ * requests and responses are made with the API app's prototypes and constructors (`withPrototypesOf`, `listen`).
  */
 import http from "node:http";
 import { performance } from "node:perf_hooks";
-import { listen, type ServerLimits } from "./listener";
+import { listen, type PrototypedHandler, type ServerLimits } from "./listener";
 
 /** What a warm-up did: its requests, how many answered 2xx, how many agents' scores it read, and how long it took. */
 export type WarmUpRun = { requests: number; ok: number; agents: number; ms: number };
@@ -78,6 +79,18 @@ export async function warmUp(
     agent.destroy();
     await server.close();
   }
+}
+
+/**
+ * `app` made to give its requests and responses `of`'s prototypes (Express reads `app.request` and `app.response` at each
+ * request), so that they have the shapes V8 will meet in `of`'s: with prototypes of its own, each request's shape was
+ * another, and what the warm-up had optimised was thrown away at the API's first requests ("wrong map"), compiled again
+ * beside its traffic (issue #30). Only Express's own reading of its settings (`req.app`) goes to `of`, built alike.
+ */
+export function withPrototypesOf<T extends PrototypedHandler>(of: PrototypedHandler, app: T): T {
+  app.request = of.request as T["request"];
+  app.response = of.response as T["response"];
+  return app;
 }
 
 /** The score links of a directory page (`links.score` of each agent); none from anything else. */
