@@ -15,7 +15,9 @@
  *   quarter of the run when it is shorter than 6 minutes), its heap in use and external memory printed beside it;
  * - the rates achieved, the connections terminated and how long 503s were answered after.
  *
- * Flags: --minutes M (20), --checkins R (500 a second), --reads R (200 a second). TEST_PG_ADMIN_URL as the tests use it.
+ * Flags: --minutes M (20), --checkins R (500 a second), --reads R (200 a second), --terminations N (1: every connection
+ * terminated N times, evenly through the run; more show whether each reconnection leaves memory behind). TEST_PG_ADMIN_URL
+ * as the tests use it.
  * The short run that checks the bench works: `npm run bench:soak -- --minutes 1`.
  */
 import crypto from "node:crypto";
@@ -33,7 +35,9 @@ import { buildCommand, createBenchDatabase, fmt, printRows, runAutocannon, start
 const OPERATOR_TOKEN = `bench-soak-${crypto.randomBytes(12).toString("hex")}`;
 const METRICS_TOKEN = `bench-soak-metrics-${crypto.randomBytes(12).toString("hex")}`;
 
-const { values } = parseArgs({ options: { minutes: { type: "string" }, checkins: { type: "string" }, reads: { type: "string" } } });
+const { values } = parseArgs({
+  options: { minutes: { type: "string" }, checkins: { type: "string" }, reads: { type: "string" }, terminations: { type: "string" } },
+});
 const positive = (text: string | undefined, name: string, fallback: number) => {
   if (text === undefined) return fallback;
   const n = Number(text);
@@ -41,6 +45,10 @@ const positive = (text: string | undefined, name: string, fallback: number) => {
   return n;
 };
 const SECONDS = Math.round(positive(values.minutes, "--minutes", 20) * 60);
+/** Times every connection of the service is terminated, evenly through the run (the middle when once). */
+const TERMINATIONS = Math.round(positive(values.terminations, "--terminations", 1));
+/** When each termination comes, in seconds from the start of the load. */
+const TERMINATE_AT_S = Array.from({ length: TERMINATIONS }, (_, k) => (SECONDS * (k + 1)) / (TERMINATIONS + 1));
 const CHECKIN_RATE = positive(values.checkins, "--checkins", 500);
 const READ_RATE = positive(values.reads, "--reads", 200);
 /** Requests a second on one autocannon connection, which has one in flight at a time: each answer may take 100 ms. */
@@ -226,7 +234,7 @@ async function main(): Promise<void> {
     const pid = serve.child.pid!;
     log(
       `bench:soak: vrai serve at ${serve.url} (pid ${pid}); ${fmt(CHECKIN_RATE)} check-ins/s and ${fmt(READ_RATE)} score reads/s ` +
-        `for ${fmt(SECONDS)} s; every connection of the service terminated at ${fmt(SECONDS / 2)} s`,
+        `for ${fmt(SECONDS)} s; every connection of the service terminated at ${TERMINATE_AT_S.map((t) => fmt(t)).join(", ")} s`,
     );
 
     const checkins = newTally();
@@ -254,29 +262,29 @@ async function main(): Promise<void> {
         () => heap.push({ heap: NaN, external: NaN }),
       );
     }, RSS_SAMPLE_MS);
-    let terminated = { at: 0, backends: 0 };
-    const termination = new Promise<void>((resolve, reject) => {
-      setTimeout(
-        () => {
-          bench
-            .query<{ n: number }>(
-              "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity " +
-                "WHERE datname = $1 AND backend_type = 'client backend' AND pid <> pg_backend_pid()",
-              [dbName],
-            )
-            .then(({ rows: [row] }) => {
-              terminated = { at: Date.now(), backends: row.n };
-              log(`bench:soak: ${atS().toFixed(1)} s: terminated ${row.n} connections of the service`);
-              resolve();
-            }, reject);
-        },
-        (SECONDS / 2) * 1000,
-      );
-    });
+    const terminated: Array<{ at: number; backends: number }> = [];
+    const terminations = TERMINATE_AT_S.map(
+      (atSecond) =>
+        new Promise<void>((resolve, reject) => {
+          setTimeout(() => {
+            bench
+              .query<{ n: number }>(
+                "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity " +
+                  "WHERE datname = $1 AND backend_type = 'client backend' AND pid <> pg_backend_pid()",
+                [dbName],
+              )
+              .then(({ rows: [row] }) => {
+                terminated.push({ at: Date.now(), backends: row.n });
+                log(`bench:soak: ${atS().toFixed(1)} s: terminated ${row.n} connections of the service`);
+                resolve();
+              }, reject);
+          }, atSecond * 1000);
+        }),
+    );
     await Promise.all([
       drive(serve.url, "POST", CHECKIN_RATE, nextCheckin, checkins),
       drive(serve.url, "GET", READ_RATE, nextRead, reads),
-      termination,
+      ...terminations,
     ]);
     const loadS = atS();
     clearInterval(sampler);
@@ -286,8 +294,10 @@ async function main(): Promise<void> {
     const { rows: all } = await bench.query<{ n: number }>("SELECT count(*)::int AS n FROM checkins");
     const unacknowledged = all[0].n - stored.rows;
     const unavailableAt = [...checkins.unavailableAt, ...reads.unavailableAt];
-    const lastUnavailableMs = unavailableAt.length === 0 ? 0 : Math.max(...unavailableAt) - terminated.at;
-    const firstUnavailableMs = unavailableAt.length === 0 ? 0 : Math.min(...unavailableAt) - terminated.at;
+    // Each 503 after the termination before it.
+    const sinceTermination = unavailableAt.map((at) => at - Math.max(0, ...terminated.filter((t) => t.at <= at).map((t) => t.at)));
+    const lastUnavailableMs = sinceTermination.length === 0 ? 0 : Math.max(...sinceTermination);
+    const firstUnavailableMs = sinceTermination.length === 0 ? 0 : Math.min(...sinceTermination);
     const describe = (t: Tally) =>
       `${fmt(t.ok)} 2xx, ${fmt(t.unavailable)} 503 (${t.unavailableWithoutRetryAfter} without Retry-After), other ` +
       `${JSON.stringify(Object.fromEntries(t.other))}, ${t.errors} connection errors or timeouts`;
@@ -296,7 +306,7 @@ async function main(): Promise<void> {
     );
     log(`score reads: ${describe(reads)}; the load ran ${loadS.toFixed(1)} s from its first connection to its last answer`);
     log(
-      `503s: ${fmt(unavailableAt.length)}, from ${fmt(firstUnavailableMs)} ms to ${fmt(lastUnavailableMs)} ms after the termination; ` +
+      `503s: ${fmt(unavailableAt.length)}, from ${fmt(firstUnavailableMs)} ms to ${fmt(lastUnavailableMs)} ms after a termination; ` +
         `server RSS every ${RSS_SAMPLE_MS / 1000} s (MiB): ${rss.map((s) => fmt(s.bytes / 2 ** 20)).join(" ")}`,
     );
     log(
@@ -326,10 +336,10 @@ async function main(): Promise<void> {
       verdict: stored.once === checkins.acknowledgedKeys.length && checkins.acknowledgedKeys.length > 0 ? "PASS" : "FAIL",
     });
     rows.push({
-      figure: "service connections terminated mid-run",
-      value: fmt(terminated.backends),
-      target: ">= 1",
-      verdict: terminated.backends >= 1 ? "PASS" : "FAIL",
+      figure: `service connections terminated mid-run, ${TERMINATIONS} time${TERMINATIONS === 1 ? "" : "s"}`,
+      value: terminated.map((t) => fmt(t.backends)).join(", "),
+      target: ">= 1 each time",
+      verdict: terminated.length === TERMINATIONS && terminated.every((t) => t.backends >= 1) ? "PASS" : "FAIL",
     });
     const badUnavailable = checkins.unavailableWithoutRetryAfter + reads.unavailableWithoutRetryAfter;
     const otherStatuses = [...checkins.other.values(), ...reads.other.values()].reduce((a, b) => a + b, 0);
