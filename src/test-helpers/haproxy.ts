@@ -11,7 +11,12 @@ import { freePort } from "./node";
 
 const HAPROXY = process.env.TEST_HAPROXY ?? "/usr/sbin/haproxy";
 
-export type Balancer = { url: string; close(): Promise<void> };
+export type Balancer = {
+  url: string;
+  /** What HAProxy wrote to its stderr so far: its warnings, a server marked down or up. */
+  output(): string;
+  close(): Promise<void>;
+};
 
 /**
  * Starts HAProxy on `127.0.0.1:<free port>` over `servers` (name and `http://127.0.0.1:port`), checking each with
@@ -69,7 +74,7 @@ export async function startBalancer(servers: ReadonlyArray<{ name: string; url: 
       (res) => res.ok,
       () => false,
     );
-    if (answered) return { url, close };
+    if (answered) return { url, output: () => errors, close };
     if (Date.now() > until) {
       await close();
       throw new Error(`haproxy did not answer on ${url} in 30 s: ${errors}`);
