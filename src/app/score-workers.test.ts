@@ -54,6 +54,8 @@ function factRows(n: number): AgentFactRows[] {
     days.reverse();
     const plain = {
       agent,
+      // Days before the window with check-ins, counted by the store (or not given: all are listed).
+      earlierCheckinDays: i % 4 === 3 ? undefined : i % 3,
       atMidnight: i % 5 === 0 ? 1 : 0,
       proofs: i % 4 === 0 ? [{ kind: "github" as const }, { kind: "wallet" as const }] : i % 4 === 1 ? [{ kind: "domain" as const }] : [],
       penalties:

@@ -272,6 +272,12 @@ export type AgentFactRows = {
    * an object a day until each agent is scored: read it once.
    */
   readonly days: DayAggregate[];
+  /**
+   * Days of the claim before the window (V1) with counted check-ins that `days` leaves out (ScoreFacts): the SQL store
+   * reads the day aggregates from the window's first day and counts the earlier ones, so that a page's rows do not
+   * grow with the agents' history (issue #30). Absent: `days` holds them all.
+   */
+  earlierCheckinDays?: number;
   /** `countCheckinsAt(agent, claim, at)`: counted check-ins of the claim arriving exactly at `at`. */
   atMidnight: number;
   /** `proofsForAgentAt(agent, owner, at)`, in its order: only their kinds count (V6). */

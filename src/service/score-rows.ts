@@ -35,6 +35,7 @@ export function factsFrom(rows: AgentFactRows, at: number, method: MethodVersion
         revokedAt: p.revokedAt !== null && p.revokedAt <= at ? p.revokedAt : null,
       })),
     days,
+    earlierCheckinDays: rows.earlierCheckinDays,
   };
 }
 

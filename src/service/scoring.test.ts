@@ -192,6 +192,14 @@ for (const { name, create } of TEST_STORES) {
            VALUES ($1, $2, $3, 0, 0, 0, 3600, ''), ($1, $4, $5, 5, 5, 9000, 9000, $6)`,
             [agent8.id, agent8.claimId, "2026-10-01", agent8.claimId + 1000, "2026-10-02", "ab".repeat(32)],
           );
+          // Days before the window (2026-09-05 to 10-04): two with check-ins, one with coverage only; and one in it.
+          const agent9 = (await store.read.getAgent(agents[9]))!;
+          await testDb.db.query(
+            `INSERT INTO agent_days (agent_id, claim_id, day, checkins, on_time, credit_s, coverage_s, digest)
+             VALUES ($1, $2, '2026-08-28', 2, 2, 4800, 7200, $3), ($1, $2, '2026-08-29', 0, 0, 0, 600, ''),
+                    ($1, $2, '2026-09-04', 1, 1, 2400, 3600, $3), ($1, $2, '2026-09-10', 1, 0, 0, 3600, $3)`,
+            [agent9.id, agent9.claimId, "cd".repeat(32)],
+          );
           const scoring = createScoring({ store, clock, dailyPageSize: 5 });
           expect(await scoring.recomputeDay(DAY)).to.equal(agents.length);
           const stored = (await store.read.scoresAfter(0, 1000)).filter((s) => s.trigger === "daily");
@@ -214,6 +222,9 @@ for (const { name, create } of TEST_STORES) {
           expect(inputs(agents[2]).penalties.map((p: { id: string }) => p.id)).to.deep.equal(["pen_1"]);
           // The check-in at the scored second counts as a day outside the window (V8).
           expect([inputs(agents[0]).other_checkin_days, inputs(agents[1]).other_checkin_days]).to.deep.equal([0, 1]);
+          // Days before the window count when they had check-ins (V8), whether the store lists or counts them.
+          expect(inputs(agents[9]).other_checkin_days).to.equal(2);
+          expect(inputs(agents[9]).days.map((d: { day: string }) => d.day)).to.deep.equal(["2026-09-10"]);
           expect(inputs(agents[8]).days).to.deep.equal([
             { day: "2026-10-01", checkins: 0, on_time: 0, credit_s: 0, coverage_s: 3600, digest: "" },
           ]);

@@ -5,7 +5,7 @@
  */
 import { componentLeafValue } from "../chain/score-tree";
 import { BaseError } from "../errors";
-import type { DayAggregate, MethodVersion, ProofKind, ScoreResult } from "../method";
+import { windowDays, type DayAggregate, type MethodVersion, type ProofKind, type ScoreResult } from "../method";
 import type {
   AgentFactRows,
   AgentRow,
@@ -190,14 +190,20 @@ function insertParams(s: NewScore): unknown[] {
 }
 
 /**
- * An agent's (`a`) day aggregates of its claim up to day $3, for the daily recompute: one text, a line
+ * An agent's (`a`) day aggregates of its claim up to day $3, for the daily recompute, in one pass over them (a LATERAL
+ * join on `agent_days_pkey`): `days`, those from day $4 (the window's first, V1) as one text, a line
  * `day,checkins,on_time,credit_s,coverage_s,digest` per day, `;` between lines, in the index's order (day order
- * when read through `agent_days_pkey`; `daysFrom` sorts otherwise). Text rather than a JSON array per day: at a
- * million agents, building the JSON cost PostgreSQL more than reading the rows, and parsing it cost node an
- * array per day besides the day (issue #30). Every column is NOT NULL (concat_ws would leave a NULL out, shifting the rest).
+ * when read through `agent_days_pkey`; `daysFrom` sorts otherwise); `earlier`, how many before day $4 had check-ins,
+ * all the inputs take of them (V8). Text rather than a JSON array per day: at a million agents, building the JSON cost
+ * PostgreSQL more than reading the rows, and parsing it cost node an array per day besides the day. Counted rather
+ * than listed, the earlier days no longer make each agent's text a line longer a day of history: listed, a
+ * 100,000-agent recompute took 9.3 s at 30 days of history and 17.4 s at 120 (issue #30). Every column is NOT NULL
+ * (concat_ws would leave a NULL out, shifting the rest).
  */
-const DAYS_OF_AGENT = `(SELECT string_agg(concat_ws(',', d.day, d.checkins, d.on_time, d.credit_s, d.coverage_s, d.digest), ';')
-  FROM agent_days d WHERE d.agent_id = a.id AND d.claim_id = a.claim_id AND d.day <= $3)`;
+const DAYS_OF_AGENT = `LEFT JOIN LATERAL (
+  SELECT string_agg(concat_ws(',', d.day, d.checkins, d.on_time, d.credit_s, d.coverage_s, d.digest), ';') FILTER (WHERE d.day >= $4) AS days,
+    (count(*) FILTER (WHERE d.day < $4 AND d.checkins > 0))::int AS earlier
+  FROM agent_days d WHERE d.agent_id = a.id AND d.claim_id = a.claim_id AND d.day <= $3) d ON true`;
 
 /** The non-negative integer written in `text` from `from` up to `to` (a column of DAYS_OF_AGENT). */
 function integerIn(text: string, from: number, to: number): number {
@@ -247,6 +253,7 @@ class SqlFactRows implements AgentFactRows {
   constructor(
     readonly agent: AgentRow,
     readonly daysText: string | null,
+    readonly earlierCheckinDays: number,
   ) {}
   get days(): DayAggregate[] {
     return daysFrom(this.daysText);
@@ -261,15 +268,22 @@ export type FactRowsMessage = Array<Omit<AgentFactRows, "days"> & { daysText: st
 
 export function factRowsMessage(rows: readonly AgentFactRows[]): FactRowsMessage {
   return rows.map((r) => {
-    const plain = { agent: r.agent, atMidnight: r.atMidnight, proofs: r.proofs, penalties: r.penalties };
+    const plain = {
+      agent: r.agent,
+      earlierCheckinDays: r.earlierCheckinDays,
+      atMidnight: r.atMidnight,
+      proofs: r.proofs,
+      penalties: r.penalties,
+    };
     return r instanceof SqlFactRows ? { ...plain, daysText: r.daysText } : { ...plain, daysText: null, days: r.days };
   });
 }
 
 export function factRowsFromMessage(message: FactRowsMessage): AgentFactRows[] {
   return message.map((m) => {
-    if (m.days !== undefined) return { agent: m.agent, days: m.days, atMidnight: m.atMidnight, proofs: m.proofs, penalties: m.penalties };
-    return Object.assign(new SqlFactRows(m.agent, m.daysText), { atMidnight: m.atMidnight, proofs: m.proofs, penalties: m.penalties });
+    const rest = { atMidnight: m.atMidnight, proofs: m.proofs, penalties: m.penalties };
+    if (m.days !== undefined) return { agent: m.agent, days: m.days, earlierCheckinDays: m.earlierCheckinDays, ...rest };
+    return Object.assign(new SqlFactRows(m.agent, m.daysText, m.earlierCheckinDays ?? 0), rest);
   });
 }
 
@@ -519,18 +533,19 @@ export function scoresIn(q: Queryable, wrote: (agentIds: string[]) => void): Sco
     // getAgent + hasDailyScore + listDays + countCheckinsAt + proofsForAgentAt + listPenalties per agent.
     async dailyFactRows(agentIds: readonly string[], day: string, at: number): Promise<AgentFactRows[]> {
       const ids = [...agentIds];
-      // Each agent found by primary key, with its claim's day aggregates up to `day` (DAYS_OF_AGENT). Whether it
+      // Each agent found by primary key, with its claim's day aggregates from the window's first day up to `day`
+      // and a count of the earlier ones with check-ins (DAYS_OF_AGENT). Whether it
       // already has the day's score is left to the insert (ON CONFLICT on scores_daily_idx): a probe here was
       // planned, with the scores table's statistics of an empty or new day, as a pass over the day's scores per
       // agent, which the recompute is writing (quadratic in the agents). A rerun computes again and stores nothing.
       // The four statements leave together (one round trip): the other three take every agent asked
       // for, and what belongs to an agent not found (or claimed after `at`, or unclaimed) is ignored below.
       const [agentRows, midnight, proofs, penalties] = await Promise.all([
-        q.query<AgentRecord & { days: string | null }>(
-          `SELECT ${AGENT_COLUMNS_OF_A}, ${DAYS_OF_AGENT} AS days
-           FROM unnest($1::text[]) AS i (id) JOIN agents a ON a.id = i.id
+        q.query<AgentRecord & { days: string | null; earlier: number }>(
+          `SELECT ${AGENT_COLUMNS_OF_A}, d.days, d.earlier
+           FROM unnest($1::text[]) AS i (id) JOIN agents a ON a.id = i.id ${DAYS_OF_AGENT}
            WHERE a.claimed_at <= $2 AND a.released_at IS NULL`,
-          [ids, at, day],
+          [ids, at, day, windowDays(at)[0]],
         ),
         q.query<{ agent_id: string; claim_id: number; n: number }>(
           `SELECT agent_id, claim_id, count(*)::int AS n FROM checkins
@@ -555,7 +570,7 @@ export function scoresIn(q: Queryable, wrote: (agentIds: string[]) => void): Sco
       if (agentRows.rows.length === 0) return [];
       const byAgent = new Map<string, AgentFactRows>(
         agentRows.rows.map((r) => {
-          const row: AgentFactRows = new SqlFactRows(agentFrom(r), r.days);
+          const row: AgentFactRows = new SqlFactRows(agentFrom(r), r.days, r.earlier);
           return [r.id, row];
         }),
       );

@@ -186,6 +186,19 @@ describe("building an inputs document from the facts (V1, V7, V8, V9)", () => {
     expect(() => validateScoreInputs(JSON.parse(JSON.stringify(doc)))).not.to.throw();
   });
 
+  it("adds the earlier days with a check-in a caller counted to those it lists outside the window, the same document either way (V8)", () => {
+    const history = [day("2026-08-01", 3), day("2026-08-02", 0, 900), day("2026-09-04", 1), day("2026-09-05", 1), day("2026-10-05", 1)];
+    const whole = buildScoreInputs(facts({ days: history }));
+    expect(whole.other_checkin_days).to.equal(3);
+    // What a store reading from the window's first day gives: the days before it counted where they are kept.
+    const fromWindow = buildScoreInputs(facts({ days: history.filter((d) => d.day >= "2026-09-05"), earlierCheckinDays: 2 }));
+    expect(fromWindow).to.deep.equal(whole);
+    for (const bad of [-1, 1.5, Number.NaN])
+      expect(() => buildScoreInputs(facts({ earlierCheckinDays: bad })))
+        .to.throw(/earlierCheckinDays must be a non-negative integer/)
+        .with.property("code", "invalid_inputs");
+  });
+
   it("takes each document's own window, whatever instant was built before (V1)", () => {
     const days = [day("2026-09-05", 1), day("2026-10-04", 1)];
     for (let round = 0; round < 2; round++) {

@@ -18,8 +18,17 @@ export type ScoreFacts = {
   proofs: ReadonlyArray<{ kind: ProofKind }>;
   /** Penalties of the agent; only those active at `at` reach the document (V7). */
   penalties: readonly Penalty[];
-  /** Every UTC day since the claim with counted check-ins arriving `<= at` (or coverage), any order. */
+  /**
+   * Every UTC day since the claim with counted check-ins arriving `<= at` (or coverage), any order; or only those from a
+   * day on, with `earlierCheckinDays` counting the days before it that had check-ins.
+   */
   days: readonly DayAggregate[];
+  /**
+   * Days of the claim before the window (V1) with counted check-ins that `days` leaves out, counted by the caller: they
+   * count for the established state (V8) as days the document does not list. A store reading a long history counts
+   * them where they are (issue #30). Default 0.
+   */
+  earlierCheckinDays?: number;
 };
 
 /** One window day of the inputs document (V5, V10); days with nothing are left out. */
@@ -74,7 +83,10 @@ export function buildScoreInputs(facts: ScoreFacts): ScoreInputs {
   const last = window[window.length - 1];
   const today = utcDay(facts.at);
   const days: InputDay[] = [];
-  let otherDays = 0;
+  const earlier = facts.earlierCheckinDays ?? 0;
+  if (!Number.isSafeInteger(earlier) || earlier < 0)
+    throw new InvalidInputError("invalid_inputs", `earlierCheckinDays must be a non-negative integer, got ${earlier}`);
+  let otherDays = earlier;
   for (const d of facts.days) {
     if (d.day >= first && d.day <= last) {
       if (d.checkins > 0 || d.coverageS > 0) {
