@@ -197,7 +197,7 @@ function insertParams(s: NewScore): unknown[] {
  * all the inputs take of them (V8). Text rather than a JSON array per day: at a million agents, building the JSON cost
  * PostgreSQL more than reading the rows, and parsing it cost node an array per day besides the day. Counted rather
  * than listed, the earlier days no longer make each agent's text a line longer a day of history: at 100,000 agents with
- * 120 days of history the recompute took 20.3 s listing them, 15.3 s counting them (README, issue #30). Every column is NOT NULL
+ * 120 days of history the recompute took 15.5 s listing them, 12.0-12.4 s counting them (README, issue #30). Every column is NOT NULL
  * (concat_ws would leave a NULL out, shifting the rest).
  */
 const DAYS_OF_AGENT = `LEFT JOIN LATERAL (
