@@ -78,7 +78,7 @@ import { createSessionPages } from "../web/console/session-pages";
 import { createPages } from "../web/pages";
 import { chainScoreParts, type ChainScoreParts } from "./chain-scores";
 import { DEFAULT_SERVER_LIMITS, listen, type Listener, type PrototypedHandler, type ServerLimits } from "./listener";
-import { WARM_UP_AGENTS, warmUp, withPrototypesOf } from "./warm-up";
+import { parseSourceMapNow, WARM_UP_AGENTS, warmUp, withPrototypesOf } from "./warm-up";
 import { checkRepliesOf } from "./config";
 
 export type { ServerScoreCache };
@@ -656,6 +656,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         }),
       );
     const requests = options.warmUpRequests ?? 0;
+    // A server that warms up parses its stack traces' source map too, rather than at its first error under load.
+    const sourceMap = requests > 0 && parseSourceMapNow(__filename);
     const run =
       requests > 0
         ? await warmUp(warmUpApp(), {
@@ -671,7 +673,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         : undefined;
     if (warming.signal.aborted) return;
     ready = true;
-    logger.info({ cacheMs, warmUp: run && { ...run, ms: Math.round(run.ms) } }, "api ready");
+    logger.info({ cacheMs, sourceMap, warmUp: run && { ...run, ms: Math.round(run.ms) } }, "api ready");
   })();
 
   return {

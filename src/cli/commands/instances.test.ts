@@ -153,6 +153,17 @@ describe("three vrai serve instances behind HAProxy on one PostgreSQL", function
       (r) => r.idempotency_key,
     );
 
+  it("each parsed its stack traces' source map (the bundle's) before it reported ready, not at its first error under load", () => {
+    for (const s of instances) {
+      const ready = s
+        .output()
+        .split("\n")
+        .filter((line) => line.includes('"api ready"'));
+      expect(ready, s.output().slice(-2000)).to.have.length(1);
+      expect(JSON.parse(ready[0])).to.include({ sourceMap: true });
+    }
+  });
+
   it("counts exactly one of 50 parallel check-ins of one agent spread over the three instances (V3.2)", async () => {
     const agent = await newAgent(balancer.url);
     const answers = await Promise.all(
