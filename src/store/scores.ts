@@ -191,9 +191,9 @@ function insertParams(s: NewScore): unknown[] {
 
 /**
  * An agent's (`a`) day aggregates of its claim up to day $3, for the daily recompute, in one pass over them (a LATERAL
- * join on `agent_days_pkey`): `days`, those from day $4 (the window's first, V1) as one text, a line
+ * join `h` on `agent_days_pkey`): `h.days`, those from day $4 (the window's first, V1) as one text, a line
  * `day,checkins,on_time,credit_s,coverage_s,digest` per day, `;` between lines, in the index's order (day order
- * when read through `agent_days_pkey`; `daysFrom` sorts otherwise); `earlier`, how many before day $4 had check-ins,
+ * when read through `agent_days_pkey`; `daysFrom` sorts otherwise); `h.earlier`, how many before day $4 had check-ins,
  * all the inputs take of them (V8). Text rather than a JSON array per day: at a million agents, building the JSON cost
  * PostgreSQL more than reading the rows, and parsing it cost node an array per day besides the day. Counted rather
  * than listed, the earlier days no longer make each agent's text a line longer a day of history: at 100,000 agents with
@@ -203,7 +203,7 @@ function insertParams(s: NewScore): unknown[] {
 const DAYS_OF_AGENT = `LEFT JOIN LATERAL (
   SELECT string_agg(concat_ws(',', d.day, d.checkins, d.on_time, d.credit_s, d.coverage_s, d.digest), ';') FILTER (WHERE d.day >= $4) AS days,
     (count(*) FILTER (WHERE d.day < $4 AND d.checkins > 0))::int AS earlier
-  FROM agent_days d WHERE d.agent_id = a.id AND d.claim_id = a.claim_id AND d.day <= $3) d ON true`;
+  FROM agent_days d WHERE d.agent_id = a.id AND d.claim_id = a.claim_id AND d.day <= $3) h ON true`;
 
 /** The non-negative integer written in `text` from `from` up to `to` (a column of DAYS_OF_AGENT). */
 function integerIn(text: string, from: number, to: number): number {
@@ -542,7 +542,7 @@ export function scoresIn(q: Queryable, wrote: (agentIds: string[]) => void): Sco
       // for, and what belongs to an agent not found (or claimed after `at`, or unclaimed) is ignored below.
       const [agentRows, midnight, proofs, penalties] = await Promise.all([
         q.query<AgentRecord & { days: string | null; earlier: number }>(
-          `SELECT ${AGENT_COLUMNS_OF_A}, d.days, d.earlier
+          `SELECT ${AGENT_COLUMNS_OF_A}, h.days, h.earlier
            FROM unnest($1::text[]) AS i (id) JOIN agents a ON a.id = i.id ${DAYS_OF_AGENT}
            WHERE a.claimed_at <= $2 AND a.released_at IS NULL`,
           [ids, at, day, windowDays(at)[0]],
