@@ -10,15 +10,28 @@ const T0 = Date.UTC(2026, 10, 2) / 1000;
  * A summary as the store reads it: a score the engine computed for `agentId` at `T0 + at` seconds,
  * its result packed and rendered; `days` check-in days make entries of other sizes.
  */
-function score(agentId: string, id: number, at: number, days = 3): ScoreSummary {
+function score(
+  agentId: string,
+  id: number,
+  at: number,
+  days = 3,
+  { proofs = ["github"], penalties = 0 }: { proofs?: Array<"github" | "wallet">; penalties?: number } = {},
+): ScoreSummary {
   const when = T0 + at;
   const document = buildScoreInputs({
     agent: agentId,
     method: "0.2",
     at: when,
     claimedAt: when - 40 * 86_400,
-    proofs: [{ kind: "github" }],
-    penalties: [],
+    proofs: proofs.map((kind) => ({ kind })),
+    penalties: Array.from({ length: penalties }, (_, p) => ({
+      id: `pen_${p}`,
+      code: "rate_abuse" as const,
+      points: 10,
+      days: 30,
+      addedAt: when - 86_400,
+      revokedAt: null,
+    })),
     days: Array.from({ length: days }, (_, d) => ({
       day: new Date((when - (d + 1) * 86_400) * 1000).toISOString().slice(0, 10),
       checkins: 20 + ((id + d) % 5),
@@ -143,6 +156,39 @@ describe("score cache", () => {
     expect(all).to.include("agt_0100");
     expect(all).to.not.include("agt_0000");
     expect(all).to.not.include("agt_0200");
+  });
+
+  it("samples results of every shape it holds, however rare: with and without proofs and penalties (the warm-up's, issue #30)", () => {
+    const cache = createScoreCache({ maxBytes: 1 << 22 });
+    const ids = Array.from({ length: 1000 }, (_, i) => `agt_${String(i).padStart(4, "0")}`);
+    // 990 with a proof and no penalty; 3 with a penalty, 7 without a proof, none of them where an even spread of ten or a
+    // hundred falls, all where its candidates do (asked for ten, it reads the shapes of every fifth entry: 20 a pick).
+    const penalised = ["agt_0015", "agt_0410", "agt_0915"];
+    const unproven = ["agt_0035", "agt_0135", "agt_0235", "agt_0335", "agt_0435", "agt_0535", "agt_0635"];
+    for (const id of ids)
+      cache.offerRead(
+        id,
+        { ...score(id, 1, 100, 3, { proofs: unproven.includes(id) ? [] : ["github"], penalties: penalised.includes(id) ? 1 : 0 }) },
+        cache.mark(),
+      );
+    const rendered = (id: string) => JSON.parse(cache.get(id)!.resultJson).components;
+    expect(rendered("agt_0410").integrity.penalties).to.have.length(1);
+    expect(rendered("agt_0035").identity.proofs).to.deep.equal([]);
+    // Ten: one of each rare shape in place of two of the common one, the rest still every hundredth.
+    const ten = cache.sample(10);
+    expect(ten).to.have.length(10);
+    expect(ten.filter((id) => penalised.includes(id))).to.have.length(1);
+    expect(ten.filter((id) => unproven.includes(id))).to.have.length(1);
+    expect(ten.filter((id) => Number(id.slice(4)) % 100 === 0)).to.have.length(8);
+    expect([...ten].sort()).to.deep.equal(ten);
+    // A hundred: a twentieth of each shape is 5; all 3 penalised, 5 of the 7 unproven.
+    const hundred = cache.sample(100);
+    expect(hundred).to.have.length(100);
+    expect(new Set(hundred).size).to.equal(100);
+    expect(penalised.filter((id) => hundred.includes(id))).to.deep.equal(penalised);
+    expect(unproven.filter((id) => hundred.includes(id))).to.have.length(5);
+    // One agent: one of the shapes, never more than asked.
+    expect(cache.sample(1)).to.have.length(1);
   });
 
   it("keeps no score without a compact result (an old one kept as text that does not render back exactly): it is read each time", () => {

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { DAY_S, dayStart, windowDays } from "../time";
 import { scoreFromInputs, type ScoreResult } from "./compute";
 import { buildScoreInputs } from "./inputs";
-import { packResult, packResultText, renderResult, resultKeyOf, type ResultKey } from "./packed-result";
+import { packResult, packResultText, RESULT_SHAPES, renderResult, resultKeyOf, resultShape, type ResultKey } from "./packed-result";
 
 const AT = dayStart("2026-11-02");
 
@@ -74,6 +74,25 @@ describe("a score result's compact form (V9: the table's and the cache's, render
       }),
       { numRuns: 300, seed: 18 },
     );
+  });
+
+  it("tells the shape of a result from its compact form: whether it names proofs, whether it lists penalties (property)", () => {
+    const seen = new Set<number>();
+    fc.assert(
+      fc.property(factsArb, (facts) => {
+        const { result } = scored(facts);
+        const { proofs } = result.components.identity;
+        const { penalties } = result.components.integrity;
+        const shape = resultShape(packResult(result, AT)!);
+        expect(shape).to.equal((proofs.length > 0 ? 1 : 0) + (penalties.length > 0 ? 2 : 0));
+        seen.add(shape);
+      }),
+      { numRuns: 300, seed: 19 },
+    );
+    expect(seen.size, "the generated results have every shape").to.equal(RESULT_SHAPES);
+    expect(() => resultShape(Uint8Array.of(9)))
+      .to.throw("a compact score result of an unknown version")
+      .with.property("code", "result_unknown_form");
   });
 
   it("packs a result stored as text only when it renders back to that text exactly", () => {

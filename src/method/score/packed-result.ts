@@ -67,6 +67,9 @@ class Reader {
     const z = this.uint();
     return z % 2 === 1 ? -(z + 1) / 2 : z / 2;
   }
+  skip(bytes: number): void {
+    this.at += bytes;
+  }
   str(): string {
     const length = this.uint();
     this.at += length;
@@ -167,6 +170,30 @@ function tryPack(result: ScoreResult, at: number): Uint8Array | null {
 function known(index: number): number {
   if (index < 0) throw new RangeError("not in the table");
   return index;
+}
+
+/** How many shapes `resultShape` tells apart. */
+export const RESULT_SHAPES = 4;
+
+/**
+ * Which of `renderResult`'s branches the result `packed` holds runs, as a number below RESULT_SHAPES: 1 when it names
+ * proofs, plus 2 when it lists penalties. A started server renders results of every shape its cache holds before it
+ * reports ready (`ScoreCache.sample`), so that the rendering V8 has optimised is not thrown away at the first agent with a
+ * penalty under traffic (issue #30). Reads only the head of the compact form.
+ * @example resultShape(packResult(result, at)!) // 3 for a result with a github proof and a penalty
+ */
+export function resultShape(packed: Uint8Array): number {
+  const r = new Reader(packed);
+  if (r.u8() !== VERSION) throw new BaseError("result_unknown_form", "a compact score result of an unknown version");
+  r.skip(r.uint()); // method
+  r.skip(2); // band, state
+  r.uint(); // identity
+  const proofs = r.uint();
+  r.skip(proofs); // their kinds
+  r.uint(); // reliability
+  r.uint(); // credit
+  r.uint(); // integrity
+  return (proofs > 0 ? 1 : 0) + (r.uint() > 0 ? 2 : 0);
 }
 
 /**
