@@ -64,6 +64,7 @@ import { createSqlStore } from "../../src/store/sql-store";
 import { SUBSCRIBABLE_EVENT_TYPES } from "../../src/service/events/kinds";
 import { createSecretBox, secretsKey } from "../../src/service/webhooks/secret-box";
 import { runAutocannon, startEvenly } from "./harness";
+import type { SteadyResult } from "./steady-client";
 
 const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const envInt = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
@@ -793,77 +794,68 @@ async function getScorePhase(url: string, child: ChildProcess, rows: Row[]): Pro
 }
 
 /**
- * `rate` GET requests a second to `path()` from the moment `url` answers, for `seconds`, sent evenly (one every
- * 1000 / rate ms, caught up each millisecond) over at most 100 keep-alive connections, as many as the steady schedule's
- * (a request finding them all busy waits for one, and that wait is in its latency). A plain node:http client: opening
- * autocannon instances stalls the client for up to 0.8 s, which would fall in the very second measured here. Without
- * the cap, a slow first answer makes the client open a connection per request, hundreds, and the server's time goes
- * to accepting them. Latency is from each request's send to its answer's end, as autocannon's. `bySecond`: the p99 of
- * the requests sent in each second, the first second first.
+ * A client process (scripts/bench/steady-client.ts) loaded with `rate * seconds` GET requests of `path()`, waiting to be
+ * started: `start(url)` sends them at `rate` a second from that moment, evenly (one every 1000 / rate ms, caught up each
+ * millisecond), over at most 100 keep-alive connections (a request finding them all busy waits for one, and that wait is
+ * in its latency). A plain node:http client in a process of its own: opening autocannon instances stalls the client for
+ * up to 0.8 s, which would fall in the very second measured here, and in this process, whose heap holds the app, the
+ * client's own collections made the restart's slow seconds. Without the cap on connections, a slow first answer makes
+ * the client open a connection per request, hundreds, and the server's time goes to accepting them. Latency is from each
+ * request's send to its answer's end, as autocannon's. `bySecond`: the p99 of the requests sent in each second, the
+ * first second first; `stalls`: the client's own pauses.
  */
-async function steadyFromStart(
-  url: string,
+async function steadyClient(
   rate: number,
   seconds: number,
   path: () => string,
-): Promise<{ run: LoadRun; bySecond: number[]; byTenth: number[] }> {
-  const out: LoadRun = { ok: 0, other: 0, errors: 0, seconds, latencies: [], sentAt: [], errorCodes: new Map() };
-  // With a timeout of its own, node's agent also honours the server's `Keep-Alive: timeout=5` and drops a connection left
-  // idle 1 s before the server would close it; without one it keeps it for good and may send a request on a connection
-  // the server is closing that moment: ECONNRESET, 5 of 40,000 requests in one restart run (issue #30).
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 100, timeout: 60_000 });
-  const answered: Promise<void>[] = [];
-  const send = () =>
-    new Promise<void>((resolve) => {
-      const sentAt = performance.now();
-      const req = http.get(`${url}${path()}`, { agent }, (res) => {
-        res.resume();
-        res.on("end", () => {
-          if (res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300) out.ok++;
-          else out.other++;
-          out.latencies.push(performance.now() - sentAt);
-          out.sentAt.push(sentAt);
-          resolve();
-        });
-      });
-      req.setTimeout(10_000, () => req.destroy(new Error("timeout")));
-      req.on("error", (error: NodeJS.ErrnoException) => {
-        out.errors++;
-        const code = error.code ?? error.message;
-        out.errorCodes?.set(code, (out.errorCodes.get(code) ?? 0) + 1);
-        resolve();
-      });
+): Promise<{ start(url: string): Promise<{ run: LoadRun; bySecond: number[]; byTenth: number[]; stalls: string[] }> }> {
+  const child = fork(require.resolve("./steady-client"), [], { stdio: "inherit", execArgv: process.execArgv });
+  const reply = <T>() =>
+    new Promise<T>((resolve, reject) => {
+      child.once("message", (m) => resolve(m as T));
+      child.once("exit", (code) => reject(new Error(`the steady client exited (${code}) before it answered`)));
     });
-  const t0 = performance.now();
-  const total = Math.round(rate * seconds);
-  for (let sent = 0; sent < total; ) {
-    const due = Math.min(total, Math.floor(((performance.now() - t0) * rate) / 1000) + 1);
-    for (; sent < due; sent++) answered.push(send());
-    await new Promise((resolve) => setTimeout(resolve, 1));
-  }
-  await Promise.all(answered);
-  agent.destroy();
-  const perSecond: number[][] = Array.from({ length: seconds }, () => []);
-  const perTenth: number[][] = Array.from({ length: Math.min(30, seconds * 10) }, () => []);
-  for (const [i, at] of out.sentAt.entries()) {
-    perSecond[Math.min(seconds - 1, Math.floor((at - t0) / 1000))].push(out.latencies[i]);
-    perTenth[Math.floor((at - t0) / 100)]?.push(out.latencies[i]);
-  }
-  out.latencies.sort((a, b) => a - b);
-  const p99s = (groups: number[][]) =>
-    groups.map((l) =>
-      quantile(
-        l.sort((a, b) => a - b),
-        0.99,
-      ),
-    );
-  return { run: out, bySecond: p99s(perSecond), byTenth: p99s(perTenth) };
+  const loaded = reply<"loaded">();
+  child.send({ paths: Array.from({ length: Math.round(rate * seconds) }, path) });
+  await loaded;
+  return {
+    async start(url) {
+      const answered = reply<SteadyResult>();
+      child.send({ url, rate });
+      const r = await answered;
+      const run: LoadRun = { ...r, seconds, errorCodes: new Map(r.errorCodes) };
+      const perSecond: number[][] = Array.from({ length: seconds }, () => []);
+      const perTenth: number[][] = Array.from({ length: Math.min(30, seconds * 10) }, () => []);
+      for (const [i, at] of run.sentAt.entries()) {
+        perSecond[Math.min(seconds - 1, Math.floor(at / 1000))].push(run.latencies[i]);
+        perTenth[Math.floor(at / 100)]?.push(run.latencies[i]);
+      }
+      run.latencies.sort((a, b) => a - b);
+      const p99s = (groups: number[][]) =>
+        groups.map((l) =>
+          quantile(
+            l.sort((a, b) => a - b),
+            0.99,
+          ),
+        );
+      return { run, bySecond: p99s(perSecond), byTenth: p99s(perTenth), stalls: r.stalls };
+    },
+  };
 }
+
+/** `steadyClient`'s run started at once. */
+async function steadyFromStart(url: string, rate: number, seconds: number, path: () => string) {
+  return (await steadyClient(rate, seconds, path)).start(url);
+}
+
+/** The client's own pauses of a run, for the log. */
+const stallsText = (stalls: string[]) => (stalls.length === 0 ? "none" : stalls.join(", "));
 
 /**
  * The restart (issue #30): the server child stopped and a new one started on the same database, its latest-score cache
  * empty. Asked GET /v1/ready until it is ready, as a balancer sends nothing before; then GET score at 2,000 requests/s
- * from the first second (`steadyFromStart`). First the same client against an empty Node server from its first second.
+ * from the first second (`steadyClient`, its process loaded before the server starts). First the same client against an
+ * empty Node server from its first second.
  * Returns the new server child.
  */
 async function restartPhase(dbUrl: string, rows: Row[]): Promise<{ child: ChildProcess; url: string }> {
@@ -872,15 +864,21 @@ async function restartPhase(dbUrl: string, rows: Row[]): Promise<{ child: ChildP
   // connections: what this client and machine give a warm server's first second, the like-for-like floor of the figure.
   const floor = await withEmptyServer(async (url) => {
     const cold = await steadyFromStart(url, GET_RATE, Math.min(RESTART_S, 5), () => "/");
-    log(`restart floor, empty Node server from its first second: ${describeRun(cold.run)}`);
+    log(
+      `restart floor, empty Node server from its first second: ${describeRun(cold.run)}; the client's own pauses: ${stallsText(cold.stalls)}`,
+    );
     const warm = await steadyFromStart(url, GET_RATE, Math.min(RESTART_S, 5), () => "/");
-    log(`restart floor, the same server warm, from new connections: ${describeRun(warm.run)}; first second p99 ${ms(warm.bySecond[0])}`);
+    log(
+      `restart floor, the same server warm, from new connections: ${describeRun(warm.run)}; first second p99 ${ms(warm.bySecond[0])}; ` +
+        `the client's own pauses: ${stallsText(warm.stalls)}`,
+    );
     return { p99: quantile(cold.run.latencies, 0.99), firstSecond: cold.bySecond[0], warmFirstSecond: warm.bySecond[0] };
   });
   log(
     `restart: a new server child, asked GET /v1/ready every ${READY_POLL_MS} ms as a balancer does, then GET score at ` +
       `${fmt(GET_RATE)} requests/s from the first 200, for ${RESTART_S} s ...`,
   );
+  const client = await steadyClient(GET_RATE, RESTART_S, scorePath);
   const started = performance.now();
   const server = await startServerChild(dbUrl, { BENCH_COLD: "1" });
   const listenedMs = performance.now() - started;
@@ -889,7 +887,9 @@ async function restartPhase(dbUrl: string, rows: Row[]): Promise<{ child: ChildP
     if (m.warmedMs !== undefined) warmedMs = m.warmedMs;
   });
   const readyMs = (await untilReady(server.url)) - started;
-  const { run, bySecond, byTenth } = await steadyFromStart(server.url, GET_RATE, RESTART_S, scorePath);
+  // The server's event-loop delay and collections from here on: those of the load, not of its start.
+  await serverCpu(server.child);
+  const { run, bySecond, byTenth, stalls } = await client.start(server.url);
   const durations = await serverDurations(server.url);
   const { memory, loopDelay } = await serverCpu(server.child);
   const n = durations.get("+Inf") ?? 0;
@@ -897,6 +897,7 @@ async function restartPhase(dbUrl: string, rows: Row[]): Promise<{ child: ChildP
   log(`restart: server listening ${fmt(listenedMs)} ms after its start, ready after ${fmt(readyMs)} ms; ${describeRun(run)}`);
   log(`restart: p99 of each second: ${bySecond.map((p) => p.toFixed(1)).join(", ")} ms; ${loopDelay}`);
   log(`restart: p99 of each 100 ms of the first ${byTenth.length / 10} s: ${byTenth.map((p) => p.toFixed(0)).join(", ")} ms`);
+  log(`restart: the client's own pauses: ${stallsText(stalls)}`);
   log(
     `restart: the server's own time per request: ${within("0.001")} within 1 ms, ${within("0.005")} within 5 ms, ` +
       `${within("0.01")} within 10 ms; cache ${fmt(memory.cache?.entries ?? 0)} agents, ${fmt(memory.cache?.hits ?? 0)} hits, ` +
