@@ -39,8 +39,10 @@ export type ScoreCache = {
   /** Off: nothing is answered or kept (for instance while changes by other processes cannot be heard). Turning it off drops everything. */
   setEnabled(on: boolean): void;
   /**
-   * The ids of up to `n` agents with a score, spread evenly over the entries: a sample of what reads will ask, for a
-   * started server's warm-up (src/app/warm-up.ts), as wide as the agents the cache holds.
+   * The ids of up to `n` agents with a score, spread evenly over the entries, with results of every shape among them
+   * (`resultShape`: at least a twentieth of `n` each, where the cache holds that many in 20 times `n` entries read): a
+   * sample of what reads will ask, for a started server's warm-up (src/app/warm-up.ts), as wide as the agents the cache
+   * holds.
    */
   sample(n: number): string[];
   stats(): ScoreCacheStats;
