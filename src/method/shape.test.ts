@@ -41,6 +41,9 @@ describe("shape checks: each failure names its path and what it found", () => {
     expect(message(() => asInteger("c", 10, "p", 5, 9))).to.equal("p: expected a whole number in 5..9, got 10");
     expect(message(() => asInteger("c", "7", "p"))).to.equal('p: expected a whole number >= 0, got "7"');
     expect(message(() => asInteger("c", 2 ** 53, "p"))).to.equal(`p: expected a whole number >= 0, got ${2 ** 53}`);
+    // A number in range that is not whole: refused for what it is, not for its range.
+    expect(message(() => asInteger("c", 6.5, "p", 5, 9))).to.equal("p: expected a whole number in 5..9, got 6.5");
+    expect(message(() => asInteger("c", Number.NaN, "p"))).to.equal("p: expected a whole number >= 0, got NaN");
     expect(asNumber("c", -0.5, "p")).to.equal(-0.5);
     expect(message(() => asNumber("c", "1", "p"))).to.equal('p: expected a number, got "1"');
     expect(asOneOf("c", "b", "p", ["a", "b"])).to.equal("b");
