@@ -104,7 +104,7 @@ for (const { name, create } of TEST_STORES) {
       expect(await rowsOf(testDb.db, "checkins")).to.deep.equal([]);
       const store = createSqlStore(testDb.db);
       const [agent] = (await testDb.db.query<{ id: string }>("SELECT id FROM agents")).rows;
-      expect((await store.checkinState(agent.id, "k0")).duplicate).to.equal(null);
+      expect((await store.checkinState(agent.id, "k0", true)).duplicate).to.equal(null);
     });
   });
 }
@@ -331,6 +331,9 @@ describe("migration 012 on check-ins stored before it", () => {
     // Today's check-in records an agent.back in its write (migration 019): the agents' late mark and the events' tables ahead.
     const events = listMigrations().find((m) => m.version === 19);
     for (const statement of splitStatements(events?.sql ?? "")) await testDb.db.query(statement);
+    // Today's check-in decides with the windows' revision (migration 024): that table ahead too.
+    const revision = listMigrations().find((m) => m.version === 24);
+    for (const statement of splitStatements(revision?.sql ?? "")) await testDb.db.query(statement);
     const clock = createManualClock(T0);
     const store = createSqlStore(testDb.db);
     const service = createVraiService({ store, clock, busy: () => false });
@@ -363,7 +366,7 @@ describe("migration 012 on check-ins stored before it", () => {
       await testDb.db.query<{ column_name: string }>("SELECT column_name FROM information_schema.columns WHERE table_name = 'checkins'")
     ).rows;
     expect(columns.map((c) => c.column_name)).to.not.include("id");
-    const state = await store.checkinState(agentId, "old3");
+    const state = await store.checkinState(agentId, "old3", true);
     expect(state.duplicate).to.deep.equal({
       agentId,
       claimId: state.agent!.claimId,

@@ -13,6 +13,7 @@ import { DEFAULT_RPC_TIMEOUT_MS } from "../chain/signer";
 import { DEFAULT_ANCHOR_CONFIRMATIONS, DEFAULT_ANCHOR_RETRY_MAX_MS } from "../service/anchoring";
 import { DEFAULT_CHECKIN_RETENTION_DAYS } from "../service/checkin-retention";
 import { DEFAULT_CONSOLE_TIMEOUTS } from "../service/console-sessions";
+import { REMEMBERED_AGENTS } from "../store/checkin-writes";
 import { PROOF_KIND_SETTINGS } from "../service/proofs/kinds";
 import { DEFAULT_SERVER_LIMITS } from "./listener";
 import { WARM_UP_REQUESTS } from "./warm-up";
@@ -106,6 +107,11 @@ export const serveConfigSchema = z
      * node's heap; the cache never takes more than this.
      */
     SCORE_CACHE_MB: z.coerce.number().int().min(0).max(2048).default(512),
+    /**
+     * Agents a server remembers for check-ins (src/store/checkin-writes.ts): the check-in of one remembered costs one round
+     * trip to the database instead of two; each takes some 450 bytes of heap. 0: none.
+     */
+    CHECKIN_REMEMBERED_AGENTS: z.coerce.number().int().min(0).max(10_000_000).default(REMEMBERED_AGENTS),
     /**
      * Reads a started server sends itself before `GET /v1/ready` answers 200, so that V8 has optimised its request path
      * before traffic comes (issue #30: src/app/warm-up.ts); 0: none, ready once the cache is filled.

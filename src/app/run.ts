@@ -178,6 +178,7 @@ export async function startService(
     },
     metrics: { token: config.METRICS_TOKEN, port: config.METRICS_PORT, host: config.METRICS_HOST },
     scoreCacheBytes: config.SCORE_CACHE_MB * 2 ** 20,
+    rememberedAgents: config.CHECKIN_REMEMBERED_AGENTS,
     warmUpRequests: config.WARM_UP_REQUESTS,
     limits: { openChallenges: config.MAX_OPEN_CHALLENGES_PER_OWNER, agents: config.MAX_AGENTS_PER_OWNER },
     proofSources: {

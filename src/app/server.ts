@@ -158,6 +158,8 @@ export type ApiServerOptions = {
   erc8004?: Erc8004Options;
   /** Memory for the latest-score cache (default 512 MiB); 0 turns it off. */
   scoreCacheBytes?: number;
+  /** Agents remembered for check-ins (src/store/checkin-writes.ts; default REMEMBERED_AGENTS, 100,000); 0: none. */
+  rememberedAgents?: number;
   /**
    * Reads the server sends itself before it reports ready (src/app/warm-up.ts; `vrai serve`: WARM_UP_REQUESTS, 3,000).
    * Default 0: ready once the cache is filled, for tests, which start many servers.
@@ -291,7 +293,7 @@ function createSystem(options: ApiServerOptions, running: ProcessState): System 
     options.scoreCacheBytes === 0
       ? undefined
       : createSyncedScoreCache(options.db, options.scoreCacheBytes ?? DEFAULT_SCORE_CACHE_BYTES, logger);
-  const store = createSqlStore(options.db, { onScoresCommitted: scoreCache?.committed });
+  const store = createSqlStore(options.db, { onScoresCommitted: scoreCache?.committed, rememberedAgents: options.rememberedAgents });
   const latestScores = scoreCache ? scoreCache.over(store) : store;
 
   let busySwitch = false;

@@ -104,8 +104,8 @@ describe("check-ins through the service (V3)", () => {
     let interleaved = false;
     const racing: Store = {
       ...store,
-      checkinState: async (id, key) => {
-        const state = await store.checkinState(id, key);
+      checkinState: async (id, key, fresh) => {
+        const state = await store.checkinState(id, key, fresh);
         if (key === "A" && !interleaved) {
           interleaved = true;
           await service.checkins.checkIn(agentId, "B", agentKnown);

@@ -24,6 +24,16 @@ export type Authenticate = (agent: AgentRow | null) => asserts agent is AgentRow
  */
 export type Admitted = () => Promise<void>;
 
+/** Whether `authenticate` accepts the caller for `agent`. */
+function authenticates(authenticate: Authenticate, agent: AgentRow | null): agent is AgentRow {
+  try {
+    authenticate(agent);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The check-in use-case (V3–V4). */
 export type Checkins = {
   /**
@@ -47,7 +57,10 @@ const MAX_ATTEMPTS = 16;
  * row and checks its claim and previous counted check-in, so two requests of one agent are counted
  * one after the other, never both on the same previous one (V3.2), and one idempotency key counts
  * once (V3.1). A request that finds the agent changed decides again on the new state. The answer
- * is given only after the commit.
+ * is given only after the commit. The state may be the agent as the store remembers it (a store that
+ * keeps agents in memory saves a round trip a check-in): a counted check-in decided on it stands only
+ * if its write finds the agent, its key, the windows and the absence of a duplicate as the decision
+ * took them; every other answer (a refusal, a duplicate, a failed key) is given on a state read now.
  * @param deps.busy whether the service is busy now (V3.3: operator switch or overload)
  */
 export function createCheckins(deps: { store: CheckinWrites; clock: Clock; busy: () => boolean }): Checkins {
@@ -59,17 +72,29 @@ export function createCheckins(deps: { store: CheckinWrites; clock: Clock; busy:
     authenticate: Authenticate,
     admitted?: Admitted,
   ): Promise<CheckinOutcome> {
+    // Whether the next state must be read now rather than taken from the store's memory (see CheckinState.cached).
+    let fresh = false;
+    let admittedYet = false;
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-      const state = await store.checkinState(agentId, idempotencyKey);
+      const state = await store.checkinState(agentId, idempotencyKey, fresh);
+      fresh = true;
       const agent = state.agent;
-      authenticate(agent);
+      if (!state.cached) authenticate(agent);
+      // A key that fails against the agent as remembered is judged again against the agent as it is now.
+      else if (!authenticates(authenticate, agent)) continue;
       // A change while it runs is caught as any other: the write below finds the agent changed and decides again.
-      if (attempt === 1 && admitted) await admitted();
+      if (!admittedYet) {
+        admittedYet = true;
+        if (admitted) await admitted();
+      }
       // V1: the arrival is read after the state it is decided on; a write on a state that has
       // changed since is refused, so the counted arrivals of one agent are in commit order.
       const arrival = clock.now();
       const last = agent.last;
       const decision = decideCheckin({ arrival, previous: last, duplicateOf: state.duplicate, windows: state.windows, busy: deps.busy() });
+      // Only a counted check-in is decided on a remembered state (its write checks what the decision used): a
+      // refusal may be a duplicate (V3.1) the memory cannot know of.
+      if (state.cached && decision.type !== "counted") continue;
       // A duplicate is answered only once the check-in it repeats is known to be kept (see confirmDurable);
       // one read from a server that no longer has it is decided again on a fresh state.
       if (decision.type === "duplicate" && state.duplicate) {
@@ -81,7 +106,13 @@ export function createCheckins(deps: { store: CheckinWrites; clock: Clock; busy:
       // The day of arrival chains from the previous check-in's link when that arrived the same day (docs/inputs.md).
       const arrivalDayDigest = last !== null && dayNumber(last.arrival) === dayNumber(arrival) ? last.dayDigest : "";
       const deltas = checkinDayDeltas(decision, last === null ? null : last.arrival, arrivalDayDigest);
-      const expected = { claimId: agent.claimId, lastArrival: last === null ? null : last.arrival, lateDeadline: agent.lateDeadline };
+      const expected = {
+        claimId: agent.claimId,
+        lastArrival: last === null ? null : last.arrival,
+        lateDeadline: agent.lateDeadline,
+        keyHash: agent.keyHash,
+        windowsRevision: state.windowsRevision,
+      };
       // The first counted check-in after an agent.late ends the lapse (issue #28), in the same write.
       const back =
         agent.lateDeadline === null
@@ -101,8 +132,9 @@ export function createCheckins(deps: { store: CheckinWrites; clock: Clock; busy:
         excused: decision.excused,
         credit: decision.credit,
       };
-      // False when the agent changed since its state was read (another request of it was counted,
-      // it was re-claimed, or marked late): decide again on the new state.
+      // False when the agent changed since its state was read (another request of it was counted, it was
+      // re-claimed, marked late or given a new key, a window was declared or closed, or the key had been counted):
+      // decide again on the state as it is now.
       if (await store.commitCheckin(expected, stored, deltas, back)) return decision;
     }
     throw new ConflictError(

@@ -417,7 +417,7 @@ export type StoreTx = AccountsTx & CheckinFactsTx & OperationsTx & ProofsTx & Sc
 /** What deciding one check-in needs about its agent (V3–V4), read together in one go. */
 export type CheckinState = {
   agent: AgentRow | null;
-  /** The agent's counted check-in with the request's idempotency key (V3.1), if any. */
+  /** The agent's counted check-in with the request's idempotency key (V3.1), if any (always null when `cached`). */
   duplicate: StoredCheckin | null;
   /**
    * Windows that may excuse the next check-in: at least every window that is open, ends at or
@@ -425,10 +425,27 @@ export type CheckinState = {
    * rules ignore windows declared, or ended, after the arrival (V4.3), so extra windows are harmless.
    */
   windows: readonly OutageWindow[];
+  /** The revision of the declared windows `windows` are of; `commitCheckin` writes only at that revision. */
+  windowsRevision: number;
+  /**
+   * True when the agent is as this process last read or wrote it, not read now: its duplicate was not looked up.
+   * Only a counted check-in may be decided on it (the write checks the duplicate and everything else the decision
+   * used); any other answer, a refusal or a failed authentication, is given on a state read with `fresh`.
+   */
+  cached: boolean;
 };
 
-/** Where `commitCheckin` expects the agent to be: as `checkinState` saw it (`lateDeadline` absent: not late). */
-export type CheckinExpectation = { claimId: number; lastArrival: number | null; lateDeadline?: number | null };
+/**
+ * Where `commitCheckin` expects the agent to be: as `checkinState` saw it (`lateDeadline` absent: not late), with the
+ * key the request was authenticated by and the windows' revision it was decided with.
+ */
+export type CheckinExpectation = {
+  claimId: number;
+  lastArrival: number | null;
+  lateDeadline?: number | null;
+  keyHash: string;
+  windowsRevision: number;
+};
 
 /** Atomic work on the features `Tx` of the store (a module that needs only some of them takes only those). */
 export type Transactions<Tx = StoreTx> = {
@@ -440,11 +457,15 @@ export type Transactions<Tx = StoreTx> = {
 
 /** The check-in path (V3): one read that decides a check-in, one conditional write that records it. */
 export type CheckinWrites = {
-  /** V3: the agent, the duplicate of `idempotencyKey` and the declared windows, read together (no lock is taken). */
-  checkinState(agentId: string, idempotencyKey: string): Promise<CheckinState>;
+  /**
+   * V3: the agent, the duplicate of `idempotencyKey` and the declared windows, read together (no lock is taken), or,
+   * unless `fresh`, the agent as this process holds it (`cached`).
+   */
+  checkinState(agentId: string, idempotencyKey: string, fresh?: boolean): Promise<CheckinState>;
   /**
    * Stores a counted check-in atomically if the agent is still as expected (same claim, same
-   * previous counted check-in): the check-in, the agent's new previous one (with `dayDigest`, the
+   * previous counted check-in, same key, same windows' revision) and holds no check-in with its
+   * idempotency key (V3.1): the check-in, the agent's new previous one (with `dayDigest`, the
    * arrival day's new digest) and the day deltas. The agent's row is locked for the write, so two
    * writers of one agent go one after the other and the second finds the agent changed.
    * Answers after the commit. With `back` (the agent had an agent.late), the agent's late mark is cleared and

@@ -4,10 +4,12 @@
  * under load a round trip to PostgreSQL, and its commit, serve many check-ins instead of one. Each
  * check-in is still decided and written on its own terms: the write locks its agent's row and
  * stores it only if the agent is still as it was read (V3.2), and a batch holding two requests of
- * one agent stores at most one of them, the other deciding again.
+ * one agent stores at most one of them, the other deciding again. An agent this server last read or
+ * wrote is remembered (`createCheckinWrites`): its check-in is decided without the read, and its write
+ * checks what the decision took from memory.
  */
-import { DAY_S, GRACE_S, type DayDelta, type OutageWindow } from "../method";
-import type { CheckinExpectation, CheckinState, CheckinWrites, NewEvent, StoredCheckin } from "../service/ports";
+import { DAY_S, type DayDelta, type OutageWindow } from "../method";
+import type { AgentRow, CheckinExpectation, CheckinState, CheckinWrites, NewEvent, StoredCheckin } from "../service/ports";
 import { AGENT_COLUMNS_OF_A, agentFrom, type AgentRecord } from "./agent-rows";
 import { createBatcher } from "./batch";
 import type { Db, Queryable } from "./db";
@@ -23,8 +25,24 @@ type StateRecord = AgentRecord & {
   dup_excused: boolean;
   dup_credit: number;
   dup_claim_id: number;
-  windows: Array<[id: string, start: number, end: number | null, declaredAt: number, closedAt: number | null]> | null;
+  windows_revision: number;
 };
+
+/**
+ * Every declared window (V4.3) and their revision, read together: the windows a check-in is decided with, all of them
+ * (the rules ignore those that cannot excuse it; CheckinState.windows), kept in memory until the revision changes.
+ */
+const WINDOWS_SQL = `SELECT (SELECT n FROM outage_revision) AS revision,
+  coalesce(json_agg(json_build_array(o.id, o.start_at, o.end_at, o.declared_at, o.closed_at) ORDER BY o.id), '[]'::json) AS windows
+FROM outages o`;
+
+type WindowsRecord = {
+  revision: number;
+  windows: Array<[id: string, start: number, end: number | null, declaredAt: number, closedAt: number | null]>;
+};
+
+/** The declared windows at one revision. */
+type Windows = { revision: number; windows: readonly OutageWindow[] };
 
 /** The most check-ins in one statement. */
 const MAX_BATCH = 64;
@@ -39,11 +57,11 @@ const MAX_IN_FLIGHT = 1;
 
 /**
  * One statement for a batch of states: each agent, the duplicate of its request's key in its latest
- * claim (V3.1: keys are per agent and claim), and the windows that may excuse its next check-in
- * (open, ending at or after the deadline after the previous check-in, or ended later than it). An
- * unknown agent has no row. The duplicate is looked up in each day partition kept (migration 012),
- * except those ending before the claim (a check-in of the claim arrived at or after it), through
- * the index of agent and key, spelt as the index's expression; a lateral probe, so the planner
+ * claim (V3.1: keys are per agent and claim), and the revision of the declared windows (migration 024;
+ * the windows themselves are held in memory, `WINDOWS_SQL`). An unknown agent has no row. The
+ * duplicate is looked up in each day partition kept (migration 012), except those ending before the
+ * claim (a check-in of the claim arrived at or after it), through the index of agent and key, spelt
+ * as the index's expression; a lateral probe, so the planner
  * cannot join on a part of the key only (a plain join to the B-tree of migration 006 was planned on
  * agent and claim alone, which read every check-in of the agent). Planned at each execution
  * (`planEach`): a day partition starts empty, and a generic plan made then scanned it whole for
@@ -52,9 +70,7 @@ const MAX_IN_FLIGHT = 1;
 const STATE_SQL = `SELECT q.ord::integer AS ord, ${AGENT_COLUMNS_OF_A},
        c.arrival AS dup_arrival, c.next_heartbeat_s AS dup_next_heartbeat_s, c.on_time AS dup_on_time,
        c.excused AS dup_excused, c.credit AS dup_credit, c.claim_id AS dup_claim_id,
-       (SELECT json_agg(json_build_array(o.id, o.start_at, o.end_at, o.declared_at, o.closed_at)) FROM outages o
-        WHERE a.last_arrival IS NOT NULL
-          AND (o.end_at IS NULL OR o.end_at >= a.last_arrival + a.last_next_heartbeat_s + $3::integer OR o.closed_at > a.last_arrival)) AS windows
+       (SELECT n FROM outage_revision) AS windows_revision
 FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q (agent_id, idempotency_key, ord)
 JOIN agents a ON a.id = q.agent_id
 LEFT JOIN LATERAL (
@@ -67,25 +83,36 @@ LEFT JOIN LATERAL (
  * One statement, committed on its own, for a batch of counted check-ins. `locked` locks the agents'
  * rows in id order (two batches never wait for each other in a circle) and reads each as committed
  * (a writer that waited for the lock sees the row its predecessor wrote); `won` keeps, per agent,
- * the first check-in whose claim and previous counted check-in are still the locked row's, of an agent not unclaimed
- * meanwhile (its key stopped, issue #29); only those are written: the agent's new previous check-in, the check-in, and
- * its day deltas. An agent that had an
+ * the first check-in whose claim, previous counted check-in and key are still the locked row's, of an agent not unclaimed
+ * meanwhile (its key stopped, issue #29), decided with the windows as they are (their revision, migration 024), whose
+ * key the claim has not counted yet (V3.1: the lookup of STATE_SQL, under the agent's lock, for a check-in decided on
+ * a remembered state, whose duplicate was not looked up); only those are written: the agent's new previous check-in,
+ * the check-in, and its day deltas. An agent that had an
  * agent.late (its late mark, compared as the claim and previous check-in are) is no longer late, and its
  * agent.back (`back_*`, null for the others) is recorded with its deliveries (src/store/events.ts).
  * @returns the ordinals (1-based) of the check-ins written
  */
 const COMMIT_SQL = `WITH q AS MATERIALIZED (
   SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::integer[], $6::boolean[], $7::boolean[], $8::integer[],
-                       $9::text[], $10::bigint[], $11::bigint[], $19::bigint[], $20::text[], $21::text[], $22::text[])
+                       $9::text[], $10::bigint[], $11::bigint[], $19::bigint[], $20::text[], $21::text[], $22::text[],
+                       $23::text[], $24::bigint[])
     WITH ORDINALITY AS q (agent_id, claim_id, idempotency_key, arrival, next_heartbeat_s, on_time, excused, credit,
-                          day_digest, expected_last, expected_claim, expected_late, back_owner, back_type, back_data, ord)
+                          day_digest, expected_last, expected_claim, expected_late, back_owner, back_type, back_data,
+                          expected_key_hash, windows_revision, ord)
 ), locked AS MATERIALIZED (
-  SELECT a.id, a.claim_id, a.last_arrival, a.late_deadline, a.released_at FROM agents a WHERE a.id IN (SELECT agent_id FROM q)
+  SELECT a.id, a.claim_id, a.claimed_at, a.key_hash, a.last_arrival, a.late_deadline, a.released_at FROM agents a
+  WHERE a.id IN (SELECT agent_id FROM q)
   ORDER BY a.id FOR UPDATE
 ), won AS MATERIALIZED (
   SELECT DISTINCT ON (q.agent_id) q.* FROM q JOIN locked l ON l.id = q.agent_id
   WHERE l.claim_id = q.expected_claim AND l.last_arrival IS NOT DISTINCT FROM q.expected_last
-    AND l.late_deadline IS NOT DISTINCT FROM q.expected_late AND l.released_at IS NULL
+    AND l.late_deadline IS NOT DISTINCT FROM q.expected_late AND l.released_at IS NULL AND l.key_hash = q.expected_key_hash
+    AND q.windows_revision = (SELECT n FROM outage_revision)
+    AND NOT EXISTS (
+      SELECT 1 FROM checkins c
+      WHERE c.agent_id || '/' || c.idempotency_key = l.id || '/' || q.idempotency_key
+        AND c.agent_id = l.id AND c.claim_id = l.claim_id AND c.idempotency_key = q.idempotency_key AND c.arrival >= l.claimed_at
+    )
   ORDER BY q.agent_id, q.ord
 ), agent AS (
   UPDATE agents a SET last_arrival = w.arrival, last_next_heartbeat_s = w.next_heartbeat_s, last_day_digest = w.day_digest,
@@ -175,8 +202,11 @@ export const atMidnight = (at: number): string => (at % DAY_S === 0 ? " AND arri
 type StateAsk = { agentId: string; key: string };
 type CommitAsk = { expected: CheckinExpectation; checkin: StoredCheckin; deltas: readonly DayDelta[]; back: NewEvent | undefined };
 
-function stateFrom(ask: StateAsk, r: StateRecord | undefined): CheckinState {
-  if (r === undefined) return { agent: null, duplicate: null, windows: [] };
+/** A state as STATE_SQL reads it: the windows' revision, not yet the windows. */
+type ReadState = { agent: AgentRow | null; duplicate: StoredCheckin | null; revision: number | null };
+
+function stateFrom(ask: StateAsk, r: StateRecord | undefined): ReadState {
+  if (r === undefined) return { agent: null, duplicate: null, revision: null };
   const duplicate: StoredCheckin | null =
     r.dup_arrival === null
       ? null
@@ -190,23 +220,28 @@ function stateFrom(ask: StateAsk, r: StateRecord | undefined): CheckinState {
           excused: r.dup_excused,
           credit: r.dup_credit,
         };
-  const windows: OutageWindow[] = (r.windows ?? []).map(([id, start, end, declaredAt, closedAt]) => ({
+  return { agent: agentFrom(r), duplicate, revision: Number(r.windows_revision) };
+}
+
+async function readStates(db: Queryable, asks: readonly StateAsk[]): Promise<ReadState[]> {
+  const { rows } = await db.query<StateRecord>(STATE_SQL, [asks.map((a) => a.agentId), asks.map((a) => a.key)], { planEach: true });
+  const byOrd = new Map<number, StateRecord>();
+  for (const r of rows) byOrd.set(r.ord, r);
+  return asks.map((ask, i) => stateFrom(ask, byOrd.get(i + 1)));
+}
+
+async function readWindows(db: Queryable): Promise<Windows> {
+  const {
+    rows: [r],
+  } = await db.query<WindowsRecord>(WINDOWS_SQL);
+  const windows: OutageWindow[] = r.windows.map(([id, start, end, declaredAt, closedAt]) => ({
     id,
     start: Number(start),
     end: end === null ? null : Number(end),
     declaredAt: Number(declaredAt),
     closedAt: closedAt === null ? null : Number(closedAt),
   }));
-  return { agent: agentFrom(r), duplicate, windows };
-}
-
-async function readStates(db: Queryable, asks: readonly StateAsk[]): Promise<CheckinState[]> {
-  const { rows } = await db.query<StateRecord>(STATE_SQL, [asks.map((a) => a.agentId), asks.map((a) => a.key), GRACE_S], {
-    planEach: true,
-  });
-  const byOrd = new Map<number, StateRecord>();
-  for (const r of rows) byOrd.set(r.ord, r);
-  return asks.map((ask, i) => stateFrom(ask, byOrd.get(i + 1)));
+  return { revision: Number(r.revision), windows };
 }
 
 async function writeCheckins(db: Queryable, asks: readonly CommitAsk[]): Promise<boolean[]> {
@@ -235,14 +270,52 @@ async function writeCheckins(db: Queryable, asks: readonly CommitAsk[]): Promise
     asks.map((a) => a.back?.ownerId ?? null),
     asks.map((a) => a.back?.type ?? null),
     asks.map((a) => a.back?.data ?? null),
+    asks.map((a) => a.expected.keyHash),
+    asks.map((a) => a.expected.windowsRevision),
   ]);
   const written = new Set<number>(rows.map((r) => r.ord));
   return asks.map((_, i) => written.has(i + 1));
 }
 
-/** `checkinState` and `commitCheckin` of the SQL store on `db`, batched. */
-export function createCheckinWrites(db: Db): CheckinWrites {
-  const state = createBatcher<StateAsk, CheckinState>({
+/** Agents a server remembers for its check-ins by default (`createCheckinWrites`): some 45 MB of heap. */
+export const REMEMBERED_AGENTS = 100_000;
+
+/**
+ * `checkinState` and `commitCheckin` of the SQL store on `db`, batched, with the agents last read or written and the
+ * declared windows kept in memory: a check-in of an agent remembered is decided without a read and costs one round
+ * trip, its write (COMMIT_SQL), which checks everything the decision took from memory (the agent's claim, previous
+ * check-in, late mark, key and release; the windows' revision; the absence of its key among the claim's check-ins).
+ * Another server's write, an operator's change or a new claim makes that write fail, and the check-in is decided
+ * again on a state read now (CheckinState.cached), so what is remembered is a guess that costs a retry when wrong,
+ * never a wrong answer. Behind a balancer, sending an agent's check-ins to one server (hashing on the path) keeps
+ * them remembered.
+ * @param options.rememberedAgents the most agents remembered (the least recently written or read go first); 0: none
+ */
+export function createCheckinWrites(db: Db, options: { rememberedAgents?: number } = {}): CheckinWrites {
+  const capacity = options.rememberedAgents ?? REMEMBERED_AGENTS;
+  const remembered = new Map<string, AgentRow>();
+  const remember = (agent: AgentRow): void => {
+    if (capacity === 0) return;
+    // Deleted first so the agent moves to the end of the map's order, the most recently used.
+    remembered.delete(agent.id);
+    remembered.set(agent.id, agent);
+    if (remembered.size > capacity) remembered.delete(remembered.keys().next().value as string);
+  };
+  let windows: Windows | undefined;
+  let windowsRead: Promise<Windows> | undefined;
+  /** The windows at `revision` or later: those held when they are, else read (one read for the callers meanwhile). */
+  const windowsAt = async (revision: number): Promise<Windows> => {
+    while (windows === undefined || windows.revision < revision) {
+      windowsRead ??= readWindows(db).finally(() => {
+        windowsRead = undefined;
+      });
+      const read = await windowsRead;
+      if (windows === undefined || read.revision > windows.revision) windows = read;
+    }
+    return windows;
+  };
+
+  const state = createBatcher<StateAsk, ReadState>({
     maxBatch: MAX_BATCH,
     maxInFlight: MAX_IN_FLIGHT,
     run: (asks) => readStates(db, asks),
@@ -257,9 +330,42 @@ export function createCheckinWrites(db: Db): CheckinWrites {
         ? writeCheckins(db, asks)
         : writeCheckins(db, asks).catch(() => asks.map(async (ask) => (await writeCheckins(db, [ask]))[0])),
   });
+
   return {
-    checkinState: (agentId, key) => state({ agentId, key }),
-    commitCheckin: (expected, checkin, deltas, back) => commit({ expected, checkin, deltas, back }),
+    async checkinState(agentId, key, fresh = false): Promise<CheckinState> {
+      const agent = fresh ? undefined : remembered.get(agentId);
+      if (agent !== undefined && windows !== undefined)
+        return { agent, duplicate: null, windows: windows.windows, windowsRevision: windows.revision, cached: true };
+      const read = await state({ agentId, key });
+      if (read.agent === null) {
+        remembered.delete(agentId);
+        return { agent: null, duplicate: null, windows: [], windowsRevision: 0, cached: false };
+      }
+      remember(read.agent);
+      const held = await windowsAt(read.revision as number);
+      return { agent: read.agent, duplicate: read.duplicate, windows: held.windows, windowsRevision: held.revision, cached: false };
+    },
+    async commitCheckin(expected, checkin, deltas, back) {
+      const written = await commit({ expected, checkin, deltas, back });
+      const agent = remembered.get(checkin.agentId);
+      const dayDigest = deltas[deltas.length - 1].digest;
+      if (written && agent !== undefined && agent.claimId === checkin.claimId && dayDigest !== null) {
+        // The row as COMMIT_SQL left it, spelt out (see memory-store.ts).
+        remember({
+          id: agent.id,
+          name: agent.name,
+          ownerId: agent.ownerId,
+          claimId: agent.claimId,
+          claimedAt: agent.claimedAt,
+          keyHash: expected.keyHash,
+          last: { arrival: checkin.arrival, nextHeartbeatS: checkin.nextHeartbeatS, dayDigest },
+          lateDeadline: null,
+          releasedAt: null,
+          createdAt: agent.createdAt,
+        });
+      } else remembered.delete(checkin.agentId);
+      return written;
+    },
     confirmDurable: (duplicate) => confirmKept(db, duplicate),
   };
 }

@@ -2,9 +2,11 @@ import { expect } from "chai";
 import { GRACE_S, playCheckins, utcDay, type DayAggregate } from "../method";
 import { createVraiService, type VraiService } from "../service";
 import { createManualClock } from "../service/clock";
-import type { AgentRow, Store } from "../service/ports";
+import type { AgentRow, CheckinExpectation, Store } from "../service/ports";
 import { createMigratedTestDb, TEST_STORES } from "../test-helpers/db";
 import { createPgDb, type Db } from "./db";
+import { secretMatches } from "../service/secrets";
+import { createCheckinWrites } from "./checkin-writes";
 import { createMemoryStore } from "./memory-store";
 import { migrate } from "./migrate";
 import { createSqlStore } from "./sql-store";
@@ -45,6 +47,12 @@ for (const setup of SETUPS) {
       service = createVraiService({ store, clock, busy: () => false });
     });
     after(() => close());
+
+    /** What a write expects of `agent`, with the windows' revision as read now. */
+    async function expecting(agent: AgentRow): Promise<CheckinExpectation> {
+      const { windowsRevision } = await store.checkinState(agent.id, "any", true);
+      return { claimId: agent.claimId, lastArrival: agent.last?.arrival ?? null, keyHash: agent.keyHash, windowsRevision };
+    }
 
     async function newAgent(): Promise<string> {
       clock.set(T0);
@@ -87,7 +95,7 @@ for (const setup of SETUPS) {
       await failing.checkins.checkIn(agentId, "durable", agentKnown).catch((error: unknown) => (refused = error));
       expect(refused).to.be.an("error").with.property("message", "database unavailable");
       // The real one confirms what it has (on PostgreSQL and PGlite, in a commit that writes a transaction id), and only that.
-      const stored = (await store.checkinState(agentId, "durable")).duplicate!;
+      const stored = (await store.checkinState(agentId, "durable", true)).duplicate!;
       expect(stored).to.include({ agentId, idempotencyKey: "durable", arrival: T0 + 60 });
       expect(await store.confirmDurable(stored)).to.equal(true);
       expect(await store.confirmDurable({ ...stored, idempotencyKey: "elsewhere" })).to.equal(false);
@@ -111,16 +119,22 @@ for (const setup of SETUPS) {
         credit: 3600,
       };
       const deltas = [{ day: utcDay(T0), checkins: 1, onTime: 1, creditS: 3600, coverageS: 3600, digest: "ab".repeat(32) }];
-      // The previous counted check-in is not the expected one, then the claim is not.
-      expect(await store.commitCheckin({ claimId: agent.claimId, lastArrival: null }, checkin, deltas)).to.equal(false);
-      expect(await store.commitCheckin({ claimId: agent.claimId + 1000, lastArrival: T0 }, checkin, deltas)).to.equal(false);
+      const on = await expecting(agent);
+      const { windowsRevision } = on;
+      // The previous counted check-in is not the expected one, then the claim, the key, the windows' revision.
+      expect(await store.commitCheckin({ ...on, lastArrival: null }, checkin, deltas)).to.equal(false);
+      expect(await store.commitCheckin({ ...on, claimId: agent.claimId + 1000 }, checkin, deltas)).to.equal(false);
+      expect(await store.commitCheckin({ ...on, keyHash: "0".repeat(64) }, checkin, deltas)).to.equal(false);
+      if (db !== null) expect(await store.commitCheckin({ ...on, windowsRevision: windowsRevision - 1 }, checkin, deltas)).to.equal(false);
+      // A key the claim has counted already (V3.1), even on the expected state.
+      expect(await store.commitCheckin(on, { ...checkin, idempotencyKey: "k1" }, deltas)).to.equal(false);
       const after = (await store.read.getAgent(agentId))!;
       expect(after.last).to.deep.equal(agent.last);
       expect(await store.read.listDays(agentId, agent.claimId, "9999-12-31")).to.have.length(1);
-      expect((await store.checkinState(agentId, "k2")).duplicate).to.equal(null);
+      expect((await store.checkinState(agentId, "k2", true)).duplicate).to.equal(null);
       // The expected state does write.
-      expect(await store.commitCheckin({ claimId: agent.claimId, lastArrival: T0 }, checkin, deltas)).to.equal(true);
-      expect((await store.checkinState(agentId, "k2")).duplicate).to.include({ arrival: T0 + 3600, credit: 3600 });
+      expect(await store.commitCheckin(on, checkin, deltas)).to.equal(true);
+      expect((await store.checkinState(agentId, "k2", true)).duplicate).to.include({ arrival: T0 + 3600, credit: 3600 });
     });
 
     it(
@@ -141,13 +155,13 @@ for (const setup of SETUPS) {
           credit: 3600,
         });
         const deltas = (digest: string) => [{ day: utcDay(T0), checkins: 1, onTime: 1, creditS: 3600, coverageS: 3600, digest }];
-        const on = (agent: AgentRow) => ({ claimId: agent.claimId, lastArrival: agent.last!.arrival });
+        const on = await Promise.all(rows.map(expecting));
         // Started in one turn of the event loop: the SQL store sends them as one statement.
         const written = await Promise.all([
-          store.commitCheckin(on(rows[0]), checkin(rows[0], "a1"), deltas("a1".repeat(32))),
-          store.commitCheckin(on(rows[1]), checkin(rows[1], "b1"), deltas("b1".repeat(32))),
-          store.commitCheckin(on(rows[0]), checkin(rows[0], "a2"), deltas("a2".repeat(32))),
-          store.commitCheckin({ claimId: rows[2].claimId, lastArrival: null }, checkin(rows[2], "c1"), deltas("c1".repeat(32))),
+          store.commitCheckin(on[0], checkin(rows[0], "a1"), deltas("a1".repeat(32))),
+          store.commitCheckin(on[1], checkin(rows[1], "b1"), deltas("b1".repeat(32))),
+          store.commitCheckin(on[0], checkin(rows[0], "a2"), deltas("a2".repeat(32))),
+          store.commitCheckin({ ...on[2], lastArrival: null }, checkin(rows[2], "c1"), deltas("c1".repeat(32))),
         ]);
         expect(written).to.deep.equal([true, true, false, false]);
         const after = await Promise.all([a, b, c].map(async (id) => (await store.read.getAgent(id))!));
@@ -157,11 +171,11 @@ for (const setup of SETUPS) {
           rows[2].last,
         ]);
         const states = await Promise.all([
-          store.checkinState(a, "a1"),
-          store.checkinState(a, "a2"),
-          store.checkinState(b, "b1"),
-          store.checkinState(c, "c1"),
-          store.checkinState("agt_nobody", "x"),
+          store.checkinState(a, "a1", true),
+          store.checkinState(a, "a2", true),
+          store.checkinState(b, "b1", true),
+          store.checkinState(c, "c1", true),
+          store.checkinState("agt_nobody", "x", true),
         ]);
         expect(states.map((s) => s.duplicate?.idempotencyKey ?? null)).to.deep.equal(["a1", null, "b1", null, null]);
         expect(states[4].agent).to.equal(null);
@@ -186,14 +200,15 @@ for (const setup of SETUPS) {
         credit,
       });
       const deltas = [{ day: utcDay(T0), checkins: 1, onTime: 1, creditS: 3600, coverageS: 3600, digest: "cd".repeat(32) }];
+      const [onA, onB] = await Promise.all([ra, rb].map(expecting));
       // A's write carries a credit its column cannot hold (an integer; V3.5 credits are seconds between check-ins): the store refuses it.
       const results = await Promise.allSettled([
-        store.commitCheckin({ claimId: ra.claimId, lastArrival: ra.last!.arrival }, at(ra, "second", 2 ** 31), deltas),
-        store.commitCheckin({ claimId: rb.claimId, lastArrival: rb.last!.arrival }, at(rb, "second"), deltas),
+        store.commitCheckin(onA, at(ra, "second", 2 ** 31), deltas),
+        store.commitCheckin(onB, at(rb, "second"), deltas),
       ]);
       if (db !== null) expect(results[0].status).to.equal("rejected");
       expect(results[1]).to.deep.equal({ status: "fulfilled", value: true });
-      expect((await store.checkinState(b, "second")).duplicate).to.include({ arrival: T0 + 3600 });
+      expect((await store.checkinState(b, "second", true)).duplicate).to.include({ arrival: T0 + 3600 });
     });
 
     it("decides again when another check-in of the agent is counted between its read and its write (V3.2)", async () => {
@@ -204,8 +219,8 @@ for (const setup of SETUPS) {
       let interleaved = false;
       const racing: Store = {
         ...store,
-        checkinState: async (id, key) => {
-          const state = await store.checkinState(id, key);
+        checkinState: async (id, key, fresh) => {
+          const state = await store.checkinState(id, key, fresh);
           if (key === "A" && !interleaved) {
             interleaved = true;
             const b = await service.checkins.checkIn(agentId, "B", agentKnown);
@@ -219,7 +234,7 @@ for (const setup of SETUPS) {
       expect(interleaved).to.equal(true);
       // A's first decision (counted on "first") was not stored: decided again after B, it is refused.
       expect(a).to.deep.equal({ type: "refused", retryAfterS: 1200 });
-      expect((await store.checkinState(agentId, "A")).duplicate).to.equal(null);
+      expect((await store.checkinState(agentId, "A", true)).duplicate).to.equal(null);
       const agent = (await store.read.getAgent(agentId))!;
       const today = await store.read.listDays(agentId, agent.claimId, "9999-12-31");
       expect(today.reduce((n, d) => n + d.checkins, 0)).to.equal(2);
@@ -230,8 +245,8 @@ for (const setup of SETUPS) {
       let interleaved = false;
       const racing: Store = {
         ...store,
-        checkinState: async (id, key) => {
-          const state = await store.checkinState(id, key);
+        checkinState: async (id, key, fresh) => {
+          const state = await store.checkinState(id, key, fresh);
           if (!interleaved) {
             interleaved = true;
             await service.checkins.checkIn(agentId, "same", agentKnown);
@@ -355,19 +370,133 @@ for (const setup of SETUPS) {
       expect(agent.last).to.include({ arrival: T0 + 201 });
     });
 
-    it("reads only windows that may excuse the next check-in", async () => {
+    it("hands over every window that may excuse the next check-in, and decides with one declared after the state was remembered (V4.3)", async () => {
       const agentId = await newAgent();
       clock.set(T0 + 10);
       await service.checkins.checkIn(agentId, "x", agentKnown);
       const deadline = T0 + 10 + 3600 + GRACE_S;
       clock.set(T0 + 20);
       const id = (s: string) => `${s}-${setup.name}-${agentId}`;
-      await service.operator.declareOutage({ id: id("ended-before"), start: T0 + 20, end: deadline - 1, reason: "test" });
-      await service.operator.declareOutage({ id: id("ends-at-deadline"), start: T0 + 20, end: deadline, reason: "test" });
-      await service.operator.declareOutage({ id: id("open"), start: T0 + 20, end: null, reason: "test" });
-      const ids = (await store.checkinState(agentId, "y")).windows.map((w) => w.id).filter((w) => w.endsWith(`-${setup.name}-${agentId}`));
-      expect(ids.sort()).to.deep.equal([id("ends-at-deadline"), id("open")].sort());
-      await service.operator.closeOutage(id("open"), T0 + 30);
+      // Declared through another service on the same database (on SQL, another server): this one's memory does not hear of it.
+      const other = db === null ? service : createVraiService({ store: createSqlStore(db), clock, busy: () => false });
+      await other.operator.declareOutage({ id: id("ends-at-deadline"), start: T0 + 20, end: deadline, reason: "test" });
+      await other.operator.declareOutage({ id: id("open"), start: T0 + 20, end: null, reason: "test" });
+      const ours = (windows: readonly { id: string }[]) => windows.map((w) => w.id).filter((w) => w.endsWith(`-${setup.name}-${agentId}`));
+      // Read now (on SQL by another server, so this one's memory stays as it was).
+      const now = await (db === null ? store : createSqlStore(db)).checkinState(agentId, "y", true);
+      expect(ours(now.windows)).to.include.members([id("ends-at-deadline"), id("open")]);
+      if (db !== null) {
+        const remembered = await store.checkinState(agentId, "y");
+        expect(remembered.cached).to.equal(true);
+        expect(ours(remembered.windows)).to.deep.equal([]);
+      }
+      // Late by its deadline, inside the open window: excused (V4.3), though the state this server remembered had no window.
+      clock.set(deadline + 100);
+      expect(await service.checkins.checkIn(agentId, "y", agentKnown)).to.include({ type: "counted", onTime: true, excused: true });
+      await other.operator.closeOutage(id("open"), deadline + 200);
+      // Closed by the other server: the next late check-in is not excused by it (its end is known now).
+      clock.set(deadline + 100 + 3600 + GRACE_S + 300);
+      expect(await service.checkins.checkIn(agentId, "z", agentKnown)).to.include({ type: "counted", onTime: false, excused: false });
+    });
+  });
+}
+
+/**
+ * The SQL store's memory of agents (src/store/checkin-writes.ts): two servers on one database, each remembering the agents
+ * it last read or wrote. What one changes, the other's write finds, and its request is decided again on the agent as it is.
+ */
+for (const { name, create } of TEST_STORES) {
+  describe(`check-ins on two servers remembering agents, on ${name}`, () => {
+    let testDb: Awaited<ReturnType<typeof createMigratedTestDb>>;
+    let one: VraiService;
+    let two: VraiService;
+    let oneStore: Store;
+    const clock = createManualClock(T0);
+    const keyOf =
+      (agentKey: string) =>
+      (agent: AgentRow | null): asserts agent is AgentRow => {
+        if (!agent || agent.releasedAt !== null || !secretMatches(agentKey, agent.keyHash)) throw new Error("not this agent's key");
+      };
+
+    before(async () => {
+      testDb = await createMigratedTestDb(create);
+      oneStore = createSqlStore(testDb.db);
+      one = createVraiService({ store: oneStore, clock, busy: () => false });
+      two = createVraiService({ store: createSqlStore(testDb.db), clock, busy: () => false });
+    });
+    after(() => testDb.drop());
+
+    async function claimed() {
+      clock.set(T0);
+      const { ownerId } = await one.accounts.createOwner();
+      const claim = await one.accounts.claimNewAgent(ownerId);
+      expect((await one.checkins.checkIn(claim.agentId, "first", keyOf(claim.agentKey))).type).to.equal("counted");
+      expect((await oneStore.checkinState(claim.agentId, "next")).cached).to.equal(true);
+      return claim;
+    }
+
+    it("decides on the previous check-in another server counted, not the one it remembers (V3.2, V3.5)", async () => {
+      const { agentId, agentKey } = await claimed();
+      clock.set(T0 + 3600);
+      expect(await two.checkins.checkIn(agentId, "on-two", keyOf(agentKey))).to.include({ type: "counted", credit: 3600 });
+      // Remembered: previous at T0, so 1,500 s later would be counted; as it is, 900 s after the other's: refused.
+      clock.set(T0 + 4500);
+      expect(await one.checkins.checkIn(agentId, "on-one", keyOf(agentKey))).to.deep.equal({ type: "refused", retryAfterS: 300 });
+      clock.set(T0 + 7200);
+      expect(await one.checkins.checkIn(agentId, "on-one", keyOf(agentKey))).to.include({ type: "counted", credit: 3600, onTime: true });
+      const agent = (await oneStore.read.getAgent(agentId))!;
+      expect((await oneStore.read.listDays(agentId, agent.claimId, "9999-12-31")).reduce((n, d) => n + d.checkins, 0)).to.equal(3);
+    });
+
+    it("answers a key counted on another server as a duplicate, not as a refusal (V3.1)", async () => {
+      const { agentId, agentKey } = await claimed();
+      clock.set(T0 + 3600);
+      const { type, ...original } = await two.checkins.checkIn(agentId, "resent", keyOf(agentKey));
+      expect(type).to.equal("counted");
+      // Remembered: previous at T0, so this would be counted (V3.2); its write finds the key counted.
+      clock.set(T0 + 3600 + 1300);
+      const again = await one.checkins.checkIn(agentId, "resent", keyOf(agentKey));
+      expect(again.type).to.equal("duplicate");
+      if (again.type === "duplicate") expect(again.original).to.include(original);
+    });
+
+    it("refuses the old key once another server rotated it, and takes the new one, writing nothing for the old (issue #33)", async () => {
+      const { agentId, agentKey, ownerId } = await claimed();
+      const rotated = await two.accounts.rotateAgentKey(ownerId, agentId);
+      clock.set(T0 + 3600);
+      let refused: unknown;
+      await one.checkins.checkIn(agentId, "old-key", keyOf(agentKey)).catch((error: unknown) => (refused = error));
+      expect(refused).to.be.an("error").with.property("message", "not this agent's key");
+      expect((await oneStore.checkinState(agentId, "old-key", true)).duplicate).to.equal(null);
+      expect(await one.checkins.checkIn(agentId, "new-key", keyOf(rotated.agentKey))).to.include({ type: "counted", arrival: T0 + 3600 });
+    });
+
+    it("refuses an agent another server unclaimed, and counts the first check-in of its new claim as a first (V2, V3.4, issue #29)", async () => {
+      const { agentId, agentKey, ownerId } = await claimed();
+      await two.accounts.unclaim(ownerId, agentId);
+      clock.set(T0 + 3600);
+      let refused: unknown;
+      await one.checkins.checkIn(agentId, "after-unclaim", keyOf(agentKey)).catch((error: unknown) => (refused = error));
+      expect(refused).to.be.an("error").with.property("message", "not this agent's key");
+      const reclaim = await two.accounts.reclaim(ownerId, agentId);
+      clock.set(T0 + 3700);
+      expect(await one.checkins.checkIn(agentId, "first-again", keyOf(reclaim.agentKey))).to.include({
+        type: "counted",
+        onTime: null,
+        credit: 0,
+      });
+    });
+
+    it("remembers at most as many agents as it is given, the least recently used going first", async () => {
+      const small = createCheckinWrites(testDb.db, { rememberedAgents: 2 });
+      const agents = [await claimed(), await claimed(), await claimed()];
+      for (const a of agents) await small.checkinState(a.agentId, "look", true);
+      const cached = [];
+      for (const i of [1, 2, 0]) cached.push((await small.checkinState(agents[i].agentId, "look")).cached);
+      expect(cached).to.deep.equal([true, true, false]);
+      const none = createCheckinWrites(testDb.db, { rememberedAgents: 0 });
+      await none.checkinState(agents[0].agentId, "look", true);
+      expect((await none.checkinState(agents[0].agentId, "look")).cached).to.equal(false);
     });
   });
 }
@@ -395,7 +524,7 @@ describe("a check-in whose write keeps being refused", () => {
       "the agent changed under 16 attempts to count this check-in; retry with the same Idempotency-Key",
     );
     expect(attempts).to.equal(16);
-    expect((await memory.checkinState(agentId, "k")).duplicate).to.equal(null);
+    expect((await memory.checkinState(agentId, "k", true)).duplicate).to.equal(null);
     expect((await memory.read.getAgent(agentId))!.last).to.equal(null);
   });
 });
@@ -448,7 +577,7 @@ describe("duplicate lookup on a growing day partition (PostgreSQL)", () => {
       // (whether it does depends on costs; this session makes it always do so).
       await db.query("ANALYZE checkins");
       await db.query("SET plan_cache_mode = force_generic_plan");
-      for (let i = 0; i < 8; i++) expect((await store.checkinState(agentId, `absent-${i}`)).duplicate).to.equal(null);
+      for (let i = 0; i < 8; i++) expect((await store.checkinState(agentId, `absent-${i}`, true)).duplicate).to.equal(null);
       // The partition grows far past what its statistics say.
       await db.query(
         `INSERT INTO checkins (agent_id, claim_id, idempotency_key, arrival, next_heartbeat_s, on_time, excused, credit)
@@ -463,8 +592,8 @@ describe("duplicate lookup on a growing day partition (PostgreSQL)", () => {
         );
       };
       const before = await seqScans();
-      for (let i = 0; i < 8; i++) expect((await store.checkinState(agentId, `absent-again-${i}`)).duplicate).to.equal(null);
-      expect((await store.checkinState(agentId, "first")).duplicate).to.include({ arrival: T0, idempotencyKey: "first" });
+      for (let i = 0; i < 8; i++) expect((await store.checkinState(agentId, `absent-again-${i}`, true)).duplicate).to.equal(null);
+      expect((await store.checkinState(agentId, "first", true)).duplicate).to.include({ arrival: T0, idempotencyKey: "first" });
       expect(await seqScans()).to.equal(before);
     } finally {
       await db.close();

@@ -379,11 +379,13 @@ export function createMemoryStore(): Store {
   return {
     transaction: (fn) => fn(tx),
     read: tx,
+    // Always as it is now (one process's memory is the store): never `cached`; the windows have no revisions.
     async checkinState(agentId, key) {
       const r = agents.get(agentId);
-      if (!r) return { agent: null, duplicate: null, windows: NO_WINDOWS };
+      if (!r) return { agent: null, duplicate: null, windows: NO_WINDOWS, windowsRevision: 0, cached: false };
       const n = r.keys.indexOf(key);
-      return { agent: r.row, duplicate: n < 0 ? null : storedCheckin(r, r.claimFirst + n, key), windows: windowsAfter(r.row.last) };
+      const duplicate = n < 0 ? null : storedCheckin(r, r.claimFirst + n, key);
+      return { agent: r.row, duplicate, windows: windowsAfter(r.row.last), windowsRevision: 0, cached: false };
     },
     // One process's memory: what it holds is what it keeps.
     async confirmDurable(d) {
@@ -396,7 +398,7 @@ export function createMemoryStore(): Store {
       if (!r) return false;
       const agent = r.row;
       if (agent.claimId !== expected.claimId || (agent.last === null ? null : agent.last.arrival) !== expected.lastArrival) return false;
-      if (agent.releasedAt !== null) return false;
+      if (agent.releasedAt !== null || agent.keyHash !== expected.keyHash || r.keys.indexOf(c.idempotencyKey) >= 0) return false;
       r.keys.add(c.idempotencyKey);
       appendCheckin(r, c);
       // A new row (rows are never changed in place, so checkinState hands them out as they are),

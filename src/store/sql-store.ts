@@ -31,8 +31,12 @@ export type SqlStore = Store & LatestScores & LatestScorePages & SiteStore;
  * @param options.onScoresCommitted told the agents whose scores a transaction (or a statement outside
  *   one) wrote, once it has committed: what keeps a latest-score cache of this process fresh (another
  *   process's writes are heard through `NOTIFY vrai_scores`, src/store/score-cache-sync.ts)
+ * @param options.rememberedAgents agents the check-in path keeps in memory (`createCheckinWrites`)
  */
-export function createSqlStore(db: Db, options: { onScoresCommitted?: (agentIds: readonly string[]) => void } = {}): SqlStore {
+export function createSqlStore(
+  db: Db,
+  options: { onScoresCommitted?: (agentIds: readonly string[]) => void; rememberedAgents?: number } = {},
+): SqlStore {
   const committed = options.onScoresCommitted;
 
   /**
@@ -100,6 +104,6 @@ export function createSqlStore(db: Db, options: { onScoresCommitted?: (agentIds:
       return rows.length > 0;
     },
 
-    ...createCheckinWrites(db),
+    ...createCheckinWrites(db, { rememberedAgents: options.rememberedAgents }),
   };
 }
