@@ -109,7 +109,7 @@ export const serveConfigSchema = z
     SCORE_CACHE_MB: z.coerce.number().int().min(0).max(2048).default(512),
     /**
      * Agents a server remembers for check-ins (src/store/checkin-writes.ts): the check-in of one remembered costs one round
-     * trip to the database instead of two; each takes some 450 bytes of heap. 0: none.
+     * trip to the database instead of two; each takes about 500 bytes of heap. 0: none.
      */
     CHECKIN_REMEMBERED_AGENTS: z.coerce.number().int().min(0).max(10_000_000).default(REMEMBERED_AGENTS),
     /**

@@ -277,7 +277,7 @@ async function writeCheckins(db: Queryable, asks: readonly CommitAsk[]): Promise
   return asks.map((_, i) => written.has(i + 1));
 }
 
-/** Agents a server remembers for its check-ins by default (`createCheckinWrites`): some 45 MB of heap. */
+/** Agents a server remembers for its check-ins by default (`createCheckinWrites`): about 50 MB of heap. */
 export const REMEMBERED_AGENTS = 100_000;
 
 /**
@@ -303,16 +303,18 @@ export function createCheckinWrites(db: Db, options: { rememberedAgents?: number
   };
   let windows: Windows | undefined;
   let windowsRead: Promise<Windows> | undefined;
-  /** The windows at `revision` or later: those held when they are, else read (one read for the callers meanwhile). */
-  const windowsAt = async (revision: number): Promise<Windows> => {
-    while (windows === undefined || windows.revision < revision) {
-      windowsRead ??= readWindows(db).finally(() => {
+  /**
+   * The windows as held when they are at `revision` (a state's), else as read now, one read for the callers meanwhile.
+   * Whatever revision that read finds, the write checks it: a revision that went back (a database restored) is taken too.
+   */
+  const windowsOf = async (revision: number): Promise<Windows> => {
+    if (windows !== undefined && windows.revision === revision) return windows;
+    windowsRead ??= readWindows(db)
+      .then((read) => (windows = read))
+      .finally(() => {
         windowsRead = undefined;
       });
-      const read = await windowsRead;
-      if (windows === undefined || read.revision > windows.revision) windows = read;
-    }
-    return windows;
+    return windowsRead;
   };
 
   const state = createBatcher<StateAsk, ReadState>({
@@ -342,7 +344,7 @@ export function createCheckinWrites(db: Db, options: { rememberedAgents?: number
         return { agent: null, duplicate: null, windows: [], windowsRevision: 0, cached: false };
       }
       remember(read.agent);
-      const held = await windowsAt(read.revision as number);
+      const held = await windowsOf(read.revision as number);
       return { agent: read.agent, duplicate: read.duplicate, windows: held.windows, windowsRevision: held.revision, cached: false };
     },
     async commitCheckin(expected, checkin, deltas, back) {

@@ -487,6 +487,18 @@ for (const { name, create } of TEST_STORES) {
       });
     });
 
+    it("counts on when the windows' revision goes back (a database restored): the write checks the revision it reads", async () => {
+      const { agentId, agentKey } = await claimed();
+      clock.set(T0 + 30);
+      await two.operator.declareOutage({ id: `back-${name}-${agentId}`, start: T0 + 10, end: T0 + 20, reason: "test" });
+      clock.set(T0 + 3600);
+      expect(await one.checkins.checkIn(agentId, "after-declared", keyOf(agentKey))).to.include({ type: "counted" });
+      await testDb.db.query("UPDATE outage_revision SET n = 0");
+      clock.set(T0 + 7200);
+      expect(await one.checkins.checkIn(agentId, "after-restore", keyOf(agentKey))).to.include({ type: "counted", credit: 3600 });
+      expect((await oneStore.checkinState(agentId, "next")).windowsRevision).to.equal(0);
+    });
+
     it("remembers at most as many agents as it is given, the least recently used going first", async () => {
       const small = createCheckinWrites(testDb.db, { rememberedAgents: 2 });
       const agents = [await claimed(), await claimed(), await claimed()];
