@@ -38,3 +38,26 @@ export const agentFrom = (r: AgentRecord): AgentRow => ({
   releasedAt: r.released_at,
   createdAt: r.created_at,
 });
+
+/**
+ * The agent's row after its counted check-in `c` (the write of src/store/checkin-writes.ts, or the memory store's): its
+ * new previous check-in, with `dayDigest` its arrival day's digest, and no late mark. Spelt out: an object spread with
+ * extra keys makes V8 build the object generically, a literal does not.
+ */
+export const agentAfterCheckin = (
+  agent: AgentRow,
+  c: { arrival: number; nextHeartbeatS: number },
+  dayDigest: string,
+  keyHash = agent.keyHash,
+): AgentRow => ({
+  id: agent.id,
+  name: agent.name,
+  ownerId: agent.ownerId,
+  claimId: agent.claimId,
+  claimedAt: agent.claimedAt,
+  keyHash,
+  last: { arrival: c.arrival, nextHeartbeatS: c.nextHeartbeatS, dayDigest },
+  lateDeadline: null,
+  releasedAt: null,
+  createdAt: agent.createdAt,
+});

@@ -10,7 +10,7 @@
  */
 import { DAY_S, type DayDelta, type OutageWindow } from "../method";
 import type { AgentRow, CheckinExpectation, CheckinState, CheckinWrites, NewEvent, StoredCheckin } from "../service/ports";
-import { AGENT_COLUMNS_OF_A, agentFrom, type AgentRecord } from "./agent-rows";
+import { AGENT_COLUMNS_OF_A, agentAfterCheckin, agentFrom, type AgentRecord } from "./agent-rows";
 import { createBatcher } from "./batch";
 import type { Db, Queryable } from "./db";
 import { DatabaseUnavailableError } from "./errors";
@@ -352,19 +352,8 @@ export function createCheckinWrites(db: Db, options: { rememberedAgents?: number
       const agent = remembered.get(checkin.agentId);
       const dayDigest = deltas[deltas.length - 1].digest;
       if (written && agent !== undefined && agent.claimId === checkin.claimId && dayDigest !== null) {
-        // The row as COMMIT_SQL left it, spelt out (see memory-store.ts).
-        remember({
-          id: agent.id,
-          name: agent.name,
-          ownerId: agent.ownerId,
-          claimId: agent.claimId,
-          claimedAt: agent.claimedAt,
-          keyHash: expected.keyHash,
-          last: { arrival: checkin.arrival, nextHeartbeatS: checkin.nextHeartbeatS, dayDigest },
-          lateDeadline: null,
-          releasedAt: null,
-          createdAt: agent.createdAt,
-        });
+        // The row as COMMIT_SQL left it, with the key it checked.
+        remember(agentAfterCheckin(agent, checkin, dayDigest, expected.keyHash));
       } else remembered.delete(checkin.agentId);
       return written;
     },

@@ -1,5 +1,6 @@
 import { BaseError } from "../errors";
 import { GRACE_S, type DayAggregate, type OutageWindow } from "../method";
+import { agentAfterCheckin } from "./agent-rows";
 import { KeyList } from "./key-list";
 import { createMemoryConsole } from "./memory-console";
 import type {
@@ -401,20 +402,8 @@ export function createMemoryStore(): Store {
       if (agent.releasedAt !== null || agent.keyHash !== expected.keyHash || r.keys.indexOf(c.idempotencyKey) >= 0) return false;
       r.keys.add(c.idempotencyKey);
       appendCheckin(r, c);
-      // A new row (rows are never changed in place, so checkinState hands them out as they are),
-      // spelled out: an object spread with extra keys makes V8 build the object generically, a literal does not.
-      r.row = {
-        id: agent.id,
-        name: agent.name,
-        ownerId: agent.ownerId,
-        claimId: agent.claimId,
-        claimedAt: agent.claimedAt,
-        keyHash: agent.keyHash,
-        last: { arrival: c.arrival, nextHeartbeatS: c.nextHeartbeatS, dayDigest: deltas[deltas.length - 1].digest as string },
-        lateDeadline: null,
-        releasedAt: null,
-        createdAt: agent.createdAt,
-      };
+      // A new row (rows are never changed in place, so checkinState hands them out as they are).
+      r.row = agentAfterCheckin(agent, c, deltas[deltas.length - 1].digest as string);
       // The aggregates live here only (listDays hands out copies), so deltas are added in place.
       for (const delta of deltas) {
         const last = r.lastDay;
