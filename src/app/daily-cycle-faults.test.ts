@@ -486,8 +486,8 @@ describe("the daily cycle under faults (vrai serve on PostgreSQL, the local chai
         await until("page 2 of the recompute waiting on the locked agent", () => pageWaiting(db!), 60_000, server.output);
         expect(await dailyCounts(db, day)).to.deep.include({ scores: PAGE, agents: PAGE });
 
-        formation.killPostmaster(primary);
         const killedAt = Date.now();
+        await formation.killPostmaster(primary);
         await lock.release();
         const row = await dayDone(db, day, server.output, 240_000);
         console.log(

@@ -175,7 +175,7 @@ describe("PostgreSQL failover under a check-in load (pg_auto_failover)", functio
           }
           if (killedAt === undefined && acknowledged.size >= KILL_AFTER) {
             killedAt = Date.now();
-            formation!.killPostmaster(first);
+            await formation!.killPostmaster(first);
           }
         }
       };

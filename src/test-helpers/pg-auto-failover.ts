@@ -34,8 +34,11 @@ export type AutoFailoverFormation = {
   waitFor(what: string, test: (states: NodeState[]) => boolean, timeoutMs?: number): Promise<NodeState[]>;
   /** The node the monitor has as primary (current and assigned). */
   primary(): Promise<FailoverNode>;
-  /** SIGKILLs `node`'s postmaster: its pid is the first line of PGDATA/postmaster.pid. */
-  killPostmaster(node: FailoverNode): void;
+  /**
+   * SIGKILLs `node`'s postmaster (its pid is the first line of PGDATA/postmaster.pid) at once; resolves once it is gone
+   * and its pid file with it (`postmasterGone`).
+   */
+  killPostmaster(node: FailoverNode): Promise<void>;
   /** Stops every pg_autoctl process (fast shutdown, then SIGKILL of its process group) and removes the directory. */
   stop(): Promise<void>;
 };
@@ -134,11 +137,11 @@ export async function startAutoFailoverFormation(): Promise<AutoFailoverFormatio
       await exited;
       clearTimeout(timer);
     }
-    // A postmaster outlives a killed group only if it left it; none should, but none may stay behind.
+    // A postmaster outlives a killed group only if it left it; none should, but none may stay behind. A pid file left
+    // by a postmaster that died names a pid another process may have now: only a postmaster of that PGDATA is killed.
     for (const pgdata of [monitorData, ...nodes.map((n) => n.pgdata)]) {
-      const pidFile = path.join(pgdata, "postmaster.pid");
-      const pid = fs.existsSync(pidFile) ? Number(fs.readFileSync(pidFile, "utf8").split("\n")[0]) : 0;
-      if (pid > 0) {
+      const pid = postmasterPid(pgdata);
+      if (pid > 0 && postmasterOf(pid, pgdata)) {
         try {
           process.kill(pid, "SIGKILL");
         } catch {
@@ -219,13 +222,48 @@ export async function startAutoFailoverFormation(): Promise<AutoFailoverFormatio
         if (!node) throw new Error(`no settled primary: ${JSON.stringify(now)}`);
         return node;
       },
-      killPostmaster(node) {
-        const pid = Number(fs.readFileSync(path.join(node.pgdata, "postmaster.pid"), "utf8").split("\n")[0]);
+      async killPostmaster(node) {
+        const pid = postmasterPid(node.pgdata);
         process.kill(pid, "SIGKILL");
+        await postmasterGone(node.pgdata, pid);
       },
     };
   } catch (error) {
     await stop();
     throw error;
   }
+}
+
+/** The pid on the first line of PGDATA/postmaster.pid, 0 without one. */
+function postmasterPid(pgdata: string): number {
+  const file = path.join(pgdata, "postmaster.pid");
+  return fs.existsSync(file) ? Number(fs.readFileSync(file, "utf8").split("\n")[0]) : 0;
+}
+
+/** Whether process `pid` is a live (not zombie) postgres working in `pgdata`, as a postmaster does. */
+function postmasterOf(pid: number, pgdata: string): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    // "pid (comm) state ...": the state follows the last parenthesis (a comm may hold one).
+    if (stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) === "Z") return false;
+    return fs.readlinkSync(`/proc/${pid}/cwd`) === fs.realpathSync(pgdata);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Waits until the SIGKILLed postmaster `pid` of `pgdata` is gone (or a zombie, its parent pg_autoctl not yet told),
+ * then removes its pid file if it still names `pid`. A killed postmaster leaves the file behind, and pg_ctl, which
+ * pg_autoctl runs to stop or demote the node, signals whatever process lives under the pid the file names: here pids
+ * wrap within minutes (pid_max 32768; a unit run starts thousands of processes and threads), so a stale file once let
+ * a SIGINT reach another test's `vrai dev` in a parallel worker, which stopped before it was ready. A machine that dies
+ * takes its pids with it; here its file goes once its postmaster has. A postmaster started again meanwhile wrote its
+ * own pid in the file, which is kept.
+ */
+async function postmasterGone(pgdata: string, pid: number): Promise<void> {
+  for (const until = Date.now() + 10_000; postmasterOf(pid, pgdata); await new Promise((resolve) => setTimeout(resolve, 5))) {
+    if (Date.now() > until) throw new Error(`the postmaster ${pid} of ${pgdata} outlived SIGKILL by 10 s`);
+  }
+  if (postmasterPid(pgdata) === pid) fs.rmSync(path.join(pgdata, "postmaster.pid"), { force: true });
 }

@@ -86,11 +86,12 @@ describe("vrai dev and Ctrl-C (issue #31)", function () {
     this.timeout(400_000);
     for (let attempt = 0; attempt < 10; attempt++) {
       const command = attempt % 5 === 4 ? ["npm", "start"] : [process.execPath, "bin/vrai.js", "dev"];
-      const dev = await startDev(command, dir, { detached: true, env: { LOG_LEVEL: "info" } });
-      await ctrlC(dev, 2, attempt);
-      await expectStoppedCleanly(dev).catch((error: Error) => {
+      const tried = (error: Error) => {
         throw new Error(`try ${attempt + 1} (${command.join(" ")}, Ctrl-C ${attempt} ms apart): ${error.message}`);
-      });
+      };
+      const dev = await startDev(command, dir, { detached: true, env: { LOG_LEVEL: "info" } }).catch(tried);
+      await ctrlC(dev, 2, attempt);
+      await expectStoppedCleanly(dev).catch(tried);
     }
   });
 });
