@@ -224,6 +224,8 @@ export async function startAutoFailoverFormation(): Promise<AutoFailoverFormatio
       },
       async killPostmaster(node) {
         const pid = postmasterPid(node.pgdata);
+        // Never pid 0, which would signal this process's own group.
+        if (pid <= 0) throw new Error(`no postmaster.pid in ${node.pgdata}: its postmaster is not running`);
         process.kill(pid, "SIGKILL");
         await postmasterGone(node.pgdata, pid);
       },
