@@ -73,7 +73,6 @@ describe("the indexer process (vrai indexer)", function () {
       cwd: ROOT,
       env: {
         ...process.env,
-        VRAI_BUNDLE: "0",
         DATABASE_URL: d.url as string,
         RPC_URL: node.url,
         DEPLOYMENT: chain.file,

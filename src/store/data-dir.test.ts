@@ -188,7 +188,7 @@ describe("the PGlite data directory (issue #33, findings 2 and 4)", () => {
         const run = spawnSync(process.execPath, [BIN, "operator", "add", "carol"], {
           uid: NOBODY,
           gid: NOBODY,
-          env: { ...env, VRAI_BUNDLE: "0", DATA_DIR: dataDir },
+          env: { ...env, DATA_DIR: dataDir },
           encoding: "utf8",
         });
         expect([run.status, run.stderr, run.stdout], dataDir).to.deep.equal([2, line, ""]);

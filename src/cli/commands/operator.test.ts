@@ -13,10 +13,10 @@ import { startServe } from "../../test-helpers/serve";
 const BIN = path.resolve(__dirname, "../../../bin/vrai.js");
 const OPERATOR_TOKEN = "bootstrap-token-operator-cli-test-000";
 
-/** `vrai <args>` as installed, on the TypeScript sources (VRAI_BUNDLE=0), with `env` over a clean store configuration. */
+/** `vrai <args>` as installed (bin/vrai.js running the built dist/vrai.cjs), with `env` over a clean store configuration. */
 function vrai(args: string[], env: Record<string, string>) {
   const { DATABASE_URL: _url, DATA_DIR: _dir, ...rest } = process.env;
-  const run = spawnSync(process.execPath, [BIN, ...args], { env: { ...rest, VRAI_BUNDLE: "0", ...env }, encoding: "utf8" });
+  const run = spawnSync(process.execPath, [BIN, ...args], { env: { ...rest, ...env }, encoding: "utf8" });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
