@@ -1,8 +1,13 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { expect } from "chai";
 import { InvalidInputError } from "../errors";
-import { createTestPgDb, type TestDb } from "../test-helpers/db";
+import { createTestPgDb, createTestPgliteDb, type TestDb } from "../test-helpers/db";
 import { freePort } from "../test-helpers/node";
-import { createPgClient, createPgDb, parseMultiHostUrl } from "./db";
+import { createPgClient, createPgDb, createPgliteDb, parseMultiHostUrl, type Db } from "./db";
+import { listMigrations, migrate, migrationsDigest } from "./migrate";
+import { CLUSTER_CACHE_DIR } from "./pglite-cluster";
 import { DatabaseUnavailableError } from "./errors";
 
 describe("multi-host PostgreSQL URLs", () => {
@@ -123,6 +128,48 @@ describe("a PostgreSQL Db on several hosts", function () {
       expect((wrong as { code?: string }).code).to.equal("42601");
     } finally {
       await db.close();
+    }
+  });
+});
+
+describe("a new PGlite store (issue #30)", function () {
+  this.timeout(120_000);
+  /** The store's tables, columns, indexes and functions, as a list to compare. */
+  const schemaOf = async (db: Db) =>
+    (
+      await db.query<{ item: string }>(
+        `SELECT table_name || '.' || column_name || ' ' || data_type || ' ' || is_nullable || ' ' || coalesce(column_default, '') AS item
+           FROM information_schema.columns WHERE table_schema = 'public'
+         UNION ALL SELECT indexdef FROM pg_indexes WHERE schemaname = 'public'
+         UNION ALL SELECT p.proname || '(' || pg_get_function_arguments(p.oid) || ')' FROM pg_proc p
+           JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'public'
+         ORDER BY 1`,
+      )
+    ).rows.map((r) => r.item);
+
+  it("opens in memory and in a new data directory with every migration applied, as migrating an empty cluster does (two stores opened: 3-10 s)", async () => {
+    const migrated = await createTestPgliteDb();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-new-store-"));
+    const stores = [await createPgliteDb("memory://"), await createPgliteDb(path.join(dir, "data"))];
+    try {
+      expect(await migrate(migrated.db)).to.have.length(listMigrations().length);
+      const expected = await schemaOf(migrated.db);
+      expect(expected.length).to.be.above(100);
+      for (const [i, db] of stores.entries()) {
+        expect(await migrate(db), `store ${i}: nothing left to apply`).to.deep.equal([]);
+        const versions = (await db.query<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version")).rows;
+        expect(versions.map((r) => r.version)).to.deep.equal(listMigrations().map((m) => m.version));
+        expect(await schemaOf(db), `store ${i}`).to.deep.equal(expected);
+      }
+      // Kept under the migrations' digest: another set of migrations makes another.
+      const kept = fs
+        .readdirSync(CLUSTER_CACHE_DIR)
+        .filter((name) => name.startsWith(`new-store-${migrationsDigest().slice(0, 16)}-pglite-`));
+      expect(kept).to.have.length(1);
+    } finally {
+      for (const db of stores) await db.close();
+      await migrated.drop();
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });

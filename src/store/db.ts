@@ -3,7 +3,8 @@ import path from "node:path";
 import pg from "pg";
 import type { PGlite } from "@electric-sql/pglite";
 import { lockDataDir, type DataDirLock } from "./data-dir";
-import { openPglite } from "./pglite-cluster";
+import { migrate, migrationsDigest } from "./migrate";
+import { derivedClusterCache, openPglite, type ClusterCache } from "./pglite-cluster";
 import { InvalidInputError } from "../errors";
 import { DatabaseUnavailableError, storeError } from "./errors";
 
@@ -349,14 +350,24 @@ export type OpenOptions = {
   lock?: DataDirLock;
 };
 
+let newStore: ClusterCache | undefined;
+/**
+ * The cluster a new PGlite store starts from, kept (`src/store/pglite-cluster.ts`): the empty one with every migration
+ * applied, named by their digest, so that a new store's first `migrate` finds nothing to apply. Applying them cost a new
+ * process about 2 s of CPU (its WebAssembly cold), at every first start on a new data directory or in memory. The rows
+ * of `schema_migrations` say when the kept cluster was migrated.
+ */
+const newStoreCluster = (): ClusterCache =>
+  (newStore ??= derivedClusterCache(`new-store-${migrationsDigest().slice(0, 16)}`, async (lite) => void (await migrate(pgliteDb(lite)))));
+
 /**
  * Opens the embedded PGlite store; `dataDir` of `memory://` keeps everything in memory. A directory
  * is this process's alone while it is open, and private to its user (`src/store/data-dir.ts`). A new
- * cluster, in a new directory or in memory, is unpacked from a kept empty one (`src/store/pglite-cluster.ts`).
+ * cluster, in a new directory or in memory, is unpacked from a kept new store, migrated (`newStoreCluster`).
  * @throws DataDirInUseError when another live process has it open
  */
 export async function createPgliteDb(dataDir: string, options: OpenOptions = {}): Promise<Db> {
-  if (dataDir.startsWith("memory://")) return pgliteDb((await openPglite(undefined)).lite);
+  if (dataDir.startsWith("memory://")) return pgliteDb((await openPglite(undefined, newStoreCluster())).lite);
   const dir = path.resolve(dataDir);
   // Named as given (`./data`) in what another process is told. A lock the caller took stays the caller's to release.
   const lock = options.lock ?? lockDataDir(dataDir, options.holder ?? "");
@@ -370,7 +381,7 @@ export async function createPgliteDb(dataDir: string, options: OpenOptions = {})
   }
   let lite: PGlite;
   try {
-    lite = (await openPglite(dir)).lite;
+    lite = (await openPglite(dir, newStoreCluster())).lite;
     lock.secure();
   } catch (error) {
     done();

@@ -1,3 +1,4 @@
+import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { PROJECT_ROOT } from "../project-root";
@@ -14,6 +15,13 @@ export function listMigrations(dir = MIGRATIONS_DIR): Array<{ version: number; n
     .filter((file) => /^\d{3}_[a-z0-9_]+\.sql$/.test(file))
     .sort()
     .map((file) => ({ version: Number(file.slice(0, 3)), name: file, sql: fs.readFileSync(path.join(dir, file), "utf8") }));
+}
+
+/** SHA-256 (hex) of the migrations, their names and SQL in order: what names a cluster or database they were applied to. */
+export function migrationsDigest(dir = MIGRATIONS_DIR): string {
+  const digest = crypto.createHash("sha256");
+  for (const { name, sql } of listMigrations(dir)) digest.update(`${name}\0${sql}\0`);
+  return digest.digest("hex");
 }
 
 /**

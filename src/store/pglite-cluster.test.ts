@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { CLUSTER_CACHE, emptyCluster, emptyClusterFile, openPglite, type ClusterCache, type ClusterOrigin } from "./pglite-cluster";
+import { CLUSTER_CACHE, keptCluster, keptClusterFile, openPglite, type ClusterCache, type ClusterOrigin } from "./pglite-cluster";
 
 /** How a cluster in `dataDir` was opened, once it answered a query and closed. */
 async function openedBy(dataDir: string | undefined, cache: ClusterCache): Promise<ClusterOrigin> {
@@ -23,6 +23,7 @@ describe("new PGlite clusters unpacked from a kept empty one (issue #30)", () =>
   /** A cache in `cacheDir` whose clusters are `files`, counted in `made`. */
   const cacheOf = (files: () => Promise<Blob>): ClusterCache => ({
     dir: cacheDir,
+    name: "test-cluster",
     make: () => {
       made++;
       return files();
@@ -40,12 +41,12 @@ describe("new PGlite clusters unpacked from a kept empty one (issue #30)", () =>
       "(three clusters unpacked, two opened again: 5-12 s)",
     async () => {
       // The files of a real empty cluster: the package cache's, made by initdb by the first process of a run that needs it.
-      const cache = cacheOf(async () => (await emptyCluster(CLUSTER_CACHE)).tar);
+      const cache = cacheOf(async () => (await keptCluster(CLUSTER_CACHE)).tar);
       const first = await openPglite(path.join(dir, "a"), cache);
       expect(first.origin).to.equal("made");
       await first.lite.exec("CREATE TABLE t (x int); INSERT INTO t VALUES (1)");
       await first.lite.close();
-      const kept = emptyClusterFile(cacheDir);
+      const kept = keptClusterFile(cache);
       expect(fs.statSync(kept).mode & 0o777).to.equal(0o600);
       // Written whole and renamed into place: nothing partial beside it.
       expect(fs.readdirSync(cacheDir)).to.deep.equal([path.basename(kept)]);
@@ -77,15 +78,15 @@ describe("new PGlite clusters unpacked from a kept empty one (issue #30)", () =>
     },
   );
 
-  // openPglite opens what emptyCluster gives, made or kept (the test above): these look at how emptyCluster keeps it, with
+  // openPglite opens what keptCluster gives, made or kept (the test above): these look at how keptCluster keeps it, with
   // a stand-in for a cluster's files, so that they take milliseconds.
   const standIn = Buffer.from("the files of an empty cluster, ".repeat(4096));
   const standInCache = () => cacheOf(async () => new Blob([standIn]));
 
   it("never unpacks a damaged file: it makes the cluster again and keeps it whole", async () => {
     const cache = standInCache();
-    expect((await emptyCluster(cache)).made).to.equal(true);
-    const file = emptyClusterFile(cacheDir);
+    expect((await keptCluster(cache)).made).to.equal(true);
+    const file = keptClusterFile(cache);
     const whole = fs.readFileSync(file);
     const damaged = {
       // One byte of the compressed data changed: gzip's CRC-32 no longer matches.
@@ -95,12 +96,12 @@ describe("new PGlite clusters unpacked from a kept empty one (issue #30)", () =>
     };
     for (const [how, bytes] of Object.entries(damaged)) {
       fs.writeFileSync(file, bytes);
-      const again = await emptyCluster(cache);
+      const again = await keptCluster(cache);
       expect(again.made, how).to.equal(true);
       expect(Buffer.from(await again.tar.arrayBuffer()).equals(standIn), how).to.equal(true);
       expect(fs.readFileSync(file).equals(whole), `${how}: made again whole`).to.equal(true);
     }
-    const kept = await emptyCluster(cache);
+    const kept = await keptCluster(cache);
     expect(kept.made).to.equal(false);
     expect(Buffer.from(await kept.tar.arrayBuffer()).equals(standIn)).to.equal(true);
     expect(made).to.equal(3);
@@ -109,9 +110,9 @@ describe("new PGlite clusters unpacked from a kept empty one (issue #30)", () =>
   it("still gives new clusters when nothing can be kept, and leaves no partial file", async () => {
     const cache = standInCache();
     // A directory where the kept file would be: the finished file cannot be renamed onto it.
-    const file = emptyClusterFile(cacheDir);
+    const file = keptClusterFile(cache);
     fs.mkdirSync(path.join(file, "in-the-way"), { recursive: true });
-    for (const time of ["first", "second"]) expect((await emptyCluster(cache)).made, time).to.equal(true);
+    for (const time of ["first", "second"]) expect((await keptCluster(cache)).made, time).to.equal(true);
     expect(made).to.equal(2);
     expect(fs.readdirSync(cacheDir)).to.deep.equal([path.basename(file)]);
   });

@@ -1,12 +1,14 @@
 /**
  * New PGlite clusters unpacked from one made before (issue #30). PGlite's initdb runs inside WebAssembly: 5 s on this
  * machine when quiet, 8 s under load, at every `vrai dev` or `vrai serve` on a new data directory or in memory.
- * Unpacking the files of an empty cluster made earlier takes 1 s. So the first new cluster of an installation is made
- * by initdb (in memory) and its files are kept, gzipped, in `node_modules/.cache/vrai/`; every later new cluster is
- * unpacked from them. The file is named by PGlite's version, whose initdb made it, and written whole, then renamed
- * into place, so that two processes making it at once each leave a whole file. Its gzip checksum is checked before a
- * byte of it reaches a data directory: a damaged file is made again, never unpacked. It holds no secret: an empty
- * cluster, with PGlite's trust authentication.
+ * Unpacking the files of a cluster made earlier takes 1 s. So the first new cluster of an installation is made (in
+ * memory) and its files are kept, gzipped, in `node_modules/.cache/vrai/`; every later new cluster is unpacked from
+ * them. Two are kept: an empty cluster (initdb's), which tests start their databases from, and a new store (that
+ * cluster with every migration applied, `src/store/db.ts`), which a new data directory or memory store starts from.
+ * Each file is named by what made it (PGlite's version; the migrations' digest) and written whole, then renamed into
+ * place, so that two processes making it at once each leave a whole file. Its gzip checksum is checked before a byte
+ * of it reaches a data directory: a damaged file is made again, never unpacked. It holds no secret: an empty cluster,
+ * or an empty store, with PGlite's trust authentication.
  */
 import crypto from "node:crypto";
 import fs from "node:fs";
@@ -30,8 +32,8 @@ const PGLITE_VERSION = (() => {
 /** How a cluster was opened: an existing data directory's, unpacked from the kept empty cluster, or made first (initdb). */
 export type ClusterOrigin = "existing" | "unpacked" | "made";
 
-/** Where the empty cluster is kept, and how it is made when it is not there (`makeByInitdb`). */
-export type ClusterCache = { dir: string; make(): Promise<Blob> };
+/** Where a cluster is kept, the name of its file there (without `.tar.gz`), and how it is made when it is not there. */
+export type ClusterCache = { dir: string; name: string; make(): Promise<Blob> };
 
 /** A new cluster's files, made by PGlite's initdb in memory and dumped (a tar). */
 async function makeByInitdb(): Promise<Blob> {
@@ -43,21 +45,42 @@ async function makeByInitdb(): Promise<Blob> {
   }
 }
 
-/** The package's cache: `node_modules/.cache/vrai/`, filled by initdb. */
-export const CLUSTER_CACHE: ClusterCache = Object.freeze({ dir: CLUSTER_CACHE_DIR, make: makeByInitdb });
+/** The empty cluster in the package's cache, `node_modules/.cache/vrai/`, made by initdb. */
+export const CLUSTER_CACHE: ClusterCache = Object.freeze({
+  dir: CLUSTER_CACHE_DIR,
+  name: `empty-cluster-pglite-${PGLITE_VERSION}`,
+  make: makeByInitdb,
+});
 
-/** The file of the kept empty cluster in `cacheDir`. */
-export function emptyClusterFile(cacheDir: string = CLUSTER_CACHE_DIR): string {
-  return path.join(cacheDir, `empty-cluster-pglite-${PGLITE_VERSION}.tar.gz`);
+/** A cluster of the package's cache made from the empty one by `change` (run on it in memory), named `name` and PGlite's version. */
+export function derivedClusterCache(name: string, change: (lite: PGlite) => Promise<void>): ClusterCache {
+  return Object.freeze({
+    dir: CLUSTER_CACHE_DIR,
+    name: `${name}-pglite-${PGLITE_VERSION}`,
+    async make() {
+      const lite = await PGlite.create({ loadDataDir: (await keptCluster()).tar });
+      try {
+        await change(lite);
+        return await lite.dumpDataDir("none");
+      } finally {
+        await lite.close();
+      }
+    },
+  });
+}
+
+/** The file of `cache`'s kept cluster. */
+export function keptClusterFile(cache: ClusterCache): string {
+  return path.join(cache.dir, `${cache.name}.tar.gz`);
 }
 
 /**
- * The files of an empty cluster (PGlite's `dumpDataDir` tar, uncompressed), and whether they were kept or made now.
- * Made (`cache.make`) when the kept file is missing or damaged, then kept; a cache that cannot be written (a
- * read-only installation) only costs the next new cluster another initdb.
+ * The files of `cache`'s cluster (PGlite's `dumpDataDir` tar, uncompressed; by default the empty one), and whether they
+ * were kept or made now. Made (`cache.make`) when the kept file is missing or damaged, then kept; a cache that cannot be
+ * written (a read-only installation) only costs the next new cluster another making.
  */
-export async function emptyCluster(cache: ClusterCache = CLUSTER_CACHE): Promise<{ tar: Blob; made: boolean }> {
-  const file = emptyClusterFile(cache.dir);
+export async function keptCluster(cache: ClusterCache = CLUSTER_CACHE): Promise<{ tar: Blob; made: boolean }> {
+  const file = keptClusterFile(cache);
   try {
     // gunzip checks the gzip trailer's CRC-32 and length: a truncated or altered file throws here.
     return { tar: new Blob([zlib.gunzipSync(fs.readFileSync(file))]), made: false };
@@ -79,7 +102,7 @@ export async function emptyCluster(cache: ClusterCache = CLUSTER_CACHE): Promise
 
 /**
  * Opens PGlite on `dataDir` (in memory when undefined). A directory holding a cluster (`PG_VERSION`) is opened as it
- * is; a new one, or memory, gets a new empty cluster unpacked from `emptyCluster`.
+ * is; a new one, or memory, gets a new cluster unpacked from `cache`'s (by default the empty one).
  */
 export async function openPglite(
   dataDir: string | undefined,
@@ -88,7 +111,7 @@ export async function openPglite(
   if (dataDir !== undefined && fs.existsSync(path.join(dataDir, "PG_VERSION"))) {
     return { lite: await PGlite.create(dataDir), origin: "existing" };
   }
-  const { tar, made } = await emptyCluster(cache);
+  const { tar, made } = await keptCluster(cache);
   const lite = await PGlite.create({ ...(dataDir === undefined ? {} : { dataDir }), loadDataDir: tar });
   return { lite, origin: made ? "made" : "unpacked" };
 }

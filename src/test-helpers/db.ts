@@ -4,8 +4,8 @@ import path from "node:path";
 import pg from "pg";
 import { PGlite } from "@electric-sql/pglite";
 import { createPgDb, pgliteDb, type Db } from "../store/db";
-import { listMigrations, migrate } from "../store/migrate";
-import { emptyCluster } from "../store/pglite-cluster";
+import { migrate, migrationsDigest } from "../store/migrate";
+import { keptCluster } from "../store/pglite-cluster";
 
 /** The PostgreSQL server tests use (trust auth on this machine and in CI). */
 export const TEST_PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -40,7 +40,7 @@ export async function createTestPgDb(template?: string): Promise<TestDb> {
 
 /** The files of a new, empty cluster, read once per process (`src/store/pglite-cluster.ts`: initdb takes 5 s, unpacking 1 s). */
 let emptyClusterTar: Promise<Blob> | undefined;
-const emptyClusterDump = () => (emptyClusterTar ??= emptyCluster().then(({ tar }) => tar));
+const emptyClusterDump = () => (emptyClusterTar ??= keptCluster().then(({ tar }) => tar));
 
 /**
  * PGlite instances given back (`drop()` or `close()`), emptied, for the next test database of this process: starting
@@ -112,8 +112,7 @@ let migratedTemplate: Promise<string> | undefined;
 export const pgTemplate = (): Promise<string> => (migratedTemplate ??= makeMigratedTemplate());
 
 async function makeMigratedTemplate(): Promise<string> {
-  const digest = crypto.createHash("sha256");
-  for (const { name, sql } of listMigrations()) digest.update(`${name}\0${sql}\0`);
+  const digest = crypto.createHash("sha256").update(migrationsDigest());
   digest.update(fs.readFileSync(path.join(__dirname, "../store/migrate.ts")));
   const name = `vrai_template_${digest.digest("hex").slice(0, 16)}`;
   const admin = new pg.Client({ connectionString: TEST_PG_ADMIN_URL });
