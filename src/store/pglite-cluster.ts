@@ -29,7 +29,7 @@ const PGLITE_VERSION = (() => {
   return (JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as { version: string }).version;
 })();
 
-/** How a cluster was opened: an existing data directory's, unpacked from the kept empty cluster, or made first (initdb). */
+/** How a cluster was opened: an existing data directory's, unpacked from a kept cluster, or unpacked from one made first. */
 export type ClusterOrigin = "existing" | "unpacked" | "made";
 
 /** Where a cluster is kept, the name of its file there (without `.tar.gz`), and how it is made when it is not there. */
