@@ -520,41 +520,45 @@ describe("@vrai/sdk packed and installed into an empty project", function () {
     });
   });
 
-  it("installs the vrai-verify bin, which verifies the anchored daily score outside any checkout of Vrai (exit 0), and prints its usage", async () => {
-    const bin = path.join(project, "node_modules", ".bin", "vrai-verify");
-    const help = await run(bin, ["--help"], { cwd: project, env: cleanEnv() });
-    expect(help.stdout).to.match(/^usage: vrai-verify <agent> \[--day YYYY-MM-DD\]/);
-    const verified = await run(
-      bin,
-      [
-        fixture.established.agentId,
-        "--day",
-        fixture.today,
-        "--api",
-        fixture.server.url,
-        "--rpc",
-        fixture.rpc.url,
-        "--deployment",
-        "deployments/localhost.json",
-      ],
-      { cwd: project, env: cleanEnv() },
-    );
-    const lines = verified.stdout.trim().split("\n");
-    expect(lines[0]).to.match(
-      new RegExp(
-        `^verifying the daily Vrai score \\d+ of agent ${fixture.established.agentId} on ${fixture.today} ` +
-          `\\(${fixture.server.url.replace(/[.:/]/g, "\\$&")}\\)$`,
-      ),
-    );
-    expect(lines.filter((l) => l.startsWith("✔"))).to.have.length(5);
-    expect(lines[lines.length - 1]).to.equal("verified");
-    const refused = await run(bin, [], { cwd: project, env: cleanEnv() }).then(
-      () => null,
-      (error: { code: number; stderr: string }) => error,
-    );
-    expect(refused?.code).to.equal(2);
-    expect(refused?.stderr).to.match(/^vrai-verify: expected one agent id, got 0 \(usage: vrai-verify <agent>/);
-  });
+  it(
+    "installs the vrai-verify bin, which verifies the anchored daily score outside any checkout of Vrai (exit 0), and prints its usage " +
+      "(the installed bin run twice, a verification against the API and the chain: 3-12 s)",
+    async () => {
+      const bin = path.join(project, "node_modules", ".bin", "vrai-verify");
+      const help = await run(bin, ["--help"], { cwd: project, env: cleanEnv() });
+      expect(help.stdout).to.match(/^usage: vrai-verify <agent> \[--day YYYY-MM-DD\]/);
+      const verified = await run(
+        bin,
+        [
+          fixture.established.agentId,
+          "--day",
+          fixture.today,
+          "--api",
+          fixture.server.url,
+          "--rpc",
+          fixture.rpc.url,
+          "--deployment",
+          "deployments/localhost.json",
+        ],
+        { cwd: project, env: cleanEnv() },
+      );
+      const lines = verified.stdout.trim().split("\n");
+      expect(lines[0]).to.match(
+        new RegExp(
+          `^verifying the daily Vrai score \\d+ of agent ${fixture.established.agentId} on ${fixture.today} ` +
+            `\\(${fixture.server.url.replace(/[.:/]/g, "\\$&")}\\)$`,
+        ),
+      );
+      expect(lines.filter((l) => l.startsWith("✔"))).to.have.length(5);
+      expect(lines[lines.length - 1]).to.equal("verified");
+      const refused = await run(bin, [], { cwd: project, env: cleanEnv() }).then(
+        () => null,
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(refused?.code).to.equal(2);
+      expect(refused?.stderr).to.match(/^vrai-verify: expected one agent id, got 0 \(usage: vrai-verify <agent>/);
+    },
+  );
 
   it("installs the vrai-heartbeat bin: it prints its usage, and refuses a key on the command line with exit 2", async () => {
     const bin = path.join(project, "node_modules", ".bin", "vrai-heartbeat");
