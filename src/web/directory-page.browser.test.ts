@@ -103,8 +103,7 @@ describe("directory page in headless Chromium", function () {
     expect(ranking.filter((r) => r.state === "Established")).to.have.length(2);
 
     browser = await launchBrowser();
-    // A context of its own: axe (@axe-core/playwright) needs one.
-    page = await (await browser.newContext({ viewport: { width: 1100, height: 900 } })).newPage();
+    page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
     page.on("dialog", (dialog) => {
       dialogs.push(dialog.message());
       void dialog.dismiss();
