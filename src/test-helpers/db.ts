@@ -146,3 +146,29 @@ export async function createMigratedTestDb(create: () => Promise<TestDb> = creat
   await migrate(testDb.db);
   return testDb;
 }
+
+/** One kind of object of a schema, as rows to compare. */
+type SchemaRows = Array<Record<string, unknown>>;
+
+/**
+ * Every column, constraint, index and function of the public schema, and the migrations applied: what a schema is, to
+ * compare two databases' (a copy of the template and a new one migrated; a new PGlite store and one migrated in place).
+ */
+export async function schemaOf(db: Db): Promise<Record<"columns" | "constraints" | "indexes" | "functions" | "migrations", SchemaRows>> {
+  const q = async (sql: string) => (await db.query<Record<string, unknown>>(sql)).rows;
+  return {
+    columns: await q(
+      `SELECT table_name, column_name, data_type, column_default, is_nullable FROM information_schema.columns
+       WHERE table_schema = 'public' ORDER BY table_name, column_name`,
+    ),
+    constraints: await q(
+      `SELECT conrelid::regclass::text AS on, conname, pg_get_constraintdef(oid) AS def FROM pg_constraint
+       WHERE connamespace = 'public'::regnamespace ORDER BY 1, 2`,
+    ),
+    indexes: await q("SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1, 2"),
+    functions: await q(
+      `SELECT proname, pg_get_functiondef(oid) AS def FROM pg_proc WHERE pronamespace = 'public'::regnamespace ORDER BY 1, 2`,
+    ),
+    migrations: await q("SELECT version, name FROM schema_migrations ORDER BY version"),
+  };
+}
