@@ -31,6 +31,8 @@ import { spawnServe, type ServeChild, type ServeProcess } from "../test-helpers/
 
 const OPERATOR_TOKEN = "operator-token-daily-cycle-faults";
 const DAY_S = 86_400;
+/** A test that could still be running at a UTC midnight this many seconds away waits for it (beforeEach). */
+const MIDNIGHT_GUARD_S = 180;
 /** The account that anchors (AnchorRegistry's anchorer). */
 const ANCHORER = 1;
 /** Agents of a recompute broken mid-page: three pages of the recompute's 1,000 (src/service/scoring.ts DAILY_PAGE). */
@@ -108,16 +110,23 @@ describe("the daily cycle under faults (vrai serve on PostgreSQL, the local chai
   });
   // Each test is of one day's cycle, today's by the machine's clock: were a UTC midnight to pass during it, the next day
   // would be recomputed and built too (a second unanchored day; seen once, in a run that crossed midnight). A test that
-  // could still be running at midnight (its timeout) starts once the day has changed.
+  // could still be running at midnight starts once the day has changed. "Could" is three minutes, well over the longest
+  // of these tests (the failover one: 39 s in a full run, its name allows 105 s), and not its timeout: the failover
+  // test's is ten minutes, so a run that reached it within ten minutes of midnight waited until then (one did: this
+  // file took 288 s, against 70-90 s). One still running at midnight all the same says so beside its result (afterEach).
+  let startDay: string;
   beforeEach(async function () {
-    const timeoutS = Math.ceil((this.currentTest?.timeout() ?? 0) / 1000);
+    const guardS = Math.min(MIDNIGHT_GUARD_S, Math.ceil((this.currentTest?.timeout() ?? 0) / 1000));
     const left = DAY_S - (Math.floor(Date.now() / 1000) % DAY_S);
-    if (left > timeoutS) return;
-    this.timeout((left + 10) * 1000);
-    const day = today();
-    while (today() === day) await new Promise((resolve) => setTimeout(resolve, 1000));
+    if (left <= guardS) {
+      this.timeout((left + 10) * 1000);
+      const day = today();
+      while (today() === day) await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+    startDay = today();
   });
   afterEach(async () => {
+    if (today() !== startDay) console.log(`      (a UTC midnight passed during this test: it started on ${startDay}, ended on ${today()})`);
     for (const step of cleanup.splice(0).reverse()) await step().catch(() => undefined);
   });
   after(async () => {
