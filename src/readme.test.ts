@@ -146,7 +146,7 @@ ${snippet}}
     // `vrai help` is the command line's own (src/cli/main.ts), not a command module.
     for (const name of shown) if (name !== "help") expect(COMMANDS, `vrai ${name}`).to.have.property(name);
     const scripts = (JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
-    for (const [, name] of README.matchAll(/npm (?:run )?([a-z:]+)/g)) {
+    for (const [, name] of README.matchAll(/npm (?:run )?([a-z][a-z:-]*)/g)) {
       // npm's own commands, not scripts of the package.
       if (name === "install" || name === "ci" || name === "pack") continue;
       expect(scripts, `npm ${name}`).to.have.property(name);

@@ -16,16 +16,16 @@ export type Row = { figure: string; value: string; target: string; verdict: "PAS
 /** `n` with thousands separators and exactly `digits` decimals. */
 export const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
-/** `title`, then one aligned line per row: figure, value, target, verdict. */
-export function printRows(title: string, rows: readonly Row[]): void {
+/** `title`, then one aligned line per row: figure, value, target, verdict; each line through `log`. */
+export function printRows(title: string, rows: readonly Row[], log: (line: string) => void = console.log): void {
   const w = [
     Math.max(...rows.map((r) => r.figure.length)),
     Math.max(...rows.map((r) => r.value.length)),
     Math.max(...rows.map((r) => r.target.length)),
   ];
-  console.log("");
-  console.log(title);
-  for (const r of rows) console.log(`${r.figure.padEnd(w[0])}  ${r.value.padStart(w[1])}  ${r.target.padEnd(w[2])}  ${r.verdict}`);
+  log("");
+  log(title);
+  for (const r of rows) log(`${r.figure.padEnd(w[0])}  ${r.value.padStart(w[1])}  ${r.target.padEnd(w[2])}  ${r.verdict}`);
 }
 
 /** Builds the `vrai` bundle from these sources: the benches run the command as an operator does. */
