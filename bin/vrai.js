@@ -10,7 +10,10 @@ const path = require("node:path");
 
 const bundle = path.join(__dirname, "..", "dist", "vrai.cjs");
 const compiled = process.env.VRAI_BUNDLE !== "0" && fs.existsSync(bundle);
-// Stack traces name the TypeScript sources (the bundle's map is beside it).
-if (compiled) process.setSourceMapsEnabled(true);
-else require("tsx/cjs");
-require(compiled ? bundle : "../src/cli/main.ts").main();
+if (!compiled) require("tsx/cjs");
+const cli = require(compiled ? bundle : "../src/cli/main.ts");
+// Stack traces name the TypeScript sources of the bundle's frames, through its map beside it, read at the first one
+// (src/app/stack-traces.ts); not Node's source maps, which would read every dependency's map at each start. (A bundle
+// built before this file was changed has no such export: it runs all the same.)
+if (compiled && typeof cli.mapStackTracesOf === "function") cli.mapStackTracesOf(bundle);
+cli.main();

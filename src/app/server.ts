@@ -78,7 +78,8 @@ import { createSessionPages } from "../web/console/session-pages";
 import { createPages } from "../web/pages";
 import { chainScoreParts, type ChainScoreParts } from "./chain-scores";
 import { DEFAULT_SERVER_LIMITS, listen, type Listener, type PrototypedHandler, type ServerLimits } from "./listener";
-import { parseSourceMapNow, WARM_UP_AGENTS, warmUp, withPrototypesOf } from "./warm-up";
+import { parseStackTraceMapNow } from "./stack-traces";
+import { WARM_UP_AGENTS, warmUp, withPrototypesOf } from "./warm-up";
 import { checkRepliesOf } from "./config";
 
 export type { ServerScoreCache };
@@ -659,7 +660,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       );
     const requests = options.warmUpRequests ?? 0;
     // Its stack traces' source map parsed now rather than at its first error under load: 50 ms, warm-up or not.
-    const sourceMap = parseSourceMapNow(__filename);
+    const sourceMap = parseStackTraceMapNow();
     const run =
       requests > 0
         ? await warmUp(warmUpApp(), {

@@ -1,12 +1,9 @@
-import fs from "node:fs";
 import http from "node:http";
-import os from "node:os";
-import path from "node:path";
 import v8 from "node:v8";
 import { expect } from "chai";
 import express from "express";
 import { DEFAULT_SERVER_LIMITS, listen, type PrototypedHandler } from "./listener";
-import { parseSourceMapNow, warmUp, withPrototypesOf } from "./warm-up";
+import { warmUp, withPrototypesOf } from "./warm-up";
 
 /** A handler answering the directory with two agents' score links, and 200 to anything else; what it was asked, by path and connection. */
 function recording() {
@@ -114,31 +111,5 @@ describe("the warm-up app's requests and responses (issue #30)", () => {
     // An app of its own prototypes, as the warm-up's was: another shape, on which the API's first requests deoptimised.
     const [ownReq, ownRes] = await servedBy(express());
     expect([sameShape(ownReq, apiReq), sameShape(ownRes, apiRes)]).to.deep.equal([false, false]);
-  });
-});
-
-describe("the stack traces' source map, parsed before a server reports ready (issue #30)", () => {
-  it("is parsed for a module loaded with a linked map, which its stack traces then name; a module without one has none", () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vrai-source-map-"));
-    try {
-      // Generated line 1, column 0 is line 10, column 2 of original.ts (mappings "AASE": 0, 0, +9, +2).
-      const mapped = path.join(dir, "mapped.cjs");
-      fs.writeFileSync(mapped, 'exports.f = function f() { throw new Error("boom"); };\n//# sourceMappingURL=mapped.cjs.map\n');
-      fs.writeFileSync(`${mapped}.map`, JSON.stringify({ version: 3, sources: ["original.ts"], names: [], mappings: "AASE" }));
-      const plain = path.join(dir, "plain.cjs");
-      fs.writeFileSync(plain, "exports.g = () => 1;\n");
-      // As bin/vrai.js does before it loads the bundle (this process's tsx has done it already).
-      process.setSourceMapsEnabled(true);
-      const { f } = require(mapped) as { f: () => void };
-      require(plain);
-      expect(parseSourceMapNow(mapped)).to.equal(true);
-      expect(parseSourceMapNow(plain)).to.equal(false);
-      expect(() => f())
-        .to.throw("boom")
-        .with.property("stack")
-        .that.contains(`${path.join(dir, "original.ts")}:10:3`);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
   });
 });

@@ -13,7 +13,6 @@
  * requests and responses are made with the API app's prototypes and constructors (`withPrototypesOf`, `listen`).
  */
 import http from "node:http";
-import { findSourceMap } from "node:module";
 import { performance } from "node:perf_hooks";
 import { listen, type PrototypedHandler, type ServerLimits } from "./listener";
 
@@ -32,19 +31,6 @@ const DIRECTORY_PAGE = 100;
 export const WARM_UP_AGENTS = 1000;
 /** A request not answered within this is given up (the next one goes on), so that no request can hold the warm-up. */
 const REQUEST_TIMEOUT_MS = 10_000;
-
-/**
- * Parses the source map of `file` (the running bundle, dist/vrai.cjs) now, when stack traces use source maps (bin/vrai.js
- * turns them on for the bundle), and says whether there was one. Node reads the map when the bundle loads but parses it
- * only at the first stack trace through the bundle, which under load is an error of the database as it goes away: 50 ms
- * of the event loop then, and 12 MiB of heap kept for good (an array per mapping), measured. That was the soak's one step
- * of RSS, after its first termination of the service's connections (issue #30). Once parsed, the map is Node's for every
- * later stack trace.
- * @example parseSourceMapNow(__filename) // true in dist/vrai.cjs run by bin/vrai.js
- */
-export function parseSourceMapNow(file: string): boolean {
-  return process.sourceMapsEnabled && findSourceMap(file) !== undefined;
-}
 
 /**
  * Serves `app` on 127.0.0.1 for as long as the warm-up takes and sends it `requests` GETs: the directory's first page,

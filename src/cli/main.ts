@@ -1,4 +1,5 @@
 import { BaseError, InvalidInputError } from "../errors";
+export { mapStackTracesOf } from "../app/stack-traces";
 import { COMMANDS } from "./commands";
 import { processIo, type CliIo, type Command } from "./io";
 
