@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { longestFiles, machineTicks, reapedChildrenTicks, runUnitRunBench, type UnitRunResult } from "../scripts/bench/unit-run";
+import { longestFiles, machineTicks, median, reapedChildrenTicks, runUnitRunBench, type UnitRunResult } from "../scripts/bench/unit-run";
 import { InvalidInputError } from "./errors";
 
 describe("bench:unit-run (issue #30)", () => {
@@ -18,6 +18,12 @@ describe("bench:unit-run (issue #30)", () => {
     const fields = ["S", "1", "2", "3", "0", "-1", "4194304", "10", "0", "0", "0", "11", "12", "130", "7", "20", "0"];
     expect(reapedChildrenTicks(`42 (a (b) c) ${fields.join(" ")}`)).to.equal(137);
     expect(() => reapedChildrenTicks("42 (node) S 1")).to.throw(InvalidInputError, /\/proc\/self\/stat/);
+  });
+
+  it("takes the median of the reference's tries: the middle one, or the mean of the middle two", () => {
+    expect(median([3, 1, 2])).to.equal(2);
+    expect(median([4, 1, 3, 2])).to.equal(2.5);
+    expect(median([0.7])).to.equal(0.7);
   });
 
   it("lists the files that took longest first, their paths relative to the root", () => {
@@ -77,7 +83,7 @@ describe("bench:unit-run (issue #30)", () => {
 
     it("prints the references before the run, the files by time, and the figures", () => {
       expect(lines[0]).to.match(
-        /^before the run: the machine \d+% busy over 0\.2 s; 1 vrai starts \d+\.\d\d CPU-s, SHA-256 of 256 MiB \d+\.\d\d CPU-s$/,
+        /^before the run: the machine \d+% busy over 0\.2 s; a vrai start \d+\.\d\d CPU-s \(median of 1\), SHA-256 of 256 MiB \d+\.\d{3} CPU-s \(of 3\)$/,
       );
       const files = lines.slice(
         lines.indexOf("longest files (ms, hooks included):") + 1,

@@ -3,8 +3,9 @@
  * workers) timed against issue #30's bound of 8 minutes, and what bounds it on this machine.
  *
  * 1. Before the run: how busy the machine already is (2 s of /proc/stat), and two reference workloads that tell one
- *    machine from another: the `vrai` command started 5 times (`node bin/vrai.js --help`: a process start and the
- *    bundle's modules loaded, as the run's ~200 child processes do) and SHA-256 over 256 MiB in this process.
+ *    machine from another, each the median of its tries: a start of the `vrai` command (`node bin/vrai.js --help`, 10
+ *    tries: a process start and the bundle's modules loaded, as the run's child processes do) and SHA-256 over 256 MiB
+ *    in this process (3 tries).
  * 2. The run, as `npm run test:unit` runs it (arguments after `--` go to mocha, e.g. `--jobs 3`), with
  *    `VRAI_TEST_TIMES` set (src/test-helpers/test-times.ts) to a temporary file.
  * 3. Its figures: wall time against the bound; the whole machine's busy CPU time and idle core time (/proc/stat, so
@@ -96,29 +97,44 @@ function runToEnd(command: string, args: string[], env: NodeJS.ProcessEnv, outpu
   });
 }
 
-/** The reference workloads: CPU seconds of `count` starts of the `vrai` command, and of SHA-256 over 256 MiB in this process. */
-async function references(hz: number, count: number): Promise<{ starts: number; sha256: number }> {
-  const before = childTicks();
+/** The median of `values` (the mean of the two middle ones when their count is even). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/**
+ * The reference workloads, each the median of several tries so that one slow try does not move it: the CPU seconds of
+ * one start of the `vrai` command (`count` tries), and of SHA-256 over 256 MiB in this process (3 tries).
+ */
+async function references(hz: number, count: number): Promise<{ start: number; sha256: number }> {
+  const starts: number[] = [];
   for (let i = 0; i < count; i++) {
+    const before = childTicks();
     const code = await new Promise<number>((resolve) =>
       spawn(process.execPath, ["bin/vrai.js", "--help"], { cwd: ROOT, stdio: "ignore" }).once("exit", (c) => resolve(c ?? 1)),
     );
     if (code !== 0) throw new Error(`node bin/vrai.js --help exited with ${code}`);
+    starts.push((childTicks() - before) / hz);
   }
-  const starts = (childTicks() - before) / hz;
   const chunk = Buffer.alloc(2 ** 20, 7);
-  const cpu0 = process.cpuUsage();
-  const hash = crypto.createHash("sha256");
-  for (let i = 0; i < 256; i++) hash.update(chunk);
-  hash.digest();
-  const used = process.cpuUsage(cpu0);
-  return { starts, sha256: (used.user + used.system) / 1e6 };
+  const hashes: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const cpu0 = process.cpuUsage();
+    const hash = crypto.createHash("sha256");
+    for (let j = 0; j < 256; j++) hash.update(chunk);
+    hash.digest();
+    const used = process.cpuUsage(cpu0);
+    hashes.push((used.user + used.system) / 1e6);
+  }
+  return { start: median(starts), sha256: median(hashes) };
 }
 
 export type UnitRunResult = { code: number; wallS: number; busyS: number; idleS: number; runS: number; cores: number; rows: Row[] };
 
 /**
- * Where the bench prints (`log`), whether mocha's own output shows, how many `vrai` starts the reference takes (5), and
+ * Where the bench prints (`log`), whether mocha's own output shows, how many `vrai` starts the reference tries (10), and
  * how long the machine's load is read before the run (2,000 ms).
  */
 export type UnitRunOptions = { log?: (line: string) => void; mochaOutput?: "inherit" | "ignore"; starts?: number; quietMs?: number };
@@ -128,7 +144,7 @@ export type UnitRunOptions = { log?: (line: string) => void; mochaOutput?: "inhe
  * @throws InvalidInputError `proc_stat` where /proc/stat is missing (not Linux): nothing has run
  */
 export async function runUnitRunBench(mochaArgs: string[], options: UnitRunOptions = {}): Promise<UnitRunResult> {
-  const { log = console.log, mochaOutput = "inherit", starts = 5, quietMs = 2000 } = options;
+  const { log = console.log, mochaOutput = "inherit", starts = 10, quietMs = 2000 } = options;
   if (!fs.existsSync("/proc/stat") || !fs.existsSync("/proc/self/stat"))
     throw new InvalidInputError("proc_stat", "bench:unit-run reads /proc/stat and /proc/self/stat: it runs on Linux only");
   const hz = ticksPerSecond();
@@ -140,7 +156,7 @@ export async function runUnitRunBench(mochaArgs: string[], options: UnitRunOptio
   const reference = await references(hz, starts);
   log(
     `before the run: the machine ${(alreadyBusy * 100).toFixed(0)}% busy over ${fmt(quietMs / 1000, 1)} s; ` +
-      `${starts} vrai starts ${reference.starts.toFixed(2)} CPU-s, SHA-256 of 256 MiB ${reference.sha256.toFixed(2)} CPU-s`,
+      `a vrai start ${reference.start.toFixed(2)} CPU-s (median of ${starts}), SHA-256 of 256 MiB ${reference.sha256.toFixed(3)} CPU-s (of 3)`,
   );
 
   const timesFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "vrai-bench-unit-run-")), "times.tsv");
@@ -172,7 +188,7 @@ export async function runUnitRunBench(mochaArgs: string[], options: UnitRunOptio
     },
     { figure: "the run's processes (mocha, workers, children)", value: `${fmt(runS)} CPU-s`, target: "", verdict: "" },
     { figure: "the rest (PostgreSQL, daemons, other work)", value: `${fmt(busyS - runS)} CPU-s`, target: "", verdict: "" },
-    { figure: "machine busy in vrai starts' CPU", value: fmt(busyS / (reference.starts / starts)), target: "", verdict: "" },
+    { figure: "machine busy in vrai starts' CPU", value: fmt(busyS / reference.start), target: "", verdict: "" },
     { figure: "machine busy in SHA-256s of 256 MiB", value: fmt(busyS / reference.sha256), target: "", verdict: "" },
   ];
   log("");
