@@ -23,9 +23,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { InvalidInputError } from "../../src/errors";
+import { PROJECT_ROOT } from "../../src/project-root";
 import { buildCommand, fmt, printRows, type Row } from "./harness";
-
-const ROOT = path.resolve(__dirname, "../..");
 
 /** Issue #30: "the unit run stays under 8 minutes ... on this machine". */
 export const UNIT_RUN_BOUND_S = 480;
@@ -91,7 +90,7 @@ const ticksPerSecond = () => Number(execFileSync("getconf", ["CLK_TCK"], { encod
 /** Runs `command` to its end, its output to this process's or nowhere; resolves with its exit code. */
 function runToEnd(command: string, args: string[], env: NodeJS.ProcessEnv, output: "inherit" | "ignore"): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, env, stdio: ["ignore", output, output] });
+    const child = spawn(command, args, { cwd: PROJECT_ROOT, env, stdio: ["ignore", output, output] });
     child.once("error", reject);
     child.once("exit", (code, signal) => resolve(code ?? (signal ? 128 : 1)));
   });
@@ -112,9 +111,7 @@ async function references(hz: number, count: number): Promise<{ start: number; s
   const starts: number[] = [];
   for (let i = 0; i < count; i++) {
     const before = childTicks();
-    const code = await new Promise<number>((resolve) =>
-      spawn(process.execPath, ["bin/vrai.js", "--help"], { cwd: ROOT, stdio: "ignore" }).once("exit", (c) => resolve(c ?? 1)),
-    );
+    const code = await runToEnd(process.execPath, ["bin/vrai.js", "--help"], process.env, "ignore");
     if (code !== 0) throw new Error(`node bin/vrai.js --help exited with ${code}`);
     starts.push((childTicks() - before) / hz);
   }
@@ -160,7 +157,7 @@ export async function runUnitRunBench(mochaArgs: string[], options: UnitRunOptio
   );
 
   const timesFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "vrai-bench-unit-run-")), "times.tsv");
-  const mocha = path.join(ROOT, "node_modules", "mocha", "bin", "mocha.js");
+  const mocha = path.join(PROJECT_ROOT, "node_modules", "mocha", "bin", "mocha.js");
   const [machine0, run0, t0] = [readTicks(), childTicks(), performance.now()];
   const code = await runToEnd(process.execPath, [mocha, ...mochaArgs], { ...process.env, VRAI_TEST_TIMES: timesFile }, mochaOutput);
   const [machine1, run1, t1] = [readTicks(), childTicks(), performance.now()];
@@ -193,7 +190,7 @@ export async function runUnitRunBench(mochaArgs: string[], options: UnitRunOptio
   ];
   log("");
   log("longest files (ms, hooks included):");
-  for (const { ms, file } of longestFiles(times, ROOT, 10)) log(`  ${fmt(ms).padStart(7)}  ${file}`);
+  for (const { ms, file } of longestFiles(times, PROJECT_ROOT, 10)) log(`  ${fmt(ms).padStart(7)}  ${file}`);
   printRows(`unit run: exit ${code}, ${fmt(wallS)} s on ${cores} cores`, rows, log);
   return { code, wallS, busyS, idleS, runS, cores, rows };
 }
