@@ -803,8 +803,10 @@ async function getScorePhase(url: string, child: ChildProcess, rows: Row[]): Pro
  * up to 0.8 s, which would fall in the very second measured here, and in this process, whose heap holds the app, the
  * client's own collections made the restart's slow seconds. Without the cap on connections, a slow first answer makes
  * the client open a connection per request, hundreds, and the server's time goes to accepting them. Latency is from each
- * request's send to its answer's end, as autocannon's. `bySecond`: the p99 of the requests sent in each second, the
- * first second first; `stalls`: the client's own pauses.
+ * request's send to its answer's end, as autocannon's. The client warms its own code before it says it is loaded (2,000
+ * requests to an empty server of its own), so its first second measures the server, not the client compiling its http
+ * code. `bySecond`: the p99 of the requests sent in each second, the first second first; `stalls`: the client's own
+ * pauses.
  */
 async function steadyClient(
   rate: number,
@@ -818,7 +820,7 @@ async function steadyClient(
       child.once("exit", (code) => reject(new Error(`the steady client exited (${code}) before it answered`)));
     });
   const loaded = reply<"loaded">();
-  child.send({ paths: Array.from({ length: Math.round(rate * seconds) }, path) });
+  child.send({ paths: Array.from({ length: Math.round(rate * seconds) }, path), rate });
   await loaded;
   return {
     async start(url) {
