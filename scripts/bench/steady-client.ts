@@ -93,7 +93,7 @@ const WARM_UP_REQUESTS = 2_000;
 /**
  * Runs the client's own code before it measures anything: WARM_UP_REQUESTS requests at `rate` to an empty server in this
  * process, on loopback, over connections of their own (`run` makes its agent each time, so the measured run opens new
- * ones, as it would to a restarted server). A client started cold paused its own event loop 9-11 ms in its first 20 ms
+ * ones, as it would to a restarted server). A client started cold paused its own event loop 9-19 ms in its first 50 ms
  * (its http code compiled then), and those pauses were the p99 of the restart's first second, also against an empty
  * server: the client's time, not the server's (issue #30).
  */
