@@ -98,7 +98,7 @@ const WARM_UP_REQUESTS = 2_000;
  * server: the client's time, not the server's (issue #30).
  */
 async function warmUp(rate: number): Promise<void> {
-  const server = http.createServer({ keepAliveTimeout: 5_000 }, (_req, res) => res.end("{}"));
+  const server = http.createServer((_req, res) => res.end("{}"));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as { port: number };
   await run(
