@@ -80,8 +80,8 @@ const RECOMPUTE_TARGET = { agents: 100_000, seconds: 60 };
 const END_TO_END_TARGET = { agents: 1_000_000, seconds: 120 };
 /** Above this many agents the recompute is not run a second time (the rerun reads every agent again). */
 const RERUN_MAX_AGENTS = 100_000;
-/** Agents per statement of the day aggregates' load, two statements at a time. */
-const LOAD_CHUNK = 50_000;
+/** Day aggregates per statement of their load (agents of one day), two statements at a time. */
+const LOAD_CHUNK = 500_000;
 const CONNECTIONS = envInt("BENCH_CONNECTIONS", 16);
 const CHECKIN_S = envInt("BENCH_CHECKIN_S", 20);
 const GET_S = envInt("BENCH_GET_S", 15);
@@ -311,7 +311,7 @@ async function stopServerChild(child: ChildProcess): Promise<void> {
 
 /**
  * Loads AGENTS agents with HISTORY_DAYS days of aggregates each, and their owners, claims, proofs and
- * penalties, in set-based statements; the day aggregates (most of the rows) in chunks of LOAD_CHUNK
+ * penalties, in set-based statements; the day aggregates (most of the rows) a day at a time, in chunks of LOAD_CHUNK
  * agents, two at a time when `second` (another connection to the same database) is given.
  */
 export async function bulkLoad(db: pg.Client, second?: pg.Client): Promise<void> {
@@ -330,21 +330,29 @@ export async function bulkLoad(db: pg.Client, second?: pg.Client): Promise<void>
            SELECT i, ${SQL_AGENT_ID("i")}, 'own_bench' || lpad(((i + 9) / 10)::text, 8, '0'), 'claim', ${claimedAt}
            FROM generate_series(1, ${AGENTS}) i`);
   await q(`SELECT setval('claims_id_seq', ${AGENTS})`);
-  // HISTORY_DAYS days of aggregates per agent; one day in seven is a partial day.
-  const chunks = Array.from({ length: Math.ceil(AGENTS / LOAD_CHUNK) }, (_, k) => [
-    k * LOAD_CHUNK + 1,
-    Math.min(AGENTS, (k + 1) * LOAD_CHUNK),
-  ]);
+  // HISTORY_DAYS days of aggregates per agent; one day in seven is a partial day. Written as check-ins write them: a
+  // day's rows after the day before's, each day's agents in an order of their own (the order their first check-ins of
+  // the day came in), so that an agent's days lie far apart in the table as they do in a running service. Written
+  // agent by agent, each agent's 30 days shared a page or two, and the recompute read them 1.4 times as fast as it
+  // reads a service's table (100,000 agents, 2026-12-07: 15.6 s against 22.3 s; issue #30).
+  const chunks = Array.from({ length: HISTORY_DAYS }, (_, n) => HISTORY_DAYS - n).flatMap((d) =>
+    Array.from({ length: Math.ceil(AGENTS / LOAD_CHUNK) }, (_, k) => ({
+      d,
+      from: k * LOAD_CHUNK + 1,
+      to: Math.min(AGENTS, (k + 1) * LOAD_CHUNK),
+    })),
+  );
   const loadDays = async (client: pg.Client) => {
     for (let chunk = chunks.shift(); chunk; chunk = chunks.shift()) {
+      const d = chunk.d;
       await client.query(`INSERT INTO agent_days (agent_id, claim_id, day, checkins, on_time, credit_s, coverage_s, digest)
-           SELECT ${SQL_AGENT_ID("i")}, i, to_char(date '${DAY}' - d, 'YYYY-MM-DD'),
-                  CASE WHEN (i + d) % 7 = 0 THEN 12 ELSE 24 END,
-                  CASE WHEN (i + d) % 7 = 0 THEN 11 ELSE 24 END,
-                  CASE WHEN (i + d) % 7 = 0 THEN 39600 ELSE 86400 END,
-                  CASE WHEN (i + d) % 7 = 0 THEN 43200 ELSE 86400 END,
-                  md5(i::text || '/' || d) || md5(d::text || '/' || i)
-           FROM generate_series(${chunk[0]}, ${chunk[1]}) i, generate_series(1, ${HISTORY_DAYS}) d`);
+           SELECT ${SQL_AGENT_ID("i")}, i, to_char(date '${DAY}' - ${d}, 'YYYY-MM-DD'),
+                  CASE WHEN (i + ${d}) % 7 = 0 THEN 12 ELSE 24 END,
+                  CASE WHEN (i + ${d}) % 7 = 0 THEN 11 ELSE 24 END,
+                  CASE WHEN (i + ${d}) % 7 = 0 THEN 39600 ELSE 86400 END,
+                  CASE WHEN (i + ${d}) % 7 = 0 THEN 43200 ELSE 86400 END,
+                  md5(i::text || '/' || ${d}) || md5(${d}::text || '/' || i)
+           FROM generate_series(${chunk.from}, ${chunk.to}) i ORDER BY md5(i::text || ':' || ${d})`);
     }
   };
   await Promise.all([loadDays(db), ...(second ? [loadDays(second)] : [])]);
