@@ -1,7 +1,8 @@
 import { expect } from "chai";
 import { createMemoryStore } from "./memory-store";
-import { arrayElement, daysFrom } from "./scores";
-import { TEST_STORES } from "../test-helpers/db";
+import { arrayElement, DAILY_AGENT_ROWS_SQL, daysFrom } from "./scores";
+import { windowDays } from "../method/time";
+import { createMigratedTestDb, TEST_STORES } from "../test-helpers/db";
 import { EVERY_STORE } from "../test-helpers/stores";
 
 const DIGEST_A = "a".repeat(64);
@@ -98,6 +99,50 @@ for (const { name, create } of TEST_STORES) {
     it("refuse a value no column holds, naming it", () => {
       expect(() => arrayElement(Number.NaN)).to.throw(/holds NaN/);
       expect(() => arrayElement({})).to.throw(/holds a object/);
+    });
+  });
+}
+
+/** The plan's nodes, depth first, from EXPLAIN (FORMAT JSON). */
+function planNodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(planNodes)];
+}
+type PlanNode = { "Node Type": string; "Relation Name"?: string; "Index Name"?: string; Plans?: PlanNode[] };
+
+for (const { name, create } of TEST_STORES) {
+  describe(`the daily recompute's read of day aggregates on ${name} (migration 025, issue #30)`, () => {
+    it("takes every column it reads from agent_days' key (an index-only scan), with the days written a day at a time", async () => {
+      const testDb = await createMigratedTestDb(create);
+      try {
+        const { db } = testDb;
+        await db.query("INSERT INTO owners (id, token_hash, created_at) VALUES ('own_plan', 'h', 0)");
+        await db.query(`INSERT INTO agents (id, owner_id, claim_id, claimed_at, key_hash, created_at)
+                        SELECT 'agt_plan' || i, 'own_plan', i, 0, 'h', 0 FROM generate_series(1, 200) i`);
+        // As check-ins write them: each day's rows after the day before's, so an agent's days lie apart in the table.
+        await db.query(`INSERT INTO agent_days (agent_id, claim_id, day, checkins, on_time, credit_s, coverage_s, digest)
+                        SELECT 'agt_plan' || i, i, to_char(date '2026-11-02' - d, 'YYYY-MM-DD'), 24, 24, 86400, 86400, md5(i || '/' || d)
+                        FROM generate_series(1, 40) d, generate_series(1, 200) i ORDER BY d DESC, i`);
+        await db.query("VACUUM ANALYZE agent_days");
+        await db.query("VACUUM ANALYZE agents");
+        const at = Date.UTC(2026, 10, 2) / 1000;
+        const { rows } = await db.transaction(async (tx) => {
+          // Only index paths left to choose from, so that the tiny table's plan is the one a large table gets.
+          await tx.query("SET LOCAL enable_seqscan = off");
+          await tx.query("SET LOCAL enable_bitmapscan = off");
+          return tx.query<{ "QUERY PLAN": unknown }>(`EXPLAIN (FORMAT JSON) ${DAILY_AGENT_ROWS_SQL}`, [
+            ["agt_plan1", "agt_plan2"],
+            at,
+            "2026-11-02",
+            windowDays(at)[0],
+          ]);
+        });
+        const explained = rows[0]["QUERY PLAN"];
+        const [top] = (typeof explained === "string" ? JSON.parse(explained) : explained) as Array<{ Plan: PlanNode }>;
+        const reads = planNodes(top.Plan).filter((n) => n["Relation Name"] === "agent_days");
+        expect(reads.map((n) => [n["Node Type"], n["Index Name"]])).to.deep.equal([["Index Only Scan", "agent_days_pkey"]]);
+      } finally {
+        await testDb.drop();
+      }
     });
   });
 }

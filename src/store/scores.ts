@@ -205,6 +205,15 @@ const DAYS_OF_AGENT = `LEFT JOIN LATERAL (
     (count(*) FILTER (WHERE d.day < $4 AND d.checkins > 0))::int AS earlier
   FROM agent_days d WHERE d.agent_id = a.id AND d.claim_id = a.claim_id AND d.day <= $3) h ON true`;
 
+/**
+ * The daily recompute's agents ($1) claimed at $2 or before and not released, each with its days up to $3 (DAYS_OF_AGENT,
+ * the window from $4). The days are read from `agent_days`' key alone, an index-only scan (migration 025): a column read
+ * here that the key does not include would read a page of the table per day again.
+ */
+export const DAILY_AGENT_ROWS_SQL = `SELECT ${AGENT_COLUMNS_OF_A}, h.days, h.earlier
+  FROM unnest($1::text[]) AS i (id) JOIN agents a ON a.id = i.id ${DAYS_OF_AGENT}
+  WHERE a.claimed_at <= $2 AND a.released_at IS NULL`;
+
 /** The non-negative integer written in `text` from `from` up to `to` (a column of DAYS_OF_AGENT). */
 function integerIn(text: string, from: number, to: number): number {
   let n = 0;
@@ -541,12 +550,7 @@ export function scoresIn(q: Queryable, wrote: (agentIds: string[]) => void): Sco
       // The four statements leave together (one round trip): the other three take every agent asked
       // for, and what belongs to an agent not found (or claimed after `at`, or unclaimed) is ignored below.
       const [agentRows, midnight, proofs, penalties] = await Promise.all([
-        q.query<AgentRecord & { days: string | null; earlier: number }>(
-          `SELECT ${AGENT_COLUMNS_OF_A}, h.days, h.earlier
-           FROM unnest($1::text[]) AS i (id) JOIN agents a ON a.id = i.id ${DAYS_OF_AGENT}
-           WHERE a.claimed_at <= $2 AND a.released_at IS NULL`,
-          [ids, at, day, windowDays(at)[0]],
-        ),
+        q.query<AgentRecord & { days: string | null; earlier: number }>(DAILY_AGENT_ROWS_SQL, [ids, at, day, windowDays(at)[0]]),
         q.query<{ agent_id: string; claim_id: number; n: number }>(
           `SELECT agent_id, claim_id, count(*)::int AS n FROM checkins
            WHERE agent_id = ANY($1::text[]) AND arrival = $2${atMidnight(at)}
