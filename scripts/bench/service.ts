@@ -334,7 +334,7 @@ export async function bulkLoad(db: pg.Client, second?: pg.Client): Promise<void>
   // day's rows after the day before's, each day's agents in an order of their own (the order their first check-ins of
   // the day came in), so that an agent's days lie far apart in the table as they do in a running service. Written
   // agent by agent, each agent's 30 days shared a page or two, and the recompute read them 1.4 times as fast as it
-  // reads a service's table (100,000 agents, 2026-12-07: 15.6 s against 22.3 s; issue #30).
+  // reads a service's table (100,000 agents, 2026-12-07: 15.6 s against 21.2-22.3 s; issue #30).
   const chunks = Array.from({ length: HISTORY_DAYS }, (_, n) => HISTORY_DAYS - n).flatMap((d) =>
     Array.from({ length: Math.ceil(AGENTS / LOAD_CHUNK) }, (_, k) => ({
       d,

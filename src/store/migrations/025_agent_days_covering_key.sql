@@ -5,7 +5,7 @@
 -- when its first check-in of the day comes, so an agent's days lie on as many pages of the table as it has days, far
 -- apart. With the key alone, each of those rows cost a read of its own page, mostly from outside PostgreSQL's
 -- buffers (the table is several GB at a million agents): at 100,000 agents × 30 days the recompute took 21.2-21.6 s
--- on rows laid out so, against 15.3 s when each agent's days had been loaded together (2026-12-07).
+-- on rows laid out so, against 15.6 s when each agent's days had been loaded together (2026-12-07).
 -- With the columns in the key, an agent's days are side by side in the index's leaf pages and the recompute reads
 -- them from there (an index-only scan: the pages the visibility map marks all-visible, every day but the last few):
 -- 11.7-14.1 s on the same rows.
