@@ -344,15 +344,15 @@ export async function bulkLoad(db: pg.Client, second?: pg.Client): Promise<void>
   );
   const loadDays = async (client: pg.Client) => {
     for (let chunk = chunks.shift(); chunk; chunk = chunks.shift()) {
-      const d = chunk.d;
       await client.query(`INSERT INTO agent_days (agent_id, claim_id, day, checkins, on_time, credit_s, coverage_s, digest)
-           SELECT ${SQL_AGENT_ID("i")}, i, to_char(date '${DAY}' - ${d}, 'YYYY-MM-DD'),
-                  CASE WHEN (i + ${d}) % 7 = 0 THEN 12 ELSE 24 END,
-                  CASE WHEN (i + ${d}) % 7 = 0 THEN 11 ELSE 24 END,
-                  CASE WHEN (i + ${d}) % 7 = 0 THEN 39600 ELSE 86400 END,
-                  CASE WHEN (i + ${d}) % 7 = 0 THEN 43200 ELSE 86400 END,
-                  md5(i::text || '/' || ${d}) || md5(${d}::text || '/' || i)
-           FROM generate_series(${chunk.from}, ${chunk.to}) i ORDER BY md5(i::text || ':' || ${d})`);
+           SELECT ${SQL_AGENT_ID("i")}, i, to_char(date '${DAY}' - d, 'YYYY-MM-DD'),
+                  CASE WHEN (i + d) % 7 = 0 THEN 12 ELSE 24 END,
+                  CASE WHEN (i + d) % 7 = 0 THEN 11 ELSE 24 END,
+                  CASE WHEN (i + d) % 7 = 0 THEN 39600 ELSE 86400 END,
+                  CASE WHEN (i + d) % 7 = 0 THEN 43200 ELSE 86400 END,
+                  md5(i::text || '/' || d) || md5(d::text || '/' || i)
+           FROM generate_series(${chunk.from}, ${chunk.to}) i, (VALUES (${chunk.d})) AS day (d)
+           ORDER BY md5(i::text || ':' || d)`);
     }
   };
   await Promise.all([loadDays(db), ...(second ? [loadDays(second)] : [])]);

@@ -113,9 +113,9 @@ async function warmUp(rate: number): Promise<void> {
 if (require.main === module) {
   let paths: string[] = [];
   process.on("message", async (m: { paths?: string[]; rate?: number; url?: string }) => {
-    if (m.paths) {
+    if (m.paths && m.rate !== undefined) {
       paths = m.paths;
-      await warmUp(m.rate ?? 2_000);
+      await warmUp(m.rate);
       process.send?.("loaded");
     } else if (m.url !== undefined && m.rate !== undefined) {
       const result = await run(m.url, m.rate, paths);
