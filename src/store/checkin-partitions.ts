@@ -109,8 +109,13 @@ export function createCheckinPartitions(db: Db): CheckinPartitions {
         if ((await listDays(tx)).includes(day)) return false;
         const { table, from, to } = partitionOf(day);
         // Built detached and attached after: attaching locks `checkins` less than CREATE ... PARTITION OF
-        // (check-ins go on being written meanwhile); the default partition is locked first, so no
+        // (check-ins go on being written meanwhile); the default partition is locked before the move, so no
         // check-in of the day lands there between the move and the attach.
+        // `agents` is locked before it, in the mode the attach takes (its foreign key's triggers go on `agents`):
+        // a check-in's statement locks `agents` and `checkins` when it is planned and the partitions it reads when
+        // it runs, so taking the default partition first and `agents` at the attach waited on a check-in that
+        // waited on this, a deadlock PostgreSQL broke by failing the check-in (a 500 in a 20-minute soak).
+        await tx.query("LOCK TABLE agents IN SHARE ROW EXCLUSIVE MODE");
         await tx.query("LOCK TABLE checkins_default IN ACCESS EXCLUSIVE MODE");
         await tx.query(`CREATE TABLE ${table} (LIKE checkins INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
         await tx.query(
