@@ -35,9 +35,11 @@ export function answeredResponses(route: Route): Responses {
     shared[415] = e("the body is not application/json");
   }
   shared[429] = e("rate limited (rate_limited): retry after the Retry-After header's seconds");
-  // Any route may find its database away (a PostgreSQL failover): nothing was done, retry after Retry-After.
+  // Any route may find its database away (a PostgreSQL failover), or its write rolled back for a conflict with another
+  // (src/store/errors.ts): nothing was done, retry after Retry-After.
   shared[503] = e(
-    "the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds",
+    "the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with " +
+      "another (database_conflict): nothing was done; retry after the Retry-After header's seconds",
   );
   const all: Responses = { ...shared, ...route.responses };
   // A read-only owner token is refused every owner route that is not a read (issue #29), whatever else its 403 says.

@@ -987,7 +987,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1066,7 +1066,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1177,7 +1177,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1295,7 +1295,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1417,7 +1417,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1540,7 +1540,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1658,7 +1658,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1764,7 +1764,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1993,7 +1993,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2397,7 +2397,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2484,7 +2484,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2647,7 +2647,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3051,7 +3051,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3187,7 +3187,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3270,7 +3270,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3363,7 +3363,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3471,7 +3471,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3579,7 +3579,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3710,7 +3710,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3823,7 +3823,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3914,7 +3914,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3997,7 +3997,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4095,7 +4095,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4171,7 +4171,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4343,7 +4343,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4588,7 +4588,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4685,7 +4685,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4947,7 +4947,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5209,7 +5209,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5331,7 +5331,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5477,7 +5477,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5635,7 +5635,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5833,7 +5833,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5959,7 +5959,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6148,7 +6148,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6250,7 +6250,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6362,7 +6362,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6443,7 +6443,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6564,7 +6564,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6718,7 +6718,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6846,7 +6846,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6955,7 +6955,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7114,7 +7114,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7223,7 +7223,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7334,7 +7334,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7496,7 +7496,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7632,7 +7632,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7742,7 +7742,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7862,7 +7862,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7973,7 +7973,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8251,7 +8251,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8324,7 +8324,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8442,7 +8442,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8553,7 +8553,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8649,7 +8649,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the database is unavailable (database_unavailable, e.g. during a failover): nothing was done; retry after the Retry-After header's seconds */
+            /** @description the database is unavailable (database_unavailable, e.g. during a failover) or rolled back a write that conflicted with another (database_conflict): nothing was done; retry after the Retry-After header's seconds */
             503: {
                 headers: {
                     [name: string]: unknown;

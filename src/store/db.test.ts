@@ -8,7 +8,7 @@ import { freePort } from "../test-helpers/node";
 import { createPgClient, createPgDb, createPgliteDb, parseMultiHostUrl } from "./db";
 import { listMigrations, migrate, migrationsDigest } from "./migrate";
 import { CLUSTER_CACHE_DIR } from "./pglite-cluster";
-import { DatabaseUnavailableError } from "./errors";
+import { DatabaseConflictError, DatabaseUnavailableError } from "./errors";
 
 describe("multi-host PostgreSQL URLs", () => {
   it("reads the hosts of a URL as pg_autoctl show uri prints it, keeping the user, database and other parameters", () => {
@@ -126,6 +126,47 @@ describe("a PostgreSQL Db on several hosts", function () {
       );
       expect(wrong).to.not.be.instanceOf(DatabaseUnavailableError);
       expect((wrong as { code?: string }).code).to.equal("42601");
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("reports a write rolled back for a deadlock (40P01) or a serialization failure (40001) as a conflict (503, retry after 1 s), nothing of it kept", async () => {
+    const db = createPgDb(testDb.url!, { max: 2 });
+    try {
+      await db.query("CREATE TABLE pair (id int PRIMARY KEY, v int NOT NULL)");
+      await db.query("INSERT INTO pair VALUES (1, 0), (2, 0)");
+      // Two transactions each lock one row, then ask for the other's: PostgreSQL fails one of them.
+      let aLocked = () => {};
+      let bLocked = () => {};
+      const aHolds = new Promise<void>((resolve) => (aLocked = resolve));
+      const bHolds = new Promise<void>((resolve) => (bLocked = resolve));
+      const crossed = (first: number, second: number, add: number, locked: () => void, other: Promise<void>) =>
+        db.transaction(async (tx) => {
+          await tx.query("UPDATE pair SET v = v + $1 WHERE id = $2", [add, first]);
+          locked();
+          await other;
+          await tx.query("UPDATE pair SET v = v + $1 WHERE id = $2", [add, second]);
+          return add;
+        });
+      const outcomes = await Promise.allSettled([crossed(1, 2, 1, aLocked, bHolds), crossed(2, 1, 10, bLocked, aHolds)]);
+      const failed = outcomes.flatMap((o) => (o.status === "rejected" ? [o.reason as unknown] : []));
+      const committed = outcomes.flatMap((o) => (o.status === "fulfilled" ? [o.value] : []));
+      expect([failed.length, committed.length]).to.deep.equal([1, 1]);
+      expect(failed[0]).to.be.instanceOf(DatabaseConflictError);
+      const conflict = failed[0] as DatabaseConflictError;
+      expect([conflict.status, conflict.code, conflict.retryable, conflict.retryAfterS]).to.deep.equal([503, "database_conflict", true, 1]);
+      expect((conflict.cause as { code?: string }).code).to.equal("40P01");
+      const { rows } = await db.query<{ v: number }>("SELECT v FROM pair ORDER BY id");
+      expect(rows.map((r) => r.v)).to.deep.equal([committed[0], committed[0]]);
+      const serialization = await db
+        .query("DO $$ BEGIN RAISE EXCEPTION 'could not serialize' USING ERRCODE = 'serialization_failure'; END $$")
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
+      expect(serialization).to.be.instanceOf(DatabaseConflictError);
+      expect(((serialization as DatabaseConflictError).cause as { code?: string }).code).to.equal("40001");
     } finally {
       await db.close();
     }

@@ -19,6 +19,20 @@ export class DatabaseUnavailableError extends BaseError {
 }
 
 /**
+ * PostgreSQL rolled back a statement or transaction because it conflicted with another (a deadlock it broke, or a
+ * serializable transaction that could not be ordered): nothing of it was written, and the same request again
+ * normally goes through; retryable, HTTP 503 with Retry-After.
+ */
+export class DatabaseConflictError extends BaseError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super("database_conflict", message, { status: 503, retryable: true, retryAfterS: 1, cause: options.cause });
+  }
+}
+
+/** SQLSTATEs of such a rollback: serialization_failure 40001, deadlock_detected 40P01. */
+const CONFLICT_SQLSTATE = new Set(["40001", "40P01"]);
+
+/**
  * SQLSTATEs of a server that is going away or cannot serve this connection now: connection exceptions
  * (class 08), admin_shutdown 57P01 (a fast shutdown, as a demotion does), crash_shutdown 57P02,
  * cannot_connect_now 57P03 (starting up, in recovery), read_only_sql_transaction 25006 (a standby).
@@ -39,8 +53,13 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return code === undefined && UNAVAILABLE_DRIVER_MESSAGE.test(error.message);
 }
 
-/** `error` as the store's callers should see it: an unavailable database as DatabaseUnavailableError, anything else unchanged. */
+/**
+ * `error` as the store's callers should see it: an unavailable database as DatabaseUnavailableError, a write rolled
+ * back for a conflict as DatabaseConflictError, anything else unchanged.
+ */
 export function storeError(error: unknown): unknown {
+  if (error instanceof Error && !(error instanceof BaseError) && CONFLICT_SQLSTATE.has((error as { code?: unknown }).code as string))
+    return new DatabaseConflictError(`the database rolled back a conflicting write: ${error.message}`, { cause: error });
   if (error instanceof DatabaseUnavailableError || !isDatabaseUnavailable(error)) return error;
   return new DatabaseUnavailableError(`the database is unavailable: ${(error as Error).message}`, { cause: error });
 }
