@@ -148,6 +148,9 @@ describe("proof checks: challenges, submissions and re-checks (V6)", () => {
     // An owner-level challenge names no agent, and knows none.
     const wallet = await proofs.issueChallenge(ownerId, { kind: "wallet", subject: WALLET.address });
     expect([wallet.agentId, wallet.context]).to.deep.equal([null, { erc8004: [] }]);
+    // Read again later (the console's challenge page), a challenge names what the agent holds then.
+    expect(await proofs.challenge(ownerId, plain.id)).to.deep.equal({ ...plain, context: withIdentities.context });
+    expect(await refusal(proofs.challenge(other.ownerId, plain.id))).to.include({ code: "proof_challenge_not_found" });
   });
 
   it("refuses a challenge for an unknown owner or agent, or an agent of another owner, and stores none (V2, V6)", async () => {
