@@ -131,7 +131,7 @@ describe("a PostgreSQL Db on several hosts", function () {
     }
   });
 
-  it("reports a write rolled back for a deadlock (40P01) or a serialization failure (40001) as a conflict (503, retry after 1 s), nothing of it kept", async () => {
+  it("reports a write rolled back for a deadlock (40P01) or serialization failure (40001) as a conflict (503, Retry-After 1), none of it kept", async () => {
     const db = createPgDb(testDb.url!, { max: 2 });
     try {
       await db.query("CREATE TABLE pair (id int PRIMARY KEY, v int NOT NULL)");
