@@ -288,8 +288,19 @@ describe("three vrai serve instances behind HAProxy on one PostgreSQL", function
       // A little longer: a second send of any of them would come now.
       await new Promise((r) => setTimeout(r, 1000));
       const ids = receiver.requestsTo("/hook").map((r) => r.headers["webhook-id"]);
-      expect(ids).to.have.length(60);
-      expect(new Set(ids).size, "each event once").to.equal(60);
+      // The delivery log, to tell on a failure which tries were made, when, and what they got.
+      const log = async () =>
+        JSON.stringify(
+          (
+            await testDb.db.query(
+              `SELECT e.id AS event, a.attempt, a.at, a.status, a.latency_ms, a.error FROM webhook_attempts a
+               JOIN webhook_deliveries d ON d.id = a.delivery_id JOIN events e ON e.seq = d.event_seq
+               WHERE d.endpoint_id = $1 AND (a.status IS NULL OR a.attempt > 1 OR a.latency_ms > 1000) ORDER BY a.at`,
+              [made.json.id],
+            )
+          ).rows,
+        );
+      if (ids.length !== 60 || new Set(ids).size !== 60) expect.fail(`${ids.length} requests, ${new Set(ids).size} events: ${await log()}`);
       const { rows } = await testDb.db.query<{ n: number }>(
         "SELECT count(*)::int AS n FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.endpoint_id = $1",
         [made.json.id],
