@@ -1,6 +1,7 @@
 import { expect } from "chai";
-import pg from "pg";
+import type pg from "pg";
 import { createCheckinPartitions } from "./checkin-partitions";
+import { createPgClient } from "./db";
 import { createMigratedTestDb, createTestPgDb, type TestDb } from "../test-helpers/db";
 import { eventually } from "../test-helpers/eventually";
 
@@ -12,7 +13,7 @@ describe("check-in day partitions on PostgreSQL, beside check-ins being written 
     testDb = await createMigratedTestDb(createTestPgDb);
   });
   beforeEach(async () => {
-    writer = new pg.Client({ connectionString: testDb.url });
+    writer = createPgClient(testDb.url!);
     await writer.connect();
   });
   afterEach(() => writer.end());

@@ -300,7 +300,8 @@ describe("three vrai serve instances behind HAProxy on one PostgreSQL", function
             )
           ).rows,
         );
-      if (ids.length !== 60 || new Set(ids).size !== 60) expect.fail(`${ids.length} requests, ${new Set(ids).size} events: ${await log()}`);
+      const events = new Set(ids).size;
+      if (ids.length !== 60 || events !== 60) expect.fail(`${ids.length} requests, ${events} events: ${await log()}`);
       const { rows } = await testDb.db.query<{ n: number }>(
         "SELECT count(*)::int AS n FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.endpoint_id = $1",
         [made.json.id],
